@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { ControlDatabase } from '../db/types.ts';
+import type { KeysService, CreatedKey } from '../auth/keys.ts';
+import type { EndUserTokens } from '../auth/end-user-tokens.ts';
+import type { AppDatabases } from './app-databases.ts';
+import type { AppRecord, AppView } from './types.ts';
+
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+/** Provisioning rows older than this belong to a crashed create and are reaped. */
+export const STALE_PROVISIONING_MINUTES = 15;
+
+export function randomId(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  // 252 is the largest multiple of 36 below 256: rejection keeps the distribution uniform.
+  for (let i = 0; out.length < length; i++) {
+    const b = i < bytes.length ? bytes[i]! : randomBytes(1)[0]!;
+    if (b < 252) out += ID_ALPHABET[b % 36];
+  }
+  return out;
+}
+
+/** DNS-label-safe slug of the name plus a random suffix, so subdomains are unique and never guessable from another app. */
+export function deriveSubdomain(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/g, '');
+  return `${slug || 'app'}-${randomId(6)}`;
+}
+
+export interface CreatedApp extends AppView {
+  service_key: CreatedKey;
+}
+
+export interface AppsServiceDeps {
+  db: Kysely<ControlDatabase>;
+  databases: AppDatabases;
+  keys: KeysService;
+  tokens: EndUserTokens;
+  baseUrl: string;
+  baseDomain: string | undefined;
+  log: Logger;
+}
+
+export class AppsService {
+  readonly #d: AppsServiceDeps;
+
+  constructor(deps: AppsServiceDeps) {
+    this.#d = deps;
+  }
+
+  view(app: AppRecord): AppView {
+    const { baseDomain, baseUrl } = this.#d;
+    const scheme = new URL(baseUrl).protocol;
+    return {
+      app_id: app.id,
+      name: app.name,
+      subdomain: app.subdomain,
+      url: baseDomain ? `${scheme}//${app.subdomain}.${baseDomain}` : baseUrl,
+      created_at: app.created_at.toISOString(),
+    };
+  }
+
+  async list(accountId: string): Promise<AppRecord[]> {
+    return this.#d.db
+      .selectFrom('apps')
+      .select(['id', 'account_id', 'name', 'subdomain', 'db_name', 'created_at'])
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'ready')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  async get(appId: string): Promise<AppRecord | undefined> {
+    return this.#d.db
+      .selectFrom('apps')
+      .select(['id', 'account_id', 'name', 'subdomain', 'db_name', 'created_at'])
+      .where('id', '=', appId)
+      .where('status', '=', 'ready')
+      .executeTakeFirst();
+  }
+
+  async bySubdomain(subdomain: string): Promise<AppRecord | undefined> {
+    return this.#d.db
+      .selectFrom('apps')
+      .select(['id', 'account_id', 'name', 'subdomain', 'db_name', 'created_at'])
+      .where('subdomain', '=', subdomain)
+      .where('status', '=', 'ready')
+      .executeTakeFirst();
+  }
+
+  /**
+   * The row is written first as `provisioning`, then the database is made, then keys and the `ready` flip
+   * commit together. Any failure removes both; a crash leaves a provisioning row for the reaper.
+   */
+  async create(accountId: string, name: string): Promise<CreatedApp> {
+    const { db, databases, keys, tokens } = this.#d;
+    const id = randomId(16);
+    await db
+      .insertInto('apps')
+      .values({ id, account_id: accountId, name, subdomain: deriveSubdomain(name), db_name: databases.dbName(id), status: 'provisioning' })
+      .execute();
+    try {
+      await databases.create(id);
+      const serviceKey = await db.transaction().execute(async (tx) => {
+        await tokens.createSigningKey(id, tx);
+        const key = await keys.create('service', id, 'default', tx);
+        await tx.updateTable('apps').set({ status: 'ready' }).where('id', '=', id).execute();
+        return key;
+      });
+      const app = await this.get(id);
+      if (!app) throw new Error(`app ${id} vanished while being created`);
+      this.#d.log.info({ app_id: id }, 'app created');
+      return { ...this.view(app), service_key: serviceKey };
+    } catch (err) {
+      await this.#remove(id).catch((cleanupErr: unknown) =>
+        this.#d.log.error({ err: cleanupErr, app_id: id }, 'cleanup of a failed app create failed; the reaper will retry'),
+      );
+      throw err;
+    }
+  }
+
+  /**
+   * Deleting the row revokes every key at once (cascade); a drop job is enqueued in the same transaction
+   * so the database goes even if this process dies before the synchronous drop below finishes.
+   */
+  async delete(appId: string): Promise<void> {
+    const { db, databases } = this.#d;
+    await db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('apps').where('id', '=', appId).execute();
+      await sql`select graphile_worker.add_job('apps_drop_database', json_build_object('db_name', ${databases.dbName(appId)}::text),
+        job_key => ${'drop:' + appId}::text, max_attempts => 25)`.execute(tx);
+    });
+    this.#d.tokens.forget(appId);
+    await databases.drop(appId);
+    this.#d.log.info({ app_id: appId }, 'app deleted');
+  }
+
+  /** Removes provisioning rows of crashed creates and databases that no app row claims. */
+  async reap(): Promise<{ rows: number; databases: number }> {
+    const { db, databases } = this.#d;
+    const stale = await db
+      .selectFrom('apps')
+      .select('id')
+      .where('status', '=', 'provisioning')
+      .where('created_at', '<', sql<Date>`now() - make_interval(mins => ${STALE_PROVISIONING_MINUTES})`)
+      .execute();
+    for (const { id } of stale) await this.#remove(id);
+    const claimed = new Set((await db.selectFrom('apps').select('db_name').execute()).map((r) => r.db_name));
+    const orphans = (await databases.listAppDatabaseNames()).filter((name) => !claimed.has(name));
+    for (const name of orphans) await databases.dropByName(name);
+    return { rows: stale.length, databases: orphans.length };
+  }
+
+  async #remove(appId: string): Promise<void> {
+    await this.#d.databases.drop(appId);
+    await this.#d.db.deleteFrom('apps').where('id', '=', appId).execute();
+  }
+}

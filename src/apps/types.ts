@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+export interface AppRecord {
+  id: string;
+  account_id: string;
+  name: string;
+  subdomain: string;
+  db_name: string;
+  created_at: Date;
+}
+
+export const AppIdSchema = z
+  .string()
+  .regex(/^[a-z0-9]{16}$/, 'an app_id is 16 lowercase letters and digits, as returned by apps_create');
+
+export const AppNameSchema = z
+  .string()
+  .trim()
+  .min(1, 'name must not be empty')
+  .max(100, 'name is at most 100 characters');
+
+export const AppSchema = z.object({
+  app_id: z.string(),
+  name: z.string(),
+  subdomain: z.string(),
+  url: z.string().describe('Base URL of the app: its subdomain when subdomain routing is on, otherwise {base_url}'),
+  created_at: z.string(),
+});
+export type AppView = z.infer<typeof AppSchema>;

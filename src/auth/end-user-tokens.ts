@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, exportPKCS8, generateKeyPair, importJWK, importPKCS8, jwtVerify, type CryptoKey, type JWK } from 'jose';
+import type { Kysely, Transaction } from 'kysely';
+import type { SecretBox } from '../core/crypto.ts';
+import type { Caller } from '../core/define.ts';
+import type { ControlDatabase } from '../db/types.ts';
+
+const ALG = 'ES256';
+const PUBLIC_KEY_TTL_MS = 60_000;
+const MAX_CACHED_APPS = 1000;
+
+export interface EndUserClaims {
+  sub: string;
+  [claim: string]: unknown;
+}
+
+interface CachedKeys {
+  keys: Map<string, CryptoKey>;
+  expires: number;
+}
+
+/**
+ * End-user JWTs: one ES256 key pair per app (private half sealed with the master key), the app id as
+ * audience, the platform base URL as issuer. Issuance routes come with end-user auth; verification is the
+ * seam every app-scoped route uses.
+ */
+export class EndUserTokens {
+  readonly #db: Kysely<ControlDatabase>;
+  readonly #box: SecretBox;
+  readonly #issuer: string;
+  readonly #publicKeys = new Map<string, CachedKeys>();
+
+  constructor(db: Kysely<ControlDatabase>, box: SecretBox, issuer: string) {
+    this.#db = db;
+    this.#box = box;
+    this.#issuer = issuer;
+  }
+
+  async createSigningKey(appId: string, db: Kysely<ControlDatabase> | Transaction<ControlDatabase>): Promise<void> {
+    const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });
+    const kid = randomBytes(8).toString('hex');
+    const jwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
+    await db
+      .insertInto('app_signing_keys')
+      .values({ app_id: appId, kid, alg: ALG, public_jwk: JSON.stringify(jwk), private_key_sealed: this.#box.seal(await exportPKCS8(privateKey)) })
+      .execute();
+  }
+
+  async sign(appId: string, claims: EndUserClaims, ttlSeconds: number): Promise<string> {
+    const row = await this.#db
+      .selectFrom('app_signing_keys')
+      .select(['kid', 'private_key_sealed'])
+      .where('app_id', '=', appId)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
+    const key = await importPKCS8(this.#box.open(row.private_key_sealed), ALG);
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: ALG, kid: row.kid, typ: 'JWT' })
+      .setIssuer(this.#issuer)
+      .setAudience(appId)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(key);
+  }
+
+  /** The caller a valid token stands for, or undefined for any token we did not issue or that has expired. */
+  async verify(token: string): Promise<Extract<Caller, { kind: 'user' }> | undefined> {
+    let appId: unknown;
+    let kid: unknown;
+    try {
+      appId = decodeJwt(token).aud;
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      return undefined;
+    }
+    if (typeof appId !== 'string' || typeof kid !== 'string') return undefined;
+    const key = (await this.#keysOf(appId)).get(kid);
+    if (!key) return undefined;
+    try {
+      const { payload } = await jwtVerify(token, key, { issuer: this.#issuer, audience: appId, algorithms: [ALG] });
+      if (typeof payload.sub !== 'string') return undefined;
+      return { kind: 'user', appId, userId: payload.sub, claims: payload as Record<string, unknown> };
+    } catch {
+      return undefined;
+    }
+  }
+
+  forget(appId: string): void {
+    this.#publicKeys.delete(appId);
+  }
+
+  async #keysOf(appId: string): Promise<Map<string, CryptoKey>> {
+    const cached = this.#publicKeys.get(appId);
+    if (cached && cached.expires > Date.now()) return cached.keys;
+    const rows = await this.#db.selectFrom('app_signing_keys').select(['kid', 'public_jwk']).where('app_id', '=', appId).execute();
+    const keys = new Map<string, CryptoKey>();
+    for (const r of rows) keys.set(r.kid, (await importJWK(r.public_jwk as JWK, ALG)) as CryptoKey);
+    if (this.#publicKeys.size >= MAX_CACHED_APPS) this.#publicKeys.clear();
+    this.#publicKeys.set(appId, { keys, expires: Date.now() + PUBLIC_KEY_TTL_MS });
+    return keys;
+  }
+}

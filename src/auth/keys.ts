@@ -1,0 +1,127 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import { generateKey, hashKey, keyHint } from '../core/crypto.ts';
+import { errors } from '../core/errors.ts';
+import type { Caller } from '../core/define.ts';
+import type { ControlDatabase } from '../db/types.ts';
+
+export const KEY_PREFIX = { platform: 'svc_pk_', service: 'svc_sk_', substrate: 'svc_sub_' } as const;
+type KeyKind = keyof typeof KEY_PREFIX;
+
+/** Each key kind lives in its own table and is owned through one column. */
+const KEY_TABLES = {
+  platform: { table: 'platform_keys', owner: 'account_id' },
+  service: { table: 'service_keys', owner: 'app_id' },
+  substrate: { table: 'substrate_keys', owner: 'account_id' },
+} as const;
+
+export interface KeyInfo {
+  id: string;
+  name: string;
+  hint: string;
+  created_at: string;
+}
+
+export interface CreatedKey extends KeyInfo {
+  /** The secret itself: returned once, stored only as a hash. */
+  key: string;
+}
+
+type Db = Kysely<ControlDatabase> | Transaction<ControlDatabase>;
+
+interface KeyRow {
+  id: string;
+  name: string;
+  hint: string;
+  created_at: Date;
+}
+
+const toInfo = (r: KeyRow): KeyInfo => ({ id: r.id, name: r.name, hint: r.hint, created_at: r.created_at.toISOString() });
+
+export class KeysService {
+  readonly #db: Kysely<ControlDatabase>;
+
+  constructor(db: Kysely<ControlDatabase>) {
+    this.#db = db;
+  }
+
+  async create(kind: KeyKind, ownerId: string, name: string, db: Db = this.#db): Promise<CreatedKey> {
+    return this.#insert(kind, ownerId, name, generateKey(KEY_PREFIX[kind]), db);
+  }
+
+  async list(kind: KeyKind, ownerId: string): Promise<KeyInfo[]> {
+    const { table, owner } = KEY_TABLES[kind];
+    const { rows } = await sql<KeyRow>`select id, name, hint, created_at from ${sql.table(table)}
+      where ${sql.ref(owner)} = ${ownerId} order by created_at, id`.execute(this.#db);
+    return rows.map(toInfo);
+  }
+
+  /** Revoking deletes the row: the hash is gone, so the key can never resolve again. */
+  async revoke(kind: KeyKind, ownerId: string, keyId: string): Promise<void> {
+    const { table, owner } = KEY_TABLES[kind];
+    const result = await sql`delete from ${sql.table(table)}
+      where id = ${keyId} and ${sql.ref(owner)} = ${ownerId}`.execute(this.#db);
+    if (!result.numAffectedRows) throw errors.notFound(`Key '${keyId}'`, 'List the keys to find a valid key id.');
+  }
+
+  /** Resolves an opaque svc_ key to its caller, or undefined when it is not one of ours. */
+  async resolve(bearer: string): Promise<Caller | undefined> {
+    const hash = hashKey(bearer);
+    if (bearer.startsWith(KEY_PREFIX.service)) {
+      const row = await this.#db
+        .selectFrom('service_keys as k')
+        .innerJoin('apps as a', 'a.id', 'k.app_id')
+        .select(['k.id', 'k.app_id', 'a.account_id'])
+        .where('k.key_hash', '=', hash)
+        .where('a.status', '=', 'ready')
+        .executeTakeFirst();
+      return row && { kind: 'service', accountId: row.account_id, appId: row.app_id, keyId: row.id };
+    }
+    if (bearer.startsWith(KEY_PREFIX.platform)) {
+      const row = await this.#db.selectFrom('platform_keys').select(['id', 'account_id']).where('key_hash', '=', hash).executeTakeFirst();
+      return row && { kind: 'platform', accountId: row.account_id, keyId: row.id };
+    }
+    if (bearer.startsWith(KEY_PREFIX.substrate)) {
+      const row = await this.#db.selectFrom('substrate_keys').select(['id', 'account_id']).where('key_hash', '=', hash).executeTakeFirst();
+      return row && { kind: 'substrate', accountId: row.account_id, keyId: row.id };
+    }
+    return undefined;
+  }
+
+  /** SVC_PLATFORM_API_KEY: after start an owner account holds exactly this key (idempotent across restarts). */
+  async ensureOwnerKey(key: string): Promise<void> {
+    const exists = await this.#db.selectFrom('platform_keys').select('id').where('key_hash', '=', hashKey(key)).executeTakeFirst();
+    if (exists) return;
+    await this.#db.transaction().execute(async (tx) => {
+      const account = await tx.insertInto('accounts').values({ name: 'owner' }).returning('id').executeTakeFirstOrThrow();
+      await this.#insert('platform', account.id, 'SVC_PLATFORM_API_KEY', key, tx);
+    });
+  }
+
+  /**
+   * With no configured key and no account yet, the first start mints an owner key into the data dir
+   * (mode 0600), so `npm start` on defaults yields a usable platform. The key itself is never logged.
+   */
+  async ensureFirstAccount(dataDir: string, log: Logger): Promise<void> {
+    const any = await this.#db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
+    if (any) return;
+    const file = path.join(dataDir, 'platform-api-key');
+    await this.#db.transaction().execute(async (tx) => {
+      const account = await tx.insertInto('accounts').values({ name: 'owner' }).returning('id').executeTakeFirstOrThrow();
+      const created = await this.create('platform', account.id, 'first start', tx);
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      writeFileSync(file, created.key + '\n', { mode: 0o600 });
+    });
+    log.warn({ file }, 'no SVC_PLATFORM_API_KEY set: created an owner account; its platform API key is in this file');
+  }
+
+  async #insert(kind: KeyKind, ownerId: string, name: string, key: string, db: Db): Promise<CreatedKey> {
+    const { table, owner } = KEY_TABLES[kind];
+    const hint = keyHint(key);
+    const { rows } = await sql<KeyRow>`insert into ${sql.table(table)} (${sql.ref(owner)}, key_hash, hint, name)
+      values (${ownerId}, ${hashKey(key)}, ${hint}, ${name}) returning id, name, hint, created_at`.execute(db);
+    return { ...toInfo(rows[0]!), key };
+  }
+}

@@ -1,0 +1,94 @@
+// The only module that reads process.env: everything else receives this frozen object.
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const EnvSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/svc'),
+  SVC_APP_DB_PREFIX: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,29}$/, 'lowercase letters, digits and underscores, at most 30 characters')
+    .default('svc_app_'),
+  SVC_APP_DATABASE_URL: optionalString,
+  SVC_PLATFORM_API_KEY: optionalString.pipe(
+    z.string().regex(/^svc_pk_[A-Za-z0-9_-]{16,200}$/, 'must look like svc_pk_<at least 16 url-safe characters>').optional(),
+  ),
+  SVC_DATA_DIR: z.string().default('./.data'),
+  SVC_MASTER_KEY: optionalString,
+  SVC_BASE_URL: optionalString,
+  SVC_BASE_DOMAIN: optionalString.pipe(
+    z.string().regex(/^[a-z0-9.-]+(:[0-9]+)?$/i, 'a host name such as apps.example.com').optional(),
+  ),
+  SVC_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  SVC_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('1mb'),
+  SVC_APP_POOL_SIZE: positiveInt.default(5),
+  SVC_APP_POOL_BUDGET: positiveInt.default(50),
+  SVC_CONTROL_POOL_SIZE: positiveInt.default(10),
+  SVC_WORKER_CONCURRENCY: positiveInt.default(4),
+  SVC_SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = Readonly<{
+  port: number;
+  host: string;
+  databaseUrl: string;
+  /** Connection string (without database name) for per-app databases; defaults to the control cluster. */
+  appDatabaseUrl: string;
+  appDbPrefix: string;
+  platformApiKey: string | undefined;
+  dataDir: string;
+  masterKey: string | undefined;
+  baseUrl: string;
+  baseDomain: string | undefined;
+  role: 'all' | 'api' | 'worker';
+  bodyLimit: string;
+  appPoolSize: number;
+  appPoolBudget: number;
+  controlPoolSize: number;
+  workerConcurrency: number;
+  shutdownTimeoutMs: number;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+}>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  if (e.SVC_APP_POOL_SIZE > e.SVC_APP_POOL_BUDGET) {
+    throw new ConfigError('invalid environment:\n  SVC_APP_POOL_SIZE must not exceed SVC_APP_POOL_BUDGET');
+  }
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    appDatabaseUrl: e.SVC_APP_DATABASE_URL ?? e.DATABASE_URL,
+    appDbPrefix: e.SVC_APP_DB_PREFIX,
+    platformApiKey: e.SVC_PLATFORM_API_KEY,
+    dataDir: path.resolve(e.SVC_DATA_DIR),
+    masterKey: e.SVC_MASTER_KEY,
+    baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    baseDomain: e.SVC_BASE_DOMAIN?.toLowerCase(),
+    role: e.SVC_ROLE,
+    bodyLimit: e.SVC_BODY_LIMIT,
+    appPoolSize: e.SVC_APP_POOL_SIZE,
+    appPoolBudget: e.SVC_APP_POOL_BUDGET,
+    controlPoolSize: e.SVC_CONTROL_POOL_SIZE,
+    workerConcurrency: e.SVC_WORKER_CONCURRENCY,
+    shutdownTimeoutMs: e.SVC_SHUTDOWN_TIMEOUT_MS,
+    logLevel: e.LOG_LEVEL,
+  });
+}

@@ -1,0 +1,62 @@
+import type { z } from 'zod';
+import type { Logger } from 'pino';
+import type { Services } from './services.ts';
+import type { AppRecord } from '../apps/types.ts';
+
+/** Who is calling, resolved once per request from the Authorization header (or its absence). */
+export type Caller =
+  | { kind: 'none' }
+  | { kind: 'platform'; accountId: string; keyId: string }
+  | { kind: 'service'; accountId: string; appId: string; keyId: string }
+  | { kind: 'user'; appId: string; userId: string; claims: Record<string, unknown> }
+  | { kind: 'substrate'; accountId: string; keyId: string };
+
+export type CallerKind = Caller['kind'];
+
+export interface ToolContext {
+  services: Services;
+  caller: Caller;
+  requestId: string;
+  log: Logger;
+  /** The app named by the input's app_id, already authorized for this caller; set when the tool is app-scoped. */
+  app: AppRecord | undefined;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface HttpBinding<O> {
+  method: HttpMethod;
+  /** OpenAPI-style path, e.g. /apps/{app_id}. Path params are merged into the input. */
+  path: string;
+  /** Path served on an app's own host when subdomain routing is on; the app comes from the Host header. */
+  subdomainPath?: string;
+  /** Success status; 204 sends no body. */
+  status?: number;
+  /** The wire body when it differs from the tool's output object (bare arrays, plain text). */
+  body?: (output: O) => unknown;
+  contentType?: string;
+}
+
+export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  /** snake_case <area>_<verb>[_<noun>] */
+  name: string;
+  title: string;
+  /** Written for a model: when to use it, what it returns, what to call next. */
+  description: string;
+  input: I;
+  output: O;
+  /** Credential kinds that may call the tool. */
+  auth: readonly CallerKind[];
+  /** Whether input.app_id names an app the caller must be entitled to. */
+  appScoped?: boolean;
+  http: HttpBinding<z.output<O>> | false;
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  handler: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O>>;
+}
+
+export type AnyTool = ToolDescriptor<z.ZodType, z.ZodType>;
+
+export function defineTool<I extends z.ZodType, O extends z.ZodType>(tool: ToolDescriptor<I, O>): AnyTool {
+  if (!/^[a-z][a-z0-9]*(_[a-z0-9]+)+$/.test(tool.name)) throw new Error(`tool name ${tool.name} is not <area>_<verb>`);
+  return tool as unknown as AnyTool;
+}

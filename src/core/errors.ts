@@ -1,0 +1,60 @@
+import type { ZodError } from 'zod';
+
+/** The single internal error type; each transport renders it in its documented shape. */
+export class AppError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly remediation: string;
+  readonly details: unknown;
+
+  constructor(status: number, code: string, message: string, remediation: string, details?: unknown) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.remediation = remediation;
+    this.details = details;
+  }
+}
+
+export interface ErrorEnvelope {
+  error: { code: string; message: string; remediation: string; details?: unknown };
+}
+
+export function envelope(err: AppError): ErrorEnvelope {
+  const body: ErrorEnvelope['error'] = { code: err.code, message: err.message, remediation: err.remediation };
+  if (err.details !== undefined) body.details = err.details;
+  return { error: body };
+}
+
+export const errors = {
+  validation: (message: string, details?: unknown) =>
+    new AppError(400, 'VALIDATION_FAILED', message, 'Fix the named field and send the request again.', details),
+  invalidJson: () =>
+    new AppError(400, 'INVALID_JSON', 'The request body is not valid JSON.', 'Send a well-formed JSON body with Content-Type: application/json.'),
+  authRequired: () =>
+    new AppError(401, 'AUTH_REQUIRED', 'This route needs a credential.', 'Send Authorization: Bearer <key or token>.'),
+  invalidToken: () =>
+    new AppError(401, 'AUTH_INVALID_TOKEN', 'The credential is invalid, revoked or expired.', 'Use a current key or sign in again for a fresh token.'),
+  wrongCredential: (accepted: readonly string[]) =>
+    new AppError(403, 'FORBIDDEN', `This route does not accept this kind of credential; it accepts: ${accepted.join(', ')}.`, 'Call it with one of the accepted credentials.'),
+  otherApp: () =>
+    new AppError(403, 'FORBIDDEN', 'The credential does not grant access to this app.', 'Use a credential issued for this app, or the platform key of its owner.'),
+  notFound: (what: string, remediation = 'Check the identifier; list the collection to find valid ones.') =>
+    new AppError(404, 'RESOURCE_NOT_FOUND', `${what} not found.`, remediation),
+  routeNotFound: (method: string, path: string) =>
+    new AppError(404, 'ROUTE_NOT_FOUND', `No route ${method} ${path}.`, 'See /openapi.json or /llms.txt for the routes this server offers.'),
+  payloadTooLarge: (limit: string) =>
+    new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds the ${limit} limit.`, 'Send a smaller body.'),
+  conflict: (message: string, remediation: string) => new AppError(409, 'CONFLICT', message, remediation),
+  unavailable: (message: string) =>
+    new AppError(503, 'SERVICE_UNAVAILABLE', message, 'Retry with backoff; the operator should check the database.'),
+  internal: () =>
+    new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred.', 'Retry later; if it persists, file a bug report through POST /suggestions with the request id.'),
+};
+
+export function fromZod(error: ZodError, where = 'input'): AppError {
+  const issues = error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+  const first = issues[0];
+  const field = first && first.path ? `'${first.path}'` : where;
+  return errors.validation(`Invalid ${field}: ${first?.message ?? 'invalid value'}.`, issues);
+}

@@ -1,0 +1,62 @@
+import { ZodError } from 'zod';
+import type { Logger } from 'pino';
+import { AppError, errors, fromZod } from './errors.ts';
+import { mapPgError } from './pg-errors.ts';
+import type { AnyTool, Caller, ToolContext } from './define.ts';
+import type { Services } from './services.ts';
+import type { AppRecord } from '../apps/types.ts';
+
+export interface InvokeBase {
+  services: Services;
+  caller: Caller;
+  requestId: string;
+  log: Logger;
+}
+
+/**
+ * The one pipeline both transports call: parse input, authorize, handle, shape output, map errors.
+ * It always resolves to the tool's output or throws an AppError.
+ */
+export async function invoke(tool: AnyTool, rawInput: unknown, base: InvokeBase): Promise<unknown> {
+  try {
+    authorizeKind(tool, base.caller);
+    const parsed = tool.input.safeParse(rawInput ?? {});
+    if (!parsed.success) throw fromZod(parsed.error);
+    const input = parsed.data as Record<string, unknown>;
+    const app = tool.appScoped ? await authorizeApp(String(input.app_id), base) : undefined;
+    const ctx: ToolContext = { ...base, app };
+    const result = await tool.handler(input, ctx);
+    return tool.output.parse(result);
+  } catch (err) {
+    throw toAppError(err, base.log, tool.name);
+  }
+}
+
+function authorizeKind(tool: AnyTool, caller: Caller): void {
+  if (tool.auth.includes(caller.kind)) return;
+  if (caller.kind === 'none') throw errors.authRequired();
+  throw errors.wrongCredential(tool.auth.filter((k) => k !== 'none'));
+}
+
+/** A credential is bound: it reaches only the apps it was issued for (or, for a platform key, the account's apps). */
+async function authorizeApp(appId: string, base: InvokeBase): Promise<AppRecord> {
+  const { caller, services } = base;
+  if ((caller.kind === 'service' || caller.kind === 'user') && caller.appId !== appId) throw errors.otherApp();
+  const app = await services.apps.get(appId);
+  if (!app) throw errors.notFound(`App '${appId}'`, 'List your apps with apps_list (GET /apps) to find a valid app_id.');
+  if (caller.kind === 'platform' && app.account_id !== caller.accountId) throw errors.otherApp();
+  return app;
+}
+
+export function toAppError(err: unknown, log: Logger, where: string): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof ZodError) {
+    // An output that fails its own schema is our bug, not the caller's.
+    log.error({ err, tool: where }, 'tool output failed its schema');
+    return errors.internal();
+  }
+  const mapped = mapPgError(err);
+  if (mapped) return mapped;
+  log.error({ err, tool: where }, 'unhandled error');
+  return errors.internal();
+}

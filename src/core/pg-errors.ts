@@ -1,0 +1,37 @@
+import { AppError, errors } from './errors.ts';
+
+interface PgLikeError {
+  code?: unknown;
+  detail?: unknown;
+  constraint?: unknown;
+  message?: unknown;
+}
+
+/** The one place Postgres error codes become API errors; anything unmapped stays a 500. */
+export function mapPgError(err: unknown): AppError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as PgLikeError;
+  if (typeof e.code !== 'string' || e.code.length !== 5) return undefined;
+  const detail = typeof e.detail === 'string' ? e.detail : undefined;
+  switch (e.code) {
+    case '23505':
+      return errors.conflict(detail ?? 'A row with this unique value already exists.', 'Use a different value or update the existing row.');
+    case '23503':
+      return errors.conflict(detail ?? 'A referenced row does not exist or is still referenced.', 'Create the referenced row first, or delete the rows that reference this one.');
+    case '23502':
+    case '23514':
+    case '22P02':
+    case '22007':
+    case '22008':
+    case '22003':
+    case '22001':
+    case '22023':
+      return errors.validation(typeof e.message === 'string' ? e.message : 'Invalid value.');
+    case '57014':
+      return new AppError(504, 'STATEMENT_TIMEOUT', 'The statement took too long and was cancelled.', 'Narrow the query (filters, limit) or add an index.');
+    case '53300':
+      return errors.unavailable('The database has no free connections.');
+    default:
+      return undefined;
+  }
+}

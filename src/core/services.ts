@@ -1,0 +1,17 @@
+import type { AppsService } from '../apps/service.ts';
+import type { KeysService } from '../auth/keys.ts';
+import type { EndUserTokens } from '../auth/end-user-tokens.ts';
+import type { SuggestionsService } from '../platform/suggestions.ts';
+import type { HealthService } from '../platform/health.ts';
+import type { Config } from '../config.ts';
+
+/** Everything a tool handler may reach, built once at start (src/platform.ts). */
+export interface Services {
+  config: Config;
+  apps: AppsService;
+  keys: KeysService;
+  endUserTokens: EndUserTokens;
+  suggestions: SuggestionsService;
+  health: HealthService;
+  docs: { llmsTxt: () => string };
+}

@@ -1,0 +1,43 @@
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './core/logger.ts';
+import { startPlatform } from './platform.ts';
+
+const [major] = process.versions.node.split('.').map(Number);
+if (major! < 24) {
+  console.error(`svc-platform needs Node 24 or newer (this is ${process.version}); run scripts/setup-host.sh and source scripts/node-env.sh`);
+  process.exit(1);
+}
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(1);
+  }
+  throw err;
+}
+const log = createLogger(config);
+
+try {
+  const platform = await startPlatform(config, log);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    platform.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+} catch (err) {
+  log.fatal({ err }, 'start failed');
+  process.exit(1);
+}

@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Logger as WorkerLogger, run as runWorker, type Runner } from 'graphile-worker';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { SecretBox } from './core/crypto.ts';
+import { loadMasterKey } from './core/master-key.ts';
+import type { Services } from './core/services.ts';
+import { ensureDatabase, migrateControl, openControlDb } from './db/control.ts';
+import { AppDatabases } from './apps/app-databases.ts';
+import { AppsService } from './apps/service.ts';
+import { KeysService } from './auth/keys.ts';
+import { EndUserTokens } from './auth/end-user-tokens.ts';
+import { SuggestionsService } from './platform/suggestions.ts';
+import { HealthService } from './platform/health.ts';
+import { McpTransport } from './transports/mcp.ts';
+import { createHttpApp } from './transports/http-app.ts';
+import { tools } from '../tools/index.ts';
+import { crontab, taskList } from '../workers/index.ts';
+
+export const LLMS_TXT_PATH = new URL('../llms.txt', import.meta.url);
+
+export interface Platform {
+  services: Services;
+  /** The listening address when this process serves HTTP. */
+  url: string | undefined;
+  stop(): Promise<void>;
+}
+
+/** Composition root: migrate, build services once, then start the HTTP server and/or the worker per SVC_ROLE. */
+export async function startPlatform(config: Config, log: Logger): Promise<Platform> {
+  await ensureDatabase(config.databaseUrl, log);
+  const control = openControlDb(config.databaseUrl, config.controlPoolSize);
+  const keys = new KeysService(control.db);
+  await migrateControl(control, log, async () => {
+    if (config.platformApiKey) await keys.ensureOwnerKey(config.platformApiKey);
+    else await keys.ensureFirstAccount(config.dataDir, log);
+  });
+
+  const box = new SecretBox(loadMasterKey(config.masterKey, config.dataDir, log));
+  const databases = new AppDatabases({
+    clusterUrl: config.appDatabaseUrl,
+    prefix: config.appDbPrefix,
+    poolSize: config.appPoolSize,
+    budget: config.appPoolBudget,
+    log,
+  });
+  const endUserTokens = new EndUserTokens(control.db, box, config.baseUrl);
+  const apps = new AppsService({ db: control.db, databases, keys, tokens: endUserTokens, baseUrl: config.baseUrl, baseDomain: config.baseDomain, log });
+  const llmsTxt = readFileSync(LLMS_TXT_PATH, 'utf8');
+  const services: Services = {
+    config,
+    apps,
+    keys,
+    endUserTokens,
+    suggestions: new SuggestionsService(control.db),
+    health: new HealthService(control.pool),
+    docs: { llmsTxt: () => llmsTxt },
+  };
+
+  let server: http.Server | undefined;
+  let mcp: McpTransport | undefined;
+  let url: string | undefined;
+  if (config.role !== 'worker') {
+    mcp = new McpTransport(tools, services, log);
+    server = http.createServer(createHttpApp({ tools, services, mcp, log }));
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(config.port, config.host, resolve);
+    });
+    const { port } = server.address() as AddressInfo;
+    url = `http://127.0.0.1:${port}`;
+    log.info({ port, base_url: config.baseUrl }, 'http server listening');
+  }
+
+  let runner: Runner | undefined;
+  if (config.role !== 'api') {
+    runner = await runWorker({
+      pgPool: control.pool,
+      taskList: taskList({ apps, databases }),
+      crontab,
+      concurrency: config.workerConcurrency,
+      noHandleSignals: true,
+      logger: workerLogger(log),
+    });
+    log.info({ concurrency: config.workerConcurrency }, 'worker running');
+  }
+
+  return {
+    services,
+    url,
+    stop: async () => {
+      if (server) await closeServer(server, mcp!, config.shutdownTimeoutMs);
+      if (runner) await runner.stop();
+      await databases.close();
+      await control.close();
+      log.info('stopped');
+    },
+  };
+}
+
+/** Stop accepting, let in-flight requests finish (up to the timeout), then cut what is left. */
+async function closeServer(server: http.Server, mcp: McpTransport, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  await mcp.close();
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  await closed;
+  clearTimeout(timer);
+}
+
+function workerLogger(log: Logger): WorkerLogger {
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    const child = log.child({ worker: scope, ...meta });
+    if (level === 'error') child.error(message);
+    else if (level === 'warning') child.warn(message);
+    else if (level === 'info') child.info(message);
+    else child.debug(message);
+  });
+}

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import cors from 'cors';
+import { pinoHttp } from 'pino-http';
+import type { Logger } from 'pino';
+import { errors } from '../core/errors.ts';
+import type { AnyTool } from '../core/define.ts';
+import type { Services } from '../core/services.ts';
+import { buildOpenApi } from '../platform/docs.ts';
+import { mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
+import type { McpTransport } from './mcp.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+export interface HttpAppDeps {
+  tools: readonly AnyTool[];
+  services: Services;
+  mcp: McpTransport;
+  log: Logger;
+}
+
+export function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Express {
+  const { config } = services;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+
+  app.use(
+    pinoHttp({
+      logger: log,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Credentials never reach the logs.
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+  // Apps built on the platform call it from browsers on their own origins; credentials are bearer tokens, never cookies.
+  app.use(
+    cors({
+      origin: true,
+      credentials: false,
+      exposedHeaders: ['X-Request-Id', 'Mcp-Session-Id', 'Content-Range', 'Location'],
+      maxAge: 600,
+    }),
+  );
+  app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
+  if (config.baseDomain) app.use(subdomainResolver(config.baseDomain, services));
+
+  app.all('/mcp', mcp.handle);
+  const openApi = buildOpenApi(tools, config.baseUrl);
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openApi);
+  });
+
+  const router = express.Router();
+  mountRestTools(router, tools, services);
+  app.use(router);
+
+  app.use((req, res) => sendError(res, errors.routeNotFound(req.method, req.path)));
+  app.use(bodyErrorHandler(config.bodyLimit));
+  return app;
+}
+
+/** Host `{subdomain}.{base_domain}` resolves the app; the short paths of app-scoped tools then apply. */
+function subdomainResolver(baseDomain: string, services: Services): RequestHandler {
+  const suffix = '.' + baseDomain.replace(/:\d+$/, '');
+  return (req, res, next) => {
+    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
+    if (!host.endsWith(suffix)) return next();
+    const subdomain = host.slice(0, -suffix.length);
+    if (!/^[a-z0-9-]{1,63}$/.test(subdomain)) return next();
+    services.apps
+      .bySubdomain(subdomain)
+      .then((app) => {
+        if (!app) return sendError(res, errors.notFound(`App at host '${host}'`, 'Check the subdomain returned by apps_create.'));
+        (res.locals as SubdomainLocals).subdomainAppId = app.id;
+        next();
+      })
+      .catch(next);
+  };
+}
+
+function bodyErrorHandler(limit: string): ErrorRequestHandler {
+  return (err: { type?: string; status?: number }, req, res, _next) => {
+    if (err.type === 'entity.too.large') return sendError(res, errors.payloadTooLarge(limit));
+    if (err.type === 'entity.parse.failed') return sendError(res, errors.invalidJson());
+    if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
+      return sendError(res, errors.validation('Unsupported body encoding or charset; send UTF-8 JSON.'));
+    }
+    req.log.error({ err }, 'unhandled error');
+    sendError(res, errors.internal());
+  };
+}

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  isInitializeRequest,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { envelope, errors, type AppError } from '../core/errors.ts';
+import { invoke, toAppError } from '../core/invoke.ts';
+import { inputJsonSchema, outputJsonSchema } from '../core/schema.ts';
+import type { AnyTool, Caller } from '../core/define.ts';
+import type { Services } from '../core/services.ts';
+import { resources } from '../../resources/index.ts';
+import { prompts } from '../../prompts/index.ts';
+import { resolveCaller } from './credentials.ts';
+import { sendError } from './rest.ts';
+
+const INSTRUCTIONS =
+  'Backend platform for apps: each app has its own Postgres database, REST data API, auth, storage and more. ' +
+  'Start with apps_list or apps_create; read the svc://guide/llms.txt resource for the full guide.';
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  accountId: string;
+}
+
+type PlatformCaller = Extract<Caller, { kind: 'platform' }>;
+
+/** Streamable HTTP MCP at /mcp: one SDK server per session, every descriptor registered as a tool. */
+export class McpTransport {
+  readonly #tools: ReadonlyMap<string, AnyTool>;
+  readonly #listed: ReadonlyArray<Record<string, unknown>>;
+  readonly #services: Services;
+  readonly #log: Logger;
+  readonly #sessions = new Map<string, Session>();
+
+  constructor(tools: readonly AnyTool[], services: Services, log: Logger) {
+    this.#tools = new Map(tools.map((t) => [t.name, t]));
+    this.#services = services;
+    this.#log = log;
+    // Computed once: the JSON Schemas never change while the process runs.
+    this.#listed = tools.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: inputJsonSchema(t),
+      outputSchema: outputJsonSchema(t),
+      annotations: { title: t.title, ...t.annotations },
+    }));
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  handle = async (req: Request, res: Response): Promise<void> => {
+    try {
+      const caller = await this.#platformCaller(req);
+      // The caller is re-resolved on every HTTP request, so a revoked key stops an open session too.
+      (req as Request & { auth?: AuthInfo }).auth = { token: '', clientId: caller.accountId, scopes: [], extra: { caller } };
+      const sessionId = req.headers['mcp-session-id'];
+      if (typeof sessionId === 'string') {
+        const session = this.#sessions.get(sessionId);
+        if (!session) return sendRpcError(res, 404, 'Session not found; initialize a new session.');
+        if (session.accountId !== caller.accountId) throw errors.wrongCredential(['the platform key that opened this session']);
+        return await session.transport.handleRequest(req, res, req.body);
+      }
+      if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+        return sendRpcError(res, 400, 'No session: send an initialize request first (without Mcp-Session-Id).');
+      }
+      await this.#open(caller, req, res);
+    } catch (err) {
+      sendError(res, toAppError(err, req.log, 'mcp'));
+    }
+  };
+
+  async close(): Promise<void> {
+    const open = [...this.#sessions.values()];
+    this.#sessions.clear();
+    await Promise.all(open.map((s) => s.transport.close().catch(() => {})));
+  }
+
+  async #platformCaller(req: Request): Promise<PlatformCaller> {
+    const caller = await resolveCaller(req.headers.authorization, this.#services);
+    if (caller.kind === 'none') throw errors.authRequired();
+    if (caller.kind !== 'platform') throw errors.wrongCredential(['platform API key']);
+    return caller;
+  }
+
+  async #open(caller: PlatformCaller, req: Request, res: Response): Promise<void> {
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        this.#sessions.set(id, { transport, accountId: caller.accountId });
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.#sessions.delete(transport.sessionId);
+    };
+    await this.#server().connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  #server(): Server {
+    const server = new Server(
+      { name: 'svc-platform', version: '0.1.0' },
+      { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.#listed as never }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
+      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId));
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+      resources: resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType })),
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+      const resource = resources.find((r) => r.uri === request.params.uri);
+      if (!resource) throw new Error(`Unknown resource ${request.params.uri}`);
+      return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.read(this.#services) }] };
+    });
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+      prompts: prompts.map((p) => ({
+        name: p.name,
+        description: p.description,
+        arguments: Object.entries(p.args.shape).map(([name, schema]) => ({
+          name,
+          description: schema.description,
+          required: !schema.safeParse(undefined).success,
+        })),
+      })),
+    }));
+    server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+      const prompt = prompts.find((p) => p.name === request.params.name);
+      if (!prompt) throw new Error(`Unknown prompt ${request.params.name}`);
+      const args = prompt.args.parse(request.params.arguments ?? {});
+      return {
+        description: prompt.description,
+        messages: [{ role: 'user' as const, content: { type: 'text' as const, text: prompt.render(args) } }],
+      };
+    });
+    return server;
+  }
+
+  async #call(name: string, args: unknown, caller: Caller, rpcId: string): Promise<CallToolResult> {
+    const tool = this.#tools.get(name);
+    const log = this.#log.child({ mcp_request: rpcId, tool: name });
+    if (!tool) return errorResult(errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.'));
+    try {
+      const output = (await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, log })) as Record<string, unknown>;
+      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+    } catch (err) {
+      return errorResult(toAppError(err, log, name));
+    }
+  }
+}
+
+function errorResult(err: AppError): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: err.status, ...envelope(err) }) }] };
+}
+
+function sendRpcError(res: Response, status: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { defineTool } from '../../src/core/define.ts';
+import { AppIdSchema, AppNameSchema, AppSchema } from '../../src/apps/types.ts';
+import { CreatedKeySchema } from '../keys/schemas.ts';
+import { accountOf } from '../caller.ts';
+
+export const appsList = defineTool({
+  name: 'apps_list',
+  title: 'List apps',
+  description:
+    'List the apps your platform key owns, oldest first. Call this first to find an app_id; every app-scoped tool takes one.',
+  input: z.object({}),
+  output: z.object({ apps: z.array(AppSchema) }),
+  auth: ['platform'],
+  http: { method: 'GET', path: '/apps' },
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => {
+    const apps = await ctx.services.apps.list(accountOf(ctx.caller));
+    return { apps: apps.map((a) => ctx.services.apps.view(a)) };
+  },
+});
+
+export const appsCreate = defineTool({
+  name: 'apps_create',
+  title: 'Create an app',
+  description:
+    'Create a new app with its own isolated Postgres database (pgvector and pgcrypto installed, roles svc_anon/svc_user/svc_service, ' +
+    'current_user_id() for row-level security). Returns app_id, subdomain and the first service key (svc_sk_...). ' +
+    'The service key is shown only once: store it. Use it as Authorization: Bearer for full access to this one app.',
+  input: z.object({ name: AppNameSchema.describe('Human-readable app name; the subdomain is derived from it') }),
+  output: AppSchema.extend({ service_key: CreatedKeySchema }),
+  auth: ['platform'],
+  http: { method: 'POST', path: '/init', status: 201 },
+  annotations: { destructiveHint: false, idempotentHint: false },
+  handler: async (input, ctx) => ctx.services.apps.create(accountOf(ctx.caller), input.name),
+});
+
+export const appsGet = defineTool({
+  name: 'apps_get',
+  title: 'Get an app',
+  description: 'Read one app by app_id. With subdomain routing on, GET /app on the app\'s own host returns the same record.',
+  input: z.object({ app_id: AppIdSchema }),
+  output: AppSchema,
+  auth: ['platform', 'service'],
+  appScoped: true,
+  http: { method: 'GET', path: '/apps/{app_id}', subdomainPath: '/app' },
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => ctx.services.apps.view(ctx.app!),
+});
+
+export const appsDelete = defineTool({
+  name: 'apps_delete',
+  title: 'Delete an app',
+  description:
+    'Permanently delete an app: its database with every table and row is dropped and all of its service keys stop working at once. ' +
+    'This cannot be undone. Returns { deleted: true, app_id }.',
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ deleted: z.literal(true), app_id: z.string() }),
+  auth: ['platform'],
+  appScoped: true,
+  http: { method: 'DELETE', path: '/apps/{app_id}' },
+  annotations: { destructiveHint: true, idempotentHint: false },
+  handler: async (input, ctx) => {
+    await ctx.services.apps.delete(input.app_id);
+    return { deleted: true as const, app_id: input.app_id };
+  },
+});

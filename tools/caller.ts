@@ -1,0 +1,7 @@
+import type { Caller } from '../src/core/define.ts';
+
+/** The account behind an account-level credential; the tool's auth list guarantees the kind. */
+export function accountOf(caller: Caller): string {
+  if (caller.kind === 'platform' || caller.kind === 'service' || caller.kind === 'substrate') return caller.accountId;
+  throw new Error(`caller of kind ${caller.kind} has no account`);
+}

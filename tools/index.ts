@@ -1,0 +1,22 @@
+import type { AnyTool } from '../src/core/define.ts';
+import { appsCreate, appsDelete, appsGet, appsList } from './apps/apps.ts';
+import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
+import { platformGuide, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
+
+/** The registry: every capability, served as a REST route (when it has one) and as an MCP tool. */
+export const tools: readonly AnyTool[] = [
+  appsList,
+  appsCreate,
+  appsGet,
+  appsDelete,
+  serviceKeysCreate,
+  serviceKeysList,
+  serviceKeysRevoke,
+  substrateKeysCreate,
+  substrateKeysList,
+  substrateKeysRevoke,
+  suggestionsCreate,
+  platformHealth,
+  platformReady,
+  platformGuide,
+];

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+
+export const KeyInfoSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  hint: z.string().describe('The first characters of the key, to tell keys apart'),
+  created_at: z.string(),
+});
+
+export const CreatedKeySchema = KeyInfoSchema.extend({
+  key: z.string().describe('The secret key. Shown only in this response; it is stored hashed.'),
+});
+
+export const KeyNameSchema = z.string().trim().min(1).max(100).default('default');

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { defineTool } from '../../src/core/define.ts';
+import { SuggestionInput } from '../../src/platform/suggestions.ts';
+import { accountOf } from '../caller.ts';
+
+export const platformHealth = defineTool({
+  name: 'platform_health',
+  title: 'Liveness',
+  description: 'Liveness check: answers { status: "ok" } while the process serves requests. Needs no credential.',
+  input: z.object({}),
+  output: z.object({ status: z.literal('ok'), uptime_seconds: z.number() }),
+  auth: ['none', 'platform', 'service', 'user', 'substrate'],
+  http: { method: 'GET', path: '/health' },
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => ctx.services.health.live(),
+});
+
+export const platformReady = defineTool({
+  name: 'platform_ready',
+  title: 'Readiness',
+  description: 'Readiness check: { status: "ready" } when the control database answers; 503 SERVICE_UNAVAILABLE otherwise.',
+  input: z.object({}),
+  output: z.object({ status: z.literal('ready'), database: z.literal('ok'), latency_ms: z.number() }),
+  auth: ['none', 'platform', 'service', 'user', 'substrate'],
+  http: { method: 'GET', path: '/health/ready' },
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => ctx.services.health.ready(),
+});
+
+export const platformGuide = defineTool({
+  name: 'platform_guide',
+  title: 'Agent guide',
+  description:
+    'The platform guide for agents (the same text as GET /llms.txt): what the platform offers, how credentials work, and every tool. Read it once before building.',
+  input: z.object({}),
+  output: z.object({ text: z.string() }),
+  auth: ['none', 'platform', 'service', 'user', 'substrate'],
+  http: { method: 'GET', path: '/llms.txt', contentType: 'text/plain; charset=utf-8', body: (out) => out.text },
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => ({ text: ctx.services.docs.llmsTxt() }),
+});
+
+export const suggestionsCreate = defineTool({
+  name: 'suggestions_create',
+  title: 'Send a suggestion',
+  description:
+    'Report a bug, request a feature, or suggest an improvement to the platform or its docs. Agents: set source to "agent" and ' +
+    'name the tool in affected_tool. Returns { id, status: "received", created_at }.',
+  input: SuggestionInput,
+  output: z.object({ id: z.string(), status: z.literal('received'), created_at: z.string() }),
+  auth: ['platform'],
+  http: { method: 'POST', path: '/suggestions', status: 201 },
+  handler: async (input, ctx) => ctx.services.suggestions.create(accountOf(ctx.caller), input),
+});

@@ -1,0 +1,19 @@
+import type { TaskList } from 'graphile-worker';
+import type { AppsService } from '../src/apps/service.ts';
+import type { AppDatabases } from '../src/apps/app-databases.ts';
+import { appsDropDatabase, appsReap } from './apps.ts';
+
+export interface WorkerServices {
+  apps: AppsService;
+  databases: AppDatabases;
+}
+
+export function taskList(s: WorkerServices): TaskList {
+  return {
+    apps_drop_database: appsDropDatabase(s),
+    apps_reap: appsReap(s),
+  };
+}
+
+/** Platform crons (graphile-worker crontab syntax; UTC). */
+export const crontab = ['*/10 * * * * apps_reap ?max=1'].join('\n');
