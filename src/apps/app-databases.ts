@@ -46,7 +46,8 @@ export class AppDatabases {
   async create(appId: string): Promise<string> {
     await this.#ensureRoles();
     const name = this.dbName(appId);
-    await this.#maintenance.query(`create database ${pg.escapeIdentifier(name)}`);
+    // template0: never inherit whatever an operator installed into template1.
+    await this.#maintenance.query(`create database ${pg.escapeIdentifier(name)} template template0`);
     try {
       const client = new pg.Client({ connectionString: this.#urlFor(name) });
       await client.connect();

@@ -1,0 +1,125 @@
+// Shared helpers for the end-to-end tests (not a test file itself: vitest only collects *.test.ts).
+import http from 'node:http';
+import { connect } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** The body exactly as sent by the server. */
+  text: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: any;
+}
+
+export interface RawRequestOptions {
+  method?: string;
+  /** A bearer credential; sent as Authorization: Bearer <key>. */
+  key?: string;
+  headers?: Record<string, string>;
+  /** An object is sent as JSON; a string or Buffer is sent as is (with Content-Type: application/json unless given). */
+  body?: unknown;
+}
+
+/**
+ * One HTTP request over node:http on a fresh connection (Connection: close), so it may set any header,
+ * including Host, and never leaves a keep-alive socket behind.
+ */
+export function request(baseUrl: string, path: string, opts: RawRequestOptions = {}): Promise<RawResponse> {
+  const url = new URL(path, baseUrl);
+  const headers: Record<string, string> = {};
+  if (opts.key !== undefined) headers.authorization = `Bearer ${opts.key}`;
+  let payload: Buffer | undefined;
+  if (opts.body !== undefined) {
+    payload =
+      typeof opts.body === 'string'
+        ? Buffer.from(opts.body)
+        : Buffer.isBuffer(opts.body)
+          ? opts.body
+          : Buffer.from(JSON.stringify(opts.body));
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(payload.length);
+  }
+  Object.assign(headers, opts.headers);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method: opts.method ?? 'GET', headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = text ? JSON.parse(text) : undefined;
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Resolves true when something accepts TCP connections on the port, false on a refusal. */
+export function isListening(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export interface McpConnection {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  /** Ends the session on the server (DELETE /mcp) and closes the client. */
+  close(): Promise<void>;
+}
+
+/** Opens an MCP session at {baseUrl}/mcp with the official SDK client. */
+export async function connectMcp(baseUrl: string, key: string | undefined): Promise<McpConnection> {
+  const client = new Client({ name: 'svc-e2e', version: '0.0.0' });
+  const transport = new StreamableHTTPClientTransport(
+    new URL('/mcp', baseUrl),
+    key === undefined ? undefined : { requestInit: { headers: { Authorization: `Bearer ${key}` } } },
+  );
+  try {
+    await client.connect(transport);
+  } catch (err) {
+    await client.close().catch(() => {});
+    throw err;
+  }
+  return {
+    client,
+    transport,
+    close: async () => {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
+}
+
+export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** The parsed JSON text of a tool result's first content item. */
+export function resultJson(result: CallToolResult): any {
+  const first = result.content[0];
+  if (!first || first.type !== 'text') throw new Error(`tool result has no text content: ${JSON.stringify(result)}`);
+  return JSON.parse(first.text);
+}
+
+export const APP_ID = /^[a-z0-9]{16}$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

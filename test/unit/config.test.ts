@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('config', () => {
+  it('has working defaults for every variable', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/svc',
+      appDatabaseUrl: 'postgres://postgres@127.0.0.1:5432/svc',
+      appDbPrefix: 'svc_app_',
+      platformApiKey: undefined,
+      dataDir: path.resolve('./.data'),
+      masterKey: undefined,
+      baseUrl: 'http://localhost:8080',
+      baseDomain: undefined,
+      role: 'all',
+      bodyLimit: '1mb',
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('derives the base URL from PORT and trims a trailing slash from SVC_BASE_URL', () => {
+    expect(loadConfig({ PORT: '9000' }).baseUrl).toBe('http://localhost:9000');
+    expect(loadConfig({ SVC_BASE_URL: 'https://api.example.com/' }).baseUrl).toBe('https://api.example.com');
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ SVC_PLATFORM_API_KEY: '', SVC_BASE_DOMAIN: ' ' })).toMatchObject({ platformApiKey: undefined, baseDomain: undefined });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ SVC_APP_DB_PREFIX: 'Bad-Prefix' }, 'SVC_APP_DB_PREFIX'],
+    [{ SVC_PLATFORM_API_KEY: 'short' }, 'SVC_PLATFORM_API_KEY'],
+    [{ SVC_ROLE: 'both' }, 'SVC_ROLE'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ SVC_APP_POOL_SIZE: '20', SVC_APP_POOL_BUDGET: '10' }, 'SVC_APP_POOL_SIZE'],
+  ])('refuses %o naming %s', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(name);
+  });
+});
