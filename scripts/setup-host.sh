@@ -75,5 +75,18 @@ install_pgvector() {
   log "pgvector installed for PostgreSQL $major"
 }
 
+ensure_postgres_running() {
+  if command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then
+    return
+  fi
+  local version
+  version="$(ls /etc/postgresql 2>/dev/null | sort -n | tail -1)"
+  if [ -n "$version" ] && command -v pg_ctlcluster >/dev/null; then
+    log "starting PostgreSQL $version"
+    pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  fi
+}
+
 install_node
 install_pgvector
+ensure_postgres_running
