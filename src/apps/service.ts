@@ -69,32 +69,23 @@ export class AppsService {
   }
 
   async list(accountId: string): Promise<AppRecord[]> {
-    return this.#d.db
-      .selectFrom('apps')
-      .select(['id', 'account_id', 'name', 'subdomain', 'db_name', 'created_at'])
-      .where('account_id', '=', accountId)
-      .where('status', '=', 'ready')
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
+    return this.#readyApps().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
   }
 
   async get(appId: string): Promise<AppRecord | undefined> {
-    return this.#d.db
-      .selectFrom('apps')
-      .select(['id', 'account_id', 'name', 'subdomain', 'db_name', 'created_at'])
-      .where('id', '=', appId)
-      .where('status', '=', 'ready')
-      .executeTakeFirst();
+    return this.#readyApps().where('id', '=', appId).executeTakeFirst();
   }
 
   async bySubdomain(subdomain: string): Promise<AppRecord | undefined> {
+    return this.#readyApps().where('subdomain', '=', subdomain).executeTakeFirst();
+  }
+
+  /** Apps still provisioning are invisible to every caller. */
+  #readyApps() {
     return this.#d.db
       .selectFrom('apps')
       .select(['id', 'account_id', 'name', 'subdomain', 'db_name', 'created_at'])
-      .where('subdomain', '=', subdomain)
-      .where('status', '=', 'ready')
-      .executeTakeFirst();
+      .where('status', '=', 'ready');
   }
 
   /**

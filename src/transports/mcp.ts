@@ -31,7 +31,11 @@ const INSTRUCTIONS =
 interface Session {
   transport: StreamableHTTPServerTransport;
   accountId: string;
+  lastSeen: number;
 }
+
+/** Sessions a client abandoned without DELETE are closed after this long without a request. */
+export const MCP_SESSION_IDLE_MS = 30 * 60_000;
 
 type PlatformCaller = Extract<Caller, { kind: 'platform' }>;
 
@@ -42,8 +46,11 @@ export class McpTransport {
   readonly #services: Services;
   readonly #log: Logger;
   readonly #sessions = new Map<string, Session>();
+  readonly #sweeper: NodeJS.Timeout;
 
   constructor(tools: readonly AnyTool[], services: Services, log: Logger) {
+    this.#sweeper = setInterval(() => this.#closeIdle(Date.now() - MCP_SESSION_IDLE_MS), 60_000);
+    this.#sweeper.unref();
     this.#tools = new Map(tools.map((t) => [t.name, t]));
     this.#services = services;
     this.#log = log;
@@ -72,6 +79,7 @@ export class McpTransport {
         const session = this.#sessions.get(sessionId);
         if (!session) return sendRpcError(res, 404, 'Session not found; initialize a new session.');
         if (session.accountId !== caller.accountId) throw errors.wrongCredential(['the platform key that opened this session']);
+        session.lastSeen = Date.now();
         return await session.transport.handleRequest(req, res, req.body);
       }
       if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
@@ -84,9 +92,18 @@ export class McpTransport {
   };
 
   async close(): Promise<void> {
+    clearInterval(this.#sweeper);
     const open = [...this.#sessions.values()];
     this.#sessions.clear();
     await Promise.all(open.map((s) => s.transport.close().catch(() => {})));
+  }
+
+  #closeIdle(before: number): void {
+    for (const [id, session] of this.#sessions) {
+      if (session.lastSeen >= before) continue;
+      this.#sessions.delete(id);
+      void session.transport.close().catch(() => {});
+    }
   }
 
   async #platformCaller(req: Request): Promise<PlatformCaller> {
@@ -100,7 +117,7 @@ export class McpTransport {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, accountId: caller.accountId });
+        this.#sessions.set(id, { transport, accountId: caller.accountId, lastSeen: Date.now() });
       },
     });
     transport.onclose = () => {

@@ -1,0 +1,36 @@
+// The slice of autocannon's untyped API that bench/load.ts uses.
+declare module 'autocannon' {
+  interface Histogram {
+    average: number;
+    mean: number;
+    stddev: number;
+    min: number;
+    max: number;
+    p50: number;
+    p99: number;
+    [percentile: string]: number;
+  }
+  interface Options {
+    url: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    connections?: number;
+    duration?: number;
+    idReplacement?: boolean;
+    verifyBody?: (body: string) => boolean;
+  }
+  interface Result {
+    latency: Histogram;
+    requests: Histogram & { total: number; sent: number };
+    duration: number;
+    errors: number;
+    timeouts: number;
+    mismatches: number;
+    non2xx: number;
+    '2xx': number;
+    statusCodeStats: Record<string, { count: number }>;
+  }
+  function autocannon(opts: Options): Promise<Result>;
+  export default autocannon;
+}
