@@ -10,6 +10,7 @@ import type { Services } from './core/services.ts';
 import { ensureDatabase, migrateControl, openControlDb } from './db/control.ts';
 import { AppDatabases } from './apps/app-databases.ts';
 import { AppsService } from './apps/service.ts';
+import { CatalogCache } from './schema/catalog-cache.ts';
 import { KeysService } from './auth/keys.ts';
 import { EndUserTokens } from './auth/end-user-tokens.ts';
 import { SuggestionsService } from './platform/suggestions.ts';
@@ -52,6 +53,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const services: Services = {
     config,
     apps,
+    databases,
+    catalogs: new CatalogCache(databases),
     keys,
     endUserTokens,
     suggestions: new SuggestionsService(control.db),

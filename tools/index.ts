@@ -1,6 +1,8 @@
 import type { AnyTool } from '../src/core/define.ts';
 import { appsCreate, appsDelete, appsGet, appsList } from './apps/apps.ts';
 import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
+import { schemaTools } from './schema/schema.ts';
+import { authTools } from './auth/auth.ts';
 import { platformGuide, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The registry: every capability, served as a REST route (when it has one) and as an MCP tool. */
@@ -15,6 +17,8 @@ export const tools: readonly AnyTool[] = [
   substrateKeysCreate,
   substrateKeysList,
   substrateKeysRevoke,
+  ...schemaTools,
+  ...authTools,
   suggestionsCreate,
   platformHealth,
   platformReady,

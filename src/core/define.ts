@@ -17,6 +17,8 @@ export interface ToolContext {
   services: Services;
   caller: Caller;
   requestId: string;
+  /** Client address for rate limits: the HTTP peer (honouring X-Forwarded-For), or `mcp:<account>` over MCP. */
+  clientId: string;
   log: Logger;
   /** The app named by the input's app_id, already authorized for this caller; set when the tool is app-scoped. */
   app: AppRecord | undefined;
@@ -32,9 +34,23 @@ export interface HttpBinding<O> {
   subdomainPath?: string;
   /** Success status; 204 sends no body. */
   status?: number;
-  /** The wire body when it differs from the tool's output object (bare arrays, plain text). */
-  body?: (output: O) => unknown;
+  /** Content type of a non-JSON success body (the body is then sent as text). */
   contentType?: string;
+  /** Request headers copied into the input: header name (lower case) to input field. */
+  headers?: Record<string, string>;
+  /** Input field that receives the whole JSON body (any JSON value, e.g. an array) instead of merging its fields. */
+  bodyField?: string;
+  /** Input field that receives the raw query string, for routes whose query keys are data (PostgREST filters). */
+  queryField?: string;
+  /** The wire form when it differs from the output object: status, headers, body (bare arrays, plain text). */
+  respond?: (output: O) => WireResponse;
+}
+
+export interface WireResponse {
+  status?: number;
+  headers?: Record<string, string>;
+  /** Omitted: the output object itself. */
+  body?: unknown;
 }
 
 export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {

@@ -10,6 +10,7 @@ export interface InvokeBase {
   services: Services;
   caller: Caller;
   requestId: string;
+  clientId: string;
   log: Logger;
 }
 

@@ -1,4 +1,6 @@
 import type { AppsService } from '../apps/service.ts';
+import type { AppDatabases } from '../apps/app-databases.ts';
+import type { CatalogCache } from '../schema/catalog-cache.ts';
 import type { KeysService } from '../auth/keys.ts';
 import type { EndUserTokens } from '../auth/end-user-tokens.ts';
 import type { SuggestionsService } from '../platform/suggestions.ts';
@@ -9,6 +11,10 @@ import type { Config } from '../config.ts';
 export interface Services {
   config: Config;
   apps: AppsService;
+  /** Per-app databases and their bounded pools. */
+  databases: AppDatabases;
+  /** Catalog snapshots of app databases; invalidate after changing an app's schema. */
+  catalogs: CatalogCache;
   keys: KeysService;
   endUserTokens: EndUserTokens;
   suggestions: SuggestionsService;

@@ -55,16 +55,25 @@ export function buildOpenApi(tools: readonly AnyTool[], baseUrl: string): Record
   const paths: Record<string, Record<string, unknown>> = {};
   for (const tool of tools) {
     if (!tool.http) continue;
-    const { method, path, status = 200, contentType } = tool.http;
+    const { method, path, status = 200, contentType, headers = {}, bodyField, queryField } = tool.http;
     const schema = inputJsonSchema(tool);
-    const inPath = new Set(pathParams(path));
-    const rest = Object.entries(schema.properties ?? {}).filter(([name]) => !inPath.has(name));
-    const hasBody = method !== 'GET' && method !== 'DELETE';
+    const props = schema.properties ?? {};
+    const isRequired = (name: string) => schema.required?.includes(name) ?? false;
+    const inPath = pathParams(path);
+    const headerOf = Object.fromEntries(Object.entries(headers).map(([header, field]) => [field, header]));
+    const special = new Set([...inPath, ...Object.keys(headerOf), ...(bodyField ? [bodyField] : []), ...(queryField ? [queryField] : [])]);
+    const rest = Object.entries(props).filter(([name]) => !special.has(name));
+    const restInBody = method !== 'GET' && method !== 'DELETE' && !bodyField;
     const parameters = [
-      ...[...inPath].map((name) => ({ name, in: 'path', required: true, schema: schema.properties?.[name] ?? { type: 'string' } })),
-      ...(hasBody ? [] : rest.map(([name, prop]) => ({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: prop }))),
+      ...inPath.map((name) => ({ name, in: 'path', required: true, schema: props[name] ?? { type: 'string' } })),
+      ...Object.entries(headerOf).map(([field, header]) => ({ name: header, in: 'header', required: isRequired(field), schema: props[field] })),
+      ...(restInBody ? [] : rest.map(([name, prop]) => ({ name, in: 'query', required: isRequired(name), schema: prop }))),
     ];
-    const bodySchema = { ...schema, properties: Object.fromEntries(rest), required: (schema.required ?? []).filter((n) => !inPath.has(n)) };
+    const requestBody = bodyField
+      ? { required: isRequired(bodyField), content: { 'application/json': { schema: props[bodyField] ?? {} } } }
+      : restInBody && rest.length
+        ? { required: true, content: { 'application/json': { schema: { ...schema, properties: Object.fromEntries(rest), required: (schema.required ?? []).filter((n) => !special.has(n)) } } } }
+        : undefined;
     const success =
       status === 204
         ? { description: 'No content' }
@@ -82,7 +91,8 @@ export function buildOpenApi(tools: readonly AnyTool[], baseUrl: string): Record
       'x-mcp-tool': tool.name,
       security: tool.auth.includes('none') ? [{}, { bearer: [] }] : [{ bearer: [] }],
       parameters,
-      ...(hasBody && rest.length ? { requestBody: { required: true, content: { 'application/json': { schema: bodySchema } } } } : {}),
+      ...(requestBody ? { requestBody } : {}),
+      ...(queryField ? { 'x-query-string': `the whole query string is the ${queryField} input (PostgREST syntax)` } : {}),
       responses: { [String(status)]: success, '400': ERROR_RESPONSE, '401': ERROR_RESPONSE, '403': ERROR_RESPONSE, '404': ERROR_RESPONSE },
     };
   }

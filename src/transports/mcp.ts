@@ -10,11 +10,13 @@ import {
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  ErrorCode,
+  McpError,
   isInitializeRequest,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { envelope, errors, type AppError } from '../core/errors.ts';
+import { envelope, errors, fromZod, type AppError } from '../core/errors.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema, outputJsonSchema } from '../core/schema.ts';
 import type { AnyTool, Caller } from '../core/define.ts';
@@ -33,6 +35,9 @@ interface Session {
   accountId: string;
   lastSeen: number;
 }
+
+/** MCP's "resource not found" error code (2025-06-18 specification). */
+const RESOURCE_NOT_FOUND = -32002;
 
 /** Sessions a client abandoned without DELETE are closed after this long without a request. */
 export const MCP_SESSION_IDLE_MS = 30 * 60_000;
@@ -142,7 +147,7 @@ export class McpTransport {
     }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const resource = resources.find((r) => r.uri === request.params.uri);
-      if (!resource) throw new Error(`Unknown resource ${request.params.uri}`);
+      if (!resource) throw new McpError(RESOURCE_NOT_FOUND, `Unknown resource ${request.params.uri}; call resources/list.`);
       return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.read(this.#services) }] };
     });
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({
@@ -158,8 +163,10 @@ export class McpTransport {
     }));
     server.setRequestHandler(GetPromptRequestSchema, async (request) => {
       const prompt = prompts.find((p) => p.name === request.params.name);
-      if (!prompt) throw new Error(`Unknown prompt ${request.params.name}`);
-      const args = prompt.args.parse(request.params.arguments ?? {});
+      if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt ${request.params.name}; call prompts/list.`);
+      const parsed = prompt.args.safeParse(request.params.arguments ?? {});
+      if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, fromZod(parsed.error, 'arguments').message);
+      const args = parsed.data;
       return {
         description: prompt.description,
         messages: [{ role: 'user' as const, content: { type: 'text' as const, text: prompt.render(args) } }],
@@ -173,7 +180,8 @@ export class McpTransport {
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
     if (!tool) return errorResult(errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.'));
     try {
-      const output = (await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, log })) as Record<string, unknown>;
+      const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
+      const output = (await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log })) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
     } catch (err) {
       return errorResult(toAppError(err, log, name));

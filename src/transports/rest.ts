@@ -38,29 +38,50 @@ async function serve(
   subdomainAppId: string | undefined,
 ): Promise<void> {
   try {
-    const body: unknown = req.body;
-    if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
-      throw errors.validation('The request body must be a JSON object.');
-    }
-    const input = {
-      ...(req.query as Record<string, unknown>),
-      ...(body as Record<string, unknown> | undefined),
-      ...req.params,
-      ...(subdomainAppId ? { app_id: subdomainAppId } : {}),
-    };
+    const input = restInput(http, req, subdomainAppId);
     const caller = await resolveCaller(req.headers.authorization, services);
-    const output = await invoke(tool, input, { services, caller, requestId: String(req.id), log: req.log });
-    const status = http.status ?? 200;
+    const output = await invoke(tool, input, { services, caller, requestId: String(req.id), clientId: req.ip ?? 'unknown', log: req.log });
+    const wire = http.respond?.(output) ?? {};
+    const status = wire.status ?? http.status ?? 200;
+    for (const [name, value] of Object.entries(wire.headers ?? {})) res.setHeader(name, value);
     if (status === 204) {
       res.status(204).end();
       return;
     }
-    const wire = http.body ? http.body(output) : output;
-    if (http.contentType) res.status(status).type(http.contentType).send(wire);
-    else res.status(status).json(wire);
+    const body = 'body' in wire ? wire.body : output;
+    if (http.contentType) res.status(status).type(http.contentType).send(body);
+    else res.status(status).json(body);
   } catch (err) {
     sendError(res, toAppError(err, req.log, tool.name));
   }
+}
+
+/**
+ * Input object from the wire: query (GET and DELETE), then body fields, then declared headers, then path
+ * params (last wins), as the OpenAPI document describes them.
+ */
+function restInput(http: HttpBinding<unknown>, req: Request, subdomainAppId: string | undefined): Record<string, unknown> {
+  const body: unknown = req.body;
+  const input: Record<string, unknown> = {};
+  if (http.queryField) {
+    const at = req.originalUrl.indexOf('?');
+    input[http.queryField] = at < 0 ? '' : req.originalUrl.slice(at + 1);
+  } else if (http.method === 'GET' || http.method === 'DELETE') {
+    Object.assign(input, req.query);
+  }
+  if (http.bodyField) {
+    if (body !== undefined) input[http.bodyField] = body;
+  } else if (body !== undefined) {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.validation('The request body must be a JSON object.');
+    Object.assign(input, body);
+  }
+  for (const [header, field] of Object.entries(http.headers ?? {})) {
+    const value = req.headers[header];
+    if (typeof value === 'string') input[field] = value;
+  }
+  Object.assign(input, req.params);
+  if (subdomainAppId) input.app_id = subdomainAppId;
+  return input;
 }
 
 export function sendError(res: Response, err: AppError): void {

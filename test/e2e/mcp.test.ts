@@ -1,6 +1,7 @@
 // End to end over /mcp with the official MCP SDK client against a server started like `npm start`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databasesWithPrefix } from '../helpers/db.ts';
 import { tools } from '../../tools/index.ts';
@@ -239,5 +240,27 @@ describe('/mcp resources and prompts', () => {
     const content = got.messages[0]!.content;
     expect(content.type).toBe('text');
     expect(content.type === 'text' ? content.text : '').toContain('a recipe sharing site');
+  });
+
+  // MCP spec (server/prompts "Error Handling"): an unknown prompt name and missing required arguments are
+  // -32602 Invalid params; -32603 Internal error is for failures of the server itself.
+  it('getPrompt with an unknown name or without a required argument is -32602 InvalidParams', async () => {
+    const missingArg = await mcp.client.getPrompt({ name: 'create_backend', arguments: {} }).then(() => undefined, (e: unknown) => e);
+    expect(missingArg).toBeInstanceOf(McpError);
+    expect((missingArg as McpError).code).toBe(ErrorCode.InvalidParams);
+    const unknown = await mcp.client.getPrompt({ name: 'no_such_prompt' }).then(() => undefined, (e: unknown) => e);
+    expect(unknown).toBeInstanceOf(McpError);
+    expect((unknown as McpError).code).toBe(ErrorCode.InvalidParams);
+    // The session keeps working.
+    expect((await mcp.client.listPrompts()).prompts.length).toBeGreaterThan(0);
+  });
+
+  // MCP spec (server/resources "Error Handling"): resource not found is -32002 (2025-06-18), -32602 since SEP-2164;
+  // either way not -32603 Internal error.
+  it('readResource of an unknown uri is a not-found protocol error, not an internal error', async () => {
+    const err = await mcp.client.readResource({ uri: 'svc://no/such/resource' }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect([-32002, ErrorCode.InvalidParams]).toContain((err as McpError).code);
+    expect((await mcp.client.listResources()).resources.length).toBeGreaterThan(0);
   });
 });

@@ -59,7 +59,14 @@ export async function spawnServer(env: Record<string, string> = {}, opts: { cont
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await waitReady(url, child, () => out);
+  try {
+    await waitReady(url, child, () => out);
+  } catch (err) {
+    if (!opts.controlDb) await dropDatabase(controlDb);
+    await dropDatabasesWithPrefix(appDbPrefix);
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   let stopped: Promise<number | null> | undefined;
   const stop = () => {
     stopped ??= (child.exitCode !== null ? Promise.resolve(child.exitCode) : (child.kill('SIGTERM'), exited));

@@ -35,7 +35,7 @@ export const platformGuide = defineTool({
   input: z.object({}),
   output: z.object({ text: z.string() }),
   auth: ['none', 'platform', 'service', 'user', 'substrate'],
-  http: { method: 'GET', path: '/llms.txt', contentType: 'text/plain; charset=utf-8', body: (out) => out.text },
+  http: { method: 'GET', path: '/llms.txt', contentType: 'text/plain; charset=utf-8', respond: (out) => ({ body: out.text }) },
   annotations: { readOnlyHint: true },
   handler: async (_input, ctx) => ({ text: ctx.services.docs.llmsTxt() }),
 });

@@ -1,0 +1,93 @@
+import type pg from 'pg';
+
+export type TableAccess = 'user' | 'public' | 'service';
+
+export interface ColumnInfo {
+  name: string;
+  /** format_type() spelling, e.g. `character varying(20)`, `vector(3)`, `text[]`. */
+  type: string;
+  /** Base type name of the element, e.g. `int4`, `vector`, `text` (for `text[]` too). */
+  udt: string;
+  isArray: boolean;
+  nullable: boolean;
+  /** Default expression as Postgres prints it, or null. */
+  default: string | null;
+}
+
+export interface ForeignKeyInfo {
+  name: string;
+  columns: string[];
+  refTable: string;
+  refColumns: string[];
+}
+
+export interface IndexInfo {
+  name: string;
+  columns: string[];
+  unique: boolean;
+  primary: boolean;
+  /** Backs a constraint (primary key or unique) rather than standing alone. */
+  constraint: boolean;
+}
+
+export interface TableInfo {
+  name: string;
+  columns: ColumnInfo[];
+  primaryKey: string[];
+  foreignKeys: ForeignKeyInfo[];
+  indexes: IndexInfo[];
+  rls: boolean;
+  access: TableAccess | null;
+}
+
+export type Catalog = Map<string, TableInfo>;
+
+type Queryable = Pick<pg.Pool | pg.PoolClient | pg.Client, 'query'>;
+
+/** Every user table of the app's public schema, read in one round trip. */
+const CATALOG_SQL = `
+select c.relname as name, c.relrowsecurity as rls, ta.access,
+  coalesce((select json_agg(json_build_object(
+      'name', a.attname,
+      'type', format_type(a.atttypid, a.atttypmod),
+      'udt', coalesce(et.typname, t.typname),
+      'isArray', t.typcategory = 'A',
+      'nullable', not a.attnotnull,
+      'default', pg_get_expr(d.adbin, d.adrelid)) order by a.attnum)
+    from pg_attribute a
+    join pg_type t on t.oid = a.atttypid
+    left join pg_type et on et.oid = t.typelem and t.typcategory = 'A'
+    left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped), '[]') as columns,
+  coalesce((select json_agg(a.attname order by k.ord)
+    from pg_constraint pk, unnest(pk.conkey) with ordinality k(attnum, ord)
+    join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum
+    where pk.conrelid = c.oid and pk.contype = 'p'), '[]') as "primaryKey",
+  coalesce((select json_agg(json_build_object(
+      'name', fk.conname,
+      'columns', (select json_agg(a.attname order by k.ord) from unnest(fk.conkey) with ordinality k(attnum, ord)
+                  join pg_attribute a on a.attrelid = fk.conrelid and a.attnum = k.attnum),
+      'refTable', rc.relname,
+      'refColumns', (select json_agg(a.attname order by k.ord) from unnest(fk.confkey) with ordinality k(attnum, ord)
+                     join pg_attribute a on a.attrelid = fk.confrelid and a.attnum = k.attnum)) order by fk.conname)
+    from pg_constraint fk join pg_class rc on rc.oid = fk.confrelid
+    where fk.conrelid = c.oid and fk.contype = 'f'), '[]') as "foreignKeys",
+  coalesce((select json_agg(json_build_object(
+      'name', ic.relname,
+      'columns', (select json_agg(a.attname order by k.ord) from unnest(i.indkey::int2[]) with ordinality k(attnum, ord)
+                  join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum),
+      'unique', i.indisunique,
+      'primary', i.indisprimary,
+      'constraint', exists (select 1 from pg_constraint x where x.conindid = i.indexrelid)) order by ic.relname)
+    from pg_index i join pg_class ic on ic.oid = i.indexrelid
+    where i.indrelid = c.oid), '[]') as indexes
+from pg_class c
+join pg_namespace n on n.oid = c.relnamespace
+left join svc_meta.table_access ta on ta.table_name = c.relname
+where n.nspname = 'public' and c.relkind in ('r', 'p')
+order by c.relname`;
+
+export async function readCatalog(db: Queryable): Promise<Catalog> {
+  const { rows } = await db.query<TableInfo>(CATALOG_SQL);
+  return new Map(rows.map((t) => [t.name, t]));
+}
