@@ -28,12 +28,18 @@ const EnvSchema = z.object({
     z.string().regex(/^[a-z0-9.-]+(:[0-9]+)?$/i, 'a host name such as apps.example.com').optional(),
   ),
   SVC_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  // Proxy hops in front of the platform whose X-Forwarded-For is trusted (0: use the TCP peer address).
+  SVC_TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   SVC_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('1mb'),
   SVC_APP_POOL_SIZE: positiveInt.default(5),
   SVC_APP_POOL_BUDGET: positiveInt.default(50),
   SVC_CONTROL_POOL_SIZE: positiveInt.default(10),
   SVC_WORKER_CONCURRENCY: positiveInt.default(4),
   SVC_SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  SVC_ACCESS_TOKEN_TTL_SECONDS: positiveInt.min(60).max(86_400).default(900),
+  SVC_REFRESH_TOKEN_TTL_DAYS: positiveInt.max(365).default(30),
+  SVC_AUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(10),
+  SVC_AUTH_REFRESH_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -50,12 +56,22 @@ export type Config = Readonly<{
   baseUrl: string;
   baseDomain: string | undefined;
   role: 'all' | 'api' | 'worker';
+  /** Proxy hops whose X-Forwarded-For is trusted for the client address (rate limits). */
+  trustProxy: number;
   bodyLimit: string;
   appPoolSize: number;
   appPoolBudget: number;
   controlPoolSize: number;
   workerConcurrency: number;
   shutdownTimeoutMs: number;
+  /** Lifetime of end-user access JWTs; they are stateless, so logout cannot cut them short. */
+  accessTokenTtlSeconds: number;
+  /** Lifetime of each end-user refresh token; every rotation starts a fresh one. */
+  refreshTokenTtlDays: number;
+  /** Per client, app and minute, for each of auth signup and login. */
+  authRateLimitPerMinute: number;
+  /** Per client, app and minute, for auth refresh. */
+  refreshRateLimitPerMinute: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }>;
 
@@ -83,12 +99,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     baseDomain: e.SVC_BASE_DOMAIN?.toLowerCase(),
     role: e.SVC_ROLE,
+    trustProxy: e.SVC_TRUST_PROXY,
     bodyLimit: e.SVC_BODY_LIMIT,
     appPoolSize: e.SVC_APP_POOL_SIZE,
     appPoolBudget: e.SVC_APP_POOL_BUDGET,
     controlPoolSize: e.SVC_CONTROL_POOL_SIZE,
     workerConcurrency: e.SVC_WORKER_CONCURRENCY,
     shutdownTimeoutMs: e.SVC_SHUTDOWN_TIMEOUT_MS,
+    accessTokenTtlSeconds: e.SVC_ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtlDays: e.SVC_REFRESH_TOKEN_TTL_DAYS,
+    authRateLimitPerMinute: e.SVC_AUTH_RATE_LIMIT_PER_MINUTE,
+    refreshRateLimitPerMinute: e.SVC_AUTH_REFRESH_RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
   });
 }

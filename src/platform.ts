@@ -11,8 +11,11 @@ import { ensureDatabase, migrateControl, openControlDb } from './db/control.ts';
 import { AppDatabases } from './apps/app-databases.ts';
 import { AppsService } from './apps/service.ts';
 import { CatalogCache } from './schema/catalog-cache.ts';
+import { DataService } from './data/service.ts';
 import { KeysService } from './auth/keys.ts';
 import { EndUserTokens } from './auth/end-user-tokens.ts';
+import { EndUsers } from './auth/users.ts';
+import { RateLimiter } from './auth/rate-limit.ts';
 import { SuggestionsService } from './platform/suggestions.ts';
 import { HealthService } from './platform/health.ts';
 import { McpTransport } from './transports/mcp.ts';
@@ -49,14 +52,24 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   });
   const endUserTokens = new EndUserTokens(control.db, box, config.baseUrl);
   const apps = new AppsService({ db: control.db, databases, keys, tokens: endUserTokens, baseUrl: config.baseUrl, baseDomain: config.baseDomain, log });
+  const catalogs = new CatalogCache(databases);
   const llmsTxt = readFileSync(LLMS_TXT_PATH, 'utf8');
   const services: Services = {
     config,
     apps,
     databases,
-    catalogs: new CatalogCache(databases),
+    catalogs,
+    data: new DataService(databases, catalogs),
     keys,
     endUserTokens,
+    endUsers: new EndUsers({
+      databases,
+      tokens: endUserTokens,
+      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      refreshTokenTtlDays: config.refreshTokenTtlDays,
+      log,
+    }),
+    rateLimits: new RateLimiter(control.db),
     suggestions: new SuggestionsService(control.db),
     health: new HealthService(control.pool),
     docs: { llmsTxt: () => llmsTxt },

@@ -3,6 +3,7 @@ import { appsCreate, appsDelete, appsGet, appsList } from './apps/apps.ts';
 import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
+import { dataTools } from './data/data.ts';
 import { platformGuide, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The registry: every capability, served as a REST route (when it has one) and as an MCP tool. */
@@ -23,4 +24,5 @@ export const tools: readonly AnyTool[] = [
   platformHealth,
   platformReady,
   platformGuide,
+  ...dataTools,
 ];

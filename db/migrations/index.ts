@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely/migration';
 import * as core from './0001_core.ts';
+import * as rateLimits from './0002_rate_limits.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
+  '0002_rate_limits': rateLimits,
 };

@@ -14,6 +14,17 @@ export interface EndUserClaims {
   [claim: string]: unknown;
 }
 
+/** A public EC signing key as published at the app's JWKS URL. */
+export interface PublicJwk {
+  kty: string;
+  crv: string;
+  x: string;
+  y: string;
+  kid: string;
+  alg: typeof ALG;
+  use: 'sig';
+}
+
 interface CachedKeys {
   keys: Map<string, CryptoKey>;
   expires: number;
@@ -83,6 +94,25 @@ export class EndUserTokens {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * The app's public keys as a JWKS document, newest first, so third parties can verify its tokens.
+   * Only the public members are copied: a stored JWK can never leak more than it should.
+   */
+  async jwks(appId: string): Promise<{ keys: PublicJwk[] }> {
+    const rows = await this.#db
+      .selectFrom('app_signing_keys')
+      .select(['kid', 'public_jwk'])
+      .where('app_id', '=', appId)
+      .orderBy('created_at', 'desc')
+      .execute();
+    return {
+      keys: rows.map((r) => {
+        const { kty, crv, x, y } = r.public_jwk as JWK;
+        return { kty: String(kty), crv: String(crv), x: String(x), y: String(y), kid: r.kid, alg: ALG, use: 'sig' };
+      }),
+    };
   }
 
   forget(appId: string): void {

@@ -13,6 +13,8 @@ export function mapPgError(err: unknown): AppError | undefined {
   const e = err as PgLikeError;
   if (typeof e.code !== 'string' || e.code.length !== 5) return undefined;
   const detail = typeof e.detail === 'string' ? e.detail : undefined;
+  // Class 22 is data exceptions: a value the client sent does not fit its column.
+  if (e.code.startsWith('22')) return errors.validation(typeof e.message === 'string' ? e.message : 'Invalid value.');
   switch (e.code) {
     case '23505':
       return errors.conflict(detail ?? 'A row with this unique value already exists.', 'Use a different value or update the existing row.');
@@ -20,13 +22,9 @@ export function mapPgError(err: unknown): AppError | undefined {
       return errors.conflict(detail ?? 'A referenced row does not exist or is still referenced.', 'Create the referenced row first, or delete the rows that reference this one.');
     case '23502':
     case '23514':
-    case '22P02':
-    case '22007':
-    case '22008':
-    case '22003':
-    case '22001':
-    case '22023':
       return errors.validation(typeof e.message === 'string' ? e.message : 'Invalid value.');
+    case '42501':
+      return new AppError(403, 'FORBIDDEN', typeof e.message === 'string' ? e.message : 'Permission denied.', 'This credential may not do this; row-level security or table access forbids it.');
     case '57014':
       return new AppError(504, 'STATEMENT_TIMEOUT', 'The statement took too long and was cancelled.', 'Narrow the query (filters, limit) or add an index.');
     case '53300':

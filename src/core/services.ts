@@ -1,8 +1,11 @@
 import type { AppsService } from '../apps/service.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
+import type { DataService } from '../data/service.ts';
 import type { KeysService } from '../auth/keys.ts';
 import type { EndUserTokens } from '../auth/end-user-tokens.ts';
+import type { EndUsers } from '../auth/users.ts';
+import type { RateLimiter } from '../auth/rate-limit.ts';
 import type { SuggestionsService } from '../platform/suggestions.ts';
 import type { HealthService } from '../platform/health.ts';
 import type { Config } from '../config.ts';
@@ -15,8 +18,13 @@ export interface Services {
   databases: AppDatabases;
   /** Catalog snapshots of app databases; invalidate after changing an app's schema. */
   catalogs: CatalogCache;
+  data: DataService;
   keys: KeysService;
   endUserTokens: EndUserTokens;
+  /** End-user accounts and sessions of each app (signup, login, refresh, logout). */
+  endUsers: EndUsers;
+  /** Per-route, per-client limits counted in the control database (shared by every instance). */
+  rateLimits: RateLimiter;
   suggestions: SuggestionsService;
   health: HealthService;
   docs: { llmsTxt: () => string };

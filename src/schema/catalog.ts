@@ -78,7 +78,8 @@ select c.relname as name, c.relrowsecurity as rls, ta.access,
                   join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum),
       'unique', i.indisunique,
       'primary', i.indisprimary,
-      'constraint', exists (select 1 from pg_constraint x where x.conindid = i.indexrelid)) order by ic.relname)
+      -- contype: a foreign key also records the referenced index in conindid; that does not make it a constraint's own index
+      'constraint', exists (select 1 from pg_constraint x where x.conindid = i.indexrelid and x.contype in ('p', 'u', 'x'))) order by ic.relname)
     from pg_index i join pg_class ic on ic.oid = i.indexrelid
     where i.indrelid = c.oid), '[]') as indexes
 from pg_class c

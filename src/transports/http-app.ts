@@ -23,7 +23,8 @@ export function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): expre
   const { config } = services;
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', true);
+  // Only trusted hops may name the client: otherwise X-Forwarded-For would let anyone pick a fresh rate-limit bucket.
+  app.set('trust proxy', config.trustProxy);
 
   app.use(
     pinoHttp({
@@ -48,7 +49,8 @@ export function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): expre
       maxAge: 600,
     }),
   );
-  app.use(express.json({ limit: config.bodyLimit, type: ['application/json', 'application/*+json'] }));
+  // strict: false lets scalar JSON through to validation, which names what the route expects instead.
+  app.use(express.json({ limit: config.bodyLimit, strict: false, type: ['application/json', 'application/*+json'] }));
   if (config.baseDomain) app.use(subdomainResolver(config.baseDomain, services));
 
   app.all('/mcp', mcp.handle);

@@ -44,11 +44,11 @@ async function serve(
     const wire = http.respond?.(output) ?? {};
     const status = wire.status ?? http.status ?? 200;
     for (const [name, value] of Object.entries(wire.headers ?? {})) res.setHeader(name, value);
-    if (status === 204) {
-      res.status(204).end();
+    const body = 'body' in wire ? wire.body : output;
+    if (status === 204 || body === undefined) {
+      res.status(status).end();
       return;
     }
-    const body = 'body' in wire ? wire.body : output;
     if (http.contentType) res.status(status).type(http.contentType).send(body);
     else res.status(status).json(body);
   } catch (err) {
@@ -90,5 +90,7 @@ export function sendError(res: Response, err: AppError): void {
     return;
   }
   if (err.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+  const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
+  if (err.status === 429 && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
   res.status(err.status).json(envelope(err));
 }

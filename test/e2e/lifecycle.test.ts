@@ -1,4 +1,5 @@
 // Process lifecycle: graceful SIGTERM, concurrent first starts on one control database, and SVC_ROLE.
+import { migrations as controlMigrations } from '../../db/migrations/index.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -187,7 +188,7 @@ describe('two servers starting at once on one fresh, unmigrated control database
       const keys = await client.query<{ account_id: string; key_hash: string }>('select account_id, key_hash from platform_keys');
       expect(keys.rows).toEqual([{ account_id: accounts.rows[0]!.id, key_hash: hashKey(platformKey) }]);
       const migrations = await client.query<{ name: string }>('select name from kysely_migration');
-      expect(migrations.rows.map((r) => r.name)).toEqual(['0001_core']);
+      expect(migrations.rows.map((r) => r.name)).toEqual(Object.keys(controlMigrations));
     } finally {
       await client.end();
     }

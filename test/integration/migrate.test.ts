@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { migrateControl, openControlDb, ensureDatabase } from '../../src/db/control.ts';
 import { KeysService } from '../../src/auth/keys.ts';
+import { migrations } from '../../db/migrations/index.ts';
 import { generateKey } from '../../src/core/crypto.ts';
 import { adminQuery, databaseUrl, dropDatabase, uniqueSuffix } from '../helpers/db.ts';
 
@@ -23,7 +24,7 @@ describe('control database start-up', () => {
         (select count(*)::int from platform_keys) as keys,
         (select count(*)::int from kysely_migration) as migrations,
         (select count(*)::int from pg_namespace where nspname = 'graphile_worker') as worker_schema`);
-      expect(rows[0]).toEqual({ accounts: 1, keys: 1, migrations: 1, worker_schema: 1 });
+      expect(rows[0]).toEqual({ accounts: 1, keys: 1, migrations: Object.keys(migrations).length, worker_schema: 1 });
     } finally {
       await Promise.all(controls.map((c) => c.close()));
     }

@@ -47,7 +47,7 @@ describe('reaper and drop jobs', () => {
     await waitFor(async () => (await databasesWithPrefix(name)).length === 0);
 
     await quickAddJob({ connectionString: databaseUrl(p.controlDb) }, 'apps_drop_database', { db_name: 'postgres' }, { maxAttempts: 1 });
-    await waitFor(async () => (await p.sql(`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'apps_drop_database' and attempts >= 1`))[0].n === 1);
+    await waitFor(async () => (await p.sql(`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'apps_drop_database' and last_error is not null`))[0].n === 1);
     const [job] = await p.sql(`select last_error from graphile_worker.jobs where task_identifier = 'apps_drop_database'`);
     expect(job.last_error).toContain('refusing to drop postgres: not an app database');
     expect((await adminQuery(`select 1 from pg_database where datname = 'postgres'`)).rowCount).toBe(1);

@@ -1,4 +1,193 @@
-import type { AnyTool } from '../../src/core/define.ts';
+import { z } from 'zod';
+import { defineTool, type AnyTool, type Caller, type ToolContext } from '../../src/core/define.ts';
+import { AppIdSchema } from '../../src/apps/types.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../src/auth/passwords.ts';
+import { rateLimitBucket, routeLimit, type RateLimitedRoute } from '../../src/auth/rate-limit.ts';
+import { USERS_LIST_LIMIT } from '../../src/auth/users.ts';
+
+// .email() after trim/toLowerCase: the format is checked on the normalized value, and the JSON Schema keeps format: email.
+export const EmailSchema = z.string().trim().toLowerCase().max(254, 'email is at most 254 characters').email('email must be a valid email address');
+
+export const PasswordSchema = z
+  .string()
+  .min(PASSWORD_MIN_LENGTH, `password must be at least ${PASSWORD_MIN_LENGTH} characters`)
+  .max(PASSWORD_MAX_LENGTH, `password must be at most ${PASSWORD_MAX_LENGTH} characters`);
+
+// Only the shape is checked here: any wrong token is a 401, not a 400, so nothing is learnt from the format.
+const RefreshTokenSchema = z.string().min(1, 'refresh_token must not be empty').max(512, 'refresh_token is at most 512 characters');
+
+const CredentialsInput = z.object({
+  app_id: AppIdSchema,
+  email: EmailSchema.describe('The end user\'s email; compared case-insensitively'),
+  password: PasswordSchema.describe(`${PASSWORD_MIN_LENGTH}-${PASSWORD_MAX_LENGTH} characters`),
+});
+
+const SessionUserSchema = z.object({ id: z.string(), email: z.string(), created_at: z.string() });
+
+const EndUserSchema = SessionUserSchema.extend({ last_sign_in_at: z.string().nullable() });
+
+const SessionSchema = z.object({
+  access_token: z.string().describe('ES256 JWT for Authorization: Bearer; audience is the app_id'),
+  token_type: z.literal('bearer'),
+  expires_in: z.number().int().describe('Seconds until the access token expires'),
+  refresh_token: z.string().describe('Single-use; exchange it at auth_refresh for a new pair'),
+  user: SessionUserSchema,
+});
+
+const JwkSchema = z.object({
+  kty: z.string(),
+  crv: z.string(),
+  x: z.string(),
+  y: z.string(),
+  kid: z.string(),
+  alg: z.literal('ES256'),
+  use: z.literal('sig'),
+});
+
+const ANYONE = ['none', 'service', 'platform', 'user'] as const;
+
+/** Counted before any password work: argon2 is the expensive part, so a flood never reaches it. */
+async function enforceLimit(ctx: ToolContext, route: RateLimitedRoute, appId: string): Promise<void> {
+  const { rateLimits, config } = ctx.services;
+  await rateLimits.enforce(rateLimitBucket(route, appId, ctx.clientId), routeLimit(config, route));
+}
+
+/** The end user behind the request; the tool's auth list (['user']) guarantees the kind. */
+function endUserOf(caller: Caller): string {
+  if (caller.kind === 'user') return caller.userId;
+  throw new Error(`caller of kind ${caller.kind} is not an end user`);
+}
+
+export const authSignup = defineTool({
+  name: 'auth_signup',
+  title: 'Sign up an end user',
+  description:
+    'Create an end-user account of an app with email and password (8-200 characters) and sign it in. Returns ' +
+    '{ access_token, token_type, expires_in, refresh_token, user }. Send the access token as Authorization: Bearer to the ' +
+    'app\'s data API and auth routes; renew it with auth_refresh. An email already registered is 409 CONFLICT (use auth_login). ' +
+    'Rate-limited per client and app (429 RATE_LIMITED with details.retry_after_seconds). No credential is needed.',
+  input: CredentialsInput,
+  output: SessionSchema,
+  auth: ANYONE,
+  appScoped: true,
+  http: { method: 'POST', path: '/v1/{app_id}/auth/signup', subdomainPath: '/auth/signup', status: 201 },
+  annotations: { destructiveHint: false, idempotentHint: false },
+  handler: async (input, ctx) => {
+    await enforceLimit(ctx, 'signup', input.app_id);
+    return ctx.services.endUsers.signup(input.app_id, input.email, input.password);
+  },
+});
+
+export const authLogin = defineTool({
+  name: 'auth_login',
+  title: 'Log in an end user',
+  description:
+    'Sign an end user of an app in with email and password. Returns the same body as auth_signup: a short-lived access ' +
+    'token and a refresh token. A wrong password and an unknown email both give 401 AUTH_INVALID_CREDENTIALS. ' +
+    'Rate-limited per client and app (429 RATE_LIMITED with details.retry_after_seconds).',
+  input: CredentialsInput,
+  output: SessionSchema,
+  auth: ANYONE,
+  appScoped: true,
+  http: { method: 'POST', path: '/v1/{app_id}/auth/login', subdomainPath: '/auth/login' },
+  annotations: { destructiveHint: false, idempotentHint: false },
+  handler: async (input, ctx) => {
+    await enforceLimit(ctx, 'login', input.app_id);
+    return ctx.services.endUsers.login(input.app_id, input.email, input.password);
+  },
+});
+
+export const authRefresh = defineTool({
+  name: 'auth_refresh',
+  title: 'Refresh an end-user session',
+  description:
+    'Exchange a refresh token for a new access token and a new refresh token. Each refresh token works once: keep the ' +
+    'new one. Presenting a used token again is treated as theft and ends that whole session (every token of it); ' +
+    'an invalid, expired or revoked token is 401 AUTH_INVALID_TOKEN, after which the user must log in again.',
+  input: z.object({ app_id: AppIdSchema, refresh_token: RefreshTokenSchema.describe('The refresh_token of the last auth_signup, auth_login or auth_refresh') }),
+  output: SessionSchema,
+  auth: ANYONE,
+  appScoped: true,
+  http: { method: 'POST', path: '/v1/{app_id}/auth/refresh', subdomainPath: '/auth/refresh' },
+  annotations: { destructiveHint: false, idempotentHint: false },
+  handler: async (input, ctx) => {
+    await enforceLimit(ctx, 'refresh', input.app_id);
+    return ctx.services.endUsers.refresh(input.app_id, input.refresh_token);
+  },
+});
+
+export const authLogout = defineTool({
+  name: 'auth_logout',
+  title: 'Log out an end user',
+  description:
+    'End sessions of the end user whose access token is sent. With refresh_token: ends that session only; without: ends ' +
+    'all of the user\'s sessions. Refresh tokens stop working at once; access tokens are stateless and stay valid until ' +
+    'they expire (expires_in), so clients should discard them. REST answers 204 with no body. Idempotent.',
+  input: z.object({
+    app_id: AppIdSchema,
+    refresh_token: RefreshTokenSchema.optional().describe('Ends only the session of this refresh token; omit to end all sessions'),
+  }),
+  output: z.object({ logged_out: z.literal(true), revoked_tokens: z.number().int() }),
+  auth: ['user'],
+  appScoped: true,
+  http: { method: 'POST', path: '/v1/{app_id}/auth/logout', subdomainPath: '/auth/logout', status: 204 },
+  annotations: { destructiveHint: true, idempotentHint: true },
+  handler: async (input, ctx) => {
+    const revoked = await ctx.services.endUsers.logout(input.app_id, endUserOf(ctx.caller), input.refresh_token);
+    return { logged_out: true as const, revoked_tokens: revoked };
+  },
+});
+
+export const authUser = defineTool({
+  name: 'auth_user',
+  title: 'Get the signed-in end user',
+  description:
+    'Read the account of the end user whose access token is sent: { id, email, created_at, last_sign_in_at }. ' +
+    '404 RESOURCE_NOT_FOUND when the account was deleted after the token was issued.',
+  input: z.object({ app_id: AppIdSchema }),
+  output: EndUserSchema,
+  auth: ['user'],
+  appScoped: true,
+  http: { method: 'GET', path: '/v1/{app_id}/auth/user', subdomainPath: '/auth/user' },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.endUsers.get(input.app_id, endUserOf(ctx.caller)),
+});
+
+export const authUsersList = defineTool({
+  name: 'auth_users_list',
+  title: 'List an app\'s end users',
+  description:
+    `List the end users who signed up to an app, newest first (at most ${USERS_LIST_LIMIT}): ` +
+    '{ users: [{ id, email, created_at, last_sign_in_at }] }. For the app\'s owner (platform key) or its service key.',
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ users: z.array(EndUserSchema) }),
+  auth: ['platform', 'service'],
+  appScoped: true,
+  http: { method: 'GET', path: '/v1/{app_id}/auth/users', subdomainPath: '/auth/users' },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ({ users: await ctx.services.endUsers.list(input.app_id) }),
+});
+
+export const authJwks = defineTool({
+  name: 'auth_jwks',
+  title: 'Get an app\'s token signing keys (JWKS)',
+  description:
+    'The public keys (JWKS) that verify an app\'s end-user access tokens: ES256, issuer the platform base URL, audience ' +
+    'the app_id. Public: point any JWT library (e.g. jose createRemoteJWKSet) at this URL to verify tokens in your own services.',
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ keys: z.array(JwkSchema) }),
+  auth: ['none', 'platform', 'service', 'user', 'substrate'],
+  appScoped: true,
+  http: {
+    method: 'GET',
+    path: '/v1/{app_id}/.well-known/jwks.json',
+    subdomainPath: '/.well-known/jwks.json',
+    // Public and rarely changing; verifiers refetch on an unknown kid anyway.
+    respond: () => ({ headers: { 'cache-control': 'public, max-age=300' } }),
+  },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.endUserTokens.jwks(input.app_id),
+});
 
 /** End-user auth tools. */
-export const authTools: readonly AnyTool[] = [];
+export const authTools: readonly AnyTool[] = [authSignup, authLogin, authRefresh, authLogout, authUser, authUsersList, authJwks];

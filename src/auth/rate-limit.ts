@@ -1,0 +1,86 @@
+import { sql, type Kysely } from 'kysely';
+import { AppError } from '../core/errors.ts';
+import type { ControlDatabase } from '../db/types.ts';
+
+/** Routes with their own limit; each is also the first part of its bucket name. */
+export type RateLimitedRoute = 'signup' | 'login' | 'refresh';
+
+export interface RateLimitConfig {
+  authRateLimitPerMinute: number;
+  refreshRateLimitPerMinute: number;
+}
+
+export interface RateLimitHit {
+  /** Requests counted in the current window, this one included. */
+  hits: number;
+  limit: number;
+  allowed: boolean;
+  /** Whole seconds until the current window ends (at least 1). */
+  retryAfterSeconds: number;
+}
+
+/**
+ * Windows end after a minute; keeping a few more minutes costs nothing and leaves room for clock skew
+ * between instances (the windows themselves are cut by the database clock, so there is no skew in counting).
+ */
+export const PURGE_RATE_LIMITS_SQL = `delete from rate_limits where window_start < now() - interval '5 minutes'`;
+
+export function rateLimitBucket(route: RateLimitedRoute, appId: string, clientId: string): string {
+  return `${route}:${appId}:${clientId}`;
+}
+
+export function routeLimit(config: RateLimitConfig, route: RateLimitedRoute): number {
+  return route === 'refresh' ? config.refreshRateLimitPerMinute : config.authRateLimitPerMinute;
+}
+
+/** The verdict for a counted request; pure so the boundary cases are unit-testable. */
+export function decide(hits: number, limit: number, secondsLeft: number): RateLimitHit {
+  return { hits, limit, allowed: hits <= limit, retryAfterSeconds: Math.max(1, Math.ceil(secondsLeft)) };
+}
+
+export function rateLimited(retryAfterSeconds: number): AppError {
+  const unit = retryAfterSeconds === 1 ? 'second' : 'seconds';
+  return new AppError(
+    429,
+    'RATE_LIMITED',
+    `Too many requests to this route from this client; retry in ${retryAfterSeconds} ${unit}.`,
+    `Wait ${retryAfterSeconds} ${unit} (the end of the current one-minute window) before retrying; do not retry in a loop.`,
+    { retry_after_seconds: retryAfterSeconds },
+  );
+}
+
+/**
+ * Fixed one-minute windows counted in the control database, so the limit holds across any number of api
+ * instances. One statement per request: the upsert is atomic under concurrency, and the window is cut by
+ * the database clock so instances with skewed clocks still share a window.
+ */
+export class RateLimiter {
+  readonly #db: Kysely<ControlDatabase>;
+
+  constructor(db: Kysely<ControlDatabase>) {
+    this.#db = db;
+  }
+
+  /** Counts one request in the bucket's current window and says whether it is within the limit. */
+  async hit(bucket: string, limit: number): Promise<RateLimitHit> {
+    const { rows } = await sql<{ hits: number; seconds_left: number }>`
+      insert into rate_limits as r (bucket, window_start, hits)
+      values (${bucket}, date_trunc('minute', now()), 1)
+      on conflict (bucket, window_start) do update set hits = r.hits + 1
+      returning r.hits, extract(epoch from r.window_start + interval '1 minute' - now())::float8 as seconds_left`.execute(this.#db);
+    const row = rows[0]!;
+    return decide(row.hits, limit, row.seconds_left);
+  }
+
+  /** Throws 429 RATE_LIMITED when the request is over the limit; call it before any expensive work. */
+  async enforce(bucket: string, limit: number): Promise<void> {
+    const verdict = await this.hit(bucket, limit);
+    if (!verdict.allowed) throw rateLimited(verdict.retryAfterSeconds);
+  }
+
+  /** Deletes windows that can no longer count; returns how many rows went. */
+  async purge(): Promise<number> {
+    const result = await sql.raw(PURGE_RATE_LIMITS_SQL).execute(this.#db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+}

@@ -1,0 +1,216 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { generateKey, hashKey } from '../core/crypto.ts';
+import { AppError, errors } from '../core/errors.ts';
+import type { AppDatabases } from '../apps/app-databases.ts';
+import type { EndUserTokens } from './end-user-tokens.ts';
+import { dummyHash, hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
+
+export interface EndUserView {
+  id: string;
+  email: string;
+  created_at: string;
+  last_sign_in_at: string | null;
+}
+
+export interface AuthSession {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  refresh_token: string;
+  user: { id: string; email: string; created_at: string };
+}
+
+export interface EndUsersOptions {
+  databases: AppDatabases;
+  tokens: EndUserTokens;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlDays: number;
+  log: Logger;
+}
+
+interface UserRow {
+  id: string;
+  email: string;
+  created_at: Date;
+}
+
+interface FullUserRow extends UserRow {
+  last_sign_in_at: Date | null;
+}
+
+export const USERS_LIST_LIMIT = 1000;
+
+/** One answer for an unknown email and a wrong password alike: which accounts exist stays private. */
+export const invalidCredentials = () =>
+  new AppError(401, 'AUTH_INVALID_CREDENTIALS', 'Invalid email or password.', 'Check the email and password and try again; an account must first be created with auth_signup.');
+
+const invalidRefreshToken = () =>
+  new AppError(401, 'AUTH_INVALID_TOKEN', 'The refresh token is invalid, expired or revoked.', 'Sign in again with auth_login to start a new session.');
+
+const emailTaken = () =>
+  errors.conflict('An account with this email already exists in this app.', 'Log in with auth_login instead, or sign up with a different email.');
+
+/**
+ * Refresh tokens are opaque random secrets (32 bytes, base64url). No `svc_` prefix: those are parsed as
+ * API keys. High entropy makes a plain SHA-256 a sufficient at-rest hash.
+ */
+export const newRefreshToken = (): string => generateKey('');
+
+// New session: a fresh family per sign-in, so reuse detection revokes only the session that leaked.
+const SIGNUP_SQL = `
+  with u as (
+    insert into svc_auth.users (email, password_hash, last_sign_in_at) values ($1, $2, now())
+    returning id, email, created_at
+  ), t as (
+    insert into svc_auth.refresh_tokens (user_id, token_hash, family, expires_at)
+    select id, $3, gen_random_uuid(), now() + make_interval(days => $4::int) from u
+  )
+  select id, email, created_at from u`;
+
+const LOGIN_LOOKUP_SQL = `select id, email, password_hash, created_at from svc_auth.users where lower(email) = lower($1)`;
+
+const LOGIN_SESSION_SQL = `
+  with u as (
+    update svc_auth.users set last_sign_in_at = now() where id = $1
+    returning id, email, created_at
+  ), t as (
+    insert into svc_auth.refresh_tokens (user_id, token_hash, family, expires_at)
+    select id, $2, gen_random_uuid(), now() + make_interval(days => $3::int) from u
+  )
+  select id, email, created_at from u`;
+
+// Rotation in one statement: of two concurrent uses of one token, the row lock lets exactly one through.
+const ROTATE_SQL = `
+  with used as (
+    update svc_auth.refresh_tokens set revoked_at = now()
+    where token_hash = $1 and revoked_at is null and expires_at > now()
+    returning user_id, family
+  ), fresh as (
+    insert into svc_auth.refresh_tokens (user_id, token_hash, family, expires_at)
+    select user_id, $2, family, now() + make_interval(days => $3::int) from used
+  )
+  select u.id, u.email, u.created_at from used join svc_auth.users u on u.id = used.user_id`;
+
+// A revoked token presented again means it was copied: end every token of its family, the newest included.
+const REVOKE_REUSED_FAMILY_SQL = `
+  update svc_auth.refresh_tokens set revoked_at = now()
+  where family = (select family from svc_auth.refresh_tokens where token_hash = $1 and revoked_at is not null)
+    and revoked_at is null`;
+
+const LOGOUT_FAMILY_SQL = `
+  update svc_auth.refresh_tokens set revoked_at = now()
+  where family = (select family from svc_auth.refresh_tokens where token_hash = $1 and user_id = $2)
+    and revoked_at is null`;
+
+const LOGOUT_ALL_SQL = `update svc_auth.refresh_tokens set revoked_at = now() where user_id = $1 and revoked_at is null`;
+
+const USER_SQL = `select id, email, created_at, last_sign_in_at from svc_auth.users where id = $1`;
+
+const USERS_LIST_SQL = `select id, email, created_at, last_sign_in_at from svc_auth.users order by created_at desc, id limit $1`;
+
+const toView = (r: FullUserRow): EndUserView => ({
+  id: r.id,
+  email: r.email,
+  created_at: r.created_at.toISOString(),
+  last_sign_in_at: r.last_sign_in_at?.toISOString() ?? null,
+});
+
+const isEmailConflict = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505' && (err as { constraint?: unknown }).constraint === 'users_email_key';
+
+/**
+ * End users of one app, stored in that app's own database (schema svc_auth, never exposed by the data API),
+ * reached as the platform login that owns the schema. Access tokens are short-lived stateless JWTs;
+ * refresh tokens rotate on every use and are stored hashed.
+ */
+export class EndUsers {
+  readonly #opts: EndUsersOptions;
+
+  constructor(opts: EndUsersOptions) {
+    this.#opts = opts;
+    // The first unknown-email login must not be slower than the rest (the dummy hash is made once).
+    dummyHash().catch((err: unknown) => opts.log.error({ err }, 'could not prepare the dummy password hash'));
+  }
+
+  /** Email arrives validated and lower-cased; a taken email is 409 CONFLICT. */
+  async signup(appId: string, email: string, password: string): Promise<AuthSession> {
+    const passwordHash = await hashPassword(password);
+    const refreshToken = newRefreshToken();
+    let user: UserRow;
+    try {
+      const { rows } = await this.#pool(appId).query<UserRow>(SIGNUP_SQL, [email, passwordHash, hashKey(refreshToken), this.#opts.refreshTokenTtlDays]);
+      user = rows[0]!;
+    } catch (err) {
+      if (isEmailConflict(err)) throw emailTaken();
+      throw err;
+    }
+    return this.#session(appId, user, refreshToken);
+  }
+
+  async login(appId: string, email: string, password: string): Promise<AuthSession> {
+    const pool = this.#pool(appId);
+    const { rows } = await pool.query<UserRow & { password_hash: string }>(LOGIN_LOOKUP_SQL, [email]);
+    const found = rows[0];
+    const ok = found ? await verifyPassword(found.password_hash, password) : await verifyAgainstDummy(password);
+    if (!found || !ok) throw invalidCredentials();
+    const refreshToken = newRefreshToken();
+    const session = await pool.query<UserRow>(LOGIN_SESSION_SQL, [found.id, hashKey(refreshToken), this.#opts.refreshTokenTtlDays]);
+    // Deleted between the lookup and now: as if it never existed.
+    if (!session.rows[0]) throw invalidCredentials();
+    return this.#session(appId, session.rows[0], refreshToken);
+  }
+
+  /** Rotates: the presented token is revoked and a new one of the same family is issued. */
+  async refresh(appId: string, refreshToken: string): Promise<AuthSession> {
+    const pool = this.#pool(appId);
+    const presented = hashKey(refreshToken);
+    const next = newRefreshToken();
+    const { rows } = await pool.query<UserRow>(ROTATE_SQL, [presented, hashKey(next), this.#opts.refreshTokenTtlDays]);
+    if (rows[0]) return this.#session(appId, rows[0], next);
+    const reuse = await pool.query(REVOKE_REUSED_FAMILY_SQL, [presented]);
+    if (reuse.rowCount) this.#opts.log.warn({ app_id: appId, revoked: reuse.rowCount }, 'refresh token reuse: session family revoked');
+    throw invalidRefreshToken();
+  }
+
+  /**
+   * With a refresh token: ends that session (its whole family), if it is the caller's. Without: ends every
+   * session of the user. Idempotent, and silent about tokens it does not know. Access tokens already
+   * issued stay valid until they expire.
+   */
+  async logout(appId: string, userId: string, refreshToken: string | undefined): Promise<number> {
+    const pool = this.#pool(appId);
+    const result = refreshToken === undefined
+      ? await pool.query(LOGOUT_ALL_SQL, [userId])
+      : await pool.query(LOGOUT_FAMILY_SQL, [hashKey(refreshToken), userId]);
+    return result.rowCount ?? 0;
+  }
+
+  async get(appId: string, userId: string): Promise<EndUserView> {
+    const { rows } = await this.#pool(appId).query<FullUserRow>(USER_SQL, [userId]);
+    if (!rows[0]) throw errors.notFound('User', 'The account was deleted; sign up again with auth_signup.');
+    return toView(rows[0]);
+  }
+
+  /** Newest first, at most USERS_LIST_LIMIT. */
+  async list(appId: string): Promise<EndUserView[]> {
+    const { rows } = await this.#pool(appId).query<FullUserRow>(USERS_LIST_SQL, [USERS_LIST_LIMIT]);
+    return rows.map(toView);
+  }
+
+  async #session(appId: string, user: UserRow, refreshToken: string): Promise<AuthSession> {
+    const ttl = this.#opts.accessTokenTtlSeconds;
+    const accessToken = await this.#opts.tokens.sign(appId, { sub: user.id, email: user.email, role: 'authenticated' }, ttl);
+    return {
+      access_token: accessToken,
+      token_type: 'bearer',
+      expires_in: ttl,
+      refresh_token: refreshToken,
+      user: { id: user.id, email: user.email, created_at: user.created_at.toISOString() },
+    };
+  }
+
+  #pool(appId: string): pg.Pool {
+    return this.#opts.databases.pool(appId);
+  }
+}

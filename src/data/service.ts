@@ -1,0 +1,148 @@
+import { AppError, errors } from '../core/errors.ts';
+import type { Caller } from '../core/define.ts';
+import type { AppDatabases } from '../apps/app-databases.ts';
+import type { CatalogCache } from '../schema/catalog-cache.ts';
+import type { Catalog } from '../schema/catalog.ts';
+import { CatalogMiss, compileDelete, compileInsert, compileRead, compileUpdate, idFilter, tableOf } from './compile.ts';
+import { roleFor, runAs, type StatementResult } from './executor.ts';
+import { parsePrefer, parseQuery, parseRange, type ParsedQuery, type Prefer } from './query.ts';
+
+export interface DataRequest {
+  appId: string;
+  caller: Caller;
+  table: string;
+  /** The raw PostgREST query string. */
+  query: string;
+  prefer?: string | undefined;
+  range?: string | undefined;
+  accept?: string | undefined;
+}
+
+export interface DataResult {
+  status: number;
+  /** Rows, one row (single-object responses and by-id routes), or nothing (return=minimal). */
+  data?: unknown;
+  content_range?: string;
+}
+
+const OBJECT_MEDIA_TYPE = 'application/vnd.pgrst.object+json';
+const wantsObject = (accept: string | undefined) => accept?.includes(OBJECT_MEDIA_TYPE) ?? false;
+
+const notSingle = (rows: number) =>
+  new AppError(406, 'NOT_SINGLE_ROW', `A single row was requested but the result has ${rows} rows.`, 'Narrow the filters to exactly one row, or drop Accept: application/vnd.pgrst.object+json.');
+const rowNotFound = (table: string, id: string) =>
+  errors.notFound(`Row '${id}' of table '${table}'`, 'The row does not exist or row-level security hides it from this credential.');
+const badFullText = (message: string) =>
+  new AppError(400, 'INVALID_QUERY', `Invalid full-text query: ${message}.`, 'Use plfts (plain words) or wfts (web-search syntax) for free text; fts expects to_tsquery syntax.');
+const filterRequired = () =>
+  new AppError(400, 'FILTER_REQUIRED', 'Updating or deleting a whole collection needs at least one filter.', 'Add a filter such as ?id=eq.1, or use the by-id route.');
+
+/** The data API: PostgREST semantics over the app's own database, as the caller's role, through RLS. */
+export class DataService {
+  readonly #databases: AppDatabases;
+  readonly #catalogs: CatalogCache;
+
+  constructor(databases: AppDatabases, catalogs: CatalogCache) {
+    this.#databases = databases;
+    this.#catalogs = catalogs;
+  }
+
+  async select(req: DataRequest): Promise<DataResult> {
+    const query = parseQuery(req.query);
+    const prefer = parsePrefer(req.prefer, 'representation');
+    const range = parseRange(req.range);
+    const offset = query.offset ?? range?.offset ?? 0;
+    const limit = query.limit ?? range?.limit;
+    const result = await this.#run(req, (c) => compileRead(c, req.table, query, { count: prefer.count === 'exact', offset, ...(limit === undefined ? {} : { limit }) }));
+    const content_range = `${result.rows ? `${offset}-${offset + result.rows - 1}` : '*'}/${result.total ?? '*'}`;
+    return { status: 200, data: this.#shape(result, req.accept), content_range };
+  }
+
+  async get(req: DataRequest, id: string): Promise<DataResult> {
+    const query = parseQuery(req.query);
+    const result = await this.#run(req, (c) => compileRead(c, req.table, withId(c, req.table, query, id), { count: false }));
+    if (result.rows === 0) throw rowNotFound(req.table, id);
+    return { status: 200, data: (JSON.parse(result.body) as unknown[])[0] };
+  }
+
+  async insert(req: DataRequest, body: unknown): Promise<DataResult> {
+    const rows = Array.isArray(body) ? body : [body];
+    if (!rows.every(isRecord)) throw errors.validation('The body must be a JSON object or an array of objects.');
+    const query = parseQuery(req.query);
+    const prefer = parsePrefer(req.prefer, 'minimal');
+    if (rows.length === 0) return { status: 201, ...(prefer.return === 'representation' ? { data: [] } : {}) };
+    const result = await this.#run(req, (c) => compileInsert(c, req.table, query, { rows, ...(prefer.resolution ? { upsert: prefer.resolution } : {}) }));
+    return this.#written(201, result, prefer, req.accept);
+  }
+
+  async update(req: DataRequest, body: unknown, id?: string): Promise<DataResult> {
+    if (!isRecord(body)) throw errors.validation('The body must be a JSON object of the columns to change.');
+    const query = parseQuery(req.query);
+    if (id === undefined && query.filters.length === 0) throw filterRequired();
+    const prefer = parsePrefer(req.prefer, id === undefined ? 'minimal' : 'representation');
+    const result = await this.#run(req, (c) => compileUpdate(c, req.table, query, body, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)]));
+    if (id !== undefined) return this.#byId(result, prefer, req.table, id);
+    return this.#written(prefer.return === 'representation' ? 200 : 204, result, prefer, req.accept);
+  }
+
+  async delete(req: DataRequest, id?: string): Promise<DataResult> {
+    const query = parseQuery(req.query);
+    if (id === undefined && query.filters.length === 0) throw filterRequired();
+    const prefer = parsePrefer(req.prefer, 'minimal');
+    const result = await this.#run(req, (c) => compileDelete(c, req.table, query, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)]));
+    if (id !== undefined) return this.#byId(result, prefer, req.table, id);
+    return this.#written(prefer.return === 'representation' ? 200 : 204, result, prefer, req.accept);
+  }
+
+  #byId(result: StatementResult, prefer: Prefer, table: string, id: string): DataResult {
+    if (result.rows === 0) throw rowNotFound(table, id);
+    if (prefer.return !== 'representation') return { status: 204 };
+    return { status: 200, data: (JSON.parse(result.body) as unknown[])[0] };
+  }
+
+  #written(status: number, result: StatementResult, prefer: Prefer, accept: string | undefined): DataResult {
+    if (prefer.return !== 'representation') {
+      if (wantsObject(accept) && result.rows !== 1) throw notSingle(result.rows);
+      return { status };
+    }
+    return { status, data: this.#shape(result, accept) };
+  }
+
+  #shape(result: StatementResult, accept: string | undefined): unknown {
+    const rows = JSON.parse(result.body) as unknown[];
+    if (!wantsObject(accept)) return rows;
+    if (rows.length !== 1) throw notSingle(rows.length);
+    return rows[0];
+  }
+
+  /** Compiles against the cached catalog; a name the snapshot lacks, or a stale snapshot, costs one re-read and retry. */
+  async #run(req: DataRequest, build: (catalog: Catalog) => string): Promise<StatementResult> {
+    const pool = this.#databases.pool(req.appId);
+    const role = roleFor(req.caller);
+    let statement: string;
+    try {
+      statement = build(await this.#catalogs.get(req.appId));
+    } catch (err) {
+      if (!(err instanceof CatalogMiss)) throw err;
+      statement = build(await this.#catalogs.refresh(req.appId));
+    }
+    try {
+      return await runAs(pool, role, statement);
+    } catch (err) {
+      const { code, message } = err as { code?: string; message?: string };
+      // The only syntax Postgres parses from client text here is a full-text query.
+      if (code === '42601' && message?.includes('tsquery')) throw badFullText(message);
+      if (code !== '42P01' && code !== '42703') throw err;
+      this.#catalogs.invalidate(req.appId);
+      return runAs(pool, role, build(await this.#catalogs.get(req.appId)));
+    }
+  }
+}
+
+function withId(catalog: Catalog, table: string, query: ParsedQuery, id: string): ParsedQuery {
+  return { ...query, filters: [...query.filters, idFilter(tableOf(catalog, table), id)] };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

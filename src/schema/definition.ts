@@ -1,0 +1,353 @@
+import { z } from 'zod';
+import { errors } from '../core/errors.ts';
+import type { TableAccess } from './catalog.ts';
+
+/**
+ * The declarative schema definition: its wire shape (zod) and its validated, normalized form.
+ * Shape errors come out of zod (invoke turns them into 400 VALIDATION_FAILED naming the path); the checks
+ * zod cannot express well (types, defaults, identifiers, limits) throw errors.validation naming the field.
+ */
+
+export const MAX_TABLES = 50;
+export const ACCESS_VALUES = ['user', 'public', 'service'] as const;
+
+const ColumnInputSchema = z.strictObject({
+  type: z
+    .string()
+    .describe('Column type: text, varchar, varchar(N), char, char(N), integer, bigint, smallint, real, float4, float8, decimal, numeric, numeric(P,S), boolean, bool, uuid, timestamp, timestamptz, date, time, timetz, interval, json, jsonb, bytea, vector(N), or any of these but vector followed by [] (array)'),
+  primary: z.boolean().optional().describe('Part of the primary key (several primary columns make a composite key); implies nullable false'),
+  nullable: z.boolean().optional().describe('Default true'),
+  unique: z.boolean().optional().describe('Unique constraint on this column'),
+  default: z
+    .union([z.string(), z.number(), z.boolean(), z.null()])
+    .optional()
+    .describe("Default expression: a number, true/false, null, a quoted string like 'draft' (optionally with a ::type cast), now(), gen_random_uuid(), current_timestamp, current_date, or empty json/arrays like '{}'::jsonb"),
+  references: z
+    .strictObject({ table: z.string(), column: z.string() })
+    .optional()
+    .describe('Foreign key to a primary-key or unique column of another table'),
+});
+
+const IndexInputSchema = z.strictObject({
+  columns: z.array(z.string()).min(1).describe('Indexed columns, in order'),
+  unique: z.boolean().optional(),
+});
+
+const TableInputSchema = z.strictObject({
+  columns: z.record(z.string(), ColumnInputSchema).optional().describe('Column name -> column; a new table needs at least one'),
+  indexes: z.record(z.string(), IndexInputSchema).optional().describe('Index name -> { columns, unique? }'),
+  _dropColumns: z.array(z.string()).optional().describe('Columns to remove (destructive)'),
+  _drop: z.boolean().optional().describe('true removes the table and its rows (destructive)'),
+  access: z
+    .enum(ACCESS_VALUES)
+    .optional()
+    .describe(
+      "Row-level security: 'user' (end users read and write only rows whose user_id is theirs; needs a user_id uuid column), " +
+        "'public' (anyone may read; end users write only their own rows when there is a user_id column), " +
+        "'service' (only the service key). Default: 'user' when the table has a user_id uuid column, else 'service'; an existing table keeps its access",
+    ),
+});
+
+export const SchemaDefinitionSchema = z.strictObject({
+  tables: z.record(z.string(), TableInputSchema).describe(`Table name -> table; at most ${MAX_TABLES} tables`),
+});
+export type SchemaDefinitionInput = z.output<typeof SchemaDefinitionSchema>;
+
+export interface Reference {
+  table: string;
+  column: string;
+}
+
+export interface ColumnSpec {
+  name: string;
+  /** format_type() spelling, so it compares directly with the catalog. */
+  type: string;
+  primary: boolean;
+  nullable: boolean;
+  unique: boolean;
+  /** SQL default expression from the allow-list, or null for none. */
+  default: string | null;
+  references: Reference | null;
+}
+
+export interface IndexSpec {
+  name: string;
+  columns: string[];
+  unique: boolean;
+}
+
+export interface TableSpec {
+  name: string;
+  drop: boolean;
+  columns: ColumnSpec[];
+  indexes: IndexSpec[];
+  dropColumns: string[];
+  access: TableAccess | undefined;
+}
+
+export interface Definition {
+  tables: TableSpec[];
+}
+
+// ---------------------------------------------------------------- identifiers
+
+/** Postgres keywords of categories R (reserved) and T (reserved, may be a function or type name), from pg_get_keywords(). */
+const RESERVED = new Set(
+  (
+    'all analyse analyze and any array as asc asymmetric both case cast check collate column constraint create current_catalog ' +
+    'current_date current_role current_time current_timestamp current_user default deferrable desc distinct do else end except ' +
+    'false fetch for foreign from grant group having in initially intersect into lateral leading limit localtime localtimestamp ' +
+    'not null offset on only or order placing primary references returning select session_user some symmetric table then to ' +
+    'trailing true union unique user using variadic when where window with ' +
+    'authorization binary collation concurrently cross current_schema freeze full ilike inner is isnull join left like natural ' +
+    'notnull outer overlaps right similar tablesample verbose'
+  ).split(' '),
+);
+
+/** First path segments of the app API: a table with one of these names would be shadowed by (or shadow) a route. */
+export const ROUTE_SEGMENTS = new Set(
+  'schema migrations auth storage functions fn frontend ai rag people integrations billing chat embeddings data keys app sites'.split(' '),
+);
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Throws a 400 naming `label` (e.g. "Column 'posts.Title'") when `name` is not a usable identifier. */
+export function checkIdentifier(name: string, label: string): void {
+  if (!IDENTIFIER.test(name)) {
+    throw errors.validation(`${label}: '${name}' is not a valid name; use 1-63 lowercase letters, digits and underscores, starting with a letter or underscore.`);
+  }
+  if (RESERVED.has(name)) throw errors.validation(`${label}: '${name}' is a reserved SQL keyword; choose another name.`);
+  if (name.startsWith('svc_') || name.startsWith('pg_')) {
+    throw errors.validation(`${label}: '${name}' starts with a reserved prefix (svc_ or pg_); choose another name.`);
+  }
+}
+
+export function checkTableName(name: string): void {
+  checkIdentifier(name, `Table '${name}'`);
+  if (ROUTE_SEGMENTS.has(name)) {
+    throw errors.validation(`Table '${name}': the name is reserved by a route of the app API (/v1/{app_id}/${name}); choose another name.`);
+  }
+}
+
+// ---------------------------------------------------------------- types
+
+const ALLOWED_TYPES_TEXT =
+  'text, varchar, varchar(N), char, char(N), integer, bigint, smallint, real, float4, float8, decimal, numeric, numeric(P,S), ' +
+  'boolean, bool, uuid, timestamp, timestamptz, date, time, timetz, interval, json, jsonb, bytea, vector(N), and arrays such as text[] or integer[]';
+
+/** Parameterless allowed types and their format_type() spelling. */
+const SIMPLE_TYPES: Record<string, string> = {
+  text: 'text',
+  varchar: 'character varying',
+  char: 'character(1)',
+  integer: 'integer',
+  bigint: 'bigint',
+  smallint: 'smallint',
+  real: 'real',
+  float4: 'real',
+  float8: 'double precision',
+  decimal: 'numeric',
+  numeric: 'numeric',
+  boolean: 'boolean',
+  bool: 'boolean',
+  uuid: 'uuid',
+  timestamp: 'timestamp without time zone',
+  timestamptz: 'timestamp with time zone',
+  date: 'date',
+  time: 'time without time zone',
+  timetz: 'time with time zone',
+  interval: 'interval',
+  json: 'json',
+  jsonb: 'jsonb',
+  bytea: 'bytea',
+};
+
+/** Postgres's own length limit for character types. */
+const MAX_CHAR_LENGTH = 10_485_760;
+const MAX_VECTOR_DIM = 16_000;
+const MAX_NUMERIC_PRECISION = 1000;
+
+/** The format_type() spelling of an allowed type, or undefined when the type is not allowed. */
+export function normalizeType(raw: string): string | undefined {
+  const t = raw.trim().toLowerCase().replace(/\s*([(),])\s*/g, '$1').replace(/\s*\[\s*\]$/, '[]');
+  const isArray = t.endsWith('[]');
+  const base = isArray ? t.slice(0, -2) : t;
+  const normalized = normalizeBaseType(base);
+  if (normalized === undefined) return undefined;
+  if (!isArray) return normalized;
+  if (normalized.startsWith('vector(')) return undefined; // pgvector has no array form worth supporting
+  return `${normalized}[]`;
+}
+
+function normalizeBaseType(base: string): string | undefined {
+  const simple = SIMPLE_TYPES[base];
+  if (simple !== undefined) return simple;
+  const sized = /^(varchar|char|vector)\((\d{1,6})\)$/.exec(base);
+  if (sized) {
+    const n = Number(sized[2]);
+    if (sized[1] === 'vector') return n >= 1 && n <= MAX_VECTOR_DIM ? `vector(${n})` : undefined;
+    if (n < 1 || n > MAX_CHAR_LENGTH) return undefined;
+    return sized[1] === 'varchar' ? `character varying(${n})` : `character(${n})`;
+  }
+  const numeric = /^numeric\((\d{1,4}),(\d{1,4})\)$/.exec(base);
+  if (numeric) {
+    const p = Number(numeric[1]);
+    const s = Number(numeric[2]);
+    return p >= 1 && p <= MAX_NUMERIC_PRECISION && s <= p ? `numeric(${p},${s})` : undefined;
+  }
+  return undefined;
+}
+
+/** format_type() spellings back to the definition's short spelling, for schema_get. */
+const SHORT_SPELLING: Array<[RegExp, string]> = [
+  [/^character varying(\(\d+\))?$/, 'varchar$1'],
+  [/^character(\(\d+\))$/, 'char$1'],
+  [/^double precision$/, 'float8'],
+  [/^timestamp without time zone$/, 'timestamp'],
+  [/^timestamp with time zone$/, 'timestamptz'],
+  [/^time without time zone$/, 'time'],
+  [/^time with time zone$/, 'timetz'],
+];
+
+export function definitionType(formatType: string): string {
+  const isArray = formatType.endsWith('[]');
+  const base = isArray ? formatType.slice(0, -2) : formatType;
+  let short = base;
+  for (const [pattern, replacement] of SHORT_SPELLING) {
+    if (pattern.test(base)) {
+      short = base.replace(pattern, replacement);
+      break;
+    }
+  }
+  return isArray ? `${short}[]` : short;
+}
+
+// ---------------------------------------------------------------- defaults
+
+const NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+const QUOTED = /^'((?:[^'\u0000]|'')*)'(?:::(.+))?$/s;
+const FUNCTIONS = new Map([
+  ['now()', 'now()'],
+  ['gen_random_uuid()', 'gen_random_uuid()'],
+  ['current_timestamp', 'CURRENT_TIMESTAMP'],
+  ['current_date', 'CURRENT_DATE'],
+]);
+/** Cast targets Postgres itself prints in defaults, beside the definition's own spellings. */
+const PRINTED_CASTS = new Set(['bpchar', 'vector', 'character', 'character varying', 'double precision', 'timestamp with time zone', 'timestamp without time zone', 'time with time zone', 'time without time zone']);
+
+/**
+ * The default as SQL, or undefined when it is outside the allow-list. A default is an expression that
+ * runs on every insert, so anything beyond literals and a few functions would be an injection path.
+ * null means "no default".
+ */
+export function normalizeDefault(raw: string | number | boolean | null): string | null | undefined {
+  if (raw === null) return null;
+  if (typeof raw === 'boolean') return String(raw);
+  if (typeof raw === 'number') return Number.isFinite(raw) ? String(raw) : undefined;
+  const d = raw.trim();
+  const lower = d.toLowerCase();
+  if (lower === 'null') return null;
+  if (lower === 'true' || lower === 'false') return lower;
+  if (NUMBER.test(d)) return d;
+  const fn = FUNCTIONS.get(lower.replace(/\s+/g, ''));
+  if (fn) return fn;
+  const quoted = QUOTED.exec(d);
+  if (!quoted) return undefined;
+  if (quoted[2] === undefined) return `'${quoted[1]}'`;
+  const castType = castTarget(quoted[2].trim().toLowerCase().replace(/\s+/g, ' '));
+  return castType === undefined ? undefined : `'${quoted[1]}'::${castType}`;
+}
+
+function castTarget(cast: string): string | undefined {
+  const isArray = cast.endsWith('[]');
+  const base = isArray ? cast.slice(0, -2) : cast;
+  if (PRINTED_CASTS.has(base)) return cast;
+  return normalizeType(cast);
+}
+
+// ---------------------------------------------------------------- normalization
+
+/** Validates everything that needs no database and returns the normalized definition. */
+export function normalizeDefinition(input: SchemaDefinitionInput): Definition {
+  const entries = Object.entries(input.tables);
+  if (entries.length > MAX_TABLES) {
+    throw errors.validation(`The schema defines ${entries.length} tables; at most ${MAX_TABLES} tables are allowed per schema definition. Apply it in several smaller definitions.`);
+  }
+  const tables = entries.map(([name, table]) => normalizeTable(name, table));
+  checkIndexNamesUnique(tables);
+  return { tables };
+}
+
+type TableInput = SchemaDefinitionInput['tables'][string];
+
+function normalizeTable(name: string, input: TableInput): TableSpec {
+  checkTableName(name);
+  const columns = Object.entries(input.columns ?? {}).map(([col, c]) => normalizeColumn(name, col, c));
+  const indexes = Object.entries(input.indexes ?? {}).map(([idx, i]) => normalizeIndex(name, idx, i));
+  const dropColumns = [...new Set(input._dropColumns ?? [])];
+  for (const col of dropColumns) {
+    checkIdentifier(col, `_dropColumns of table '${name}'`);
+    if (columns.some((c) => c.name === col)) {
+      throw errors.validation(`Column '${name}.${col}' is both defined in columns and listed in _dropColumns; keep only one.`);
+    }
+  }
+  for (const index of indexes) {
+    for (const col of index.columns) {
+      if (dropColumns.includes(col)) throw errors.validation(`Index '${index.name}' of table '${name}' uses column '${col}', which _dropColumns removes.`);
+    }
+  }
+  return { name, drop: input._drop === true, columns, indexes, dropColumns, access: input.access };
+}
+
+type ColumnInput = NonNullable<TableInput['columns']>[string];
+
+function normalizeColumn(table: string, name: string, input: ColumnInput): ColumnSpec {
+  checkIdentifier(name, `Column '${table}.${name}'`);
+  const type = normalizeType(input.type);
+  if (type === undefined) {
+    throw errors.validation(`Column '${table}.${name}' has type '${input.type}', which is not allowed. Allowed types: ${ALLOWED_TYPES_TEXT}.`);
+  }
+  const primary = input.primary === true;
+  if (primary && input.nullable === true) {
+    throw errors.validation(`Column '${table}.${name}' is primary and nullable; a primary key column is never null. Remove nullable: true.`);
+  }
+  const def = input.default === undefined ? null : normalizeDefault(input.default);
+  if (def === undefined) {
+    throw errors.validation(
+      `Column '${table}.${name}' has default ${JSON.stringify(input.default)}, which is not allowed. Use a number, true/false, null, a quoted string ` +
+        `(optionally with a ::type cast), now(), gen_random_uuid(), current_timestamp, current_date or an empty json/array literal such as '{}'::jsonb.`,
+    );
+  }
+  let references: Reference | null = null;
+  if (input.references) {
+    checkIdentifier(input.references.table, `references.table of column '${table}.${name}'`);
+    checkIdentifier(input.references.column, `references.column of column '${table}.${name}'`);
+    references = { table: input.references.table, column: input.references.column };
+  }
+  return { name, type, primary, nullable: primary ? false : input.nullable !== false, unique: input.unique === true, default: def, references };
+}
+
+type IndexInput = NonNullable<TableInput['indexes']>[string];
+
+function normalizeIndex(table: string, name: string, input: IndexInput): IndexSpec {
+  checkIdentifier(name, `Index '${name}' of table '${table}'`);
+  for (const col of input.columns) checkIdentifier(col, `Columns of index '${name}' (table '${table}')`);
+  if (new Set(input.columns).size !== input.columns.length) {
+    throw errors.validation(`Index '${name}' of table '${table}' lists a column twice.`);
+  }
+  return { name, columns: [...input.columns], unique: input.unique === true };
+}
+
+/** Indexes and tables share one namespace in Postgres. */
+function checkIndexNamesUnique(tables: TableSpec[]): void {
+  const tableNames = new Set(tables.map((t) => t.name));
+  const seen = new Map<string, string>();
+  for (const table of tables) {
+    for (const index of table.indexes) {
+      if (tableNames.has(index.name)) throw errors.validation(`Index '${index.name}' of table '${table.name}' has the name of a table; index and table names share one namespace.`);
+      const other = seen.get(index.name);
+      if (other !== undefined) throw errors.validation(`Index name '${index.name}' is used by tables '${other}' and '${table.name}'; index names must be unique in the schema.`);
+      seen.set(index.name, table.name);
+    }
+  }
+}

@@ -1,0 +1,395 @@
+import pg from 'pg';
+import { errors } from '../core/errors.ts';
+import type { Catalog, TableAccess, TableInfo } from './catalog.ts';
+import type { ColumnSpec, Definition, IndexSpec, Reference, TableSpec } from './definition.ts';
+
+/**
+ * The plan: a pure diff of a normalized definition against the live catalog, as SQL statements.
+ * Nothing is ever dropped unless the definition says `_drop` or `_dropColumns`; an unchanged definition
+ * plans nothing. Refusals (type or primary key changes, dangling references) throw 400 before any SQL runs.
+ */
+
+/** Canonical (pg_get_expr) spelling of each defined default, keyed `table.column`; see service.ts. */
+export type CanonicalDefaults = ReadonlyMap<string, string | null>;
+
+const q = (identifier: string) => pg.escapeIdentifier(identifier);
+const cols = (names: readonly string[]) => names.map(q).join(', ');
+
+export const USER_ID = 'user_id';
+export const POLICY_NAMES = ['svc_service_all', 'svc_user_own', 'svc_public_read'] as const;
+export const FILL_TRIGGER = 'svc_fill_user_id';
+
+// ---------------------------------------------------------------- catalog helpers
+
+/** Single columns carrying a UNIQUE constraint (not the primary key), with the constraint's name. */
+export function uniqueConstraints(table: TableInfo): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const index of table.indexes) {
+    if (index.constraint && index.unique && !index.primary && index.columns.length === 1) out.set(index.columns[0]!, index.name);
+  }
+  return out;
+}
+
+/** Single-column foreign keys by column. */
+export function singleForeignKeys(table: TableInfo): Map<string, { name: string; ref: Reference }> {
+  const out = new Map<string, { name: string; ref: Reference }>();
+  for (const fk of table.foreignKeys) {
+    if (fk.columns.length !== 1 || fk.refColumns.length !== 1 || out.has(fk.columns[0]!)) continue;
+    out.set(fk.columns[0]!, { name: fk.name, ref: { table: fk.refTable, column: fk.refColumns[0]! } });
+  }
+  return out;
+}
+
+export function catalogHasUserId(table: TableInfo): boolean {
+  return table.columns.some((c) => c.name === USER_ID && c.type === 'uuid');
+}
+
+/** Access of a table whose definition does not say: 'user' when rows carry their owner, else service-only. */
+export function defaultAccess(hasUserId: boolean): TableAccess {
+  return hasUserId ? 'user' : 'service';
+}
+
+// ---------------------------------------------------------------- final state
+
+interface FinalColumn {
+  type: string;
+  unique: boolean;
+  references: Reference | null;
+  /** Where a foreign key comes from, for messages. */
+  declared: boolean;
+}
+
+interface FinalTable {
+  columns: Map<string, FinalColumn>;
+  primaryKey: string[];
+}
+
+/** The tables and columns as they will be after the apply; references are checked against it. */
+function finalState(def: Definition, catalog: Catalog): Map<string, FinalTable> {
+  const specs = new Map(def.tables.map((t) => [t.name, t]));
+  const out = new Map<string, FinalTable>();
+  for (const [name, info] of catalog) {
+    const spec = specs.get(name);
+    if (spec?.drop) continue;
+    const uniques = uniqueConstraints(info);
+    const fks = singleForeignKeys(info);
+    const columns = new Map<string, FinalColumn>();
+    for (const c of info.columns) {
+      if (spec?.dropColumns.includes(c.name)) continue;
+      columns.set(c.name, { type: c.type, unique: uniques.has(c.name), references: fks.get(c.name)?.ref ?? null, declared: false });
+    }
+    for (const c of spec?.columns ?? []) columns.set(c.name, { type: c.type, unique: c.unique, references: c.references, declared: true });
+    out.set(name, { columns, primaryKey: info.primaryKey.filter((c) => columns.has(c)) });
+  }
+  for (const spec of def.tables) {
+    if (spec.drop || catalog.has(spec.name)) continue;
+    const columns = new Map(spec.columns.map((c) => [c.name, { type: c.type, unique: c.unique, references: c.references, declared: true }]));
+    out.set(spec.name, { columns, primaryKey: spec.columns.filter((c) => c.primary).map((c) => c.name) });
+  }
+  return out;
+}
+
+function finalHasUserId(table: FinalTable): boolean {
+  return table.columns.get(USER_ID)?.type === 'uuid';
+}
+
+/** Every foreign key of the final state must point at an existing primary-key or unique column. */
+function checkReferences(final: Map<string, FinalTable>, dropping: ReadonlySet<string>): void {
+  for (const [tableName, table] of final) {
+    for (const [colName, col] of table.columns) {
+      if (!col.references) continue;
+      const { table: refTable, column: refColumn } = col.references;
+      const where = `Column '${tableName}.${colName}' references '${refTable}.${refColumn}'`;
+      const target = final.get(refTable);
+      if (!target) {
+        throw errors.validation(
+          col.declared && !dropping.has(refTable)
+            ? `${where}, but table '${refTable}' is neither in the schema definition nor in the database. Define '${refTable}' in the same schema, or fix references.table.`
+            : `${where}, but this definition drops table '${refTable}'. Remove or change the reference (references, _dropColumns or _drop) in the same definition.`,
+        );
+      }
+      const targetColumn = target.columns.get(refColumn);
+      if (!targetColumn) {
+        throw errors.validation(`${where}, but '${refTable}' has no column '${refColumn}' (or this definition drops it).`);
+      }
+      const isKey = targetColumn.unique || (target.primaryKey.length === 1 && target.primaryKey[0] === refColumn);
+      if (!isKey) {
+        throw errors.validation(`${where}, but '${refTable}.${refColumn}' is neither the primary key nor unique. Reference a primary key, or give that column unique: true.`);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- SQL pieces
+
+function columnSql(c: ColumnSpec, reference: Reference | null): string {
+  let sql = `${q(c.name)} ${c.type}`;
+  if (c.default !== null) sql += ` DEFAULT ${c.default}`;
+  if (!c.nullable) sql += ' NOT NULL';
+  if (c.unique) sql += ' UNIQUE';
+  if (reference) sql += ` REFERENCES ${q(reference.table)} (${q(reference.column)})`;
+  return sql;
+}
+
+function addForeignKeySql(table: string, column: string, ref: Reference): string {
+  return `ALTER TABLE ${q(table)} ADD FOREIGN KEY (${q(column)}) REFERENCES ${q(ref.table)} (${q(ref.column)})`;
+}
+
+function createIndexSql(table: string, index: IndexSpec): string {
+  return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${q(index.name)} ON ${q(table)} (${cols(index.columns)})`;
+}
+
+function dropPoliciesSql(table: string): string[] {
+  return POLICY_NAMES.map((p) => `DROP POLICY IF EXISTS ${p} ON ${q(table)}`);
+}
+
+/** Policies of an access level; svc_service always sees everything (the service key bypasses nothing but RLS). */
+function createPoliciesSql(table: string, access: TableAccess, hasUserId: boolean): string[] {
+  const t = q(table);
+  const own = `${q(USER_ID)} = public.current_user_id()`;
+  const out = [`CREATE POLICY svc_service_all ON ${t} FOR ALL TO svc_service USING (true) WITH CHECK (true)`];
+  const userOwn = `CREATE POLICY svc_user_own ON ${t} FOR ALL TO svc_user USING (${own}) WITH CHECK (${own})`;
+  if (access === 'user') out.push(userOwn);
+  if (access === 'public') {
+    out.push(`CREATE POLICY svc_public_read ON ${t} FOR SELECT TO svc_anon, svc_user USING (true)`);
+    if (hasUserId) out.push(userOwn);
+  }
+  return out;
+}
+
+function fillTriggerSql(table: string): string {
+  return `CREATE OR REPLACE TRIGGER ${FILL_TRIGGER} BEFORE INSERT ON ${q(table)} FOR EACH ROW EXECUTE FUNCTION svc_meta.fill_user_id()`;
+}
+
+function upsertAccessSql(table: string, access: TableAccess): string {
+  return (
+    `INSERT INTO svc_meta.table_access (table_name, access) VALUES (${pg.escapeLiteral(table)}, ${pg.escapeLiteral(access)}) ` +
+    'ON CONFLICT (table_name) DO UPDATE SET access = EXCLUDED.access'
+  );
+}
+
+/** RLS, policies, the fill trigger and the access row of a table whose security is (re)built. */
+function securitySql(table: string, access: TableAccess, hasUserId: boolean, rlsOn: boolean): string[] {
+  const out: string[] = [];
+  if (!rlsOn) out.push(`ALTER TABLE ${q(table)} ENABLE ROW LEVEL SECURITY`);
+  out.push(...createPoliciesSql(table, access, hasUserId));
+  if (hasUserId) out.push(fillTriggerSql(table));
+  out.push(upsertAccessSql(table, access));
+  return out;
+}
+
+function resolveAccess(spec: TableSpec, stored: TableAccess | null, hasUserId: boolean): TableAccess {
+  const access = spec.access ?? stored ?? defaultAccess(hasUserId);
+  if (access === 'user' && !hasUserId) {
+    throw errors.validation(
+      `Table '${spec.name}' has access 'user', which needs a '${USER_ID}' column of type uuid to tell whose row it is. ` +
+        `Add "${USER_ID}": { "type": "uuid" }, or choose access 'public' or 'service'.`,
+    );
+  }
+  return access;
+}
+
+// ---------------------------------------------------------------- the plan
+
+/** Statements grouped by phase so that every object exists before something depends on it. */
+class Phases {
+  dropForeignKeys: string[] = [];
+  dropOther: string[] = [];
+  dropColumns: string[] = [];
+  dropTables: string[] = [];
+  alterColumns: string[] = [];
+  createTables: string[] = [];
+  addForeignKeys: string[] = [];
+  indexes: string[] = [];
+  security: string[] = [];
+
+  all(): string[] {
+    return [
+      ...this.dropForeignKeys,
+      ...this.dropOther,
+      ...this.dropColumns,
+      ...this.dropTables,
+      ...this.alterColumns,
+      ...this.createTables,
+      ...this.addForeignKeys,
+      ...this.indexes,
+      ...this.security,
+    ];
+  }
+}
+
+export function planSchema(def: Definition, catalog: Catalog, canonical: CanonicalDefaults = new Map()): string[] {
+  const final = finalState(def, catalog);
+  checkReferences(final, new Set(def.tables.filter((t) => t.drop).map((t) => t.name)));
+  checkIndexNames(def, catalog, final);
+  const phases = new Phases();
+  planDrops(def, catalog, phases);
+  for (const spec of def.tables) {
+    if (spec.drop) continue;
+    const info = catalog.get(spec.name);
+    if (info) planExistingTable(spec, info, final.get(spec.name)!, canonical, phases);
+  }
+  planNewTables(def, catalog, final, phases);
+  return phases.all();
+}
+
+function planDrops(def: Definition, catalog: Catalog, phases: Phases): void {
+  // One statement for all dropped tables: Postgres orders them itself, even when they reference each other.
+  const dropped = def.tables.filter((t) => t.drop && catalog.has(t.name)).map((t) => t.name);
+  if (dropped.length === 0) return;
+  phases.dropTables.push(`DROP TABLE ${cols(dropped)}`);
+  phases.dropTables.push(`DELETE FROM svc_meta.table_access WHERE table_name IN (${dropped.map((t) => pg.escapeLiteral(t)).join(', ')})`);
+}
+
+function planExistingTable(spec: TableSpec, info: TableInfo, final: FinalTable, canonical: CanonicalDefaults, phases: Phases): void {
+  const t = q(spec.name);
+  const existing = new Map(info.columns.map((c) => [c.name, c]));
+  const uniques = uniqueConstraints(info);
+  const fks = singleForeignKeys(info);
+  for (const c of spec.columns) checkUnchangeable(spec.name, c, info);
+
+  for (const name of spec.dropColumns) {
+    if (existing.has(name)) phases.dropColumns.push(`ALTER TABLE ${t} DROP COLUMN ${q(name)}`);
+  }
+  for (const c of spec.columns) {
+    const current = existing.get(c.name);
+    if (!current) {
+      // A new column of an existing table: its foreign key waits until every table exists.
+      phases.alterColumns.push(`ALTER TABLE ${t} ADD COLUMN ${columnSql(c, null)}`);
+      if (c.references) phases.addForeignKeys.push(addForeignKeySql(spec.name, c.name, c.references));
+      continue;
+    }
+    if (current.nullable !== c.nullable) {
+      phases.alterColumns.push(`ALTER TABLE ${t} ALTER COLUMN ${q(c.name)} ${c.nullable ? 'DROP' : 'SET'} NOT NULL`);
+    }
+    const wanted = canonical.has(`${spec.name}.${c.name}`) ? canonical.get(`${spec.name}.${c.name}`)! : c.default;
+    if (wanted !== current.default) {
+      phases.alterColumns.push(
+        c.default === null ? `ALTER TABLE ${t} ALTER COLUMN ${q(c.name)} DROP DEFAULT` : `ALTER TABLE ${t} ALTER COLUMN ${q(c.name)} SET DEFAULT ${c.default}`,
+      );
+    }
+    const uniqueName = uniques.get(c.name);
+    if (c.unique && uniqueName === undefined) phases.alterColumns.push(`ALTER TABLE ${t} ADD UNIQUE (${q(c.name)})`);
+    if (!c.unique && uniqueName !== undefined) phases.dropOther.push(`ALTER TABLE ${t} DROP CONSTRAINT ${q(uniqueName)}`);
+    const fk = fks.get(c.name);
+    if (!sameReference(fk?.ref ?? null, c.references)) {
+      if (fk) phases.dropForeignKeys.push(`ALTER TABLE ${t} DROP CONSTRAINT ${q(fk.name)}`);
+      if (c.references) phases.addForeignKeys.push(addForeignKeySql(spec.name, c.name, c.references));
+    }
+  }
+  planIndexes(spec, info, phases);
+  planExistingSecurity(spec, info, final, phases);
+}
+
+function sameReference(a: Reference | null, b: Reference | null): boolean {
+  return a?.table === b?.table && a?.column === b?.column;
+}
+
+/** Type and primary-key changes would rewrite or re-key live rows: refused, with the safe way spelled out. */
+function checkUnchangeable(table: string, c: ColumnSpec, info: TableInfo): void {
+  const current = info.columns.find((x) => x.name === c.name);
+  if (current && current.type !== c.type) {
+    throw errors.validation(
+      `Column '${table}.${c.name}' is ${current.type} in the database but the definition says ${c.type}. Changing a column's type is not supported: ` +
+        `add a new column with the new type, copy the data over, then remove the old column with _dropColumns.`,
+    );
+  }
+  const inKey = info.primaryKey.includes(c.name);
+  if (c.primary !== inKey) {
+    const key = info.primaryKey.length > 0 ? `(${info.primaryKey.join(', ')})` : 'none';
+    throw errors.validation(
+      `Column '${table}.${c.name}' ${c.primary ? 'is declared primary but is not' : 'is not declared primary but is'} part of the primary key ` +
+        `(currently ${key}). Changing a primary key is not supported: declare primary: true exactly on the current key columns; ` +
+        `for a different key, add a new column (unique: true) or create a new table and copy the rows, then remove the old column with _dropColumns.`,
+    );
+  }
+}
+
+function planIndexes(spec: TableSpec, info: TableInfo | undefined, phases: Phases): void {
+  for (const index of spec.indexes) {
+    const current = info?.indexes.find((i) => i.name === index.name);
+    if (current && current.unique === index.unique && current.columns.join(',') === index.columns.join(',')) continue;
+    // Same name, different definition: rebuild it (an index holds no data of its own).
+    if (current) phases.indexes.push(`DROP INDEX ${q(index.name)}`);
+    phases.indexes.push(createIndexSql(spec.name, index));
+  }
+}
+
+/** Index names share the schema's relation namespace: refuse names another table, index or constraint holds. */
+function checkIndexNames(def: Definition, catalog: Catalog, final: Map<string, FinalTable>): void {
+  const owners = new Map<string, { table: string; constraint: boolean }>();
+  for (const [table, info] of catalog) for (const i of info.indexes) owners.set(i.name, { table, constraint: i.constraint });
+  for (const spec of def.tables) {
+    if (spec.drop) continue;
+    const columns = final.get(spec.name)!.columns;
+    for (const index of spec.indexes) {
+      const missing = index.columns.find((c) => !columns.has(c));
+      if (missing) throw errors.validation(`Index '${index.name}' of table '${spec.name}' names column '${missing}', which the table does not have.`);
+      if (catalog.has(index.name)) throw errors.validation(`Index '${index.name}' of table '${spec.name}' has the name of an existing table; choose another index name.`);
+      const owner = owners.get(index.name);
+      if (!owner) continue;
+      if (owner.table !== spec.name && !def.tables.some((t) => t.drop && t.name === owner.table)) {
+        throw errors.validation(`Index '${index.name}' of table '${spec.name}' already exists on table '${owner.table}'; index names are unique per app. Choose another name.`);
+      }
+      if (owner.table === spec.name && owner.constraint) {
+        throw errors.validation(`Index '${index.name}' of table '${spec.name}' is the name of a primary key or unique constraint; choose another index name.`);
+      }
+    }
+  }
+}
+
+function planExistingSecurity(spec: TableSpec, info: TableInfo, final: FinalTable, phases: Phases): void {
+  const hadUserId = catalogHasUserId(info);
+  const hasUserId = finalHasUserId(final);
+  const access = resolveAccess(spec, info.access, hasUserId);
+  if (hadUserId && !hasUserId) phases.dropOther.push(`DROP TRIGGER IF EXISTS ${FILL_TRIGGER} ON ${q(spec.name)}`);
+  const reset = !info.rls || info.access !== access || hadUserId !== hasUserId;
+  if (!reset) return;
+  // Policies are dropped before columns: svc_user_own depends on user_id.
+  phases.dropOther.push(...dropPoliciesSql(spec.name));
+  phases.security.push(...securitySql(spec.name, access, hasUserId, info.rls));
+}
+
+/**
+ * New tables in dependency order: a table is created after the new tables it references. Foreign keys
+ * inside a cycle (a -> b -> a) cannot be inlined, so those are added by ALTER TABLE once both tables exist;
+ * a table referencing itself is inlined (Postgres allows that in CREATE TABLE).
+ */
+function planNewTables(def: Definition, catalog: Catalog, final: Map<string, FinalTable>, phases: Phases): void {
+  const fresh = def.tables.filter((t) => !t.drop && !catalog.has(t.name));
+  for (const spec of fresh) {
+    if (spec.columns.length === 0) throw errors.validation(`Table '${spec.name}' is new and has no columns; define at least one column.`);
+  }
+  const created = new Set<string>();
+  for (const spec of dependencyOrder(fresh)) {
+    const inline = (ref: Reference | null) => ref !== null && (ref.table === spec.name || created.has(ref.table) || catalog.has(ref.table));
+    const parts = spec.columns.map((c) => columnSql(c, inline(c.references) ? c.references : null));
+    const primary = spec.columns.filter((c) => c.primary).map((c) => c.name);
+    if (primary.length > 0) parts.push(`PRIMARY KEY (${cols(primary)})`);
+    phases.createTables.push(`CREATE TABLE ${q(spec.name)} (${parts.join(', ')})`);
+    for (const c of spec.columns) {
+      if (c.references && !inline(c.references)) phases.addForeignKeys.push(addForeignKeySql(spec.name, c.name, c.references));
+    }
+    created.add(spec.name);
+    planIndexes(spec, undefined, phases);
+    const hasUserId = finalHasUserId(final.get(spec.name)!);
+    phases.createTables.push(...securitySql(spec.name, resolveAccess(spec, null, hasUserId), hasUserId, false));
+  }
+}
+
+/** Kahn's algorithm, stable in definition order; a cycle is broken at its first table in definition order. */
+export function dependencyOrder(tables: TableSpec[]): TableSpec[] {
+  const names = new Set(tables.map((t) => t.name));
+  const needs = new Map(
+    tables.map((t) => [t.name, new Set(t.columns.map((c) => c.references?.table).filter((r): r is string => !!r && r !== t.name && names.has(r)))]),
+  );
+  const order: TableSpec[] = [];
+  const remaining = [...tables];
+  while (remaining.length > 0) {
+    const done = new Set(order.map((t) => t.name));
+    const ready = remaining.findIndex((t) => [...needs.get(t.name)!].every((r) => done.has(r)));
+    const [next] = remaining.splice(ready >= 0 ? ready : 0, 1);
+    order.push(next!);
+  }
+  return order;
+}

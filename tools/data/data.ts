@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import { defineTool, type AnyTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
+import { AppIdSchema } from '../../src/apps/types.ts';
+import type { DataRequest, DataResult } from '../../src/data/service.ts';
+
+const TableSchema = z
+  .string()
+  .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a table name is lowercase letters, digits and underscores')
+  .describe('Table name, as in schema_get');
+const QuerySchema = z
+  .string()
+  .max(8000)
+  .default('')
+  .describe('PostgREST query string without the leading "?", e.g. "select=id,title,author:authors(name)&done=eq.false&order=id.desc&limit=10"');
+const PreferSchema = z
+  .string()
+  .max(200)
+  .optional()
+  .describe('PostgREST Prefer header: return=representation|minimal, count=exact, resolution=merge-duplicates|ignore-duplicates');
+const AcceptSchema = z.string().max(200).optional().describe('application/vnd.pgrst.object+json asks for exactly one row as an object');
+const IdSchema = z.string().min(1).max(200).describe('Primary key value of the row');
+const BodySchema = z.unknown().describe('Row object, or an array of row objects for a bulk insert');
+
+const DataOutput = z.object({
+  status: z.number().int(),
+  data: z.unknown().optional(),
+  content_range: z.string().optional(),
+});
+
+const common = { app_id: AppIdSchema, table: TableSchema, query: QuerySchema, prefer: PreferSchema, accept: AcceptSchema };
+const WIRE = { queryField: 'query', bodyField: 'body', headers: { prefer: 'prefer', range: 'range', accept: 'accept' } } as const;
+const AUTH = ['none', 'user', 'service', 'platform'] as const;
+const ACCESS_NOTE =
+  ' Runs as the caller: no credential as svc_anon (public tables only), an end-user JWT as svc_user (row-level security: own rows), ' +
+  'a service or platform key as svc_service (all rows).';
+
+/** PostgREST's wire: status and Content-Range from the result, the rows (or row) as the bare body. */
+function respond(out: DataResult) {
+  const headers: Record<string, string> = out.content_range ? { 'Content-Range': out.content_range } : {};
+  return { status: out.status, headers, body: out.data };
+}
+
+function request(input: { app_id: string; table: string; query: string; prefer?: string | undefined; range?: string | undefined; accept?: string | undefined }, ctx: ToolContext): DataRequest {
+  return { appId: input.app_id, caller: ctx.caller, table: input.table, query: input.query, prefer: input.prefer, range: input.range, accept: input.accept };
+}
+
+const binding = (method: HttpBinding<DataResult>['method'], byId: boolean): HttpBinding<DataResult> => ({
+  method,
+  path: byId ? '/v1/{app_id}/{table}/{id}' : '/v1/{app_id}/{table}',
+  subdomainPath: byId ? '/data/{table}/{id}' : '/data/{table}',
+  ...WIRE,
+  respond,
+});
+
+export const dataSelect = defineTool({
+  name: 'data_select',
+  title: 'Read rows',
+  description:
+    'List rows of a table with PostgREST syntax in `query`: filters col=op.value (eq, neq, gt, gte, lt, lte, like, ilike with * or %, is.null, in.(a,b), fts), not.op, ' +
+    'or=(a.eq.1,b.gt.2), select=col,alias:col,relation(cols) (one level of embedding through foreign keys), order=col.desc.nullslast, limit, offset. ' +
+    `At most 1000 rows per call. Prefer: count=exact adds the total to content_range.${ACCESS_NOTE}`,
+  input: z.object({ ...common, range: z.string().max(100).optional().describe('Range: items=0-9 (inclusive), an alternative to limit/offset') }),
+  output: DataOutput,
+  auth: AUTH,
+  appScoped: true,
+  http: binding('GET', false),
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.data.select(request(input, ctx)),
+});
+
+export const dataGet = defineTool({
+  name: 'data_get',
+  title: 'Read one row',
+  description: `Read one row by primary key; 404 RESOURCE_NOT_FOUND when it does not exist or row-level security hides it. \`query\` may carry select=.${ACCESS_NOTE}`,
+  input: z.object({ ...common, id: IdSchema }),
+  output: DataOutput,
+  auth: AUTH,
+  appScoped: true,
+  http: binding('GET', true),
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.data.get(request(input, ctx), input.id),
+});
+
+export const dataInsert = defineTool({
+  name: 'data_insert',
+  title: 'Insert rows',
+  description:
+    'Insert one row (object) or many (array). Status 201; the rows come back only with prefer "return=representation". ' +
+    'Upsert: prefer "resolution=merge-duplicates" (or ignore-duplicates) with on_conflict=<columns> in `query` (default: the primary key). ' +
+    `user_id is filled from the end user's token automatically. vector columns take JSON number arrays.${ACCESS_NOTE}`,
+  input: z.object({ ...common, body: BodySchema }),
+  output: DataOutput,
+  auth: AUTH,
+  appScoped: true,
+  http: binding('POST', false),
+  handler: async (input, ctx) => ctx.services.data.insert(request(input, ctx), input.body),
+});
+
+export const dataUpdate = defineTool({
+  name: 'data_update',
+  title: 'Update matching rows',
+  description: `Update every row matching the filters in \`query\` (at least one filter is required) with the columns in body. 204, or 200 with the rows when prefer is return=representation.${ACCESS_NOTE}`,
+  input: z.object({ ...common, body: BodySchema }),
+  output: DataOutput,
+  auth: AUTH,
+  appScoped: true,
+  http: binding('PATCH', false),
+  handler: async (input, ctx) => ctx.services.data.update(request(input, ctx), input.body),
+});
+
+export const dataUpdateRow = defineTool({
+  name: 'data_update_row',
+  title: 'Update one row',
+  description: `Update one row by primary key with only the changed columns; returns the updated row (200), 404 if it does not exist or is hidden.${ACCESS_NOTE}`,
+  input: z.object({ ...common, id: IdSchema, body: BodySchema }),
+  output: DataOutput,
+  auth: AUTH,
+  appScoped: true,
+  http: binding('PATCH', true),
+  handler: async (input, ctx) => ctx.services.data.update(request(input, ctx), input.body, input.id),
+});
+
+export const dataDelete = defineTool({
+  name: 'data_delete',
+  title: 'Delete matching rows',
+  description: `Delete every row matching the filters in \`query\` (at least one filter is required). 204, or 200 with the deleted rows when prefer is return=representation.${ACCESS_NOTE}`,
+  input: z.object(common),
+  output: DataOutput,
+  auth: AUTH,
+  appScoped: true,
+  http: binding('DELETE', false),
+  annotations: { destructiveHint: true },
+  handler: async (input, ctx) => ctx.services.data.delete(request(input, ctx)),
+});
+
+export const dataDeleteRow = defineTool({
+  name: 'data_delete_row',
+  title: 'Delete one row',
+  description: `Delete one row by primary key: 204 (200 with the row when prefer is return=representation), 404 if it does not exist or is hidden.${ACCESS_NOTE}`,
+  input: z.object({ ...common, id: IdSchema }),
+  output: DataOutput,
+  auth: AUTH,
+  appScoped: true,
+  http: binding('DELETE', true),
+  annotations: { destructiveHint: true },
+  handler: async (input, ctx) => ctx.services.data.delete(request(input, ctx), input.id),
+});
+
+/** Registered last: /v1/{app_id}/{table} would otherwise shadow every other app-scoped route. */
+export const dataTools: readonly AnyTool[] = [dataSelect, dataGet, dataInsert, dataUpdate, dataUpdateRow, dataDelete, dataDeleteRow];
