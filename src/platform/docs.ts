@@ -67,7 +67,8 @@ export function buildOpenApi(tools: readonly AnyTool[], baseUrl: string): Record
     const parameters = [
       ...inPath.map((name) => ({ name, in: 'path', required: true, schema: props[name] ?? { type: 'string' } })),
       ...Object.entries(headerOf).map(([field, header]) => ({ name: header, in: 'header', required: isRequired(field), schema: props[field] })),
-      ...(restInBody ? [] : rest.map(([name, prop]) => ({ name, in: 'query', required: isRequired(name), schema: prop }))),
+      // With queryField the whole query string is data, so the remaining fields are MCP-only.
+      ...(restInBody || queryField ? [] : rest.map(([name, prop]) => ({ name, in: 'query', required: isRequired(name), schema: prop }))),
     ];
     const requestBody = bodyField
       ? { required: isRequired(bodyField), content: { 'application/json': { schema: props[bodyField] ?? {} } } }

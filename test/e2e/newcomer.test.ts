@@ -164,6 +164,14 @@ describe('newcomer: schema, end users, isolated rows', () => {
     const carol = await request(server.url, `/v1/${appId}/notes?select=title`, { key: (signup.structuredContent as { access_token: string }).access_token });
     expect(carol.json).toEqual([{ title: 'for carol' }]);
 
+    // Acting as an end user over MCP shows exactly what row-level security lets that user see.
+    const asBob = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'notes', query: 'select=title', user_token: tokens.bob });
+    expect(asBob.structuredContent).toMatchObject({ status: 200, data: [{ title: 'bob 1' }] });
+    const asAlice = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'notes', query: 'select=title', user_token: tokens.alice });
+    expect(asAlice.structuredContent).toMatchObject({ status: 200, data: [{ title: 'alice 1' }] });
+    const forged = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'notes', user_token: 'a.b.c' });
+    expect(forged.isError).toBe(true);
+
     const bad = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'notes', query: 'title=zz.1' });
     expect(bad.isError).toBe(true);
   });

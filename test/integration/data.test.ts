@@ -54,6 +54,25 @@ afterAll(async () => {
 const base = () => `/v1/${appId}`;
 
 describe('data API', () => {
+  it('a key holder acts as an end user with user_token; others may not', async () => {
+    await p.api('POST', `${base()}/posts`, { key: alice, body: { title: 'acting' } });
+    const asAlice = await p.api('GET', `${base()}/posts?select=title&title=eq.acting`, { key: serviceKey, headers: {} });
+    expect(asAlice.body).toEqual([{ title: 'acting' }]);
+    const { invoke } = await import('../../src/core/invoke.ts');
+    const { dataSelect } = await import('../../tools/data/data.ts');
+    const pino = (await import('pino')).default;
+    const base2 = { services: p.services, requestId: 't', clientId: 't', log: pino({ level: 'silent' }) };
+    const service = { kind: 'service' as const, accountId: 'x', appId, keyId: 'k' };
+    const seenByBob = await invoke(dataSelect, { app_id: appId, table: 'posts', query: 'title=eq.acting', user_token: bob }, { ...base2, caller: service });
+    expect(seenByBob).toMatchObject({ status: 200, data: [] });
+    const seenByAlice = await invoke(dataSelect, { app_id: appId, table: 'posts', query: 'select=title&title=eq.acting', user_token: alice }, { ...base2, caller: service });
+    expect(seenByAlice).toMatchObject({ status: 200, data: [{ title: 'acting' }] });
+    const bobCaller = (await p.services.endUserTokens.verify(bob))!;
+    await expect(invoke(dataSelect, { app_id: appId, table: 'posts', user_token: alice }, { ...base2, caller: bobCaller })).rejects.toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    await expect(invoke(dataSelect, { app_id: appId, table: 'posts', user_token: 'a.b.c' }, { ...base2, caller: service })).rejects.toMatchObject({ status: 401, code: 'AUTH_INVALID_TOKEN' });
+    await p.api('DELETE', `${base()}/posts?title=eq.acting`, { key: serviceKey });
+  });
+
   it('inserts with representation, round-trips types, fills user_id from the token', async () => {
     const author = await p.api('POST', `${base()}/authors`, { key: serviceKey, body: { name: 'Ada' }, headers: { prefer: 'return=representation' } });
     expect(author.status).toBe(201);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
+import { defineTool, type AnyTool, type Caller, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
+import { errors } from '../../src/core/errors.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { DataRequest, DataResult } from '../../src/data/service.ts';
 
@@ -20,6 +21,11 @@ const PreferSchema = z
 const AcceptSchema = z.string().max(200).optional().describe('application/vnd.pgrst.object+json asks for exactly one row as an object');
 const IdSchema = z.string().min(1).max(200).describe('Primary key value of the row');
 const BodySchema = z.unknown().describe('Row object, or an array of row objects for a bulk insert');
+const UserTokenSchema = z
+  .string()
+  .max(4000)
+  .optional()
+  .describe("Act as this end user: an access token of this app (from auth_signup or auth_login). Lets a key holder see exactly what that user's row-level security allows.");
 
 const DataOutput = z.object({
   status: z.number().int(),
@@ -27,12 +33,12 @@ const DataOutput = z.object({
   content_range: z.string().optional(),
 });
 
-const common = { app_id: AppIdSchema, table: TableSchema, query: QuerySchema, prefer: PreferSchema, accept: AcceptSchema };
+const common = { app_id: AppIdSchema, table: TableSchema, query: QuerySchema, prefer: PreferSchema, accept: AcceptSchema, user_token: UserTokenSchema };
 const WIRE = { queryField: 'query', bodyField: 'body', headers: { prefer: 'prefer', range: 'range', accept: 'accept' } } as const;
 const AUTH = ['none', 'user', 'service', 'platform'] as const;
 const ACCESS_NOTE =
   ' Runs as the caller: no credential as svc_anon (public tables only), an end-user JWT as svc_user (row-level security: own rows), ' +
-  'a service or platform key as svc_service (all rows).';
+  'a service or platform key as svc_service (all rows), or, with user_token, as that end user.';
 
 /** PostgREST's wire: status and Content-Range from the result, the rows (or row) as the bare body. */
 function respond(out: DataResult) {
@@ -40,8 +46,20 @@ function respond(out: DataResult) {
   return { status: out.status, headers, body: out.data };
 }
 
-function request(input: { app_id: string; table: string; query: string; prefer?: string | undefined; range?: string | undefined; accept?: string | undefined }, ctx: ToolContext): DataRequest {
-  return { appId: input.app_id, caller: ctx.caller, table: input.table, query: input.query, prefer: input.prefer, range: input.range, accept: input.accept };
+type DataInput = { app_id: string; table: string; query: string; prefer?: string | undefined; range?: string | undefined; accept?: string | undefined; user_token?: string | undefined };
+
+async function request(input: DataInput, ctx: ToolContext): Promise<DataRequest> {
+  const caller = input.user_token ? await actAs(input.user_token, input.app_id, ctx) : ctx.caller;
+  return { appId: input.app_id, caller, table: input.table, query: input.query, prefer: input.prefer, range: input.range, accept: input.accept };
+}
+
+/** Only a key holder of the app may act as one of its end users, and only with a token that user was issued. */
+async function actAs(token: string, appId: string, ctx: ToolContext): Promise<Caller> {
+  if (ctx.caller.kind !== 'platform' && ctx.caller.kind !== 'service') throw errors.wrongCredential(['platform key', 'service key']);
+  const user = await ctx.services.endUserTokens.verify(token);
+  if (!user) throw errors.invalidToken();
+  if (user.appId !== appId) throw errors.otherApp();
+  return user;
 }
 
 const binding = (method: HttpBinding<DataResult>['method'], byId: boolean): HttpBinding<DataResult> => ({
@@ -65,7 +83,7 @@ export const dataSelect = defineTool({
   appScoped: true,
   http: binding('GET', false),
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => ctx.services.data.select(request(input, ctx)),
+  handler: async (input, ctx) => ctx.services.data.select(await request(input, ctx)),
 });
 
 export const dataGet = defineTool({
@@ -78,7 +96,7 @@ export const dataGet = defineTool({
   appScoped: true,
   http: binding('GET', true),
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => ctx.services.data.get(request(input, ctx), input.id),
+  handler: async (input, ctx) => ctx.services.data.get(await request(input, ctx), input.id),
 });
 
 export const dataInsert = defineTool({
@@ -93,7 +111,7 @@ export const dataInsert = defineTool({
   auth: AUTH,
   appScoped: true,
   http: binding('POST', false),
-  handler: async (input, ctx) => ctx.services.data.insert(request(input, ctx), input.body),
+  handler: async (input, ctx) => ctx.services.data.insert(await request(input, ctx), input.body),
 });
 
 export const dataUpdate = defineTool({
@@ -105,7 +123,7 @@ export const dataUpdate = defineTool({
   auth: AUTH,
   appScoped: true,
   http: binding('PATCH', false),
-  handler: async (input, ctx) => ctx.services.data.update(request(input, ctx), input.body),
+  handler: async (input, ctx) => ctx.services.data.update(await request(input, ctx), input.body),
 });
 
 export const dataUpdateRow = defineTool({
@@ -117,7 +135,7 @@ export const dataUpdateRow = defineTool({
   auth: AUTH,
   appScoped: true,
   http: binding('PATCH', true),
-  handler: async (input, ctx) => ctx.services.data.update(request(input, ctx), input.body, input.id),
+  handler: async (input, ctx) => ctx.services.data.update(await request(input, ctx), input.body, input.id),
 });
 
 export const dataDelete = defineTool({
@@ -130,7 +148,7 @@ export const dataDelete = defineTool({
   appScoped: true,
   http: binding('DELETE', false),
   annotations: { destructiveHint: true },
-  handler: async (input, ctx) => ctx.services.data.delete(request(input, ctx)),
+  handler: async (input, ctx) => ctx.services.data.delete(await request(input, ctx)),
 });
 
 export const dataDeleteRow = defineTool({
@@ -143,7 +161,7 @@ export const dataDeleteRow = defineTool({
   appScoped: true,
   http: binding('DELETE', true),
   annotations: { destructiveHint: true },
-  handler: async (input, ctx) => ctx.services.data.delete(request(input, ctx), input.id),
+  handler: async (input, ctx) => ctx.services.data.delete(await request(input, ctx), input.id),
 });
 
 /** Registered last: /v1/{app_id}/{table} would otherwise shadow every other app-scoped route. */
