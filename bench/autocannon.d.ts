@@ -10,6 +10,17 @@ declare module 'autocannon' {
     p99: number;
     [percentile: string]: number;
   }
+  interface RequestParams {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    [key: string]: unknown;
+  }
+  interface Request extends RequestParams {
+    /** Called before every request built from this entry; returns the request to send. */
+    setupRequest?: (req: RequestParams, context: Record<string, unknown>) => RequestParams;
+  }
   interface Options {
     url: string;
     method?: string;
@@ -18,6 +29,7 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     idReplacement?: boolean;
+    requests?: Request[];
     verifyBody?: (body: string) => boolean;
   }
   interface Result {

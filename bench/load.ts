@@ -11,6 +11,8 @@ export interface LoadSpec {
   duration: number;
   /** Replace `[<id>]` in the body with a fresh id per request (JSON-RPC ids must be unique per session). */
   idReplacement?: boolean;
+  /** Request these paths (path + query) in turn, one per request across all connections, instead of url's path. */
+  paths?: string[];
   /** Every response body must contain each of these, and none of `forbid`; otherwise it counts as a mismatch. */
   expect: string[];
   forbid: string[];
@@ -30,6 +32,8 @@ export interface LoadResult {
 }
 
 const spec = JSON.parse(process.argv[2]!) as LoadSpec;
+const paths = spec.paths;
+let next = 0;
 const r = await autocannon({
   url: spec.url,
   method: spec.method,
@@ -38,6 +42,7 @@ const r = await autocannon({
   connections: spec.connections,
   duration: spec.duration,
   idReplacement: spec.idReplacement ?? false,
+  ...(paths?.length ? { requests: [{ setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length]! }) }] } : {}),
   verifyBody: (body) => spec.expect.every((s) => body.includes(s)) && !spec.forbid.some((s) => body.includes(s)),
 });
 const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count]));

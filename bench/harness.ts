@@ -1,0 +1,217 @@
+// What every scenario of `npm run bench` shares: settings, child processes, the load generator, the control
+// cluster, interleaved measuring and the table. See bench/README.md.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import type { LoadResult, LoadSpec } from './load.ts';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+export const CLUSTER_URL = process.env.BENCH_DATABASE_CLUSTER ?? 'postgres://postgres@127.0.0.1:5432';
+
+function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got '${raw}'`);
+  return n;
+}
+
+export const DURATION = envInt('BENCH_DURATION', 10);
+export const CONNECTIONS = envInt('BENCH_CONNECTIONS', 50);
+export const ROUNDS = envInt('BENCH_ROUNDS', 3);
+export const WARMUP = envInt('BENCH_WARMUP', 3);
+
+// ---------------------------------------------------------------------------------------------- processes
+
+export interface Child {
+  proc: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export function startChild(script: string, env: Record<string, string>, nodeArgs: string[] = []): Child {
+  const proc = spawn(process.execPath, [...nodeArgs, script], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  return {
+    proc,
+    output: () => out,
+    stop: async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export async function waitFor<T>(what: string, child: Child, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.proc.exitCode !== null) throw new Error(`${what} exited with ${child.proc.exitCode}:\n${child.output()}`);
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not become ready:\n${child.output()}`);
+}
+
+/** The baselines listen on an ephemeral port and print `ready <port>`. */
+export async function startBaseline(script: string, env: Record<string, string>): Promise<{ child: Child; url: string }> {
+  const child = startChild(script, env);
+  const port = await waitFor(script, child, async () => /^ready (\d+)$/m.exec(child.output())?.[1]);
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The load generator that is running, so an interrupted bench can stop it too. */
+let loading: ChildProcess | undefined;
+
+export function stopLoading(): void {
+  loading?.kill('SIGTERM');
+}
+
+/** One autocannon run in its own process. */
+export function load(spec: LoadSpec): Promise<LoadResult> {
+  const child = (loading = spawn(process.execPath, [path.join('bench', 'load.ts'), JSON.stringify(spec)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }));
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`load generator exited with ${code}: ${out}`));
+      resolve(JSON.parse(out) as LoadResult);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------- databases
+
+export async function admin(sql: string, params: unknown[] = [], database = 'postgres'): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: `${CLUSTER_URL}/${database}` });
+  await client.connect();
+  try {
+    return await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropDatabases(controlDb: string, appPrefix: string): Promise<void> {
+  const { rows } = await admin('select datname from pg_database where datname = $1 or starts_with(datname, $2)', [controlDb, appPrefix]);
+  for (const { datname } of rows as Array<{ datname: string }>) {
+    await admin(`drop database if exists ${pg.escapeIdentifier(datname)} with (force)`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- scenarios
+
+/** What a scenario gets from run.ts: the running platform and a place to register its own cleanups. */
+export interface BenchContext {
+  platformUrl: string;
+  /** Port the platform listens on; its default SVC_BASE_URL is http://localhost:<port>. */
+  port: number;
+  /** Bearer <platform key> of the account every app belongs to. */
+  authorization: string;
+  controlDatabaseUrl: string;
+  appPrefix: string;
+  /** SVC_APP_POOL_SIZE the platform was started with. */
+  appPoolSize: number;
+  cleanups: Array<() => Promise<void>>;
+}
+
+export type Target = Omit<LoadSpec, 'connections' | 'duration'>;
+
+export interface Pair {
+  label: string;
+  baselineName: string;
+  platform: Target;
+  baseline: Target;
+}
+
+export interface Summary {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  mismatches: number;
+  runs: LoadResult[];
+}
+
+export interface PairResult {
+  scenario: string;
+  label: string;
+  baselineName: string;
+  platform: Summary;
+  baseline: Summary;
+  ratio: { rps: number; p50: number; p99: number };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+function summarize(runs: LoadResult[]): Summary {
+  return {
+    rps: median(runs.map((r) => r.rps)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    mismatches: runs.reduce((n, r) => n + r.mismatches, 0),
+    runs,
+  };
+}
+
+/** A short warm-up of each side, then ROUNDS runs interleaved (platform, baseline, platform, ...). */
+export async function measure(scenario: string, pair: Pair): Promise<PairResult> {
+  const spec = (t: Target, duration: number): LoadSpec => ({ ...t, connections: CONNECTIONS, duration });
+  process.stderr.write(`${pair.label}: warm-up ${WARMUP}s each\n`);
+  await load(spec(pair.platform, WARMUP));
+  await load(spec(pair.baseline, WARMUP));
+  const platform: LoadResult[] = [];
+  const baseline: LoadResult[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    platform.push(await load(spec(pair.platform, DURATION)));
+    baseline.push(await load(spec(pair.baseline, DURATION)));
+    process.stderr.write(`${pair.label}: round ${round}/${ROUNDS}: platform ${platform.at(-1)!.rps.toFixed(0)} req/s, ${pair.baselineName} ${baseline.at(-1)!.rps.toFixed(0)} req/s\n`);
+  }
+  const p = summarize(platform);
+  const b = summarize(baseline);
+  return { scenario, label: pair.label, baselineName: pair.baselineName, platform: p, baseline: b, ratio: { rps: p.rps / b.rps, p50: p.p50 / b.p50, p99: p.p99 / b.p99 } };
+}
+
+export function printTable(results: PairResult[]): void {
+  const head = ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bad body', 'req/s per run'];
+  const rows: string[][] = [];
+  for (const r of results) {
+    for (const [name, s] of [['platform', r.platform], [r.baselineName, r.baseline]] as const) {
+      rows.push([r.label, name, s.rps.toFixed(0), s.p50.toFixed(1), s.p99.toFixed(1), String(s.errors), String(s.mismatches), s.runs.map((x) => x.rps.toFixed(0)).join(' / ')]);
+    }
+    rows.push([r.label, 'ratio platform/baseline', `${r.ratio.rps.toFixed(2)}x`, `${r.ratio.p50.toFixed(2)}x`, `${r.ratio.p99.toFixed(2)}x`, '', '', '']);
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i >= 2 && i <= 6 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  console.log(line(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const row of rows) console.log(line(row));
+}
