@@ -8,6 +8,12 @@ import type { AppDatabases } from './app-databases.ts';
 import type { AppRecord, AppView } from './types.ts';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+/**
+ * App records are read on every app-scoped call; a short-lived cache saves that round trip. A delete in this
+ * process evicts at once; another instance's delete is seen within the TTL (and the dropped database answers 404).
+ */
+const APP_CACHE_TTL_MS = 5000;
+const APP_CACHE_MAX = 5000;
 /** Provisioning rows older than this belong to a crashed create and are reaped. */
 export const STALE_PROVISIONING_MINUTES = 15;
 
@@ -51,6 +57,7 @@ export interface AppsServiceDeps {
 
 export class AppsService {
   readonly #d: AppsServiceDeps;
+  readonly #cache = new Map<string, { app: AppRecord; expiresMs: number }>();
 
   constructor(deps: AppsServiceDeps) {
     this.#d = deps;
@@ -73,7 +80,16 @@ export class AppsService {
   }
 
   async get(appId: string): Promise<AppRecord | undefined> {
-    return this.#readyApps().where('id', '=', appId).executeTakeFirst();
+    const hit = this.#cache.get(appId);
+    if (hit && hit.expiresMs > Date.now()) return hit.app;
+    const app = await this.#readyApps().where('id', '=', appId).executeTakeFirst();
+    if (app) {
+      if (this.#cache.size >= APP_CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value as string);
+      this.#cache.set(appId, { app, expiresMs: Date.now() + APP_CACHE_TTL_MS });
+    } else {
+      this.#cache.delete(appId);
+    }
+    return app;
   }
 
   async bySubdomain(subdomain: string): Promise<AppRecord | undefined> {
@@ -130,6 +146,7 @@ export class AppsService {
       await sql`select graphile_worker.add_job('apps_drop_database', json_build_object('db_name', ${databases.dbName(appId)}::text),
         job_key => ${'drop:' + appId}::text, max_attempts => 25)`.execute(tx);
     });
+    this.#cache.delete(appId);
     this.#d.tokens.forget(appId);
     await databases.drop(appId);
     this.#d.log.info({ app_id: appId }, 'app deleted');

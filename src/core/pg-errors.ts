@@ -25,6 +25,9 @@ export function mapPgError(err: unknown): AppError | undefined {
       return errors.validation(typeof e.message === 'string' ? e.message : 'Invalid value.');
     case '42501':
       return new AppError(403, 'FORBIDDEN', typeof e.message === 'string' ? e.message : 'Permission denied.', 'This credential may not do this; row-level security or table access forbids it.');
+    case '3D000':
+      // The app's database is gone: the app was deleted (possibly by another instance a moment ago).
+      return errors.notFound('App', 'List your apps with apps_list (GET /apps) to find a valid app_id.');
     case '57014':
       return new AppError(504, 'STATEMENT_TIMEOUT', 'The statement took too long and was cancelled.', 'Narrow the query (filters, limit) or add an index.');
     case '53300':

@@ -1,4 +1,5 @@
 import { AppError, errors } from '../core/errors.ts';
+import { JsonText } from '../core/json-text.ts';
 import type { Caller } from '../core/define.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
@@ -20,8 +21,8 @@ export interface DataRequest {
 
 export interface DataResult {
   status: number;
-  /** Rows, one row (single-object responses and by-id routes), or nothing (return=minimal). */
-  data?: unknown;
+  /** Rows, one row (single-object responses and by-id routes), or nothing (return=minimal); JSON text from Postgres. */
+  data?: JsonText;
   content_range?: string;
 }
 
@@ -62,7 +63,7 @@ export class DataService {
     const query = parseQuery(req.query);
     const result = await this.#run(req, (c) => compileRead(c, req.table, withId(c, req.table, query, id), { count: false }));
     if (result.rows === 0) throw rowNotFound(req.table, id);
-    return { status: 200, data: (JSON.parse(result.body) as unknown[])[0] };
+    return { status: 200, data: onlyRow(result) };
   }
 
   async insert(req: DataRequest, body: unknown): Promise<DataResult> {
@@ -70,7 +71,7 @@ export class DataService {
     if (!rows.every(isRecord)) throw errors.validation('The body must be a JSON object or an array of objects.');
     const query = parseQuery(req.query);
     const prefer = parsePrefer(req.prefer, 'minimal');
-    if (rows.length === 0) return { status: 201, ...(prefer.return === 'representation' ? { data: [] } : {}) };
+    if (rows.length === 0) return { status: 201, ...(prefer.return === 'representation' ? { data: new JsonText('[]') } : {}) };
     const result = await this.#run(req, (c) => compileInsert(c, req.table, query, { rows, ...(prefer.resolution ? { upsert: prefer.resolution } : {}) }));
     return this.#written(201, result, prefer, req.accept);
   }
@@ -97,7 +98,7 @@ export class DataService {
   #byId(result: StatementResult, prefer: Prefer, table: string, id: string): DataResult {
     if (result.rows === 0) throw rowNotFound(table, id);
     if (prefer.return !== 'representation') return { status: 204 };
-    return { status: 200, data: (JSON.parse(result.body) as unknown[])[0] };
+    return { status: 200, data: onlyRow(result) };
   }
 
   #written(status: number, result: StatementResult, prefer: Prefer, accept: string | undefined): DataResult {
@@ -108,11 +109,10 @@ export class DataService {
     return { status, data: this.#shape(result, accept) };
   }
 
-  #shape(result: StatementResult, accept: string | undefined): unknown {
-    const rows = JSON.parse(result.body) as unknown[];
-    if (!wantsObject(accept)) return rows;
-    if (rows.length !== 1) throw notSingle(rows.length);
-    return rows[0];
+  #shape(result: StatementResult, accept: string | undefined): JsonText {
+    if (!wantsObject(accept)) return new JsonText(result.body);
+    if (result.rows !== 1) throw notSingle(result.rows);
+    return onlyRow(result);
   }
 
   /** Compiles against the cached catalog; a name the snapshot lacks, or a stale snapshot, costs one re-read and retry. */
@@ -137,6 +137,11 @@ export class DataService {
       return runAs(pool, role, build(await this.#catalogs.get(req.appId)));
     }
   }
+}
+
+/** The one element of a one-row json_agg array, as text: `[{...}]` -> `{...}`. */
+function onlyRow(result: StatementResult): JsonText {
+  return new JsonText(result.body.slice(1, -1));
 }
 
 function withId(catalog: Catalog, table: string, query: ParsedQuery, id: string): ParsedQuery {

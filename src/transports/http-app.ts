@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import cors from 'cors';
-import { pinoHttp } from 'pino-http';
+import { requestLog } from './request-log.ts';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
@@ -9,8 +8,6 @@ import type { Services } from '../core/services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
 import { mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
 import type { McpTransport } from './mcp.ts';
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
 export interface HttpAppDeps {
   tools: readonly AnyTool[];
@@ -26,20 +23,7 @@ export function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): expre
   // Only trusted hops may name the client: otherwise X-Forwarded-For would let anyone pick a fresh rate-limit bucket.
   app.set('trust proxy', config.trustProxy);
 
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // Credentials never reach the logs.
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+  app.use(requestLog(log));
   // Apps built on the platform call it from browsers on their own origins; credentials are bearer tokens, never cookies.
   app.use(
     cors({

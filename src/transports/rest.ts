@@ -1,5 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { envelope, errors, type AppError } from '../core/errors.ts';
+import { JsonText } from '../core/json-text.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import type { AnyTool, HttpBinding } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
@@ -40,13 +41,17 @@ async function serve(
   try {
     const input = restInput(http, req, subdomainAppId);
     const caller = await resolveCaller(req.headers.authorization, services);
-    const output = await invoke(tool, input, { services, caller, requestId: String(req.id), clientId: req.ip ?? 'unknown', log: req.log });
+    const output = await invoke(tool, input, { services, caller, requestId: req.id, clientId: req.ip ?? 'unknown', log: req.log });
     const wire = http.respond?.(output) ?? {};
     const status = wire.status ?? http.status ?? 200;
     for (const [name, value] of Object.entries(wire.headers ?? {})) res.setHeader(name, value);
     const body = 'body' in wire ? wire.body : output;
     if (status === 204 || body === undefined) {
       res.status(status).end();
+      return;
+    }
+    if (body instanceof JsonText) {
+      res.status(status).type('application/json').send(body.text);
       return;
     }
     if (http.contentType) res.status(status).type(http.contentType).send(body);

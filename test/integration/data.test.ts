@@ -63,10 +63,11 @@ describe('data API', () => {
     const pino = (await import('pino')).default;
     const base2 = { services: p.services, requestId: 't', clientId: 't', log: pino({ level: 'silent' }) };
     const service = { kind: 'service' as const, accountId: 'x', appId, keyId: 'k' };
+    const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
     const seenByBob = await invoke(dataSelect, { app_id: appId, table: 'posts', query: 'title=eq.acting', user_token: bob }, { ...base2, caller: service });
-    expect(seenByBob).toMatchObject({ status: 200, data: [] });
+    expect(plain(seenByBob)).toMatchObject({ status: 200, data: [] });
     const seenByAlice = await invoke(dataSelect, { app_id: appId, table: 'posts', query: 'select=title&title=eq.acting', user_token: alice }, { ...base2, caller: service });
-    expect(seenByAlice).toMatchObject({ status: 200, data: [{ title: 'acting' }] });
+    expect(plain(seenByAlice)).toMatchObject({ status: 200, data: [{ title: 'acting' }] });
     const bobCaller = (await p.services.endUserTokens.verify(bob))!;
     await expect(invoke(dataSelect, { app_id: appId, table: 'posts', user_token: alice }, { ...base2, caller: bobCaller })).rejects.toMatchObject({ status: 403, code: 'FORBIDDEN' });
     await expect(invoke(dataSelect, { app_id: appId, table: 'posts', user_token: 'a.b.c' }, { ...base2, caller: service })).rejects.toMatchObject({ status: 401, code: 'AUTH_INVALID_TOKEN' });

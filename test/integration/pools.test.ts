@@ -36,6 +36,9 @@ describe('per-app pools', () => {
     } finally {
       await dbs.close();
     }
+    // A closed connection's backend exits asynchronously: give pg_stat_activity a moment to catch up.
+    const deadline = Date.now() + 5000;
+    while ((await countConnections(p.appDbPrefix)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(await countConnections(p.appDbPrefix)).toBe(0);
   });
 });

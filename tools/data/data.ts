@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, type AnyTool, type Caller, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
 import { errors } from '../../src/core/errors.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
-import type { DataRequest, DataResult } from '../../src/data/service.ts';
+import type { DataRequest } from '../../src/data/service.ts';
 
 const TableSchema = z
   .string()
@@ -29,9 +29,11 @@ const UserTokenSchema = z
 
 const DataOutput = z.object({
   status: z.number().int(),
-  data: z.unknown().optional(),
+  data: z.unknown().optional().describe('The rows (an array), or one row (by-id routes and single-object requests)'),
   content_range: z.string().optional(),
 });
+
+type DataWire = z.output<typeof DataOutput>;
 
 const common = { app_id: AppIdSchema, table: TableSchema, query: QuerySchema, prefer: PreferSchema, accept: AcceptSchema, user_token: UserTokenSchema };
 const WIRE = { queryField: 'query', bodyField: 'body', headers: { prefer: 'prefer', range: 'range', accept: 'accept' } } as const;
@@ -41,7 +43,7 @@ const ACCESS_NOTE =
   'a service or platform key as svc_service (all rows), or, with user_token, as that end user.';
 
 /** PostgREST's wire: status and Content-Range from the result, the rows (or row) as the bare body. */
-function respond(out: DataResult) {
+function respond(out: DataWire) {
   const headers: Record<string, string> = out.content_range ? { 'Content-Range': out.content_range } : {};
   return { status: out.status, headers, body: out.data };
 }
@@ -62,7 +64,7 @@ async function actAs(token: string, appId: string, ctx: ToolContext): Promise<Ca
   return user;
 }
 
-const binding = (method: HttpBinding<DataResult>['method'], byId: boolean): HttpBinding<DataResult> => ({
+const binding = (method: HttpBinding<DataWire>['method'], byId: boolean): HttpBinding<DataWire> => ({
   method,
   path: byId ? '/v1/{app_id}/{table}/{id}' : '/v1/{app_id}/{table}',
   subdomainPath: byId ? '/data/{table}/{id}' : '/data/{table}',

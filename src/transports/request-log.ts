@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** X-Request-Id: the caller's when it is well-formed, otherwise a new UUID; echoed on the response. */
+      id: string;
+      /** A child logger bound to the request id, created on first use. */
+      log: Logger;
+    }
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * Request ids and one log line per request (method, path without the query, status, duration; never headers,
+ * so credentials cannot leak). Cheap when the level is above info: no child logger unless a handler logs.
+ */
+export function requestLog(log: Logger): RequestHandler {
+  const logRequests = log.isLevelEnabled('info');
+  return (req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    req.id = id;
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', { get: () => (child ??= log.child({ req_id: id })), configurable: true });
+    if (logRequests) {
+      const started = performance.now();
+      res.on('finish', () => {
+        const entry = { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) };
+        if (res.statusCode >= 500) req.log.error(entry, 'request failed');
+        else req.log.info(entry, 'request');
+      });
+    }
+    next();
+  };
+}
