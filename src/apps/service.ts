@@ -136,8 +136,8 @@ export class AppsService {
   }
 
   /**
-   * Deleting the row revokes every key at once (cascade); a drop job is enqueued in the same transaction
-   * so the database goes even if this process dies before the synchronous drop below finishes.
+   * Deleting the row revokes every key at once (cascade); the drop job and the file purge job are enqueued in
+   * the same transaction, so the database and the app's files go even if this process dies right after.
    */
   async delete(appId: string): Promise<void> {
     const { db, databases } = this.#d;
@@ -145,6 +145,8 @@ export class AppsService {
       await tx.deleteFrom('apps').where('id', '=', appId).execute();
       await sql`select graphile_worker.add_job('apps_drop_database', json_build_object('db_name', ${databases.dbName(appId)}::text),
         job_key => ${'drop:' + appId}::text, max_attempts => 25)`.execute(tx);
+      await sql`select graphile_worker.add_job('apps_purge_files', json_build_object('app_id', ${appId}::text),
+        job_key => ${'purge:' + appId}::text, max_attempts => 25)`.execute(tx);
     });
     this.#cache.delete(appId);
     this.#d.tokens.forget(appId);

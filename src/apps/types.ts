@@ -27,3 +27,8 @@ export const AppSchema = z.object({
   created_at: z.string(),
 });
 export type AppView = z.infer<typeof AppSchema>;
+
+/** Something holding an app's data outside its database (stored objects, hosted sites): removed when the app is deleted. */
+export interface AppPurger {
+  purgeApp(appId: string): Promise<void>;
+}

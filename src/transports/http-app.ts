@@ -8,6 +8,7 @@ import type { Services } from '../core/services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
 import { mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
 import type { McpTransport } from './mcp.ts';
+import { rawRoutes, type RawRoutes } from './raw/index.ts';
 
 export interface HttpAppDeps {
   tools: readonly AnyTool[];
@@ -33,6 +34,7 @@ export function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): expre
       maxAge: 600,
     }),
   );
+  app.use(rawRouter(rawRoutes, 'early', services));
   // strict: false lets scalar JSON through to validation, which names what the route expects instead.
   app.use(express.json({ limit: config.bodyLimit, strict: false, type: ['application/json', 'application/*+json'] }));
   if (config.baseDomain) app.use(subdomainResolver(config.baseDomain, services));
@@ -47,9 +49,16 @@ export function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): expre
   mountRestTools(router, tools, services);
   app.use(router);
 
+  app.use(rawRouter(rawRoutes, 'fallback', services));
   app.use((req, res) => sendError(res, errors.routeNotFound(req.method, req.path)));
   app.use(bodyErrorHandler(config.bodyLimit));
   return app;
+}
+
+function rawRouter(mounts: readonly RawRoutes[], phase: keyof RawRoutes, services: Services): express.Router {
+  const router = express.Router();
+  for (const mount of mounts) mount[phase]?.(router, services);
+  return router;
 }
 
 /** Host `{subdomain}.{base_domain}` resolves the app; the short paths of app-scoped tools then apply. */

@@ -1,0 +1,14 @@
+import type { Router } from 'express';
+import type { Services } from '../../core/services.ts';
+
+/**
+ * Routes outside the descriptor registry, for wire shapes a tool cannot have (presigned blob PUT/GET with raw
+ * bytes, hosted sites). `early` mounts run before JSON body parsing (they read the raw stream); `fallback`
+ * mounts run after every generated route, just before the 404.
+ */
+export interface RawRoutes {
+  early?: (router: Router, services: Services) => void;
+  fallback?: (router: Router, services: Services) => void;
+}
+
+export const rawRoutes: readonly RawRoutes[] = [];
