@@ -19,6 +19,8 @@ import { EndUsers } from './auth/users.ts';
 import { RateLimiter } from './auth/rate-limit.ts';
 import { SuggestionsService } from './platform/suggestions.ts';
 import { HealthService } from './platform/health.ts';
+import { FrontendService } from './frontend/service.ts';
+import { StorageService } from './storage/service.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { createHttpApp } from './transports/http-app.ts';
 import { tools } from '../tools/index.ts';
@@ -43,7 +45,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     else await keys.ensureFirstAccount(config.dataDir, log);
   });
 
-  const box = new SecretBox(loadMasterKey(config.masterKey, config.dataDir, log));
+  const masterKey = loadMasterKey(config.masterKey, config.dataDir, log);
+  const box = new SecretBox(masterKey);
   const databases = new AppDatabases({
     clusterUrl: config.appDatabaseUrl,
     prefix: config.appDbPrefix,
@@ -74,10 +77,14 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     suggestions: new SuggestionsService(control.db),
     health: new HealthService(control.pool),
     docs: { llmsTxt: () => llmsTxt },
+    frontend: new FrontendService({ db: control.db, box, masterKey, config, log }),
+    storage: new StorageService({ db: control.db, config, masterKey, log }),
   };
 
   // Services that keep app data outside the app database (stored objects, hosted sites).
   const appPurgers: AppPurger[] = [];
+  appPurgers.push(services.frontend);
+  appPurgers.push(services.storage);
 
   let server: http.Server | undefined;
   let mcp: McpTransport | undefined;
@@ -113,6 +120,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     stop: async () => {
       if (server) await closeServer(server, mcp!, config.shutdownTimeoutMs);
       if (runner) await runner.stop();
+      services.storage.close();
       await databases.close();
       await control.close();
       log.info('stopped');

@@ -4,6 +4,8 @@ import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCre
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
 import { dataTools } from './data/data.ts';
+import { frontendTools } from './frontend/frontend.ts';
+import { storageTools } from './storage/storage.ts';
 import { platformGuide, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The registry: every capability, served as a REST route (when it has one) and as an MCP tool. */
@@ -24,5 +26,7 @@ export const tools: readonly AnyTool[] = [
   platformHealth,
   platformReady,
   platformGuide,
+  ...storageTools,
+  ...frontendTools,
   ...dataTools,
 ];

@@ -3,6 +3,8 @@ import type { AppPurger } from '../src/apps/types.ts';
 import type { Services } from '../src/core/services.ts';
 import { appsDropDatabase, appsPurgeFiles, appsReap } from './apps.ts';
 import { rateLimitsPurge } from './rate-limits.ts';
+import { frontendBuild } from './frontend.ts';
+import { storageDeleteObject, storageSettlePending } from './storage.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
 export interface WorkerServices extends Services {
@@ -15,8 +17,11 @@ export function taskList(s: WorkerServices): TaskList {
     apps_reap: appsReap(s),
     apps_purge_files: appsPurgeFiles(s),
     rate_limits_purge: rateLimitsPurge,
+    frontend_build: frontendBuild(s),
+    storage_delete_object: storageDeleteObject(s),
+    storage_settle_pending: storageSettlePending(s),
   };
 }
 
 /** Platform crons (graphile-worker crontab syntax; UTC). */
-export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1'].join('\n');
+export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '*/5 * * * * storage_settle_pending ?max=1'].join('\n');

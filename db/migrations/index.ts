@@ -1,9 +1,13 @@
 import type { Migration } from 'kysely/migration';
 import * as core from './0001_core.ts';
 import * as rateLimits from './0002_rate_limits.ts';
+import * as storage from './0003_storage.ts';
+import * as frontend from './0004_frontend.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
   '0001_core': core,
   '0002_rate_limits': rateLimits,
+  '0003_storage': storage,
+  '0004_frontend': frontend,
 };

@@ -8,6 +8,8 @@ import type { EndUsers } from '../auth/users.ts';
 import type { RateLimiter } from '../auth/rate-limit.ts';
 import type { SuggestionsService } from '../platform/suggestions.ts';
 import type { HealthService } from '../platform/health.ts';
+import type { StorageService } from '../storage/service.ts';
+import type { FrontendService } from '../frontend/service.ts';
 import type { Config } from '../config.ts';
 
 /** Everything a tool handler may reach, built once at start (src/platform.ts). */
@@ -28,4 +30,8 @@ export interface Services {
   suggestions: SuggestionsService;
   health: HealthService;
   docs: { llmsTxt: () => string };
+  /** Hosted frontends: deployments, their build job, site lookup and the frontend environment. */
+  frontend: FrontendService;
+  /** File storage: object rows, quota, signed URLs, the local or S3 backend. */
+  storage: StorageService;
 }

@@ -1,0 +1,73 @@
+import type { ColumnType, Generated } from 'kysely';
+import { z } from 'zod';
+
+export const FRAMEWORKS = ['react-vite', 'nextjs-static', 'static', 'other'] as const;
+export type Framework = (typeof FRAMEWORKS)[number];
+
+export const STATUSES = ['WAITING', 'UPLOADING', 'BUILDING', 'READY', 'ERROR', 'CANCELED'] as const;
+export type DeploymentStatus = (typeof STATUSES)[number];
+
+/** Lifetime of a zip upload URL (spec: expiresIn 900). */
+export const UPLOAD_URL_TTL_SECONDS = 900;
+
+export const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,63}$/;
+export const ENV_MAX_VALUE_LENGTH = 4096;
+export const ENV_MAX_VARS = 100;
+/** Injected by the platform into window.__ENV__; a user variable may not start with it. */
+export const ENV_RESERVED_PREFIX = 'SVC_';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type BigIntColumn = ColumnType<string | null, number | null | undefined, number | null>;
+
+/** Tables of migration 0004, added to the control database's type with Kysely.withTables. */
+export type FrontendTables = {
+  frontend_deployments: {
+    id: Generated<string>;
+    app_id: string;
+    framework: Framework;
+    status: Generated<DeploymentStatus>;
+    error: string | null;
+    size_bytes: BigIntColumn;
+    unzipped_bytes: BigIntColumn;
+    file_count: number | null;
+    live: Generated<boolean>;
+    has_site: Generated<boolean>;
+    upload_expires_at: Timestamp;
+    created_at: Generated<Date>;
+    updated_at: Generated<Date>;
+    uploaded_at: Timestamp | null;
+    ready_at: Timestamp | null;
+  };
+  frontend_env: {
+    app_id: string;
+    name: string;
+    value_sealed: string;
+    updated_at: Generated<Date>;
+  };
+};
+
+export const DeploymentIdSchema = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a deployment id is a UUID, as returned by frontend_deploy_create')
+  .describe('Deployment id (UUID) from frontend_deploy_create or frontend_deploy_list');
+
+export const DeploymentSchema = z.object({
+  id: z.string(),
+  app_id: z.string(),
+  framework: z.enum(FRAMEWORKS),
+  status: z.enum(STATUSES).describe('WAITING -> UPLOADING -> BUILDING -> READY, or ERROR, or CANCELED'),
+  error: z.string().nullable().describe('Why the deployment ended in ERROR, in words; null otherwise'),
+  size_bytes: z.number().int().nullable().describe('Size of the uploaded zip; null until it arrived'),
+  unzipped_bytes: z.number().int().nullable().describe('Bytes of the extracted site; null until READY'),
+  file_count: z.number().int().nullable().describe('Files in the extracted site; null until READY'),
+  live: z.boolean().describe('true for the one deployment served at the app\'s site URL'),
+  url: z
+    .string()
+    .nullable()
+    .describe('Where this deployment is served: the site URL when live, {base_url}/sites/{app_id}/d/{id}/ for a kept non-live READY deployment (pro), otherwise null'),
+  created_at: z.string(),
+  updated_at: z.string(),
+  uploaded_at: z.string().nullable(),
+  ready_at: z.string().nullable(),
+});
+export type DeploymentView = z.infer<typeof DeploymentSchema>;

@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import { defineTool, type AnyTool } from '../../src/core/define.ts';
+import { AppIdSchema } from '../../src/apps/types.ts';
+import {
+  DeploymentIdSchema,
+  DeploymentSchema,
+  ENV_MAX_VALUE_LENGTH,
+  ENV_MAX_VARS,
+  ENV_NAME,
+  ENV_RESERVED_PREFIX,
+  FRAMEWORKS,
+  STATUSES,
+  UPLOAD_URL_TTL_SECONDS,
+} from '../../src/frontend/types.ts';
+
+const AUTH = ['platform', 'service'] as const;
+const BASE = '/v1/{app_id}/frontend/deployments';
+const STATES =
+  'Status: WAITING (created, no zip yet) -> UPLOADING (zip received, ready to start) -> BUILDING (build job queued or running) -> READY (served), ' +
+  'or ERROR (with a readable error) or CANCELED.';
+
+export const frontendDeployCreate = defineTool({
+  name: 'frontend_deploy_create',
+  title: 'Create a frontend deployment',
+  description:
+    'Start deploying a built static site (a zip of the build output: index.html at its root or inside a single folder such as dist/). ' +
+    `Returns { id, uploadUrl, expiresIn: ${UPLOAD_URL_TTL_SECONDS}, maxSizeBytes } with status WAITING. Next: HTTP PUT the zip bytes to uploadUrl with ` +
+    'Content-Type: application/zip (no Authorization header needed; the URL is signed and valid for 15 minutes, once), then call frontend_deploy_start. ' +
+    'framework: react-vite (SPA: unknown routes get index.html), nextjs-static (next export: /about serves about.html, 404.html for misses), ' +
+    'static or other (exact files, 404.html if present). Build with relative asset paths (Vite: base "./") when the site is served under /sites/{app_id}/.',
+  input: z.object({
+    app_id: AppIdSchema,
+    framework: z.enum(FRAMEWORKS).describe('How the site is served: react-vite | nextjs-static | static | other'),
+  }),
+  output: z.object({
+    id: z.string().describe('Deployment id'),
+    uploadUrl: z.string().describe('Signed URL: PUT the zip here with Content-Type: application/zip'),
+    expiresIn: z.number().int().describe('Seconds the uploadUrl stays valid'),
+    maxSizeBytes: z.number().int().describe('Largest zip accepted (compressed bytes)'),
+    status: z.enum(STATUSES),
+  }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: BASE, status: 201 },
+  annotations: { destructiveHint: false, idempotentHint: false },
+  handler: async (input, ctx) => ctx.services.frontend.create(ctx.app!.id, input.framework),
+});
+
+export const frontendDeployStart = defineTool({
+  name: 'frontend_deploy_start',
+  title: 'Start a frontend build',
+  description:
+    'Start building a deployment whose zip has arrived (status UPLOADING): status becomes BUILDING and a background job extracts and publishes it ' +
+    '(202). Poll frontend_deploy_get until READY (then `url` serves it) or ERROR (then `error` says why). 409 INVALID_DEPLOYMENT_STATE before the ' +
+    `upload or when already started or finished. ${STATES}`,
+  input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
+  output: DeploymentSchema,
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: `${BASE}/{id}/start`, status: 202 },
+  annotations: { idempotentHint: false },
+  handler: async (input, ctx) => ctx.services.frontend.start(ctx.app!.id, input.id),
+});
+
+export const frontendDeployList = defineTool({
+  name: 'frontend_deploy_list',
+  title: 'List frontend deployments',
+  description:
+    'The deployment history of an app, newest first (at most `limit`, default 50), every status included; the one with live: true is the site being served. ' +
+    'Free plan: only the live deployment keeps its files. Pro: every READY deployment stays reachable at its own `url` (/sites/{app_id}/d/{id}/).',
+  input: z.object({
+    app_id: AppIdSchema,
+    limit: z.coerce.number().int().min(1).max(100).default(50).describe('How many of the newest deployments to return (1-100)'),
+  }),
+  output: z.object({ deployments: z.array(DeploymentSchema) }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: BASE },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ({ deployments: await ctx.services.frontend.list(ctx.app!.id, input.limit) }),
+});
+
+export const frontendDeployGet = defineTool({
+  name: 'frontend_deploy_get',
+  title: 'Get a frontend deployment',
+  description: `Read one deployment: status, error, sizes, file count, whether it is live and the URL serving it. ${STATES}`,
+  input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
+  output: DeploymentSchema,
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: `${BASE}/{id}` },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.frontend.get(ctx.app!.id, input.id),
+});
+
+export const frontendDeploySync = defineTool({
+  name: 'frontend_deploy_sync',
+  title: 'Force-sync a frontend deployment',
+  description:
+    'Reconcile a deployment with reality and return it with `action`: "expired" (it was WAITING and its upload URL expired: now ERROR), ' +
+    '"requeued" (it was BUILDING but its build job was lost: enqueued again), "failed" (its build job used up its retries: now ERROR with the ' +
+    'last error), or "none" (nothing to do). Use it when a deployment seems stuck.',
+  input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
+  output: DeploymentSchema.extend({ action: z.enum(['none', 'expired', 'requeued', 'failed']).describe('What the sync changed') }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: `${BASE}/{id}/sync` },
+  annotations: { idempotentHint: true },
+  handler: async (input, ctx) => {
+    const { deployment, action } = await ctx.services.frontend.sync(ctx.app!.id, input.id);
+    return { ...deployment, action };
+  },
+});
+
+export const frontendDeployCancel = defineTool({
+  name: 'frontend_deploy_cancel',
+  title: 'Cancel a frontend deployment',
+  description:
+    'Cancel a WAITING, UPLOADING or BUILDING deployment: status CANCELED, its uploaded zip is removed and a running build discards its work. ' +
+    'READY, ERROR and CANCELED deployments answer 409 INVALID_DEPLOYMENT_STATE (to take a READY site down, delete it with frontend_deploy_delete).',
+  input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
+  output: DeploymentSchema,
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: `${BASE}/{id}/cancel` },
+  annotations: { destructiveHint: true, idempotentHint: false },
+  handler: async (input, ctx) => ctx.services.frontend.cancel(ctx.app!.id, input.id),
+});
+
+export const frontendDeployDelete = defineTool({
+  name: 'frontend_deploy_delete',
+  title: 'Delete a frontend deployment',
+  description:
+    'Delete a deployment in any state with its files. Deleting the live deployment takes the site offline (404) until another deployment ' +
+    'becomes READY; no older deployment is promoted automatically. Returns { deleted: true, id, was_live }.',
+  input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
+  output: z.object({ deleted: z.literal(true), id: z.string(), was_live: z.boolean() }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'DELETE', path: `${BASE}/{id}` },
+  annotations: { destructiveHint: true, idempotentHint: false },
+  handler: async (input, ctx) => ctx.services.frontend.delete(ctx.app!.id, input.id),
+});
+
+const EnvMapSchema = z
+  .record(
+    z.string().regex(ENV_NAME, 'a variable name is 1-64 characters: uppercase letters, digits and underscores, not starting with a digit'),
+    z.string().max(ENV_MAX_VALUE_LENGTH, `a value is at most ${ENV_MAX_VALUE_LENGTH} characters`),
+  )
+  .refine((env) => Object.keys(env).length <= ENV_MAX_VARS, `at most ${ENV_MAX_VARS} variables`)
+  .describe('Map of NAME to string value, e.g. { "GREETING": "Hello" }');
+
+export const frontendEnvSet = defineTool({
+  name: 'frontend_env_set',
+  title: 'Set the frontend environment',
+  description:
+    "Replace the app's frontend environment with this map (variables left out are removed; {} clears it). Names match ^[A-Z_][A-Z0-9_]{0,63}$, " +
+    `values are strings of at most ${ENV_MAX_VALUE_LENGTH} characters, at most ${ENV_MAX_VARS} variables; names starting with ${ENV_RESERVED_PREFIX} are reserved. ` +
+    'Stored encrypted, but the values are PUBLIC by nature: every visitor of the site receives them at run time as window.__ENV__ from ' +
+    '__env.js (with SVC_APP_ID and SVC_API_URL added), so never put secrets here. Takes effect at once, without a new deployment.',
+  input: z.object({ app_id: AppIdSchema, env: EnvMapSchema }),
+  output: z.object({ keys: z.array(z.string()), updated_at: z.string() }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'PUT', path: '/v1/{app_id}/frontend/env', bodyField: 'env' },
+  annotations: { destructiveHint: true, idempotentHint: true },
+  handler: async (input, ctx) => ctx.services.frontend.setEnv(ctx.app!.id, input.env),
+});
+
+export const frontendEnvGet = defineTool({
+  name: 'frontend_env_get',
+  title: 'List frontend environment keys',
+  description: "List the names of the app's frontend environment variables (keys only, sorted; values are never returned here).",
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ keys: z.array(z.string()) }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: '/v1/{app_id}/frontend/env' },
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => ({ keys: await ctx.services.frontend.envKeys(ctx.app!.id) }),
+});
+
+/** Registered before the data tools: /v1/{app_id}/{table}/{id} would otherwise shadow these paths. */
+export const frontendTools: readonly AnyTool[] = [
+  frontendDeployCreate,
+  frontendDeployStart,
+  frontendDeployList,
+  frontendDeployGet,
+  frontendDeploySync,
+  frontendDeployCancel,
+  frontendDeployDelete,
+  frontendEnvSet,
+  frontendEnvGet,
+];

@@ -1,0 +1,178 @@
+import { z } from 'zod';
+import { defineTool, type AnyTool, type Caller } from '../../src/core/define.ts';
+import { AppIdSchema } from '../../src/apps/types.ts';
+import { ALLOW_ENTRY_RE, isMimeType } from '../../src/storage/names.ts';
+import { DOWNLOAD_URL_TTL_SECONDS, LIST_MAX, UPLOAD_URL_TTL_SECONDS, type Owner } from '../../src/storage/service.ts';
+
+const AUTH = ['platform', 'service', 'user'] as const;
+const ACCESS_NOTE =
+  ' A service key (or the owner\'s platform key) sees and manages every file of the app; an end-user JWT only the files that user uploaded.';
+
+/** Authentication rule 2: keys act for the app (uploads have no user), an end-user token for that user only. */
+function ownerOf(caller: Caller): Owner {
+  return caller.kind === 'user' ? { kind: 'user', userId: caller.userId } : { kind: 'service' };
+}
+
+const ObjectIdSchema = z.string().min(1).max(100).describe('objectId returned by storage_upload (a UUID)');
+const BytesSchema = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+const ObjectSchema = z.object({
+  id: z.string().describe('objectId'),
+  filename: z.string().describe('Sanitised filename'),
+  content_type: z.string(),
+  size_bytes: z.number().int(),
+  created_at: z.string(),
+});
+
+export const storageUpload = defineTool({
+  name: 'storage_upload',
+  title: 'Get an upload URL',
+  description:
+    'Reserve a file and get a presigned URL for its bytes. Then HTTP PUT exactly sizeBytes bytes to uploadUrl with the header ' +
+    '`Content-Type` equal to contentType (no Authorization header), within expiresIn (300) seconds, and persist objectId. ' +
+    'The file is listed once its bytes arrived. objectKey is <app_id>/<user_id>/<objectId>_<filename> (user segment `service` for key uploads); metadata, not a URL. ' +
+    'Limits: 10 MB per file by default (400 FILE_TOO_LARGE), 1 GB per app counting pending uploads (409 STORAGE_QUOTA_EXCEEDED), ' +
+    'allowed content types (400 CONTENT_TYPE_NOT_ALLOWED); see storage_limits_get.' +
+    ACCESS_NOTE,
+  input: z.object({
+    app_id: AppIdSchema,
+    filename: z.string().min(1, 'filename must not be empty').max(1024).describe('Original filename; paths and unsafe characters are stripped, at most 200 characters kept'),
+    contentType: z
+      .string()
+      .trim()
+      .refine(isMimeType, 'contentType must be a MIME type such as image/png or text/plain; charset=utf-8')
+      .describe('MIME type of the file; the PUT must send exactly this Content-Type'),
+    sizeBytes: BytesSchema.describe('Exact size of the file in bytes (a positive integer)'),
+  }),
+  output: z.object({
+    uploadUrl: z.string().describe('Presigned URL for an HTTP PUT of the bytes'),
+    objectKey: z.string(),
+    objectId: z.string(),
+    expiresIn: z.literal(UPLOAD_URL_TTL_SECONDS),
+  }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: '/storage/{app_id}/upload', subdomainPath: '/storage/upload' },
+  annotations: { destructiveHint: false, idempotentHint: false },
+  handler: async (input, ctx) =>
+    ctx.services.storage.createUpload(input.app_id, ownerOf(ctx.caller), { filename: input.filename, contentType: input.contentType, sizeBytes: input.sizeBytes }),
+});
+
+export const storageList = defineTool({
+  name: 'storage_list',
+  title: 'List files',
+  description:
+    'List the files whose bytes have arrived, newest first: id, filename, content_type, size_bytes, created_at. ' +
+    `REST returns a bare JSON array; MCP returns { objects }. At most ${LIST_MAX} per call (page with limit and offset).` +
+    ACCESS_NOTE,
+  input: z.object({
+    app_id: AppIdSchema,
+    limit: z.coerce.number().int().min(1).max(LIST_MAX).optional().describe(`1-${LIST_MAX}, default ${LIST_MAX}`),
+    offset: z.coerce.number().int().min(0).optional().describe('Files to skip, default 0'),
+  }),
+  output: z.object({ objects: z.array(ObjectSchema) }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: '/storage/{app_id}/objects', subdomainPath: '/storage/objects', respond: (out) => ({ body: out.objects }) },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ({
+    objects: await ctx.services.storage.list(input.app_id, ownerOf(ctx.caller), { limit: input.limit, offset: input.offset }),
+  }),
+});
+
+export const storageDownload = defineTool({
+  name: 'storage_download',
+  title: 'Get a download URL',
+  description:
+    `Get a presigned URL to GET a file's bytes (valid ${DOWNLOAD_URL_TTL_SECONDS} seconds; supports Range; served as an attachment with its filename). ` +
+    '404 RESOURCE_NOT_FOUND when the object does not exist, is not yours, or its bytes have not arrived yet.' +
+    ACCESS_NOTE,
+  input: z.object({ app_id: AppIdSchema, object_id: ObjectIdSchema }),
+  output: z.object({ downloadUrl: z.string(), filename: z.string(), expiresIn: z.literal(DOWNLOAD_URL_TTL_SECONDS) }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: '/storage/{app_id}/download/{object_id}', subdomainPath: '/storage/download/{object_id}' },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.storage.download(input.app_id, ownerOf(ctx.caller), input.object_id),
+});
+
+export const storageDelete = defineTool({
+  name: 'storage_delete',
+  title: 'Delete a file',
+  description:
+    'Delete a file (or a pending upload) and its bytes; returns { deleted: true, id }. 404 RESOURCE_NOT_FOUND when it does not exist or is not yours. ' +
+    'Issued download URLs stop working.' +
+    ACCESS_NOTE,
+  input: z.object({ app_id: AppIdSchema, object_id: ObjectIdSchema }),
+  output: z.object({ deleted: z.literal(true), id: z.string() }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'DELETE', path: '/storage/{app_id}/{object_id}', subdomainPath: '/storage/{object_id}' },
+  annotations: { destructiveHint: true, idempotentHint: false },
+  handler: async (input, ctx) => ctx.services.storage.delete(input.app_id, ownerOf(ctx.caller), input.object_id),
+});
+
+const OverridesSchema = z.object({
+  max_file_bytes: z.number().int().nullable(),
+  max_app_bytes: z.number().int().nullable(),
+  allowed_content_types: z.array(z.string()).nullable(),
+});
+
+const LimitsSchema = z.object({
+  app_id: z.string(),
+  max_file_bytes: z.number().int().describe('Effective per-file limit in bytes'),
+  max_app_bytes: z.number().int().describe('Effective per-app total in bytes (stored plus pending uploads)'),
+  allowed_content_types: z.array(z.string()).describe('Effective allow-list (exact types and type/* wildcards); empty allows every type'),
+  overrides: OverridesSchema.describe('This app\'s overrides; null means the platform default'),
+  usage: z.object({
+    used_bytes: z.number().int().describe('Bytes of files whose bytes arrived'),
+    pending_bytes: z.number().int().describe('Bytes reserved by unexpired pending uploads'),
+  }),
+});
+
+export const storageLimitsGet = defineTool({
+  name: 'storage_limits_get',
+  title: 'Read storage limits and usage',
+  description:
+    'Read the storage limits in force for an app (per-file size, per-app total, allowed content types), its overrides (null = platform default) ' +
+    'and its usage { used_bytes, pending_bytes }.',
+  input: z.object({ app_id: AppIdSchema }),
+  output: LimitsSchema,
+  auth: ['platform'],
+  appScoped: true,
+  http: { method: 'GET', path: '/storage/{app_id}/limits', subdomainPath: '/storage/limits' },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.storage.limits(input.app_id),
+});
+
+export const storageLimitsSet = defineTool({
+  name: 'storage_limits_set',
+  title: 'Set storage limits',
+  description:
+    'Override an app\'s storage limits. Omitted fields stay as they are; null resets a field to the platform default. ' +
+    'Overrides can only tighten the platform limits (a byte limit above the platform\'s is a 400); an app allow-list applies on top of the platform\'s. ' +
+    'Uploads already stored are kept. Returns the same shape as storage_limits_get.',
+  input: z.object({
+    app_id: AppIdSchema,
+    max_file_bytes: BytesSchema.nullable().optional().describe('Per-file limit in bytes (a positive integer), or null for the platform default'),
+    max_app_bytes: BytesSchema.nullable().optional().describe('Per-app total in bytes, stored plus pending (a positive integer), or null for the platform default'),
+    allowed_content_types: z
+      .array(z.string().trim().toLowerCase().regex(ALLOW_ENTRY_RE, 'each entry is a MIME type (image/png) or a wildcard (image/*)'))
+      .min(1, 'allowed_content_types needs at least one entry; null allows what the platform allows')
+      .max(100)
+      .nullable()
+      .optional()
+      .describe('Array of allowed types, e.g. ["image/*", "application/pdf"], or null for the platform default'),
+  }),
+  output: LimitsSchema,
+  auth: ['platform'],
+  appScoped: true,
+  http: { method: 'PUT', path: '/storage/{app_id}/limits', subdomainPath: '/storage/limits' },
+  annotations: { idempotentHint: true },
+  handler: async (input, ctx) => {
+    const { app_id, ...patch } = input;
+    return ctx.services.storage.setLimits(app_id, patch);
+  },
+});
+
+export const storageTools: readonly AnyTool[] = [storageUpload, storageList, storageDownload, storageDelete, storageLimitsGet, storageLimitsSet];
