@@ -1,8 +1,9 @@
 // npm run bench: the platform (started as `npm start` starts it) against the physical limits measured in the
 // same run, on a fresh control database that is dropped at the end. See bench/README.md.
 //
-// Scenarios: `apps` (GET /apps and MCP apps_list) and `data` (the data API as an end user). All run by default;
-// pick some with `npm run bench -- data` or BENCH_SCENARIOS=apps,data.
+// Scenarios: `apps` (GET /apps and MCP apps_list), `data` (the data API as an end user) and `functions` (a
+// hello-world function against `deno serve`). All run by default; pick some with `npm run bench -- data` or
+// BENCH_SCENARIOS=apps,data.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { appsScenario } from './apps.ts';
 import { dataScenario, SEED_ROWS } from './data.ts';
+import { functionsScenario } from './functions.ts';
 import {
   CLUSTER_URL,
   CONNECTIONS,
@@ -31,7 +33,7 @@ import {
 } from './harness.ts';
 
 /** In the order they run: `apps` expects to find only its own three apps. */
-const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = { apps: appsScenario, data: dataScenario };
+const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = { apps: appsScenario, data: dataScenario, functions: functionsScenario };
 
 function selectedScenarios(): string[] {
   const asked = [...process.argv.slice(2), ...(process.env.BENCH_SCENARIOS ?? '').split(',')].map((s) => s.trim()).filter(Boolean);
@@ -42,6 +44,8 @@ function selectedScenarios(): string[] {
 
 /** Connections per app pool, the platform's SVC_APP_POOL_SIZE; the data baseline gets the same. */
 const APP_POOL_SIZE = process.env.BENCH_APP_POOL_SIZE || '5';
+/** SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION of the platform: processes one function may keep (one request each at a time). */
+const FN_MAX_WARM = process.env.BENCH_FN_MAX_WARM || '2';
 /** A directory for `node --cpu-prof` profiles of the platform process (written when it stops). */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 
@@ -71,6 +75,8 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): 
       SVC_APP_POOL_SIZE: APP_POOL_SIZE,
       // End-user tokens must outlive the whole run (default 900 s).
       SVC_ACCESS_TOKEN_TTL_SECONDS: '3600',
+      // Warm processes per function (scenario `functions`); the platform default is 2.
+      SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: FN_MAX_WARM,
       LOG_LEVEL: 'warn',
     },
     nodeArgs,

@@ -55,6 +55,19 @@ const EnvSchema = z.object({
   SVC_FRONTEND_MAX_UNZIPPED_BYTES: positiveInt.default(500 * 1024 * 1024),
   SVC_FRONTEND_MAX_FILES: positiveInt.default(10_000),
   SVC_FRONTEND_MAX_COMPRESSION_RATIO: positiveInt.default(100),
+  // Functions (src/functions/): Deno binary (default: from the npm package @deno/linux-x64-glibc or `deno`), process pool, limits, network deny list.
+  SVC_DENO_PATH: optionalString,
+  SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: positiveInt.max(64).default(2),
+  SVC_FUNCTIONS_MAX_PROCESSES: positiveInt.max(4096).default(16),
+  SVC_FUNCTIONS_IDLE_MS: positiveInt.default(300_000),
+  SVC_FUNCTIONS_START_TIMEOUT_MS: positiveInt.default(15_000),
+  SVC_FUNCTIONS_QUEUE_TIMEOUT_MS: positiveInt.default(30_000),
+  SVC_FUNCTIONS_LOG_RETENTION: positiveInt.default(1000),
+  SVC_FUNCTIONS_MAX_BODY_BYTES: positiveInt.default(6 * 1024 * 1024),
+  SVC_FUNCTIONS_RSS_HEADROOM_MB: positiveInt.default(128),
+  // Comma-separated hosts, addresses or IPv4 CIDR ranges functions may not reach, beyond the built-in list.
+  SVC_FUNCTIONS_DENY_NET: z.string().default(''),
+  SVC_FUNCTIONS_ALLOW_PRIVATE_NET: z.enum(['true', 'false']).default('false'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -97,6 +110,19 @@ export type Config = Readonly<{
     allowedContentTypes: readonly string[];
   }>;
   frontend: Readonly<{ maxZipBytes: number; maxUnzippedBytes: number; maxFiles: number; maxCompressionRatio: number }>;
+  functions: Readonly<{
+    denoPath: string | undefined;
+    maxWarmPerFunction: number;
+    maxProcesses: number;
+    idleMs: number;
+    startTimeoutMs: number;
+    queueTimeoutMs: number;
+    logRetention: number;
+    maxBodyBytes: number;
+    rssHeadroomMb: number;
+    denyNet: readonly string[];
+    allowPrivateNet: boolean;
+  }>;
 }>;
 
 export class ConfigError extends Error {}
@@ -157,6 +183,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxUnzippedBytes: e.SVC_FRONTEND_MAX_UNZIPPED_BYTES,
       maxFiles: e.SVC_FRONTEND_MAX_FILES,
       maxCompressionRatio: e.SVC_FRONTEND_MAX_COMPRESSION_RATIO,
+    }),
+    functions: Object.freeze({
+      denoPath: e.SVC_DENO_PATH,
+      maxWarmPerFunction: e.SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION,
+      maxProcesses: e.SVC_FUNCTIONS_MAX_PROCESSES,
+      idleMs: e.SVC_FUNCTIONS_IDLE_MS,
+      startTimeoutMs: e.SVC_FUNCTIONS_START_TIMEOUT_MS,
+      queueTimeoutMs: e.SVC_FUNCTIONS_QUEUE_TIMEOUT_MS,
+      logRetention: e.SVC_FUNCTIONS_LOG_RETENTION,
+      maxBodyBytes: e.SVC_FUNCTIONS_MAX_BODY_BYTES,
+      rssHeadroomMb: e.SVC_FUNCTIONS_RSS_HEADROOM_MB,
+      denyNet: Object.freeze(e.SVC_FUNCTIONS_DENY_NET.split(',').map((s) => s.trim()).filter(Boolean)),
+      allowPrivateNet: e.SVC_FUNCTIONS_ALLOW_PRIVATE_NET === 'true',
     }),
   });
 }

@@ -21,6 +21,8 @@ import { SuggestionsService } from './platform/suggestions.ts';
 import { HealthService } from './platform/health.ts';
 import { FrontendService } from './frontend/service.ts';
 import { StorageService } from './storage/service.ts';
+import { FunctionsService } from './functions/service.ts';
+import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { createHttpApp } from './transports/http-app.ts';
 import { tools } from '../tools/index.ts';
@@ -79,19 +81,23 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     docs: { llmsTxt: () => llmsTxt },
     frontend: new FrontendService({ db: control.db, box, masterKey, config, log }),
     storage: new StorageService({ db: control.db, config, masterKey, log }),
+    functions: await FunctionsService.create({ db: control.db, box, config, log }),
   };
 
   // Services that keep app data outside the app database (stored objects, hosted sites).
   const appPurgers: AppPurger[] = [];
   appPurgers.push(services.frontend);
   appPurgers.push(services.storage);
+  appPurgers.push(services.functions);
 
   let server: http.Server | undefined;
   let mcp: McpTransport | undefined;
+  let sockets: WebSocketGateway | undefined;
   let url: string | undefined;
   if (config.role !== 'worker') {
     mcp = new McpTransport(tools, services, log);
     server = http.createServer(createHttpApp({ tools, services, mcp, log }));
+    sockets = attachWebSockets(server, services, log);
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
       server!.listen(config.port, config.host, resolve);
@@ -118,8 +124,11 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     services,
     url,
     stop: async () => {
+      await sockets?.close();
       if (server) await closeServer(server, mcp!, config.shutdownTimeoutMs);
       if (runner) await runner.stop();
+      // Kills every function process and writes the last invocation logs.
+      await services.functions.stop();
       services.storage.close();
       await databases.close();
       await control.close();

@@ -6,6 +6,7 @@ import { authTools } from './auth/auth.ts';
 import { dataTools } from './data/data.ts';
 import { frontendTools } from './frontend/frontend.ts';
 import { storageTools } from './storage/storage.ts';
+import { functionsTools } from './functions/functions.ts';
 import { platformGuide, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The registry: every capability, served as a REST route (when it has one) and as an MCP tool. */
@@ -28,5 +29,6 @@ export const tools: readonly AnyTool[] = [
   platformGuide,
   ...storageTools,
   ...frontendTools,
+  ...functionsTools,
   ...dataTools,
 ];

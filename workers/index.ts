@@ -5,6 +5,7 @@ import { appsDropDatabase, appsPurgeFiles, appsReap } from './apps.ts';
 import { rateLimitsPurge } from './rate-limits.ts';
 import { frontendBuild } from './frontend.ts';
 import { storageDeleteObject, storageSettlePending } from './storage.ts';
+import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
 export interface WorkerServices extends Services {
@@ -20,8 +21,11 @@ export function taskList(s: WorkerServices): TaskList {
     frontend_build: frontendBuild(s),
     storage_delete_object: storageDeleteObject(s),
     storage_settle_pending: storageSettlePending(s),
+    functions_cron_tick: functionsCronTick(s),
+    functions_run_cron: functionsRunCron(s),
+    functions_logs_trim: functionsLogsTrim(s),
   };
 }
 
 /** Platform crons (graphile-worker crontab syntax; UTC). */
-export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '*/5 * * * * storage_settle_pending ?max=1'].join('\n');
+export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1'].join('\n');

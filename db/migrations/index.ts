@@ -3,6 +3,7 @@ import * as core from './0001_core.ts';
 import * as rateLimits from './0002_rate_limits.ts';
 import * as storage from './0003_storage.ts';
 import * as frontend from './0004_frontend.ts';
+import * as functions from './0005_functions.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_rate_limits': rateLimits,
   '0003_storage': storage,
   '0004_frontend': frontend,
+  '0005_functions': functions,
 };

@@ -10,6 +10,7 @@ import type { SuggestionsService } from '../platform/suggestions.ts';
 import type { HealthService } from '../platform/health.ts';
 import type { StorageService } from '../storage/service.ts';
 import type { FrontendService } from '../frontend/service.ts';
+import type { FunctionsService } from '../functions/service.ts';
 import type { Config } from '../config.ts';
 
 /** Everything a tool handler may reach, built once at start (src/platform.ts). */
@@ -34,4 +35,6 @@ export interface Services {
   frontend: FrontendService;
   /** File storage: object rows, quota, signed URLs, the local or S3 backend. */
   storage: StorageService;
+  /** Serverless functions: deploy, invoke through the Deno process pool, logs and metrics, cron and websocket triggers. */
+  functions: FunctionsService;
 }

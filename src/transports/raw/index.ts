@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import type { Services } from '../../core/services.ts';
 import { storageRawRoutes } from './storage.ts';
 import { siteRoutes } from './sites.ts';
+import { functionRoutes } from './functions.ts';
 
 /**
  * Routes outside the descriptor registry, for wire shapes a tool cannot have (presigned blob PUT/GET with raw
@@ -13,4 +14,4 @@ export interface RawRoutes {
   fallback?: (router: Router, services: Services) => void;
 }
 
-export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes];
+export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes];

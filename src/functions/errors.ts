@@ -1,0 +1,24 @@
+import { AppError, errors } from '../core/errors.ts';
+
+const LOGS_HINT = 'Read the function\'s logs (functions_logs, GET /v1/{app_id}/functions/{name}/logs) for its console output and the error.';
+
+export const functionErrors = {
+  invalid: (message: string, details?: unknown) =>
+    new AppError(400, 'FUNCTION_INVALID', `The function code was refused: ${message}`, 'Fix the code so it parses and default-exports a handler `export default async (req: Request, ctx) => new Response(...)`, then deploy again; the previous version keeps serving.', details),
+  notFound: (name: string) =>
+    errors.notFound(`Function '${name}'`, 'List the app\'s functions with functions_list (GET /v1/{app_id}/functions); deploy one with functions_deploy.'),
+  notPublic: (name: string, type: string) =>
+    errors.notFound(
+      `Function '${name}' on the public route`,
+      `It has trigger type '${type}', so it runs on its ${type === 'cron' ? 'schedule' : 'websocket event'}, not on /fn/{name}. Test it with functions_invoke, or redeploy it with trigger { "type": "http" }.`,
+    ),
+  timeout: (timeoutMs: number) =>
+    new AppError(504, 'FUNCTION_TIMEOUT', `The function did not finish within its timeout of ${timeoutMs} ms and was stopped.`, `Make it faster, or raise timeoutMs (at most 300000) with functions_deploy. ${LOGS_HINT}`),
+  outOfMemory: (limitMb: number) =>
+    new AppError(500, 'FUNCTION_OUT_OF_MEMORY', `The function exceeded its memory limit of ${limitMb} MB and was stopped.`, `Use less memory, or raise memoryLimitMb (64-1024) with functions_deploy. ${LOGS_HINT}`),
+  failed: (message = 'The function threw an error or returned no valid Response.') => new AppError(500, 'FUNCTION_ERROR', message, LOGS_HINT),
+  busy: () =>
+    new AppError(503, 'FUNCTION_BUSY', 'Every instance of the function is busy and the wait for one ran out.', 'Retry with backoff; the function serves one request per instance at a time.'),
+  unavailable: () => new AppError(503, 'FUNCTION_UNAVAILABLE', 'The function runtime is shutting down.', 'Retry shortly.'),
+  gone: (name: string) => errors.notFound(`Function '${name}'`, 'It was deleted or redeployed while the request waited; retry.'),
+};

@@ -1,0 +1,389 @@
+// One Deno process running one version of one function of one app (src/functions/runner.ts inside).
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { encodeFrame, LineSplitter, parseRunnerFrame, type EndUser, type RunnerFrame } from './protocol.ts';
+import { runnerArgs, runnerEnv, type SandboxSpec } from './sandbox.ts';
+import type { ConsoleLine } from './types.ts';
+import { LIMITS } from './types.ts';
+
+/** Everything a process is bound to. */
+export interface InstanceSpec {
+  /** `<function id>:<version>`: processes are never shared between keys. */
+  key: string;
+  functionId: string;
+  appId: string;
+  name: string;
+  code: string;
+  /** Variables plus the injected SVC_APP_ID and SVC_API_URL. */
+  env: Record<string, string>;
+  memoryLimitMb: number;
+}
+
+export interface InstanceOptions {
+  sandbox: SandboxSpec;
+  /** The resident-set cap is memoryLimitMb plus this (ArrayBuffers and wasm memory live outside the V8 heap). */
+  rssHeadroomMb: number;
+  log: Logger;
+}
+
+export interface RunRequest {
+  method: string;
+  url: string;
+  headers: Array<[string, string]>;
+  body: Buffer | null;
+  user: EndUser | null;
+  token: string | null;
+  timeoutMs: number;
+}
+
+/** Where a response goes: a client connection (streamed) or a buffer. */
+export interface ResponseSink {
+  head(status: number, headers: Array<[string, string]>): void;
+  /** Returns false to apply backpressure: the process's output pauses until `resume` is called. */
+  chunk(data: Buffer, resume: () => void): boolean;
+}
+
+export type FailureKind = 'timeout' | 'memory' | 'error';
+
+export interface RunOutcome {
+  /** The function's status, or the status of the failure. */
+  status: number;
+  /** Set when the invocation failed: the function threw, timed out, ran out of memory or crashed. */
+  failure?: { kind: FailureKind; message: string };
+  /** Whether `head` reached the sink (the response may then be cut short but its status cannot change). */
+  headSent: boolean;
+  console: ConsoleLine[];
+  durationMs: number;
+  memoryMb: number | null;
+}
+
+export class InitError extends Error {
+  readonly kind: 'invalid' | 'timeout' | 'crash';
+  readonly console: ConsoleLine[];
+  constructor(kind: 'invalid' | 'timeout' | 'crash', message: string, consoleLines: ConsoleLine[]) {
+    super(message);
+    this.kind = kind;
+    this.console = consoleLines;
+  }
+}
+
+const OOM = /out of memory|Reached heap limit|allocation failed|Fatal process out of memory|JavaScript heap/i;
+const STDERR_KEEP = 8 * 1024;
+/** /proc sampling of the resident set: often while a request runs, rarely while idle. */
+const SAMPLE_BUSY_MS = 50;
+const SAMPLE_IDLE_EVERY = 20;
+
+type State = 'starting' | 'idle' | 'busy' | 'dead';
+
+interface Current {
+  id: number;
+  sink: ResponseSink;
+  console: ConsoleLine[];
+  consoleBytes: number;
+  consoleCut: boolean;
+  headSent: boolean;
+  status: number;
+  startedMs: number;
+  timer: NodeJS.Timeout;
+  resolve: (outcome: RunOutcome) => void;
+}
+
+let nextRequestId = 1;
+
+export class Instance {
+  readonly spec: InstanceSpec;
+  state: State = 'starting';
+  /** Date.now() of the last release; the pool evicts the least recently used idle instance. */
+  lastUsed = Date.now();
+  readonly #opts: InstanceOptions;
+  readonly #child: ChildProcessWithoutNullStreams;
+  readonly #splitter = new LineSplitter();
+  #stderr = '';
+  #killReason: FailureKind | 'evicted' | 'init' | undefined;
+  #current: Current | undefined;
+  #initConsole: ConsoleLine[] = [];
+  #onReady: ((frame: RunnerFrame) => void) | undefined;
+  readonly #exited: Promise<void>;
+  #exitListeners: Array<() => void> = [];
+  #sampler: NodeJS.Timeout;
+  #sampleTick = 0;
+  /** Resident set of this process at the last sample, and the highest seen during the current request (kB). */
+  #lastKb = 0;
+  #peakKb = 0;
+
+  constructor(spec: InstanceSpec, opts: InstanceOptions) {
+    this.spec = spec;
+    this.#opts = opts;
+    this.#child = spawn(opts.sandbox.deno, runnerArgs(opts.sandbox, spec.memoryLimitMb), {
+      env: runnerEnv(opts.sandbox),
+      // A neutral working directory: the sandbox reads nothing, and Deno.cwd() should tell nothing.
+      cwd: '/',
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.#exited = new Promise((resolve) => {
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        this.#onExit();
+        resolve();
+      };
+      this.#child.once('exit', finish);
+      this.#child.once('error', (err) => {
+        this.#stderr += `\n${err.message}`;
+        finish();
+      });
+    });
+    this.#child.stdin.on('error', () => {}); // EPIPE after the process died: the exit handler reports it
+    this.#child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+    this.#child.stderr.on('data', (chunk: Buffer) => {
+      this.#stderr = (this.#stderr + chunk.toString('utf8')).slice(-STDERR_KEEP);
+    });
+    this.#sampler = setInterval(() => this.#sample(), SAMPLE_BUSY_MS);
+    this.#sampler.unref();
+  }
+
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
+  get alive(): boolean {
+    return this.state !== 'dead';
+  }
+
+  /** Sends the module and waits for the runner to report it loaded with a default-exported function. */
+  async start(timeoutMs: number): Promise<void> {
+    const { spec } = this;
+    const url = `data:application/typescript;base64,${Buffer.from(spec.code, 'utf8').toString('base64')}`;
+    const ready = new Promise<RunnerFrame | 'exit' | 'timeout'>((resolve) => {
+      const timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      this.onExit(() => {
+        clearTimeout(timer);
+        resolve('exit');
+      });
+      this.#onReady = (frame) => {
+        clearTimeout(timer);
+        resolve(frame);
+      };
+    });
+    this.#write(encodeFrame({ type: 'init', url, filename: `${spec.name}.ts`, env: spec.env, appId: spec.appId }));
+    const result = await ready;
+    this.#onReady = undefined;
+    if (result !== 'exit' && result !== 'timeout' && result.type === 'ready') {
+      if (this.state === 'starting') this.state = 'idle';
+      this.#sample(true);
+      return;
+    }
+    const consoleLines = this.#initConsole;
+    if (result === 'timeout') {
+      this.kill('init');
+      throw new InitError('timeout', `the module did not finish loading within ${timeoutMs} ms (top-level await that never settles?)`, consoleLines);
+    }
+    if (result === 'exit') {
+      throw new InitError('crash', this.#exitMessage('the process exited while loading the module'), consoleLines);
+    }
+    this.kill('init');
+    throw new InitError('invalid', result.type === 'init_error' ? result.message : `unexpected ${result.type} frame while loading`, consoleLines);
+  }
+
+  /** Runs one request; never rejects (failures are outcomes). The instance must be idle. */
+  run(req: RunRequest, sink: ResponseSink): Promise<RunOutcome> {
+    if (this.state !== 'idle') throw new Error(`instance is ${this.state}, not idle`);
+    this.state = 'busy';
+    const id = nextRequestId++;
+    // This request's peak: the last reading before it, then the sampler's readings while it runs.
+    this.#peakKb = this.#lastKb;
+    return new Promise<RunOutcome>((resolve) => {
+      const timer = setTimeout(() => this.kill('timeout'), req.timeoutMs);
+      this.#current = { id, sink, console: [], consoleBytes: 0, consoleCut: false, headSent: false, status: 0, startedMs: performance.now(), timer, resolve };
+      this.#write(
+        encodeFrame({
+          type: 'request',
+          id,
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          body: req.body && req.body.length ? req.body.toString('base64') : null,
+          user: req.user,
+          token: req.token,
+        }),
+      );
+    });
+  }
+
+  /** SIGKILL: no handler in the sandbox can delay it. The exit handler settles an in-flight request. */
+  kill(reason: FailureKind | 'evicted' | 'init'): void {
+    if (this.state === 'dead') return;
+    this.#killReason ??= reason;
+    this.#child.kill('SIGKILL');
+  }
+
+  /** Resolves once the process has exited. */
+  exited(): Promise<void> {
+    return this.#exited;
+  }
+
+  onExit(listener: () => void): void {
+    if (this.state === 'dead') listener();
+    else this.#exitListeners.push(listener);
+  }
+
+  #write(text: string): void {
+    if (this.#child.stdin.writable) this.#child.stdin.write(text);
+  }
+
+  #onStdout(chunk: Buffer): void {
+    let lines: string[];
+    try {
+      lines = this.#splitter.push(chunk);
+    } catch {
+      return this.#protocolError('an output frame exceeded the size limit');
+    }
+    for (const line of lines) {
+      if (!line) continue;
+      const frame = parseRunnerFrame(line);
+      if (!frame) return this.#protocolError('the process wrote something that is not a runtime frame to stdout');
+      this.#onFrame(frame);
+      if (this.state === 'dead') return;
+    }
+  }
+
+  #protocolError(message: string): void {
+    this.#stderr += `\n${message}`;
+    this.kill('error');
+  }
+
+  #onFrame(frame: RunnerFrame): void {
+    if (frame.type === 'ready' || frame.type === 'init_error') {
+      this.#onReady?.(frame);
+      return;
+    }
+    if (frame.type === 'log') {
+      const line = { level: frame.level, message: frame.message };
+      if (this.#current) this.#addConsole(this.#current, line);
+      else if (this.state === 'starting' && this.#initConsole.length < 50) this.#initConsole.push(line);
+      return;
+    }
+    const cur = this.#current;
+    if (!cur || frame.id !== cur.id) return this.#protocolError(`a ${frame.type} frame for a request that is not in flight`);
+    switch (frame.type) {
+      case 'head':
+        if (cur.headSent) return this.#protocolError('a second head frame');
+        cur.headSent = true;
+        cur.status = frame.status;
+        cur.sink.head(frame.status, frame.headers);
+        return;
+      case 'chunk': {
+        if (!cur.headSent) return this.#protocolError('a chunk before the head');
+        const ok = cur.sink.chunk(Buffer.from(frame.data, 'base64'), () => this.#child.stdout.resume());
+        if (!ok) this.#child.stdout.pause();
+        return;
+      }
+      case 'end':
+        if (frame.rss !== undefined) this.#peakKb = Math.max(this.#peakKb, Math.round(frame.rss / 1024));
+        return this.#finish(cur, undefined);
+      case 'error':
+        this.#addConsole(cur, { level: 'error', message: frame.message });
+        return this.#finish(cur, { kind: 'error', message: firstLine(frame.message) });
+    }
+  }
+
+  #addConsole(cur: Current, line: ConsoleLine): void {
+    if (cur.consoleCut) return;
+    const size = line.message.length + 16;
+    if (cur.consoleBytes + size > LIMITS.consoleMaxBytes) {
+      cur.consoleCut = true;
+      cur.console.push({ level: 'warn', message: `[console output cut at ${LIMITS.consoleMaxBytes / 1024} KB]` });
+      return;
+    }
+    cur.consoleBytes += size;
+    cur.console.push(line);
+  }
+
+  #finish(cur: Current, failure: RunOutcome['failure']): void {
+    clearTimeout(cur.timer);
+    this.#current = undefined;
+    this.#child.stdout.resume();
+    if (this.state === 'busy') this.state = 'idle';
+    this.lastUsed = Date.now();
+    const status = failure ? (failure.kind === 'timeout' ? 504 : 500) : cur.status;
+    cur.resolve({
+      status,
+      ...(failure ? { failure } : {}),
+      headSent: cur.headSent,
+      console: cur.console,
+      durationMs: Math.round(performance.now() - cur.startedMs),
+      memoryMb: this.#peakKb ? Math.max(1, Math.round(this.#peakKb / 1024)) : null,
+    });
+  }
+
+  #onExit(): void {
+    const wasStarting = this.state === 'starting';
+    this.state = 'dead';
+    clearInterval(this.#sampler);
+    const cur = this.#current;
+    if (cur) {
+      const kind = this.#failureKind();
+      const limit = this.spec.memoryLimitMb;
+      if (kind === 'memory') this.#peakKb = Math.max(this.#peakKb, limit * 1024);
+      const message =
+        kind === 'timeout'
+          ? 'timed out: the process was stopped'
+          : kind === 'memory'
+            ? `out of memory: the process exceeded its ${limit} MB limit and was stopped`
+            : this.#exitMessage('the process exited during the request');
+      this.#finish(cur, { kind, message });
+    }
+    if (!wasStarting && !cur && this.#killReason === undefined) {
+      this.#opts.log.warn({ function_id: this.spec.functionId, stderr: this.#stderr.slice(-500) }, 'idle function process exited');
+    }
+    for (const listener of this.#exitListeners.splice(0)) listener();
+  }
+
+  #failureKind(): FailureKind {
+    if (this.#killReason === 'timeout') return 'timeout';
+    if (this.#killReason === 'memory') return 'memory';
+    const { signalCode } = this.#child;
+    if (OOM.test(this.#stderr) || signalCode === 'SIGTRAP' || signalCode === 'SIGABRT') return 'memory';
+    return 'error';
+  }
+
+  #exitMessage(what: string): string {
+    const { exitCode, signalCode } = this.#child;
+    if (OOM.test(this.#stderr)) return `${what}: out of memory (limit ${this.spec.memoryLimitMb} MB)`;
+    const how = signalCode ? `signal ${signalCode}` : `exit code ${exitCode}`;
+    const tail = cleanStderr(this.#stderr);
+    return `${what} (${how})${tail ? `: ${tail}` : ''}`;
+  }
+
+  /** Resident set from /proc (Linux): the watchdog for memory the V8 heap flag does not bound. */
+  #sample(force = false): void {
+    if (this.state === 'dead' || this.state === 'starting' || !this.#child.pid) return;
+    if (!force && this.state === 'idle' && ++this.#sampleTick % SAMPLE_IDLE_EVERY !== 0) return;
+    readFile(`/proc/${this.#child.pid}/status`, 'utf8').then(
+      (text) => {
+        const m = /VmRSS:\s+(\d+)\s+kB/.exec(text);
+        if (!m) return;
+        const kb = Number(m[1]);
+        this.#lastKb = kb;
+        if (this.state === 'busy') this.#peakKb = Math.max(this.#peakKb, kb);
+        if (kb > (this.spec.memoryLimitMb + this.#opts.rssHeadroomMb) * 1024) this.kill('memory');
+      },
+      () => {}, // not Linux, or the process is gone
+    );
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > 2000 ? line.slice(0, 2000) + '…' : line;
+}
+
+function cleanStderr(text: string): string {
+  return text
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .replace(/data:application\/typescript;base64,[A-Za-z0-9+/=]+/g, 'function.ts')
+    .trim()
+    .slice(-1000);
+}

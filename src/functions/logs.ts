@@ -1,0 +1,130 @@
+// Invocation logs and metrics: one row per invocation in function_logs, counters on the function row, and the
+// app's lambda_invocations meter. Rows are written in small batches (one insert, one counter update and one
+// meter upsert per app per batch) so logging does not cost a round trip per invocation; readers flush first.
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { recordUsage } from '../usage/meters.ts';
+import type { ConsoleLine } from './types.ts';
+
+export const INVOCATIONS_METER = 'lambda_invocations';
+
+export interface InvocationRecord {
+  functionId: string;
+  appId: string;
+  trigger: 'http' | 'test' | 'cron' | 'websocket';
+  method: string;
+  path: string;
+  statusCode: number;
+  durationMs: number;
+  memoryMb: number | null;
+  error: string | null;
+  console: ConsoleLine[];
+  at: Date;
+}
+
+/** Flush when this many rows wait, or this long after the first one arrived. */
+const BATCH_ROWS = 500;
+const BATCH_DELAY_MS = 100;
+const MAX_PATH = 2000;
+const MAX_ERROR = 4000;
+
+export class InvocationLog {
+  readonly #db: Kysely<any>;
+  readonly #log: Logger;
+  #pending: InvocationRecord[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #chain: Promise<void> = Promise.resolve();
+
+  constructor(db: Kysely<any>, log: Logger) {
+    this.#db = db;
+    this.#log = log;
+  }
+
+  add(record: InvocationRecord): void {
+    this.#pending.push(record);
+    if (this.#pending.length >= BATCH_ROWS) void this.flush();
+    else this.#timer ??= setTimeout(() => void this.flush(), BATCH_DELAY_MS);
+  }
+
+  /** Writes everything recorded so far; resolves when it is in the database (or was dropped after an error). */
+  flush(): Promise<void> {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    const batch = this.#pending;
+    this.#pending = [];
+    this.#chain = this.#chain.then(() => (batch.length ? this.#write(batch) : undefined));
+    return this.#chain;
+  }
+
+  async #write(batch: InvocationRecord[]): Promise<void> {
+    const rows = batch.map((r, seq) => ({
+      seq,
+      function_id: r.functionId,
+      app_id: r.appId,
+      trigger: r.trigger,
+      method: r.method,
+      path: r.path.length > MAX_PATH ? r.path.slice(0, MAX_PATH) : r.path,
+      status_code: r.statusCode,
+      duration_ms: r.durationMs,
+      memory_mb: r.memoryMb,
+      error: r.error === null ? null : r.error.slice(0, MAX_ERROR),
+      level: r.error !== null || r.statusCode >= 500 ? 'error' : 'info',
+      console: r.console,
+      created_at: r.at.toISOString(),
+    }));
+    const counters = new Map<string, { id: string; n: number; e: number; d: number; last: string }>();
+    const perApp = new Map<string, number>();
+    for (const row of rows) {
+      const c = counters.get(row.function_id) ?? { id: row.function_id, n: 0, e: 0, d: 0, last: row.created_at };
+      c.n++;
+      if (row.level === 'error') c.e++;
+      c.d += row.duration_ms;
+      if (row.created_at > c.last) c.last = row.created_at;
+      counters.set(row.function_id, c);
+      perApp.set(row.app_id, (perApp.get(row.app_id) ?? 0) + 1);
+    }
+    try {
+      await this.#db.transaction().execute(async (tx) => {
+        // Rows of functions deleted meanwhile are dropped rather than failing the batch on the foreign key.
+        await sql`
+          insert into function_logs (function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at)
+          select r.function_id, r.app_id, r.trigger, r.method, r.path, r.status_code, r.duration_ms, r.memory_mb, r.error, r.level, r.console, r.created_at
+          from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(seq int, function_id uuid, app_id text, trigger text, method text, path text,
+            status_code int, duration_ms int, memory_mb int, error text, level text, console jsonb, created_at timestamptz)
+          where exists (select 1 from functions f where f.id = r.function_id)
+          order by r.seq`.execute(tx);
+        await sql`
+          update functions f set invocations = f.invocations + c.n, error_count = f.error_count + c.e,
+            total_duration_ms = f.total_duration_ms + c.d, last_invocation_at = greatest(f.last_invocation_at, c.last)
+          from jsonb_to_recordset(${JSON.stringify([...counters.values()])}::jsonb) as c(id uuid, n int, e int, d bigint, last timestamptz)
+          where f.id = c.id`.execute(tx);
+      });
+    } catch (err) {
+      this.#log.error({ err, rows: rows.length }, 'writing function logs failed; the batch is dropped');
+    }
+    for (const [appId, n] of perApp) {
+      await recordUsage(this.#db, appId, INVOCATIONS_METER, n).catch((err: unknown) =>
+        this.#log.error({ err, app_id: appId }, 'recording lambda_invocations failed'),
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+  }
+}
+
+/** Keeps the newest `keep` log rows of every function (the retention cron). Returns the number deleted. */
+export async function trimLogs(db: Kysely<any>, keep: number): Promise<number> {
+  const result = await sql`
+    delete from function_logs l
+    using (
+      select f.id as function_id,
+        (select id from function_logs x where x.function_id = f.id order by x.id desc offset ${keep} limit 1) as cutoff
+      from functions f
+    ) c
+    where l.function_id = c.function_id and c.cutoff is not null and l.id <= c.cutoff`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}

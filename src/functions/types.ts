@@ -1,0 +1,184 @@
+import type { ColumnType, Generated } from 'kysely';
+import { z } from 'zod';
+import { CronError, parseCron, cronNext } from './cron.ts';
+
+export const TRIGGER_TYPES = ['http', 'cron', 'websocket'] as const;
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+
+/** Spec limits (Limits table) and our own documented caps. */
+export const LIMITS = {
+  nameMax: 100,
+  codeMaxBytes: 1024 * 1024,
+  descriptionMax: 2000,
+  timeoutDefault: 30_000,
+  timeoutMin: 100,
+  timeoutMax: 300_000,
+  memoryDefault: 128,
+  memoryMin: 64,
+  memoryMax: 1024,
+  envMaxVars: 100,
+  envMaxValueBytes: 32 * 1024,
+  envMaxTotalBytes: 256 * 1024,
+  logsLimitDefault: 100,
+  logsLimitMax: 1000,
+  /** Console output kept per invocation. */
+  consoleMaxBytes: 64 * 1024,
+  eventMax: 100,
+} as const;
+
+/** Injected into ctx.env by the runtime; a function may not define them itself. */
+export const RESERVED_ENV = ['SVC_APP_ID', 'SVC_API_URL'] as const;
+
+export const FunctionNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,100}$/, 'a function name is 1-100 characters: letters, digits, "_" and "-" (it is a URL path segment)')
+  .describe('Function name, unique per app; it is the URL segment of /v1/{app_id}/fn/{name}');
+
+export const EnvNameSchema = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name is letters, digits and "_", not starting with a digit')
+  .max(200)
+  .refine((n) => !(RESERVED_ENV as readonly string[]).includes(n), { message: `SVC_APP_ID and SVC_API_URL are injected by the runtime and cannot be set` });
+
+export const EnvMapSchema = z
+  .record(EnvNameSchema, z.string().max(LIMITS.envMaxValueBytes, `a variable's value is at most ${LIMITS.envMaxValueBytes} characters`))
+  .refine((m) => Object.keys(m).length <= LIMITS.envMaxVars, { message: `at most ${LIMITS.envMaxVars} variables` });
+
+export const CronScheduleSchema = z
+  .string()
+  .max(200)
+  .superRefine((value, ctx) => {
+    try {
+      const schedule = parseCron(value);
+      if (!cronNext(schedule, new Date())) ctx.addIssue({ code: 'custom', message: `cron schedule '${value}' never fires` });
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: err instanceof CronError ? `invalid cron schedule: ${err.message}` : 'invalid cron schedule' });
+    }
+  })
+  .describe('Standard 5-field cron expression in UTC: minute hour day-of-month month day-of-week, e.g. "*/5 * * * *" or "0 9 * * MON-FRI"');
+
+export const TriggerSchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('http'), config: z.object({}).strict().default({}) }),
+    z.object({ type: z.literal('cron'), config: z.object({ schedule: CronScheduleSchema }).strict() }),
+    z.object({
+      type: z.literal('websocket'),
+      config: z
+        .object({
+          event: z
+            .string()
+            .min(1)
+            .max(LIMITS.eventMax)
+            .describe('Event name clients send as { "event": <name>, "data": ... } on /v1/{app_id}/ws'),
+        })
+        .strict(),
+    }),
+  ])
+  .describe('How the function runs: http (default; public route /v1/{app_id}/fn/{name}), cron { schedule } or websocket { event }');
+export type Trigger = z.output<typeof TriggerSchema>;
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** int8 columns come back from pg as strings. */
+type Counter = ColumnType<string, number | undefined, number>;
+
+/** Tables of migration 0005, added to the control database's type with Kysely.withTables. */
+export type FunctionTables = {
+  functions: {
+    id: Generated<string>;
+    app_id: string;
+    name: string;
+    description: string;
+    code: string;
+    /** SecretBox-sealed JSON object of the variables; null when there are none. */
+    env_sealed: string | null;
+    env_names: string[];
+    timeout_ms: number;
+    memory_limit_mb: number;
+    trigger_type: TriggerType;
+    trigger_config: ColumnType<Record<string, unknown>, string, string>;
+    /** Changes whenever what a process is bound to changes (code, variables, memory limit). */
+    version: string;
+    /** Cron functions: slots up to this instant have been dispatched. */
+    cron_cursor: Timestamp | null;
+    invocations: Counter;
+    error_count: Counter;
+    total_duration_ms: Counter;
+    last_invocation_at: Timestamp | null;
+    created_at: Generated<Date>;
+    updated_at: Generated<Date>;
+  };
+  function_logs: {
+    id: Generated<string>;
+    function_id: string;
+    app_id: string;
+    trigger: string;
+    method: string;
+    path: string;
+    status_code: number;
+    duration_ms: number;
+    memory_mb: number | null;
+    error: string | null;
+    level: 'info' | 'error';
+    console: ColumnType<ConsoleLine[], string, string>;
+    created_at: Generated<Date>;
+  };
+};
+
+export interface ConsoleLine {
+  level: 'log' | 'info' | 'warn' | 'error' | 'debug';
+  message: string;
+}
+
+/** What an invocation needs without the code: read per request (briefly cached). */
+export interface FunctionMeta {
+  id: string;
+  appId: string;
+  name: string;
+  version: string;
+  timeoutMs: number;
+  memoryLimitMb: number;
+  trigger: Trigger;
+}
+
+export const TriggerViewSchema = z.object({ type: z.enum(TRIGGER_TYPES), config: z.record(z.string(), z.unknown()) });
+
+export const MetricsSchema = z.object({
+  total_invocations: z.number().int(),
+  error_count: z.number().int().describe('Invocations that ended with status >= 500 or an error (timeout, out of memory, thrown)'),
+  error_rate: z.number().describe('error_count / total_invocations as a percentage (0-100, two decimals); 0 when there are none'),
+  avg_duration_ms: z.number().describe('Mean wall-clock duration in ms (two decimals); 0 when there are none'),
+  last_invocation: z.string().nullable().describe('ISO timestamp of the latest invocation, or null'),
+});
+
+export const FunctionSchema = z.object({
+  id: z.string(),
+  app_id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  trigger: TriggerViewSchema,
+  timeoutMs: z.number().int(),
+  memoryLimitMb: z.number().int(),
+  env_var_names: z.array(z.string()).describe('Names of the encrypted variables; values are never returned'),
+  version: z.string().describe('Changes on every deploy and variable update'),
+  code_bytes: z.number().int(),
+  url: z.string().nullable().describe('Public invocation URL (any method) for http functions; null for cron and websocket functions'),
+  next_run_at: z.string().nullable().describe('Cron functions: the next scheduled slot (UTC); null otherwise'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type FunctionView = z.infer<typeof FunctionSchema>;
+
+export const LogEntrySchema = z.object({
+  id: z.string(),
+  trigger: z.string().describe('http (public route), test (functions_invoke), cron or websocket'),
+  method: z.string(),
+  path: z.string(),
+  status_code: z.number().int(),
+  duration_ms: z.number().int(),
+  memory_mb: z.number().int().nullable().describe("Peak resident memory of the function's process seen during the invocation, in MB"),
+  error: z.string().nullable(),
+  level: z.enum(['info', 'error']),
+  console: z.array(z.object({ level: z.string(), message: z.string() })).describe('console.* output of the invocation (at most 64 KB)'),
+  created_at: z.string(),
+});
+export type LogEntryView = z.infer<typeof LogEntrySchema>;

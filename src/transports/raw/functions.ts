@@ -1,0 +1,254 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { Caller } from '../../core/define.ts';
+import { AppError, errors } from '../../core/errors.ts';
+import { toAppError } from '../../core/invoke.ts';
+import type { Services } from '../../core/services.ts';
+import type { ResponseSink } from '../../functions/instance.ts';
+import { ClientGone } from '../../functions/pool.ts';
+import type { EndUser } from '../../functions/protocol.ts';
+import { failureError } from '../../functions/service.ts';
+import { sendError } from '../rest.ts';
+import type { RawRoutes } from './index.ts';
+
+const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/fn\/([^/]+)(\/.*)?$/;
+const SUBDOMAIN_ROUTE = /^\/fn\/([^/]+)(\/.*)?$/;
+const NAME = /^[A-Za-z0-9_-]{1,100}$/;
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/** Deploy bodies carry up to 1 MB of code, escaped as JSON: more room than the global SVC_BODY_LIMIT default. */
+const DEPLOY_BODY_LIMIT = '4mb';
+
+/** Connection-level headers (RFC 9110 §7.6.1) and the ones the proxy sets itself are not passed through. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);
+
+/**
+ * The public invocation route, outside the descriptor registry because its wire is the function's own:
+ * ANY /v1/{app_id}/fn/{name}[/rest] and, with subdomain routing, ANY /fn/{name}[/rest] on the app's host.
+ * Mounted early (before JSON parsing) so the body reaches the function byte for byte.
+ */
+export const functionRoutes: RawRoutes = {
+  early: (router: Router, services: Services) => {
+    router.post(['/v1/:app_id/functions', '/functions'], express.json({ limit: DEPLOY_BODY_LIMIT, strict: false, type: ['application/json', 'application/*+json'] }));
+    router.use((req, res, next) => {
+      const pathname = rawPath(req);
+      const direct = PATH_ROUTE.exec(pathname);
+      if (direct) {
+        void serve(req, res, services, direct[1]!, direct[2]!, direct[3] ?? '', `/v1/${direct[1]}/fn/${direct[2]}`);
+        return;
+      }
+      const short = services.config.baseDomain ? SUBDOMAIN_ROUTE.exec(pathname) : null;
+      if (!short) return next();
+      subdomainApp(req, services).then(
+        (appId) => {
+          if (!appId) return next();
+          void serve(req, res, services, appId, short[1]!, short[2] ?? '', `/fn/${short[1]}`);
+        },
+        (err: unknown) => sendError(res, toAppError(err, req.log, 'functions_public')),
+      );
+    });
+  },
+};
+
+function rawPath(req: Request): string {
+  const at = req.originalUrl.indexOf('?');
+  return at < 0 ? req.originalUrl : req.originalUrl.slice(0, at);
+}
+
+/** The app named by a `{subdomain}.{SVC_BASE_DOMAIN}` Host, or undefined when the host is not an app's. */
+async function subdomainApp(req: Request, services: Services): Promise<string | undefined> {
+  const suffix = '.' + services.config.baseDomain!.replace(/:\d+$/, '');
+  const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
+  if (!host.endsWith(suffix)) return undefined;
+  const subdomain = host.slice(0, -suffix.length);
+  if (!/^[a-z0-9-]{1,63}$/.test(subdomain)) return undefined;
+  return (await services.apps.bySubdomain(subdomain))?.id;
+}
+
+async function serve(req: Request, res: Response, services: Services, appId: string, name: string, rest: string, prefix: string): Promise<void> {
+  try {
+    if (!NAME.test(name)) throw errors.notFound(`Function '${name}'`);
+    const app = await services.apps.get(appId);
+    if (!app) throw errors.notFound(`App '${appId}'`, 'Check the app_id in the URL.');
+    const meta = await services.functions.publicFunction(appId, name);
+    const auth = await forwardedAuth(req.headers.authorization, appId, services);
+    const body = await readBody(req, services.config.functions.maxBodyBytes);
+
+    const headers: Array<[string, string]> = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const key = req.rawHeaders[i]!;
+      const lower = key.toLowerCase();
+      if (HOP_BY_HOP.has(lower) || lower.startsWith('x-forwarded-')) continue;
+      if (lower === 'authorization' && !auth.forward) continue;
+      headers.push([key, req.rawHeaders[i + 1]!]);
+    }
+    headers.push(['x-forwarded-for', req.ip ?? ''], ['x-forwarded-proto', req.protocol], ['x-forwarded-prefix', prefix]);
+    if (req.headers.host) headers.push(['x-forwarded-host', req.headers.host]);
+
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+    const origin = new URL(services.config.baseUrl).origin;
+    const sink = new HttpSink(res);
+    const outcome = await services.functions.invoke(
+      meta,
+      { trigger: 'http', method: req.method, path: rest || '/', search, origin, headers, body, user: auth.user, token: auth.token, signal: abort.signal },
+      sink,
+    );
+    if (!outcome.failure) {
+      sink.end();
+    } else if (!outcome.headSent) {
+      sendError(res, failureError(outcome, meta));
+    } else {
+      // The status went out already: cut the response so the client sees it is incomplete.
+      res.destroy();
+    }
+  } catch (err) {
+    if (err instanceof ClientGone || res.destroyed) return;
+    if (err instanceof AppError && err.status === 413) res.setHeader('Connection', 'close');
+    sendError(res, toAppError(err, req.log, 'functions_public'));
+  }
+}
+
+interface ForwardedAuth {
+  user: EndUser | null;
+  token: string | null;
+  /** Whether the Authorization header reaches the function. */
+  forward: boolean;
+}
+
+/**
+ * End-user JWTs of this app are verified and forwarded (the function may act as the user); a JWT that does not
+ * verify is 401 and one of another app is 403. A service key is forwarded only to its own app's functions (403
+ * otherwise). Platform and substrate keys are account-wide and never reach function code: the header is dropped.
+ * Other schemes (Basic, opaque bearer tokens of the function's own) pass through untouched.
+ */
+async function forwardedAuth(header: string | undefined, appId: string, services: Services): Promise<ForwardedAuth> {
+  const none = { user: null, token: null };
+  if (!header) return { ...none, forward: false };
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) return { ...none, forward: true };
+  const token = match[1]!;
+  let caller: Caller | undefined;
+  if (token.startsWith('svc_')) {
+    caller = await services.keys.resolve(token);
+    if (!caller) throw errors.invalidToken();
+    if (caller.kind === 'service') {
+      if (caller.appId !== appId) throw errors.otherApp();
+      return { ...none, forward: true };
+    }
+    return { ...none, forward: false };
+  }
+  if (!JWT_SHAPE.test(token)) return { ...none, forward: true };
+  caller = await services.endUserTokens.verify(token);
+  if (!caller || caller.kind !== 'user') throw errors.invalidToken();
+  if (caller.appId !== appId) throw errors.otherApp();
+  return { user: { id: caller.userId, claims: caller.claims }, token, forward: true };
+}
+
+async function readBody(req: Request, max: number): Promise<Buffer | null> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > max) throw errors.payloadTooLarge(`${Math.round(max / 1024 / 1024)} MB`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) throw errors.payloadTooLarge(`${Math.round(max / 1024 / 1024)} MB`);
+    chunks.push(chunk);
+  }
+  return size ? Buffer.concat(chunks) : null;
+}
+
+/**
+ * Streams the function's response to the client, with backpressure: a slow client pauses the function's output.
+ * The first bytes wait one turn of the event loop: when the whole response arrived at once (the common case), it
+ * goes out as a single write with a Content-Length instead of a chunked stream.
+ */
+class HttpSink implements ResponseSink {
+  readonly #res: Response;
+  #held: Buffer[] | undefined = [];
+  #heldBytes = 0;
+  #timer: NodeJS.Immediate | undefined;
+
+  constructor(res: Response) {
+    this.#res = res;
+  }
+
+  head(status: number, headers: Array<[string, string]>): void {
+    const res = this.#res;
+    res.status(status);
+    for (const [key, value] of headers) {
+      const lower = key.toLowerCase();
+      if (HOP_BY_HOP.has(lower)) continue;
+      try {
+        if (lower === 'set-cookie') res.appendHeader(key, value);
+        else res.setHeader(key, value);
+      } catch {
+        // a header Node refuses (invalid characters) is dropped
+      }
+    }
+  }
+
+  chunk(data: Buffer, resume: () => void): boolean {
+    const res = this.#res;
+    if (res.destroyed || res.writableEnded) return true;
+    if (this.#held) {
+      this.#held.push(data);
+      this.#heldBytes += data.length;
+      if (this.#heldBytes < 64 * 1024) {
+        this.#timer ??= setImmediate(() => this.#release());
+        return true;
+      }
+      this.#release();
+      return res.writableNeedDrain ? this.#wait(resume) : true;
+    }
+    return res.write(data) ? true : this.#wait(resume);
+  }
+
+  /** The response is complete: one write when nothing was sent yet. */
+  end(): void {
+    const res = this.#res;
+    if (this.#timer) clearImmediate(this.#timer);
+    const held = this.#held;
+    this.#held = undefined;
+    if (held && !res.headersSent) {
+      const body = Buffer.concat(held, this.#heldBytes);
+      if (res.statusCode !== 204 && res.statusCode !== 304) res.setHeader('Content-Length', body.length);
+      res.end(body);
+      return;
+    }
+    res.end();
+  }
+
+  #release(): void {
+    if (this.#timer) clearImmediate(this.#timer);
+    this.#timer = undefined;
+    const held = this.#held;
+    this.#held = undefined;
+    if (held && !this.#res.destroyed) for (const b of held) this.#res.write(b);
+  }
+
+  #wait(resume: () => void): boolean {
+    const res = this.#res;
+    const go = () => {
+      res.off('drain', go);
+      res.off('close', go);
+      resume();
+    };
+    res.once('drain', go);
+    res.once('close', go);
+    return false;
+  }
+}

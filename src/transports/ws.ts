@@ -1,0 +1,208 @@
+// Websocket endpoints on the HTTP server's `upgrade` event (package `ws`). Today: the per-app function socket
+// /v1/{app_id}/ws (and /ws on the app's host with subdomain routing). A client, anonymous or holding an end-user
+// JWT of the app (`?token=` or Authorization), sends text frames { event, data }; every websocket function of
+// the app whose trigger event matches runs (POST, JSON { event, data }) and its response comes back as
+// { event, function, status, data }. Other endpoints add an entry to ROUTES.
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { Caller } from '../core/define.ts';
+import { AppError, envelope, errors } from '../core/errors.ts';
+import type { Services } from '../core/services.ts';
+import type { EndUser } from '../functions/protocol.ts';
+import { resolveCaller } from './credentials.ts';
+
+/** Largest message a client may send. */
+export const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
+/** Messages of one socket whose functions are still running; more get an error frame. */
+export const WS_MAX_IN_FLIGHT = 8;
+const PING_MS = 30_000;
+
+interface Route {
+  /** The app the request is for, or undefined when the path is not this route's. */
+  match(pathname: string, req: http.IncomingMessage, services: Services): Promise<string | undefined>;
+  connected(ws: WebSocket, session: Session, services: Services, log: Logger): void;
+}
+
+interface Session {
+  appId: string;
+  user: EndUser | null;
+  token: string | null;
+}
+
+const FUNCTION_SOCKET = /^\/v1\/([a-z0-9]{16})\/ws\/?$/;
+
+const ROUTES: readonly Route[] = [
+  {
+    match: async (pathname, req, services) => {
+      const direct = FUNCTION_SOCKET.exec(pathname);
+      if (direct) return direct[1];
+      if ((pathname === '/ws' || pathname === '/ws/') && services.config.baseDomain) return subdomainApp(req, services);
+      return undefined;
+    },
+    connected: functionSocket,
+  },
+];
+
+export interface WebSocketGateway {
+  /** Closes every socket (1001 going away) and stops accepting upgrades. */
+  close(): Promise<void>;
+}
+
+export function attachWebSockets(server: http.Server, services: Services, log: Logger): WebSocketGateway {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_MESSAGE_BYTES });
+  const alive = new WeakMap<WebSocket, boolean>();
+  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade(req, socket, head).catch((err: unknown) => {
+      log.error({ err }, 'websocket upgrade failed');
+      reject(socket, errors.internal());
+    });
+  };
+
+  async function upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://upgrade.invalid');
+    for (const route of ROUTES) {
+      const appId = await route.match(url.pathname, req, services);
+      if (!appId) continue;
+      let session: Session;
+      try {
+        session = await authorize(appId, url, req, services);
+      } catch (err) {
+        return reject(socket, err instanceof AppError ? err : errors.internal());
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        alive.set(ws, true);
+        ws.on('pong', () => alive.set(ws, true));
+        route.connected(ws, session, services, log);
+      });
+      return;
+    }
+    // Not ours: answer 404 unless another upgrade listener may want it.
+    if (server.listenerCount('upgrade') <= 1) reject(socket, errors.routeNotFound('GET', url.pathname));
+  }
+
+  server.on('upgrade', onUpgrade);
+  const ping = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (!alive.get(ws)) {
+        ws.terminate();
+        continue;
+      }
+      alive.set(ws, false);
+      ws.ping();
+    }
+  }, PING_MS);
+  ping.unref();
+
+  return {
+    close: async () => {
+      server.off('upgrade', onUpgrade);
+      clearInterval(ping);
+      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
+      const deadline = Date.now() + 2000;
+      while (wss.clients.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+/** An HTTP error answer on a socket that will not be upgraded. */
+function reject(socket: Duplex, err: AppError): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(envelope(err));
+  const reason = err.status === 401 ? 'Unauthorized' : err.status === 403 ? 'Forbidden' : err.status === 404 ? 'Not Found' : 'Error';
+  socket.end(
+    `HTTP/1.1 ${err.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `${err.status === 401 ? 'WWW-Authenticate: Bearer\r\n' : ''}Connection: close\r\n\r\n${body}`,
+  );
+}
+
+async function subdomainApp(req: http.IncomingMessage, services: Services): Promise<string | undefined> {
+  const suffix = '.' + services.config.baseDomain!.replace(/:\d+$/, '');
+  const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
+  if (!host.endsWith(suffix)) return undefined;
+  const subdomain = host.slice(0, -suffix.length);
+  if (!/^[a-z0-9-]{1,63}$/.test(subdomain)) return undefined;
+  return (await services.apps.bySubdomain(subdomain))?.id;
+}
+
+/**
+ * Anyone may connect (functions decide what an anonymous message may do); a credential, when sent, must be
+ * valid and for this app: an end-user JWT becomes ctx.user, a service key of the app or its owner's platform
+ * key connect without a user.
+ */
+async function authorize(appId: string, url: URL, req: http.IncomingMessage, services: Services): Promise<Session> {
+  const app = await services.apps.get(appId);
+  if (!app) throw errors.notFound(`App '${appId}'`, 'Check the app_id in the websocket URL.');
+  const queryToken = url.searchParams.get('token');
+  const header = queryToken ? `Bearer ${queryToken}` : req.headers.authorization;
+  const caller: Caller = await resolveCaller(header, services);
+  switch (caller.kind) {
+    case 'none':
+      return { appId, user: null, token: null };
+    case 'user':
+      if (caller.appId !== appId) throw errors.otherApp();
+      return { appId, user: { id: caller.userId, claims: caller.claims }, token: /^Bearer\s+(\S+)/i.exec(header!)![1]! };
+    case 'service':
+      if (caller.appId !== appId) throw errors.otherApp();
+      return { appId, user: null, token: null };
+    case 'platform':
+      if (app.account_id !== caller.accountId) throw errors.otherApp();
+      return { appId, user: null, token: null };
+    default:
+      throw errors.wrongCredential(['end-user JWT', 'service key', 'platform key', 'none']);
+  }
+}
+
+function functionSocket(ws: WebSocket, session: Session, services: Services, log: Logger): void {
+  let inFlight = 0;
+  const abort = new AbortController();
+  ws.on('close', () => abort.abort());
+  ws.on('error', () => {});
+  const send = (frame: unknown) => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
+  };
+  ws.on('message', (raw: RawData, isBinary: boolean) => {
+    let message: unknown;
+    try {
+      if (isBinary) throw new Error('binary');
+      message = JSON.parse(rawText(raw));
+    } catch {
+      return send({ error: 'Messages are JSON text frames: { "event": <name>, "data": <any JSON> }.' });
+    }
+    const event = (message as { event?: unknown } | null)?.event;
+    if (typeof message !== 'object' || message === null || Array.isArray(message) || typeof event !== 'string' || !event || event.length > 100) {
+      return send({ error: 'Messages are JSON objects { "event": <name, 1-100 characters>, "data": <any JSON> }.' });
+    }
+    if (inFlight >= WS_MAX_IN_FLIGHT) {
+      return send({ event, error: `Too many messages in flight (at most ${WS_MAX_IN_FLIGHT}); wait for replies before sending more.` });
+    }
+    inFlight++;
+    const data = (message as { data?: unknown }).data ?? null;
+    dispatch(event, data)
+      .catch((err: unknown) => {
+        log.error({ err, app_id: session.appId, event }, 'websocket dispatch failed');
+        send({ event, error: 'The message could not be dispatched; retry.' });
+      })
+      .finally(() => inFlight--);
+  });
+
+  async function dispatch(event: string, data: unknown): Promise<void> {
+    const targets = await services.functions.websocketTargets(session.appId, event);
+    if (!targets.length) return send({ event, error: `No function of this app handles the event '${event}'.` });
+    await Promise.all(
+      targets.map(async (meta) => {
+        const result = await services.functions.runWebsocket(meta, event, data, session.user, session.token, abort.signal);
+        send({ event, function: result.function, status: result.status, data: result.data });
+      }),
+    );
+  }
+}
+
+function rawText(raw: RawData): string {
+  if (Array.isArray(raw)) return Buffer.concat(raw).toString('utf8');
+  if (raw instanceof ArrayBuffer) return Buffer.from(raw).toString('utf8');
+  return raw.toString('utf8');
+}

@@ -1,0 +1,230 @@
+import { z } from 'zod';
+import { defineTool, type AnyTool, type ToolContext } from '../../src/core/define.ts';
+import { errors } from '../../src/core/errors.ts';
+import { AppIdSchema } from '../../src/apps/types.ts';
+import type { EndUser } from '../../src/functions/protocol.ts';
+import {
+  EnvMapSchema,
+  EnvNameSchema,
+  FunctionNameSchema,
+  FunctionSchema,
+  LIMITS,
+  LogEntrySchema,
+  MetricsSchema,
+  TriggerSchema,
+} from '../../src/functions/types.ts';
+
+const AUTH = ['platform', 'service'] as const;
+const BASE = '/v1/{app_id}/functions';
+const SHORT = '/functions';
+
+const CONTRACT =
+  'Runtime contract: the module default-exports `async (request: Request, ctx) => Response` with web-standard Request/Response ' +
+  '(TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). ctx = { env (your envVars plus SVC_APP_ID and SVC_API_URL = ' +
+  '{base_url}/v1/{app_id}; pass a service key yourself as envVars.SVC_API_KEY to call the platform), appId, user ({ id, claims } when the caller sent an ' +
+  'end-user JWT of this app, else null), token (that JWT or null) }. request.url is the origin of {base_url}, then the path after the function name ("/" when none) and the query; the header x-forwarded-prefix holds /v1/{app_id}/fn/{name}. console.* output ' +
+  'goes to the invocation log. Sandbox: outbound network only (no files, environment, subprocesses; loopback and private networks are unreachable); ' +
+  'npm: imports are not available, https: imports from public module hosts are.';
+
+const DeployInput = z.object({
+  app_id: AppIdSchema,
+  name: FunctionNameSchema,
+  code: z
+    .string()
+    .min(1, 'code must not be empty')
+    .max(LIMITS.codeMaxBytes, 'code is at most 1 MB')
+    .describe('Module source (TypeScript or JavaScript) with a default-exported handler, at most 1 MB'),
+  description: z.string().max(LIMITS.descriptionMax).optional().describe('What the function does'),
+  envVars: EnvMapSchema.optional().describe('Variables as { NAME: "value" }, encrypted at rest, readable as ctx.env.NAME; replaces the whole set on an update'),
+  timeoutMs: z.number().int().min(LIMITS.timeoutMin).max(LIMITS.timeoutMax).optional().describe('Wall-clock limit per invocation in ms (100-300000, default 30000)'),
+  memoryLimitMb: z.number().int().min(LIMITS.memoryMin).max(LIMITS.memoryMax).optional().describe('Memory limit in MB (64-1024, default 128)'),
+  trigger: TriggerSchema.optional(),
+});
+
+export const functionsDeploy = defineTool({
+  name: 'functions_deploy',
+  title: 'Deploy a function',
+  description:
+    'Deploy a serverless function, or update the one with the same name. The code is loaded in the sandbox first: code that does not parse, throws ' +
+    'while loading or has no default-exported function is refused with 400 FUNCTION_INVALID and the compiler/runtime message, and the previous version ' +
+    'keeps serving. On an update, omitted fields keep their values (envVars, when given, replaces all variables; use functions_env_update to merge). ' +
+    'Answers 201 with the record when created, 200 when updated; http functions are then public at `url` (any method). ' +
+    `trigger: { type: "http" } (default), { type: "cron", config: { schedule: "*/5 * * * *" } } (5-field, UTC; runs as POST with JSON { scheduled_at }), ` +
+    'or { type: "websocket", config: { event: "chat" } } (runs for messages { event, data } on /v1/{app_id}/ws as POST with JSON { event, data }; the ' +
+    `response body goes back on the socket). ${CONTRACT} Example: export default async (req) => Response.json({ hello: new URL(req.url).searchParams.get("name") });`,
+  input: DeployInput,
+  output: FunctionSchema.extend({ created: z.boolean().describe('true when this deploy created the function, false when it updated it') }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: BASE, subdomainPath: SHORT, respond: (out) => ({ status: out.created ? 201 : 200 }) },
+  annotations: { destructiveHint: false, idempotentHint: true },
+  handler: async (input, ctx) => {
+    const { fn, created } = await ctx.services.functions.deploy(ctx.app!, input);
+    return { ...fn, created };
+  },
+});
+
+export const functionsList = defineTool({
+  name: 'functions_list',
+  title: 'List functions',
+  description: "The app's functions by name (without code; functions_get has the code and metrics). Variables are listed by name only.",
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ functions: z.array(FunctionSchema) }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: BASE, subdomainPath: SHORT },
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => ({ functions: await ctx.services.functions.list(ctx.app!.id) }),
+});
+
+export const functionsGet = defineTool({
+  name: 'functions_get',
+  title: 'Get a function with metrics',
+  description:
+    'One function: its record, its code, and metrics over all its invocations: total_invocations, error_count (status >= 500, timeouts, out of memory, ' +
+    'thrown errors), error_rate (percentage), avg_duration_ms, last_invocation. Use functions_logs for individual invocations.',
+  input: z.object({ app_id: AppIdSchema, name: FunctionNameSchema }),
+  output: FunctionSchema.extend({ code: z.string(), metrics: MetricsSchema }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: `${BASE}/{name}`, subdomainPath: `${SHORT}/{name}` },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.functions.get(ctx.app!.id, input.name),
+});
+
+export const functionsDelete = defineTool({
+  name: 'functions_delete',
+  title: 'Delete a function',
+  description: 'Delete a function, its variables and its logs; its running processes are stopped. Returns { deleted: true, name }.',
+  input: z.object({ app_id: AppIdSchema, name: FunctionNameSchema }),
+  output: z.object({ deleted: z.literal(true), name: z.string() }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'DELETE', path: `${BASE}/{name}`, subdomainPath: `${SHORT}/{name}` },
+  annotations: { destructiveHint: true, idempotentHint: false },
+  handler: async (input, ctx) => {
+    await ctx.services.functions.delete(ctx.app!.id, input.name);
+    return { deleted: true as const, name: input.name };
+  },
+});
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+
+export const functionsInvoke = defineTool({
+  name: 'functions_invoke',
+  title: 'Test-invoke a function',
+  description:
+    'Run a function once with a request you describe and get its response back, plus its console output and the error if it failed: ' +
+    '{ status, headers, body, body_encoding (json: body is the parsed JSON; text; base64 for binary; none), truncated, error, console, duration_ms }. ' +
+    'Works for every trigger type (a cron function expects POST { "scheduled_at": ... }, a websocket function POST { "event", "data" }). ' +
+    'A failure of the function is a result, not an error of this tool: status 500 FUNCTION_ERROR (it threw or returned no Response), ' +
+    '504 FUNCTION_TIMEOUT, 500 FUNCTION_OUT_OF_MEMORY, with `error` saying why. The invocation is logged and counted like any other (trigger "test").',
+  input: z.object({
+    app_id: AppIdSchema,
+    name: FunctionNameSchema,
+    method: z.enum(METHODS).optional().describe('HTTP method; default POST when a body is given, else GET'),
+    path: z.string().max(2000).default('/').describe('Path after the function name, e.g. "/items/42" (may carry "?query")'),
+    query: z.record(z.string(), z.string()).default({}).describe('Query parameters added to the URL'),
+    headers: z.record(z.string(), z.string()).default({}).describe('Request headers'),
+    body: z.unknown().optional().describe('A string is sent as is; any other JSON value is sent as JSON (content-type application/json)'),
+    user_token: z.string().max(4000).optional().describe('An end-user access token of this app: the function then sees ctx.user and ctx.token as for that user'),
+  }),
+  output: z.object({
+    status: z.number().int(),
+    headers: z.record(z.string(), z.string()),
+    body: z.unknown(),
+    body_encoding: z.enum(['json', 'text', 'base64', 'none']),
+    truncated: z.boolean().describe('The body was cut at 6 MB'),
+    error: z.string().nullable(),
+    console: z.array(z.object({ level: z.string(), message: z.string() })),
+    duration_ms: z.number().int(),
+  }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: `${BASE}/{name}/invoke`, subdomainPath: `${SHORT}/{name}/invoke` },
+  annotations: { openWorldHint: true },
+  handler: async (input, ctx) => {
+    const user = input.user_token ? await endUser(input.user_token, ctx) : null;
+    return ctx.services.functions.testInvoke(ctx.app!.id, input.name, {
+      method: input.method ?? (input.body === undefined ? 'GET' : 'POST'),
+      path: input.path,
+      query: input.query,
+      headers: input.headers,
+      body: input.body,
+      user,
+      token: user ? input.user_token! : null,
+    });
+  },
+});
+
+async function endUser(token: string, ctx: ToolContext): Promise<EndUser> {
+  const caller = await ctx.services.endUserTokens.verify(token);
+  if (!caller) throw errors.invalidToken();
+  if (caller.appId !== ctx.app!.id) throw errors.otherApp();
+  return { id: caller.userId, claims: caller.claims };
+}
+
+const IsoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'an ISO 8601 date or date-time, e.g. 2025-01-31T12:00:00Z')
+  .refine((s) => !Number.isNaN(Date.parse(s)), 'not a valid date');
+
+export const functionsLogs = defineTool({
+  name: 'functions_logs',
+  title: 'Read function logs',
+  description:
+    'Invocation logs of a function, newest first: { logs: [{ id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at }] }. ' +
+    'level "error" selects failed invocations (status >= 500, timeout, out of memory, thrown error), "info" the others. console holds the console.* output ' +
+    '(at most 64 KB per invocation). The newest 1000 invocations per function are kept (SVC_FUNCTIONS_LOG_RETENTION).',
+  input: z.object({
+    app_id: AppIdSchema,
+    name: FunctionNameSchema,
+    limit: z.coerce.number().int().min(1).max(LIMITS.logsLimitMax).default(LIMITS.logsLimitDefault).describe('How many entries (1-1000, default 100)'),
+    since: IsoDate.optional().describe('Only entries at or after this ISO date-time'),
+    level: z.enum(['error', 'info']).optional().describe('error: failed invocations only; info: successful ones only'),
+  }),
+  output: z.object({ logs: z.array(LogEntrySchema) }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: `${BASE}/{name}/logs`, subdomainPath: `${SHORT}/{name}/logs` },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ({
+    logs: await ctx.services.functions.logs(ctx.app!.id, input.name, {
+      limit: input.limit,
+      since: input.since ? new Date(input.since) : undefined,
+      level: input.level,
+    }),
+  }),
+});
+
+export const functionsEnvUpdate = defineTool({
+  name: 'functions_env_update',
+  title: 'Update function variables',
+  description:
+    'Merge variables into a function: the REST body is the map itself, e.g. { "API_KEY": "new", "OLD": null } (null removes a variable); over MCP pass it as `env`. ' +
+    'Values are encrypted at rest and never returned; the answer lists the names. New invocations see the new values at once (a new version starts).',
+  input: z.object({
+    app_id: AppIdSchema,
+    name: FunctionNameSchema,
+    env: z
+      .record(EnvNameSchema, z.string().max(LIMITS.envMaxValueBytes).nullable())
+      .refine((m) => Object.keys(m).length > 0, 'name at least one variable')
+      .describe('Map of variable name to value; null removes the variable'),
+  }),
+  output: z.object({ name: z.string(), env_var_names: z.array(z.string()), version: z.string() }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'PATCH', path: `${BASE}/{name}/env`, subdomainPath: `${SHORT}/{name}/env`, bodyField: 'env' },
+  annotations: { idempotentHint: true },
+  handler: async (input, ctx) => ctx.services.functions.updateEnv(ctx.app!.id, input.name, input.env),
+});
+
+export const functionsTools: readonly AnyTool[] = [
+  functionsDeploy,
+  functionsList,
+  functionsGet,
+  functionsDelete,
+  functionsInvoke,
+  functionsLogs,
+  functionsEnvUpdate,
+];
