@@ -402,7 +402,10 @@ export class FrontendService implements AppPurger {
     return row?.status === 'BUILDING';
   }
 
+  /** Files go first, so that whoever sees ERROR also sees nothing left of the deployment on disk. */
   async #fail(appId: string, id: string, error: string): Promise<void> {
+    if (!(await this.#stillBuilding(id))) return;
+    await this.#removeFiles(appId, id);
     const failed = await this.#db
       .updateTable('frontend_deployments')
       .set({ status: 'ERROR', error, updated_at: sql<Date>`clock_timestamp()` as never })
@@ -411,7 +414,6 @@ export class FrontendService implements AppPurger {
       .returning('id')
       .executeTakeFirst();
     if (failed) {
-      await this.#removeFiles(appId, id);
       this.#log.info({ app_id: appId, deployment_id: id, error }, 'frontend deployment failed');
     }
   }

@@ -10,6 +10,8 @@ import { mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
 import type { McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
 
+const MCP_BODY_LIMIT = '4mb';
+
 export interface HttpAppDeps {
   tools: readonly AnyTool[];
   services: Services;
@@ -35,6 +37,8 @@ export function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): expre
     }),
   );
   app.use(rawRouter(rawRoutes, 'early', services));
+  // MCP carries whole function sources (up to 1 MB of code, more once JSON-escaped) in one tools/call.
+  app.use('/mcp', express.json({ limit: MCP_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   // strict: false lets scalar JSON through to validation, which names what the route expects instead.
   app.use(express.json({ limit: config.bodyLimit, strict: false, type: ['application/json', 'application/*+json'] }));
   if (config.baseDomain) app.use(subdomainResolver(config.baseDomain, services));
@@ -81,8 +85,10 @@ function subdomainResolver(baseDomain: string, services: Services): RequestHandl
 }
 
 function bodyErrorHandler(limit: string): ErrorRequestHandler {
-  return (err: { type?: string; status?: number }, req, res, _next) => {
-    if (err.type === 'entity.too.large') return sendError(res, errors.payloadTooLarge(limit));
+  return (err: { type?: string; status?: number; limit?: number }, req, res, _next) => {
+    // Some routes (/mcp, function deploys) have their own larger parser: name the limit that applied.
+    const applied = typeof err.limit === 'number' && err.limit % 1048576 === 0 ? `${err.limit / 1048576}mb` : limit;
+    if (err.type === 'entity.too.large') return sendError(res, errors.payloadTooLarge(applied));
     if (err.type === 'entity.parse.failed') return sendError(res, errors.invalidJson());
     if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
       return sendError(res, errors.validation('Unsupported body encoding or charset; send UTF-8 JSON.'));
