@@ -237,19 +237,23 @@ export class FunctionsService implements AppPurger {
     let row: FunctionRow;
     let created = false;
     try {
+      // What every deploy writes, new or updated.
+      const fields = {
+        code: input.code,
+        description,
+        env_sealed: sealed,
+        env_names: names,
+        timeout_ms: timeoutMs,
+        memory_limit_mb: memoryLimitMb,
+        trigger_type: trigger.type,
+        trigger_config: JSON.stringify(trigger.config),
+        version,
+      };
       if (existing) {
         row = await this.#db
           .updateTable('functions')
           .set({
-            code: input.code,
-            description,
-            env_sealed: sealed,
-            env_names: names,
-            timeout_ms: timeoutMs,
-            memory_limit_mb: memoryLimitMb,
-            trigger_type: trigger.type,
-            trigger_config: JSON.stringify(trigger.config),
-            version,
+            ...fields,
             // A new or changed schedule starts from now: no slot before the deploy fires.
             cron_cursor: schedule === undefined ? null : schedule === oldSchedule && existing.cron_cursor ? existing.cron_cursor : new Date(),
             updated_at: new Date(),
@@ -260,21 +264,7 @@ export class FunctionsService implements AppPurger {
       } else {
         row = await this.#db
           .insertInto('functions')
-          .values({
-            id,
-            app_id: app.id,
-            name: input.name,
-            description,
-            code: input.code,
-            env_sealed: sealed,
-            env_names: names,
-            timeout_ms: timeoutMs,
-            memory_limit_mb: memoryLimitMb,
-            trigger_type: trigger.type,
-            trigger_config: JSON.stringify(trigger.config),
-            version,
-            cron_cursor: schedule === undefined ? null : new Date(),
-          })
+          .values({ ...fields, id, app_id: app.id, name: input.name, cron_cursor: schedule === undefined ? null : new Date() })
           .returning([...ROW_COLUMNS, sql<number>`octet_length(code)`.as('code_bytes')])
           .executeTakeFirstOrThrow();
         created = true;

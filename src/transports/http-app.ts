@@ -9,6 +9,7 @@ import { buildOpenApi } from '../platform/docs.ts';
 import { mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
 import type { McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
+import { subdomainOf } from './app-host.ts';
 
 const MCP_BODY_LIMIT = '4mb';
 
@@ -67,16 +68,13 @@ function rawRouter(mounts: readonly RawRoutes[], phase: keyof RawRoutes, service
 
 /** Host `{subdomain}.{base_domain}` resolves the app; the short paths of app-scoped tools then apply. */
 function subdomainResolver(baseDomain: string, services: Services): RequestHandler {
-  const suffix = '.' + baseDomain.replace(/:\d+$/, '');
   return (req, res, next) => {
-    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
-    if (!host.endsWith(suffix)) return next();
-    const subdomain = host.slice(0, -suffix.length);
-    if (!/^[a-z0-9-]{1,63}$/.test(subdomain)) return next();
+    const subdomain = subdomainOf(req.headers.host, baseDomain);
+    if (!subdomain) return next();
     services.apps
       .bySubdomain(subdomain)
       .then((app) => {
-        if (!app) return sendError(res, errors.notFound(`App at host '${host}'`, 'Check the subdomain returned by apps_create.'));
+        if (!app) return sendError(res, errors.notFound(`App at host '${subdomain}.${baseDomain}'`, 'Check the subdomain returned by apps_create.'));
         (res.locals as SubdomainLocals).subdomainAppId = app.id;
         next();
       })

@@ -12,6 +12,7 @@ import { AppError, envelope, errors } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import type { EndUser } from '../functions/protocol.ts';
 import { resolveCaller } from './credentials.ts';
+import { appIdFromHost } from './app-host.ts';
 
 /** Largest message a client may send. */
 export const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -38,7 +39,7 @@ const ROUTES: readonly Route[] = [
     match: async (pathname, req, services) => {
       const direct = FUNCTION_SOCKET.exec(pathname);
       if (direct) return direct[1];
-      if ((pathname === '/ws' || pathname === '/ws/') && services.config.baseDomain) return subdomainApp(req, services);
+      if ((pathname === '/ws' || pathname === '/ws/') && services.config.baseDomain) return appIdFromHost(req.headers.host, services);
       return undefined;
     },
     connected: functionSocket,
@@ -117,15 +118,6 @@ function reject(socket: Duplex, err: AppError): void {
     `HTTP/1.1 ${err.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `${err.status === 401 ? 'WWW-Authenticate: Bearer\r\n' : ''}Connection: close\r\n\r\n${body}`,
   );
-}
-
-async function subdomainApp(req: http.IncomingMessage, services: Services): Promise<string | undefined> {
-  const suffix = '.' + services.config.baseDomain!.replace(/:\d+$/, '');
-  const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
-  if (!host.endsWith(suffix)) return undefined;
-  const subdomain = host.slice(0, -suffix.length);
-  if (!/^[a-z0-9-]{1,63}$/.test(subdomain)) return undefined;
-  return (await services.apps.bySubdomain(subdomain))?.id;
 }
 
 /**

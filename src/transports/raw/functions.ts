@@ -9,6 +9,7 @@ import type { EndUser } from '../../functions/protocol.ts';
 import { failureError } from '../../functions/service.ts';
 import { sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
+import { appIdFromHost } from '../app-host.ts';
 
 const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/fn\/([^/]+)(\/.*)?$/;
 const SUBDOMAIN_ROUTE = /^\/fn\/([^/]+)(\/.*)?$/;
@@ -49,7 +50,7 @@ export const functionRoutes: RawRoutes = {
       }
       const short = services.config.baseDomain ? SUBDOMAIN_ROUTE.exec(pathname) : null;
       if (!short) return next();
-      subdomainApp(req, services).then(
+      appIdFromHost(req.headers.host, services).then(
         (appId) => {
           if (!appId) return next();
           void serve(req, res, services, appId, short[1]!, short[2] ?? '', `/fn/${short[1]}`);
@@ -63,16 +64,6 @@ export const functionRoutes: RawRoutes = {
 function rawPath(req: Request): string {
   const at = req.originalUrl.indexOf('?');
   return at < 0 ? req.originalUrl : req.originalUrl.slice(0, at);
-}
-
-/** The app named by a `{subdomain}.{SVC_BASE_DOMAIN}` Host, or undefined when the host is not an app's. */
-async function subdomainApp(req: Request, services: Services): Promise<string | undefined> {
-  const suffix = '.' + services.config.baseDomain!.replace(/:\d+$/, '');
-  const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
-  if (!host.endsWith(suffix)) return undefined;
-  const subdomain = host.slice(0, -suffix.length);
-  if (!/^[a-z0-9-]{1,63}$/.test(subdomain)) return undefined;
-  return (await services.apps.bySubdomain(subdomain))?.id;
 }
 
 async function serve(req: Request, res: Response, services: Services, appId: string, name: string, rest: string, prefix: string): Promise<void> {
