@@ -59,6 +59,7 @@ const EnvSchema = z.object({
   SVC_DENO_PATH: optionalString,
   SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: positiveInt.max(64).default(2),
   SVC_FUNCTIONS_MAX_PROCESSES: positiveInt.max(4096).default(16),
+  SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: positiveInt.max(256).default(16),
   SVC_FUNCTIONS_IDLE_MS: positiveInt.default(300_000),
   SVC_FUNCTIONS_START_TIMEOUT_MS: positiveInt.default(15_000),
   SVC_FUNCTIONS_QUEUE_TIMEOUT_MS: positiveInt.default(30_000),
@@ -114,6 +115,7 @@ export type Config = Readonly<{
     denoPath: string | undefined;
     maxWarmPerFunction: number;
     maxProcesses: number;
+    concurrencyPerProcess: number;
     idleMs: number;
     startTimeoutMs: number;
     queueTimeoutMs: number;
@@ -188,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       denoPath: e.SVC_DENO_PATH,
       maxWarmPerFunction: e.SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION,
       maxProcesses: e.SVC_FUNCTIONS_MAX_PROCESSES,
+      concurrencyPerProcess: e.SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS,
       idleMs: e.SVC_FUNCTIONS_IDLE_MS,
       startTimeoutMs: e.SVC_FUNCTIONS_START_TIMEOUT_MS,
       queueTimeoutMs: e.SVC_FUNCTIONS_QUEUE_TIMEOUT_MS,

@@ -15,10 +15,17 @@ export const functionErrors = {
   timeout: (timeoutMs: number) =>
     new AppError(504, 'FUNCTION_TIMEOUT', `The function did not finish within its timeout of ${timeoutMs} ms and was stopped.`, `Make it faster, or raise timeoutMs (at most 300000) with functions_deploy. ${LOGS_HINT}`),
   outOfMemory: (limitMb: number) =>
-    new AppError(500, 'FUNCTION_OUT_OF_MEMORY', `The function exceeded its memory limit of ${limitMb} MB and was stopped.`, `Use less memory, or raise memoryLimitMb (64-1024) with functions_deploy. ${LOGS_HINT}`),
+    new AppError(500, 'FUNCTION_OUT_OF_MEMORY', `The function exceeded its memory limit of ${limitMb} MB and was stopped (the limit is per process: every request in flight on the process was stopped with it).`, `Use less memory, or raise memoryLimitMb (64-1024) with functions_deploy. ${LOGS_HINT}`),
   failed: (message = 'The function threw an error or returned no valid Response.') => new AppError(500, 'FUNCTION_ERROR', message, LOGS_HINT),
   busy: () =>
-    new AppError(503, 'FUNCTION_BUSY', 'Every instance of the function is busy and the wait for one ran out.', 'Retry with backoff; the function serves one request per instance at a time.'),
+    new AppError(503, 'FUNCTION_BUSY', 'Every instance of the function is busy and the wait for one ran out.', 'Retry with backoff; each instance serves at most SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS requests at a time.'),
+  aborted: () =>
+    new AppError(
+      502,
+      'FUNCTION_ABORTED',
+      'The function process was stopped because another invocation running on it at the same time exceeded its limits; this request did not fail by itself.',
+      'Retry; the request runs on a fresh process. If it keeps happening, fix the function\'s slow invocations (their logs show FUNCTION_TIMEOUT).',
+    ),
   unavailable: () => new AppError(503, 'FUNCTION_UNAVAILABLE', 'The function runtime is shutting down.', 'Retry shortly.'),
   gone: (name: string) => errors.notFound(`Function '${name}'`, 'It was deleted or redeployed while the request waited; retry.'),
 };

@@ -24,6 +24,8 @@ export interface InstanceOptions {
   sandbox: SandboxSpec;
   /** The resident-set cap is memoryLimitMb plus this (ArrayBuffers and wasm memory live outside the V8 heap). */
   rssHeadroomMb: number;
+  /** Requests in flight on the process at once (multiplexed by id over its stdio); 1 when absent. */
+  concurrency?: number;
   log: Logger;
 }
 
@@ -44,7 +46,11 @@ export interface ResponseSink {
   chunk(data: Buffer, resume: () => void): boolean;
 }
 
-export type FailureKind = 'timeout' | 'memory' | 'error';
+/**
+ * aborted: the process was killed because ANOTHER request in flight on it timed out; this one did nothing wrong.
+ * memory: the process (shared by every request in flight on it) exceeded its limit; no single request can be blamed.
+ */
+export type FailureKind = 'timeout' | 'memory' | 'error' | 'aborted';
 
 export interface RunOutcome {
   /** The function's status, or the status of the failure. */
@@ -85,6 +91,8 @@ interface Current {
   headSent: boolean;
   status: number;
   startedMs: number;
+  /** The highest resident set seen while this request was in flight (kB). */
+  peakKb: number;
   timer: NodeJS.Timeout;
   resolve: (outcome: RunOutcome) => void;
 }
@@ -101,20 +109,26 @@ export class Instance {
   readonly #splitter = new LineSplitter();
   #stderr = '';
   #killReason: FailureKind | 'evicted' | 'init' | undefined;
-  #current: Current | undefined;
+  /** Requests in flight, by id. */
+  readonly #requests = new Map<number, Current>();
+  /** Slots taken: reserved by the pool (reserve) and not yet finished. Never above `concurrency`. */
+  #used = 0;
+  /** Requests whose own timeout fired: they get 'timeout', the others in flight get 'aborted'. */
+  readonly #timedOut = new Set<number>();
+  readonly concurrency: number;
   #initConsole: ConsoleLine[] = [];
   #onReady: ((frame: RunnerFrame) => void) | undefined;
   readonly #exited: Promise<void>;
   #exitListeners: Array<() => void> = [];
   #sampler: NodeJS.Timeout;
   #sampleTick = 0;
-  /** Resident set of this process at the last sample, and the highest seen during the current request (kB). */
+  /** Resident set of this process at the last sample (kB). */
   #lastKb = 0;
-  #peakKb = 0;
 
   constructor(spec: InstanceSpec, opts: InstanceOptions) {
     this.spec = spec;
     this.#opts = opts;
+    this.concurrency = Math.max(1, opts.concurrency ?? 1);
     this.#child = spawn(opts.sandbox.deno, runnerArgs(opts.sandbox, spec.memoryLimitMb), {
       env: runnerEnv(opts.sandbox),
       // A neutral working directory: the sandbox reads nothing, and Deno.cwd() should tell nothing.
@@ -152,6 +166,19 @@ export class Instance {
     return this.state !== 'dead';
   }
 
+  /** Slots taken (reserved or in flight). */
+  get load(): number {
+    return this.#used;
+  }
+
+  /** Takes a slot for a request the caller will `run` next; false when the process is full, starting or dead. */
+  reserve(): boolean {
+    if ((this.state !== 'idle' && this.state !== 'busy') || this.#used >= this.concurrency) return false;
+    this.#used++;
+    this.state = 'busy';
+    return true;
+  }
+
   /** Sends the module and waits for the runner to report it loaded with a default-exported function. */
   async start(timeoutMs: number): Promise<void> {
     const { spec } = this;
@@ -187,16 +214,21 @@ export class Instance {
     throw new InitError('invalid', result.type === 'init_error' ? result.message : `unexpected ${result.type} frame while loading`, consoleLines);
   }
 
-  /** Runs one request; never rejects (failures are outcomes). The instance must be idle. */
+  /**
+   * Runs one request, alongside others in flight (up to `concurrency`); never rejects (failures are outcomes).
+   * Uses a slot taken by `reserve`, or takes one.
+   */
   run(req: RunRequest, sink: ResponseSink): Promise<RunOutcome> {
-    if (this.state !== 'idle') throw new Error(`instance is ${this.state}, not idle`);
-    this.state = 'busy';
+    if (this.state !== 'idle' && this.state !== 'busy') throw new Error(`instance is ${this.state}`);
+    if (this.#requests.size >= this.#used && !this.reserve()) throw new Error('instance is full');
     const id = nextRequestId++;
-    // This request's peak: the last reading before it, then the sampler's readings while it runs.
-    this.#peakKb = this.#lastKb;
     return new Promise<RunOutcome>((resolve) => {
-      const timer = setTimeout(() => this.kill('timeout'), req.timeoutMs);
-      this.#current = { id, sink, console: [], consoleBytes: 0, consoleCut: false, headSent: false, status: 0, startedMs: performance.now(), timer, resolve };
+      const timer = setTimeout(() => {
+        this.#timedOut.add(id);
+        this.kill('timeout');
+      }, req.timeoutMs);
+      // This request's peak: the last reading before it, then the sampler's readings while it runs.
+      this.#requests.set(id, { id, sink, console: [], consoleBytes: 0, consoleCut: false, headSent: false, status: 0, startedMs: performance.now(), peakKb: this.#lastKb, timer, resolve });
       this.#write(
         encodeFrame({
           type: 'request',
@@ -260,13 +292,16 @@ export class Instance {
       return;
     }
     if (frame.type === 'log') {
+      // The runner tags each line with the request whose handler (or a callback it scheduled) logged it. Lines of
+      // no request in flight (module top level after start, timers outliving their request) are not recorded.
       const line = { level: frame.level, message: frame.message };
-      if (this.#current) this.#addConsole(this.#current, line);
+      const owner = frame.id === null ? undefined : this.#requests.get(frame.id);
+      if (owner) this.#addConsole(owner, line);
       else if (this.state === 'starting' && this.#initConsole.length < 50) this.#initConsole.push(line);
       return;
     }
-    const cur = this.#current;
-    if (!cur || frame.id !== cur.id) return this.#protocolError(`a ${frame.type} frame for a request that is not in flight`);
+    const cur = this.#requests.get(frame.id);
+    if (!cur) return this.#protocolError(`a ${frame.type} frame for a request that is not in flight`);
     switch (frame.type) {
       case 'head':
         if (cur.headSent) return this.#protocolError('a second head frame');
@@ -281,7 +316,7 @@ export class Instance {
         return;
       }
       case 'end':
-        if (frame.rss !== undefined) this.#peakKb = Math.max(this.#peakKb, Math.round(frame.rss / 1024));
+        if (frame.rss !== undefined) cur.peakKb = Math.max(cur.peakKb, Math.round(frame.rss / 1024));
         return this.#finish(cur, undefined);
       case 'error':
         this.#addConsole(cur, { level: 'error', message: frame.message });
@@ -303,18 +338,20 @@ export class Instance {
 
   #finish(cur: Current, failure: RunOutcome['failure']): void {
     clearTimeout(cur.timer);
-    this.#current = undefined;
+    if (!this.#requests.delete(cur.id)) return;
+    this.#used = Math.max(0, this.#used - 1);
+    // A sink that applied backpressure paused the shared channel; a finished request no longer holds it.
     this.#child.stdout.resume();
-    if (this.state === 'busy') this.state = 'idle';
+    if (this.state === 'busy' && this.#used === 0) this.state = 'idle';
     this.lastUsed = Date.now();
-    const status = failure ? (failure.kind === 'timeout' ? 504 : 500) : cur.status;
+    const status = failure ? (failure.kind === 'timeout' ? 504 : failure.kind === 'aborted' ? 502 : 500) : cur.status;
     cur.resolve({
       status,
       ...(failure ? { failure } : {}),
       headSent: cur.headSent,
       console: cur.console,
       durationMs: Math.round(performance.now() - cur.startedMs),
-      memoryMb: this.#peakKb ? Math.max(1, Math.round(this.#peakKb / 1024)) : null,
+      memoryMb: cur.peakKb ? Math.max(1, Math.round(cur.peakKb / 1024)) : null,
     });
   }
 
@@ -322,20 +359,25 @@ export class Instance {
     const wasStarting = this.state === 'starting';
     this.state = 'dead';
     clearInterval(this.#sampler);
-    const cur = this.#current;
-    if (cur) {
-      const kind = this.#failureKind();
-      const limit = this.spec.memoryLimitMb;
-      if (kind === 'memory') this.#peakKb = Math.max(this.#peakKb, limit * 1024);
+    const inFlight = [...this.#requests.values()];
+    const processKind = this.#failureKind();
+    const limit = this.spec.memoryLimitMb;
+    const others = (n: number) => (n > 1 ? ` (shared by ${n} concurrent invocations)` : '');
+    for (const cur of inFlight) {
+      // A timeout names its request; the others in flight on the process lost it through no fault of their own.
+      const kind: FailureKind = processKind === 'timeout' ? (this.#timedOut.has(cur.id) ? 'timeout' : 'aborted') : processKind;
+      if (kind === 'memory') cur.peakKb = Math.max(cur.peakKb, limit * 1024);
       const message =
         kind === 'timeout'
           ? 'timed out: the process was stopped'
-          : kind === 'memory'
-            ? `out of memory: the process exceeded its ${limit} MB limit and was stopped`
-            : this.#exitMessage('the process exited during the request');
+          : kind === 'aborted'
+            ? 'aborted: the function process was stopped because another invocation on it exceeded its limits; retry'
+            : kind === 'memory'
+              ? `out of memory: the process${others(inFlight.length)} exceeded its ${limit} MB limit and was stopped`
+              : this.#exitMessage('the process exited during the request');
       this.#finish(cur, { kind, message });
     }
-    if (!wasStarting && !cur && this.#killReason === undefined) {
+    if (!wasStarting && inFlight.length === 0 && this.#killReason === undefined) {
       this.#opts.log.warn({ function_id: this.spec.functionId, stderr: this.#stderr.slice(-500) }, 'idle function process exited');
     }
     for (const listener of this.#exitListeners.splice(0)) listener();
@@ -367,7 +409,7 @@ export class Instance {
         if (!m) return;
         const kb = Number(m[1]);
         this.#lastKb = kb;
-        if (this.state === 'busy') this.#peakKb = Math.max(this.#peakKb, kb);
+        for (const cur of this.#requests.values()) cur.peakKb = Math.max(cur.peakKb, kb);
         if (kb > (this.spec.memoryLimitMb + this.#opts.rssHeadroomMb) * 1024) this.kill('memory');
       },
       () => {}, // not Linux, or the process is gone

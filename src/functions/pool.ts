@@ -1,4 +1,5 @@
-// Warm Deno processes, grouped by function version. One request per process at a time; at most
+// Warm Deno processes, grouped by function version. Up to `concurrency` requests in flight per process at a time
+// (multiplexed by id over its stdio; a request goes to the least loaded process of its version); at most
 // `maxPerFunction` processes per version and `maxProcesses` in all (the least recently used idle process of any
 // function makes room); idle processes end after `idleMs`. A version's processes are never shared with another
 // version, function or app.
@@ -13,6 +14,8 @@ export interface PoolOptions {
   rssHeadroomMb: number;
   maxPerFunction: number;
   maxProcesses: number;
+  /** Requests in flight on one process at once. */
+  concurrency: number;
   idleMs: number;
   /** Loading a module (deploy validation and cold starts). */
   startTimeoutMs: number;
@@ -47,6 +50,7 @@ interface Group {
   members: Set<Instance>;
   /** Starts whose spec is still loading (no Instance yet). */
   loading: number;
+  /** Processes with nothing in flight (the ones idle eviction and LRU eviction may end). */
   idle: Instance[];
   waiters: Waiter[];
   /** A newer version exists or the function is gone: idle processes are not kept. */
@@ -103,6 +107,7 @@ export class FunctionPool {
   /** Runs one request on a process of the target's version. Resolves with the outcome; rejects only when no process could be had. */
   async run(target: PoolTarget, req: RunRequest, sink: ResponseSink, signal?: AbortSignal): Promise<RunOutcome> {
     const group = this.#group(target);
+    // The instance comes with a slot reserved for this request.
     const instance = await this.#acquire(group, signal);
     try {
       return await instance.run(req, sink);
@@ -119,7 +124,7 @@ export class FunctionPool {
     if (this.#stopped) throw functionErrors.unavailable();
     if (this.#validations >= MAX_VALIDATIONS) await new Promise<void>((resolve) => this.#validationQueue.push(resolve));
     this.#validations++;
-    const instance = new Instance(spec, { sandbox: this.#o.sandbox, rssHeadroomMb: this.#o.rssHeadroomMb, log: this.#o.log });
+    const instance = new Instance(spec, this.#instanceOptions());
     this.#validating.add(instance);
     instance.onExit(() => this.#validating.delete(instance));
     try {
@@ -178,6 +183,23 @@ export class FunctionPool {
     await Promise.all(all.map((i) => i.exited()));
   }
 
+  #instanceOptions() {
+    return { sandbox: this.#o.sandbox, rssHeadroomMb: this.#o.rssHeadroomMb, concurrency: this.#o.concurrency, log: this.#o.log };
+  }
+
+  /** The least loaded process of the group with a free slot, with a slot reserved; undefined when all are full. */
+  #pick(group: Group): Instance | undefined {
+    let best: Instance | undefined;
+    for (const i of group.members) {
+      if (!i.alive || (i.state !== 'idle' && i.state !== 'busy') || i.load >= i.concurrency) continue;
+      if (!best || i.load < best.load) best = i;
+    }
+    if (!best || !best.reserve()) return undefined;
+    const at = group.idle.indexOf(best);
+    if (at >= 0) group.idle.splice(at, 1);
+    return best;
+  }
+
   #group(target: PoolTarget): Group {
     let g = this.#groups.get(target.key);
     if (!g) {
@@ -190,10 +212,8 @@ export class FunctionPool {
 
   #acquire(group: Group, signal: AbortSignal | undefined): Promise<Instance> {
     if (this.#stopped) return Promise.reject(functionErrors.unavailable());
-    while (group.idle.length) {
-      const instance = group.idle.pop()!;
-      if (instance.alive && instance.state === 'idle') return Promise.resolve(instance);
-    }
+    const instance = group.waiters.length ? undefined : this.#pick(group);
+    if (instance) return Promise.resolve(instance);
     return new Promise<Instance>((resolve, reject) => {
       const done = () => {
         clearTimeout(timer);
@@ -222,11 +242,12 @@ export class FunctionPool {
 
   #release(group: Group, instance: Instance): void {
     if (!instance.alive || !this.#counted.has(instance)) return this.#pump();
-    const waiter = group.waiters[0];
-    if (waiter) return waiter.resolve(instance);
-    if (group.retired || this.#stopped) return this.#kill(instance);
-    instance.lastUsed = Date.now();
-    group.idle.push(instance);
+    while (group.waiters.length && instance.reserve()) group.waiters[0]!.resolve(instance);
+    if (instance.state === 'idle') {
+      if (group.retired || this.#stopped) return this.#kill(instance);
+      instance.lastUsed = Date.now();
+      if (!group.idle.includes(instance)) group.idle.push(instance);
+    }
     this.#pump();
   }
 
@@ -235,12 +256,12 @@ export class FunctionPool {
     if (this.#stopped) return;
     const waiting = [...this.#groups.values()].filter((g) => g.waiters.length).sort((a, b) => a.waiters[0]!.enqueuedMs - b.waiters[0]!.enqueuedMs);
     for (const g of waiting) {
-      while (g.waiters.length && g.idle.length) {
-        const instance = g.idle.pop()!;
-        if (instance.alive) g.waiters[0]!.resolve(instance);
+      for (let instance = g.waiters.length ? this.#pick(g) : undefined; instance; instance = g.waiters.length ? this.#pick(g) : undefined) {
+        g.waiters[0]!.resolve(instance);
       }
+      // A process being started will take `concurrency` of the waiters.
       let starting = [...g.members].filter((i) => i.state === 'starting').length + g.loading;
-      while (g.waiters.length > starting && g.members.size + g.loading < this.#o.maxPerFunction) {
+      while (g.waiters.length > starting * this.#o.concurrency && g.members.size + g.loading < this.#o.maxPerFunction) {
         if (this.size >= this.#o.maxProcesses && !this.#evictOne(g)) return;
         this.#spawn(g);
         starting++;
@@ -284,7 +305,7 @@ export class FunctionPool {
         group.spec ??= spec;
         uncount();
         if (this.#stopped || (group.retired && group.waiters.length === 0)) throw functionErrors.unavailable();
-        instance = new Instance(group.spec, { sandbox: this.#o.sandbox, rssHeadroomMb: this.#o.rssHeadroomMb, log: this.#o.log });
+        instance = new Instance(group.spec, this.#instanceOptions());
         this.#admit(group, instance);
         return instance.start(this.#o.startTimeoutMs);
       })

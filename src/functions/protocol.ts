@@ -21,7 +21,7 @@ export interface InitFrame {
   appId: string;
 }
 
-/** One HTTP request; a runner handles one at a time. */
+/** One HTTP request; several may be in flight on one runner, told apart by id. */
 export interface RequestFrame {
   type: 'request';
   id: number;

@@ -2,11 +2,19 @@
 // Started with no --allow-read/env/run/ffi/sys/write and loopback, metadata and database hosts denied, so the
 // permission flags are the sandbox (src/functions/sandbox.ts builds the command line).
 //
-// Protocol (src/functions/protocol.ts): the platform writes an `init` frame, then one `request` frame at a time on
-// stdin; the runner answers `ready` / `init_error`, then per request `head`, `chunk`*, `end` (or `error`), and
-// `log` frames for console output, on stdout. The runner never listens on a port: loopback is denied anyway.
+// Protocol (src/functions/protocol.ts): the platform writes an `init` frame, then `request` frames on stdin, several
+// of which may be in flight at once (the platform bounds them, SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS); the runner
+// answers `ready` / `init_error`, then per request `head`, `chunk`*, `end` (or `error`), and `log` frames for console
+// output, on stdout, each tagged with its request's id. The runner never listens on a port: loopback is denied anyway.
 //
-// Keep this file free of Node imports: its only import is the shared, web-standard protocol module.
+// Console attribution: each request's handler runs inside an AsyncLocalStorage context holding its id, so a console
+// call is tagged with the request whose handler, or whose awaited promise, timer or callback, made it. Deno provides
+// node:async_hooks built in (no npm, no permission). Output from a callback that outlives its request, or from the
+// module's top level, carries an id no longer in flight (or none) and is not recorded.
+//
+// Keep this file free of other Node imports: besides node:async_hooks, its only import is the shared, web-standard
+// protocol module.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { LineSplitter, type HostFrame, type InitFrame, type LogLevel, type RequestFrame, type RunnerFrame } from './protocol.ts';
 
 // The few Deno APIs used here, declared locally so the Node type check (tsc) accepts this file.
@@ -77,7 +85,7 @@ function send(frame: RunnerFrame): Promise<void> {
   return written;
 }
 
-let currentId: number | null = null;
+const requestId = new AsyncLocalStorage<number>();
 let moduleUrl = '';
 let filename = 'function.ts';
 
@@ -111,7 +119,7 @@ function errorText(err: unknown): string {
 function log(level: LogLevel, args: unknown[]): void {
   let message = clean(args.map(describe).join(' '));
   if (message.length > MAX_LOG_MESSAGE) message = message.slice(0, MAX_LOG_MESSAGE) + '… [truncated]';
-  void send({ type: 'log', id: currentId, level, message }).catch(() => {});
+  void send({ type: 'log', id: requestId.getStore() ?? null, level, message }).catch(() => {});
 }
 
 const levels: Array<[keyof Console, LogLevel]> = [
@@ -160,7 +168,6 @@ async function load(frame: InitFrame): Promise<void> {
 
 async function handle(frame: RequestFrame): Promise<void> {
   const { id } = frame;
-  currentId = id;
   try {
     if (!handler || !init) throw new Error('the function is not loaded');
     const requestInit: RequestInit = { method: frame.method, headers: frame.headers };
@@ -189,8 +196,6 @@ async function handle(frame: RequestFrame): Promise<void> {
   } catch (err) {
     void send({ type: 'error', id, message: errorText(err) });
     await flush();
-  } finally {
-    currentId = null;
   }
 }
 
@@ -200,7 +205,8 @@ for await (const chunk of input) {
     if (!line) continue;
     const frame = JSON.parse(line) as HostFrame;
     if (frame.type === 'init') await load(frame);
-    else if (frame.type === 'request') await handle(frame);
+    // Not awaited: requests run concurrently, each in its own context (the platform bounds how many).
+    else if (frame.type === 'request') void requestId.run(frame.id, () => handle(frame));
   }
 }
 // stdin closed: the platform is done with this process.

@@ -184,6 +184,7 @@ export class FunctionsService implements AppPurger {
       rssHeadroomMb: f.rssHeadroomMb,
       maxPerFunction: f.maxWarmPerFunction,
       maxProcesses: f.maxProcesses,
+      concurrency: f.concurrencyPerProcess,
       idleMs: f.idleMs,
       startTimeoutMs: f.startTimeoutMs,
       queueTimeoutMs: f.queueTimeoutMs,
@@ -803,6 +804,7 @@ export function failureError(outcome: RunOutcome, meta: FunctionMeta): AppError 
   const kind = outcome.failure?.kind;
   if (kind === 'timeout') return functionErrors.timeout(meta.timeoutMs);
   if (kind === 'memory') return functionErrors.outOfMemory(meta.memoryLimitMb);
+  if (kind === 'aborted') return functionErrors.aborted();
   return functionErrors.failed();
 }
 

@@ -19,6 +19,8 @@ describe('config', () => {
       bodyLimit: '1mb',
     });
     expect(Object.isFrozen(c)).toBe(true);
+    expect(c.functions.concurrencyPerProcess).toBe(16);
+    expect(loadConfig({ SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: '256' }).functions.concurrencyPerProcess).toBe(256);
   });
 
   it('derives the base URL from PORT and trims a trailing slash from SVC_BASE_URL', () => {
@@ -38,6 +40,8 @@ describe('config', () => {
     [{ SVC_ROLE: 'both' }, 'SVC_ROLE'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ SVC_APP_POOL_SIZE: '20', SVC_APP_POOL_BUDGET: '10' }, 'SVC_APP_POOL_SIZE'],
+    [{ SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: '0' }, 'SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS'],
+    [{ SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: '257' }, 'SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS'],
   ])('refuses %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);

@@ -118,7 +118,7 @@ export const functionsInvoke = defineTool({
     '{ status, headers, body, body_encoding (json: body is the parsed JSON; text; base64 for binary; none), truncated, error, console, duration_ms }. ' +
     'Works for every trigger type (a cron function expects POST { "scheduled_at": ... }, a websocket function POST { "event", "data" }). ' +
     'A failure of the function is a result, not an error of this tool: status 500 FUNCTION_ERROR (it threw or returned no Response), ' +
-    '504 FUNCTION_TIMEOUT, 500 FUNCTION_OUT_OF_MEMORY, with `error` saying why. The invocation is logged and counted like any other (trigger "test").',
+    '504 FUNCTION_TIMEOUT, 500 FUNCTION_OUT_OF_MEMORY, 502 FUNCTION_ABORTED (another invocation sharing its process exceeded its limits; retry), with `error` saying why. The invocation is logged and counted like any other (trigger "test").',
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,
