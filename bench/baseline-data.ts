@@ -13,7 +13,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { DATA_STATEMENT_TIMEOUT_MS } from '../src/data/executor.ts';
+import { runAs } from '../src/data/executor.ts';
 import { announce } from './sql.ts';
 
 const env = (name: string): string => {
@@ -31,31 +31,8 @@ const byIdPrefix = `/v1/${env('APP_ID')}/${env('TABLE')}/`;
 const listPath = env('LIST_PATH');
 const listStatement = env('LIST_STATEMENT');
 
-interface Row {
-  body: string;
-  rows: string;
-}
-
-/** Byte for byte what src/data/executor.ts runAs sends for an end user. */
-async function runAsUser(claims: string, statement: string): Promise<Row> {
-  const client = await pool.connect();
-  const text =
-    `begin; set local role svc_user; ` +
-    `select set_config('request.jwt.claims', ${pg.escapeLiteral(claims)}, true), set_config('statement_timeout', '${DATA_STATEMENT_TIMEOUT_MS}', true); ` +
-    `${statement}; commit;`;
-  let results: pg.QueryResult[];
-  try {
-    results = (await client.query(text)) as unknown as pg.QueryResult[];
-  } catch (err) {
-    await client.query('rollback').then(
-      () => client.release(),
-      (rollbackErr: Error) => client.release(rollbackErr),
-    );
-    throw err;
-  }
-  client.release();
-  return results[3]!.rows[0] as Row;
-}
+/** The platform's own one-round-trip transaction runner (plain pg), so both sides send the same text. */
+const runAsUser = (claims: string, statement: string) => runAs(pool, { role: 'svc_user', claims }, statement);
 
 /** The JWT payload as the platform stringifies it: jose signs JSON.stringify(claims), so the segment is that text. */
 function claimsOf(authorization: string | undefined): string | undefined {
@@ -78,8 +55,7 @@ const server = http.createServer((req, res) => {
   if (claims === undefined) return send(res, 401, '{"error":"invalid token"}');
   if (url === listPath) {
     runAsUser(claims, listStatement).then((row) => {
-      const rows = Number(row.rows);
-      send(res, 200, row.body, { 'content-range': `${rows ? `0-${rows - 1}` : '*'}/*` });
+      send(res, 200, row.body, { 'content-range': `${row.rows ? `0-${row.rows - 1}` : '*'}/*` });
     }, fail(res));
     return;
   }
@@ -87,7 +63,7 @@ const server = http.createServer((req, res) => {
     const id = decodeURIComponent(url.slice(byIdPrefix.length));
     runAsUser(claims, getBefore + pg.escapeLiteral(id) + getAfter).then((row) => {
       // json_agg of exactly one row is `[<object>]`: the object is the text between the brackets.
-      if (row.rows === '0') return send(res, 404, '{"error":"not found"}');
+      if (row.rows === 0) return send(res, 404, '{"error":"not found"}');
       send(res, 200, row.body.slice(1, -1));
     }, fail(res));
     return;
