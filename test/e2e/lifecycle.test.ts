@@ -18,7 +18,7 @@ import {
   uniqueSuffix,
 } from '../helpers/db.ts';
 import { generateKey, hashKey } from '../../src/core/crypto.ts';
-import { APP_ID, connectMcp, isListening, request, type RawResponse } from './e2e-helpers.ts';
+import { APP_ID, connectMcp, isListening, readResponse, request, type RawResponse } from './e2e-helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -62,21 +62,7 @@ function heldRequest(
         agent: false,
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(payload.length) },
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-      },
+      (res) => readResponse(res).then(resolve, reject),
     );
     req.on('error', reject);
   });
