@@ -1,4 +1,5 @@
 import { AppError, errors } from '../core/errors.ts';
+import type { PendingReservations } from './types.ts';
 
 const mb = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MB` : `${bytes} bytes`);
 
@@ -19,6 +20,24 @@ export const storageErrors = {
       `Storing ${size} more bytes would exceed the app's limit of ${limit} bytes (${mb(limit)}): ${used} bytes are stored and ${pending} bytes are reserved by pending uploads.`,
       'Delete files you no longer need (storage_delete), or wait for pending uploads to finish or expire (5 minutes), then retry.',
       { size_bytes: size, used_bytes: used, pending_bytes: pending, max_app_bytes: limit },
+    ),
+  pendingLimitExceeded: (size: number, pending: PendingReservations, max: PendingReservations, retryAfterSeconds: number) =>
+    new AppError(
+      429,
+      'STORAGE_PENDING_LIMIT_EXCEEDED',
+      pending.uploads >= max.uploads
+        ? `You already have ${pending.uploads} pending uploads, the most an end user may hold at once.`
+        : `Reserving ${size} more bytes would exceed the ${mb(max.bytes)} an end user may hold in pending uploads at once: ${pending.bytes} bytes are reserved by your ${pending.uploads} pending uploads.`,
+      'PUT the bytes of your pending uploads to their uploadUrl, or delete those you will not finish (storage_delete with their objectId); ' +
+        `unfinished reservations are released when they expire, the next in ${retryAfterSeconds} seconds.`,
+      {
+        size_bytes: size,
+        pending_uploads: pending.uploads,
+        pending_bytes: pending.bytes,
+        max_pending_uploads: max.uploads,
+        max_pending_bytes: max.bytes,
+        retry_after_seconds: retryAfterSeconds,
+      },
     ),
   contentTypeNotAllowed: (contentType: string, allowed: readonly string[]) =>
     new AppError(
@@ -65,4 +84,9 @@ export const storageErrors = {
     new AppError(416, 'RANGE_NOT_SATISFIABLE', `The requested range is outside the object's ${size} bytes.`, `Request a range within bytes=0-${size - 1}.`, { size_bytes: size }),
   limitAboveDefault: (field: string, ceiling: number) =>
     errors.validation(`'${field}' may not exceed the platform limit of ${ceiling} bytes; per-app overrides can only tighten it.`, [{ path: field, message: `at most ${ceiling}` }]),
+  typesOutsidePlatform: (outside: readonly string[], platform: readonly string[]) =>
+    errors.validation(
+      `'allowed_content_types' may only narrow the platform's allow-list (${platform.join(', ')}); it does not allow ${outside.join(', ')}.`,
+      [{ path: 'allowed_content_types', message: `within ${platform.join(', ')}` }],
+    ),
 };

@@ -70,6 +70,12 @@ export function contentTypeAllowed(contentType: string, allowList: readonly stri
   });
 }
 
+/** Whether every type an allow-list entry admits is also admitted by the list (an empty list admits every type). */
+export function allowEntryWithin(entry: string, allowList: readonly string[]): boolean {
+  if (allowList.length === 0 || allowList.includes('*/*')) return true;
+  return entry.endsWith('/*') ? allowList.includes(entry) : contentTypeAllowed(entry, allowList);
+}
+
 /** An allow-list entry: a MIME essence (`image/png`) or a wildcard (`image/*`). */
 export const ALLOW_ENTRY_RE = new RegExp(`^(?:${NAME}/(?:${NAME}|\\*)|\\*/\\*)$`);
 

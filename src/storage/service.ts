@@ -11,9 +11,9 @@ import { S3Backend } from '../adapters/s3.ts';
 import { meterBalance, recordUsage } from '../usage/meters.ts';
 import { storageErrors } from './errors.ts';
 import { LocalBackend, ReceiveError } from './local.ts';
-import { contentDisposition, contentTypeAllowed, normalizeMime, parseRange, sanitizeFilename } from './names.ts';
+import { allowEntryWithin, contentDisposition, contentTypeAllowed, normalizeMime, parseRange, sanitizeFilename } from './names.ts';
 import { UrlSigner } from './signing.ts';
-import type { ObjectRef, StorageBackend } from './types.ts';
+import type { ObjectRef, PendingReservations, StorageBackend } from './types.ts';
 
 /** Upload URL lifetime (spec: 5 minutes). */
 export const UPLOAD_URL_TTL_SECONDS = 300;
@@ -77,12 +77,25 @@ export interface StorageLimits {
   max_app_bytes: number;
   /** Effective allow-list; empty allows every type. */
   allowed_content_types: string[];
+  /** What one end user may hold reserved in pending uploads at once. */
+  max_user_pending_uploads: number;
+  max_user_pending_bytes: number;
   overrides: LimitsOverrides;
   usage: { used_bytes: number; pending_bytes: number };
 }
 
 /** Fields of storage_limits_set: omitted leaves a value as is, null resets it to the platform default. */
 export type LimitsPatch = Partial<LimitsOverrides>;
+
+/** The limits in force for one app. */
+interface EffectiveLimits {
+  overrides: LimitsOverrides;
+  maxFile: number;
+  maxApp: number;
+  /** Every list must allow a type: the platform's (when set) and the app's (when set). */
+  allowLists: (readonly string[])[];
+  userPending: PendingReservations;
+}
 
 interface ObjectRow {
   id: string;
@@ -164,11 +177,15 @@ export class StorageService implements AppPurger {
 
   /**
    * Checks the limits, reserves the size in the app's quota under a per-app advisory lock (so parallel requests
-   * cannot overshoot: ready bytes plus unexpired pending uploads count) and returns a signed PUT URL.
+   * cannot overshoot: ready bytes plus unexpired pending uploads count) and returns a signed PUT URL. An end user
+   * also stays within their own pending-upload cap, checked under the same lock, so that no user can reserve the
+   * quota away from the others and the app's keys.
    */
   async createUpload(appId: string, owner: Owner, req: UploadRequest): Promise<UploadTicket> {
     const limits = await this.#effective(appId);
-    if (req.sizeBytes > limits.maxFile) throw storageErrors.fileTooLarge(req.sizeBytes, limits.maxFile);
+    // A file above the user's pending cap could never be reserved: for end users the cap bounds the file size too.
+    const maxFile = owner.kind === 'user' ? Math.min(limits.maxFile, limits.userPending.bytes) : limits.maxFile;
+    if (req.sizeBytes > maxFile) throw storageErrors.fileTooLarge(req.sizeBytes, maxFile);
     for (const list of limits.allowLists) {
       if (!contentTypeAllowed(req.contentType, list)) throw storageErrors.contentTypeNotAllowed(req.contentType, list);
     }
@@ -181,6 +198,7 @@ export class StorageService implements AppPurger {
     const exp = this.#signer.nowSeconds() + UPLOAD_URL_TTL_SECONDS;
     await this.#db.transaction().execute(async (tx) => {
       await sql`select pg_advisory_xact_lock(hashtextextended(${'storage:' + appId}, 0))`.execute(tx);
+      if (owner.kind === 'user') await this.#checkUserPending(tx, appId, owner.userId, req.sizeBytes, limits.userPending);
       const usage = await this.#usage(tx, appId);
       if (usage.used_bytes + usage.pending_bytes + req.sizeBytes > limits.maxApp) {
         throw storageErrors.quotaExceeded(req.sizeBytes, usage.used_bytes, usage.pending_bytes, limits.maxApp);
@@ -245,19 +263,23 @@ export class StorageService implements AppPurger {
   }
 
   async limits(appId: string): Promise<StorageLimits> {
-    const row = await this.#overrides(appId);
-    const { storage } = this.#config;
+    const limits = await this.#effective(appId);
     return {
       app_id: appId,
-      max_file_bytes: row.max_file_bytes ?? storage.maxFileBytes,
-      max_app_bytes: row.max_app_bytes ?? storage.maxAppBytes,
-      allowed_content_types: row.allowed_content_types ?? [...storage.allowedContentTypes],
-      overrides: row,
+      max_file_bytes: limits.maxFile,
+      max_app_bytes: limits.maxApp,
+      allowed_content_types: limits.overrides.allowed_content_types ?? [...this.#config.storage.allowedContentTypes],
+      max_user_pending_uploads: limits.userPending.uploads,
+      max_user_pending_bytes: limits.userPending.bytes,
+      overrides: limits.overrides,
       usage: await this.#usage(this.#db, appId),
     };
   }
 
-  /** Per-app overrides can only tighten the platform limits: a value above the platform's is refused (400). */
+  /**
+   * Per-app overrides can only tighten the platform limits: a byte limit above the platform's, or an allow-list
+   * admitting a type the platform's does not, is refused (400) before anything is written.
+   */
   async setLimits(appId: string, patch: LimitsPatch): Promise<StorageLimits> {
     const { storage } = this.#config;
     if (patch.max_file_bytes != null && patch.max_file_bytes > storage.maxFileBytes) {
@@ -268,6 +290,8 @@ export class StorageService implements AppPurger {
     }
     const has = (k: keyof LimitsOverrides) => patch[k] !== undefined;
     const types = patch.allowed_content_types == null ? null : [...new Set(patch.allowed_content_types.map((t) => t.trim().toLowerCase()))];
+    const outside = types?.filter((t) => !allowEntryWithin(t, storage.allowedContentTypes)) ?? [];
+    if (outside.length) throw storageErrors.typesOutsidePlatform(outside, storage.allowedContentTypes);
     await sql`
       insert into storage_limits (app_id, max_file_bytes, max_app_bytes, allowed_content_types)
       values (${appId}, ${patch.max_file_bytes ?? null}, ${patch.max_app_bytes ?? null}, ${types}::text[])
@@ -445,6 +469,21 @@ export class StorageService implements AppPurger {
     return rows;
   }
 
+  /** Refuses (429) an end user's upload beyond their pending-upload cap; call under the app's storage lock. */
+  async #checkUserPending(tx: Kysely<ControlDatabase>, appId: string, userId: string, size: number, max: PendingReservations): Promise<void> {
+    const { rows } = await sql<{ uploads: number; bytes: string; retry_after: number | null }>`
+      select count(*)::int as uploads, coalesce(sum(size_bytes), 0)::text as bytes,
+             ceil(extract(epoch from min(expires_at) - now()))::int as retry_after
+      from storage_objects
+      where app_id = ${appId} and user_id = ${userId}::uuid and status = 'pending' and expires_at > now()
+    `.execute(tx);
+    const pending = { uploads: rows[0]?.uploads ?? 0, bytes: Number(rows[0]?.bytes ?? 0) };
+    if (pending.uploads >= max.uploads || pending.bytes + size > max.bytes) {
+      // Refusal implies a pending upload (size alone fits, see createUpload): the first expiry is the earliest relief.
+      throw storageErrors.pendingLimitExceeded(size, pending, max, Math.max(1, rows[0]?.retry_after ?? 1));
+    }
+  }
+
   async #usage(db: Kysely<ControlDatabase>, appId: string): Promise<{ used_bytes: number; pending_bytes: number }> {
     const { rows } = await sql<{ used: string; pending: string }>`
       select coalesce(sum(size_bytes) filter (where status = 'ready'), 0)::text as used,
@@ -466,14 +505,24 @@ export class StorageService implements AppPurger {
     };
   }
 
-  /** Limits in force: overrides or defaults; the platform allow-list and the app's must both allow a type. */
-  async #effective(appId: string): Promise<{ maxFile: number; maxApp: number; allowLists: (readonly string[])[] }> {
-    const o = await this.#overrides(appId);
+  /**
+   * Limits in force: an override, never above the platform limit (one stored before the operator lowered that
+   * limit does not loosen it), or the platform default. The platform allow-list and the app's must both allow a type.
+   */
+  async #effective(appId: string): Promise<EffectiveLimits> {
+    const overrides = await this.#overrides(appId);
     const { storage } = this.#config;
     const allowLists: (readonly string[])[] = [];
     if (storage.allowedContentTypes.length) allowLists.push(storage.allowedContentTypes);
-    if (o.allowed_content_types) allowLists.push(o.allowed_content_types);
-    return { maxFile: o.max_file_bytes ?? storage.maxFileBytes, maxApp: o.max_app_bytes ?? storage.maxAppBytes, allowLists };
+    if (overrides.allowed_content_types) allowLists.push(overrides.allowed_content_types);
+    const maxApp = Math.min(overrides.max_app_bytes ?? storage.maxAppBytes, storage.maxAppBytes);
+    return {
+      overrides,
+      maxFile: Math.min(overrides.max_file_bytes ?? storage.maxFileBytes, storage.maxFileBytes),
+      maxApp,
+      allowLists,
+      userPending: { uploads: storage.userPendingUploads, bytes: Math.ceil((maxApp * storage.userPendingPercent) / 100) },
+    };
   }
 
   /**

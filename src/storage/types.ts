@@ -9,6 +9,12 @@ export interface ObjectRef {
   sizeBytes: number;
 }
 
+/** An end user's unexpired pending uploads, or the most of them one user may hold at once. */
+export interface PendingReservations {
+  uploads: number;
+  bytes: number;
+}
+
 /** What a probe found at an object's place: the bytes that arrived, or nothing yet. */
 export interface Probe {
   sizeBytes: number;

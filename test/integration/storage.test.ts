@@ -318,6 +318,8 @@ describe('upload request validation and limits', () => {
       max_file_bytes: 10485760,
       max_app_bytes: 1073741824,
       allowed_content_types: [],
+      max_user_pending_uploads: 20,
+      max_user_pending_bytes: 107374183,
       overrides: { max_file_bytes: null, max_app_bytes: null, allowed_content_types: null },
       usage: { used_bytes: 0, pending_bytes: 0 },
     });
@@ -398,6 +400,97 @@ describe('upload request validation and limits', () => {
     await remove(app, first.objectId);
     const parallel = await Promise.all(Array.from({ length: 4 }, () => upload(app, { filename: 'y', contentType: 'text/plain', sizeBytes: 500 })));
     expect(parallel.map((r) => r.status).sort()).toEqual([200, 200, 409, 409]);
+    await p.api('DELETE', `/apps/${app.app_id}`);
+  });
+});
+
+describe("end users' pending uploads are capped per user", () => {
+  const pendingRemediation = (seconds: number) =>
+    'PUT the bytes of your pending uploads to their uploadUrl, or delete those you will not finish (storage_delete with their objectId); ' +
+    `unfinished reservations are released when they expire, the next in ${seconds} seconds.`;
+  const limitsOf = async (app: App) => (await p.api('GET', `/storage/${app.app_id}/limits`)).body;
+
+  it("one user cannot reserve the app's quota: parallel requests stop at their byte cap, and other users and the service key still upload", async () => {
+    const app: App = (await p.api('POST', '/init', { body: { name: 'Hoarder' } })).body;
+    expect((await p.api('PUT', `/storage/${app.app_id}/limits`, { body: { max_app_bytes: 1000 } })).status).toBe(200);
+    const mallory = await signup(app, 'mallory@example.com');
+    const carol = await signup(app, 'carol@example.com');
+
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => upload(app, { filename: `h${i}.bin`, contentType: 'application/octet-stream', sizeBytes: 40 }, mallory.token)),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 429, 429, 429, 429, 429, 429, 429, 429]);
+    for (const r of results.filter((x) => x.status === 429)) {
+      const seconds = r.body.error.details.retry_after_seconds;
+      expect(seconds).toBeGreaterThan(400);
+      expect(seconds).toBeLessThanOrEqual(420);
+      expect(r.headers.get('retry-after')).toBe(String(seconds));
+      expect(r.body).toEqual({
+        error: {
+          code: 'STORAGE_PENDING_LIMIT_EXCEEDED',
+          message: 'Reserving 40 more bytes would exceed the 100 bytes an end user may hold in pending uploads at once: 80 bytes are reserved by your 2 pending uploads.',
+          remediation: pendingRemediation(seconds),
+          details: { size_bytes: 40, pending_uploads: 2, pending_bytes: 80, max_pending_uploads: 20, max_pending_bytes: 100, retry_after_seconds: seconds },
+        },
+      });
+    }
+    // One file larger than the cap could never be reserved: that is the end user's file size limit.
+    const tooBig = await upload(app, { filename: 'big.bin', contentType: 'application/octet-stream', sizeBytes: 101 }, carol.token);
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.error).toMatchObject({ code: 'FILE_TOO_LARGE', details: { size_bytes: 101, max_file_bytes: 100 } });
+
+    // Another user has their own cap; the service key and the platform key reach the rest of the quota.
+    const carols = await upload(app, { filename: 'c.bin', contentType: 'application/octet-stream', sizeBytes: 100 }, carol.token);
+    expect(carols.status).toBe(200);
+    const svc = await upload(app, { filename: 's.bin', contentType: 'application/octet-stream', sizeBytes: 800 });
+    expect(svc.status).toBe(200);
+    expect((await upload(app, { filename: 'p.bin', contentType: 'application/octet-stream', sizeBytes: 20 }, p.platformKey)).status).toBe(200);
+    const full = await upload(app, { filename: 's2.bin', contentType: 'application/octet-stream', sizeBytes: 1 });
+    expect(full.status).toBe(409);
+    expect(full.body.error.code).toBe('STORAGE_QUOTA_EXCEEDED');
+    // 10% of the app's 1000 bytes: 100 bytes per end user.
+    expect(await limitsOf(app)).toMatchObject({ max_app_bytes: 1000, max_user_pending_uploads: 20, max_user_pending_bytes: 100, usage: { used_bytes: 0, pending_bytes: 1000 } });
+
+    // A finished upload no longer counts as pending: the user may reserve again.
+    expect((await remove(app, svc.body.objectId)).status).toBe(200);
+    const first = results.find((r) => r.status === 200)!.body;
+    expect((await put(first.uploadUrl, Buffer.alloc(40), 'application/octet-stream')).status).toBe(200);
+    expect((await upload(app, { filename: 'n.bin', contentType: 'application/octet-stream', sizeBytes: 60 }, mallory.token)).status).toBe(200);
+    expect((await upload(app, { filename: 'o.bin', contentType: 'application/octet-stream', sizeBytes: 1 }, mallory.token)).status).toBe(429);
+
+    // Expired reservations are released: not reported as pending, and the user may reserve again.
+    await p.sql(`update storage_objects set expires_at = now() - interval '1 second' where app_id = $1 and user_id = $2 and status = 'pending'`, [app.app_id, mallory.id]);
+    expect((await limitsOf(app)).usage).toEqual({ used_bytes: 40, pending_bytes: 120 });
+    expect((await upload(app, { filename: 'q.bin', contentType: 'application/octet-stream', sizeBytes: 100 }, mallory.token)).status).toBe(200);
+    await p.api('DELETE', `/apps/${app.app_id}`);
+  });
+
+  it('at most 20 pending uploads per user, however small; one more is released when one expires', async () => {
+    const app: App = (await p.api('POST', '/init', { body: { name: 'Many' } })).body;
+    const dave = await signup(app, 'dave@example.com');
+    const one = (i: number) => upload(app, { filename: `m${i}.txt`, contentType: 'text/plain', sizeBytes: 1 }, dave.token);
+    const results = await Promise.all(Array.from({ length: 25 }, (_, i) => one(i)));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(20);
+    const refused = results.filter((r) => r.status !== 200);
+    expect(refused).toHaveLength(5);
+    for (const r of refused) {
+      expect(r.status).toBe(429);
+      const seconds = r.body.error.details.retry_after_seconds;
+      expect(r.body).toEqual({
+        error: {
+          code: 'STORAGE_PENDING_LIMIT_EXCEEDED',
+          message: 'You already have 20 pending uploads, the most an end user may hold at once.',
+          remediation: pendingRemediation(seconds),
+          details: { size_bytes: 1, pending_uploads: 20, pending_bytes: 20, max_pending_uploads: 20, max_pending_bytes: 107374183, retry_after_seconds: seconds },
+        },
+      });
+    }
+    // The service key is not held back by the user's uploads.
+    expect((await upload(app, { filename: 'svc.txt', contentType: 'text/plain', sizeBytes: 1 })).status).toBe(200);
+    const oldest = results.find((r) => r.status === 200)!.body.objectId;
+    await p.sql(`update storage_objects set expires_at = now() - interval '1 second' where id = $1`, [oldest]);
+    expect((await one(100)).status).toBe(200);
+    expect((await one(101)).status).toBe(429);
     await p.api('DELETE', `/apps/${app.app_id}`);
   });
 });

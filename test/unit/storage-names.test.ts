@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   ALLOW_ENTRY_RE,
+  allowEntryWithin,
   contentDisposition,
   contentTypeAllowed,
   isMimeType,
@@ -92,6 +93,21 @@ describe('MIME types', () => {
     expect(ALLOW_ENTRY_RE.test('image/*')).toBe(true);
     expect(ALLOW_ENTRY_RE.test('*/png')).toBe(false);
     expect(ALLOW_ENTRY_RE.test('image/png; charset=x')).toBe(false);
+  });
+});
+
+describe('allowEntryWithin (an app allow-list may only narrow the platform one)', () => {
+  it.each([
+    ['video/*', [], true],
+    ['*/*', ['*/*'], true],
+    ['image/png', ['image/*'], true],
+    ['image/png', ['image/png', 'text/plain'], true],
+    ['image/*', ['image/*'], true],
+    ['image/*', ['image/png'], false],
+    ['*/*', ['image/*'], false],
+    ['video/mp4', ['image/*', 'application/pdf'], false],
+  ])('%s within %j: %s', (entry, list, expected) => {
+    expect(allowEntryWithin(entry, list)).toBe(expected);
   });
 });
 

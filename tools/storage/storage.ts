@@ -32,7 +32,8 @@ export const storageUpload = defineTool({
     '`Content-Type` equal to contentType (no Authorization header), within expiresIn (300) seconds, and persist objectId. ' +
     'The file is listed once its bytes arrived. objectKey is <app_id>/<user_id>/<objectId>_<filename> (user segment `service` for key uploads); metadata, not a URL. ' +
     'Limits: 10 MB per file by default (400 FILE_TOO_LARGE), 1 GB per app counting pending uploads (409 STORAGE_QUOTA_EXCEEDED), ' +
-    'allowed content types (400 CONTENT_TYPE_NOT_ALLOWED); see storage_limits_get.' +
+    'allowed content types (400 CONTENT_TYPE_NOT_ALLOWED); an end user may hold at most 20 pending uploads and 10% of the app total reserved at once by default ' +
+    '(429 STORAGE_PENDING_LIMIT_EXCEEDED with Retry-After: finish or delete pending uploads, or wait for them to expire); see storage_limits_get.' +
     ACCESS_NOTE,
   input: z.object({
     app_id: AppIdSchema,
@@ -123,6 +124,8 @@ const LimitsSchema = z.object({
   max_file_bytes: z.number().int().describe('Effective per-file limit in bytes'),
   max_app_bytes: z.number().int().describe('Effective per-app total in bytes (stored plus pending uploads)'),
   allowed_content_types: z.array(z.string()).describe('Effective allow-list (exact types and type/* wildcards); empty allows every type'),
+  max_user_pending_uploads: z.number().int().describe('Pending uploads one end user may hold at once'),
+  max_user_pending_bytes: z.number().int().describe('Bytes one end user may hold reserved by pending uploads at once (also their largest file)'),
   overrides: OverridesSchema.describe('This app\'s overrides; null means the platform default'),
   usage: z.object({
     used_bytes: z.number().int().describe('Bytes of files whose bytes arrived'),
@@ -134,8 +137,8 @@ export const storageLimitsGet = defineTool({
   name: 'storage_limits_get',
   title: 'Read storage limits and usage',
   description:
-    'Read the storage limits in force for an app (per-file size, per-app total, allowed content types), its overrides (null = platform default) ' +
-    'and its usage { used_bytes, pending_bytes }.',
+    'Read the storage limits in force for an app (per-file size, per-app total, allowed content types, what one end user may hold in pending uploads), ' +
+    'its overrides (null = platform default) and its usage { used_bytes, pending_bytes }; pending_bytes counts only unexpired reservations.',
   input: z.object({ app_id: AppIdSchema }),
   output: LimitsSchema,
   auth: ['platform'],
@@ -150,20 +153,30 @@ export const storageLimitsSet = defineTool({
   title: 'Set storage limits',
   description:
     'Override an app\'s storage limits. Omitted fields stay as they are; null resets a field to the platform default. ' +
-    'Overrides can only tighten the platform limits (a byte limit above the platform\'s is a 400); an app allow-list applies on top of the platform\'s. ' +
+    'Overrides can only tighten the platform limits: a byte limit above the platform\'s, an allow-list admitting a type the platform\'s does not, ' +
+    'or an unknown field is a 400 VALIDATION_FAILED naming it, and nothing changes. ' +
     'Uploads already stored are kept. Returns the same shape as storage_limits_get.',
-  input: z.object({
-    app_id: AppIdSchema,
-    max_file_bytes: BytesSchema.nullable().optional().describe('Per-file limit in bytes (a positive integer), or null for the platform default'),
-    max_app_bytes: BytesSchema.nullable().optional().describe('Per-app total in bytes, stored plus pending (a positive integer), or null for the platform default'),
-    allowed_content_types: z
-      .array(z.string().trim().toLowerCase().regex(ALLOW_ENTRY_RE, 'each entry is a MIME type (image/png) or a wildcard (image/*)'))
-      .min(1, 'allowed_content_types needs at least one entry; null allows what the platform allows')
-      .max(100)
-      .nullable()
-      .optional()
-      .describe('Array of allowed types, e.g. ["image/*", "application/pdf"], or null for the platform default'),
-  }),
+  // Strict: a misspelt limit must be refused, not ignored with a 200 that looks like success.
+  input: z.strictObject(
+    {
+      app_id: AppIdSchema,
+      max_file_bytes: BytesSchema.nullable().optional().describe('Per-file limit in bytes (a positive integer), or null for the platform default'),
+      max_app_bytes: BytesSchema.nullable().optional().describe('Per-app total in bytes, stored plus pending (a positive integer), or null for the platform default'),
+      allowed_content_types: z
+        .array(z.string().trim().toLowerCase().regex(ALLOW_ENTRY_RE, 'each entry is a MIME type (image/png) or a wildcard (image/*)'))
+        .min(1, 'allowed_content_types needs at least one entry; null allows what the platform allows')
+        .max(100)
+        .nullable()
+        .optional()
+        .describe('Array of allowed types, e.g. ["image/*", "application/pdf"], or null for the platform default'),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `unknown field ${issue.keys.map((k) => `'${k}'`).join(', ')}; the fields are max_file_bytes, max_app_bytes and allowed_content_types`
+          : undefined,
+    },
+  ),
   output: LimitsSchema,
   auth: ['platform'],
   appScoped: true,
