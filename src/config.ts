@@ -51,11 +51,11 @@ const EnvSchema = z.object({
   SVC_STORAGE_MAX_APP_BYTES: positiveInt.default(1024 * 1024 * 1024),
   // Comma-separated MIME types (`image/*` wildcards allowed); empty allows every type.
   SVC_STORAGE_ALLOWED_CONTENT_TYPES: z.string().default(''),
-  SVC_FRONTEND_MAX_ZIP_BYTES: positiveInt.default(100 * 1024 * 1024),
-  SVC_FRONTEND_MAX_UNZIPPED_BYTES: positiveInt.default(500 * 1024 * 1024),
   // What one end user may hold reserved in pending uploads at once: a count, and a percentage of the app's total.
   SVC_STORAGE_USER_PENDING_UPLOADS: positiveInt.default(20),
   SVC_STORAGE_USER_PENDING_PERCENT: positiveInt.max(100).default(10),
+  SVC_FRONTEND_MAX_ZIP_BYTES: positiveInt.default(100 * 1024 * 1024),
+  SVC_FRONTEND_MAX_UNZIPPED_BYTES: positiveInt.default(500 * 1024 * 1024),
   SVC_FRONTEND_MAX_FILES: positiveInt.default(10_000),
   SVC_FRONTEND_MAX_COMPRESSION_RATIO: positiveInt.default(100),
   // Functions (src/functions/): Deno binary (default: from the npm package @deno/linux-x64-glibc or `deno`), process pool, limits, network deny list.
@@ -112,16 +112,16 @@ export type Config = Readonly<{
     maxAppBytes: number;
     /** Empty: every content type is allowed. */
     allowedContentTypes: readonly string[];
+    /** Pending uploads one end user may hold at once, so that no user can reserve the app's quota. */
+    userPendingUploads: number;
+    /** Bytes one end user may hold reserved at once, in percent of the app's total. */
+    userPendingPercent: number;
   }>;
   frontend: Readonly<{ maxZipBytes: number; maxUnzippedBytes: number; maxFiles: number; maxCompressionRatio: number }>;
   functions: Readonly<{
     denoPath: string | undefined;
     maxWarmPerFunction: number;
     maxProcesses: number;
-    /** Pending uploads one end user may hold at once, so that no user can reserve the app's quota. */
-    userPendingUploads: number;
-    /** Bytes one end user may hold reserved at once, in percent of the app's total. */
-    userPendingPercent: number;
     concurrencyPerProcess: number;
     idleMs: number;
     startTimeoutMs: number;
@@ -186,6 +186,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxFileBytes: e.SVC_STORAGE_MAX_FILE_BYTES,
       maxAppBytes: e.SVC_STORAGE_MAX_APP_BYTES,
       allowedContentTypes: Object.freeze(e.SVC_STORAGE_ALLOWED_CONTENT_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)),
+      userPendingUploads: e.SVC_STORAGE_USER_PENDING_UPLOADS,
+      userPendingPercent: e.SVC_STORAGE_USER_PENDING_PERCENT,
     }),
     frontend: Object.freeze({
       maxZipBytes: e.SVC_FRONTEND_MAX_ZIP_BYTES,
@@ -194,8 +196,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxCompressionRatio: e.SVC_FRONTEND_MAX_COMPRESSION_RATIO,
     }),
     functions: Object.freeze({
-      userPendingUploads: e.SVC_STORAGE_USER_PENDING_UPLOADS,
-      userPendingPercent: e.SVC_STORAGE_USER_PENDING_PERCENT,
       denoPath: e.SVC_DENO_PATH,
       maxWarmPerFunction: e.SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION,
       maxProcesses: e.SVC_FUNCTIONS_MAX_PROCESSES,
