@@ -32,7 +32,7 @@ const listPath = env('LIST_PATH');
 const listStatement = env('LIST_STATEMENT');
 
 /** The platform's own one-round-trip transaction runner (plain pg), so both sides send the same text. */
-const runAsUser = (claims: string, statement: string) => runAs(pool, { role: 'svc_user', claims }, statement);
+const runAsUser = (claims: string, statement: string) => runAs(pool, { role: 'svc_user', claims }, statement, { write: false });
 
 /** The JWT payload as the platform stringifies it: jose signs JSON.stringify(claims), so the segment is that text. */
 function claimsOf(authorization: string | undefined): string | undefined {
@@ -55,16 +55,16 @@ const server = http.createServer((req, res) => {
   if (claims === undefined) return send(res, 401, '{"error":"invalid token"}');
   if (url === listPath) {
     runAsUser(claims, listStatement).then((row) => {
-      send(res, 200, row.body, { 'content-range': `${row.rows ? `0-${row.rows - 1}` : '*'}/*` });
+      send(res, 200, row.body!, { 'content-range': `${row.rows ? `0-${row.rows - 1}` : '*'}/*` });
     }, fail(res));
     return;
   }
   if (url.startsWith(byIdPrefix) && !url.includes('?')) {
     const id = decodeURIComponent(url.slice(byIdPrefix.length));
     runAsUser(claims, getBefore + pg.escapeLiteral(id) + getAfter).then((row) => {
-      // json_agg of exactly one row is `[<object>]`: the object is the text between the brackets.
+      // The array of exactly one row is `[<object>]`: the object is the text between the brackets.
       if (row.rows === 0) return send(res, 404, '{"error":"not found"}');
-      send(res, 200, row.body.slice(1, -1));
+      send(res, 200, row.body!.slice(1, -1));
     }, fail(res));
     return;
   }

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { compileRead, idFilter } from '../src/data/compile.ts';
 import { parseQuery } from '../src/data/query.ts';
 import { readCatalog } from '../src/schema/catalog.ts';
+import { loadConfig } from '../src/config.ts';
 import { CLUSTER_URL, startBaseline, type BenchContext, type Pair, type Target } from './harness.ts';
 
 const TABLE = 'items';
@@ -14,6 +15,8 @@ export const SEED_ROWS = 100_000;
 const USER_EVERY = 100;
 const LIST_QUERY = 'select=id,title,n&n=gte.100&order=n.desc&limit=20';
 const ID_PLACEHOLDER = '__bench_id__';
+/** The output options DataService uses for these reads, at the platform's default response ceiling. */
+const OUT = { maxBytes: loadConfig({}).dataMaxResponseBytes, single: false };
 
 // What schema_apply runs for a table with access 'user' and a user_id column (src/schema/plan.ts), as the platform login.
 const TABLE_SQL = `
@@ -100,9 +103,9 @@ export async function dataScenario(ctx: BenchContext): Promise<Pair[]> {
     // from the same catalog the platform reads. The by-id one keeps a placeholder for the id's literal.
     const catalog = await readCatalog(db);
     const byId = parseQuery('');
-    getTemplate = compileRead(catalog, TABLE, { ...byId, filters: [...byId.filters, idFilter(catalog.get(TABLE)!, ID_PLACEHOLDER)] }, { count: false });
+    getTemplate = compileRead(catalog, TABLE, { ...byId, filters: [...byId.filters, idFilter(catalog.get(TABLE)!, ID_PLACEHOLDER)] }, { count: false, out: OUT });
     const list = parseQuery(LIST_QUERY);
-    listStatement = compileRead(catalog, TABLE, list, { count: false, offset: 0, limit: list.limit! });
+    listStatement = compileRead(catalog, TABLE, list, { count: false, offset: 0, limit: list.limit!, out: OUT });
   } finally {
     await db.end();
   }

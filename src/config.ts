@@ -34,6 +34,8 @@ const EnvSchema = z.object({
   SVC_APP_POOL_SIZE: positiveInt.default(5),
   SVC_APP_POOL_BUDGET: positiveInt.default(50),
   SVC_CONTROL_POOL_SIZE: positiveInt.default(10),
+  SVC_DB_ACQUIRE_TIMEOUT_MS: positiveInt.default(5000),
+  SVC_DATA_MAX_RESPONSE_BYTES: positiveInt.min(1024).max(256 * 1024 * 1024).default(16 * 1024 * 1024),
   SVC_WORKER_CONCURRENCY: positiveInt.default(4),
   SVC_SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   SVC_ACCESS_TOKEN_TTL_SECONDS: positiveInt.min(60).max(86_400).default(900),
@@ -94,6 +96,10 @@ export type Config = Readonly<{
   appPoolSize: number;
   appPoolBudget: number;
   controlPoolSize: number;
+  /** Longest wait for a free database connection (control or app pool) before the request fails with 503. */
+  dbAcquireTimeoutMs: number;
+  /** Ceiling on the JSON one data API response may carry, enforced in the query (413 past it). */
+  dataMaxResponseBytes: number;
   workerConcurrency: number;
   shutdownTimeoutMs: number;
   /** Lifetime of end-user access JWTs; they are stateless, so logout cannot cut them short. */
@@ -166,6 +172,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appPoolSize: e.SVC_APP_POOL_SIZE,
     appPoolBudget: e.SVC_APP_POOL_BUDGET,
     controlPoolSize: e.SVC_CONTROL_POOL_SIZE,
+    dbAcquireTimeoutMs: e.SVC_DB_ACQUIRE_TIMEOUT_MS,
+    dataMaxResponseBytes: e.SVC_DATA_MAX_RESPONSE_BYTES,
     workerConcurrency: e.SVC_WORKER_CONCURRENCY,
     shutdownTimeoutMs: e.SVC_SHUTDOWN_TIMEOUT_MS,
     accessTokenTtlSeconds: e.SVC_ACCESS_TOKEN_TTL_SECONDS,

@@ -40,7 +40,7 @@ export interface Platform {
 /** Composition root: migrate, build services once, then start the HTTP server and/or the worker per SVC_ROLE. */
 export async function startPlatform(config: Config, log: Logger): Promise<Platform> {
   await ensureDatabase(config.databaseUrl, log);
-  const control = openControlDb(config.databaseUrl, config.controlPoolSize);
+  const control = openControlDb(config.databaseUrl, config.controlPoolSize, config.dbAcquireTimeoutMs);
   const keys = new KeysService(control.db);
   await migrateControl(control, log, async () => {
     if (config.platformApiKey) await keys.ensureOwnerKey(config.platformApiKey);
@@ -54,6 +54,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     prefix: config.appDbPrefix,
     poolSize: config.appPoolSize,
     budget: config.appPoolBudget,
+    acquireTimeoutMs: config.dbAcquireTimeoutMs,
     log,
   });
   const endUserTokens = new EndUserTokens(control.db, box, config.baseUrl);
@@ -65,7 +66,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     apps,
     databases,
     catalogs,
-    data: new DataService(databases, catalogs),
+    data: new DataService(databases, catalogs, { maxResponseBytes: config.dataMaxResponseBytes }),
     keys,
     endUserTokens,
     endUsers: new EndUsers({

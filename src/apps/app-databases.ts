@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { createClient, createPool } from '../db/pg.ts';
 
 const BOOTSTRAP_SQL = readFileSync(new URL('../../db/app-bootstrap.sql', import.meta.url), 'utf8');
 export const APP_ROLES = ['svc_anon', 'svc_user', 'svc_service'] as const;
@@ -13,6 +14,8 @@ export interface AppDatabasesOptions {
   poolSize: number;
   /** Upper bound on connections held by all app pools together. */
   budget: number;
+  /** Longest a request waits for a connection of its app's pool before a 503. */
+  acquireTimeoutMs: number;
   log: Logger;
 }
 
@@ -29,8 +32,7 @@ export class AppDatabases {
 
   constructor(opts: AppDatabasesOptions) {
     this.#opts = opts;
-    this.#maintenance = new pg.Pool({ connectionString: this.#urlFor('postgres'), max: 2 });
-    this.#maintenance.on('error', () => {});
+    this.#maintenance = createPool({ connectionString: this.#urlFor('postgres'), max: 2 });
     this.#maxPools = Math.max(1, Math.floor(opts.budget / opts.poolSize));
   }
 
@@ -49,7 +51,7 @@ export class AppDatabases {
     // template0: never inherit whatever an operator installed into template1.
     await this.#maintenance.query(`create database ${pg.escapeIdentifier(name)} template template0`);
     try {
-      const client = new pg.Client({ connectionString: this.#urlFor(name) });
+      const client = createClient(this.#urlFor(name));
       await client.connect();
       try {
         await client.query(BOOTSTRAP_SQL);
@@ -92,12 +94,12 @@ export class AppDatabases {
       this.#pools.set(appId, existing);
       return existing;
     }
-    const pool = new pg.Pool({
+    const pool = createPool({
       connectionString: this.#urlFor(this.dbName(appId)),
       max: this.#opts.poolSize,
       idleTimeoutMillis: 30_000,
+      acquireTimeoutMs: this.#opts.acquireTimeoutMs,
     });
-    pool.on('error', () => {});
     this.#pools.set(appId, pool);
     while (this.#pools.size > this.#maxPools) {
       const oldest = this.#pools.keys().next().value as string;

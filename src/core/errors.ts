@@ -45,9 +45,20 @@ export const errors = {
     new AppError(404, 'ROUTE_NOT_FOUND', `No route ${method} ${path}.`, 'See /openapi.json or /llms.txt for the routes this server offers.'),
   payloadTooLarge: (limit: string) =>
     new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds the ${limit} limit.`, 'Send a smaller body.'),
+  responseTooLarge: (limitBytes: number) =>
+    new AppError(
+      413,
+      'RESPONSE_TOO_LARGE',
+      `The response would exceed ${limitBytes} bytes.`,
+      'Select fewer columns (select=col1,col2) or fewer rows (limit=, offset= or a Range header) per request.',
+      { limit_bytes: limitBytes },
+    ),
   conflict: (message: string, remediation: string) => new AppError(409, 'CONFLICT', message, remediation),
-  unavailable: (message: string) =>
-    new AppError(503, 'SERVICE_UNAVAILABLE', message, 'Retry with backoff; the operator should check the database.'),
+  /** A passing condition (a lost or busy database connection): retrying later is the remedy. */
+  unavailable: (message: string, retryAfterSeconds = 1) =>
+    new AppError(503, 'SERVICE_UNAVAILABLE', message, `Retry in ${retryAfterSeconds} s with backoff; if it persists, the operator should check the database.`, {
+      retry_after_seconds: retryAfterSeconds,
+    }),
   internal: () =>
     new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred.', 'Retry later; if it persists, file a bug report through POST /suggestions with the request id.'),
 };

@@ -1,3 +1,4 @@
+import { constants } from 'node:buffer';
 import { AppError, errors } from './errors.ts';
 
 interface PgLikeError {
@@ -7,14 +8,30 @@ interface PgLikeError {
   message?: unknown;
 }
 
-/** The one place Postgres error codes become API errors; anything unmapped stays a 500. */
+/** Node and pg failures of the connection itself (not of the statement): the database is, for now, out of reach. */
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const CONNECTION_ERROR_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end',
+];
+
+/** The one place Postgres (and connection) errors become API errors; anything unmapped stays a 500. */
 export function mapPgError(err: unknown): AppError | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as PgLikeError;
-  if (typeof e.code !== 'string' || e.code.length !== 5) return undefined;
+  if (isConnectionFailure(e)) return errors.unavailable('The database connection was lost or none was free in time.');
+  // A result too large for one JavaScript string (a last line of defence: data API queries cap their size in SQL).
+  if (e.code === 'ERR_STRING_TOO_LONG') return errors.responseTooLarge(constants.MAX_STRING_LENGTH);
+  if (typeof e.code !== 'string' || !/^[0-9A-Z]{5}$/.test(e.code)) return undefined;
   const detail = typeof e.detail === 'string' ? e.detail : undefined;
+  const message = typeof e.message === 'string' ? e.message : 'Invalid value.';
   // Class 22 is data exceptions: a value the client sent does not fit its column.
-  if (e.code.startsWith('22')) return errors.validation(typeof e.message === 'string' ? e.message : 'Invalid value.');
+  if (e.code.startsWith('22')) return errors.validation(message);
+  // Class 08 (connection exception) and 57P01-57P03 (shutdown, crash, not yet accepting): a passing outage.
+  if (e.code.startsWith('08') || /^57P0[123]$/.test(e.code)) return errors.unavailable('The database is restarting or the connection was lost.');
   switch (e.code) {
     case '23505':
       return errors.conflict(detail ?? 'A row with this unique value already exists.', 'Use a different value or update the existing row.');
@@ -22,9 +39,9 @@ export function mapPgError(err: unknown): AppError | undefined {
       return errors.conflict(detail ?? 'A referenced row does not exist or is still referenced.', 'Create the referenced row first, or delete the rows that reference this one.');
     case '23502':
     case '23514':
-      return errors.validation(typeof e.message === 'string' ? e.message : 'Invalid value.');
+      return errors.validation(message);
     case '42501':
-      return new AppError(403, 'FORBIDDEN', typeof e.message === 'string' ? e.message : 'Permission denied.', 'This credential may not do this; row-level security or table access forbids it.');
+      return new AppError(403, 'FORBIDDEN', message, 'This credential may not do this; row-level security or table access forbids it.');
     case '3D000':
       // The app's database is gone: the app was deleted (possibly by another instance a moment ago).
       return errors.notFound('App', 'List your apps with apps_list (GET /apps) to find a valid app_id.');
@@ -32,7 +49,15 @@ export function mapPgError(err: unknown): AppError | undefined {
       return new AppError(504, 'STATEMENT_TIMEOUT', 'The statement took too long and was cancelled.', 'Narrow the query (filters, limit) or add an index.');
     case '53300':
       return errors.unavailable('The database has no free connections.');
+    case '54001':
+      // stack depth limit exceeded: a value nested too deeply for Postgres to parse.
+      return errors.validation('A value is nested too deeply.');
     default:
       return undefined;
   }
+}
+
+function isConnectionFailure(e: PgLikeError): boolean {
+  if (typeof e.code === 'string' && CONNECTION_ERROR_CODES.has(e.code)) return true;
+  return typeof e.code !== 'string' && typeof e.message === 'string' && CONNECTION_ERROR_MESSAGES.some((m) => (e.message as string).startsWith(m));
 }

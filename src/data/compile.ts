@@ -141,13 +141,44 @@ function orderSql(table: TableInfo, order: readonly OrderTerm[]): string {
   return `order by ${terms.join(', ')}`;
 }
 
+/** How the statement's one result row is shaped; see `resultRow`. */
+export interface OutputOptions {
+  /** Ceiling on the body's bytes: rows are aggregated only up to it, past it the statement aborts with 413. */
+  maxBytes: number;
+  /** Exactly one row is required (Accept: application/vnd.pgrst.object+json); otherwise abort with 406. */
+  single: boolean;
+}
+
+/**
+ * The statement's one result row over the rows of `source` (a from-item aliased `_r`): `body` (the rows as a
+ * JSON array, or null), `rows`, `total` and `abort`. Each row is rendered once; a running byte count stops the
+ * aggregation at the ceiling, so no response larger than `maxBytes` is ever built or sent. `abort` is '' or
+ * 'SV413' (too large) or 'SV406:<rows>' (not exactly one row when one was required); it is also stored in the
+ * transaction setting svc.abort, which the executor's guard turns into an error that rolls a write back.
+ */
+function resultRow(source: string, out: OutputOptions, total = 'null::bigint'): string {
+  const notSingle = out.single ? `when count(*) <> 1 then 'SV406:' || count(*)` : '';
+  return `select case when bool_or(_j.over) then null else coalesce('[' || string_agg(_j.t, ',') filter (where not _j.over) || ']', '[]') end as body,
+    count(*) as rows, ${total} as total,
+    set_config('svc.abort', case when bool_or(_j.over) then 'SV413' ${notSingle} else '' end, true) as abort
+    from (select _t.t, sum(octet_length(_t.t)) over (rows unbounded preceding) > ${out.maxBytes} as over
+      from (select row_to_json(_r)::text as t from ${source}) _t) _j`;
+}
+
+/** A write's result row when the client asked for no rows back: only the count (and the single-row check). */
+function countRow(source: string, out: OutputOptions): string {
+  const abort = out.single ? `case when count(*) <> 1 then 'SV406:' || count(*) else '' end` : `''`;
+  return `select null::text as body, count(*) as rows, null::bigint as total, set_config('svc.abort', ${abort}, true) as abort from ${source}`;
+}
+
 export interface ReadOptions {
   count: boolean;
   limit?: number;
   offset?: number;
+  out: OutputOptions;
 }
 
-/** `select body, total`: body is the JSON array of rows, total the exact count when asked (else null). */
+/** One row: body is the JSON array of rows (capped in size), total the exact count when asked (else null). */
 export function compileRead(catalog: Catalog, tableName: string, query: ParsedQuery, opts: ReadOptions): string {
   const table = tableOf(catalog, tableName);
   const { columns, inner } = selectList(catalog, table, query.select);
@@ -155,38 +186,45 @@ export function compileRead(catalog: Catalog, tableName: string, query: ParsedQu
   const from = `from public.${q(table.name)} _m ${where}`;
   const limit = Math.min(opts.limit ?? MAX_ROWS, MAX_ROWS);
   const page = `limit ${limit}${opts.offset ? ` offset ${opts.offset}` : ''}`;
-  const total = opts.count ? `(select count(*) ${from})` : 'null::bigint';
-  return `select coalesce(json_agg(_r), '[]'::json)::text as body, count(_r.*) as rows, ${total} as total
-    from (select ${columns} ${from} ${orderSql(table, query.order)} ${page}) _r`;
+  const total = opts.count ? `(select count(*) ${from})` : undefined;
+  return resultRow(`(select ${columns} ${from} ${orderSql(table, query.order)} ${page}) _r`, opts.out, total);
 }
 
 /** The primary key condition of a by-id route. */
 export function idFilter(table: TableInfo, id: string): Condition {
+  if (id.includes('\0')) throw errors.validation('The row id contains a NUL character (%00), which no key can hold.');
   if (table.primaryKey.length !== 1) {
     throw new AppError(400, 'NO_SINGLE_PRIMARY_KEY', `Table '${table.name}' has no single-column primary key.`, 'Use the collection route with a filter instead, e.g. ?col=eq.value.');
   }
   return { kind: 'cond', column: table.primaryKey[0]!, op: 'eq', negate: false, value: id };
 }
 
-function returning(table: TableInfo, query: ParsedQuery): string {
+export interface WriteOutput extends OutputOptions {
+  /** The written rows come back (Prefer: return=representation); otherwise only their count. */
+  rows: boolean;
+}
+
+/** `returning ...; select <result row>` around a write: the rows only when asked for, else nothing but `1`. */
+function writeStatement(table: TableInfo, query: ParsedQuery, write: string, out: WriteOutput): string {
+  if (!out.rows) return `with _w as (${write} returning 1) ${countRow('_w', out)}`;
   if (query.select.some((s) => s.kind === 'embed')) {
     throw new AppError(400, 'INVALID_QUERY', 'Embedding is not supported on writes.', 'Select plain columns, then read the embedded rows with a GET.');
   }
-  return columnList('_m', table, query.select as (SelectColumn | { kind: 'star' })[]).join(', ');
+  const columns = columnList('_m', table, query.select as (SelectColumn | { kind: 'star' })[]).join(', ');
+  return `with _w as (${write} returning ${columns}) ${resultRow('_w _r', out)}`;
 }
-
-const wrapWrite = (cte: string) => `with _w as (${cte}) select coalesce(json_agg(_w), '[]'::json)::text as body, count(*) as rows, null::bigint as total from _w`;
 
 export interface InsertOptions {
   rows: Record<string, unknown>[];
   upsert?: 'merge-duplicates' | 'ignore-duplicates';
+  out: WriteOutput;
 }
 
 export function compileInsert(catalog: Catalog, tableName: string, query: ParsedQuery, opts: InsertOptions): string {
   const table = tableOf(catalog, tableName);
   const names = query.columns ?? [...new Set(opts.rows.flatMap((r) => Object.keys(r)))];
   const cols = names.map((n) => q(columnOf(table, n).name));
-  const source = `from json_populate_recordset(null::public.${q(table.name)}, ${lit(JSON.stringify(opts.rows))})`;
+  const source = `from json_populate_recordset(null::public.${q(table.name)}, ${lit(jsonValue(opts.rows))})`;
   const insert = cols.length
     ? `insert into public.${q(table.name)} as _m (${cols.join(', ')}) select ${cols.join(', ')} ${source}`
     : `insert into public.${q(table.name)} as _m default values`;
@@ -203,18 +241,39 @@ export function compileInsert(catalog: Catalog, tableName: string, query: Parsed
         : ` on conflict (${target.join(', ')}) do nothing`;
   }
   if (cols.length === 0 && opts.rows.length !== 1) throw errors.validation('Bulk insert rows must name at least one column.');
-  return wrapWrite(`${insert}${conflict} returning ${returning(table, query)}`);
+  return writeStatement(table, query, `${insert}${conflict}`, opts.out);
 }
 
-export function compileUpdate(catalog: Catalog, tableName: string, query: ParsedQuery, patch: Record<string, unknown>, extra: Filter[] = []): string {
+export function compileUpdate(catalog: Catalog, tableName: string, query: ParsedQuery, patch: Record<string, unknown>, out: WriteOutput, extra: Filter[] = []): string {
   const table = tableOf(catalog, tableName);
   const cols = Object.keys(patch).map((n) => q(columnOf(table, n).name));
   if (!cols.length) throw errors.validation('The body must name at least one column to change.');
-  const source = `(select ${cols.join(', ')} from json_populate_record(null::public.${q(table.name)}, ${lit(JSON.stringify(patch))}))`;
-  return wrapWrite(`update public.${q(table.name)} as _m set (${cols.join(', ')}) = ${source} ${whereSql(table, [...query.filters, ...extra])} returning ${returning(table, query)}`);
+  const source = `(select ${cols.join(', ')} from json_populate_record(null::public.${q(table.name)}, ${lit(jsonValue(patch))}))`;
+  return writeStatement(table, query, `update public.${q(table.name)} as _m set (${cols.join(', ')}) = ${source} ${whereSql(table, [...query.filters, ...extra])}`, out);
 }
 
-export function compileDelete(catalog: Catalog, tableName: string, query: ParsedQuery, extra: Filter[] = []): string {
+export function compileDelete(catalog: Catalog, tableName: string, query: ParsedQuery, out: WriteOutput, extra: Filter[] = []): string {
   const table = tableOf(catalog, tableName);
-  return wrapWrite(`delete from public.${q(table.name)} as _m ${whereSql(table, [...query.filters, ...extra])} returning ${returning(table, query)}`);
+  return writeStatement(table, query, `delete from public.${q(table.name)} as _m ${whereSql(table, [...query.filters, ...extra])}`, out);
+}
+
+/** Deeper nesting than this in a written value is refused: Postgres's own JSON parsers give up not far beyond. */
+export const MAX_JSON_DEPTH = 100;
+
+/**
+ * A request body as JSON text for Postgres, after one iterative walk over it: JSON.stringify would turn 1e400
+ * (parsed as Infinity) into null and store NULL silently, and recurse past the stack on deeply nested values.
+ */
+function jsonValue(value: unknown): string {
+  const stack: Array<{ v: unknown; depth: number }> = [{ v: value, depth: 0 }];
+  while (stack.length) {
+    const { v, depth } = stack.pop()!;
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      throw errors.validation('A number in the body is out of range (JSON numbers must be finite; 1e400 is not).');
+    }
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= MAX_JSON_DEPTH) throw errors.validation(`A value in the body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+    for (const child of Object.values(v)) stack.push({ v: child, depth: depth + 1 });
+  }
+  return JSON.stringify(value);
 }

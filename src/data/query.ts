@@ -58,6 +58,10 @@ export interface ParsedQuery {
   columns?: string[];
 }
 
+/** Per request: embedded resources, and items of one select list (columns and embeds). Beyond them planning alone can outlast the statement timeout. */
+export const MAX_EMBEDS = 20;
+export const MAX_SELECT_ITEMS = 200;
+
 const RESERVED = new Set(['select', 'order', 'limit', 'offset', 'or', 'and', 'not.or', 'not.and', 'on_conflict', 'columns']);
 
 const bad = (message: string): AppError =>
@@ -67,6 +71,8 @@ export function parseQuery(raw: string): ParsedQuery {
   const params = new URLSearchParams(raw);
   const query: ParsedQuery = { select: [{ kind: 'star' }], filters: [], order: [] };
   for (const [key, value] of params) {
+    // Postgres text cannot hold NUL, and the simple protocol would cut the statement at it.
+    if (key.includes('\0') || value.includes('\0')) throw bad(`The query parameter '${key.replaceAll('\0', '\\0')}' contains a NUL character (%00), which no value can hold.`);
     switch (key) {
       case 'select':
         query.select = parseSelect(value);
@@ -185,8 +191,16 @@ function unquote(value: string): string {
 
 export function parseSelect(value: string): SelectItem[] {
   if (value.trim() === '') return [{ kind: 'star' }];
-  return splitList(value).map((item) => parseSelectItem(item, true));
+  const items = splitList(value).map((item) => parseSelectItem(item, true));
+  const embeds = items.filter((i) => i.kind === 'embed').length;
+  const widest = Math.max(items.length, ...items.map((i) => (i.kind === 'embed' ? i.columns.length : 0)));
+  if (embeds > MAX_EMBEDS) throw tooWide(`${embeds} embedded resources`, `at most ${MAX_EMBEDS}`);
+  if (widest > MAX_SELECT_ITEMS) throw tooWide(`${widest} items in one select list`, `at most ${MAX_SELECT_ITEMS}`);
+  return items;
 }
+
+const tooWide = (found: string, limit: string) =>
+  new AppError(400, 'QUERY_TOO_COMPLEX', `The select has ${found}; ${limit} are allowed per request.`, 'Split the read into several requests, or select only the columns you need.');
 
 function parseSelectItem(item: string, allowEmbed: boolean): SelectItem {
   if (item === '*') return { kind: 'star' };

@@ -4,8 +4,8 @@ import type { Caller } from '../core/define.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
 import type { Catalog } from '../schema/catalog.ts';
-import { CatalogMiss, compileDelete, compileInsert, compileRead, compileUpdate, idFilter, tableOf } from './compile.ts';
-import { roleFor, runAs, type StatementResult } from './executor.ts';
+import { CatalogMiss, compileDelete, compileInsert, compileRead, compileUpdate, idFilter, tableOf, type OutputOptions, type WriteOutput } from './compile.ts';
+import { roleFor, runAs, StatementAborted, type StatementResult } from './executor.ts';
 import { parsePrefer, parseQuery, parseRange, type ParsedQuery, type Prefer } from './query.ts';
 
 export interface DataRequest {
@@ -38,14 +38,21 @@ const badFullText = (message: string) =>
 const filterRequired = () =>
   new AppError(400, 'FILTER_REQUIRED', 'Updating or deleting a whole collection needs at least one filter.', 'Add a filter such as ?id=eq.1, or use the by-id route.');
 
+export interface DataLimits {
+  /** Ceiling on one response's JSON (SVC_DATA_MAX_RESPONSE_BYTES). */
+  maxResponseBytes: number;
+}
+
 /** The data API: PostgREST semantics over the app's own database, as the caller's role, through RLS. */
 export class DataService {
   readonly #databases: AppDatabases;
   readonly #catalogs: CatalogCache;
+  readonly #limits: DataLimits;
 
-  constructor(databases: AppDatabases, catalogs: CatalogCache) {
+  constructor(databases: AppDatabases, catalogs: CatalogCache, limits: DataLimits) {
     this.#databases = databases;
     this.#catalogs = catalogs;
+    this.#limits = limits;
   }
 
   async select(req: DataRequest): Promise<DataResult> {
@@ -54,14 +61,15 @@ export class DataService {
     const range = parseRange(req.range);
     const offset = query.offset ?? range?.offset ?? 0;
     const limit = query.limit ?? range?.limit;
-    const result = await this.#run(req, (c) => compileRead(c, req.table, query, { count: prefer.count === 'exact', offset, ...(limit === undefined ? {} : { limit }) }));
+    const out = this.#out(wantsObject(req.accept));
+    const result = await this.#run(req, false, (c) => compileRead(c, req.table, query, { count: prefer.count === 'exact', offset, out, ...(limit === undefined ? {} : { limit }) }));
     const content_range = `${result.rows ? `${offset}-${offset + result.rows - 1}` : '*'}/${result.total ?? '*'}`;
-    return { status: 200, data: this.#shape(result, req.accept), content_range };
+    return { status: 200, data: out.single ? onlyRow(result) : new JsonText(result.body!), content_range };
   }
 
   async get(req: DataRequest, id: string): Promise<DataResult> {
     const query = parseQuery(req.query);
-    const result = await this.#run(req, (c) => compileRead(c, req.table, withId(c, req.table, query, id), { count: false }));
+    const result = await this.#run(req, false, (c) => compileRead(c, req.table, withId(c, req.table, query, id), { count: false, out: this.#out(false) }));
     if (result.rows === 0) throw rowNotFound(req.table, id);
     return { status: 200, data: onlyRow(result) };
   }
@@ -72,8 +80,9 @@ export class DataService {
     const query = parseQuery(req.query);
     const prefer = parsePrefer(req.prefer, 'minimal');
     if (rows.length === 0) return { status: 201, ...(prefer.return === 'representation' ? { data: new JsonText('[]') } : {}) };
-    const result = await this.#run(req, (c) => compileInsert(c, req.table, query, { rows, ...(prefer.resolution ? { upsert: prefer.resolution } : {}) }));
-    return this.#written(201, result, prefer, req.accept);
+    const out = this.#writeOut(prefer, req.accept);
+    const result = await this.#run(req, true, (c) => compileInsert(c, req.table, query, { rows, out, ...(prefer.resolution ? { upsert: prefer.resolution } : {}) }));
+    return this.#written(201, result, out);
   }
 
   async update(req: DataRequest, body: unknown, id?: string): Promise<DataResult> {
@@ -81,42 +90,37 @@ export class DataService {
     const query = parseQuery(req.query);
     if (id === undefined && query.filters.length === 0) throw filterRequired();
     const prefer = parsePrefer(req.prefer, id === undefined ? 'minimal' : 'representation');
-    const result = await this.#run(req, (c) => compileUpdate(c, req.table, query, body, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)]));
-    if (id !== undefined) return this.#byId(result, prefer, req.table, id);
-    return this.#written(prefer.return === 'representation' ? 200 : 204, result, prefer, req.accept);
+    const out = this.#writeOut(prefer, id === undefined ? req.accept : undefined);
+    const result = await this.#run(req, true, (c) => compileUpdate(c, req.table, query, body, out, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)]));
+    if (id !== undefined) return byId(result, req.table, id);
+    return this.#written(out.rows ? 200 : 204, result, out);
   }
 
   async delete(req: DataRequest, id?: string): Promise<DataResult> {
     const query = parseQuery(req.query);
     if (id === undefined && query.filters.length === 0) throw filterRequired();
     const prefer = parsePrefer(req.prefer, 'minimal');
-    const result = await this.#run(req, (c) => compileDelete(c, req.table, query, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)]));
-    if (id !== undefined) return this.#byId(result, prefer, req.table, id);
-    return this.#written(prefer.return === 'representation' ? 200 : 204, result, prefer, req.accept);
+    const out = this.#writeOut(prefer, id === undefined ? req.accept : undefined);
+    const result = await this.#run(req, true, (c) => compileDelete(c, req.table, query, out, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)]));
+    if (id !== undefined) return byId(result, req.table, id);
+    return this.#written(out.rows ? 200 : 204, result, out);
   }
 
-  #byId(result: StatementResult, prefer: Prefer, table: string, id: string): DataResult {
-    if (result.rows === 0) throw rowNotFound(table, id);
-    if (prefer.return !== 'representation') return { status: 204 };
-    return { status: 200, data: onlyRow(result) };
+  #out(single: boolean): OutputOptions {
+    return { maxBytes: this.#limits.maxResponseBytes, single };
   }
 
-  #written(status: number, result: StatementResult, prefer: Prefer, accept: string | undefined): DataResult {
-    if (prefer.return !== 'representation') {
-      if (wantsObject(accept) && result.rows !== 1) throw notSingle(result.rows);
-      return { status };
-    }
-    return { status, data: this.#shape(result, accept) };
+  #writeOut(prefer: Prefer, accept: string | undefined): WriteOutput {
+    return { ...this.#out(wantsObject(accept)), rows: prefer.return === 'representation' };
   }
 
-  #shape(result: StatementResult, accept: string | undefined): JsonText {
-    if (!wantsObject(accept)) return new JsonText(result.body);
-    if (result.rows !== 1) throw notSingle(result.rows);
-    return onlyRow(result);
+  #written(status: number, result: StatementResult, out: WriteOutput): DataResult {
+    if (!out.rows) return { status };
+    return { status, data: out.single ? onlyRow(result) : new JsonText(result.body!) };
   }
 
   /** Compiles against the cached catalog; a name the snapshot lacks, or a stale snapshot, costs one re-read and retry. */
-  async #run(req: DataRequest, build: (catalog: Catalog) => string): Promise<StatementResult> {
+  async #run(req: DataRequest, write: boolean, build: (catalog: Catalog) => string): Promise<StatementResult> {
     const pool = this.#databases.pool(req.appId);
     const role = roleFor(req.caller);
     let statement: string;
@@ -126,22 +130,37 @@ export class DataService {
       if (!(err instanceof CatalogMiss)) throw err;
       statement = build(await this.#catalogs.refresh(req.appId));
     }
+    let result: StatementResult;
     try {
-      return await runAs(pool, role, statement);
+      result = await runAs(pool, role, statement, { write });
     } catch (err) {
+      if (err instanceof StatementAborted) throw this.#refused(err.abort);
       const { code, message } = err as { code?: string; message?: string };
       // The only syntax Postgres parses from client text here is a full-text query.
       if (code === '42601' && message?.includes('tsquery')) throw badFullText(message);
       if (code !== '42P01' && code !== '42703') throw err;
       this.#catalogs.invalidate(req.appId);
-      return runAs(pool, role, build(await this.#catalogs.get(req.appId)));
+      result = await runAs(pool, role, build(await this.#catalogs.get(req.appId)), { write });
     }
+    if (result.abort) throw this.#refused(result.abort);
+    return result;
+  }
+
+  /** The error for a result the statement refused: 'SV413' (too large) or 'SV406:<rows>' (not one row). */
+  #refused(abort: string): AppError {
+    if (abort === 'SV413') return errors.responseTooLarge(this.#limits.maxResponseBytes);
+    return notSingle(Number(abort.split(':')[1]));
   }
 }
 
-/** The one element of a one-row json_agg array, as text: `[{...}]` -> `{...}`. */
+function byId(result: StatementResult, table: string, id: string): DataResult {
+  if (result.rows === 0) throw rowNotFound(table, id);
+  return result.body === null ? { status: 204 } : { status: 200, data: onlyRow(result) };
+}
+
+/** The one element of a one-row array, as text: `[{...}]` -> `{...}`. */
 function onlyRow(result: StatementResult): JsonText {
-  return new JsonText(result.body.slice(1, -1));
+  return new JsonText(result.body!.slice(1, -1));
 }
 
 function withId(catalog: Catalog, table: string, query: ParsedQuery, id: string): ParsedQuery {

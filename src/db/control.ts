@@ -5,6 +5,7 @@ import { runMigrations as runWorkerMigrations } from 'graphile-worker';
 import type { Logger } from 'pino';
 import { migrations } from '../../db/migrations/index.ts';
 import type { ControlDatabase } from './types.ts';
+import { createClient, createPool } from './pg.ts';
 
 export interface ControlDb {
   pool: pg.Pool;
@@ -12,11 +13,8 @@ export interface ControlDb {
   close(): Promise<void>;
 }
 
-export function openControlDb(databaseUrl: string, max: number): ControlDb {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max });
-  // An idle client that loses its server must not crash the process; the next checkout reconnects.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+export function openControlDb(databaseUrl: string, max: number, acquireTimeoutMs?: number): ControlDb {
+  const pool = createPool({ connectionString: databaseUrl, max, ...(acquireTimeoutMs === undefined ? {} : { acquireTimeoutMs }) });
   const db = new Kysely<ControlDatabase>({ dialect: new PostgresDialect({ pool }) });
   return { pool, db, close: () => db.destroy() };
 }
@@ -26,7 +24,7 @@ export async function ensureDatabase(databaseUrl: string, log: Logger): Promise<
   const url = new URL(databaseUrl);
   const name = decodeURIComponent(url.pathname.slice(1));
   url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
+  const client = createClient(url.toString());
   await client.connect();
   try {
     const found = await client.query('select 1 from pg_database where datname = $1', [name]);

@@ -96,6 +96,6 @@ export function sendError(res: Response, err: AppError): void {
   }
   if (err.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
   const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
-  if (err.status === 429 && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
+  if ((err.status === 429 || err.status === 503) && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
   res.status(err.status).json(envelope(err));
 }

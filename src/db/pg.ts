@@ -1,0 +1,55 @@
+// The only place the platform makes Postgres pools and clients. Each one is built so that nothing the
+// server or the network does to a connection can become an uncaught exception: terminated backends,
+// failovers, protocol failures and oversized messages surface as a rejected query (mapped to 503 or 413
+// in src/core/pg-errors.ts), never as an 'error' event without a listener.
+import net from 'node:net';
+import pg from 'pg';
+
+/**
+ * A socket whose 'data' listeners may throw: pg's protocol parser runs inside them, and a throw there (a
+ * malformed or too-long message, ERR_STRING_TOO_LONG) would escape every try/catch. The socket is destroyed
+ * with the error instead, which fails the active query and discards the connection.
+ */
+class GuardedSocket extends net.Socket {
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event !== 'data') return super.emit(event, ...args);
+    try {
+      return super.emit(event, ...args);
+    } catch (err) {
+      this.destroy(err instanceof Error ? err : new Error(String(err)));
+      return true;
+    }
+  }
+}
+
+const ignore = () => {};
+
+export interface PoolOptions {
+  connectionString: string;
+  max: number;
+  idleTimeoutMillis?: number;
+  /** Longest wait for a free connection (queueing plus connecting); past it the checkout fails and maps to 503. */
+  acquireTimeoutMs?: number;
+}
+
+export function createPool(opts: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: opts.connectionString,
+    max: opts.max,
+    ...(opts.idleTimeoutMillis === undefined ? {} : { idleTimeoutMillis: opts.idleTimeoutMillis }),
+    ...(opts.acquireTimeoutMs === undefined ? {} : { connectionTimeoutMillis: opts.acquireTimeoutMs }),
+    stream: () => new GuardedSocket(),
+  });
+  // Idle clients report through the pool; a checked-out client whose server goes away emits 'error' on
+  // itself after its query has already been rejected: both only mean "this connection is gone".
+  pool.on('error', ignore);
+  pool.on('connect', (client) => client.on('error', ignore));
+  return pool;
+}
+
+/** A single connection (DDL on a fresh database, maintenance); errors reach the caller through its queries. */
+export function createClient(connectionString: string): pg.Client {
+  const client = new pg.Client({ connectionString, stream: () => new GuardedSocket() });
+  client.on('error', ignore);
+  return client;
+}
