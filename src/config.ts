@@ -37,6 +37,8 @@ const EnvSchema = z.object({
   SVC_DB_ACQUIRE_TIMEOUT_MS: positiveInt.default(5000),
   SVC_DATA_MAX_RESPONSE_BYTES: positiveInt.min(1024).max(256 * 1024 * 1024).default(16 * 1024 * 1024),
   SVC_WORKER_CONCURRENCY: positiveInt.default(4),
+  // A worker whose heartbeat stopped this long ago is gone: its job locks are released so the jobs run again.
+  SVC_WORKER_STALE_AFTER_SECONDS: positiveInt.max(4 * 3600).default(60),
   SVC_SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   SVC_ACCESS_TOKEN_TTL_SECONDS: positiveInt.min(60).max(86_400).default(900),
   SVC_REFRESH_TOKEN_TTL_DAYS: positiveInt.max(365).default(30),
@@ -101,6 +103,8 @@ export type Config = Readonly<{
   /** Ceiling on the JSON one data API response may carry, enforced in the query (413 past it). */
   dataMaxResponseBytes: number;
   workerConcurrency: number;
+  /** Heartbeat age after which a graphile-worker worker counts as gone and its jobs are unlocked (src/jobs/). */
+  workerStaleAfterSeconds: number;
   shutdownTimeoutMs: number;
   /** Lifetime of end-user access JWTs; they are stateless, so logout cannot cut them short. */
   accessTokenTtlSeconds: number;
@@ -175,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbAcquireTimeoutMs: e.SVC_DB_ACQUIRE_TIMEOUT_MS,
     dataMaxResponseBytes: e.SVC_DATA_MAX_RESPONSE_BYTES,
     workerConcurrency: e.SVC_WORKER_CONCURRENCY,
+    workerStaleAfterSeconds: e.SVC_WORKER_STALE_AFTER_SECONDS,
     shutdownTimeoutMs: e.SVC_SHUTDOWN_TIMEOUT_MS,
     accessTokenTtlSeconds: e.SVC_ACCESS_TOKEN_TTL_SECONDS,
     refreshTokenTtlDays: e.SVC_REFRESH_TOKEN_TTL_DAYS,

@@ -27,6 +27,7 @@ import { McpTransport } from './transports/mcp.ts';
 import { createHttpApp } from './transports/http-app.ts';
 import { tools } from '../tools/index.ts';
 import { crontab, taskList } from '../workers/index.ts';
+import { WorkerLiveness } from './jobs/liveness.ts';
 
 export const LLMS_TXT_PATH = new URL('../llms.txt', import.meta.url);
 
@@ -109,7 +110,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   }
 
   let runner: Runner | undefined;
+  let liveness: WorkerLiveness | undefined;
   if (config.role !== 'api') {
+    liveness = new WorkerLiveness({ db: control.db, staleAfterSeconds: config.workerStaleAfterSeconds, log });
     runner = await runWorker({
       pgPool: control.pool,
       taskList: taskList({ ...services, purgers: appPurgers }),
@@ -117,7 +120,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       concurrency: config.workerConcurrency,
       noHandleSignals: true,
       logger: workerLogger(log),
+      events: liveness.events,
     });
+    liveness.start();
     log.info({ concurrency: config.workerConcurrency }, 'worker running');
   }
 
@@ -128,6 +133,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       await sockets?.close();
       if (server) await closeServer(server, mcp!, config.shutdownTimeoutMs);
       if (runner) await runner.stop();
+      await liveness?.stop();
       // Kills every function process and writes the last invocation logs.
       await services.functions.stop();
       services.storage.close();

@@ -26,8 +26,9 @@ const RunPayload = z.object({ function_id: z.string().uuid(), scheduled_at: z.st
 
 /**
  * One slot of one cron function. The function's own failure (thrown, timeout, ...) is logged in its
- * invocation log and is not retried: a slot runs at most once. Only failures before it ran (e.g. no process
- * could start) throw, so graphile-worker retries those.
+ * invocation log and is not retried. Only failures before it ran (e.g. no process could start) throw, so
+ * graphile-worker retries those. A slot whose worker died mid-run runs again once the worker counts as gone
+ * (src/jobs/liveness.ts): at least once, with the same x-svc-scheduled-at, so a function can skip a repeat.
  */
 export const functionsRunCron = (s: WorkerServices): Task => async (payload) => {
   const p = RunPayload.parse(payload);

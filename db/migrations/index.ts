@@ -4,6 +4,7 @@ import * as rateLimits from './0002_rate_limits.ts';
 import * as storage from './0003_storage.ts';
 import * as frontend from './0004_frontend.ts';
 import * as functions from './0005_functions.ts';
+import * as workerHeartbeats from './0006_worker_heartbeats.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003_storage': storage,
   '0004_frontend': frontend,
   '0005_functions': functions,
+  '0006_worker_heartbeats': workerHeartbeats,
 };

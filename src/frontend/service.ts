@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -10,6 +10,7 @@ import type { SecretBox } from '../core/crypto.ts';
 import { AppError, errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import type { AppPurger } from '../apps/types.ts';
+import { releaseGoneWorkers } from '../jobs/liveness.ts';
 import { extractZip, findSiteRoot, ZipRejected } from './extract.ts';
 import { deriveKey, UploadSigner } from './signing.ts';
 import {
@@ -52,7 +53,7 @@ export interface IncomingZip {
   body: Readable;
 }
 
-/** What sync did: nothing to do, expired a WAITING upload, re-enqueued a lost build job, or failed a dead build. */
+/** What sync did: nothing to do, expired a WAITING upload, re-enqueued a lost build job (or released one a stopped worker held), or failed a dead build. */
 export type SyncAction = 'none' | 'expired' | 'requeued' | 'failed';
 
 /** A servable site: the folder of a READY deployment whose files are on disk. */
@@ -280,8 +281,9 @@ export class FrontendService implements AppPurger {
 
   /**
    * Reconciles a deployment with what really happened: a WAITING one whose upload URL expired becomes ERROR;
-   * a BUILDING one whose job is gone (lost queue, wiped database) is re-enqueued; a BUILDING one whose job
-   * used up its attempts becomes ERROR with the job's last error. Anything else is returned unchanged.
+   * a BUILDING one whose job is gone (lost queue, wiped database) is re-enqueued; one whose job is held by a
+   * worker that stopped (no heartbeat for SVC_WORKER_STALE_AFTER_SECONDS) has it released to run again; one
+   * whose job used up its attempts becomes ERROR with the job's last error. Anything else is returned unchanged.
    */
   async sync(appId: string, id: string): Promise<{ deployment: DeploymentView; action: SyncAction }> {
     const result = await this.#db.transaction().execute(async (tx) => {
@@ -294,16 +296,17 @@ export class FrontendService implements AppPurger {
       if (row.status === 'BUILDING') {
         const job = (await sql<{ attempts: number; max_attempts: number; last_error: string | null; locked_at: Date | null }>`
           select attempts, max_attempts, last_error, locked_at from graphile_worker.jobs where key = ${jobKey(id)}`.execute(tx)).rows[0];
-        if (!job) {
-          await this.#enqueue(tx, id);
-          await tx.updateTable('frontend_deployments').set({ updated_at: sql<Date>`clock_timestamp()` as never }).where('id', '=', id).execute();
-          return { action: 'requeued' as const };
-        }
-        if (job.attempts >= job.max_attempts && !job.locked_at) {
-          const error = `The build failed: ${job.last_error?.split('\n')[0] ?? 'unknown error'}`.slice(0, 1000);
-          await this.#setError(tx, id, error);
+        const released = job?.locked_at != null && (await releaseGoneWorkers(tx, this.#config.workerStaleAfterSeconds, jobKey(id))).length > 0;
+        if (job && job.attempts >= job.max_attempts && (!job.locked_at || released)) {
+          const cause = released ? 'the worker running its last attempt stopped' : (job.last_error?.split('\n')[0] ?? 'unknown error');
+          await this.#setError(tx, id, `The build failed: ${cause}`.slice(0, 1000));
           await sql`select graphile_worker.remove_job(${jobKey(id)}::text)`.execute(tx);
           return { action: 'failed' as const };
+        }
+        if (!job || released) {
+          if (!job) await this.#enqueue(tx, id);
+          await tx.updateTable('frontend_deployments').set({ updated_at: sql<Date>`clock_timestamp()` as never }).where('id', '=', id).execute();
+          return { action: 'requeued' as const };
         }
       }
       return { action: 'none' as const };
@@ -355,6 +358,13 @@ export class FrontendService implements AppPurger {
     await rm(this.#dir(appId, id), { recursive: true, force: true });
   }
 
+  /** Everything of a published deployment but its site: the zip, and the temp folders of build runs that died. */
+  async #removeLeftovers(appId: string, id: string): Promise<void> {
+    const dir = this.#dir(appId, id);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) if (name !== 'site') await rm(path.join(dir, name), { recursive: true, force: true });
+  }
+
   /** AppPurger: an app's deleted, so are its sites and uploads (the rows went with the app by cascade). */
   async purgeApp(appId: string): Promise<void> {
     this.#siteCache.delete(appId);
@@ -367,10 +377,12 @@ export class FrontendService implements AppPurger {
    * The frontend_build task: extract the uploaded zip safely into a private temp folder, find the site root,
    * move it into place and publish it. A refused zip ends in ERROR (no retry: it would fail the same way);
    * an unexpected failure throws for graphile-worker to retry, and the last attempt records ERROR. Safe to
-   * run twice: anything but BUILDING is left alone.
+   * run twice, also at once (a worker wrongly declared gone): only one run publishes, under the row lock; a rerun
+   * of a READY deployment only finishes the clean-up of a run that died after publishing; anything else is left alone.
    */
   async build(id: string, opts: { finalAttempt: boolean }): Promise<void> {
     const row = await this.#select().where('d.id', '=', id).executeTakeFirst();
+    if (row?.status === 'READY' && row.has_site) return this.#removeLeftovers(row.app_id, id);
     if (!row || row.status !== 'BUILDING') return;
     const appId = row.app_id;
     const dir = this.#dir(appId, id);
@@ -424,14 +436,15 @@ export class FrontendService implements AppPurger {
    * they stay reachable at /sites/{app_id}/d/{id}/.
    */
   async #publish(appId: string, id: string, siteRoot: string, extracted: { files: number; bytes: number }): Promise<void> {
-    const site = this.siteDir(appId, id);
-    await rm(site, { recursive: true, force: true });
-    await rename(siteRoot, site);
     const outcome = await this.#db.transaction().execute(async (tx) => {
       // One publish per app at a time; NO KEY UPDATE does not block inserts that reference the app.
       await sql`select 1 from apps where id = ${appId} for no key update`.execute(tx);
       const cur = await this.#lock(tx, appId, id);
-      if (!cur || cur.status !== 'BUILDING') return { published: false as const, pruned: [] as string[] };
+      if (!cur || cur.status !== 'BUILDING') return { published: false as const, status: cur?.status };
+      // Under the row lock: a second run of this build can never replace or remove the site the first published.
+      const site = this.siteDir(appId, id);
+      await rm(site, { recursive: true, force: true });
+      await rename(siteRoot, site);
       const plan = (await sql<{ plan: string }>`select ac.plan from accounts ac join apps a on a.account_id = ac.id where a.id = ${appId}`.execute(tx)).rows[0]?.plan ?? 'free';
       await tx.updateTable('frontend_deployments').set({ live: false }).where('app_id', '=', appId).where('live', '=', true).execute();
       let pruned: string[] = [];
@@ -465,11 +478,11 @@ export class FrontendService implements AppPurger {
     });
     this.#siteCache.delete(appId);
     if (!outcome.published) {
-      // Canceled or deleted while building: the work is discarded.
-      if (!(await this.#stillBuilding(id))) await this.#removeFiles(appId, id);
+      // Canceled, failed or deleted while building: the work is discarded. READY: another run published it.
+      if (outcome.status !== 'READY') await this.#removeFiles(appId, id);
       return;
     }
-    await rm(this.zipPath(appId, id), { force: true });
+    await this.#removeLeftovers(appId, id);
     for (const old of outcome.pruned) await this.#removeFiles(appId, old);
     this.#log.info({ app_id: appId, deployment_id: id, files: extracted.files, pruned: outcome.pruned.length }, 'frontend deployment live');
   }
