@@ -98,7 +98,7 @@ export const frontendDeploySync = defineTool({
   title: 'Force-sync a frontend deployment',
   description:
     'Reconcile a deployment with reality and return it with `action`: "expired" (it was WAITING and its upload URL expired: now ERROR), ' +
-    '"requeued" (it was BUILDING but its build job was lost: enqueued again), "failed" (its build job used up its retries: now ERROR with the ' +
+    '"requeued" (it was BUILDING but its build job was lost or held by a stopped worker: runnable again), "failed" (its build job used up its retries: now ERROR with the ' +
     'last error), or "none" (nothing to do). Use it when a deployment seems stuck.',
   input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
   output: DeploymentSchema.extend({ action: z.enum(['none', 'expired', 'requeued', 'failed']).describe('What the sync changed') }),
