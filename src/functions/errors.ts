@@ -1,5 +1,8 @@
 import { AppError, errors } from '../core/errors.ts';
 
+/** The Retry-After of 503 FUNCTION_BUSY: about one short request's time, so the app's queue has moved on. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+
 const LOGS_HINT = 'Read the function\'s logs (functions_logs, GET /v1/{app_id}/functions/{name}/logs) for its console output and the error.';
 
 export const functionErrors = {
@@ -17,8 +20,18 @@ export const functionErrors = {
   outOfMemory: (limitMb: number) =>
     new AppError(500, 'FUNCTION_OUT_OF_MEMORY', `The function exceeded its memory limit of ${limitMb} MB and was stopped (the limit is per process: every request in flight on the process was stopped with it).`, `Use less memory, or raise memoryLimitMb (64-1024) with functions_deploy. ${LOGS_HINT}`),
   failed: (message = 'The function threw an error or returned no valid Response.') => new AppError(500, 'FUNCTION_ERROR', message, LOGS_HINT),
-  busy: () =>
-    new AppError(503, 'FUNCTION_BUSY', 'Every instance of the function is busy and the wait for one ran out.', 'Retry with backoff; each instance serves at most SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS requests at a time.'),
+  /** No process could take the request: the wait ran out, or the app already has its share of requests waiting. */
+  busy: (reason: string) =>
+    new AppError(
+      503,
+      'FUNCTION_BUSY',
+      `No function process was free for this request: ${reason}.`,
+      `Retry after the Retry-After header's ${BUSY_RETRY_AFTER_SECONDS} s, with backoff; each app gets a share of the function processes (SVC_FUNCTIONS_MAX_PROCESSES_PER_APP) and of waiting requests (SVC_FUNCTIONS_MAX_WAITING_PER_APP).`,
+      { retry_after_seconds: BUSY_RETRY_AFTER_SECONDS },
+    ),
+  /** The public route forwards one Authorization header it has checked; anything ambiguous is refused, not guessed at. */
+  ambiguousAuthorization: (message: string) =>
+    new AppError(400, 'AUTH_AMBIGUOUS', message, 'Send at most one Authorization header, with a platform credential (svc_...) only as `Bearer <key>` on its own.'),
   aborted: () =>
     new AppError(
       502,

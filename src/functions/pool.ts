@@ -232,7 +232,7 @@ export class FunctionPool {
           reject(err);
         },
       };
-      const timer = setTimeout(() => waiter.reject(functionErrors.busy()), this.#o.queueTimeoutMs);
+      const timer = setTimeout(() => waiter.reject(functionErrors.busy(`every process of the function stayed busy for ${this.#o.queueTimeoutMs} ms (SVC_FUNCTIONS_QUEUE_TIMEOUT_MS)`)), this.#o.queueTimeoutMs);
       const onAbort = () => waiter.reject(new ClientGone('the client went away'));
       signal?.addEventListener('abort', onAbort, { once: true });
       group.waiters.push(waiter);

@@ -6,6 +6,7 @@ import type { Services } from '../../core/services.ts';
 import type { ResponseSink } from '../../functions/instance.ts';
 import { ClientGone } from '../../functions/pool.ts';
 import type { EndUser } from '../../functions/protocol.ts';
+import { BUSY_RETRY_AFTER_SECONDS, functionErrors } from '../../functions/errors.ts';
 import { failureError } from '../../functions/service.ts';
 import { sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
@@ -14,6 +15,8 @@ import { appIdFromHost } from '../app-host.ts';
 const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/fn\/([^/]+)(\/.*)?$/;
 const SUBDOMAIN_ROUTE = /^\/fn\/([^/]+)(\/.*)?$/;
 const NAME = /^[A-Za-z0-9_-]{1,100}$/;
+/** A platform, service or substrate key anywhere in a header value. */
+const PLATFORM_CREDENTIAL = /svc_(?:pk|sk|sub)_/;
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** Deploy bodies carry up to 1 MB of code, escaped as JSON: more room than the global SVC_BODY_LIMIT default. */
 const DEPLOY_BODY_LIMIT = '4mb';
@@ -72,17 +75,19 @@ async function serve(req: Request, res: Response, services: Services, appId: str
     const app = await services.apps.get(appId);
     if (!app) throw errors.notFound(`App '${appId}'`, 'Check the app_id in the URL.');
     const meta = await services.functions.publicFunction(appId, name);
-    const auth = await forwardedAuth(req.headers.authorization, appId, services);
+    const authorization = singleAuthorization(req);
+    const auth = await forwardedAuth(authorization, appId, services);
     const body = await readBody(req, services.config.functions.maxBodyBytes);
 
     const headers: Array<[string, string]> = [];
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
       const key = req.rawHeaders[i]!;
       const lower = key.toLowerCase();
-      if (HOP_BY_HOP.has(lower) || lower.startsWith('x-forwarded-')) continue;
-      if (lower === 'authorization' && !auth.forward) continue;
+      if (HOP_BY_HOP.has(lower) || lower.startsWith('x-forwarded-') || lower === 'authorization') continue;
       headers.push([key, req.rawHeaders[i + 1]!]);
     }
+    // The one header forwardedAuth checked, never a raw copy of what the client sent.
+    if (auth.forward && authorization) headers.push(['authorization', authorization]);
     headers.push(['x-forwarded-for', req.ip ?? ''], ['x-forwarded-proto', req.protocol], ['x-forwarded-prefix', prefix]);
     if (req.headers.host) headers.push(['x-forwarded-host', req.headers.host]);
 
@@ -109,8 +114,21 @@ async function serve(req: Request, res: Response, services: Services, appId: str
   } catch (err) {
     if (err instanceof ClientGone || res.destroyed) return;
     if (err instanceof AppError && err.status === 413) res.setHeader('Connection', 'close');
+    if (err instanceof AppError && err.code === 'FUNCTION_BUSY') res.setHeader('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
     sendError(res, toAppError(err, req.log, 'functions_public'));
   }
+}
+
+/**
+ * The request's Authorization header, when it has at most one. Several are refused (400) rather than reduced to the
+ * one we check: node's req.headers keeps the first, but a proxy, a framework or the function's own code may honour
+ * another (or a join of all), so any choice we made could differ from the one that takes effect; and a client
+ * sending two credentials has a bug it should hear about, not a silent pick.
+ */
+function singleAuthorization(req: Request): string | undefined {
+  const values = req.headersDistinct.authorization ?? [];
+  if (values.length > 1) throw functionErrors.ambiguousAuthorization(`The request carries ${values.length} Authorization headers; a function accepts at most one.`);
+  return values[0];
 }
 
 interface ForwardedAuth {
@@ -124,13 +142,19 @@ interface ForwardedAuth {
  * End-user JWTs of this app are verified and forwarded (the function may act as the user); a JWT that does not
  * verify is 401 and one of another app is 403. A service key is forwarded only to its own app's functions (403
  * otherwise). Platform and substrate keys are account-wide and never reach function code: the header is dropped.
- * Other schemes (Basic, opaque bearer tokens of the function's own) pass through untouched.
+ * Other schemes (Basic, opaque bearer tokens of the function's own) pass through untouched, unless they hold a
+ * platform credential (400).
  */
 async function forwardedAuth(header: string | undefined, appId: string, services: Services): Promise<ForwardedAuth> {
   const none = { user: null, token: null };
   if (!header) return { ...none, forward: false };
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) return { ...none, forward: true };
+  if (!match) {
+    // What a proxy that merges repeated headers into one list sends ("Basic x, Bearer svc_pk_..."): refused, since
+    // the platform credential inside would otherwise reach the function unchecked.
+    if (PLATFORM_CREDENTIAL.test(header)) throw functionErrors.ambiguousAuthorization('The Authorization header holds a platform credential (svc_...) inside another scheme or a list.');
+    return { ...none, forward: true };
+  }
   const token = match[1]!;
   let caller: Caller | undefined;
   if (token.startsWith('svc_')) {
