@@ -24,7 +24,7 @@ import { StorageService } from './storage/service.ts';
 import { FunctionsService } from './functions/service.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { McpTransport } from './transports/mcp.ts';
-import { createHttpApp } from './transports/http-app.ts';
+import { createHttpServer } from './transports/http-app.ts';
 import { tools } from '../tools/index.ts';
 import { crontab, taskList } from '../workers/index.ts';
 import { WorkerLiveness } from './jobs/liveness.ts';
@@ -98,7 +98,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   let url: string | undefined;
   if (config.role !== 'worker') {
     mcp = new McpTransport(tools, services, log);
-    server = http.createServer(createHttpApp({ tools, services, mcp, log }));
+    server = createHttpServer({ tools, services, mcp, log });
     sockets = attachWebSockets(server, services, log);
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);

@@ -21,6 +21,7 @@ export interface InvokeBase {
 export async function invoke(tool: AnyTool, rawInput: unknown, base: InvokeBase): Promise<unknown> {
   try {
     authorizeKind(tool, base.caller);
+    screenInput(rawInput);
     const parsed = tool.input.safeParse(rawInput ?? {});
     if (!parsed.success) throw fromZod(parsed.error);
     const input = parsed.data as Record<string, unknown>;
@@ -47,6 +48,46 @@ async function authorizeApp(appId: string, base: InvokeBase): Promise<AppRecord>
   if (!app) throw errors.notFound(`App '${appId}'`, 'List your apps with apps_list (GET /apps) to find a valid app_id.');
   if (caller.kind === 'platform' && app.account_id !== caller.accountId) throw errors.otherApp();
   return app;
+}
+
+/** Deeper input than any tool needs; far below where recursive code (JSON.stringify, Postgres' jsonb parser) overflows. */
+const MAX_INPUT_DEPTH = 100;
+
+interface InputNode {
+  value: unknown;
+  key: string;
+  parent: InputNode | undefined;
+  depth: number;
+}
+
+/**
+ * Two things no tool can take, refused before parsing with the field named:
+ * - NUL characters: Postgres refuses them in text, jsonb, identifiers and uuids alike (an anonymous "invalid byte
+ *   sequence" at best), and so do process environments;
+ * - nesting beyond MAX_INPUT_DEPTH, which would overflow the stack of whatever recursive code the value reaches.
+ * Iterative, as the JSON parsers in front of it accept any depth.
+ */
+function screenInput(input: unknown): void {
+  const pending: InputNode[] = [{ value: input, key: '', parent: undefined, depth: 0 }];
+  for (let node = pending.pop(); node; node = pending.pop()) {
+    if (typeof node.value === 'string') {
+      if (node.value.includes('\0')) throw invalidAt(node, 'text may not contain NUL (\\u0000) characters');
+    } else if (typeof node.value === 'object' && node.value !== null) {
+      if (node.depth >= MAX_INPUT_DEPTH) throw invalidAt(node, `values may nest at most ${MAX_INPUT_DEPTH} levels deep`);
+      for (const [key, value] of Object.entries(node.value)) {
+        const child = { value, key, parent: node, depth: node.depth + 1 };
+        if (key.includes('\0')) throw invalidAt(child, 'names may not contain NUL (\\u0000) characters');
+        pending.push(child);
+      }
+    }
+  }
+}
+
+function invalidAt(node: InputNode, message: string): AppError {
+  const keys: string[] = [];
+  for (let at: InputNode | undefined = node; at?.parent; at = at.parent) keys.push(at.key);
+  const path = keys.reverse().join('.');
+  return errors.validation(`Invalid '${path || 'input'}': ${message}.`, [{ path, message }]);
 }
 
 export function toAppError(err: unknown, log: Logger, where: string): AppError {

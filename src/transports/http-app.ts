@@ -1,3 +1,4 @@
+import http from 'node:http';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import cors from 'cors';
 import { requestLog } from './request-log.ts';
@@ -10,6 +11,7 @@ import { mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
 import type { McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
 import { subdomainOf } from './app-host.ts';
+import { answerClientError, MAX_HEADER_BYTES } from './socket-reply.ts';
 
 const MCP_BODY_LIMIT = '4mb';
 
@@ -20,7 +22,14 @@ export interface HttpAppDeps {
   log: Logger;
 }
 
-export function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Express {
+/** The HTTP server: the express app, with requests node cannot parse answered in the standard envelope too. */
+export function createHttpServer(deps: HttpAppDeps): http.Server {
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, createHttpApp(deps));
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Express {
   const { config } = services;
   const app = express();
   app.disable('x-powered-by');
@@ -56,7 +65,7 @@ export function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): expre
 
   app.use(rawRouter(rawRoutes, 'fallback', services));
   app.use((req, res) => sendError(res, errors.routeNotFound(req.method, req.path)));
-  app.use(bodyErrorHandler(config.bodyLimit));
+  app.use(requestErrorHandler(config.bodyLimit));
   return app;
 }
 
@@ -82,8 +91,11 @@ function subdomainResolver(baseDomain: string, services: Services): RequestHandl
   };
 }
 
-function bodyErrorHandler(limit: string): ErrorRequestHandler {
+/** Errors raised before any handler ran (body parsing, path decoding): the client's, so a 4xx. */
+function requestErrorHandler(limit: string): ErrorRequestHandler {
   return (err: { type?: string; status?: number; limit?: number }, req, res, _next) => {
+    // The router decodes path parameters while matching routes, so a malformed %-escape surfaces here.
+    if (err instanceof URIError) return sendError(res, errors.validation('A path segment is not valid percent-encoded UTF-8; encode each segment as encodeURIComponent does.'));
     // Some routes (/mcp, function deploys) have their own larger parser: name the limit that applied.
     const applied = typeof err.limit === 'number' && err.limit % 1048576 === 0 ? `${err.limit / 1048576}mb` : limit;
     if (err.type === 'entity.too.large') return sendError(res, errors.payloadTooLarge(applied));

@@ -8,11 +8,12 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Caller } from '../core/define.ts';
-import { AppError, envelope, errors } from '../core/errors.ts';
+import { AppError, errors } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import type { EndUser } from '../functions/protocol.ts';
 import { resolveCaller } from './credentials.ts';
 import { appIdFromHost } from './app-host.ts';
+import { rawErrorResponse } from './socket-reply.ts';
 
 /** Largest message a client may send. */
 export const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -111,13 +112,7 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
 
 /** An HTTP error answer on a socket that will not be upgraded. */
 function reject(socket: Duplex, err: AppError): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify(envelope(err));
-  const reason = err.status === 401 ? 'Unauthorized' : err.status === 403 ? 'Forbidden' : err.status === 404 ? 'Not Found' : 'Error';
-  socket.end(
-    `HTTP/1.1 ${err.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `${err.status === 401 ? 'WWW-Authenticate: Bearer\r\n' : ''}Connection: close\r\n\r\n${body}`,
-  );
+  if (!socket.destroyed) socket.end(rawErrorResponse(err));
 }
 
 /**
