@@ -61,9 +61,11 @@ interface InputNode {
 }
 
 /**
- * Two things no tool can take, refused before parsing with the field named:
+ * Three things no tool can take, refused before parsing with the field named:
  * - NUL characters: Postgres refuses them in text, jsonb, identifiers and uuids alike (an anonymous "invalid byte
  *   sequence" at best), and so do process environments;
+ * - numbers out of range for JSON (1e400 parses as Infinity, which JSON.stringify would turn into null: a value
+ *   silently stored as NULL);
  * - nesting beyond MAX_INPUT_DEPTH, which would overflow the stack of whatever recursive code the value reaches.
  * Iterative, as the JSON parsers in front of it accept any depth.
  */
@@ -72,6 +74,8 @@ function screenInput(input: unknown): void {
   for (let node = pending.pop(); node; node = pending.pop()) {
     if (typeof node.value === 'string') {
       if (node.value.includes('\0')) throw invalidAt(node, 'text may not contain NUL (\\u0000) characters');
+    } else if (typeof node.value === 'number') {
+      if (!Number.isFinite(node.value)) throw invalidAt(node, 'numbers must be finite (1e400 is out of range)');
     } else if (typeof node.value === 'object' && node.value !== null) {
       if (node.depth >= MAX_INPUT_DEPTH) throw invalidAt(node, `values may nest at most ${MAX_INPUT_DEPTH} levels deep`);
       for (const [key, value] of Object.entries(node.value)) {

@@ -67,7 +67,8 @@ async function serve(
  */
 function restInput(http: HttpBinding<unknown>, req: Request, subdomainAppId: string | undefined): Record<string, unknown> {
   const body: unknown = req.body;
-  const input: Record<string, unknown> = {};
+  // No prototype: a body key "__proto__" stays a plain (unknown) field instead of replacing the prototype.
+  const input: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   if (http.queryField) {
     const at = req.originalUrl.indexOf('?');
     input[http.queryField] = at < 0 ? '' : req.originalUrl.slice(at + 1);

@@ -217,3 +217,10 @@ describe('database faults', () => {
     expect((await api('/docs?select=id')).status).toBe(200);
   }, 20_000);
 });
+
+describe('input objects', () => {
+  it('a body key "__proto__" cannot stand in for a required field', async () => {
+    const res = await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: '{"__proto__": {"name": "sneaky"}}' });
+    expectError(res, 400, 'VALIDATION_FAILED');
+  });
+});
