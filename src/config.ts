@@ -66,6 +66,9 @@ const EnvSchema = z.object({
   SVC_DENO_PATH: optionalString,
   SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: positiveInt.max(64).default(2),
   SVC_FUNCTIONS_MAX_PROCESSES: positiveInt.max(4096).default(16),
+  // One app's share of those processes (default: half) and of requests waiting for one (default: share x concurrency).
+  SVC_FUNCTIONS_MAX_PROCESSES_PER_APP: positiveInt.max(4096).optional(),
+  SVC_FUNCTIONS_MAX_WAITING_PER_APP: positiveInt.optional(),
   SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: positiveInt.max(256).default(16),
   SVC_FUNCTIONS_IDLE_MS: positiveInt.default(300_000),
   SVC_FUNCTIONS_START_TIMEOUT_MS: positiveInt.default(15_000),
@@ -132,6 +135,8 @@ export type Config = Readonly<{
     denoPath: string | undefined;
     maxWarmPerFunction: number;
     maxProcesses: number;
+    maxProcessesPerApp: number;
+    maxWaitingPerApp: number;
     concurrencyPerProcess: number;
     idleMs: number;
     startTimeoutMs: number;
@@ -158,6 +163,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (e.SVC_APP_POOL_SIZE > e.SVC_APP_POOL_BUDGET) {
     throw new ConfigError('invalid environment:\n  SVC_APP_POOL_SIZE must not exceed SVC_APP_POOL_BUDGET');
+  }
+  const fnPerApp = e.SVC_FUNCTIONS_MAX_PROCESSES_PER_APP ?? Math.max(1, Math.floor(e.SVC_FUNCTIONS_MAX_PROCESSES / 2));
+  if (fnPerApp > e.SVC_FUNCTIONS_MAX_PROCESSES) {
+    throw new ConfigError('invalid environment:\n  SVC_FUNCTIONS_MAX_PROCESSES_PER_APP must not exceed SVC_FUNCTIONS_MAX_PROCESSES');
   }
   return Object.freeze({
     port: e.PORT,
@@ -212,6 +221,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       denoPath: e.SVC_DENO_PATH,
       maxWarmPerFunction: e.SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION,
       maxProcesses: e.SVC_FUNCTIONS_MAX_PROCESSES,
+      maxProcessesPerApp: fnPerApp,
+      maxWaitingPerApp: e.SVC_FUNCTIONS_MAX_WAITING_PER_APP ?? fnPerApp * e.SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS,
       concurrencyPerProcess: e.SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS,
       idleMs: e.SVC_FUNCTIONS_IDLE_MS,
       startTimeoutMs: e.SVC_FUNCTIONS_START_TIMEOUT_MS,

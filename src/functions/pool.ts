@@ -3,6 +3,12 @@
 // `maxPerFunction` processes per version and `maxProcesses` in all (the least recently used idle process of any
 // function makes room); idle processes end after `idleMs`. A version's processes are never shared with another
 // version, function or app.
+//
+// Fair share between apps: one app holds at most `maxPerApp` processes and queues at most `maxWaitingPerApp`
+// requests (more are refused at once with 503 FUNCTION_BUSY), so a flood of one app's requests waits behind that
+// app's own processes only. Processes are started for the least served app first. When the pool is full of busy
+// processes and an app below its fair share (the pool split evenly between the apps using it) is waiting, the app
+// furthest above its share gives one back: that process drains (takes no new request) and ends after its last one.
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
 import { functionErrors } from './errors.ts';
@@ -14,6 +20,10 @@ export interface PoolOptions {
   rssHeadroomMb: number;
   maxPerFunction: number;
   maxProcesses: number;
+  /** Processes one app may hold. */
+  maxPerApp: number;
+  /** Requests of one app that may wait for a process; more get 503 FUNCTION_BUSY at once. */
+  maxWaitingPerApp: number;
   /** Requests in flight on one process at once. */
   concurrency: number;
   idleMs: number;
@@ -58,6 +68,14 @@ interface Group {
   lastUsed: number;
 }
 
+/** What one app holds of the pool. */
+interface AppUsage {
+  /** Counted processes (starting, idle, busy or draining) and starts whose spec is loading. */
+  processes: number;
+  draining: number;
+  waiting: number;
+}
+
 export class ClientGone extends Error {}
 
 /** Concurrent deploy validations (each is a short-lived process outside the pool's count). */
@@ -68,6 +86,8 @@ export class FunctionPool {
   readonly #groups = new Map<string, Group>();
   /** Processes that count toward maxProcesses: alive and not yet told to die. */
   readonly #counted = new Set<Instance>();
+  /** Counted processes that take no new request and end after their last one: slots given back to a starved app. */
+  readonly #draining = new Set<Instance>();
   #loading = 0;
   #stopped = false;
   #validations = 0;
@@ -143,10 +163,13 @@ export class FunctionPool {
   adopt(target: PoolTarget, instance: Instance): void {
     this.#validating.delete(instance);
     if (this.#stopped || !instance.alive || instance.state !== 'idle') return instance.kill('evicted');
-    if (this.size >= this.#o.maxProcesses && !this.#evictOne(undefined)) return instance.kill('evicted');
     const group = this.#group(target);
     group.spec ??= instance.spec;
     if (group.members.size + group.loading >= this.#o.maxPerFunction) return instance.kill('evicted');
+    // The new version is likelier to be called than the app's least recently used idle process.
+    const held = this.#usage().get(target.appId)?.processes ?? 0;
+    if (held >= this.#o.maxPerApp && !this.#evictOne(group, target.appId)) return instance.kill('evicted');
+    if (this.size >= this.#o.maxProcesses && !this.#evictOne(group)) return instance.kill('evicted');
     this.#admit(group, instance);
     this.#release(group, instance);
   }
@@ -191,7 +214,7 @@ export class FunctionPool {
   #pick(group: Group): Instance | undefined {
     let best: Instance | undefined;
     for (const i of group.members) {
-      if (!i.alive || (i.state !== 'idle' && i.state !== 'busy') || i.load >= i.concurrency) continue;
+      if (!i.alive || (i.state !== 'idle' && i.state !== 'busy') || i.load >= i.concurrency || this.#draining.has(i)) continue;
       if (!best || i.load < best.load) best = i;
     }
     if (!best || !best.reserve()) return undefined;
@@ -214,6 +237,10 @@ export class FunctionPool {
     if (this.#stopped) return Promise.reject(functionErrors.unavailable());
     const instance = group.waiters.length ? undefined : this.#pick(group);
     if (instance) return Promise.resolve(instance);
+    const waiting = this.#usage().get(group.appId)?.waiting ?? 0;
+    if (waiting >= this.#o.maxWaitingPerApp) {
+      return Promise.reject(functionErrors.busy(`this app already has ${waiting} requests waiting for a function process (SVC_FUNCTIONS_MAX_WAITING_PER_APP)`));
+    }
     return new Promise<Instance>((resolve, reject) => {
       const done = () => {
         clearTimeout(timer);
@@ -242,6 +269,10 @@ export class FunctionPool {
 
   #release(group: Group, instance: Instance): void {
     if (!instance.alive || !this.#counted.has(instance)) return this.#pump();
+    if (this.#draining.has(instance)) {
+      if (instance.load === 0) this.#kill(instance);
+      return this.#pump();
+    }
     while (group.waiters.length && instance.reserve()) group.waiters[0]!.resolve(instance);
     if (instance.state === 'idle') {
       if (group.retired || this.#stopped) return this.#kill(instance);
@@ -251,30 +282,98 @@ export class FunctionPool {
     this.#pump();
   }
 
-  /** Hands idle processes to waiters and starts processes where the caps allow, oldest waiter first. */
+  /**
+   * Hands idle processes to waiters and starts processes where the caps allow: the least served app first (fewest
+   * processes), then the oldest waiter. A group that cannot start one does not hold up the groups after it.
+   */
   #pump(): void {
     if (this.#stopped) return;
-    const waiting = [...this.#groups.values()].filter((g) => g.waiters.length).sort((a, b) => a.waiters[0]!.enqueuedMs - b.waiters[0]!.enqueuedMs);
+    const usage = this.#usage();
+    const share = this.#fairShare(usage.size);
+    const held = (g: Group) => usage.get(g.appId)!.processes;
+    const waiting = [...this.#groups.values()].filter((g) => g.waiters.length).sort((a, b) => held(a) - held(b) || a.waiters[0]!.enqueuedMs - b.waiters[0]!.enqueuedMs);
+    // Slots already on their way back (draining processes) that no starved app of this pass has counted on yet.
+    let returning = this.#draining.size;
     for (const g of waiting) {
       for (let instance = g.waiters.length ? this.#pick(g) : undefined; instance; instance = g.waiters.length ? this.#pick(g) : undefined) {
         g.waiters[0]!.resolve(instance);
       }
+      const app = usage.get(g.appId)!;
       // A process being started will take `concurrency` of the waiters.
       let starting = [...g.members].filter((i) => i.state === 'starting').length + g.loading;
       while (g.waiters.length > starting * this.#o.concurrency && g.members.size + g.loading < this.#o.maxPerFunction) {
-        if (this.size >= this.#o.maxProcesses && !this.#evictOne(g)) return;
+        // At its share, the app makes room among its own idle processes only.
+        if (app.processes >= this.#o.maxPerApp) {
+          if (!this.#evictOne(g, g.appId)) break;
+          app.processes--;
+        }
+        if (this.size >= this.#o.maxProcesses) {
+          const evicted = this.#evictOne(g);
+          if (evicted === undefined) {
+            if (app.processes < share) {
+              if (returning > 0) returning--;
+              else this.#drainOne(usage, share);
+            }
+            break;
+          }
+          usage.get(evicted)!.processes--;
+        }
         this.#spawn(g);
         starting++;
+        app.processes++;
       }
     }
   }
 
-  /** Ends the least recently used idle process (of another group than `except`); false when there is none. */
-  #evictOne(except: Group | undefined): boolean {
+  /** What each app holds of the pool; apps with nothing running, starting or waiting are absent. */
+  #usage(): Map<string, AppUsage> {
+    const out = new Map<string, AppUsage>();
+    for (const g of this.#groups.values()) {
+      const processes = g.members.size + g.loading;
+      if (!processes && !g.waiters.length) continue;
+      const u = out.get(g.appId) ?? { processes: 0, draining: 0, waiting: 0 };
+      u.processes += processes;
+      u.waiting += g.waiters.length;
+      for (const i of g.members) if (this.#draining.has(i)) u.draining++;
+      out.set(g.appId, u);
+    }
+    return out;
+  }
+
+  /** The pool split evenly between the apps using it, at least one process and at most maxPerApp. */
+  #fairShare(apps: number): number {
+    return Math.min(this.#o.maxPerApp, Math.max(1, Math.floor(this.#o.maxProcesses / Math.max(1, apps))));
+  }
+
+  /** Drains the least loaded busy process of the app furthest above its fair share (none: nobody is above it). */
+  #drainOne(usage: Map<string, AppUsage>, share: number): void {
+    let victimApp: string | undefined;
+    let most = share;
+    for (const [appId, u] of usage) {
+      if (u.processes - u.draining > most) {
+        most = u.processes - u.draining;
+        victimApp = appId;
+      }
+    }
+    let victim: Instance | undefined;
+    for (const g of this.#groups.values()) {
+      if (g.appId !== victimApp) continue;
+      for (const i of g.members) if (i.state === 'busy' && !this.#draining.has(i) && (!victim || i.load < victim.load)) victim = i;
+    }
+    if (!victim) return;
+    this.#draining.add(victim);
+    usage.get(victimApp!)!.draining++;
+  }
+
+  /**
+   * Ends the least recently used idle process of another group than `except` (of app `appId` only, when given).
+   * Returns the app whose process ended, undefined when there was none.
+   */
+  #evictOne(except: Group, appId?: string): string | undefined {
     let victim: Instance | undefined;
     let victimGroup: Group | undefined;
     for (const g of this.#groups.values()) {
-      if (g === except) continue;
+      if (g === except || (appId !== undefined && g.appId !== appId)) continue;
       for (const i of g.idle) {
         if (!victim || i.lastUsed < victim.lastUsed) {
           victim = i;
@@ -282,10 +381,10 @@ export class FunctionPool {
         }
       }
     }
-    if (!victim || !victimGroup) return false;
+    if (!victim || !victimGroup) return undefined;
     victimGroup.idle.splice(victimGroup.idle.indexOf(victim), 1);
     this.#kill(victim);
-    return true;
+    return victimGroup.appId;
   }
 
   #spawn(group: Group): void {
@@ -328,6 +427,7 @@ export class FunctionPool {
     instance.onExit(() => {
       group.members.delete(instance);
       this.#counted.delete(instance);
+      this.#draining.delete(instance);
       const at = group.idle.indexOf(instance);
       if (at >= 0) group.idle.splice(at, 1);
       this.#pump();
@@ -337,6 +437,7 @@ export class FunctionPool {
   /** Stops counting the process at once (so its slot is free) and kills it. */
   #kill(instance: Instance): void {
     this.#counted.delete(instance);
+    this.#draining.delete(instance);
     for (const g of this.#groups.values()) {
       if (!g.members.delete(instance)) continue;
       const at = g.idle.indexOf(instance);

@@ -184,6 +184,8 @@ export class FunctionsService implements AppPurger {
       rssHeadroomMb: f.rssHeadroomMb,
       maxPerFunction: f.maxWarmPerFunction,
       maxProcesses: f.maxProcesses,
+      maxPerApp: f.maxProcessesPerApp,
+      maxWaitingPerApp: f.maxWaitingPerApp,
       concurrency: f.concurrencyPerProcess,
       idleMs: f.idleMs,
       startTimeoutMs: f.startTimeoutMs,

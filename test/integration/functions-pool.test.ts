@@ -26,6 +26,8 @@ async function call(name: string) {
 beforeAll(async () => {
   p = await startTestPlatform({
     SVC_FUNCTIONS_MAX_PROCESSES: '2',
+    // One app here: it may use the whole pool (the per-app share is functions-fairness.test.ts's subject).
+    SVC_FUNCTIONS_MAX_PROCESSES_PER_APP: '2',
     SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: '1',
     SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: '2',
     SVC_FUNCTIONS_IDLE_MS: '1500',
