@@ -69,6 +69,9 @@ const EnvSchema = z.object({
   // One app's share of those processes (default: half) and of requests waiting for one (default: share x concurrency).
   SVC_FUNCTIONS_MAX_PROCESSES_PER_APP: positiveInt.max(4096).optional(),
   SVC_FUNCTIONS_MAX_WAITING_PER_APP: positiveInt.optional(),
+  // CPU a function process may use: this many cores while it serves requests, and this much CPU time (ms) beyond that.
+  SVC_FUNCTIONS_CPU_CORES: positiveInt.max(256).default(2),
+  SVC_FUNCTIONS_CPU_GRACE_MS: positiveInt.default(2000),
   SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: positiveInt.max(256).default(16),
   SVC_FUNCTIONS_IDLE_MS: positiveInt.default(300_000),
   SVC_FUNCTIONS_START_TIMEOUT_MS: positiveInt.default(15_000),
@@ -137,6 +140,8 @@ export type Config = Readonly<{
     maxProcesses: number;
     maxProcessesPerApp: number;
     maxWaitingPerApp: number;
+    cpuCores: number;
+    cpuGraceMs: number;
     concurrencyPerProcess: number;
     idleMs: number;
     startTimeoutMs: number;
@@ -223,6 +228,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxProcesses: e.SVC_FUNCTIONS_MAX_PROCESSES,
       maxProcessesPerApp: fnPerApp,
       maxWaitingPerApp: e.SVC_FUNCTIONS_MAX_WAITING_PER_APP ?? fnPerApp * e.SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS,
+      cpuCores: e.SVC_FUNCTIONS_CPU_CORES,
+      cpuGraceMs: e.SVC_FUNCTIONS_CPU_GRACE_MS,
       concurrencyPerProcess: e.SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS,
       idleMs: e.SVC_FUNCTIONS_IDLE_MS,
       startTimeoutMs: e.SVC_FUNCTIONS_START_TIMEOUT_MS,

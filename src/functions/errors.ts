@@ -29,6 +29,13 @@ export const functionErrors = {
       `Retry after the Retry-After header's ${BUSY_RETRY_AFTER_SECONDS} s, with backoff; each app gets a share of the function processes (SVC_FUNCTIONS_MAX_PROCESSES_PER_APP) and of waiting requests (SVC_FUNCTIONS_MAX_WAITING_PER_APP).`,
       { retry_after_seconds: BUSY_RETRY_AFTER_SECONDS },
     ),
+  cpuExceeded: () =>
+    new AppError(
+      500,
+      'FUNCTION_CPU_EXCEEDED',
+      "The function's process used more CPU than its invocations allow and was stopped (every request in flight on it was stopped with it).",
+      `Finish all work before returning the Response: await it, terminate Workers you start (worker.terminate()) and clear intervals. ${LOGS_HINT}`,
+    ),
   /** The public route forwards one Authorization header it has checked; anything ambiguous is refused, not guessed at. */
   ambiguousAuthorization: (message: string) =>
     new AppError(400, 'AUTH_AMBIGUOUS', message, 'Send at most one Authorization header, with a platform credential (svc_...) only as `Bearer <key>` on its own.'),

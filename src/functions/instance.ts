@@ -26,6 +26,12 @@ export interface InstanceOptions {
   rssHeadroomMb: number;
   /** Requests in flight on the process at once (multiplexed by id over its stdio); 1 when absent. */
   concurrency?: number;
+  /** Cores the process may use while it serves requests, per request in flight (see #checkCpu). */
+  cpuCores: number;
+  /** CPU time (ms) the process may use beyond that, and in all with no request in flight. */
+  cpuGraceMs: number;
+  /** The process was stopped with no request in flight to carry the reason: it goes to the function's logs. */
+  onStopped: (spec: InstanceSpec, reason: string) => void;
   log: Logger;
 }
 
@@ -49,8 +55,9 @@ export interface ResponseSink {
 /**
  * aborted: the process was killed because ANOTHER request in flight on it timed out; this one did nothing wrong.
  * memory: the process (shared by every request in flight on it) exceeded its limit; no single request can be blamed.
+ * cpu: the process used more CPU than its requests in flight allow (a Worker or loop running beside them).
  */
-export type FailureKind = 'timeout' | 'memory' | 'error' | 'aborted';
+export type FailureKind = 'timeout' | 'memory' | 'error' | 'aborted' | 'cpu';
 
 export interface RunOutcome {
   /** The function's status, or the status of the failure. */
@@ -76,9 +83,11 @@ export class InitError extends Error {
 
 const OOM = /out of memory|Reached heap limit|allocation failed|Fatal process out of memory|JavaScript heap/i;
 const STDERR_KEEP = 8 * 1024;
-/** /proc sampling of the resident set: often while a request runs, rarely while idle. */
+/** /proc sampling: the resident set often while a request runs; on every SLOW_EVERY-th tick, idle too, and CPU time. */
 const SAMPLE_BUSY_MS = 50;
-const SAMPLE_IDLE_EVERY = 20;
+const SLOW_EVERY = 20;
+/** The unit of /proc/<pid>/stat's CPU times: USER_HZ, fixed at 100 by the Linux ABI whatever the kernel's HZ. */
+const USER_HZ = 100;
 
 type State = 'starting' | 'idle' | 'busy' | 'dead';
 
@@ -93,6 +102,9 @@ interface Current {
   startedMs: number;
   /** The highest resident set seen while this request was in flight (kB). */
   peakKb: number;
+  timeoutMs: number;
+  /** performance.now() up to which this request's wall time was added to the CPU budget. */
+  creditedAt: number;
   timer: NodeJS.Timeout;
   resolve: (outcome: RunOutcome) => void;
 }
@@ -124,11 +136,19 @@ export class Instance {
   #sampleTick = 0;
   /** Resident set of this process at the last sample (kB). */
   #lastKb = 0;
+  /** CPU time of the process at the last reading (ms), and when it was read. */
+  #cpuMs: number | undefined;
+  #cpuAt = 0;
+  /** CPU time (ms) the process may still use before it is stopped; see #checkCpu. */
+  #cpuBudgetMs: number;
+  /** Why the process was stopped for its CPU use, for the requests that were in flight. */
+  #cpuReason = '';
 
   constructor(spec: InstanceSpec, opts: InstanceOptions) {
     this.spec = spec;
     this.#opts = opts;
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
+    this.#cpuBudgetMs = opts.cpuGraceMs;
     this.#child = spawn(opts.sandbox.deno, runnerArgs(opts.sandbox, spec.memoryLimitMb), {
       env: runnerEnv(opts.sandbox),
       // A neutral working directory: the sandbox reads nothing, and Deno.cwd() should tell nothing.
@@ -228,7 +248,7 @@ export class Instance {
         this.kill('timeout');
       }, req.timeoutMs);
       // This request's peak: the last reading before it, then the sampler's readings while it runs.
-      this.#requests.set(id, { id, sink, console: [], consoleBytes: 0, consoleCut: false, headSent: false, status: 0, startedMs: performance.now(), peakKb: this.#lastKb, timer, resolve });
+      this.#requests.set(id, { id, sink, console: [], consoleBytes: 0, consoleCut: false, headSent: false, status: 0, startedMs: performance.now(), peakKb: this.#lastKb, timeoutMs: req.timeoutMs, creditedAt: performance.now(), timer, resolve });
       this.#write(
         encodeFrame({
           type: 'request',
@@ -339,6 +359,7 @@ export class Instance {
   #finish(cur: Current, failure: RunOutcome['failure']): void {
     clearTimeout(cur.timer);
     if (!this.#requests.delete(cur.id)) return;
+    this.#earnCpu(cur, performance.now());
     this.#used = Math.max(0, this.#used - 1);
     // A sink that applied backpressure paused the shared channel; a finished request no longer holds it.
     this.#child.stdout.resume();
@@ -374,7 +395,9 @@ export class Instance {
             ? 'aborted: the function process was stopped because another invocation on it exceeded its limits; retry'
             : kind === 'memory'
               ? `out of memory: the process${others(inFlight.length)} exceeded its ${limit} MB limit and was stopped`
-              : this.#exitMessage('the process exited during the request');
+              : kind === 'cpu'
+                ? this.#cpuReason
+                : this.#exitMessage('the process exited during the request');
       this.#finish(cur, { kind, message });
     }
     if (!wasStarting && inFlight.length === 0 && this.#killReason === undefined) {
@@ -386,6 +409,7 @@ export class Instance {
   #failureKind(): FailureKind {
     if (this.#killReason === 'timeout') return 'timeout';
     if (this.#killReason === 'memory') return 'memory';
+    if (this.#killReason === 'cpu') return 'cpu';
     const { signalCode } = this.#child;
     if (OOM.test(this.#stderr) || signalCode === 'SIGTRAP' || signalCode === 'SIGABRT') return 'memory';
     return 'error';
@@ -399,10 +423,12 @@ export class Instance {
     return `${what} (${how})${tail ? `: ${tail}` : ''}`;
   }
 
-  /** Resident set from /proc (Linux): the watchdog for memory the V8 heap flag does not bound. */
+  /** Resident set from /proc (Linux): the watchdog for memory the V8 heap flag does not bound; CPU on slow ticks. */
   #sample(force = false): void {
     if (this.state === 'dead' || this.state === 'starting' || !this.#child.pid) return;
-    if (!force && this.state === 'idle' && ++this.#sampleTick % SAMPLE_IDLE_EVERY !== 0) return;
+    const slow = force || ++this.#sampleTick % SLOW_EVERY === 0;
+    if (slow) this.#checkCpu(this.#child.pid);
+    else if (this.state === 'idle') return;
     readFile(`/proc/${this.#child.pid}/status`, 'utf8').then(
       (text) => {
         const m = /VmRSS:\s+(\d+)\s+kB/.exec(text);
@@ -414,6 +440,55 @@ export class Instance {
       },
       () => {}, // not Linux, or the process is gone
     );
+  }
+
+  /**
+   * The CPU bound: time limits bound requests, not the process, and a Worker, interval or unawaited loop can keep
+   * burning after its response. Every request in flight earns the process `cpuCores` x its wall time; unused credit
+   * is kept up to `cpuGraceMs` plus what the requests in flight may use under their time limits (`cpuCores` x their
+   * timeouts), so with none in flight `cpuGraceMs` in all; the process is stopped once it used more than its credit.
+   * /proc/<pid>/stat counts every thread of the process, Workers included.
+   */
+  #checkCpu(pid: number): void {
+    readFile(`/proc/${pid}/stat`, 'utf8').then(
+      (text) => {
+        if (this.state === 'dead') return;
+        // utime and stime are the 14th and 15th fields; the name before them is in parentheses and may hold spaces.
+        const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+        const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+        if (!Number.isFinite(cpuMs)) return;
+        const now = performance.now();
+        const used = this.#cpuMs === undefined ? 0 : cpuMs - this.#cpuMs;
+        const wall = now - this.#cpuAt;
+        this.#cpuMs = cpuMs;
+        this.#cpuAt = now;
+        let cap = this.#opts.cpuGraceMs;
+        for (const cur of this.#requests.values()) {
+          this.#earnCpu(cur, now);
+          cap += cur.timeoutMs * this.#opts.cpuCores;
+        }
+        this.#cpuBudgetMs = Math.min(this.#cpuBudgetMs - used, cap);
+        if (this.#cpuBudgetMs < 0) this.#stopForCpu(Math.round(used), Math.round(wall));
+      },
+      () => {}, // not Linux, or the process is gone
+    );
+  }
+
+  #earnCpu(cur: Current, now: number): void {
+    this.#cpuBudgetMs += (now - cur.creditedAt) * this.#opts.cpuCores;
+    cur.creditedAt = now;
+  }
+
+  #stopForCpu(usedMs: number, wallMs: number): void {
+    const { cpuCores, cpuGraceMs } = this.#opts;
+    const n = this.#requests.size;
+    const stopped = `the function process (pid ${this.pid}) was stopped: it used ${usedMs} ms of CPU in the last ${wallMs} ms`;
+    this.#cpuReason = n
+      ? `${stopped}, more CPU than its ${n} invocation${n > 1 ? 's' : ''} in flight allow${n > 1 ? '' : 's'} (${cpuCores} cores each while it runs, SVC_FUNCTIONS_CPU_CORES); a Worker or loop was running beside ${n > 1 ? 'them' : 'it'}`
+      : `${stopped} with no invocation in flight, beyond the ${cpuGraceMs} ms allowed (SVC_FUNCTIONS_CPU_GRACE_MS): a Worker, setInterval or unawaited loop kept running after its response. Finish all work before returning the Response and terminate Workers you start`;
+    this.#opts.log.warn({ function_id: this.spec.functionId, pid: this.pid, in_flight: n, cpu_ms: usedMs, wall_ms: wallMs }, 'function process stopped for its CPU use');
+    if (!n) this.#opts.onStopped(this.spec, this.#cpuReason);
+    this.kill('cpu');
   }
 }
 

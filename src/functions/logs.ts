@@ -1,5 +1,6 @@
 // Invocation logs and metrics: one row per invocation in function_logs, counters on the function row, and the
-// app's lambda_invocations meter. Rows are written in small batches (one insert, one counter update and one
+// app's lambda_invocations meter. A process the platform stopped outside any invocation (its CPU use) gets a row of
+// trigger 'runtime' that says why; it is no invocation, so it counts toward neither the counters nor the meter. Rows are written in small batches (one insert, one counter update and one
 // meter upsert per app per batch) so logging does not cost a round trip per invocation; readers flush first.
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -11,7 +12,7 @@ export const INVOCATIONS_METER = 'lambda_invocations';
 export interface InvocationRecord {
   functionId: string;
   appId: string;
-  trigger: 'http' | 'test' | 'cron' | 'websocket';
+  trigger: 'http' | 'test' | 'cron' | 'websocket' | 'runtime';
   method: string;
   path: string;
   statusCode: number;
@@ -77,6 +78,7 @@ export class InvocationLog {
     const counters = new Map<string, { id: string; n: number; e: number; d: number; last: string }>();
     const perApp = new Map<string, number>();
     for (const row of rows) {
+      if (row.trigger === 'runtime') continue;
       const c = counters.get(row.function_id) ?? { id: row.function_id, n: 0, e: 0, d: 0, last: row.created_at };
       c.n++;
       if (row.level === 'error') c.e++;

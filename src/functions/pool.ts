@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
 import { functionErrors } from './errors.ts';
-import { InitError, Instance, type InstanceSpec, type ResponseSink, type RunOutcome, type RunRequest } from './instance.ts';
+import { InitError, Instance, type InstanceOptions, type InstanceSpec, type ResponseSink, type RunOutcome, type RunRequest } from './instance.ts';
 import type { SandboxSpec } from './sandbox.ts';
 
 export interface PoolOptions {
@@ -26,6 +26,10 @@ export interface PoolOptions {
   maxWaitingPerApp: number;
   /** Requests in flight on one process at once. */
   concurrency: number;
+  /** The CPU bound of a process: see InstanceOptions. */
+  cpuCores: number;
+  cpuGraceMs: number;
+  onStopped: InstanceOptions['onStopped'];
   idleMs: number;
   /** Loading a module (deploy validation and cold starts). */
   startTimeoutMs: number;
@@ -207,7 +211,8 @@ export class FunctionPool {
   }
 
   #instanceOptions() {
-    return { sandbox: this.#o.sandbox, rssHeadroomMb: this.#o.rssHeadroomMb, concurrency: this.#o.concurrency, log: this.#o.log };
+    const { sandbox, rssHeadroomMb, concurrency, cpuCores, cpuGraceMs, onStopped, log } = this.#o;
+    return { sandbox, rssHeadroomMb, concurrency, cpuCores, cpuGraceMs, onStopped, log };
   }
 
   /** The least loaded process of the group with a free slot, with a slot reserved; undefined when all are full. */

@@ -187,6 +187,9 @@ export class FunctionsService implements AppPurger {
       maxPerApp: f.maxProcessesPerApp,
       maxWaitingPerApp: f.maxWaitingPerApp,
       concurrency: f.concurrencyPerProcess,
+      cpuCores: f.cpuCores,
+      cpuGraceMs: f.cpuGraceMs,
+      onStopped: (spec, reason) => this.#logStop(spec, reason),
       idleMs: f.idleMs,
       startTimeoutMs: f.startTimeoutMs,
       queueTimeoutMs: f.queueTimeoutMs,
@@ -724,6 +727,23 @@ export class FunctionsService implements AppPurger {
     return sealed ? (JSON.parse(this.#box.open(sealed)) as Record<string, string>) : {};
   }
 
+  /** A process stopped outside any invocation (its CPU use) gets a log row of its own, so the developer sees why. */
+  #logStop(spec: InstanceSpec, reason: string): void {
+    this.#logs.add({
+      functionId: spec.functionId,
+      appId: spec.appId,
+      trigger: 'runtime',
+      method: '-',
+      path: '-',
+      statusCode: 0,
+      durationMs: 0,
+      memoryMb: null,
+      error: reason,
+      console: [],
+      at: new Date(),
+    });
+  }
+
   /** Versions kept warm here that another instance replaced or deleted retire within VERSION_SWEEP_MS. */
   async #sweepVersions(): Promise<void> {
     const live = this.pool.liveVersions();
@@ -807,6 +827,7 @@ export function failureError(outcome: RunOutcome, meta: FunctionMeta): AppError 
   if (kind === 'timeout') return functionErrors.timeout(meta.timeoutMs);
   if (kind === 'memory') return functionErrors.outOfMemory(meta.memoryLimitMb);
   if (kind === 'aborted') return functionErrors.aborted();
+  if (kind === 'cpu') return functionErrors.cpuExceeded();
   return functionErrors.failed();
 }
 

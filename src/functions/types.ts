@@ -170,7 +170,7 @@ export type FunctionView = z.infer<typeof FunctionSchema>;
 
 export const LogEntrySchema = z.object({
   id: z.string(),
-  trigger: z.string().describe('http (public route), test (functions_invoke), cron or websocket'),
+  trigger: z.string().describe('http (public route), test (functions_invoke), cron, websocket, or runtime: a process the platform stopped outside any invocation (error says why; not counted as an invocation)'),
   method: z.string(),
   path: z.string(),
   status_code: z.number().int(),
