@@ -1,8 +1,9 @@
 // npm run bench: the platform (started as `npm start` starts it) against the physical limits measured in the
 // same run, on a fresh control database that is dropped at the end. See bench/README.md.
 //
-// Scenarios: `apps` (GET /apps and MCP apps_list), `data` (the data API as an end user) and `functions` (a
-// hello-world function against `deno serve`). All run by default; pick some with `npm run bench -- data` or
+// Scenarios: `apps` (GET /apps and MCP apps_list), `data` (the data API as an end user), `functions` (a
+// hello-world function against `deno serve`) and `fairness` (one app's function while another app's functions are
+// flooded, against the same function alone). All run by default; pick some with `npm run bench -- data` or
 // BENCH_SCENARIOS=apps,data.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { appsScenario } from './apps.ts';
 import { dataScenario, SEED_ROWS } from './data.ts';
+import { fairnessScenario } from './fairness.ts';
 import { functionsScenario } from './functions.ts';
 import {
   CLUSTER_URL,
@@ -33,7 +35,7 @@ import {
 } from './harness.ts';
 
 /** In the order they run: `apps` expects to find only its own three apps. */
-const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = { apps: appsScenario, data: dataScenario, functions: functionsScenario };
+const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = { apps: appsScenario, data: dataScenario, functions: functionsScenario, fairness: fairnessScenario };
 
 function selectedScenarios(): string[] {
   const asked = [...process.argv.slice(2), ...(process.env.BENCH_SCENARIOS ?? '').split(',')].map((s) => s.trim()).filter(Boolean);
