@@ -173,7 +173,7 @@ export const functionsLogs = defineTool({
   name: 'functions_logs',
   title: 'Read function logs',
   description:
-    'Invocation logs of a function, newest first: { logs: [{ id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at }] }. ' +
+    'Invocation logs of a function, newest first: { logs: [{ id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at }] }; trigger "runtime" rows say why the platform stopped a process (e.g. CPU burnt with nothing in flight). ' +
     'level "error" selects failed invocations (status >= 500, timeout, out of memory, thrown error), "info" the others. console holds the console.* output ' +
     '(at most 64 KB per invocation). The newest 1000 invocations per function are kept (SVC_FUNCTIONS_LOG_RETENTION).',
   input: z.object({
