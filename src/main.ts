@@ -4,7 +4,10 @@ import { startPlatform } from './platform.ts';
 
 const [major] = process.versions.node.split('.').map(Number);
 if (major! < 24) {
-  console.error(`svc-platform needs Node 24 or newer (this is ${process.version}); run scripts/setup-host.sh and source scripts/node-env.sh`);
+  console.error(
+    `svc-platform needs Node 24 or newer (this is ${process.version}). Start it with npm start: npm ci installs Node 24 ` +
+      `from the npm registry into node_modules/.bin (Linux x64/arm64), which npm puts first on PATH. Elsewhere, put Node 24 first on PATH.`,
+  );
   process.exit(1);
 }
 
