@@ -27,6 +27,9 @@ const EnvSchema = z.object({
   SVC_BASE_DOMAIN: optionalString.pipe(
     z.string().regex(/^[a-z0-9.-]+(:[0-9]+)?$/i, 'a host name such as apps.example.com').optional(),
   ),
+  // Web origins (comma-separated, e.g. https://app.example.com) whose pages may call /mcp; unset: loopback origins on
+  // any port. The origin of SVC_BASE_URL is always allowed; `*` allows every origin. Requests without Origin always pass.
+  SVC_MCP_ALLOWED_ORIGINS: optionalString,
   SVC_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
   // Proxy hops in front of the platform whose X-Forwarded-For is trusted (0: use the TCP peer address).
   SVC_TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
@@ -98,6 +101,14 @@ export type Config = Readonly<{
   baseUrl: string;
   baseDomain: string | undefined;
   role: 'all' | 'api' | 'worker';
+  /** Which browser origins may call /mcp (requests without Origin always may). */
+  mcp: Readonly<{
+    /** Exact origins (scheme://host[:port], as URL.origin writes them), the base URL's among them. */
+    allowedOrigins: readonly string[];
+    /** http(s)://localhost, 127.0.0.1 and [::1] on any port: the default when SVC_MCP_ALLOWED_ORIGINS is unset. */
+    allowLoopbackOrigins: boolean;
+    allowAnyOrigin: boolean;
+  }>;
   /** Proxy hops whose X-Forwarded-For is trusted for the client address (rate limits). */
   trustProxy: number;
   bodyLimit: string;
@@ -173,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (fnPerApp > e.SVC_FUNCTIONS_MAX_PROCESSES) {
     throw new ConfigError('invalid environment:\n  SVC_FUNCTIONS_MAX_PROCESSES_PER_APP must not exceed SVC_FUNCTIONS_MAX_PROCESSES');
   }
+  const baseUrl = (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -182,9 +194,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     platformApiKey: e.SVC_PLATFORM_API_KEY,
     dataDir: path.resolve(e.SVC_DATA_DIR),
     masterKey: e.SVC_MASTER_KEY,
-    baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    baseUrl,
     baseDomain: e.SVC_BASE_DOMAIN?.toLowerCase(),
     role: e.SVC_ROLE,
+    mcp: mcpOrigins(e.SVC_MCP_ALLOWED_ORIGINS, baseUrl),
     trustProxy: e.SVC_TRUST_PROXY,
     bodyLimit: e.SVC_BODY_LIMIT,
     appPoolSize: e.SVC_APP_POOL_SIZE,
@@ -241,4 +254,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowPrivateNet: e.SVC_FUNCTIONS_ALLOW_PRIVATE_NET === 'true',
     }),
   });
+}
+
+function mcpOrigins(list: string | undefined, baseUrl: string): Config['mcp'] {
+  const entries = (list ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const origins = new Set<string>();
+  const base = originOf(baseUrl);
+  if (base) origins.add(base);
+  for (const entry of entries) {
+    if (entry === '*') continue;
+    const origin = originOf(entry);
+    if (!origin || !/^https?:\/\/[^/?#@]+\/?$/i.test(entry)) {
+      throw new ConfigError(`invalid environment:\n  SVC_MCP_ALLOWED_ORIGINS: '${entry}' is not an origin such as https://app.example.com (scheme, host and optional port, no path)`);
+    }
+    origins.add(origin);
+  }
+  return Object.freeze({
+    allowedOrigins: Object.freeze([...origins]),
+    allowLoopbackOrigins: list === undefined,
+    allowAnyOrigin: entries.includes('*'),
+  });
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { strictInput } from './strict.ts';
 import type { Logger } from 'pino';
 import type { Services } from './services.ts';
 import type { AppRecord } from '../apps/types.ts';
@@ -72,7 +73,12 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
 
 export type AnyTool = ToolDescriptor<z.ZodType, z.ZodType>;
 
+/**
+ * Registers nothing by itself; checks the name and makes the input strict: every `z.object` in it refuses keys it
+ * does not declare (see strictInput), so no tool silently ignores an argument. Declare user data that may carry any
+ * key as `z.unknown()`, `z.record()` or `z.looseObject()`.
+ */
 export function defineTool<I extends z.ZodType, O extends z.ZodType>(tool: ToolDescriptor<I, O>): AnyTool {
   if (!/^[a-z][a-z0-9]*(_[a-z0-9]+)+$/.test(tool.name)) throw new Error(`tool name ${tool.name} is not <area>_<verb>`);
-  return tool as unknown as AnyTool;
+  return { ...tool, input: strictInput(tool.input) } as unknown as AnyTool;
 }

@@ -39,6 +39,13 @@ export const errors = {
     new AppError(403, 'FORBIDDEN', `This route does not accept this kind of credential; it accepts: ${accepted.join(', ')}.`, 'Call it with one of the accepted credentials.'),
   otherApp: () =>
     new AppError(403, 'FORBIDDEN', 'The credential does not grant access to this app.', 'Use a credential issued for this app, or the platform key of its owner.'),
+  originNotAllowed: (origin: string) =>
+    new AppError(
+      403,
+      'ORIGIN_NOT_ALLOWED',
+      `Requests from the web origin '${origin.slice(0, 200)}' may not use /mcp.`,
+      'Call /mcp from a client that sends no Origin (any non-browser MCP client), or from an allowed origin; the operator allows origins with SVC_MCP_ALLOWED_ORIGINS.',
+    ),
   notFound: (what: string, remediation = 'Check the identifier; list the collection to find valid ones.') =>
     new AppError(404, 'RESOURCE_NOT_FOUND', `${what} not found.`, remediation),
   routeNotFound: (method: string, path: string) =>
@@ -65,7 +72,8 @@ export const errors = {
 
 export function fromZod(error: ZodError, where = 'input'): AppError {
   const issues = error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-  const first = issues[0];
+  // An unknown key explains the other issues (`appId` sent for `app_id` is also a missing app_id): name it first.
+  const first = issues[error.issues.findIndex((i) => i.code === 'unrecognized_keys')] ?? issues[0];
   const field = first && first.path ? `'${first.path}'` : where;
   return errors.validation(`Invalid ${field}: ${first?.message ?? 'invalid value'}.`, issues);
 }

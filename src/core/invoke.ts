@@ -2,6 +2,7 @@ import { ZodError } from 'zod';
 import type { Logger } from 'pino';
 import { AppError, errors, fromZod } from './errors.ts';
 import { mapPgError } from './pg-errors.ts';
+import { unknownKeysMessage } from './strict.ts';
 import type { AnyTool, Caller, ToolContext } from './define.ts';
 import type { Services } from './services.ts';
 import type { AppRecord } from '../apps/types.ts';
@@ -22,7 +23,7 @@ export async function invoke(tool: AnyTool, rawInput: unknown, base: InvokeBase)
   try {
     authorizeKind(tool, base.caller);
     screenInput(rawInput);
-    const parsed = tool.input.safeParse(rawInput ?? {});
+    const parsed = tool.input.safeParse(rawInput ?? {}, { error: unknownKeysMessage });
     if (!parsed.success) throw fromZod(parsed.error);
     const input = parsed.data as Record<string, unknown>;
     const app = tool.appScoped ? await authorizeApp(String(input.app_id), base) : undefined;

@@ -8,7 +8,7 @@ import type { AnyTool } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
 import { mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
-import type { McpTransport } from './mcp.ts';
+import { mcpOriginGuard, type McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
 import { subdomainOf } from './app-host.ts';
 import { answerClientError, MAX_HEADER_BYTES } from './socket-reply.ts';
@@ -37,6 +37,8 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   app.set('trust proxy', config.trustProxy);
 
   app.use(requestLog(log));
+  // Before CORS, so that a foreign page's preflight is refused too (DNS-rebinding protection of the MCP transport).
+  app.use('/mcp', mcpOriginGuard(config.mcp));
   // Apps built on the platform call it from browsers on their own origins; credentials are bearer tokens, never cookies.
   app.use(
     cors({

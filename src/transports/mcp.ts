@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -11,12 +11,12 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   ErrorCode,
-  McpError,
   isInitializeRequest,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { envelope, errors, fromZod, type AppError } from '../core/errors.ts';
+import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema, outputJsonSchema } from '../core/schema.ts';
 import type { AnyTool, Caller } from '../core/define.ts';
@@ -147,7 +147,7 @@ export class McpTransport {
     }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       const resource = resources.find((r) => r.uri === request.params.uri);
-      if (!resource) throw new McpError(RESOURCE_NOT_FOUND, `Unknown resource ${request.params.uri}; call resources/list.`);
+      if (!resource) throw rpcError(RESOURCE_NOT_FOUND, `Unknown resource ${request.params.uri}; call resources/list.`);
       return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.read(this.#services) }] };
     });
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({
@@ -163,9 +163,9 @@ export class McpTransport {
     }));
     server.setRequestHandler(GetPromptRequestSchema, async (request) => {
       const prompt = prompts.find((p) => p.name === request.params.name);
-      if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt ${request.params.name}; call prompts/list.`);
+      if (!prompt) throw rpcError(ErrorCode.InvalidParams, `Unknown prompt ${request.params.name}; call prompts/list.`);
       const parsed = prompt.args.safeParse(request.params.arguments ?? {});
-      if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, fromZod(parsed.error, 'arguments').message);
+      if (!parsed.success) throw rpcError(ErrorCode.InvalidParams, fromZod(parsed.error, 'arguments').message);
       const args = parsed.data;
       return {
         description: prompt.description,
@@ -195,4 +195,43 @@ function errorResult(err: AppError): CallToolResult {
 
 function sendRpcError(res: Response, status: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+}
+
+/**
+ * A JSON-RPC error the SDK sends with this code and message as they are. (McpError would prefix its message with
+ * "MCP error <code>: ", and the client's McpError prefixes again: "MCP error -32602: MCP error -32602: ...".)
+ */
+function rpcError(code: number, message: string): Error & { code: number } {
+  return Object.assign(new Error(message), { code });
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Whether a browser page of this origin may call /mcp (see SVC_MCP_ALLOWED_ORIGINS). */
+export function mcpOriginAllowed(origin: string, policy: Config['mcp']): boolean {
+  if (policy.allowAnyOrigin) return true;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false; // "null" (sandboxed frames, file: pages) and anything else that is not an origin
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  if (policy.allowedOrigins.includes(url.origin)) return true;
+  return policy.allowLoopbackOrigins && LOOPBACK_HOSTS.has(url.hostname);
+}
+
+/**
+ * DNS-rebinding protection required by the MCP streamable HTTP transport: a request whose Origin is not allowed is
+ * refused with 403 ORIGIN_NOT_ALLOWED in the standard envelope, before credentials are looked at and before CORS
+ * answers a preflight. A request without Origin (every non-browser client) goes on. The SDK's own allowedOrigins
+ * option is not used: it matches exact strings only (no loopback on any port), answers a JSON-RPC body rather than
+ * our envelope, and runs inside a session's transport, after authentication.
+ */
+export function mcpOriginGuard(policy: Config['mcp']): RequestHandler {
+  return (req, res, next) => {
+    const origin = req.headers.origin;
+    if (origin === undefined || mcpOriginAllowed(origin, policy)) return next();
+    sendError(res, errors.originNotAllowed(origin));
+  };
 }

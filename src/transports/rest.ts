@@ -18,13 +18,14 @@ export function mountRestTools(router: Router, tools: readonly AnyTool[], servic
   for (const tool of tools) {
     if (!tool.http) continue;
     const http = tool.http;
+    const fields = inputFields(tool);
     const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](toExpressPath(http.path), (req, res) => serve(tool, http, req, res, services, undefined));
+    router[method](toExpressPath(http.path), (req, res) => serve(tool, http, fields, req, res, services, undefined));
     if (http.subdomainPath) {
       router[method](toExpressPath(http.subdomainPath), (req, res, next) => {
         const appId = (res.locals as SubdomainLocals).subdomainAppId;
         if (!appId) return next();
-        return serve(tool, http, req, res, services, appId);
+        return serve(tool, http, fields, req, res, services, appId);
       });
     }
   }
@@ -33,13 +34,14 @@ export function mountRestTools(router: Router, tools: readonly AnyTool[], servic
 async function serve(
   tool: AnyTool,
   http: HttpBinding<unknown>,
+  fields: ReadonlySet<string>,
   req: Request,
   res: Response,
   services: Services,
   subdomainAppId: string | undefined,
 ): Promise<void> {
   try {
-    const input = restInput(http, req, subdomainAppId);
+    const input = restInput(http, fields, req, subdomainAppId);
     const caller = await resolveCaller(req.headers.authorization, services);
     const output = await invoke(tool, input, { services, caller, requestId: req.id, clientId: req.ip ?? 'unknown', log: req.log });
     const wire = http.respond?.(output) ?? {};
@@ -61,11 +63,19 @@ async function serve(
   }
 }
 
+/** The top-level fields a tool's input declares (its input is an object schema; empty otherwise). */
+function inputFields(tool: AnyTool): ReadonlySet<string> {
+  const shape = (tool.input._zod.def as { shape?: Record<string, unknown> }).shape;
+  return new Set(shape ? Object.keys(shape) : []);
+}
+
 /**
  * Input object from the wire: query (GET and DELETE), then body fields, then declared headers, then path
- * params (last wins), as the OpenAPI document describes them.
+ * params (last wins), as the OpenAPI document describes them. The input refuses keys the tool does not declare, so
+ * a query parameter or body field the tool does not know is a 400 naming it; headers are optional extras of the
+ * wire, so a binding's header reaches the input only when the tool declares its field.
  */
-function restInput(http: HttpBinding<unknown>, req: Request, subdomainAppId: string | undefined): Record<string, unknown> {
+function restInput(http: HttpBinding<unknown>, fields: ReadonlySet<string>, req: Request, subdomainAppId: string | undefined): Record<string, unknown> {
   const body: unknown = req.body;
   // No prototype: a body key "__proto__" stays a plain (unknown) field instead of replacing the prototype.
   const input: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
@@ -74,6 +84,16 @@ function restInput(http: HttpBinding<unknown>, req: Request, subdomainAppId: str
     input[http.queryField] = at < 0 ? '' : req.originalUrl.slice(at + 1);
   } else if (http.method === 'GET' || http.method === 'DELETE') {
     Object.assign(input, req.query);
+  } else {
+    // A body route takes its arguments from the body: a query parameter would otherwise be ignored (dry_run=true too).
+    const given = Object.keys(req.query as Record<string, unknown>);
+    if (given.length > 0) {
+      const names = given.map((k) => JSON.stringify(k)).join(', ');
+      throw errors.validation(
+        `Unrecognized query parameter${given.length > 1 ? 's' : ''}: ${names}; ${http.method} ${http.path} takes its arguments in the JSON body.`,
+        given.map((k) => ({ path: k, message: 'query parameters are not accepted on this route; send the field in the JSON body' })),
+      );
+    }
   }
   if (http.bodyField) {
     if (body !== undefined) input[http.bodyField] = body;
@@ -83,7 +103,7 @@ function restInput(http: HttpBinding<unknown>, req: Request, subdomainAppId: str
   }
   for (const [header, field] of Object.entries(http.headers ?? {})) {
     const value = req.headers[header];
-    if (typeof value === 'string') input[field] = value;
+    if (typeof value === 'string' && fields.has(field)) input[field] = value;
   }
   Object.assign(input, req.params);
   if (subdomainAppId) input.app_id = subdomainAppId;
