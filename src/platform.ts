@@ -91,6 +91,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   appPurgers.push(services.frontend);
   appPurgers.push(services.storage);
   appPurgers.push(services.functions);
+  // ctx.data and fetch() to the platform's own URL from functions (src/functions/service.ts, PlatformAccess).
+  services.functions.attach({ services, tools });
 
   let server: http.Server | undefined;
   let mcp: McpTransport | undefined;
@@ -106,6 +108,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     });
     const { port } = server.address() as AddressInfo;
     url = `http://127.0.0.1:${port}`;
+    // The address functions' platform calls are sent to: the listener itself (a wildcard bind answers on loopback).
+    const local = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+    services.functions.attach({ services, tools, listenUrl: `http://${local}:${port}` });
     log.info({ port, base_url: config.baseUrl }, 'http server listening');
   }
 

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { encodeFrame, LineSplitter, parseRunnerFrame, type EndUser, type RunnerFrame } from './protocol.ts';
+import { encodeFrame, LineSplitter, parseRunnerFrame, type EndUser, type PlatformCall, type PlatformCallResult, type RunnerFrame } from './protocol.ts';
 import { runnerArgs, runnerEnv, type SandboxSpec } from './sandbox.ts';
 import type { ConsoleLine } from './types.ts';
 import { LIMITS } from './types.ts';
@@ -18,6 +18,9 @@ export interface InstanceSpec {
   /** Variables plus the injected SVC_APP_ID and SVC_API_URL. */
   env: Record<string, string>;
   memoryLimitMb: number;
+  /** Origins whose fetch() the runner forwards to the platform (protocol.ts, InitFrame). */
+  platformOrigins: string[];
+  allowPrivateNet: boolean;
 }
 
 export interface InstanceOptions {
@@ -43,7 +46,12 @@ export interface RunRequest {
   user: EndUser | null;
   token: string | null;
   timeoutMs: number;
+  /** Runs the function's calls to its own platform (ctx.data, fetch to the platform's URL); absent: refused. */
+  calls?: (call: PlatformCall) => Promise<PlatformCallResult>;
 }
+
+/** Platform calls one request may have in flight at once; more are answered 429 at once. */
+const MAX_CALLS_IN_FLIGHT = 16;
 
 /** Where a response goes: a client connection (streamed) or a buffer. */
 export interface ResponseSink {
@@ -107,6 +115,8 @@ interface Current {
   creditedAt: number;
   timer: NodeJS.Timeout;
   resolve: (outcome: RunOutcome) => void;
+  calls: RunRequest['calls'];
+  callsInFlight: number;
 }
 
 let nextRequestId = 1;
@@ -214,7 +224,9 @@ export class Instance {
         resolve(frame);
       };
     });
-    this.#write(encodeFrame({ type: 'init', url, filename: `${spec.name}.ts`, env: spec.env, appId: spec.appId }));
+    this.#write(
+      encodeFrame({ type: 'init', url, filename: `${spec.name}.ts`, env: spec.env, appId: spec.appId, platformOrigins: spec.platformOrigins, allowPrivateNet: spec.allowPrivateNet }),
+    );
     const result = await ready;
     this.#onReady = undefined;
     if (result !== 'exit' && result !== 'timeout' && result.type === 'ready') {
@@ -248,7 +260,7 @@ export class Instance {
         this.kill('timeout');
       }, req.timeoutMs);
       // This request's peak: the last reading before it, then the sampler's readings while it runs.
-      this.#requests.set(id, { id, sink, console: [], consoleBytes: 0, consoleCut: false, headSent: false, status: 0, startedMs: performance.now(), peakKb: this.#lastKb, timeoutMs: req.timeoutMs, creditedAt: performance.now(), timer, resolve });
+      this.#requests.set(id, { id, sink, console: [], consoleBytes: 0, consoleCut: false, headSent: false, status: 0, startedMs: performance.now(), peakKb: this.#lastKb, timeoutMs: req.timeoutMs, creditedAt: performance.now(), timer, resolve, calls: req.calls, callsInFlight: 0 });
       this.#write(
         encodeFrame({
           type: 'request',
@@ -320,6 +332,12 @@ export class Instance {
       else if (this.state === 'starting' && this.#initConsole.length < 50) this.#initConsole.push(line);
       return;
     }
+    if (frame.type === 'call') {
+      // A call racing its request's end finds no request here: dropped (the runner rejects calls of ended requests).
+      const owner = this.#requests.get(frame.id);
+      if (owner) this.#call(owner, frame.call, frame.request);
+      return;
+    }
     const cur = this.#requests.get(frame.id);
     if (!cur) return this.#protocolError(`a ${frame.type} frame for a request that is not in flight`);
     switch (frame.type) {
@@ -342,6 +360,31 @@ export class Instance {
         this.#addConsole(cur, { level: 'error', message: frame.message });
         return this.#finish(cur, { kind: 'error', message: firstLine(frame.message) });
     }
+  }
+
+  /**
+   * One call of a request to its platform, answered with a call_result frame while the request is still in flight
+   * (its caller and app are the request's: the runner names neither). Bounded per request; never throws.
+   */
+  #call(cur: Current, call: number, request: PlatformCall): void {
+    const answer = (result: PlatformCallResult) => {
+      if (this.#requests.get(cur.id) === cur && this.state !== 'dead') this.#write(encodeFrame({ type: 'call_result', id: cur.id, call, result }));
+    };
+    const refuse = (status: number, code: string, message: string, remediation: string) => answer({ status, error: { code, message, remediation } });
+    if (!cur.calls) return refuse(501, 'NOT_AVAILABLE', 'Calls to the platform are not available for this invocation.', 'Call the platform over HTTPS with a key of your own.');
+    if (cur.callsInFlight >= MAX_CALLS_IN_FLIGHT) {
+      return refuse(429, 'RATE_LIMITED', `At most ${MAX_CALLS_IN_FLIGHT} calls to the platform may be in flight per invocation.`, 'Await calls (or batch rows into one insert) instead of starting many at once.');
+    }
+    cur.callsInFlight++;
+    cur.calls(request).then(
+      (result) => answer(result),
+      (err: unknown) => {
+        this.#opts.log.error({ err, function_id: this.spec.functionId }, 'platform call from a function failed');
+        refuse(500, 'INTERNAL_ERROR', 'The call to the platform failed.', 'Retry; if it keeps failing, check the platform logs.');
+      },
+    ).finally(() => {
+      cur.callsInFlight--;
+    });
   }
 
   #addConsole(cur: Current, line: ConsoleLine): void {

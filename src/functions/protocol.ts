@@ -19,6 +19,13 @@ export interface InitFrame {
   filename: string;
   env: Record<string, string>;
   appId: string;
+  /**
+   * Origins whose fetch() the runner hands to the platform over stdio instead of the network (the platform's own
+   * base URL and, when this process serves HTTP, its listener): see PlatformCall.
+   */
+  platformOrigins: string[];
+  /** Whether SVC_FUNCTIONS_ALLOW_PRIVATE_NET is on: only used to word the error for a denied host. */
+  allowPrivateNet: boolean;
 }
 
 /** One HTTP request; several may be in flight on one runner, told apart by id. */
@@ -34,7 +41,42 @@ export interface RequestFrame {
   token: string | null;
 }
 
-export type HostFrame = InitFrame | RequestFrame;
+/**
+ * A call from a function to its own platform, made while one of its requests is in flight: `ctx.data` (run in-process
+ * through the data tools as the invocation's caller) or a fetch() to a URL under the platform's own origin (sent to
+ * the platform's HTTP listener with the function's headers as given). The stdio channel is the only way out to the
+ * platform: the sandbox denies loopback and private addresses, and Deno's --deny-net always wins over --allow-net,
+ * so one port of a loopback host cannot be opened without opening the database and every other local service too.
+ */
+export type PlatformCall =
+  | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string }
+  | { kind: 'fetch'; method: string; url: string; headers: Array<[string, string]>; body: string | null };
+
+export type DataOp = 'select' | 'insert' | 'update' | 'delete';
+const DATA_OPS: ReadonlySet<string> = new Set(['select', 'insert', 'update', 'delete']);
+
+/** What a PlatformCall resolves to. error: the platform's envelope (data calls, and fetch calls the platform refused). */
+export interface PlatformCallResult {
+  status: number;
+  /** data calls: the rows (or row); absent on error. */
+  data?: unknown;
+  /** data calls: PostgREST's Content-Range (with count=exact it ends in the total). */
+  contentRange?: string;
+  error?: { code: string; message: string; remediation: string };
+  /** fetch calls: the response's headers and base64 body. */
+  headers?: Array<[string, string]>;
+  body?: string | null;
+}
+
+/** The platform's answer to call number `call` of request `id`. */
+export interface CallResultFrame {
+  type: 'call_result';
+  id: number;
+  call: number;
+  result: PlatformCallResult;
+}
+
+export type HostFrame = InitFrame | RequestFrame | CallResultFrame;
 
 export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
 
@@ -47,7 +89,9 @@ export type RunnerFrame =
   | { type: 'end'; id: number; rss?: number }
   | { type: 'error'; id: number; message: string }
   /** id: the request being handled, or null for output outside any request (module top level, background timers). */
-  | { type: 'log'; id: number | null; level: LogLevel; message: string };
+  | { type: 'log'; id: number | null; level: LogLevel; message: string }
+  /** A call to the platform (ctx.data, fetch to the platform's own URL) by request `id`, numbered `call` by the runner. */
+  | { type: 'call'; id: number; call: number; request: PlatformCall };
 
 const LOG_LEVELS: ReadonlySet<string> = new Set(['log', 'info', 'warn', 'error', 'debug']);
 
@@ -93,9 +137,36 @@ export function parseRunnerFrame(line: string): RunnerFrame | undefined {
     case 'log':
       if (!(f.id === null || isId(f.id)) || typeof f.message !== 'string' || typeof f.level !== 'string' || !LOG_LEVELS.has(f.level)) return undefined;
       return { type: 'log', id: f.id, level: f.level as LogLevel, message: f.message };
+    case 'call': {
+      if (!isId(f.id) || !isId(f.call) || typeof f.request !== 'object' || f.request === null) return undefined;
+      const request = parsePlatformCall(f.request as Record<string, unknown>);
+      return request ? { type: 'call', id: f.id, call: f.call, request } : undefined;
+    }
     default:
       return undefined;
   }
+}
+
+function parsePlatformCall(r: Record<string, unknown>): PlatformCall | undefined {
+  if (r.kind === 'data') {
+    if (typeof r.op !== 'string' || !DATA_OPS.has(r.op) || typeof r.table !== 'string' || typeof r.query !== 'string') return undefined;
+    if (r.prefer !== undefined && typeof r.prefer !== 'string') return undefined;
+    const call: PlatformCall = { kind: 'data', op: r.op as DataOp, table: r.table, query: r.query };
+    if (r.body !== undefined) call.body = r.body;
+    if (r.prefer !== undefined) call.prefer = r.prefer as string;
+    return call;
+  }
+  if (r.kind === 'fetch') {
+    if (typeof r.method !== 'string' || typeof r.url !== 'string' || !Array.isArray(r.headers)) return undefined;
+    if (!(r.body === null || typeof r.body === 'string')) return undefined;
+    const headers: Array<[string, string]> = [];
+    for (const pair of r.headers as unknown[]) {
+      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') return undefined;
+      headers.push([pair[0], pair[1]]);
+    }
+    return { kind: 'fetch', method: r.method, url: r.url, headers, body: r.body as string | null };
+  }
+  return undefined;
 }
 
 /**

@@ -12,10 +12,26 @@
 // node:async_hooks built in (no npm, no permission). Output from a callback that outlives its request, or from the
 // module's top level, carries an id no longer in flight (or none) and is not recorded.
 //
+// The function's own platform is reached through this channel, never the network (see PlatformCall in protocol.ts):
+// `ctx.data` sends `call` frames the platform runs in-process through its data tools as the invocation's caller, and
+// fetch() to a URL under the platform's own origin (ctx.env.SVC_API_URL, ...) is sent the same way to the platform's
+// HTTP listener; other URLs go to the real fetch. Calls are bound to the request in flight that made them and are
+// rejected once it has ended. A host the sandbox denies gets an error naming the setting that governs it.
+//
 // Keep this file free of other Node imports: besides node:async_hooks, its only import is the shared, web-standard
 // protocol module.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { LineSplitter, type HostFrame, type InitFrame, type LogLevel, type RequestFrame, type RunnerFrame } from './protocol.ts';
+import {
+  LineSplitter,
+  type DataOp,
+  type HostFrame,
+  type InitFrame,
+  type LogLevel,
+  type PlatformCall,
+  type PlatformCallResult,
+  type RequestFrame,
+  type RunnerFrame,
+} from './protocol.ts';
 
 // The few Deno APIs used here, declared locally so the Node type check (tsc) accepts this file.
 interface DenoApi {
@@ -107,7 +123,8 @@ const RUNNER_URL = import.meta.url;
 
 /** The error's text and stack, without the runtime's own frames (they name paths on the host). */
 function errorText(err: unknown): string {
-  const text = err instanceof Error ? (err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}`) : describe(err);
+  const text0 = err instanceof Error ? (err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}`) : describe(err);
+  const text = explainDenied(text0);
   return clean(
     text
       .split('\n')
@@ -147,6 +164,176 @@ globalThis.addEventListener('error', (event: Event) => {
 let handler: Handler | undefined;
 let init: InitFrame | undefined;
 
+// ---- calls to the platform ----------------------------------------------------------------------------------
+
+/** Requests in flight here (their handler has not finished): only they may call the platform. */
+const active = new Set<number>();
+/** Calls awaiting their call_result, by `${request id}:${call}`. */
+const calls = new Map<string, { id: number; resolve: (result: PlatformCallResult) => void; reject: (err: Error) => void }>();
+let nextCall = 1;
+
+function platformCall(id: number | undefined, request: PlatformCall): Promise<PlatformCallResult> {
+  if (id === undefined || !active.has(id)) {
+    return Promise.reject(new Error('ctx.data and fetch() to the platform work only while a request is being handled (not at module top level nor after the Response was returned).'));
+  }
+  const call = nextCall++;
+  return new Promise((resolve, reject) => {
+    calls.set(`${id}:${call}`, { id, resolve, reject });
+    void send({ type: 'call', id, call, request }).catch(() => {});
+  });
+}
+
+/** The request's handler finished: calls it left pending will not be answered. */
+function endCalls(id: number): void {
+  active.delete(id);
+  for (const [key, pending] of calls) {
+    if (pending.id !== id) continue;
+    calls.delete(key);
+    pending.reject(new Error('the request ended before the platform answered this call'));
+  }
+}
+
+export interface DataResult<T = unknown> {
+  /** The rows (an array; one row for a single-object request), or null on error. */
+  data: T | null;
+  /** The error envelope of the platform (code, message, remediation), or null. */
+  error: { code: string; message: string; remediation: string } | null;
+  status: number;
+  /** The total of rows matching, when asked for ({ count: true }). */
+  count: number | null;
+}
+
+function toDataResult(r: PlatformCallResult): DataResult {
+  const total = r.contentRange ? Number(r.contentRange.split('/')[1]) : NaN;
+  return { data: r.error ? null : (r.data ?? null), error: r.error ?? null, status: r.status, count: Number.isFinite(total) ? total : null };
+}
+
+type Options = { query?: string; prefer?: string };
+
+/**
+ * ctx.data: the app's own tables, as the invocation's caller (the end user whose verified token reached the
+ * function: row-level security applies; else the app itself: every row of this app). `query` takes PostgREST syntax
+ * as the data API does (filters, order, limit, on_conflict, ...). Never throws for an API error: see `error`.
+ */
+function dataClient(id: number) {
+  const run = (op: DataOp, table: string, query: string, body: unknown, prefer: string | undefined) =>
+    platformCall(id, { kind: 'data', op, table: String(table), query, ...(body === undefined ? {} : { body }), ...(prefer ? { prefer } : {}) }).then(toDataResult);
+  const join = (...parts: Array<string | undefined>) => parts.filter((p) => p).join('&');
+  return {
+    from(table: string) {
+      return {
+        /** select('id,title', { query: 'done=eq.false&order=id.desc&limit=10', count: true }) */
+        select: (columns = '*', options: Options & { count?: boolean } = {}) =>
+          run('select', table, join(`select=${columns}`, options.query), undefined, options.prefer ?? (options.count ? 'count=exact' : undefined)),
+        /** insert(row | rows): the inserted rows come back (prefer 'return=minimal' to skip them). */
+        insert: (rows: unknown, options: Options = {}) => run('insert', table, options.query ?? '', rows, options.prefer ?? 'return=representation'),
+        /** update(patch, 'id=eq.5'): at least one filter is required; the updated rows come back. */
+        update: (patch: unknown, query: string, options: Options = {}) => run('update', table, query, patch, options.prefer ?? 'return=representation'),
+        /** delete('id=eq.5'): at least one filter is required; the deleted rows come back. */
+        delete: (query: string, options: Options = {}) => run('delete', table, query, undefined, options.prefer ?? 'return=representation'),
+      };
+    },
+  };
+}
+
+const realFetch = globalThis.fetch.bind(globalThis);
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/** fetch(): the platform's own origins go over stdio (protocol.ts, PlatformCall); everything else to the network. */
+globalThis.fetch = async function fetch(input: RequestInfo | URL, options?: RequestInit): Promise<Response> {
+  const request = new Request(input, options);
+  if (!init?.platformOrigins.includes(new URL(request.url).origin)) {
+    try {
+      return await realFetch(request);
+    } catch (err) {
+      throw withExplanation(err);
+    }
+  }
+  const bytes = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+  const result = await platformCall(requestId.getStore(), {
+    kind: 'fetch',
+    method: request.method,
+    url: request.url,
+    headers: [...request.headers],
+    body: bytes && bytes.length ? (bytes as unknown as { toBase64(): string }).toBase64() : null,
+  });
+  if (result.error && !result.headers) return Response.json({ error: result.error }, { status: result.status });
+  const body = result.body && !NULL_BODY.has(result.status) ? (Uint8Array as unknown as { fromBase64(s: string): Uint8Array<ArrayBuffer> }).fromBase64(result.body) : null;
+  return new Response(body, { status: result.status, headers: result.headers ?? [] });
+};
+
+const DENIED = /Requires net access to "([^"]*)"(?:, run again with the --allow-net flag)?/;
+
+function isIn(ip: string, cidrs: Array<[string, number]>): boolean {
+  const parts = ip.split('.').map(Number);
+  if (parts.length !== 4 || parts.some((n) => !Number.isInteger(n) || n < 0 || n > 255)) return false;
+  const value = ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
+  return cidrs.some(([base, bits]) => {
+    const b = base.split('.').map(Number);
+    const start = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
+    const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
+    return (value & mask) === (start & mask);
+  });
+}
+
+/** Deno's "Requires net access" names a flag the function cannot set; say which platform setting governs the host. */
+function explainDenied(text: string): string {
+  const m = DENIED.exec(text);
+  if (!m) return text;
+  const target = m[1]!;
+  const host = target
+    .replace(/:\d+$/, '')
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/^::ffff:(?=\d+\.)/, '');
+  let why: string;
+  if (host === 'localhost' || host.endsWith('.localhost') || host === '::1' || host === '::' || isIn(host, [['127.0.0.0', 8], ['0.0.0.0', 8]])) {
+    why = 'loopback addresses are never reachable from functions (the database and other local services listen there)';
+  } else if (isIn(host, [['169.254.0.0', 16]])) {
+    why = 'link-local addresses (cloud metadata) are never reachable from functions';
+  } else if (!init?.allowPrivateNet && isIn(host, [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10]])) {
+    why = 'private network ranges are closed to functions unless the operator sets SVC_FUNCTIONS_ALLOW_PRIVATE_NET=true';
+  } else {
+    why =
+      'the host is closed to functions: a database host or this machine\'s own address (never reachable), ' +
+      (init?.allowPrivateNet ? '' : 'a private address (SVC_FUNCTIONS_ALLOW_PRIVATE_NET=true opens private ranges), ') +
+      'or listed in SVC_FUNCTIONS_DENY_NET';
+  }
+  const own = `to reach this platform's own API use ctx.data, or fetch() under ctx.env.SVC_API_URL (${init?.env.SVC_API_URL ?? ''}), which the platform forwards itself`;
+  return text.replace(m[0], `Network access to "${target}" is denied: ${why}; ${own}`);
+}
+
+/** The same error (its class stays Deno.errors.NotCapable), its message explained. */
+function withExplanation(err: unknown): unknown {
+  if (err instanceof Error && DENIED.test(err.message)) {
+    try {
+      err.message = explainDenied(err.message);
+    } catch {
+      // a frozen error keeps Deno's text
+    }
+  }
+  return err;
+}
+
+// Deno.connect and connectTls are denied by the same flags: their errors get the same explanation.
+for (const name of ['connect', 'connectTls'] as const) {
+  const api = Deno as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const original = api[name];
+  if (typeof original !== 'function') continue;
+  try {
+    Object.defineProperty(Deno, name, {
+      configurable: true,
+      writable: true,
+      value: (...args: unknown[]) =>
+        original.apply(Deno, args).catch((err: unknown) => {
+          throw withExplanation(err);
+        }),
+    });
+  } catch {
+    // a frozen namespace keeps Deno's text
+  }
+}
+
 async function load(frame: InitFrame): Promise<void> {
   init = frame;
   moduleUrl = frame.url;
@@ -175,7 +362,7 @@ async function handle(frame: RequestFrame): Promise<void> {
       requestInit.body = (Uint8Array as unknown as { fromBase64(s: string): Uint8Array<ArrayBuffer> }).fromBase64(frame.body);
     }
     const request = new Request(frame.url, requestInit);
-    const ctx = { env: { ...init.env }, appId: init.appId, user: frame.user, token: frame.token };
+    const ctx = { env: { ...init.env }, appId: init.appId, user: frame.user, token: frame.token, data: dataClient(id) };
     const response = await handler(request, ctx);
     if (!(response instanceof Response)) {
       throw new TypeError(`The handler must return a Response (or a promise of one); it returned ${response === null ? 'null' : typeof response}.`);
@@ -191,9 +378,11 @@ async function handle(frame: RequestFrame): Promise<void> {
         await send({ type: 'chunk', id, data: (value as unknown as { toBase64(): string }).toBase64() });
       }
     }
+    endCalls(id);
     void send({ type: 'end', id });
     await flush();
   } catch (err) {
+    endCalls(id);
     void send({ type: 'error', id, message: errorText(err) });
     await flush();
   }
@@ -206,7 +395,15 @@ for await (const chunk of input) {
     const frame = JSON.parse(line) as HostFrame;
     if (frame.type === 'init') await load(frame);
     // Not awaited: requests run concurrently, each in its own context (the platform bounds how many).
-    else if (frame.type === 'request') void requestId.run(frame.id, () => handle(frame));
+    else if (frame.type === 'request') {
+      active.add(frame.id);
+      void requestId.run(frame.id, () => handle(frame));
+    } else if (frame.type === 'call_result') {
+      const key = `${frame.id}:${frame.call}`;
+      const pending = calls.get(key);
+      calls.delete(key);
+      pending?.resolve(frame.result);
+    }
   }
 }
 // stdin closed: the platform is done with this process.

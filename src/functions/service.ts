@@ -1,6 +1,8 @@
 // Serverless functions: deploy (validated in the sandbox), manage, invoke through the process pool, log, and
 // dispatch cron and websocket triggers. See README "Functions".
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
@@ -8,6 +10,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../core/crypto.ts';
 import { AppError, errors } from '../core/errors.ts';
+import type { AnyTool, Caller } from '../core/define.ts';
+import { invoke as invokeTool } from '../core/invoke.ts';
+import type { Services } from '../core/services.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import type { AppPurger, AppRecord } from '../apps/types.ts';
 import { cronNext, cronSlots, parseCron } from './cron.ts';
@@ -15,7 +20,7 @@ import { functionErrors } from './errors.ts';
 import { InitError, type InstanceSpec, type ResponseSink, type RunOutcome } from './instance.ts';
 import { InvocationLog, trimLogs, type InvocationRecord } from './logs.ts';
 import { ClientGone, FunctionPool, type PoolTarget } from './pool.ts';
-import type { EndUser } from './protocol.ts';
+import type { DataOp, EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
 import { buildDenyList, ensureDir, resolveDenoBinary } from './sandbox.ts';
 import {
   LIMITS,
@@ -115,6 +120,17 @@ const EMIT_CACHE_PRUNE_MS = 3600_000;
 
 class StaleVersion extends Error {}
 
+/** The data tools behind ctx.data, by operation (run through invoke(), as REST and MCP run them). */
+const DATA_TOOLS: Record<DataOp, string> = { select: 'data_select', insert: 'data_insert', update: 'data_update', delete: 'data_delete' };
+
+/** What ctx.data and fetch() to the platform's own URL need, wired once the platform is built (src/platform.ts). */
+export interface PlatformAccess {
+  services: Services;
+  tools: readonly AnyTool[];
+  /** This process's HTTP listener (http://127.0.0.1:port) when it serves HTTP; else calls go to config.baseUrl. */
+  listenUrl?: string | undefined;
+}
+
 interface FunctionRow {
   id: string;
   app_id: string;
@@ -158,6 +174,7 @@ export class FunctionsService implements AppPurger {
   readonly #versionSweep: NodeJS.Timeout;
   readonly #cachePrune: NodeJS.Timeout;
   readonly #denoDir: string;
+  #platform: PlatformAccess | undefined;
 
   /** Resolves the Deno binary and the network deny list (DNS of the database hosts) before anything runs. */
   static async create(deps: FunctionsServiceDeps): Promise<FunctionsService> {
@@ -200,6 +217,14 @@ export class FunctionsService implements AppPurger {
     this.#denoDir = sandbox.denoDir;
     this.#cachePrune = setInterval(() => void this.pruneEmitCache().catch(() => {}), EMIT_CACHE_PRUNE_MS);
     this.#cachePrune.unref();
+  }
+
+  /**
+   * Wires ctx.data and fetch() to the platform's own URL (called by src/platform.ts once services exist, and again
+   * with the listener once the HTTP server listens). Before this, such calls are refused with 501.
+   */
+  attach(access: PlatformAccess): void {
+    this.#platform = { ...this.#platform, ...access };
   }
 
   // ---- management ----------------------------------------------------------------------------------------
@@ -455,6 +480,7 @@ export class FunctionsService implements AppPurger {
           user: input.user,
           token: input.token,
           timeoutMs: meta.timeoutMs,
+          ...(this.#platform ? { calls: (call: PlatformCall) => this.#platformCall(meta, input.user, call) } : {}),
         },
         sink,
         input.signal,
@@ -720,7 +746,113 @@ export class FunctionsService implements AppPurger {
       code,
       env: { ...env, SVC_APP_ID: f.appId, SVC_API_URL: `${this.#config.baseUrl}/v1/${f.appId}` },
       memoryLimitMb: f.memoryLimitMb,
+      platformOrigins: this.#platformOrigins(),
+      allowPrivateNet: this.#config.functions.allowPrivateNet,
     };
+  }
+
+  /**
+   * The origins whose fetch() a function hands to the platform: the base URL's, the one SVC_API_URL is under. Not the
+   * listener's own address: functions are given SVC_API_URL, and other loopback URLs stay closed like any other.
+   */
+  #platformOrigins(): string[] {
+    return [new URL(this.#config.baseUrl).origin];
+  }
+
+  /**
+   * One call of a running invocation to its own platform. The app is always the function's own (the runner names
+   * none), and the caller is the invocation's: the verified end user whose token reached the function, else the app
+   * itself as a service caller (all rows of this app, like a service key of it; never another app).
+   */
+  async #platformCall(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
+    const access = this.#platform;
+    if (!access) throw new Error('platform access is not wired');
+    try {
+      if (call.kind === 'fetch') return await this.#platformFetch(access, call);
+      const tool = access.tools.find((t) => t.name === DATA_TOOLS[call.op]);
+      if (!tool) throw new Error(`tool ${DATA_TOOLS[call.op]} is not registered`);
+      let caller: Caller;
+      if (user) {
+        caller = { kind: 'user', appId: meta.appId, userId: user.id, claims: user.claims };
+      } else {
+        const app = await access.services.apps.get(meta.appId);
+        if (!app) throw functionErrors.gone(meta.name);
+        caller = { kind: 'service', accountId: app.account_id, appId: meta.appId, keyId: `function:${meta.id}` };
+      }
+      const input: Record<string, unknown> = { app_id: meta.appId, table: call.table, query: call.query };
+      if (call.prefer !== undefined) input.prefer = call.prefer;
+      if ((call.op === 'insert' || call.op === 'update') && call.body !== undefined) input.body = call.body;
+      const out = (await invokeTool(tool, input, {
+        services: access.services,
+        caller,
+        requestId: randomUUID(),
+        clientId: `function:${meta.id}`,
+        log: this.#log,
+      })) as { status: number; data?: unknown; content_range?: string };
+      return { status: out.status, data: out.data ?? null, ...(out.content_range ? { contentRange: out.content_range } : {}) };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      return { status: err.status, error: { code: err.code, message: err.message, remediation: err.remediation } };
+    }
+  }
+
+  /**
+   * fetch() to a URL under the platform's own origin, sent to this process's HTTP listener (or to config.baseUrl
+   * when it serves none) with the function's headers as given: the route then authenticates whatever credential the
+   * function holds, exactly as for any client. Redirects are not followed; request and response bodies are capped.
+   */
+  async #platformFetch(access: PlatformAccess, call: Extract<PlatformCall, { kind: 'fetch' }>): Promise<PlatformCallResult> {
+    let url: URL;
+    try {
+      url = new URL(call.url);
+    } catch {
+      throw errors.validation(`Invalid URL '${call.url.slice(0, 200)}'.`);
+    }
+    // Never trust the runner: only the platform's own origins are forwarded, and only to the platform.
+    if (!this.#platformOrigins().includes(url.origin)) throw errors.validation(`'${url.origin}' is not this platform's address.`);
+    const body = call.body ? Buffer.from(call.body, 'base64') : null;
+    const maxBody = this.#config.functions.maxBodyBytes;
+    if (body && body.length > maxBody) throw errors.payloadTooLarge(`${Math.round(maxBody / 1024 / 1024)} MB`);
+    const target = new URL(url.pathname + url.search, access.listenUrl ?? this.#config.baseUrl);
+    const headers: Record<string, string | string[]> = {};
+    for (const [key, value] of call.headers) {
+      const lower = key.toLowerCase();
+      // Forwarding headers are the platform's to set: a function could otherwise pose as any client address.
+      if (['host', 'content-length', 'connection', 'transfer-encoding', 'forwarded'].includes(lower) || lower.startsWith('x-forwarded-')) continue;
+      const prev = headers[lower];
+      headers[lower] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    }
+    headers.host = url.host;
+    if (body) headers['content-length'] = String(body.length);
+    const max = this.#config.dataMaxResponseBytes;
+    return new Promise<PlatformCallResult>((resolve, reject) => {
+      const req = (target.protocol === 'https:' ? https : http).request(target, { method: call.method, headers, timeout: 60_000 }, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > max) {
+            res.destroy();
+            resolve({ status: 502, error: { code: 'RESPONSE_TOO_LARGE', message: `The platform's response exceeds ${max} bytes (SVC_DATA_MAX_RESPONSE_BYTES).`, remediation: 'Ask for fewer rows or columns per request.' } });
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () => {
+          const out: Array<[string, string]> = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2) {
+            const key = res.rawHeaders[i]!.toLowerCase();
+            if (key === 'connection' || key === 'keep-alive' || key === 'transfer-encoding') continue;
+            out.push([key, res.rawHeaders[i + 1]!]);
+          }
+          resolve({ status: res.statusCode ?? 502, headers: out, body: size ? Buffer.concat(chunks).toString('base64') : null });
+        });
+        res.on('error', reject);
+      });
+      req.on('timeout', () => req.destroy(new Error('the platform did not answer within 60 s')));
+      req.on('error', reject);
+      req.end(body ?? undefined);
+    });
   }
 
   #openEnv(sealed: string | null): Record<string, string> {
