@@ -21,9 +21,12 @@ const SHORT = '/functions';
 const CONTRACT =
   'Runtime contract: the module default-exports `async (request: Request, ctx) => Response` with web-standard Request/Response ' +
   '(TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). ctx = { env (your envVars plus SVC_APP_ID and SVC_API_URL = ' +
-  '{base_url}/v1/{app_id}; pass a service key yourself as envVars.SVC_API_KEY to call the platform), appId, user ({ id, claims } when the caller sent an ' +
-  'end-user JWT of this app, else null), token (that JWT or null) }. request.url is the origin of {base_url}, then the path after the function name ("/" when none) and the query; the header x-forwarded-prefix holds /v1/{app_id}/fn/{name}. console.* output ' +
-  'goes to the invocation log. Sandbox: outbound network only (no files, environment, subprocesses; loopback and private networks are unreachable); ' +
+  '{base_url}/v1/{app_id}), appId, user ({ id, claims } when the caller sent an ' +
+  'end-user JWT of this app, else null), token (that JWT or null), data }. ctx.data reads/writes this app\'s tables without a key, as that end user ' +
+  '(row-level security) or else as the app: await ctx.data.from("books").select("id,title", { query: "order=id", count: true }) | .insert(rows) | ' +
+  '.update(patch, "id=eq.5") | .delete("id=eq.5") -> { data, error, status, count }. fetch() under SVC_API_URL (any platform route, with the ' +
+  'Authorization you pass) is forwarded by the platform, also on loopback deployments. request.url is the origin of {base_url}, then the path after the function name ("/" when none) and the query; the header x-forwarded-prefix holds /v1/{app_id}/fn/{name}. console.* output ' +
+  'goes to the invocation log. Sandbox: outbound network only (no files, environment, subprocesses; loopback, private networks and database hosts are unreachable); ' +
   'npm: imports are not available, https: imports from public module hosts are.';
 
 const DeployInput = z.object({
