@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -11,7 +11,8 @@ import { AppError, errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import type { AppPurger } from '../apps/types.ts';
 import { releaseGoneWorkers } from '../jobs/liveness.ts';
-import { extractZip, findSiteRoot, ZipRejected } from './extract.ts';
+import { entrySegments, extractZip, findSiteRoot, ZipRejected } from './extract.ts';
+import { storedZip } from './zip.ts';
 import { deriveKey, UploadSigner } from './signing.ts';
 import {
   ENV_RESERVED_PREFIX,
@@ -229,29 +230,83 @@ export class FrontendService implements AppPurger {
     const max = this.#config.frontend.maxZipBytes;
     if (u.contentLength !== undefined && Number(u.contentLength) > max) throw zipTooLarge(max);
 
-    const dir = this.#dir(u.appId, u.deploymentId);
-    await mkdir(dir, { recursive: true });
-    const part = path.join(dir, `upload-${randomBytes(8).toString('hex')}.part`);
+    const part = await this.#partFile(u.appId, u.deploymentId);
     try {
       const size = await receiveLimited(u.body, part, max);
-      return await this.#db.transaction().execute(async (tx) => {
-        const cur = await this.#lock(tx, u.appId, u.deploymentId);
-        if (!cur) throw notFound(u.deploymentId);
-        if (cur.status !== 'WAITING') {
-          throw stateError(cur.status, `Deployment ${cur.id} is ${cur.status}; a zip can be uploaded only while it is WAITING.`,
-            'Create a new deployment with frontend_deploy_create to upload another zip.');
-        }
-        await rename(part, this.zipPath(u.appId, u.deploymentId));
-        await tx
-          .updateTable('frontend_deployments')
-          .set({ status: 'UPLOADING', size_bytes: size, uploaded_at: sql<Date>`now()` as never, updated_at: sql<Date>`clock_timestamp()` as never })
-          .where('id', '=', u.deploymentId)
-          .execute();
-        this.#log.info({ app_id: u.appId, deployment_id: u.deploymentId, size_bytes: size }, 'frontend zip received');
-        return this.#view({ ...cur, status: 'UPLOADING', size_bytes: String(size), uploaded_at: new Date(), updated_at: new Date() });
-      });
+      return await this.#accept(u.appId, u.deploymentId, part, size);
     } finally {
       await rm(part, { force: true });
+    }
+  }
+
+  async #partFile(appId: string, id: string): Promise<string> {
+    const dir = this.#dir(appId, id);
+    await mkdir(dir, { recursive: true });
+    return path.join(dir, `upload-${randomBytes(8).toString('hex')}.part`);
+  }
+
+  /** A complete zip in its part file becomes the deployment's upload (WAITING -> UPLOADING), under the row lock. */
+  async #accept(appId: string, id: string, part: string, size: number): Promise<DeploymentView> {
+    return this.#db.transaction().execute(async (tx) => {
+      const cur = await this.#lock(tx, appId, id);
+      if (!cur) throw notFound(id);
+      if (cur.status !== 'WAITING') {
+        throw stateError(cur.status, `Deployment ${cur.id} is ${cur.status}; a zip can be uploaded only while it is WAITING.`,
+          'Create a new deployment with frontend_deploy_create to upload another zip.');
+      }
+      await rename(part, this.zipPath(appId, id));
+      await tx
+        .updateTable('frontend_deployments')
+        .set({ status: 'UPLOADING', size_bytes: size, uploaded_at: sql<Date>`now()` as never, updated_at: sql<Date>`clock_timestamp()` as never })
+        .where('id', '=', id)
+        .execute();
+      this.#log.info({ app_id: appId, deployment_id: id, size_bytes: size }, 'frontend zip received');
+      return this.#view({ ...cur, status: 'UPLOADING', size_bytes: String(size), uploaded_at: new Date(), updated_at: new Date() });
+    });
+  }
+
+  /**
+   * A deployment from a map of files, for callers that cannot PUT a zip: the files become a zip, which then
+   * takes the path of an uploaded one (create, accept, start; the build job extracts it with every check of
+   * extractZip and publishes it). Paths, count and sizes are checked first with the same rules, so a refused
+   * map is a 400 and creates nothing.
+   */
+  async deployFiles(appId: string, framework: Framework, files: readonly { path: string; bytes: Buffer }[]): Promise<DeploymentView> {
+    const { maxFiles, maxUnzippedBytes, maxZipBytes } = this.#config.frontend;
+    const refuse = (message: string, field = 'files') => errors.validation(message, [{ path: field, message }]);
+    if (files.length === 0) throw refuse('files is empty; a site needs at least index.html.');
+    if (files.length > maxFiles) throw refuse(`files has ${files.length} entries; at most ${maxFiles} are allowed (SVC_FRONTEND_MAX_FILES).`);
+    const seen = new Set<string>();
+    const entries = files.map((f) => {
+      let name: string;
+      try {
+        name = entrySegments(f.path).join('/');
+      } catch (err) {
+        if (err instanceof ZipRejected) throw refuse(err.message.replace('The zip contains', 'files contains'), `files.${f.path}`);
+        throw err;
+      }
+      if (seen.has(name)) throw refuse(`files names '${name}' twice (paths are compared after removing '.' and empty segments).`, `files.${f.path}`);
+      seen.add(name);
+      return { name, bytes: f.bytes };
+    });
+    const total = entries.reduce((n, e) => n + e.bytes.length, 0);
+    if (total > maxUnzippedBytes) throw refuse(`The files add up to ${total} bytes; a site may hold at most ${maxUnzippedBytes} (SVC_FRONTEND_MAX_UNZIPPED_BYTES).`);
+    const zip = storedZip(entries);
+    if (zip.length > maxZipBytes) throw zipTooLarge(maxZipBytes);
+
+    const created = await this.create(appId, framework);
+    try {
+      const part = await this.#partFile(appId, created.id);
+      try {
+        await writeFile(part, zip, { flag: 'wx', mode: 0o600 });
+        await this.#accept(appId, created.id, part, zip.length);
+      } finally {
+        await rm(part, { force: true });
+      }
+      return await this.start(appId, created.id);
+    } catch (err) {
+      await this.delete(appId, created.id).catch(() => {});
+      throw err;
     }
   }
 
@@ -599,8 +654,9 @@ function receiveLimited(body: Readable, file: string, max: number): Promise<numb
       settled = true;
       body.off('data', onData);
       body.pause();
-      out.destroy();
-      reject(err);
+      // Only once the file is closed: a still pending open would otherwise create it after the caller removed it.
+      if (out.closed) reject(err);
+      else out.once('close', () => reject(err)).destroy();
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;

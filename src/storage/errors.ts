@@ -47,6 +47,23 @@ export const storageErrors = {
       `Upload one of the allowed types: ${allowed.join(', ')}.`,
       { content_type: contentType, allowed_content_types: allowed },
     ),
+  inlineTooLarge: (size: number, limit: number) =>
+    new AppError(
+      413,
+      'INLINE_CONTENT_TOO_LARGE',
+      `content is ${size} bytes once decoded; inline uploads take at most ${limit} bytes (${mb(limit)}).`,
+      'Upload larger files with storage_upload: it returns a presigned URL to PUT the bytes to.',
+      { size_bytes: size, max_inline_bytes: limit },
+    ),
+  inlineEmpty: () => errors.validation("'content' is empty; a file has at least one byte.", [{ path: 'content', message: 'at least one byte' }]),
+  inlineReadTooLarge: (id: string, size: number, limit: number) =>
+    new AppError(
+      413,
+      'INLINE_CONTENT_TOO_LARGE',
+      `Object '${id}' has ${size} bytes; files are read inline up to ${limit} bytes (${mb(limit)}).`,
+      'Get a presigned URL with storage_download and GET the bytes from it.',
+      { size_bytes: size, max_inline_bytes: limit },
+    ),
   objectNotFound: (id: string) =>
     errors.notFound(`Object '${id}'`, 'List the files you can see with storage_list (GET /storage/{app_id}/objects) and use their id.'),
   notUploaded: (id: string) =>

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
+import { buffer as readAll } from 'node:stream/consumers';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -29,6 +30,11 @@ export const SERVICE_SEGMENT = 'service';
 export const STORAGE_METER = 'storage_bytes';
 /** Rows listed per call at most (the spec's list takes no parameters; `limit`/`offset` page beyond). */
 export const LIST_MAX = 1000;
+/**
+ * Largest file stored or read inline (base64 in a tool call): 2 MiB decoded is 2.67 MiB of base64, which fits
+ * the 4 MB /mcp body with room for the JSON-RPC envelope. The app's own per-file limit applies too.
+ */
+export const INLINE_MAX_BYTES = 2 * 1024 * 1024;
 /** Pending rows checked against the bucket per list call (S3 backend). */
 const PROBE_BATCH = 100;
 const PROBE_CONCURRENCY = 8;
@@ -56,6 +62,12 @@ export interface ListedObject {
   content_type: string;
   size_bytes: number;
   created_at: string;
+}
+
+/** An inline upload, stored: what to persist (objectId) and the file as storage_list shows it. */
+export interface InlineStored extends ListedObject {
+  objectId: string;
+  objectKey: string;
 }
 
 export interface DownloadTicket {
@@ -239,6 +251,71 @@ export class StorageService implements AppPurger {
   }
 
   /**
+   * A small file whose bytes come with the request (MCP clients that cannot make HTTP requests of their own).
+   * It takes exactly the presigned path: createUpload (limits, content types, quota, the end user's pending cap,
+   * a pending reservation), then the bytes arrive through the same receive step as a PUT to the upload URL
+   * (local disk) or are PUT to the bucket's presigned URL and settled (S3). Nothing stays behind on a refusal:
+   * a failure after the reservation removes the pending row and any bytes.
+   */
+  async uploadInline(appId: string, owner: Owner, req: Omit<UploadRequest, 'sizeBytes'>, bytes: Buffer): Promise<InlineStored> {
+    if (bytes.length > INLINE_MAX_BYTES) throw storageErrors.inlineTooLarge(bytes.length, INLINE_MAX_BYTES);
+    if (bytes.length === 0) throw storageErrors.inlineEmpty();
+    const ticket = await this.createUpload(appId, owner, { ...req, sizeBytes: bytes.length });
+    const pending = await this.#byId(ticket.objectId);
+    if (!pending) throw storageErrors.uploadNotFound();
+    try {
+      const local = this.local;
+      if (local) {
+        await this.#receive(local, pending, pending.content_type, String(bytes.length), Readable.from([bytes]));
+      } else {
+        const res = await fetch(ticket.uploadUrl, { method: 'PUT', headers: { 'content-type': pending.content_type }, body: new Uint8Array(bytes) });
+        await res.body?.cancel();
+        if (!res.ok) throw new Error(`the object store refused the inline upload's PUT: HTTP ${res.status}`);
+        await this.#settle([pending]);
+      }
+      const row = await this.#byId(ticket.objectId);
+      if (row?.status !== 'ready') throw new Error(`inline upload ${ticket.objectId} did not become ready`);
+      return { objectId: row.id, objectKey: row.object_key, ...listed(row) };
+    } catch (err) {
+      await this.#discard(pending, false).catch((e: unknown) => this.#log.warn({ err: e, object_id: pending.id }, 'removing a failed inline upload failed'));
+      throw err;
+    }
+  }
+
+  /**
+   * The bytes of a small file, for callers that cannot fetch a download URL; files above INLINE_MAX_BYTES are
+   * refused (413) with the download URL as the way. Same visibility as download.
+   */
+  async read(appId: string, owner: Owner, objectId: string): Promise<{ object: ListedObject; bytes: Buffer }> {
+    let row = await this.#find(appId, owner, objectId);
+    if (row.status === 'pending') {
+      if (this.backend.kind === 's3') await this.#settle([row]);
+      row = await this.#find(appId, owner, objectId);
+      if (row.status !== 'ready') throw storageErrors.notUploaded(objectId);
+    }
+    const size = Number(row.size_bytes);
+    if (size > INLINE_MAX_BYTES) throw storageErrors.inlineReadTooLarge(objectId, size, INLINE_MAX_BYTES);
+    const local = this.local;
+    let bytes: Buffer;
+    if (local) {
+      if ((await local.size(row.app_id, row.id)) === undefined) {
+        this.#log.error({ object_id: objectId, app_id: row.app_id }, 'a ready object has no bytes on disk');
+        throw storageErrors.objectNotFound(objectId);
+      }
+      bytes = await readAll(local.read(row.app_id, row.id));
+    } else {
+      const exp = this.#signer.nowSeconds() + DOWNLOAD_URL_TTL_SECONDS;
+      const res = await fetch(await this.backend.downloadUrl(ref(row), exp, DOWNLOAD_URL_TTL_SECONDS));
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new Error(`the object store answered HTTP ${res.status} for object ${objectId}`);
+      }
+      bytes = Buffer.from(await res.arrayBuffer());
+    }
+    return { object: listed(row), bytes };
+  }
+
+  /**
    * Deletes the row (and, when its bytes had arrived, subtracts them from the meter) and enqueues the byte
    * removal in the same transaction; the bytes are then removed at once, and the job retries if that fails.
    */
@@ -321,10 +398,24 @@ export class StorageService implements AppPurger {
     const verdict = this.#signer.verify({ ...grant, contentType: obj.contentType, sizeBytes: obj.sizeBytes }, grant.sig);
     if (verdict === 'bad_signature') throw storageErrors.invalidSignature();
     if (verdict === 'expired') throw storageErrors.urlExpired();
+    return this.#receive(local, row, headers['content-type'], headers['content-length'], body);
+  }
+
+  /**
+   * The bytes of a pending upload arriving (a PUT to its URL, or inline content): the one place that checks
+   * them against the declaration, stores them and flips the row pending -> ready with its metering.
+   */
+  async #receive(
+    local: LocalBackend,
+    row: ObjectRow,
+    sent: string | undefined,
+    declaredLength: string | undefined,
+    body: Readable,
+  ): Promise<{ objectId: string; size_bytes: number }> {
+    const objectId = row.id;
+    const obj = ref(row);
     if (row.status !== 'pending') throw storageErrors.alreadyUploaded();
-    const sent = headers['content-type'];
     if (!sent || normalizeMime(sent) !== normalizeMime(obj.contentType)) throw storageErrors.contentTypeMismatch(obj.contentType, sent);
-    const declaredLength = headers['content-length'];
     if (declaredLength !== undefined) {
       const n = Number(declaredLength);
       if (n > obj.sizeBytes) throw storageErrors.uploadTooLarge(obj.sizeBytes);

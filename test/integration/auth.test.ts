@@ -279,17 +279,36 @@ describe('auth_logout', () => {
     expect((await anon('POST', url(appA, '/auth/refresh'), { refresh_token: victim.refresh_token })).status).toBe(200);
   });
 
-  it('needs an end-user token: 401 without, 403 with a platform or service key', async () => {
+  it('needs an end user: 401 without a credential, 400 naming user_token for a platform or service key without one', async () => {
     const none = await anon('POST', url(appA, '/auth/logout'));
     expect(none.status).toBe(401);
     expect(none.body.error.code).toBe('AUTH_REQUIRED');
     for (const key of [p.platformKey, appA.service_key.key]) {
       const r = await p.api('POST', url(appA, '/auth/logout'), { key });
-      expect(r.status).toBe(403);
-      expect(r.body.error.code).toBe('FORBIDDEN');
+      expect(r.status).toBe(400);
+      expect(r.body).toEqual({ error: END_USER_REQUIRED });
+    }
+  });
+
+  it('a platform or service key logs an end user out with user_token', async () => {
+    for (const key of [p.platformKey, appA.service_key.key]) {
+      const s = await signup(appA, `logout-${key.slice(0, 8)}@example.com`);
+      const r = await p.api('POST', url(appA, '/auth/logout'), { key, body: { user_token: s.access_token } });
+      expect(r.status).toBe(204);
+      expect(r.body).toBeUndefined();
+      const refreshed = await anon('POST', url(appA, '/auth/refresh'), { refresh_token: s.refresh_token });
+      expect(refreshed.status).toBe(401);
+      expect(refreshed.body.error.code).toBe('AUTH_INVALID_TOKEN');
     }
   });
 });
+
+const END_USER_REQUIRED = {
+  code: 'VALIDATION_FAILED',
+  message: "This tool acts for an end user: send that user's access token as the credential, or pass it as 'user_token' with a platform or service key.",
+  remediation: 'Fix the named field and send the request again.',
+  details: [{ path: 'user_token', message: 'required with a platform or service key' }],
+};
 
 describe('auth_user', () => {
   it('returns the signed-in user', async () => {
@@ -307,6 +326,47 @@ describe('auth_user', () => {
     expect(r.body.error.code).toBe('RESOURCE_NOT_FOUND');
     // Its refresh tokens went with it.
     expect((await anon('POST', url(appA, '/auth/refresh'), { refresh_token: s.refresh_token })).status).toBe(401);
+  });
+
+  it('a platform or service key reads the end user of user_token (REST query and MCP); without it 400; a user token with user_token 403', async () => {
+    const s = await signup(appA, 'acting@example.com');
+    const expected = { ...s.user, last_sign_in_at: expect.stringMatching(ISO) };
+    for (const key of [p.platformKey, appA.service_key.key]) {
+      const r = await p.api('GET', url(appA, `/auth/user?user_token=${encodeURIComponent(s.access_token)}`), { key });
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual(expected);
+      const without = await p.api('GET', url(appA, '/auth/user'), { key });
+      expect(without.status).toBe(400);
+      expect(without.body).toEqual({ error: END_USER_REQUIRED });
+    }
+    const other = await signup(appA, 'acting-other@example.com');
+    const asUser = await withToken('GET', url(appA, `/auth/user?user_token=${encodeURIComponent(other.access_token)}`), s.access_token);
+    expect(asUser.status).toBe(403);
+    expect(asUser.body.error).toEqual({
+      code: 'FORBIDDEN',
+      message: 'This route does not accept this kind of credential; it accepts: platform key, service key.',
+      remediation: 'Call it with one of the accepted credentials.',
+    });
+    // A token of app B does not act on app A; a garbage token is 401.
+    const foreign = await signup(appB, 'acting-b@example.com');
+    const cross = await p.api('GET', url(appA, `/auth/user?user_token=${encodeURIComponent(foreign.access_token)}`), { key: appA.service_key.key });
+    expect(cross.status).toBe(403);
+    expect(cross.body.error.code).toBe('FORBIDDEN');
+    const garbage = await p.api('GET', url(appA, '/auth/user?user_token=a.b.c'), { key: appA.service_key.key });
+    expect(garbage.status).toBe(401);
+    expect(garbage.body.error.code).toBe('AUTH_INVALID_TOKEN');
+
+    const mcp = await connectMcp(p.url, p.platformKey);
+    try {
+      const me = await callTool(mcp.client, 'auth_user', { app_id: appA.app_id, user_token: s.access_token });
+      expect(me.isError).toBeFalsy();
+      expect(me.structuredContent).toEqual(expected);
+      const missing = await callTool(mcp.client, 'auth_user', { app_id: appA.app_id });
+      expect(missing.isError).toBe(true);
+      expect(resultJson(missing)).toEqual({ status: 400, error: END_USER_REQUIRED });
+    } finally {
+      await mcp.close();
+    }
   });
 
   it("an access token of app A on app B's /auth/user is 403 FORBIDDEN", async () => {

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { deriveKey, UploadSigner } from '../../src/frontend/signing.ts';
+import { callTool, connectMcp } from '../e2e/e2e-helpers.ts';
 import { declareSize, pathOf, rawRequest, renameEntry, SITE_INDEX, siteZip, waitFor, zipOf } from './frontend-helpers.ts';
 
 const MASTER_KEY = randomBytes(32).toString('hex');
@@ -567,5 +568,129 @@ describe('access', () => {
     expect((await p.api('GET', `/v1/${other.body.app_id}/frontend/deployments/${mine.id}`)).status).toBe(404);
     expect((await p.api('GET', `${base()}/not-a-uuid`)).status).toBe(400);
     expect((await p.api('POST', base(), { body: { framework: 'angular' }, key: serviceKey })).status).toBe(400);
+  });
+});
+
+describe('deploying from a map of files (MCP-only clients)', () => {
+  let filesApp: string;
+  let filesKey: string;
+  const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f1e7a90000000049454e44ae426082', 'hex');
+
+  beforeAll(async () => {
+    const app = await p.api('POST', '/init', { body: { name: 'Files site' } });
+    expect(app.status).toBe(201);
+    filesApp = app.body.app_id;
+    filesKey = app.body.service_key.key;
+  });
+
+  const deployFiles = (body: Record<string, unknown>) => p.api('POST', `/v1/${filesApp}/frontend/deployments/files`, { key: filesKey, body });
+  /** The deployment once its build finished (the file's settled() reads with the other app's key). */
+  const built = (id: string) =>
+    waitFor(async () => {
+      const d = (await p.api('GET', `/v1/${filesApp}/frontend/deployments/${id}`, { key: filesKey })).body;
+      return ['READY', 'ERROR', 'CANCELED'].includes(d.status) ? d : undefined;
+    });
+  const deploymentCount = async () => (await p.sql('select count(*)::int as n from frontend_deployments where app_id = $1', [filesApp]))[0].n as number;
+
+  it('REST: text and base64 files become a deployment that builds to READY and is served', async () => {
+    const index = '<!doctype html><h1>From files</h1>';
+    const r = await deployFiles({
+      framework: 'static',
+      files: {
+        'index.html': index,
+        'assets/app-0123abcd.js': 'console.log("files")',
+        'img/dot.png': { content: PNG.toString('base64'), encoding: 'base64' },
+        'text.txt': { content: 'plain', encoding: 'utf8' },
+      },
+    });
+    expect(r.status).toBe(202);
+    expect(r.body).toMatchObject({ app_id: filesApp, framework: 'static', status: 'BUILDING', error: null, live: false, file_count: null });
+    expect(r.body.size_bytes).toBeGreaterThan(0);
+    const done = await built(r.body.id);
+    expect(done).toMatchObject({ status: 'READY', live: true, error: null, file_count: 4, url: `${p.services.config.baseUrl}/sites/${filesApp}/` });
+    expect(done.unzipped_bytes).toBe(Buffer.byteLength(index) + Buffer.byteLength('console.log("files")') + PNG.length + 5);
+    expect(walk(deploymentDir(r.body.id, filesApp)).sort()).toEqual(['site/assets/app-0123abcd.js', 'site/img/dot.png', 'site/index.html', 'site/text.txt']);
+
+    const page = await fetch(`${p.url}/sites/${filesApp}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toBe(index);
+    const png = await fetch(`${p.url}/sites/${filesApp}/img/dot.png`);
+    expect(png.status).toBe(200);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await png.arrayBuffer())).toEqual(PNG);
+  });
+
+  it('MCP: a site inside a single folder (dist/) deploys and is served', async () => {
+    const mcp = await connectMcp(p.url, p.platformKey);
+    try {
+      const r = await callTool(mcp.client, 'frontend_deploy_files', {
+        app_id: filesApp,
+        framework: 'react-vite',
+        files: { 'dist/index.html': '<p>spa</p>', 'dist/assets/main.js': 'export {}' },
+      });
+      expect(r.isError).toBeFalsy();
+      const d = r.structuredContent as { id: string; status: string; framework: string };
+      expect(d).toMatchObject({ status: 'BUILDING', framework: 'react-vite' });
+      const done = await built(d.id);
+      expect(done).toMatchObject({ status: 'READY', live: true, file_count: 2 });
+      // react-vite: an unknown route gets index.html.
+      expect(await (await fetch(`${p.url}/sites/${filesApp}/some/route`)).text()).toBe('<p>spa</p>');
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('paths that leave the site, absolute or duplicate paths are 400 VALIDATION_FAILED and create nothing', async () => {
+    const before = await deploymentCount();
+    const cases: [string, Record<string, string>, string][] = [
+      ['../evil.html', { 'index.html': 'x', '../evil.html': 'owned' }, "files contains a path that leaves the site folder: '../evil.html' (path traversal)."],
+      ['assets/../../evil.html', { 'index.html': 'x', 'assets/../../evil.html': 'owned' }, "files contains a path that leaves the site folder: 'assets/../../evil.html' (path traversal)."],
+      ['/etc/evil.html', { 'index.html': 'x', '/etc/evil.html': 'owned' }, "files contains an absolute path: '/etc/evil.html'. Entries must be relative to the site root."],
+      ['C:/evil.html', { 'index.html': 'x', 'C:/evil.html': 'owned' }, "files contains an absolute path: 'C:/evil.html'. Entries must be relative to the site root."],
+      ['./index.html', { 'index.html': 'x', './index.html': 'y' }, "files names 'index.html' twice (paths are compared after removing '.' and empty segments)."],
+    ];
+    for (const [field, files, message] of cases) {
+      const r = await deployFiles({ framework: 'static', files });
+      expect(r.status, field).toBe(400);
+      expect(r.body).toEqual({
+        error: { code: 'VALIDATION_FAILED', message, remediation: 'Fix the named field and send the request again.', details: [{ path: `files.${field}`, message }] },
+      });
+    }
+    expect(await deploymentCount()).toBe(before);
+    expect(existsSync(path.join(dataDir, 'frontend', 'evil.html'))).toBe(false);
+    expect(existsSync(path.join(dataDir, 'evil.html'))).toBe(false);
+  });
+
+  it('file count, unzipped size and zip size follow the zip limits; bad base64 is named', async () => {
+    const before = await deploymentCount();
+    const many = Object.fromEntries(Array.from({ length: MAX_FILES + 1 }, (_, i) => [`f${i}.html`, 'x']));
+    const tooMany = await deployFiles({ framework: 'static', files: many });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error).toMatchObject({ code: 'VALIDATION_FAILED', message: `files has ${MAX_FILES + 1} entries; at most ${MAX_FILES} are allowed (SVC_FRONTEND_MAX_FILES).` });
+
+    const oversized = await p.api('POST', `/v1/${filesApp}/frontend/deployments/files`, {
+      key: filesKey,
+      body: { framework: 'static', files: { 'index.html': 'x', 'big.txt': 'a'.repeat(MAX_ZIP + 1) } },
+    });
+    expect(oversized.status).toBe(413);
+    expect(oversized.body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: `The zip exceeds the ${MAX_ZIP}-byte limit (maxSizeBytes).` });
+
+    const badBase64 = await deployFiles({ framework: 'static', files: { 'index.html': { content: '***', encoding: 'base64' } } });
+    expect(badBase64.status).toBe(400);
+    expect(badBase64.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'files.index.html.content', message: 'not valid base64' }] });
+
+    const none = await deployFiles({ framework: 'static', files: {} });
+    expect(none.status).toBe(400);
+    expect(none.body.error.message).toBe('files is empty; a site needs at least index.html.');
+    expect(await deploymentCount()).toBe(before);
+  });
+
+  it('without index.html the build ends in ERROR exactly as for a zip', async () => {
+    const r = await deployFiles({ framework: 'static', files: { 'about.html': '<p>no index</p>' } });
+    expect(r.status).toBe(202);
+    const done = await built(r.body.id);
+    expect(done).toMatchObject({ status: 'ERROR', live: false });
+    expect(done.error).toMatch(/no index\.html at its root/);
+    expect(existsSync(deploymentDir(r.body.id, filesApp))).toBe(false);
   });
 });

@@ -179,6 +179,29 @@ describe('S3 backend: presigned URLs against a real S3-compatible server', () =>
     expect(await bucketKeys(`${app.app_id}/`)).toEqual([]);
   });
 
+  it('inline upload and read go through the presigned URLs: a key acting as an end user, visible only to that user, metered', async () => {
+    const bytes = Buffer.from('inline bytes in the bucket\n');
+    const before = await meter(app.app_id);
+    const up = await p.api('POST', `/storage/${app.app_id}/upload/inline`, {
+      key: app.service_key.key,
+      body: { filename: 'inline.txt', contentType: 'text/plain', content: bytes.toString('base64'), user_token: alice.token },
+    });
+    expect(up.status).toBe(201);
+    const id = up.body.objectId as string;
+    expect(up.body).toMatchObject({ id, objectKey: `${app.app_id}/${alice.id}/${id}_inline.txt`, size_bytes: bytes.length, content_type: 'text/plain' });
+    expect(await rowOf(id)).toMatchObject({ status: 'ready', user_id: alice.id });
+    expect(await bucketKeys(`${app.app_id}/${alice.id}/${id}`)).toEqual([`${app.app_id}/${alice.id}/${id}_inline.txt`]);
+    expect(await meter(app.app_id)).toBe(before + bytes.length);
+
+    const read = await p.api('GET', `/storage/${app.app_id}/read/${id}?encoding=utf8`, { key: alice.token });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ id, encoding: 'utf8', content: bytes.toString() });
+    const hidden = await p.api('GET', `/storage/${app.app_id}/read/${id}`, { key: bob.token });
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.error.code).toBe('RESOURCE_NOT_FOUND');
+    expect((await remove(id, alice.token)).status).toBe(200);
+  });
+
   it('the local blob routes do not exist on this backend: 404', async () => {
     const r = await p.api('GET', '/blob/storage/00000000-0000-4000-8000-000000000000?op=get&exp=9999999999&sig=x', { key: null });
     expect(r.status).toBe(404);

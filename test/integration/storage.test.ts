@@ -5,7 +5,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { request } from '../e2e/e2e-helpers.ts';
+import { callTool, connectMcp, request, resultJson } from '../e2e/e2e-helpers.ts';
 import { UrlSigner } from '../../src/storage/signing.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -737,5 +737,211 @@ describe('deleting an app', () => {
     // Another app's files are untouched.
     expect(filesOnDisk(appB.app_id)).toContain(other.objectId);
     await remove(appB, other.objectId);
+  });
+});
+
+describe('inline bytes and acting as an end user (MCP-only clients)', () => {
+  const INLINE_MAX = 2 * 1024 * 1024;
+  let app: App;
+  let carol: { token: string; id: string };
+  let dave: { token: string; id: string };
+
+  beforeAll(async () => {
+    app = (await p.api('POST', '/init', { body: { name: 'Inline' } })).body;
+    carol = await signup(app, 'carol@example.com');
+    dave = await signup(app, 'dave@example.com');
+  });
+
+  const inline = (body: Record<string, unknown>, key: string = app.service_key.key) => p.api('POST', `/storage/${app.app_id}/upload/inline`, { key, body });
+  const read = (id: string, query = '', key: string = app.service_key.key) => p.api('GET', `/storage/${app.app_id}/read/${id}${query}`, { key });
+  const rowsOf = async (appId: string) => p.sql('select id, status, user_id from storage_objects where app_id = $1 order by created_at', [appId]);
+  const usage = async (appId: string) => (await p.api('GET', `/storage/${appId}/limits`)).body.usage;
+  const tokenQuery = (token: string, extra = '') => `?user_token=${encodeURIComponent(token)}${extra}`;
+
+  it('a key with user_token uploads inline as that end user; the same user reads it back, another gets 404', async () => {
+    const bytes = Buffer.from('carol\'s notes\n');
+    const meterBefore = await meter(app.app_id);
+    const up = await inline({ filename: 'notes.txt', contentType: 'text/plain', content: bytes.toString('base64'), user_token: carol.token });
+    expect(up.status).toBe(201);
+    const id = up.body.objectId;
+    expect(up.body).toEqual({
+      objectId: expect.stringMatching(UUID),
+      objectKey: `${app.app_id}/${carol.id}/${id}_notes.txt`,
+      id,
+      filename: 'notes.txt',
+      content_type: 'text/plain',
+      size_bytes: bytes.length,
+      created_at: expect.stringMatching(ISO),
+    });
+    // Stored through the PUT path: a ready row of carol's, the bytes on disk under the object id, metered.
+    expect(await rowOf(id)).toMatchObject({ status: 'ready', user_id: carol.id, expires_at: null });
+    expect(readFileSync(path.join(storageDir(app.app_id), id))).toEqual(bytes);
+    expect(await meter(app.app_id)).toBe(meterBefore + bytes.length);
+    expect(await usage(app.app_id)).toEqual({ used_bytes: bytes.length, pending_bytes: 0 });
+
+    // Carol (with her own token, or a key acting as her) sees it; dave does not; the service key sees it.
+    const listed = { id, filename: 'notes.txt', content_type: 'text/plain', size_bytes: bytes.length, created_at: up.body.created_at };
+    expect((await list(app, carol.token)).body).toEqual([listed]);
+    expect((await p.api('GET', `/storage/${app.app_id}/objects${tokenQuery(carol.token)}`, { key: app.service_key.key })).body).toEqual([listed]);
+    expect((await p.api('GET', `/storage/${app.app_id}/objects${tokenQuery(dave.token)}`, { key: app.service_key.key })).body).toEqual([]);
+    expect((await list(app, dave.token)).body).toEqual([]);
+
+    const asCarol = await read(id, tokenQuery(carol.token));
+    expect(asCarol.status).toBe(200);
+    expect(asCarol.body).toEqual({ ...listed, encoding: 'base64', content: bytes.toString('base64') });
+    const asCarolText = await read(id, '?encoding=utf8', carol.token);
+    expect(asCarolText.status).toBe(200);
+    expect(asCarolText.body).toEqual({ ...listed, encoding: 'utf8', content: "carol's notes\n" });
+    for (const r of [await read(id, tokenQuery(dave.token)), await read(id, '', dave.token), await download(app, id, dave.token)]) {
+      expect(r.status).toBe(404);
+      expect(r.body.error.code).toBe('RESOURCE_NOT_FOUND');
+    }
+    const del = await p.api('DELETE', `/storage/${app.app_id}/${id}${tokenQuery(dave.token)}`, { key: app.service_key.key });
+    expect(del.status).toBe(404);
+    expect((await read(id)).status).toBe(200);
+
+    // Over MCP the same, with the platform key: upload as dave, read as dave, invisible to carol.
+    const mcp = await connectMcp(p.url, p.platformKey);
+    try {
+      const mine = await callTool(mcp.client, 'storage_upload_inline', {
+        app_id: app.app_id, filename: 'dave.txt', contentType: 'text/plain', content: 'from dave', encoding: 'utf8', user_token: dave.token,
+      });
+      expect(mine.isError).toBeFalsy();
+      const daveId = (mine.structuredContent as { objectId: string }).objectId;
+      expect(mine.structuredContent).toMatchObject({ objectKey: `${app.app_id}/${dave.id}/${daveId}_dave.txt`, size_bytes: 9 });
+      expect((await rowOf(daveId)).user_id).toBe(dave.id);
+      const back = await callTool(mcp.client, 'storage_read', { app_id: app.app_id, object_id: daveId, encoding: 'utf8', user_token: dave.token });
+      expect(back.structuredContent).toMatchObject({ id: daveId, encoding: 'utf8', content: 'from dave' });
+      const hidden = await callTool(mcp.client, 'storage_read', { app_id: app.app_id, object_id: daveId, user_token: carol.token });
+      expect(hidden.isError).toBe(true);
+      expect(resultJson(hidden)).toMatchObject({ status: 404, error: { code: 'RESOURCE_NOT_FOUND' } });
+      const carolsList = await callTool(mcp.client, 'storage_list', { app_id: app.app_id, user_token: carol.token });
+      expect(carolsList.structuredContent).toEqual({ objects: [listed] });
+      // The file is an ordinary end-user file: dave's own JWT reaches it over REST.
+      expect((await list(app, dave.token)).body.map((o: { id: string }) => o.id)).toEqual([daveId]);
+      expect((await remove(app, daveId, dave.token)).status).toBe(200);
+    } finally {
+      await mcp.close();
+    }
+    expect((await remove(app, id, carol.token)).status).toBe(200);
+  });
+
+  it('user_token: only with a key of this app and a valid token of this app', async () => {
+    const body = { filename: 'x.txt', contentType: 'text/plain', content: 'eA==' };
+    const asUser = await inline({ ...body, user_token: dave.token }, carol.token);
+    expect(asUser.status).toBe(403);
+    expect(asUser.body.error).toEqual({
+      code: 'FORBIDDEN',
+      message: 'This route does not accept this kind of credential; it accepts: platform key, service key.',
+      remediation: 'Call it with one of the accepted credentials.',
+    });
+    const garbage = await inline({ ...body, user_token: 'a.b.c' });
+    expect(garbage.status).toBe(401);
+    expect(garbage.body.error.code).toBe('AUTH_INVALID_TOKEN');
+    const foreign = await signup(appB, 'frank@example.com');
+    const cross = await inline({ ...body, user_token: foreign.token });
+    expect(cross.status).toBe(403);
+    expect(cross.body.error.code).toBe('FORBIDDEN');
+    const upload = await p.api('POST', `/storage/${app.app_id}/upload`, { key: app.service_key.key, body: { filename: 'y.txt', contentType: 'text/plain', sizeBytes: 1, user_token: foreign.token } });
+    expect(upload.status).toBe(403);
+    expect(await rowsOf(app.app_id)).toEqual([]);
+  });
+
+  it(`content above ${INLINE_MAX} bytes is 413 INLINE_CONTENT_TOO_LARGE over MCP, with nothing written or reserved`, async () => {
+    const mcp = await connectMcp(p.url, p.platformKey);
+    try {
+      const big = Buffer.alloc(INLINE_MAX + 1, 7).toString('base64');
+      const r = await callTool(mcp.client, 'storage_upload_inline', {
+        app_id: app.app_id, filename: 'big.bin', contentType: 'application/octet-stream', content: big, user_token: carol.token,
+      });
+      expect(r.isError).toBe(true);
+      expect(resultJson(r)).toEqual({
+        status: 413,
+        error: {
+          code: 'INLINE_CONTENT_TOO_LARGE',
+          message: `content is ${INLINE_MAX + 1} bytes once decoded; inline uploads take at most ${INLINE_MAX} bytes (2 MB).`,
+          remediation: 'Upload larger files with storage_upload: it returns a presigned URL to PUT the bytes to.',
+          details: { size_bytes: INLINE_MAX + 1, max_inline_bytes: INLINE_MAX },
+        },
+      });
+      // Exactly the limit is accepted (the /mcp body has room for it once base64-encoded).
+      const max = await callTool(mcp.client, 'storage_upload_inline', {
+        app_id: app.app_id, filename: 'max.bin', contentType: 'application/octet-stream', content: Buffer.alloc(INLINE_MAX, 7).toString('base64'),
+      });
+      expect(max.isError).toBeFalsy();
+      const maxId = (max.structuredContent as { objectId: string }).objectId;
+      expect((await rowsOf(app.app_id)).map((r) => r.id)).toEqual([maxId]);
+      const back = await callTool(mcp.client, 'storage_read', { app_id: app.app_id, object_id: maxId });
+      expect(Buffer.from((back.structuredContent as { content: string }).content, 'base64')).toEqual(Buffer.alloc(INLINE_MAX, 7));
+      expect((await remove(app, maxId)).status).toBe(200);
+    } finally {
+      await mcp.close();
+    }
+    expect(await rowsOf(app.app_id)).toEqual([]);
+    expect(filesOnDisk(app.app_id)).toEqual([]);
+    expect(await usage(app.app_id)).toEqual({ used_bytes: 0, pending_bytes: 0 });
+  });
+
+  it('the per-file limit, content types, quota and base64 are checked as for presigned uploads; refusals leave no pending row', async () => {
+    const limited: App = (await p.api('POST', '/init', { body: { name: 'Inline quota' } })).body;
+    const set = await p.api('PUT', `/storage/${limited.app_id}/limits`, { body: { max_file_bytes: 600, max_app_bytes: 1000, allowed_content_types: ['text/*'] } });
+    expect(set.status).toBe(200);
+    const post = (body: Record<string, unknown>) => p.api('POST', `/storage/${limited.app_id}/upload/inline`, { key: limited.service_key.key, body });
+    const text = (n: number) => ({ filename: 'f.txt', contentType: 'text/plain', content: 'a'.repeat(n), encoding: 'utf8' });
+
+    const tooBig = await post(text(601));
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.error).toMatchObject({ code: 'FILE_TOO_LARGE', details: { size_bytes: 601, max_file_bytes: 600 } });
+    const wrongType = await post({ filename: 'f.png', contentType: 'image/png', content: 'iVBORw0KGgo=' });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.error.code).toBe('CONTENT_TYPE_NOT_ALLOWED');
+    const badBase64 = await post({ filename: 'f.txt', contentType: 'text/plain', content: 'not base64!' });
+    expect(badBase64.status).toBe(400);
+    expect(badBase64.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'content', message: 'not valid base64' }] });
+    const empty = await post({ filename: 'f.txt', contentType: 'text/plain', content: '' });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error.code).toBe('VALIDATION_FAILED');
+
+    const first = await post(text(600));
+    expect(first.status).toBe(201);
+    const over = await post(text(401));
+    expect(over.status).toBe(409);
+    expect(over.body.error).toMatchObject({
+      code: 'STORAGE_QUOTA_EXCEEDED',
+      details: { size_bytes: 401, used_bytes: 600, pending_bytes: 0, max_app_bytes: 1000 },
+    });
+    const fits = await post(text(400));
+    expect(fits.status).toBe(201);
+    expect((await rowsOf(limited.app_id)).map((r) => [r.id, r.status])).toEqual([
+      [first.body.objectId, 'ready'],
+      [fits.body.objectId, 'ready'],
+    ]);
+    expect(await usage(limited.app_id)).toEqual({ used_bytes: 1000, pending_bytes: 0 });
+    expect(await meter(limited.app_id)).toBe(1000);
+  });
+
+  it('reading inline: a file above the inline limit is 413 pointing at storage_download; utf8 of binary bytes is 400', async () => {
+    const bytes = Buffer.alloc(INLINE_MAX + 1, 0xff);
+    const big = await store(app, 'big.bin', bytes, 'application/octet-stream');
+    const r = await read(big.objectId);
+    expect(r.status).toBe(413);
+    expect(r.body).toEqual({
+      error: {
+        code: 'INLINE_CONTENT_TOO_LARGE',
+        message: `Object '${big.objectId}' has ${INLINE_MAX + 1} bytes; files are read inline up to ${INLINE_MAX} bytes (2 MB).`,
+        remediation: 'Get a presigned URL with storage_download and GET the bytes from it.',
+        details: { size_bytes: INLINE_MAX + 1, max_inline_bytes: INLINE_MAX },
+      },
+    });
+    const small = await store(app, 'bin.bin', Buffer.from([0xff, 0xfe, 0x00]), 'application/octet-stream');
+    const asText = await read(small.objectId, '?encoding=utf8');
+    expect(asText.status).toBe(400);
+    expect(asText.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'encoding', message: 'not UTF-8 text' }] });
+    expect((await read(small.objectId)).body.content).toBe('//4A');
+    const pending = await upload(app, { filename: 'p.txt', contentType: 'text/plain', sizeBytes: 3 });
+    const notYet = await read(pending.body.objectId);
+    expect(notYet.status).toBe(404);
+    expect(notYet.body.error.code).toBe('RESOURCE_NOT_FOUND');
+    for (const id of [big.objectId, small.objectId, pending.body.objectId]) expect((await remove(app, id)).status).toBe(200);
   });
 });

@@ -37,8 +37,8 @@ describe('auth descriptors', () => {
     ['auth_signup', 'POST', '/v1/{app_id}/auth/signup', '/auth/signup', ['none', 'service', 'platform', 'user']],
     ['auth_login', 'POST', '/v1/{app_id}/auth/login', '/auth/login', ['none', 'service', 'platform', 'user']],
     ['auth_refresh', 'POST', '/v1/{app_id}/auth/refresh', '/auth/refresh', ['none', 'service', 'platform', 'user']],
-    ['auth_logout', 'POST', '/v1/{app_id}/auth/logout', '/auth/logout', ['user']],
-    ['auth_user', 'GET', '/v1/{app_id}/auth/user', '/auth/user', ['user']],
+    ['auth_logout', 'POST', '/v1/{app_id}/auth/logout', '/auth/logout', ['user', 'service', 'platform']],
+    ['auth_user', 'GET', '/v1/{app_id}/auth/user', '/auth/user', ['user', 'service', 'platform']],
     ['auth_users_list', 'GET', '/v1/{app_id}/auth/users', '/auth/users', ['platform', 'service']],
     ['auth_jwks', 'GET', '/v1/{app_id}/.well-known/jwks.json', '/.well-known/jwks.json', ['none', 'platform', 'service', 'user', 'substrate']],
   ])('%s is %s %s (app host %s) for %o', (name, method, path, subdomainPath, auth) => {

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type Caller, type ToolContext } from '../../src/core/define.ts';
+import { defineTool, type AnyTool, type ToolContext } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../src/auth/passwords.ts';
 import { rateLimitBucket, routeLimit, type RateLimitedRoute } from '../../src/auth/rate-limit.ts';
 import { USERS_LIST_LIMIT } from '../../src/auth/users.ts';
+import { endUserCaller, UserTokenSchema } from '../shared.ts';
 
 // .email() after trim/toLowerCase: the format is checked on the normalized value, and the JSON Schema keeps format: email.
 export const EmailSchema = z.string().trim().toLowerCase().max(254, 'email is at most 254 characters').email('email must be a valid email address');
@@ -52,11 +53,10 @@ async function enforceLimit(ctx: ToolContext, route: RateLimitedRoute, appId: st
   await rateLimits.enforce(rateLimitBucket(route, appId, ctx.clientId), routeLimit(config, route));
 }
 
-/** The end user behind the request; the tool's auth list (['user']) guarantees the kind. */
-function endUserOf(caller: Caller): string {
-  if (caller.kind === 'user') return caller.userId;
-  throw new Error(`caller of kind ${caller.kind} is not an end user`);
-}
+/** Tools for the signed-in end user: their token, or a key of the app acting as them with user_token. */
+const END_USER = ['user', 'service', 'platform'] as const;
+const END_USER_NOTE =
+  ' A platform or service key may act as the end user by passing their access token as user_token; with a key and no user_token: 400 VALIDATION_FAILED.';
 
 export const authSignup = defineTool({
   name: 'auth_signup',
@@ -122,18 +122,21 @@ export const authLogout = defineTool({
   description:
     'End sessions of the end user whose access token is sent. With refresh_token: ends that session only; without: ends ' +
     'all of the user\'s sessions. Refresh tokens stop working at once; access tokens are stateless and stay valid until ' +
-    'they expire (expires_in), so clients should discard them. REST answers 204 with no body. Idempotent.',
+    'they expire (expires_in), so clients should discard them. REST answers 204 with no body. Idempotent.' +
+    END_USER_NOTE,
   input: z.object({
     app_id: AppIdSchema,
     refresh_token: RefreshTokenSchema.optional().describe('Ends only the session of this refresh token; omit to end all sessions'),
+    user_token: UserTokenSchema,
   }),
   output: z.object({ logged_out: z.literal(true), revoked_tokens: z.number().int() }),
-  auth: ['user'],
+  auth: END_USER,
   appScoped: true,
   http: { method: 'POST', path: '/v1/{app_id}/auth/logout', subdomainPath: '/auth/logout', status: 204 },
   annotations: { destructiveHint: true, idempotentHint: true },
   handler: async (input, ctx) => {
-    const revoked = await ctx.services.endUsers.logout(input.app_id, endUserOf(ctx.caller), input.refresh_token);
+    const user = await endUserCaller(input, ctx);
+    const revoked = await ctx.services.endUsers.logout(input.app_id, user.userId, input.refresh_token);
     return { logged_out: true as const, revoked_tokens: revoked };
   },
 });
@@ -143,14 +146,15 @@ export const authUser = defineTool({
   title: 'Get the signed-in end user',
   description:
     'Read the account of the end user whose access token is sent: { id, email, created_at, last_sign_in_at }. ' +
-    '404 RESOURCE_NOT_FOUND when the account was deleted after the token was issued.',
-  input: z.object({ app_id: AppIdSchema }),
+    '404 RESOURCE_NOT_FOUND when the account was deleted after the token was issued.' +
+    END_USER_NOTE,
+  input: z.object({ app_id: AppIdSchema, user_token: UserTokenSchema }),
   output: EndUserSchema,
-  auth: ['user'],
+  auth: END_USER,
   appScoped: true,
   http: { method: 'GET', path: '/v1/{app_id}/auth/user', subdomainPath: '/auth/user' },
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => ctx.services.endUsers.get(input.app_id, endUserOf(ctx.caller)),
+  handler: async (input, ctx) => ctx.services.endUsers.get(input.app_id, (await endUserCaller(input, ctx)).userId),
 });
 
 export const authUsersList = defineTool({

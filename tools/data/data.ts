@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type Caller, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
-import { errors } from '../../src/core/errors.ts';
+import { defineTool, type AnyTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { DataRequest } from '../../src/data/service.ts';
+import { actAs, UserTokenSchema } from '../shared.ts';
 
 const TableSchema = z
   .string()
@@ -21,11 +21,6 @@ const PreferSchema = z
 const AcceptSchema = z.string().max(200).optional().describe('application/vnd.pgrst.object+json asks for exactly one row as an object');
 const IdSchema = z.string().min(1).max(200).describe('Primary key value of the row');
 const BodySchema = z.unknown().describe('Row object, or an array of row objects for a bulk insert');
-const UserTokenSchema = z
-  .string()
-  .max(4000)
-  .optional()
-  .describe("Act as this end user: an access token of this app (from auth_signup or auth_login). Lets a key holder see exactly what that user's row-level security allows.");
 
 const DataOutput = z.object({
   status: z.number().int(),
@@ -53,15 +48,6 @@ type DataInput = { app_id: string; table: string; query: string; prefer?: string
 async function request(input: DataInput, ctx: ToolContext): Promise<DataRequest> {
   const caller = input.user_token ? await actAs(input.user_token, input.app_id, ctx) : ctx.caller;
   return { appId: input.app_id, caller, table: input.table, query: input.query, prefer: input.prefer, range: input.range, accept: input.accept };
-}
-
-/** Only a key holder of the app may act as one of its end users, and only with a token that user was issued. */
-async function actAs(token: string, appId: string, ctx: ToolContext): Promise<Caller> {
-  if (ctx.caller.kind !== 'platform' && ctx.caller.kind !== 'service') throw errors.wrongCredential(['platform key', 'service key']);
-  const user = await ctx.services.endUserTokens.verify(token);
-  if (!user) throw errors.invalidToken();
-  if (user.appId !== appId) throw errors.otherApp();
-  return user;
 }
 
 const binding = (method: HttpBinding<DataWire>['method'], byId: boolean): HttpBinding<DataWire> => ({

@@ -12,6 +12,7 @@ import {
   STATUSES,
   UPLOAD_URL_TTL_SECONDS,
 } from '../../src/frontend/types.ts';
+import { decodeContent, ENCODINGS } from '../shared.ts';
 
 const AUTH = ['platform', 'service'] as const;
 const BASE = '/v1/{app_id}/frontend/deployments';
@@ -26,6 +27,7 @@ export const frontendDeployCreate = defineTool({
     'Start deploying a built static site (a zip of the build output: index.html at its root or inside a single folder such as dist/). ' +
     `Returns { id, uploadUrl, expiresIn: ${UPLOAD_URL_TTL_SECONDS}, maxSizeBytes } with status WAITING. Next: HTTP PUT the zip bytes to uploadUrl with ` +
     'Content-Type: application/zip (no Authorization header needed; the URL is signed and valid for 15 minutes, once), then call frontend_deploy_start. ' +
+    'Clients that cannot send HTTP themselves: frontend_deploy_files. ' +
     'framework: react-vite (SPA: unknown routes get index.html), nextjs-static (next export: /about serves about.html, 404.html for misses), ' +
     'static or other (exact files, 404.html if present). Build with relative asset paths (Vite: base "./") when the site is served under /sites/{app_id}/.',
   input: z.object({
@@ -60,6 +62,46 @@ export const frontendDeployStart = defineTool({
   http: { method: 'POST', path: `${BASE}/{id}/start`, status: 202 },
   annotations: { idempotentHint: false },
   handler: async (input, ctx) => ctx.services.frontend.start(ctx.app!.id, input.id),
+});
+
+const FileSchema = z.union([
+  z.string().describe('The file as UTF-8 text'),
+  z.object({
+    content: z.string().describe('The file, written as encoding says'),
+    encoding: z.enum(ENCODINGS).default('utf8').describe('utf8 (default) or base64 for binary files'),
+  }),
+]);
+
+export const frontendDeployFiles = defineTool({
+  name: 'frontend_deploy_files',
+  title: 'Deploy a site from files',
+  description:
+    'Deploy a built static site given as a map of files, for clients that cannot PUT a zip: { "index.html": "<!doctype html>...", "assets/app.js": "...", ' +
+    '"logo.png": { "content": "<base64>", "encoding": "base64" } }. Text by default; binary files as { content, encoding: "base64" }. ' +
+    'One call does create, upload and start: returns the deployment with status BUILDING (202); poll frontend_deploy_get until READY (then `url` serves it) or ERROR. ' +
+    'The files take exactly the path of an uploaded zip (same checks, build and publishing): index.html at the root or inside a single folder; ' +
+    'a path that is absolute or leaves the site (..), a duplicate path, more files or bytes than the platform allows is 400 VALIDATION_FAILED and creates nothing. ' +
+    'The whole call is bounded by the request body limit (4 MB over MCP; SVC_BODY_LIMIT, 1 MB by default, over REST): larger sites go through frontend_deploy_create. ' +
+    'framework as for frontend_deploy_create.',
+  input: z.object({
+    app_id: AppIdSchema,
+    framework: z.enum(FRAMEWORKS).describe('How the site is served: react-vite | nextjs-static | static | other'),
+    files: z
+      .record(z.string().min(1, 'a file path must not be empty').max(1024), FileSchema)
+      .describe('Map of relative path (e.g. "index.html", "assets/app.js") to its content: a string (UTF-8 text) or { content, encoding }'),
+  }),
+  output: DeploymentSchema,
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: `${BASE}/files`, status: 202 },
+  annotations: { destructiveHint: false, idempotentHint: false },
+  handler: async (input, ctx) => {
+    const files = Object.entries(input.files).map(([path, file]) => ({
+      path,
+      bytes: typeof file === 'string' ? Buffer.from(file, 'utf8') : decodeContent(file.content, file.encoding, `files.${path}.content`),
+    }));
+    return ctx.services.frontend.deployFiles(ctx.app!.id, input.framework, files);
+  },
 });
 
 export const frontendDeployList = defineTool({
@@ -184,6 +226,7 @@ export const frontendEnvGet = defineTool({
 export const frontendTools: readonly AnyTool[] = [
   frontendDeployCreate,
   frontendDeployStart,
+  frontendDeployFiles,
   frontendDeployList,
   frontendDeployGet,
   frontendDeploySync,

@@ -1,17 +1,22 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type Caller } from '../../src/core/define.ts';
+import { defineTool, type AnyTool, type Caller, type ToolContext } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { ALLOW_ENTRY_RE, isMimeType } from '../../src/storage/names.ts';
-import { DOWNLOAD_URL_TTL_SECONDS, LIST_MAX, UPLOAD_URL_TTL_SECONDS, type Owner } from '../../src/storage/service.ts';
+import { DOWNLOAD_URL_TTL_SECONDS, INLINE_MAX_BYTES, LIST_MAX, UPLOAD_URL_TTL_SECONDS, type Owner } from '../../src/storage/service.ts';
+import { decodeContent, effectiveCaller, encodeContent, ENCODINGS, UserTokenSchema } from '../shared.ts';
 
 const AUTH = ['platform', 'service', 'user'] as const;
 const ACCESS_NOTE =
-  ' A service key (or the owner\'s platform key) sees and manages every file of the app; an end-user JWT only the files that user uploaded.';
+  ' A service key (or the owner\'s platform key) sees and manages every file of the app; an end-user JWT only the files that user uploaded; ' +
+  'a key with user_token acts as that end user (their files; uploads belong to them).';
 
-/** Authentication rule 2: keys act for the app (uploads have no user), an end-user token for that user only. */
-function ownerOf(caller: Caller): Owner {
+/** Authentication rule 2: keys act for the app (uploads have no user), an end-user token (or user_token) for that user only. */
+async function ownerOf(input: { app_id: string; user_token?: string | undefined }, ctx: ToolContext): Promise<Owner> {
+  const caller: Caller = await effectiveCaller(input, ctx);
   return caller.kind === 'user' ? { kind: 'user', userId: caller.userId } : { kind: 'service' };
 }
+
+const INLINE_MB = INLINE_MAX_BYTES / (1024 * 1024);
 
 const ObjectIdSchema = z.string().min(1).max(100).describe('objectId returned by storage_upload (a UUID)');
 const BytesSchema = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -31,6 +36,7 @@ export const storageUpload = defineTool({
     'Reserve a file and get a presigned URL for its bytes. Then HTTP PUT exactly sizeBytes bytes to uploadUrl with the header ' +
     '`Content-Type` equal to contentType (no Authorization header), within expiresIn (300) seconds, and persist objectId. ' +
     'The file is listed once its bytes arrived. objectKey is <app_id>/<user_id>/<objectId>_<filename> (user segment `service` for key uploads); metadata, not a URL. ' +
+    'MCP clients that cannot send HTTP themselves: storage_upload_inline. ' +
     'Limits: 10 MB per file by default (400 FILE_TOO_LARGE), 1 GB per app counting pending uploads (409 STORAGE_QUOTA_EXCEEDED), ' +
     'allowed content types (400 CONTENT_TYPE_NOT_ALLOWED); an end user may hold at most 20 pending uploads and 10% of the app total reserved at once by default ' +
     '(429 STORAGE_PENDING_LIMIT_EXCEEDED with Retry-After: finish or delete pending uploads, or wait for them to expire); see storage_limits_get.' +
@@ -44,6 +50,7 @@ export const storageUpload = defineTool({
       .refine(isMimeType, 'contentType must be a MIME type such as image/png or text/plain; charset=utf-8')
       .describe('MIME type of the file; the PUT must send exactly this Content-Type'),
     sizeBytes: BytesSchema.describe('Exact size of the file in bytes (a positive integer)'),
+    user_token: UserTokenSchema,
   }),
   output: z.object({
     uploadUrl: z.string().describe('Presigned URL for an HTTP PUT of the bytes'),
@@ -56,7 +63,72 @@ export const storageUpload = defineTool({
   http: { method: 'POST', path: '/storage/{app_id}/upload', subdomainPath: '/storage/upload' },
   annotations: { destructiveHint: false, idempotentHint: false },
   handler: async (input, ctx) =>
-    ctx.services.storage.createUpload(input.app_id, ownerOf(ctx.caller), { filename: input.filename, contentType: input.contentType, sizeBytes: input.sizeBytes }),
+    ctx.services.storage.createUpload(input.app_id, await ownerOf(input, ctx), { filename: input.filename, contentType: input.contentType, sizeBytes: input.sizeBytes }),
+});
+
+const EncodingSchema = z.enum(ENCODINGS);
+
+export const storageUploadInline = defineTool({
+  name: 'storage_upload_inline',
+  title: 'Upload a small file inline',
+  description:
+    `Store a file whose bytes are in the call itself (at most ${INLINE_MB} MB once decoded), for clients that cannot send the HTTP PUT of storage_upload. ` +
+    'content is base64 (default) or, with encoding "utf8", plain text. Returns { objectId, objectKey, id, filename, content_type, size_bytes, created_at }: ' +
+    'the file is stored and listed at once; persist objectId. The same rules as storage_upload apply (per-file limit 400 FILE_TOO_LARGE, ' +
+    'app quota 409 STORAGE_QUOTA_EXCEEDED, content types 400 CONTENT_TYPE_NOT_ALLOWED, an end user\'s pending uploads 429 STORAGE_PENDING_LIMIT_EXCEEDED); ' +
+    `content above ${INLINE_MB} MB is 413 INLINE_CONTENT_TOO_LARGE (use storage_upload), and nothing is stored or reserved on any refusal. ` +
+    'REST bodies are bounded by the server\'s body limit (SVC_BODY_LIMIT, 1 MB by default): over REST prefer storage_upload.' +
+    ACCESS_NOTE,
+  input: z.object({
+    app_id: AppIdSchema,
+    filename: z.string().min(1, 'filename must not be empty').max(1024).describe('Original filename; paths and unsafe characters are stripped, at most 200 characters kept'),
+    contentType: z
+      .string()
+      .trim()
+      .refine(isMimeType, 'contentType must be a MIME type such as image/png or text/plain; charset=utf-8')
+      .describe('MIME type of the file, as it will be served'),
+    content: z.string().describe(`The file: base64 (standard alphabet, padded), or text with encoding "utf8"; at most ${INLINE_MAX_BYTES} bytes decoded`),
+    encoding: EncodingSchema.default('base64').describe('How content is written: base64 (default) or utf8 text'),
+    user_token: UserTokenSchema,
+  }),
+  output: ObjectSchema.extend({
+    objectId: z.string().describe('The id to persist; equals id'),
+    objectKey: z.string(),
+  }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: '/storage/{app_id}/upload/inline', subdomainPath: '/storage/upload/inline', status: 201 },
+  annotations: { destructiveHint: false, idempotentHint: false },
+  handler: async (input, ctx) => {
+    const owner = await ownerOf(input, ctx);
+    const bytes = decodeContent(input.content, input.encoding, 'content');
+    return ctx.services.storage.uploadInline(input.app_id, owner, { filename: input.filename, contentType: input.contentType }, bytes);
+  },
+});
+
+export const storageRead = defineTool({
+  name: 'storage_read',
+  title: 'Read a small file inline',
+  description:
+    `Return a file's bytes in the result (files up to ${INLINE_MB} MB), for clients that cannot fetch the URL of storage_download: ` +
+    '{ id, filename, content_type, size_bytes, created_at, encoding, content }. encoding "base64" (default) or "utf8" (400 VALIDATION_FAILED when the file is not UTF-8 text). ' +
+    `A larger file is 413 INLINE_CONTENT_TOO_LARGE: use storage_download. 404 RESOURCE_NOT_FOUND as for storage_download.` +
+    ACCESS_NOTE,
+  input: z.object({
+    app_id: AppIdSchema,
+    object_id: ObjectIdSchema,
+    encoding: EncodingSchema.default('base64').describe('How content is returned: base64 (default) or utf8 text'),
+    user_token: UserTokenSchema,
+  }),
+  output: ObjectSchema.extend({ encoding: EncodingSchema, content: z.string() }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: '/storage/{app_id}/read/{object_id}', subdomainPath: '/storage/read/{object_id}' },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => {
+    const { object, bytes } = await ctx.services.storage.read(input.app_id, await ownerOf(input, ctx), input.object_id);
+    return { ...object, encoding: input.encoding, content: encodeContent(bytes, input.encoding) };
+  },
 });
 
 export const storageList = defineTool({
@@ -70,6 +142,7 @@ export const storageList = defineTool({
     app_id: AppIdSchema,
     limit: z.coerce.number().int().min(1).max(LIST_MAX).optional().describe(`1-${LIST_MAX}, default ${LIST_MAX}`),
     offset: z.coerce.number().int().min(0).optional().describe('Files to skip, default 0'),
+    user_token: UserTokenSchema,
   }),
   output: z.object({ objects: z.array(ObjectSchema) }),
   auth: AUTH,
@@ -77,7 +150,7 @@ export const storageList = defineTool({
   http: { method: 'GET', path: '/storage/{app_id}/objects', subdomainPath: '/storage/objects', respond: (out) => ({ body: out.objects }) },
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ({
-    objects: await ctx.services.storage.list(input.app_id, ownerOf(ctx.caller), { limit: input.limit, offset: input.offset }),
+    objects: await ctx.services.storage.list(input.app_id, await ownerOf(input, ctx), { limit: input.limit, offset: input.offset }),
   }),
 });
 
@@ -88,13 +161,13 @@ export const storageDownload = defineTool({
     `Get a presigned URL to GET a file's bytes (valid ${DOWNLOAD_URL_TTL_SECONDS} seconds; supports Range; served as an attachment with its filename). ` +
     '404 RESOURCE_NOT_FOUND when the object does not exist, is not yours, or its bytes have not arrived yet.' +
     ACCESS_NOTE,
-  input: z.object({ app_id: AppIdSchema, object_id: ObjectIdSchema }),
+  input: z.object({ app_id: AppIdSchema, object_id: ObjectIdSchema, user_token: UserTokenSchema }),
   output: z.object({ downloadUrl: z.string(), filename: z.string(), expiresIn: z.literal(DOWNLOAD_URL_TTL_SECONDS) }),
   auth: AUTH,
   appScoped: true,
   http: { method: 'GET', path: '/storage/{app_id}/download/{object_id}', subdomainPath: '/storage/download/{object_id}' },
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => ctx.services.storage.download(input.app_id, ownerOf(ctx.caller), input.object_id),
+  handler: async (input, ctx) => ctx.services.storage.download(input.app_id, await ownerOf(input, ctx), input.object_id),
 });
 
 export const storageDelete = defineTool({
@@ -104,13 +177,13 @@ export const storageDelete = defineTool({
     'Delete a file (or a pending upload) and its bytes; returns { deleted: true, id }. 404 RESOURCE_NOT_FOUND when it does not exist or is not yours. ' +
     'Issued download URLs stop working.' +
     ACCESS_NOTE,
-  input: z.object({ app_id: AppIdSchema, object_id: ObjectIdSchema }),
+  input: z.object({ app_id: AppIdSchema, object_id: ObjectIdSchema, user_token: UserTokenSchema }),
   output: z.object({ deleted: z.literal(true), id: z.string() }),
   auth: AUTH,
   appScoped: true,
   http: { method: 'DELETE', path: '/storage/{app_id}/{object_id}', subdomainPath: '/storage/{object_id}' },
   annotations: { destructiveHint: true, idempotentHint: false },
-  handler: async (input, ctx) => ctx.services.storage.delete(input.app_id, ownerOf(ctx.caller), input.object_id),
+  handler: async (input, ctx) => ctx.services.storage.delete(input.app_id, await ownerOf(input, ctx), input.object_id),
 });
 
 const OverridesSchema = z.object({
@@ -188,4 +261,4 @@ export const storageLimitsSet = defineTool({
   },
 });
 
-export const storageTools: readonly AnyTool[] = [storageUpload, storageList, storageDownload, storageDelete, storageLimitsGet, storageLimitsSet];
+export const storageTools: readonly AnyTool[] = [storageUpload, storageUploadInline, storageRead, storageList, storageDownload, storageDelete, storageLimitsGet, storageLimitsSet];
