@@ -216,17 +216,44 @@ function writeStatement(table: TableInfo, query: ParsedQuery, write: string, out
 export interface InsertOptions {
   rows: Record<string, unknown>[];
   upsert?: 'merge-duplicates' | 'ignore-duplicates';
+  /** Prefer: missing=default: a key a row lacks takes the column's default instead of null. */
+  missingDefault?: boolean;
   out: WriteOutput;
+}
+
+/** The columns an insert writes: `columns=` when given, else every key of any row, in first-seen order. */
+export function insertColumns(query: ParsedQuery, rows: readonly Record<string, unknown>[]): string[] {
+  return query.columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
+}
+
+/**
+ * With missing=default, rows that lack some of the columns cannot go through json_populate_recordset (it yields
+ * null for a missing key, and an expression cannot name a column's default). They become one multi-row VALUES
+ * list instead, where a missing key is the keyword DEFAULT: still one INSERT (so RETURNING keeps the rows' order
+ * and ON CONFLICT sees them all), each present value converted by json_populate_record as in the bulk path.
+ */
+function valuesWithDefaults(table: TableInfo, names: readonly string[], rows: readonly Record<string, unknown>[]): string {
+  const record = `null::public.${q(table.name)}`;
+  const cell = (row: Record<string, unknown>, name: string) =>
+    Object.hasOwn(row, name) ? `(json_populate_record(${record}, ${lit(JSON.stringify({ [name]: row[name] }))})).${q(name)}` : 'DEFAULT';
+  return `values ${rows.map((row) => `(${names.map((n) => cell(row, n)).join(', ')})`).join(', ')}`;
 }
 
 export function compileInsert(catalog: Catalog, tableName: string, query: ParsedQuery, opts: InsertOptions): string {
   const table = tableOf(catalog, tableName);
-  const names = query.columns ?? [...new Set(opts.rows.flatMap((r) => Object.keys(r)))];
-  const cols = names.map((n) => q(columnOf(table, n).name));
-  const source = `from json_populate_recordset(null::public.${q(table.name)}, ${lit(JSON.stringify(opts.rows))})`;
+  const names = insertColumns(query, opts.rows).map((n) => columnOf(table, n).name);
+  const cols = names.map(q);
+  const complete = opts.rows.every((row) => names.every((n) => Object.hasOwn(row, n)));
+  const source =
+    opts.missingDefault && !complete
+      ? valuesWithDefaults(table, names, opts.rows)
+      : `select ${cols.join(', ')} from json_populate_recordset(null::public.${q(table.name)}, ${lit(JSON.stringify(opts.rows))})`;
+  // Rows naming no column at all are rows of defaults only.
   const insert = cols.length
-    ? `insert into public.${q(table.name)} as _m (${cols.join(', ')}) select ${cols.join(', ')} ${source}`
-    : `insert into public.${q(table.name)} as _m default values`;
+    ? `insert into public.${q(table.name)} as _m (${cols.join(', ')}) ${source}`
+    : opts.rows.length === 1
+      ? `insert into public.${q(table.name)} as _m default values`
+      : `insert into public.${q(table.name)} as _m select from generate_series(1, ${opts.rows.length})`;
   let conflict = '';
   if (opts.upsert) {
     const target = (query.onConflict ?? table.primaryKey).map((n) => q(columnOf(table, n).name));
@@ -239,7 +266,6 @@ export function compileInsert(catalog: Catalog, tableName: string, query: Parsed
         ? ` on conflict (${target.join(', ')}) do update set ${updates.join(', ')}`
         : ` on conflict (${target.join(', ')}) do nothing`;
   }
-  if (cols.length === 0 && opts.rows.length !== 1) throw errors.validation('Bulk insert rows must name at least one column.');
   return writeStatement(table, query, `${insert}${conflict}`, opts.out);
 }
 

@@ -4,7 +4,7 @@ import type { Caller } from '../core/define.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
 import type { Catalog } from '../schema/catalog.ts';
-import { CatalogMiss, compileDelete, compileInsert, compileRead, compileUpdate, idFilter, tableOf, type OutputOptions, type WriteOutput } from './compile.ts';
+import { CatalogMiss, compileDelete, compileInsert, compileRead, compileUpdate, idFilter, insertColumns, tableOf, type OutputOptions, type WriteOutput } from './compile.ts';
 import { roleFor, runAs, StatementAborted, type StatementResult } from './executor.ts';
 import { parsePrefer, parseQuery, parseRange, type ParsedQuery, type Prefer } from './query.ts';
 
@@ -81,8 +81,13 @@ export class DataService {
     const prefer = parsePrefer(req.prefer, 'minimal');
     if (rows.length === 0) return { status: 201, ...(prefer.return === 'representation' ? { data: new JsonText('[]') } : {}) };
     const out = this.#writeOut(prefer, req.accept);
-    const result = await this.#run(req, true, (c) => compileInsert(c, req.table, query, { rows, out, ...(prefer.resolution ? { upsert: prefer.resolution } : {}) }));
-    return this.#written(201, result, out);
+    const missingDefault = prefer.missing === 'default';
+    try {
+      const result = await this.#run(req, true, (c) => compileInsert(c, req.table, query, { rows, out, missingDefault, ...(prefer.resolution ? { upsert: prefer.resolution } : {}) }));
+      return this.#written(201, result, out);
+    } catch (err) {
+      throw missingDefault ? err : await this.#explainNotNull(err, req, insertColumns(query, rows), rows);
+    }
   }
 
   async update(req: DataRequest, body: unknown, id?: string): Promise<DataResult> {
@@ -101,7 +106,11 @@ export class DataService {
     if (id === undefined && query.filters.length === 0) throw filterRequired();
     const prefer = parsePrefer(req.prefer, 'minimal');
     const out = this.#writeOut(prefer, id === undefined ? req.accept : undefined);
-    const result = await this.#run(req, true, (c) => compileDelete(c, req.table, query, out, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)]));
+    const result = await this.#run(req, true, (c) => compileDelete(c, req.table, query, out, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)])).catch(
+      (err: unknown) => {
+        throw stillReferenced(err) ?? err;
+      },
+    );
     if (id !== undefined) return byId(result, req.table, id);
     return this.#written(out.rows ? 200 : 204, result, out);
   }
@@ -138,6 +147,8 @@ export class DataService {
       const { code, message } = err as { code?: string; message?: string };
       // The only syntax Postgres parses from client text here is a full-text query.
       if (code === '42601' && message?.includes('tsquery')) throw badFullText(message);
+      // 21000: one upsert proposed two rows with the same conflict key ("cannot affect row a second time").
+      if (code === '21000' && message) throw new AppError(400, 'VALIDATION_FAILED', message, 'Send each on_conflict key at most once per upsert; merge the duplicate rows first.');
       if (code !== '42P01' && code !== '42703') throw err;
       this.#catalogs.invalidate(req.appId);
       result = await runAs(pool, role, build(await this.#catalogs.get(req.appId)), { write });
@@ -146,11 +157,47 @@ export class DataService {
     return result;
   }
 
+  /**
+   * A NOT NULL violation on a column that some rows of the insert lack: without Prefer: missing=default the missing
+   * key was written as null, so the fix is that preference (when the column has a default) or the key in every row.
+   */
+  async #explainNotNull(err: unknown, req: DataRequest, names: readonly string[], rows: readonly Record<string, unknown>[]): Promise<unknown> {
+    const { code, column: name, message } = err as { code?: string; column?: string; message?: string };
+    if (code !== '23502' || !name || !names.includes(name)) return err;
+    const lacking = rows.filter((r) => !Object.hasOwn(r, name)).length;
+    if (lacking === 0) return err;
+    const column = (await this.#catalogs.get(req.appId)).get(req.table)?.columns.find((c) => c.name === name);
+    const hasDefault = column !== undefined && (column.default !== null || column.identity === true);
+    const rowsLacking = `${lacking} of the ${rows.length} rows lack the key '${name}', so it was written as null`;
+    return new AppError(
+      400,
+      'VALIDATION_FAILED',
+      `${message ?? `null value in column "${name}" violates not-null constraint`}: ${rowsLacking}.`,
+      hasDefault
+        ? `Send Prefer: missing=default (over MCP: prefer "missing=default") so that a key a row lacks takes the column's default, or give '${name}' in every row.`
+        : `'${name}' has no default: give it a value in every row.`,
+    );
+  }
+
   /** The error for a result the statement refused: 'SV413' (too large) or 'SV406:<rows>' (not one row). */
   #refused(abort: string): AppError {
     if (abort === 'SV413') return errors.responseTooLarge(this.#limits.maxResponseBytes);
     return notSingle(Number(abort.split(':')[1]));
   }
+}
+
+/**
+ * A delete refused because rows elsewhere still point at the row. Foreign keys are checked without row-level
+ * security, so those rows may be ones this caller cannot see (another end user's): say so, and how to change it.
+ */
+function stillReferenced(err: unknown): AppError | undefined {
+  const { code, detail } = err as { code?: string; detail?: string };
+  if (code !== '23503') return undefined;
+  return errors.conflict(
+    detail ?? 'The row is still referenced from another table.',
+    'Rows of another table still reference this row; they may be rows this credential cannot see (foreign keys are checked without ' +
+      "row-level security). Delete those rows first, or declare references.onDelete 'cascade' or 'set null' on the referencing column with schema_apply.",
+  );
 }
 
 function byId(result: StatementResult, table: string, id: string): DataResult {

@@ -12,6 +12,8 @@ export interface ColumnInfo {
   nullable: boolean;
   /** Default expression as Postgres prints it, or null. */
   default: string | null;
+  /** An identity column: it has a default (the sequence) that `default` does not show. */
+  identity?: boolean;
 }
 
 export interface ForeignKeyInfo {
@@ -19,6 +21,8 @@ export interface ForeignKeyInfo {
   columns: string[];
   refTable: string;
   refColumns: string[];
+  /** ON DELETE action; 'set default' only on keys made outside schema_apply. */
+  onDelete: 'no action' | 'restrict' | 'cascade' | 'set null' | 'set default';
 }
 
 export interface IndexInfo {
@@ -53,7 +57,8 @@ select c.relname as name, c.relrowsecurity as rls, ta.access,
       'udt', coalesce(et.typname, t.typname),
       'isArray', t.typcategory = 'A',
       'nullable', not a.attnotnull,
-      'default', pg_get_expr(d.adbin, d.adrelid)) order by a.attnum)
+      'default', pg_get_expr(d.adbin, d.adrelid),
+      'identity', a.attidentity <> '') order by a.attnum)
     from pg_attribute a
     join pg_type t on t.oid = a.atttypid
     left join pg_type et on et.oid = t.typelem and t.typcategory = 'A'
@@ -69,7 +74,9 @@ select c.relname as name, c.relrowsecurity as rls, ta.access,
                   join pg_attribute a on a.attrelid = fk.conrelid and a.attnum = k.attnum),
       'refTable', rc.relname,
       'refColumns', (select json_agg(a.attname order by k.ord) from unnest(fk.confkey) with ordinality k(attnum, ord)
-                     join pg_attribute a on a.attrelid = fk.confrelid and a.attnum = k.attnum)) order by fk.conname)
+                     join pg_attribute a on a.attrelid = fk.confrelid and a.attnum = k.attnum),
+      'onDelete', case fk.confdeltype when 'r' then 'restrict' when 'c' then 'cascade' when 'n' then 'set null' when 'd' then 'set default' else 'no action' end
+      ) order by fk.conname)
     from pg_constraint fk join pg_class rc on rc.oid = fk.confrelid
     where fk.conrelid = c.oid and fk.contype = 'f'), '[]') as "foreignKeys",
   coalesce((select json_agg(json_build_object(

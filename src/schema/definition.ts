@@ -10,6 +10,9 @@ import type { TableAccess } from './catalog.ts';
 
 export const MAX_TABLES = 50;
 export const ACCESS_VALUES = ['user', 'public', 'service'] as const;
+/** What deleting a referenced row does to the rows pointing at it; 'no action' (Postgres's default) refuses the delete. */
+export const ON_DELETE_VALUES = ['no action', 'restrict', 'cascade', 'set null'] as const;
+export type OnDelete = (typeof ON_DELETE_VALUES)[number];
 
 const ColumnInputSchema = z.strictObject({
   type: z
@@ -23,9 +26,16 @@ const ColumnInputSchema = z.strictObject({
     .optional()
     .describe("Default expression: a number, true/false, null, a quoted string like 'draft' (optionally with a ::type cast), now(), gen_random_uuid(), current_timestamp, current_date, or empty json/arrays like '{}'::jsonb"),
   references: z
-    .strictObject({ table: z.string(), column: z.string() })
+    .strictObject({
+      table: z.string(),
+      column: z.string(),
+      onDelete: z
+        .enum(ON_DELETE_VALUES)
+        .optional()
+        .describe("When the referenced row is deleted: 'no action' (default: the delete is refused, 409, while rows point at it), 'restrict' (same, checked at once), 'cascade' (delete these rows too), 'set null' (nullable columns only)"),
+    })
     .optional()
-    .describe('Foreign key to a primary-key or unique column of another table'),
+    .describe('Foreign key to a primary-key or unique column of another table. Postgres checks it without row-level security: an end user can point at a row of another user'),
 });
 
 const IndexInputSchema = z.strictObject({
@@ -56,6 +66,7 @@ export type SchemaDefinitionInput = z.output<typeof SchemaDefinitionSchema>;
 export interface Reference {
   table: string;
   column: string;
+  onDelete: OnDelete;
 }
 
 export interface ColumnSpec {
@@ -322,7 +333,12 @@ function normalizeColumn(table: string, name: string, input: ColumnInput): Colum
   if (input.references) {
     checkIdentifier(input.references.table, `references.table of column '${table}.${name}'`);
     checkIdentifier(input.references.column, `references.column of column '${table}.${name}'`);
-    references = { table: input.references.table, column: input.references.column };
+    references = { table: input.references.table, column: input.references.column, onDelete: input.references.onDelete ?? 'no action' };
+    if (references.onDelete === 'set null' && (primary || input.nullable === false)) {
+      throw errors.validation(
+        `Column '${table}.${name}' has references.onDelete 'set null' but is never null (primary or nullable: false); choose 'cascade', or make the column nullable.`,
+      );
+    }
   }
   return { name, type, primary, nullable: primary ? false : input.nullable !== false, unique: input.unique === true, default: def, references };
 }

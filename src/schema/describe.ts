@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Catalog, TableInfo } from './catalog.ts';
-import { ACCESS_VALUES, definitionType } from './definition.ts';
+import { ACCESS_VALUES, ON_DELETE_VALUES, definitionType } from './definition.ts';
 import { catalogHasUserId, defaultAccess, singleForeignKeys, uniqueConstraints } from './plan.ts';
 
 /**
@@ -15,7 +15,9 @@ export const ColumnViewSchema = z.object({
   nullable: z.boolean(),
   unique: z.boolean(),
   default: z.string().optional().describe('Default expression as Postgres prints it'),
-  references: z.object({ table: z.string(), column: z.string() }).optional(),
+  references: z
+    .object({ table: z.string(), column: z.string(), onDelete: z.enum([...ON_DELETE_VALUES, 'set default']).optional().describe("Shown unless 'no action'") })
+    .optional(),
 });
 
 export const TableViewSchema = z.object({
@@ -47,7 +49,7 @@ function describeTable(info: TableInfo): TableView {
     };
     if (c.default !== null) column.default = c.default;
     const fk = fks.get(c.name);
-    if (fk) column.references = { ...fk.ref };
+    if (fk) column.references = fk.ref.onDelete === 'no action' ? { table: fk.ref.table, column: fk.ref.column } : { ...fk.ref };
     columns[c.name] = column;
   }
   const indexes: TableView['indexes'] = {};

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { errors } from '../core/errors.ts';
-import type { Catalog, TableAccess, TableInfo } from './catalog.ts';
+import type { Catalog, ForeignKeyInfo, TableAccess, TableInfo } from './catalog.ts';
 import type { ColumnSpec, Definition, IndexSpec, Reference, TableSpec } from './definition.ts';
 
 /**
@@ -30,12 +30,15 @@ export function uniqueConstraints(table: TableInfo): Map<string, string> {
   return out;
 }
 
+/** A foreign key as the catalog has it: its ON DELETE may be one a definition cannot say ('set default'). */
+export type LiveReference = Omit<Reference, 'onDelete'> & { onDelete: ForeignKeyInfo['onDelete'] };
+
 /** Single-column foreign keys by column. */
-export function singleForeignKeys(table: TableInfo): Map<string, { name: string; ref: Reference }> {
-  const out = new Map<string, { name: string; ref: Reference }>();
+export function singleForeignKeys(table: TableInfo): Map<string, { name: string; ref: LiveReference }> {
+  const out = new Map<string, { name: string; ref: LiveReference }>();
   for (const fk of table.foreignKeys) {
     if (fk.columns.length !== 1 || fk.refColumns.length !== 1 || out.has(fk.columns[0]!)) continue;
-    out.set(fk.columns[0]!, { name: fk.name, ref: { table: fk.refTable, column: fk.refColumns[0]! } });
+    out.set(fk.columns[0]!, { name: fk.name, ref: { table: fk.refTable, column: fk.refColumns[0]!, onDelete: fk.onDelete } });
   }
   return out;
 }
@@ -54,7 +57,7 @@ export function defaultAccess(hasUserId: boolean): TableAccess {
 interface FinalColumn {
   type: string;
   unique: boolean;
-  references: Reference | null;
+  references: LiveReference | null;
   /** Where a foreign key comes from, for messages. */
   declared: boolean;
 }
@@ -122,17 +125,23 @@ function checkReferences(final: Map<string, FinalTable>, dropping: ReadonlySet<s
 
 // ---------------------------------------------------------------- SQL pieces
 
+/** `REFERENCES t (c)`, plus `ON DELETE ...` unless it is Postgres's default (no action). */
+function referencesSql(ref: Reference): string {
+  const onDelete = ref.onDelete === 'no action' ? '' : ` ON DELETE ${ref.onDelete.toUpperCase()}`;
+  return `REFERENCES ${q(ref.table)} (${q(ref.column)})${onDelete}`;
+}
+
 function columnSql(c: ColumnSpec, reference: Reference | null): string {
   let sql = `${q(c.name)} ${c.type}`;
   if (c.default !== null) sql += ` DEFAULT ${c.default}`;
   if (!c.nullable) sql += ' NOT NULL';
   if (c.unique) sql += ' UNIQUE';
-  if (reference) sql += ` REFERENCES ${q(reference.table)} (${q(reference.column)})`;
+  if (reference) sql += ` ${referencesSql(reference)}`;
   return sql;
 }
 
 function addForeignKeySql(table: string, column: string, ref: Reference): string {
-  return `ALTER TABLE ${q(table)} ADD FOREIGN KEY (${q(column)}) REFERENCES ${q(ref.table)} (${q(ref.column)})`;
+  return `ALTER TABLE ${q(table)} ADD FOREIGN KEY (${q(column)}) ${referencesSql(ref)}`;
 }
 
 function createIndexSql(table: string, index: IndexSpec): string {
@@ -272,6 +281,7 @@ function planExistingTable(spec: TableSpec, info: TableInfo, final: FinalTable, 
     if (c.unique && uniqueName === undefined) phases.alterColumns.push(`ALTER TABLE ${t} ADD UNIQUE (${q(c.name)})`);
     if (!c.unique && uniqueName !== undefined) phases.dropOther.push(`ALTER TABLE ${t} DROP CONSTRAINT ${q(uniqueName)}`);
     const fk = fks.get(c.name);
+    // Postgres cannot alter a foreign key's ON DELETE in place: a changed action drops and re-adds the key.
     if (!sameReference(fk?.ref ?? null, c.references)) {
       if (fk) phases.dropForeignKeys.push(`ALTER TABLE ${t} DROP CONSTRAINT ${q(fk.name)}`);
       if (c.references) phases.addForeignKeys.push(addForeignKeySql(spec.name, c.name, c.references));
@@ -281,8 +291,8 @@ function planExistingTable(spec: TableSpec, info: TableInfo, final: FinalTable, 
   planExistingSecurity(spec, info, final, phases);
 }
 
-function sameReference(a: Reference | null, b: Reference | null): boolean {
-  return a?.table === b?.table && a?.column === b?.column;
+function sameReference(a: LiveReference | null, b: Reference | null): boolean {
+  return a?.table === b?.table && a?.column === b?.column && a?.onDelete === b?.onDelete;
 }
 
 /** Type and primary-key changes would rewrite or re-key live rows: refused, with the safe way spelled out. */

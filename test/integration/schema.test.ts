@@ -537,3 +537,115 @@ describe('credentials', () => {
     expect((await p.api('GET', `/v1/${other.app_id}/migrations`, { key: other.service_key.key })).body).toEqual({ migrations: [] });
   });
 });
+
+describe('references.onDelete', () => {
+  const ALICE = '11111111-1111-4111-8111-111111111111';
+  const BOB = '22222222-2222-4222-8222-222222222222';
+  let refs: CreatedApp;
+  let alice: string;
+  let bob: string;
+  const key = () => refs.service_key.key;
+  const data = (method: string, path: string, token: string, body?: unknown) =>
+    p.api(method, `/v1/${refs.app_id}${path}`, { key: token, body, headers: { prefer: 'return=representation' } });
+  const definition = (onDelete?: string) => ({
+    tables: {
+      lists: { columns: { id: { type: 'uuid', primary: true, default: 'gen_random_uuid()' }, user_id: { type: 'uuid' }, name: { type: 'text' } } },
+      items: {
+        columns: {
+          id: { type: 'uuid', primary: true, default: 'gen_random_uuid()' },
+          user_id: { type: 'uuid' },
+          list_id: { type: 'uuid', references: { table: 'lists', column: 'id', ...(onDelete ? { onDelete } : {}) } },
+        },
+      },
+    },
+  });
+  const fkAction = async () => {
+    const client = new pg.Client({ connectionString: databaseUrl(p.appDbPrefix + refs.app_id) });
+    await client.connect();
+    try {
+      return (await client.query(`select conname, confdeltype from pg_constraint where conrelid = 'items'::regclass and contype = 'f'`)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+
+  beforeAll(async () => {
+    refs = (await p.api('POST', '/init', { body: { name: 'Schema refs' } })).body;
+    alice = await p.services.endUserTokens.sign(refs.app_id, { sub: ALICE, role: 'authenticated' }, 600);
+    bob = await p.services.endUserTokens.sign(refs.app_id, { sub: BOB, role: 'authenticated' }, 600);
+    expect((await apply({ schema: definition(), name: 'lists' }, refs.app_id, key())).body.applied).toBe(true);
+  });
+
+  it('without onDelete another user can pin your row: Postgres checks references without row-level security', async () => {
+    const list = (await data('POST', '/lists', alice, { name: 'mine' })).body[0];
+    const item = await data('POST', '/items', bob, { list_id: list.id });
+    expect(item).toMatchObject({ status: 201, body: [{ user_id: BOB, list_id: list.id }] });
+    const refused = await p.api('DELETE', `/v1/${refs.app_id}/lists/${list.id}`, { key: alice });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('CONFLICT');
+    expect(refused.body.error.remediation).toMatch(/declare references\.onDelete 'cascade' or 'set null'/);
+    await p.api('DELETE', `/v1/${refs.app_id}/items?list_id=eq.${list.id}`, { key: key() });
+  });
+
+  it('a changed onDelete drops and re-adds the key (dry run first), once; schema_get shows it and round-trips', async () => {
+    const dry = await apply({ schema: definition('cascade'), dry_run: true }, refs.app_id, key());
+    expect(dry.body).toEqual({
+      dry_run: true,
+      applied: false,
+      statements: [
+        'ALTER TABLE "items" DROP CONSTRAINT "items_list_id_fkey"',
+        'ALTER TABLE "items" ADD FOREIGN KEY ("list_id") REFERENCES "lists" ("id") ON DELETE CASCADE',
+      ],
+      migration: null,
+    });
+    expect(await fkAction()).toEqual([{ conname: 'items_list_id_fkey', confdeltype: 'a' }]);
+    const applied = await apply({ schema: definition('cascade'), name: 'cascade items' }, refs.app_id, key());
+    expect(applied.body).toMatchObject({ applied: true, statements: dry.body.statements });
+    expect(await fkAction()).toEqual([{ conname: 'items_list_id_fkey', confdeltype: 'c' }]);
+    expect((await apply({ schema: definition('cascade') }, refs.app_id, key())).body).toEqual({ dry_run: false, applied: false, statements: [], migration: null });
+    const got = await p.api('GET', `/v1/${refs.app_id}/schema`, { key: key() });
+    expect(got.body.tables.items.columns.list_id).toEqual({
+      type: 'uuid',
+      primary: false,
+      nullable: true,
+      unique: false,
+      references: { table: 'lists', column: 'id', onDelete: 'cascade' },
+    });
+    expect((await apply({ schema: got.body }, refs.app_id, key())).body.statements).toEqual([]);
+  });
+
+  it("cascade: the owner deletes their row and the other user's rows pointing at it go with it", async () => {
+    const list = (await data('POST', '/lists', alice, { name: 'cascading' })).body[0];
+    expect((await data('POST', '/items', bob, { list_id: list.id })).status).toBe(201);
+    expect((await p.api('DELETE', `/v1/${refs.app_id}/lists/${list.id}`, { key: alice })).status).toBe(204);
+    expect((await p.api('GET', `/v1/${refs.app_id}/items?list_id=eq.${list.id}`, { key: key() })).body).toEqual([]);
+  });
+
+  it('set null: the pointing rows stay with a null reference; set null on a NOT NULL column is refused', async () => {
+    const changed = await apply({ schema: definition('set null') }, refs.app_id, key());
+    expect(changed.body.statements).toEqual([
+      'ALTER TABLE "items" DROP CONSTRAINT "items_list_id_fkey"',
+      'ALTER TABLE "items" ADD FOREIGN KEY ("list_id") REFERENCES "lists" ("id") ON DELETE SET NULL',
+    ]);
+    const list = (await data('POST', '/lists', alice, { name: 'nulling' })).body[0];
+    const item = (await data('POST', '/items', bob, { list_id: list.id })).body[0];
+    expect((await p.api('DELETE', `/v1/${refs.app_id}/lists/${list.id}`, { key: alice })).status).toBe(204);
+    expect((await p.api('GET', `/v1/${refs.app_id}/items/${item.id}`, { key: bob })).body).toEqual({ id: item.id, user_id: BOB, list_id: null });
+
+    const notNull = definition('set null');
+    (notNull.tables.items.columns.list_id as Record<string, unknown>).nullable = false;
+    const refused = await apply({ schema: notNull }, refs.app_id, key());
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: "Column 'items.list_id' has references.onDelete 'set null' but is never null (primary or nullable: false); choose 'cascade', or make the column nullable.",
+      remediation: 'Fix the named field and send the request again.',
+    });
+    // Omitting onDelete goes back to Postgres's default (no action).
+    expect((await apply({ schema: definition() }, refs.app_id, key())).body.statements).toEqual([
+      'ALTER TABLE "items" DROP CONSTRAINT "items_list_id_fkey"',
+      'ALTER TABLE "items" ADD FOREIGN KEY ("list_id") REFERENCES "lists" ("id")',
+    ]);
+    expect(await fkAction()).toEqual([{ conname: 'items_list_id_fkey', confdeltype: 'a' }]);
+  });
+});

@@ -228,7 +228,7 @@ describe('normalizeDefinition', () => {
             { name: 'id', type: 'uuid', primary: true, nullable: false, unique: false, default: 'gen_random_uuid()', references: null },
             { name: 'title', type: 'character varying(80)', primary: false, nullable: false, unique: false, default: "'untitled'", references: null },
             { name: 'score', type: 'double precision', primary: false, nullable: true, unique: true, default: '0', references: null },
-            { name: 'author_id', type: 'uuid', primary: false, nullable: true, unique: false, default: null, references: { table: 'authors', column: 'id' } },
+            { name: 'author_id', type: 'uuid', primary: false, nullable: true, unique: false, default: null, references: { table: 'authors', column: 'id', onDelete: 'no action' } },
           ],
           indexes: [{ name: 'posts_title_idx', columns: ['title', 'score'], unique: true }],
           dropColumns: ['old'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.ts';
-import type { Catalog, ColumnInfo, IndexInfo, TableAccess, TableInfo } from '../../src/schema/catalog.ts';
+import type { Catalog, ColumnInfo, ForeignKeyInfo, IndexInfo, TableAccess, TableInfo } from '../../src/schema/catalog.ts';
 import { SchemaDefinitionSchema, normalizeDefinition } from '../../src/schema/definition.ts';
 import { dependencyOrder, planSchema, type CanonicalDefaults } from '../../src/schema/plan.ts';
 import { describeCatalog } from '../../src/schema/describe.ts';
@@ -27,7 +27,7 @@ type Col = [name: string, type: string, opts?: { nullable?: boolean; default?: s
 function table(
   name: string,
   columns: Col[],
-  opts: { pk?: string[]; unique?: string[]; fks?: Array<[string, string, string]>; indexes?: Array<[string, string[], boolean?]>; access?: TableAccess | null; rls?: boolean } = {},
+  opts: { pk?: string[]; unique?: string[]; fks?: Array<[string, string, string, ForeignKeyInfo['onDelete']?]>; indexes?: Array<[string, string[], boolean?]>; access?: TableAccess | null; rls?: boolean } = {},
 ): TableInfo {
   const pk = opts.pk ?? [];
   const cols: ColumnInfo[] = columns.map(([n, type, o]) => ({
@@ -46,7 +46,13 @@ function table(
     name,
     columns: cols,
     primaryKey: pk,
-    foreignKeys: (opts.fks ?? []).map(([col, refTable, refCol]) => ({ name: `${name}_${col}_fkey`, columns: [col], refTable, refColumns: [refCol] })),
+    foreignKeys: (opts.fks ?? []).map(([col, refTable, refCol, onDelete]) => ({
+      name: `${name}_${col}_fkey`,
+      columns: [col],
+      refTable,
+      refColumns: [refCol],
+      onDelete: onDelete ?? 'no action',
+    })),
     indexes,
     rls: opts.rls ?? true,
     access: opts.access === undefined ? 'service' : opts.access,
@@ -276,6 +282,61 @@ describe('existing tables', () => {
       'ALTER TABLE "members" ADD FOREIGN KEY ("author_id") REFERENCES "authors" ("code")',
       'ALTER TABLE "members" ADD FOREIGN KEY ("team_id") REFERENCES "teams" ("id")',
     ]);
+  });
+
+  it('references.onDelete: inline and added keys carry it; a changed action drops and re-adds the key; an unchanged one plans nothing', () => {
+    expect(
+      plan({
+        posts: { columns: { id: { type: 'integer', primary: true } } },
+        comments: {
+          columns: {
+            id: { type: 'integer', primary: true },
+            post_id: { type: 'integer', nullable: false, references: { table: 'posts', column: 'id', onDelete: 'cascade' } },
+            reply_to: { type: 'integer', references: { table: 'comments', column: 'id', onDelete: 'set null' } },
+          },
+        },
+      }).filter((s) => s.startsWith('CREATE TABLE "comments"')),
+    ).toEqual([
+      'CREATE TABLE "comments" ("id" integer NOT NULL, "post_id" integer NOT NULL REFERENCES "posts" ("id") ON DELETE CASCADE, ' +
+        '"reply_to" integer REFERENCES "comments" ("id") ON DELETE SET NULL, PRIMARY KEY ("id"))',
+    ]);
+    const catalog = catalogOf(
+      table('posts', [['id', 'integer']], { pk: ['id'] }),
+      table('comments', [['id', 'integer'], ['post_id', 'integer'], ['note_id', 'integer']], { pk: ['id'], fks: [['post_id', 'posts', 'id', 'cascade']] }),
+    );
+    const columns = (onDelete?: string, note?: string) => ({
+      comments: {
+        columns: {
+          id: { type: 'integer', primary: true },
+          post_id: { type: 'integer', references: { table: 'posts', column: 'id', ...(onDelete ? { onDelete } : {}) } },
+          note_id: { type: 'integer', ...(note ? { references: { table: 'posts', column: 'id', onDelete: note } } : {}) },
+        },
+      },
+    });
+    expect(plan(columns('cascade'), catalog)).toEqual([]);
+    expect(plan(columns('restrict', 'set null'), catalog)).toEqual([
+      'ALTER TABLE "comments" DROP CONSTRAINT "comments_post_id_fkey"',
+      'ALTER TABLE "comments" ADD FOREIGN KEY ("post_id") REFERENCES "posts" ("id") ON DELETE RESTRICT',
+      'ALTER TABLE "comments" ADD FOREIGN KEY ("note_id") REFERENCES "posts" ("id") ON DELETE SET NULL',
+    ]);
+    // Omitted means Postgres's default, no action: declaring the column without onDelete resets a cascade.
+    expect(plan(columns(), catalog)).toEqual([
+      'ALTER TABLE "comments" DROP CONSTRAINT "comments_post_id_fkey"',
+      'ALTER TABLE "comments" ADD FOREIGN KEY ("post_id") REFERENCES "posts" ("id")',
+    ]);
+    expect(plan(columns('no action'), catalog)).toEqual(plan(columns(), catalog));
+    expect(describeCatalog(catalog).tables.comments!.columns.post_id!.references).toEqual({ table: 'posts', column: 'id', onDelete: 'cascade' });
+  });
+
+  it('refuses onDelete set null on a column that is never null', () => {
+    expect(
+      refusal(() =>
+        plan({
+          posts: { columns: { id: { type: 'integer', primary: true } } },
+          comments: { columns: { post_id: { type: 'integer', nullable: false, references: { table: 'posts', column: 'id', onDelete: 'set null' } } } },
+        }),
+      ).message,
+    ).toBe("Column 'comments.post_id' has references.onDelete 'set null' but is never null (primary or nullable: false); choose 'cascade', or make the column nullable.");
   });
 
   it('refuses a type change, explaining the way round it', () => {

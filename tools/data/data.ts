@@ -17,7 +17,10 @@ const PreferSchema = z
   .string()
   .max(200)
   .optional()
-  .describe('PostgREST Prefer header: return=representation|minimal, count=exact, resolution=merge-duplicates|ignore-duplicates');
+  .describe(
+    'PostgREST Prefer header, comma-separated: return=representation|minimal, count=exact, resolution=merge-duplicates|ignore-duplicates, ' +
+      'missing=default (a key a row lacks takes the column default instead of null)',
+  );
 const AcceptSchema = z.string().max(200).optional().describe('application/vnd.pgrst.object+json asks for exactly one row as an object');
 const IdSchema = z.string().min(1).max(200).describe('Primary key value of the row');
 const BodySchema = z.unknown().describe('Row object, or an array of row objects for a bulk insert');
@@ -93,6 +96,7 @@ export const dataInsert = defineTool({
   description:
     'Insert one row (object) or many (array). Status 201; the rows come back only with prefer "return=representation". ' +
     'Upsert: prefer "resolution=merge-duplicates" (or ignore-duplicates) with on_conflict=<columns> in `query` (default: the primary key). ' +
+    'Rows with differing keys: a key a row lacks is null unless prefer has "missing=default". ' +
     `user_id is filled from the end user's token automatically. vector columns take JSON number arrays.${ACCESS_NOTE}`,
   input: z.object({ ...common, body: BodySchema }),
   output: DataOutput,

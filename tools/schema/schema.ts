@@ -17,12 +17,14 @@ export const schemaApply = defineTool({
   title: 'Apply a schema',
   description:
     'Create or change the tables of an app from a declarative definition: { tables: { <table>: { columns: { <column>: { type, primary?, nullable? (default true), ' +
-    'unique?, default?, references?: { table, column } } }, indexes?: { <index>: { columns, unique? } }, access?, _dropColumns?, _drop? } } }. ' +
+    'unique?, default?, references?: { table, column, onDelete? } } }, indexes?: { <index>: { columns, unique? } }, access?, _dropColumns?, _drop? } } }. ' +
     'The platform diffs it against the live database and runs only what differs, in one transaction recorded as a migration; applying the same ' +
     'definition twice changes nothing. Omitted tables and columns are left alone: only _dropColumns and _drop: true destroy data. Column types and ' +
     'primary keys cannot be changed (add a new column, copy, then _dropColumns the old one). Every table gets row-level security; access: ' +
     "'user' (default when the table has a user_id uuid column: each end user reads and writes only their own rows, user_id is filled from the JWT on insert), " +
     "'public' (anyone may read; end users write only their own rows if there is a user_id column), 'service' (default otherwise: only the service key). " +
+    "References are checked without row-level security, so an end user can point at another user's row: give references between per-user " +
+    "tables onDelete: 'cascade' (or 'set null') so that owners can still delete their rows. " +
     'At most 50 tables per call. Pass dry_run: true first to see the SQL statements without running them. Then use the data API ' +
     '(/v1/{app_id}/{table}) or schema_get to check the result.',
   input: z.object({
