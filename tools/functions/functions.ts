@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type ToolContext } from '../../src/core/define.ts';
-import { errors } from '../../src/core/errors.ts';
+import { defineTool, type AnyTool } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { EndUser } from '../../src/functions/protocol.ts';
+import { actAs, UserTokenSchema } from '../shared.ts';
 import {
   EnvMapSchema,
   EnvNameSchema,
@@ -130,7 +130,7 @@ export const functionsInvoke = defineTool({
     query: z.record(z.string(), z.string()).default({}).describe('Query parameters added to the URL'),
     headers: z.record(z.string(), z.string()).default({}).describe('Request headers'),
     body: z.unknown().optional().describe('A string is sent as is; any other JSON value is sent as JSON (content-type application/json)'),
-    user_token: z.string().max(4000).optional().describe('An end-user access token of this app: the function then sees ctx.user and ctx.token as for that user'),
+    user_token: UserTokenSchema,
   }),
   output: z.object({
     status: z.number().int(),
@@ -147,7 +147,8 @@ export const functionsInvoke = defineTool({
   http: { method: 'POST', path: `${BASE}/{name}/invoke`, subdomainPath: `${SHORT}/{name}/invoke` },
   annotations: { openWorldHint: true },
   handler: async (input, ctx) => {
-    const user = input.user_token ? await endUser(input.user_token, ctx) : null;
+    const caller = input.user_token ? await actAs(input.user_token, input.app_id, ctx) : null;
+    const user: EndUser | null = caller && { id: caller.userId, claims: caller.claims };
     return ctx.services.functions.testInvoke(ctx.app!.id, input.name, {
       method: input.method ?? (input.body === undefined ? 'GET' : 'POST'),
       path: input.path,
@@ -159,13 +160,6 @@ export const functionsInvoke = defineTool({
     });
   },
 });
-
-async function endUser(token: string, ctx: ToolContext): Promise<EndUser> {
-  const caller = await ctx.services.endUserTokens.verify(token);
-  if (!caller) throw errors.invalidToken();
-  if (caller.appId !== ctx.app!.id) throw errors.otherApp();
-  return { id: caller.userId, claims: caller.claims };
-}
 
 const IsoDate = z
   .string()
