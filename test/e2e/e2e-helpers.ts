@@ -128,3 +128,12 @@ export function resultJson(result: CallToolResult): any {
 export const APP_ID = /^[a-z0-9]{16}$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** A raw JSON-RPC initialize request for POST /mcp, and the Accept header the streamable HTTP transport requires. */
+export const INIT_BODY = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+};
+export const MCP_HEADERS = { accept: 'application/json, text/event-stream' };

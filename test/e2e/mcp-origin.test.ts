@@ -4,15 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { connectMcp, request, type RawResponse } from './e2e-helpers.ts';
+import { INIT_BODY, MCP_HEADERS, connectMcp, request, type RawResponse } from './e2e-helpers.ts';
 
-const INIT_BODY = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-};
-const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
 
 let server: SpawnedServer;
 let configured: SpawnedServer;

@@ -5,15 +5,8 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databasesWithPrefix } from '../helpers/db.ts';
 import { tools } from '../../tools/index.ts';
-import { APP_ID, ISO_DATE, UUID, callTool, connectMcp, request, resultJson, type McpConnection } from './e2e-helpers.ts';
+import { APP_ID, INIT_BODY, ISO_DATE, MCP_HEADERS, UUID, callTool, connectMcp, request, resultJson, type McpConnection } from './e2e-helpers.ts';
 
-const INIT_BODY = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-};
-const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
 
 let server: SpawnedServer;
 let mcp: McpConnection;

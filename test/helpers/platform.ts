@@ -74,3 +74,21 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
     },
   };
 }
+
+/** A worker-role platform (SVC_ROLE=worker) on `api`'s control database, app-database prefix, key and data folder. */
+export function startWorkerFor(api: TestPlatform, env: Record<string, string> = {}): Promise<Platform> {
+  return startPlatform(
+    loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl(api.controlDb),
+      SVC_APP_DB_PREFIX: api.appDbPrefix,
+      SVC_PLATFORM_API_KEY: api.platformKey,
+      SVC_DATA_DIR: api.services.config.dataDir,
+      SVC_ROLE: 'worker',
+      LOG_LEVEL: 'silent',
+      ...env,
+    }),
+    pino({ level: 'silent' }),
+  );
+}

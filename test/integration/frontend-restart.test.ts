@@ -1,11 +1,8 @@
 // The build job is enqueued in the same transaction as BUILDING, so it survives the process: an api-only
 // instance starts the build, a worker started afterwards on the same control database finishes it.
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { databaseUrl } from '../helpers/db.ts';
-import { loadConfig } from '../../src/config.ts';
-import { startPlatform, type Platform } from '../../src/platform.ts';
+import { startTestPlatform, startWorkerFor, type TestPlatform } from '../helpers/platform.ts';
+import type { Platform } from '../../src/platform.ts';
 import { pathOf, siteZip, waitFor } from './frontend-helpers.ts';
 
 let api: TestPlatform;
@@ -33,19 +30,7 @@ describe('build job durability', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect((await api.api('GET', `/v1/${appId}/frontend/deployments/${created.id}`)).body.status).toBe('BUILDING');
 
-    worker = await startPlatform(
-      loadConfig({
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: databaseUrl(api.controlDb),
-        SVC_APP_DB_PREFIX: api.appDbPrefix,
-        SVC_PLATFORM_API_KEY: api.platformKey,
-        SVC_DATA_DIR: api.services.config.dataDir,
-        SVC_ROLE: 'worker',
-        LOG_LEVEL: 'silent',
-      }),
-      pino({ level: 'silent' }),
-    );
+    worker = await startWorkerFor(api);
     const ready = await waitFor(async () => {
       const d = (await api.api('GET', `/v1/${appId}/frontend/deployments/${created.id}`)).body;
       return d.status === 'READY' ? d : undefined;

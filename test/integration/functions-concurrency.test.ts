@@ -3,6 +3,7 @@
 // 502 FUNCTION_ABORTED (logged as such) and the pool replaces the process.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { createApp, deployNew, fetchFunction, functionLogs, readText } from '../helpers/functions.ts';
 
 let p: TestPlatform;
 let appId: string;
@@ -10,36 +11,23 @@ let key: string;
 const ids = new Map<string, string>();
 
 async function deploy(name: string, code: string, extra: Record<string, unknown> = {}) {
-  const r = await p.api('POST', `/v1/${appId}/functions`, { key, body: { name, code, ...extra } });
-  expect(r.status).toBe(201);
-  ids.set(name, r.body.id);
+  ids.set(name, await deployNew(p, appId, key, { name, code, ...extra }));
 }
 
 async function call(name: string, path = '') {
   const started = Date.now();
-  const res = await fetch(`${p.url}/v1/${appId}/fn/${name}${path}`);
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json, ms: Date.now() - started };
+  const res = await fetchFunction(p, appId, `${name}${path}`);
+  return { status: res.status, ...(await readText(res)), ms: Date.now() - started };
 }
 
-async function logs(name: string, limit = 100) {
-  const r = await p.api('GET', `/v1/${appId}/functions/${name}/logs?limit=${limit}`, { key });
-  expect(r.status).toBe(200);
-  return r.body.logs as Array<{ path: string; status_code: number; error: string | null; console: Array<{ level: string; message: string }> }>;
+function logs(name: string, limit = 100) {
+  return functionLogs<{ path: string; status_code: number; error: string | null; console: Array<{ level: string; message: string }> }>(p, appId, key, name, `?limit=${limit}`);
 }
 
 beforeAll(async () => {
   // The default concurrency (16) and one warm process per function.
   p = await startTestPlatform({ SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: '1' });
-  const app = (await p.api('POST', '/init', { body: { name: 'concurrency' } })).body;
-  appId = app.app_id;
-  key = app.service_key.key;
+  ({ appId, key } = await createApp(p, 'concurrency'));
 });
 
 afterAll(async () => {

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { createApp, deployNew, fetchFunction, functionLogs, readText } from '../helpers/functions.ts';
 
 let p: TestPlatform;
 let appId: string;
@@ -20,28 +21,17 @@ const LEAKY = `export default async (req: Request) => {
   return new Response('spawned');
 };`;
 
-async function deploy(name: string, code: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const r = await p.api('POST', `/v1/${appId}/functions`, { key, body: { name, code, ...extra } });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body.id;
+function deploy(name: string, code: string, extra: Record<string, unknown> = {}): Promise<string> {
+  return deployNew(p, appId, key, { name, code, ...extra });
 }
 
 async function call(name: string, query = '') {
-  const res = await fetch(`${p.url}/v1/${appId}/fn/${name}${query}`);
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
+  const res = await fetchFunction(p, appId, `${name}${query}`);
+  return { status: res.status, ...(await readText(res)) };
 }
 
-async function logs(name: string) {
-  const r = await p.api('GET', `/v1/${appId}/functions/${name}/logs`, { key });
-  expect(r.status).toBe(200);
-  return r.body.logs as Array<{ trigger: string; method: string; status_code: number; level: string; error: string | null }>;
+function logs(name: string) {
+  return functionLogs<{ trigger: string; method: string; status_code: number; level: string; error: string | null }>(p, appId, key, name);
 }
 
 async function waitGone(pid: number, withinMs: number): Promise<number> {
@@ -53,9 +43,7 @@ async function waitGone(pid: number, withinMs: number): Promise<number> {
 beforeAll(async () => {
   // One core per process while it serves requests, so the in-flight rule can be seen on a small machine.
   p = await startTestPlatform({ SVC_FUNCTIONS_CPU_GRACE_MS: String(GRACE_MS), SVC_FUNCTIONS_CPU_CORES: '1' });
-  const app = (await p.api('POST', '/init', { body: { name: 'cpu' } })).body;
-  appId = app.app_id;
-  key = app.service_key.key;
+  ({ appId, key } = await createApp(p, 'cpu'));
 });
 
 afterAll(async () => {

@@ -3,9 +3,9 @@
 // (SVC_FUNCTIONS_MAX_WAITING_PER_APP); one request at a time per process, so every request needs a process slot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { createApp, deployNew, fetchFunction, readText, type App } from '../helpers/functions.ts';
 
 let p: TestPlatform;
-type App = { app_id: string; service_key: { key: string } };
 let flooder: App;
 let neighbour: App;
 let latecomer: App;
@@ -13,23 +13,14 @@ const SLOW_MS = 1500;
 const SLOW = `export default async () => { await new Promise((r) => setTimeout(r, ${SLOW_MS})); return new Response('slow'); };`;
 const QUICK = "export default () => new Response('quick');";
 
-async function deploy(app: App, name: string, code: string): Promise<string> {
-  const r = await p.api('POST', `/v1/${app.app_id}/functions`, { key: app.service_key.key, body: { name, code } });
-  expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return r.body.id;
+function deploy(app: App, name: string, code: string): Promise<string> {
+  return deployNew(p, app.app_id, app.service_key.key, { name, code });
 }
 
 async function call(app: App, name: string) {
   const started = Date.now();
-  const res = await fetch(`${p.url}/v1/${app.app_id}/fn/${name}`);
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json, retryAfter: res.headers.get('retry-after'), ms: Date.now() - started };
+  const res = await fetchFunction(p, app.app_id, name);
+  return { status: res.status, ...(await readText(res)), retryAfter: res.headers.get('retry-after'), ms: Date.now() - started };
 }
 
 async function functionId(app: App, name: string): Promise<string> {
@@ -45,7 +36,7 @@ beforeAll(async () => {
     SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: '1',
     SVC_FUNCTIONS_QUEUE_TIMEOUT_MS: '10000',
   });
-  const init = async (name: string): Promise<App> => (await p.api('POST', '/init', { body: { name } })).body;
+  const init = async (name: string): Promise<App> => (await createApp(p, name)).app;
   flooder = await init('flooder');
   neighbour = await init('neighbour');
   latecomer = await init('latecomer');

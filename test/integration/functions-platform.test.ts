@@ -2,9 +2,9 @@
 // self-hosted platform is): through ctx.data (as the end user under row-level security, or as the app) and through
 // fetch() under ctx.env.SVC_API_URL, which the runner forwards over its stdio channel. The database and other
 // loopback services stay closed, with an error naming the setting, and no function reaches another app's data.
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { freePort } from '../helpers/server.ts';
 
 let p: TestPlatform;
 let appId: string;
@@ -46,17 +46,6 @@ export default async (req: Request) => {
     return Response.json({ reached: false, error: String(err) });
   }
 };`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function deploy(app: string, key: string, name: string, code: string) {
   const r = await p.api('POST', `/v1/${app}/functions`, { body: { name, code }, key });

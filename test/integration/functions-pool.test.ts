@@ -4,6 +4,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { createApp, deployNew, fetchFunction } from '../helpers/functions.ts';
 
 let p: TestPlatform;
 let appId: string;
@@ -13,13 +14,11 @@ const ids = new Map<string, string>();
 const SLOW = 'export default async (req) => { await new Promise((r) => setTimeout(r, 200)); return new Response(String(Deno.pid ?? "")); };';
 
 async function deploy(name: string, code = SLOW) {
-  const r = await p.api('POST', `/v1/${appId}/functions`, { key, body: { name, code } });
-  expect(r.status).toBe(201);
-  ids.set(name, r.body.id);
+  ids.set(name, await deployNew(p, appId, key, { name, code }));
 }
 
 async function call(name: string) {
-  const res = await fetch(`${p.url}/v1/${appId}/fn/${name}`);
+  const res = await fetchFunction(p, appId, name);
   return { status: res.status, text: await res.text() };
 }
 
@@ -32,9 +31,7 @@ beforeAll(async () => {
     SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: '2',
     SVC_FUNCTIONS_IDLE_MS: '1500',
   });
-  const app = (await p.api('POST', '/init', { body: { name: 'pool' } })).body;
-  appId = app.app_id;
-  key = app.service_key.key;
+  ({ appId, key } = await createApp(p, 'pool'));
 });
 
 afterAll(async () => {

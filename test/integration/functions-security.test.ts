@@ -2,10 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { createApp, deployFunction, fetchFunction, readText, type App } from '../helpers/functions.ts';
 
 let p: TestPlatform;
-let appA: { app_id: string; service_key: { key: string } };
-let appB: { app_id: string; service_key: { key: string } };
+let appA: App;
+let appB: App;
 const MASTER_KEY = 'ab'.repeat(32);
 
 const PROBE = `
@@ -57,29 +58,22 @@ export default async (req: Request, ctx: any) => {
 };`;
 
 async function deploy(app: typeof appA, body: Record<string, unknown>) {
-  const r = await p.api('POST', `/v1/${app.app_id}/functions`, { body, key: app.service_key.key });
+  const r = await deployFunction(p, app.app_id, app.service_key.key, body);
   expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
   return r.body;
 }
 
 async function call(app: typeof appA, name: string, query = '') {
   const started = Date.now();
-  const res = await fetch(`${p.url}/v1/${app.app_id}/fn/${name}${query}`);
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json, ms: Date.now() - started };
+  const res = await fetchFunction(p, app.app_id, `${name}${query}`);
+  return { status: res.status, ...(await readText(res)), ms: Date.now() - started };
 }
 
 beforeAll(async () => {
   // The platform's own secrets exist in its configuration; none may reach a function.
   p = await startTestPlatform({ SVC_MASTER_KEY: MASTER_KEY });
-  appA = (await p.api('POST', '/init', { body: { name: 'tenant a' } })).body;
-  appB = (await p.api('POST', '/init', { body: { name: 'tenant b' } })).body;
+  appA = (await createApp(p, 'tenant a')).app;
+  appB = (await createApp(p, 'tenant b')).app;
   await deploy(appA, { name: 'probe', code: PROBE, envVars: { SECRET_A: 'alpha-secret' } });
   await deploy(appB, { name: 'probe', code: PROBE, envVars: { SECRET_B: 'beta-secret' } });
   await deploy(appA, { name: 'healthy', code: 'export default () => new Response("still here");' });

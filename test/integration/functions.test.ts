@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { createApp, deployFunction, fetchFunction, readText } from '../helpers/functions.ts';
 
 let p: TestPlatform;
 let appId: string;
@@ -27,26 +28,17 @@ export default async (req: Request, ctx: any) => {
 };`;
 
 async function deploy(body: Record<string, unknown>, key: string | null = serviceKey) {
-  return p.api('POST', `/v1/${appId}/functions`, { body, key });
+  return deployFunction(p, appId, key, body);
 }
 
 async function call(method: string, path: string, opts: { body?: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string> } = {}) {
-  const res = await fetch(`${p.url}/v1/${appId}/fn/${path}`, { method, headers: opts.headers, body: opts.body });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  const res = await fetchFunction(p, appId, path, { method, headers: opts.headers, body: opts.body });
+  return { status: res.status, headers: res.headers, ...(await readText(res)) };
 }
 
 beforeAll(async () => {
   p = await startTestPlatform();
-  const app = (await p.api('POST', '/init', { body: { name: 'fn' } })).body;
-  appId = app.app_id;
-  serviceKey = app.service_key.key;
+  ({ appId, key: serviceKey } = await createApp(p, 'fn'));
 });
 
 afterAll(async () => {

@@ -4,12 +4,9 @@
 // does the same with a real kill -9.
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { databaseUrl } from '../helpers/db.ts';
-import { loadConfig } from '../../src/config.ts';
-import { startPlatform, type Platform } from '../../src/platform.ts';
+import { startTestPlatform, startWorkerFor, type TestPlatform } from '../helpers/platform.ts';
+import type { Platform } from '../../src/platform.ts';
 import { pathOf, siteZip, waitFor } from './frontend-helpers.ts';
 
 const STALE_AFTER_SECONDS = '1';
@@ -107,21 +104,7 @@ describe('a worker process', () => {
     await lockBuild(held, 'worker-busy');
     await api.sql(`insert into worker_heartbeats (worker_id, last_seen) values ('worker-busy', now() + interval '1 hour')`);
 
-    worker = await startPlatform(
-      loadConfig({
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: databaseUrl(api.controlDb),
-        SVC_APP_DB_PREFIX: api.appDbPrefix,
-        SVC_PLATFORM_API_KEY: api.platformKey,
-        SVC_DATA_DIR: api.services.config.dataDir,
-        SVC_ROLE: 'worker',
-        SVC_WORKER_CONCURRENCY: '2',
-        SVC_WORKER_STALE_AFTER_SECONDS: STALE_AFTER_SECONDS,
-        LOG_LEVEL: 'silent',
-      }),
-      pino({ level: 'silent' }),
-    );
+    worker = await startWorkerFor(api, { SVC_WORKER_CONCURRENCY: '2', SVC_WORKER_STALE_AFTER_SECONDS: STALE_AFTER_SECONDS });
     await waitFor(async () => ((await api.api('GET', `/v1/${appId}/frontend/deployments/${orphan}`)).body.status === 'READY' ? true : undefined), 10_000);
     expect(await buildJob(held)).toEqual({ locked_by: 'worker-busy', attempts: 1 });
 
