@@ -29,6 +29,13 @@ const ObjectSchema = z.object({
   created_at: z.string(),
 });
 
+const FilenameSchema = z
+  .string()
+  .min(1, 'filename must not be empty')
+  .max(1024)
+  .describe('Original filename; paths and unsafe characters are stripped, at most 200 characters kept');
+const ContentTypeSchema = z.string().trim().refine(isMimeType, 'contentType must be a MIME type such as image/png or text/plain; charset=utf-8');
+
 export const storageUpload = defineTool({
   name: 'storage_upload',
   title: 'Get an upload URL',
@@ -43,12 +50,8 @@ export const storageUpload = defineTool({
     ACCESS_NOTE,
   input: z.object({
     app_id: AppIdSchema,
-    filename: z.string().min(1, 'filename must not be empty').max(1024).describe('Original filename; paths and unsafe characters are stripped, at most 200 characters kept'),
-    contentType: z
-      .string()
-      .trim()
-      .refine(isMimeType, 'contentType must be a MIME type such as image/png or text/plain; charset=utf-8')
-      .describe('MIME type of the file; the PUT must send exactly this Content-Type'),
+    filename: FilenameSchema,
+    contentType: ContentTypeSchema.describe('MIME type of the file; the PUT must send exactly this Content-Type'),
     sizeBytes: BytesSchema.describe('Exact size of the file in bytes (a positive integer)'),
     user_token: UserTokenSchema,
   }),
@@ -81,12 +84,8 @@ export const storageUploadInline = defineTool({
     ACCESS_NOTE,
   input: z.object({
     app_id: AppIdSchema,
-    filename: z.string().min(1, 'filename must not be empty').max(1024).describe('Original filename; paths and unsafe characters are stripped, at most 200 characters kept'),
-    contentType: z
-      .string()
-      .trim()
-      .refine(isMimeType, 'contentType must be a MIME type such as image/png or text/plain; charset=utf-8')
-      .describe('MIME type of the file, as it will be served'),
+    filename: FilenameSchema,
+    contentType: ContentTypeSchema.describe('MIME type of the file, as it will be served'),
     content: z.string().describe(`The file: base64 (standard alphabet, padded), or text with encoding "utf8"; at most ${INLINE_MAX_BYTES} bytes decoded`),
     encoding: EncodingSchema.default('base64').describe('How content is written: base64 (default) or utf8 text'),
     user_token: UserTokenSchema,
