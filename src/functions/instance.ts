@@ -2,6 +2,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import { CpuCredit, cpuStopReason, readCpuMs, type CpuOverrun } from './cpu-watchdog.ts';
 import { encodeFrame, LineSplitter, parseRunnerFrame, type EndUser, type PlatformCall, type PlatformCallResult, type RunnerFrame } from './protocol.ts';
 import { runnerArgs, runnerEnv, type SandboxSpec } from './sandbox.ts';
 import type { ConsoleLine } from './types.ts';
@@ -29,7 +30,7 @@ export interface InstanceOptions {
   rssHeadroomMb: number;
   /** Requests in flight on the process at once (multiplexed by id over its stdio); 1 when absent. */
   concurrency?: number;
-  /** Cores the process may use while it serves requests, per request in flight (see #checkCpu). */
+  /** Cores the process may use while it serves requests, per request in flight (see cpu-watchdog.ts). */
   cpuCores: number;
   /** CPU time (ms) the process may use beyond that, and in all with no request in flight. */
   cpuGraceMs: number;
@@ -94,8 +95,6 @@ const STDERR_KEEP = 8 * 1024;
 /** /proc sampling: the resident set often while a request runs; on every SLOW_EVERY-th tick, idle too, and CPU time. */
 const SAMPLE_BUSY_MS = 50;
 const SLOW_EVERY = 20;
-/** The unit of /proc/<pid>/stat's CPU times: USER_HZ, fixed at 100 by the Linux ABI whatever the kernel's HZ. */
-const USER_HZ = 100;
 
 type State = 'starting' | 'idle' | 'busy' | 'dead';
 
@@ -146,11 +145,8 @@ export class Instance {
   #sampleTick = 0;
   /** Resident set of this process at the last sample (kB). */
   #lastKb = 0;
-  /** CPU time of the process at the last reading (ms), and when it was read. */
-  #cpuMs: number | undefined;
-  #cpuAt = 0;
-  /** CPU time (ms) the process may still use before it is stopped; see #checkCpu. */
-  #cpuBudgetMs: number;
+  /** The process's CPU credit (cpu-watchdog.ts). */
+  readonly #cpu: CpuCredit;
   /** Why the process was stopped for its CPU use, for the requests that were in flight. */
   #cpuReason = '';
 
@@ -158,7 +154,7 @@ export class Instance {
     this.spec = spec;
     this.#opts = opts;
     this.concurrency = Math.max(1, opts.concurrency ?? 1);
-    this.#cpuBudgetMs = opts.cpuGraceMs;
+    this.#cpu = new CpuCredit(opts);
     this.#child = spawn(opts.sandbox.deno, runnerArgs(opts.sandbox, spec.memoryLimitMb), {
       env: runnerEnv(opts.sandbox),
       // A neutral working directory: the sandbox reads nothing, and Deno.cwd() should tell nothing.
@@ -402,7 +398,7 @@ export class Instance {
   #finish(cur: Current, failure: RunOutcome['failure']): void {
     clearTimeout(cur.timer);
     if (!this.#requests.delete(cur.id)) return;
-    this.#earnCpu(cur, performance.now());
+    this.#cpu.earn(cur, performance.now());
     this.#used = Math.max(0, this.#used - 1);
     // A sink that applied backpressure paused the shared channel; a finished request no longer holds it.
     this.#child.stdout.resume();
@@ -485,50 +481,19 @@ export class Instance {
     );
   }
 
-  /**
-   * The CPU bound: time limits bound requests, not the process, and a Worker, interval or unawaited loop can keep
-   * burning after its response. Every request in flight earns the process `cpuCores` x its wall time; unused credit
-   * is kept up to `cpuGraceMs` plus what the requests in flight may use under their time limits (`cpuCores` x their
-   * timeouts), so with none in flight `cpuGraceMs` in all; the process is stopped once it used more than its credit.
-   * /proc/<pid>/stat counts every thread of the process, Workers included.
-   */
+  /** On slow ticks: books the process's CPU time and stops it once it used more than its credit (cpu-watchdog.ts). */
   #checkCpu(pid: number): void {
-    readFile(`/proc/${pid}/stat`, 'utf8').then(
-      (text) => {
-        if (this.state === 'dead') return;
-        // utime and stime are the 14th and 15th fields; the name before them is in parentheses and may hold spaces.
-        const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-        const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
-        if (!Number.isFinite(cpuMs)) return;
-        const now = performance.now();
-        const used = this.#cpuMs === undefined ? 0 : cpuMs - this.#cpuMs;
-        const wall = now - this.#cpuAt;
-        this.#cpuMs = cpuMs;
-        this.#cpuAt = now;
-        let cap = this.#opts.cpuGraceMs;
-        for (const cur of this.#requests.values()) {
-          this.#earnCpu(cur, now);
-          cap += cur.timeoutMs * this.#opts.cpuCores;
-        }
-        this.#cpuBudgetMs = Math.min(this.#cpuBudgetMs - used, cap);
-        if (this.#cpuBudgetMs < 0) this.#stopForCpu(Math.round(used), Math.round(wall));
-      },
-      () => {}, // not Linux, or the process is gone
-    );
+    void readCpuMs(pid).then((cpuMs) => {
+      if (this.state === 'dead' || cpuMs === undefined) return;
+      const overrun = this.#cpu.book(cpuMs, performance.now(), this.#requests.values());
+      if (overrun) this.#stopForCpu(overrun);
+    });
   }
 
-  #earnCpu(cur: Current, now: number): void {
-    this.#cpuBudgetMs += (now - cur.creditedAt) * this.#opts.cpuCores;
-    cur.creditedAt = now;
-  }
-
-  #stopForCpu(usedMs: number, wallMs: number): void {
-    const { cpuCores, cpuGraceMs } = this.#opts;
+  #stopForCpu(overrun: CpuOverrun): void {
     const n = this.#requests.size;
-    const stopped = `the function process (pid ${this.pid}) was stopped: it used ${usedMs} ms of CPU in the last ${wallMs} ms`;
-    this.#cpuReason = n
-      ? `${stopped}, more CPU than its ${n} invocation${n > 1 ? 's' : ''} in flight allow${n > 1 ? '' : 's'} (${cpuCores} cores each while it runs, SVC_FUNCTIONS_CPU_CORES); a Worker or loop was running beside ${n > 1 ? 'them' : 'it'}`
-      : `${stopped} with no invocation in flight, beyond the ${cpuGraceMs} ms allowed (SVC_FUNCTIONS_CPU_GRACE_MS): a Worker, setInterval or unawaited loop kept running after its response. Finish all work before returning the Response and terminate Workers you start`;
+    const { usedMs, wallMs } = overrun;
+    this.#cpuReason = cpuStopReason(this.pid, n, overrun, this.#opts);
     this.#opts.log.warn({ function_id: this.spec.functionId, pid: this.pid, in_flight: n, cpu_ms: usedMs, wall_ms: wallMs }, 'function process stopped for its CPU use');
     if (!n) this.#opts.onStopped(this.spec, this.#cpuReason);
     this.kill('cpu');

@@ -5,7 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { recordUsage } from '../usage/meters.ts';
-import type { ConsoleLine } from './types.ts';
+import type { ConsoleLine, FunctionTables, LogEntryView } from './types.ts';
 
 export const INVOCATIONS_METER = 'lambda_invocations';
 
@@ -129,4 +129,34 @@ export async function trimLogs(db: Kysely<any>, keep: number): Promise<number> {
     ) c
     where l.function_id = c.function_id and c.cutoff is not null and l.id <= c.cutoff`.execute(db);
   return Number(result.numAffectedRows ?? 0);
+}
+
+export interface LogQuery {
+  limit: number;
+  since?: Date | undefined;
+  level?: 'error' | 'info' | undefined;
+}
+
+/** One function's log rows, newest first, as functions_logs shows them (flush first to include pending rows). */
+export async function readLogs(db: Kysely<FunctionTables>, functionId: string, q: LogQuery): Promise<LogEntryView[]> {
+  let query = db
+    .selectFrom('function_logs')
+    .select(['id', 'trigger', 'method', 'path', 'status_code', 'duration_ms', 'memory_mb', 'error', 'level', 'console', 'created_at'])
+    .where('function_id', '=', functionId);
+  if (q.since) query = query.where('created_at', '>=', q.since);
+  if (q.level) query = query.where('level', '=', q.level);
+  const rows = await query.orderBy('id', 'desc').limit(q.limit).execute();
+  return rows.map((r) => ({
+    id: String(r.id),
+    trigger: r.trigger,
+    method: r.method,
+    path: r.path,
+    status_code: r.status_code,
+    duration_ms: r.duration_ms,
+    memory_mb: r.memory_mb,
+    error: r.error,
+    level: r.level,
+    console: r.console,
+    created_at: r.created_at.toISOString(),
+  }));
 }

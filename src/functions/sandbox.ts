@@ -1,6 +1,7 @@
 // How a function's Deno process is started: the binary, the permission flags that are the sandbox, the network
-// deny list and the (nearly empty) environment.
+// deny list and the (nearly empty) environment, and the pruning of what Deno caches under DENO_DIR.
 import { existsSync, mkdirSync } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -143,4 +144,26 @@ export function runnerEnv(spec: SandboxSpec): Record<string, string> {
 export function ensureDir(dir: string): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
+}
+
+/**
+ * Deno keeps the JavaScript it emitted for every module it loaded (one file per distinct code version, keyed by a
+ * hash of the source) under DENO_DIR/gen/data; files older than this are removed hourly (a later cold start of
+ * that code simply emits it again).
+ */
+export const EMIT_CACHE_MAX_AGE_MS = 7 * 24 * 3600_000;
+
+/** Removes Deno's emitted JavaScript of modules not loaded for `maxAgeMs`. Returns the files removed. */
+export async function pruneEmitCache(denoDir: string, maxAgeMs: number): Promise<number> {
+  const dir = path.join(denoDir, 'gen', 'data');
+  let removed = 0;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (!info || Date.now() - Math.max(info.mtimeMs, info.atimeMs) < maxAgeMs) continue;
+    await rm(file, { force: true });
+    removed++;
+  }
+  return removed;
 }

@@ -1,0 +1,59 @@
+// The cron dispatcher's tick: due slots of cron functions become functions_run_cron jobs (the matcher itself is
+// cron.ts). Separate from the service because it only touches the control database and graphile-worker's queue.
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { cronSlots, parseCron } from './cron.ts';
+
+/** A cron function dispatches at most this many missed slots per tick, from at most this far back. */
+const CRON_CATCH_UP_SLOTS = 60;
+const CRON_CATCH_UP_MS = 60 * 60_000;
+
+interface DueRow {
+  id: string;
+  trigger_config: { schedule?: string };
+  cron_cursor: Date | null;
+  created_at: Date;
+}
+
+/**
+ * For each cron function, the slots after its cursor up to `now` (at most the last hour) are enqueued as
+ * functions_run_cron jobs with the job key `fncron:<function id>:<slot>` and the cursor advances, in one
+ * transaction. Rows are claimed with SKIP LOCKED, so concurrent ticks on several workers never dispatch the same
+ * slot twice.
+ */
+export async function dispatchCron(db: Kysely<any>, log: Logger, now: Date): Promise<{ functions: number; enqueued: number }> {
+  return db.transaction().execute(async (tx) => {
+    const { rows } = await sql<DueRow>`
+      select id, trigger_config, cron_cursor, created_at from functions
+      where trigger_type = 'cron' and (cron_cursor is null or cron_cursor < ${now})
+      for update skip locked`.execute(tx);
+    let enqueued = 0;
+    for (const row of rows) {
+      for (const slot of dueSlots(row, now, log)) {
+        await enqueueSlot(tx, row.id, slot);
+        enqueued++;
+      }
+      await sql`update functions set cron_cursor = ${now} where id = ${row.id}`.execute(tx);
+    }
+    return { functions: rows.length, enqueued };
+  });
+}
+
+/** Slots after the cursor (or the creation), bounded by the catch-up window; none when the schedule does not parse. */
+function dueSlots(row: DueRow, now: Date, log: Logger): Date[] {
+  const cursor = row.cron_cursor ?? row.created_at;
+  const after = new Date(Math.max(cursor.getTime(), now.getTime() - CRON_CATCH_UP_MS));
+  try {
+    return cronSlots(parseCron(String(row.trigger_config.schedule)), after, now, CRON_CATCH_UP_SLOTS);
+  } catch (err) {
+    log.error({ err, function_id: row.id }, 'stored cron schedule does not parse');
+    return [];
+  }
+}
+
+/** The slot-derived job key de-duplicates a slot enqueued twice (at-least-once ticks). */
+async function enqueueSlot(tx: Kysely<any>, functionId: string, slot: Date): Promise<void> {
+  const at = slot.toISOString();
+  await sql`select graphile_worker.add_job('functions_run_cron', json_build_object('function_id', ${functionId}::text, 'scheduled_at', ${at}::text),
+    job_key => ${`fncron:${functionId}:${at}`}::text, job_key_mode => 'preserve_run_at', max_attempts => 3)`.execute(tx);
+}

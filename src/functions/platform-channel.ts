@@ -1,0 +1,170 @@
+// The platform channel of a running function: ctx.data calls (run through the data tools' invoke(), as REST and
+// MCP run them) and fetch() to the platform's own URL, forwarded to this process's HTTP listener. The runner asks
+// over stdio (protocol.ts, PlatformCall); nothing here trusts what it names beyond the function's own app.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { AppError, errors } from '../core/errors.ts';
+import type { AnyTool, Caller } from '../core/define.ts';
+import { invoke as invokeTool } from '../core/invoke.ts';
+import type { Services } from '../core/services.ts';
+import { functionErrors } from './errors.ts';
+import type { DataOp, EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
+import type { FunctionMeta } from './types.ts';
+
+/** What ctx.data and fetch() to the platform's own URL need, wired once the platform is built (src/platform.ts). */
+export interface PlatformAccess {
+  services: Services;
+  tools: readonly AnyTool[];
+  /** This process's HTTP listener (http://127.0.0.1:port) when it serves HTTP; else calls go to config.baseUrl. */
+  listenUrl?: string | undefined;
+}
+
+/** What one call needs besides the access itself. */
+export interface ChannelContext {
+  access: PlatformAccess;
+  config: Config;
+  log: Logger;
+}
+
+type FetchCall = Extract<PlatformCall, { kind: 'fetch' }>;
+
+/** The data tools behind ctx.data, by operation (run through invoke(), as REST and MCP run them). */
+const DATA_TOOLS: Record<DataOp, string> = { select: 'data_select', insert: 'data_insert', update: 'data_update', delete: 'data_delete' };
+
+/** Headers a function may not set on a forwarded fetch: forwarding headers are the platform's to set, or a function could pose as any client address. */
+const HOP_HEADERS = ['host', 'content-length', 'connection', 'transfer-encoding', 'forwarded'];
+/** Response headers that describe the hop to the listener, not the platform's answer. */
+const HOP_RESPONSE_HEADERS = ['connection', 'keep-alive', 'transfer-encoding'];
+const FORWARD_TIMEOUT_MS = 60_000;
+
+/**
+ * The origins whose fetch() a function hands to the platform: the base URL's, the one SVC_API_URL is under. Not the
+ * listener's own address: functions are given SVC_API_URL, and other loopback URLs stay closed like any other.
+ */
+export function platformOrigins(config: Config): string[] {
+  return [new URL(config.baseUrl).origin];
+}
+
+/**
+ * One call of a running invocation to its own platform. The app is always the function's own (the runner names
+ * none), and the caller is the invocation's: the verified end user whose token reached the function, else the app
+ * itself as a service caller (all rows of this app, like a service key of it; never another app).
+ * A platform error becomes the call's result (the function sees it as a response), anything else rejects.
+ */
+export async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
+  try {
+    if (call.kind === 'fetch') return await platformFetch(ctx, call);
+    return await dataCall(ctx, meta, user, call);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return { status: err.status, error: { code: err.code, message: err.message, remediation: err.remediation } };
+  }
+}
+
+/** ctx.data: one data tool run through invoke() as the invocation's caller. */
+async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: Exclude<PlatformCall, FetchCall>): Promise<PlatformCallResult> {
+  const { access } = ctx;
+  const tool = access.tools.find((t) => t.name === DATA_TOOLS[call.op]);
+  if (!tool) throw new Error(`tool ${DATA_TOOLS[call.op]} is not registered`);
+  const caller = await callerOf(access, meta, user);
+  const input: Record<string, unknown> = { app_id: meta.appId, table: call.table, query: call.query };
+  if (call.prefer !== undefined) input.prefer = call.prefer;
+  if ((call.op === 'insert' || call.op === 'update') && call.body !== undefined) input.body = call.body;
+  const out = (await invokeTool(tool, input, {
+    services: access.services,
+    caller,
+    requestId: randomUUID(),
+    clientId: `function:${meta.id}`,
+    log: ctx.log,
+  })) as { status: number; data?: unknown; content_range?: string };
+  return { status: out.status, data: out.data ?? null, ...(out.content_range ? { contentRange: out.content_range } : {}) };
+}
+
+/** The end user whose token reached the function, else the function's own app as a service caller. */
+async function callerOf(access: PlatformAccess, meta: FunctionMeta, user: EndUser | null): Promise<Caller> {
+  if (user) return { kind: 'user', appId: meta.appId, userId: user.id, claims: user.claims };
+  const app = await access.services.apps.get(meta.appId);
+  if (!app) throw functionErrors.gone(meta.name);
+  return { kind: 'service', accountId: app.account_id, appId: meta.appId, keyId: `function:${meta.id}` };
+}
+
+/**
+ * fetch() to a URL under the platform's own origin, sent to this process's HTTP listener (or to config.baseUrl
+ * when it serves none) with the function's headers as given: the route then authenticates whatever credential the
+ * function holds, exactly as for any client. Redirects are not followed; request and response bodies are capped.
+ */
+async function platformFetch(ctx: ChannelContext, call: FetchCall): Promise<PlatformCallResult> {
+  const { access, config } = ctx;
+  const url = parsePlatformUrl(config, call.url);
+  const body = call.body ? Buffer.from(call.body, 'base64') : null;
+  const maxBody = config.functions.maxBodyBytes;
+  if (body && body.length > maxBody) throw errors.payloadTooLarge(`${Math.round(maxBody / 1024 / 1024)} MB`);
+  const target = new URL(url.pathname + url.search, access.listenUrl ?? config.baseUrl);
+  const headers = forwardedHeaders(call.headers, url.host, body);
+  return sendForwarded(target, call.method, headers, body, config.dataMaxResponseBytes);
+}
+
+/** Never trust the runner: only the platform's own origins are forwarded, and only to the platform. */
+function parsePlatformUrl(config: Config, raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw errors.validation(`Invalid URL '${raw.slice(0, 200)}'.`);
+  }
+  if (!platformOrigins(config).includes(url.origin)) throw errors.validation(`'${url.origin}' is not this platform's address.`);
+  return url;
+}
+
+/** The function's headers (repeated names kept) minus the hop and forwarding ones, with Host the platform's own. */
+function forwardedHeaders(given: Array<[string, string]>, host: string, body: Buffer | null): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [key, value] of given) {
+    const lower = key.toLowerCase();
+    if (HOP_HEADERS.includes(lower) || lower.startsWith('x-forwarded-')) continue;
+    const prev = headers[lower];
+    headers[lower] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  headers.host = host;
+  if (body) headers['content-length'] = String(body.length);
+  return headers;
+}
+
+/** One request to the platform; a response past `max` bytes becomes a 502 RESPONSE_TOO_LARGE result. */
+function sendForwarded(target: URL, method: string, headers: Record<string, string | string[]>, body: Buffer | null, max: number): Promise<PlatformCallResult> {
+  return new Promise<PlatformCallResult>((resolve, reject) => {
+    const req = (target.protocol === 'https:' ? https : http).request(target, { method, headers, timeout: FORWARD_TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > max) {
+          res.destroy();
+          resolve({ status: 502, error: { code: 'RESPONSE_TOO_LARGE', message: `The platform's response exceeds ${max} bytes (SVC_DATA_MAX_RESPONSE_BYTES).`, remediation: 'Ask for fewer rows or columns per request.' } });
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 502, headers: responseHeaders(res.rawHeaders), body: size ? Buffer.concat(chunks).toString('base64') : null });
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('the platform did not answer within 60 s')));
+    req.on('error', reject);
+    req.end(body ?? undefined);
+  });
+}
+
+function responseHeaders(raw: string[]): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i]!.toLowerCase();
+    if (HOP_RESPONSE_HEADERS.includes(key)) continue;
+    out.push([key, raw[i + 1]!]);
+  }
+  return out;
+}
