@@ -91,7 +91,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   appPurgers.push(services.frontend);
   appPurgers.push(services.storage);
   appPurgers.push(services.functions);
-  // ctx.data and fetch() to the platform's own URL from functions (src/functions/service.ts, PlatformAccess).
+  // ctx.data and fetch() to the platform's own URL from functions (src/functions/platform-channel.ts).
   services.functions.attach({ services, tools });
 
   let server: http.Server | undefined;

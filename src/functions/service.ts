@@ -24,10 +24,6 @@ import { BufferSink, decodeBody, envelopeOf, failureError, type BodyEncoding } f
 import { buildDenyList, EMIT_CACHE_MAX_AGE_MS, ensureDir, pruneEmitCache, resolveDenoBinary } from './sandbox.ts';
 import { LIMITS, type ConsoleLine, type FunctionMeta, type FunctionTables, type FunctionView, type LogEntryView, type Trigger } from './types.ts';
 
-// Moved to their own modules; re-exported so importers of the service keep working.
-export { BufferSink, failureError } from './responses.ts';
-export type { PlatformAccess } from './platform-channel.ts';
-export type { InvocationInput, TestInvokeInput } from './requests.ts';
 
 type Db = Kysely<ControlDatabase & FunctionTables>;
 

@@ -7,7 +7,7 @@ import type { ResponseSink } from '../../functions/instance.ts';
 import { ClientGone } from '../../functions/pool.ts';
 import type { EndUser } from '../../functions/protocol.ts';
 import { BUSY_RETRY_AFTER_SECONDS, functionErrors } from '../../functions/errors.ts';
-import { failureError } from '../../functions/service.ts';
+import { failureError } from '../../functions/responses.ts';
 import { sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
 import { appIdFromHost } from '../app-host.ts';
