@@ -11,7 +11,8 @@ export interface AppRecord {
 
 export const AppIdSchema = z
   .string()
-  .regex(/^[a-z0-9]{16}$/, 'an app_id is 16 lowercase letters and digits, as returned by apps_create');
+  .regex(/^[a-z0-9]{16}$/, 'an app_id is 16 lowercase letters and digits, as returned by apps_create')
+  .describe("The app's id, from apps_list or apps_create");
 
 export const AppNameSchema = z
   .string()

@@ -8,6 +8,7 @@ import {
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   ErrorCode,
@@ -23,6 +24,7 @@ import type { AnyTool, Caller } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
 import { resources } from '../../resources/index.ts';
 import { prompts } from '../../prompts/index.ts';
+import { listAppResources, matchTemplate, resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
 import { resolveCaller } from './credentials.ts';
 import { sendError } from './rest.ts';
 
@@ -142,13 +144,23 @@ export class McpTransport {
       const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
       return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId));
     });
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-      resources: resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType })),
+    server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+      resources: [
+        ...resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType })),
+        ...(await listAppResources(this.#templateContext(extra)).catch(rpcFromAppError)),
+      ],
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-      const resource = resources.find((r) => r.uri === request.params.uri);
-      if (!resource) throw rpcError(RESOURCE_NOT_FOUND, `Unknown resource ${request.params.uri}; call resources/list.`);
-      return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.read(this.#services) }] };
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: resourceTemplates.map(({ uriTemplate, name, description, mimeType }) => ({ uriTemplate, name, description, mimeType })),
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+      const { uri } = request.params;
+      const resource = resources.find((r) => r.uri === uri);
+      if (resource) return { contents: [{ uri, mimeType: resource.mimeType, text: resource.read(this.#services) }] };
+      const match = matchTemplate(uri);
+      if (!match) throw rpcError(RESOURCE_NOT_FOUND, `Unknown resource ${uri}; call resources/list.`);
+      const text = await match.template.read(match.appId, this.#templateContext(extra)).catch(rpcFromAppError);
+      return { contents: [{ uri, mimeType: match.template.mimeType, text }] };
     });
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({
       prompts: prompts.map((p) => ({
@@ -175,6 +187,21 @@ export class McpTransport {
     return server;
   }
 
+  /** Resource templates read through the tools themselves, so they authorize exactly as those tools do. */
+  #templateContext(extra: { authInfo?: AuthInfo; requestId: string | number }): TemplateContext {
+    const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' as const };
+    const log = this.#log.child({ mcp_request: String(extra.requestId) });
+    const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
+    return {
+      tools: [...this.#tools.values()],
+      call: (name, args) => {
+        const tool = this.#tools.get(name);
+        if (!tool) throw errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.');
+        return invoke(tool, args, { services: this.#services, caller, requestId: String(extra.requestId), clientId, log });
+      },
+    };
+  }
+
   async #call(name: string, args: unknown, caller: Caller, rpcId: string): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
@@ -191,6 +218,13 @@ export class McpTransport {
 
 function errorResult(err: AppError): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: err.status, ...envelope(err) }) }] };
+}
+
+/** A tool's AppError as a JSON-RPC error: 404 is "resource not found", anything else invalid params, with code and remediation. */
+function rpcFromAppError(err: unknown): never {
+  const e = err as AppError;
+  if (typeof e?.status !== 'number') throw err;
+  throw rpcError(e.status === 404 ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, `${e.status} ${e.code}: ${e.message} ${e.remediation}`);
 }
 
 function sendRpcError(res: Response, status: number, message: string): void {

@@ -24,6 +24,7 @@ const PreferSchema = z
 const AcceptSchema = z.string().max(200).optional().describe('application/vnd.pgrst.object+json asks for exactly one row as an object');
 const IdSchema = z.string().min(1).max(200).describe('Primary key value of the row');
 const BodySchema = z.unknown().describe('Row object, or an array of row objects for a bulk insert');
+const PatchSchema = z.unknown().describe('Object of the columns to change and their new values');
 
 const DataOutput = z.object({
   status: z.number().int(),
@@ -37,8 +38,8 @@ const common = { app_id: AppIdSchema, table: TableSchema, query: QuerySchema, pr
 const WIRE = { queryField: 'query', bodyField: 'body', headers: { prefer: 'prefer', range: 'range', accept: 'accept' } } as const;
 const AUTH = ['none', 'user', 'service', 'platform'] as const;
 const ACCESS_NOTE =
-  ' Runs as the caller: no credential as svc_anon (public tables only), an end-user JWT as svc_user (row-level security: own rows), ' +
-  'a service or platform key as svc_service (all rows), or, with user_token, as that end user.';
+  ' Runs as the caller: a platform or service key sees all rows; with user_token, as that end user (row-level security: own rows); ' +
+  'over REST also as an end-user JWT, or with no credential (public tables only).';
 
 /** PostgREST's wire: status and Content-Range from the result, the rows (or row) as the bare body. */
 function respond(out: DataWire) {
@@ -97,7 +98,7 @@ export const dataInsert = defineTool({
     'Insert one row (object) or many (array). Status 201; the rows come back only with prefer "return=representation". ' +
     'Upsert: prefer "resolution=merge-duplicates" (or ignore-duplicates) with on_conflict=<columns> in `query` (default: the primary key). ' +
     'Rows with differing keys: a key a row lacks is null unless prefer has "missing=default". ' +
-    `user_id is filled from the end user's token automatically. vector columns take JSON number arrays.${ACCESS_NOTE}`,
+    `user_id is filled from the end user's token (user_token) automatically. vector columns take JSON number arrays.${ACCESS_NOTE}`,
   input: z.object({ ...common, body: BodySchema }),
   output: DataOutput,
   auth: AUTH,
@@ -110,7 +111,7 @@ export const dataUpdate = defineTool({
   name: 'data_update',
   title: 'Update matching rows',
   description: `Update every row matching the filters in \`query\` (at least one filter is required) with the columns in body. 204, or 200 with the rows when prefer is return=representation.${ACCESS_NOTE}`,
-  input: z.object({ ...common, body: BodySchema }),
+  input: z.object({ ...common, body: PatchSchema }),
   output: DataOutput,
   auth: AUTH,
   appScoped: true,
@@ -122,7 +123,7 @@ export const dataUpdateRow = defineTool({
   name: 'data_update_row',
   title: 'Update one row',
   description: `Update one row by primary key with only the changed columns; returns the updated row (200), 404 if it does not exist or is hidden.${ACCESS_NOTE}`,
-  input: z.object({ ...common, id: IdSchema, body: BodySchema }),
+  input: z.object({ ...common, id: IdSchema, body: PatchSchema }),
   output: DataOutput,
   auth: AUTH,
   appScoped: true,
