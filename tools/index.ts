@@ -9,6 +9,28 @@ import { storageTools } from './storage/storage.ts';
 import { functionsTools } from './functions/functions.ts';
 import { platformGuide, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
+/**
+ * Toolsets: the tools of each area (the tools/<area> folders), so an MCP session can load only what it needs
+ * (/mcp?toolsets=data,storage). Every tool is in exactly one area (test/unit/toolsets.test.ts).
+ */
+export const toolAreas: Readonly<Record<string, readonly AnyTool[]>> = {
+  apps: [appsList, appsCreate, appsGet, appsDelete],
+  keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke],
+  schema: schemaTools,
+  auth: authTools,
+  platform: [suggestionsCreate, platformHealth, platformReady, platformGuide],
+  storage: storageTools,
+  frontend: frontendTools,
+  functions: functionsTools,
+  data: dataTools,
+};
+
+/**
+ * The `default` toolset, for building an app: everything but `keys` (service and substrate keys are rarely needed
+ * by an agent, which acts with its platform key and user_token). `all` is every area.
+ */
+export const DEFAULT_TOOLSET_AREAS: readonly string[] = ['apps', 'schema', 'data', 'auth', 'storage', 'functions', 'frontend', 'platform'];
+
 /** The registry: every capability, served as a REST route (when it has one) and as an MCP tool. */
 export const tools: readonly AnyTool[] = [
   appsList,

@@ -16,14 +16,15 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { envelope, errors, fromZod, type AppError } from '../core/errors.ts';
+import { AppError, envelope, errors, fromZod } from '../core/errors.ts';
 import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
-import { inputJsonSchema, outputJsonSchema } from '../core/schema.ts';
+import { inputJsonSchema } from '../core/schema.ts';
 import type { AnyTool, Caller } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
 import { resources } from '../../resources/index.ts';
 import { prompts } from '../../prompts/index.ts';
+import { DEFAULT_TOOLSET_AREAS, toolAreas } from '../../tools/index.ts';
 import { listAppResources, matchTemplate, resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
 import { resolveCaller } from './credentials.ts';
 import { sendError } from './rest.ts';
@@ -38,6 +39,42 @@ interface Session {
   lastSeen: number;
 }
 
+/** The header that, like the `toolsets` query parameter, picks a session's toolsets. */
+export const TOOLSETS_HEADER = 'mcp-toolsets';
+
+/**
+ * The areas an initialize request asks for: the union of `?toolsets=` and the Mcp-Toolsets header (comma-separated
+ * area names, `default`, `all`); `all` when neither is given, so clients that predate toolsets keep every tool
+ * (`default` is the recommended choice for building an app). Unknown names are a 400 naming the valid ones.
+ */
+export function requestedAreas(query: unknown, header: unknown, areas: readonly string[]): Set<string> {
+  const names = [query, header]
+    .flatMap((v) => (Array.isArray(v) ? v : [v]))
+    .filter((v): v is string => typeof v === 'string')
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim().toLowerCase())
+    .filter(Boolean);
+  if (names.length === 0) names.push('all');
+  const valid = ['default', 'all', ...areas];
+  const unknown = names.filter((n) => !valid.includes(n));
+  if (unknown.length) {
+    throw new AppError(
+      400,
+      'VALIDATION_FAILED',
+      `Unknown toolset${unknown.length > 1 ? 's' : ''}: ${unknown.map((n) => `'${n.slice(0, 50)}'`).join(', ')}.`,
+      `Use /mcp?toolsets= (or the Mcp-Toolsets header) with comma-separated names from: ${valid.join(', ')}.`,
+      { valid },
+    );
+  }
+  const out = new Set<string>();
+  for (const n of names) {
+    if (n === 'all') areas.forEach((a) => out.add(a));
+    else if (n === 'default') DEFAULT_TOOLSET_AREAS.forEach((a) => out.add(a));
+    else out.add(n);
+  }
+  return out;
+}
+
 /** MCP's "resource not found" error code (2025-06-18 specification). */
 const RESOURCE_NOT_FOUND = -32002;
 
@@ -49,7 +86,12 @@ type PlatformCaller = Extract<Caller, { kind: 'platform' }>;
 /** Streamable HTTP MCP at /mcp: one SDK server per session, every descriptor registered as a tool. */
 export class McpTransport {
   readonly #tools: ReadonlyMap<string, AnyTool>;
-  readonly #listed: ReadonlyArray<Record<string, unknown>>;
+  /** Each tool's toolset (area): its tools/<area> folder, else its name's prefix. */
+  readonly #areaOf: ReadonlyMap<string, string>;
+  readonly #areas: readonly string[];
+  readonly #listed: ReadonlyMap<string, Record<string, unknown>>;
+  /** tools/list answers per set of areas, computed once per distinct set. */
+  readonly #listCache = new Map<string, ReadonlyArray<Record<string, unknown>>>();
   readonly #services: Services;
   readonly #log: Logger;
   readonly #sessions = new Map<string, Session>();
@@ -61,15 +103,18 @@ export class McpTransport {
     this.#tools = new Map(tools.map((t) => [t.name, t]));
     this.#services = services;
     this.#log = log;
-    // Computed once: the JSON Schemas never change while the process runs.
-    this.#listed = tools.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: inputJsonSchema(t),
-      outputSchema: outputJsonSchema(t),
-      annotations: { title: t.title, ...t.annotations },
-    }));
+    const declared = new Map(Object.entries(toolAreas).flatMap(([area, list]) => list.map((t) => [t.name, area] as const)));
+    this.#areaOf = new Map(tools.map((t) => [t.name, declared.get(t.name) ?? t.name.split('_')[0]!]));
+    this.#areas = [...new Set(this.#areaOf.values())];
+    // Computed once: the JSON Schemas never change while the process runs. No outputSchema: it was 40% of
+    // tools/list. Results still carry structuredContent (the same object as the text content): the specification
+    // allows it without a schema, and clients (the SDK's Client.callTool) validate it only against a declared one.
+    this.#listed = new Map(
+      tools.map((t) => [
+        t.name,
+        { name: t.name, title: t.title, description: t.description, inputSchema: inputJsonSchema(t), ...(t.annotations ? { annotations: t.annotations } : {}) },
+      ]),
+    );
   }
 
   get sessionCount(): number {
@@ -92,7 +137,9 @@ export class McpTransport {
       if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
         return sendRpcError(res, 400, 'No session: send an initialize request first (without Mcp-Session-Id).');
       }
-      await this.#open(caller, req, res);
+      // The toolsets are fixed when the session opens; later requests' toolsets are ignored.
+      const areas = requestedAreas(req.query.toolsets, req.headers[TOOLSETS_HEADER], this.#areas);
+      await this.#open(caller, areas, req, res);
     } catch (err) {
       sendError(res, toAppError(err, req.log, 'mcp'));
     }
@@ -120,7 +167,7 @@ export class McpTransport {
     return caller;
   }
 
-  async #open(caller: PlatformCaller, req: Request, res: Response): Promise<void> {
+  async #open(caller: PlatformCaller, areas: ReadonlySet<string>, req: Request, res: Response): Promise<void> {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -130,19 +177,31 @@ export class McpTransport {
     transport.onclose = () => {
       if (transport.sessionId) this.#sessions.delete(transport.sessionId);
     };
-    await this.#server().connect(transport);
+    await this.#server(areas).connect(transport);
     await transport.handleRequest(req, res, req.body);
   }
 
-  #server(): Server {
+  /** The tools/list answer for a set of areas, in registry order. */
+  listFor(areas: ReadonlySet<string>): ReadonlyArray<Record<string, unknown>> {
+    const key = [...areas].sort().join(',');
+    let listed = this.#listCache.get(key);
+    if (!listed) {
+      listed = [...this.#listed.entries()].filter(([name]) => areas.has(this.#areaOf.get(name)!)).map(([, t]) => t);
+      this.#listCache.set(key, listed);
+    }
+    return listed;
+  }
+
+  #server(areas: ReadonlySet<string>): Server {
+    const listed = this.listFor(areas);
     const server = new Server(
       { name: 'svc-platform', version: '0.1.0' },
       { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.#listed as never }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed as never }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
-      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId));
+      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: [
@@ -202,10 +261,23 @@ export class McpTransport {
     };
   }
 
-  async #call(name: string, args: unknown, caller: Caller, rpcId: string): Promise<CallToolResult> {
+  async #call(name: string, args: unknown, caller: Caller, rpcId: string, areas: ReadonlySet<string>): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
     if (!tool) return errorResult(errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.'));
+    const area = this.#areaOf.get(name)!;
+    if (!areas.has(area)) {
+      // Refused rather than run: the agent would be calling a tool it was never shown the schema of.
+      return errorResult(
+        new AppError(
+          400,
+          'TOOL_NOT_IN_TOOLSETS',
+          `Tool '${name}' is in the toolset '${area}', which this session did not load (loaded: ${[...areas].join(', ')}).`,
+          `Open a new MCP session with /mcp?toolsets=default,${area} (or the Mcp-Toolsets header); a session's toolsets are fixed when it is initialized.`,
+          { toolset: area },
+        ),
+      );
+    }
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
       const output = (await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log })) as Record<string, unknown>;
