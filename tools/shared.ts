@@ -9,8 +9,8 @@ export const UserTokenSchema = z
   .max(4000)
   .optional()
   .describe(
-    'Act as this end user: an access token of this app (from auth_signup or auth_login), with a platform or service key. ' +
-      'The call then sees and does exactly what that user would (row-level security, their own files).',
+    'Act as this end user: an access token of this app (from auth_signup or auth_login), with a platform or service key; ' +
+      'the call sees and does exactly what that user would.',
   );
 
 type EndUserCaller = Extract<Caller, { kind: 'user' }>;

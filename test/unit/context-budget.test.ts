@@ -9,14 +9,16 @@ import type { Services } from '../../src/core/services.ts';
 /*
  * Context budget (issue 9, "Cost in context"): what an MCP-only agent must read before its first call.
  *
- * Measured when the budget was set (tools/list without outputSchema; the data tools' shared texts not yet trimmed):
- *   all 65,070 B (56 tools), default 62,107 B, largest area data 12,768 B; /llms.txt 51,764 B.
- * Before toolsets and before dropping outputSchema, tools/list was 102,843 B.
+ * Measured when the budget was set (tools/list without outputSchema; data_select alone carries the query syntax
+ * and access rules, the other data tools refer to it): all 62,527 B (56 tools), default 59,564 B, largest area
+ * storage 11,375 B; /llms.txt 51,255 B (53,786 B before that trim). Before toolsets and before dropping
+ * outputSchema, tools/list was 102,843 B.
  *
  * The budgets are ceilings for the whole surface after the coming areas, not today's size plus a margin: about
  * 72 KB (~18k tokens) for `all` is what fits an agent's context comfortably next to its work, so new tools must
- * pay for themselves by tightening existing texts (first candidates: the PostgREST query/prefer texts repeated in
- * every data_* tool, the user_token text repeated in ~20 tools, the deploy tools' long descriptions). A single
+ * pay for themselves by tightening existing texts (first candidates: the prefer/accept texts still repeated in
+ * every data_* tool's input schema, the storage upload and deploy tools' long descriptions, functions_deploy's
+ * 2 KB description). A single
  * area stays under 16 KB so that `?toolsets=<area>` is always cheap. /llms.txt is budgeted at its current size
  * plus a little (it is still a second copy of the tool list; restructuring it into a short guide is future work,
  * and that change should lower this number).

@@ -12,16 +12,13 @@ const QuerySchema = z
   .string()
   .max(8000)
   .default('')
-  .describe('PostgREST query string without the leading "?", e.g. "select=id,title,author:authors(name)&done=eq.false&order=id.desc&limit=10"');
+  .describe('PostgREST query string without the leading "?"; syntax in data_select');
 const PreferSchema = z
   .string()
   .max(200)
   .optional()
-  .describe(
-    'PostgREST Prefer header, comma-separated: return=representation|minimal, count=exact, resolution=merge-duplicates|ignore-duplicates, ' +
-      'missing=default (a key a row lacks takes the column default instead of null)',
-  );
-const AcceptSchema = z.string().max(200).optional().describe('application/vnd.pgrst.object+json asks for exactly one row as an object');
+  .describe('Prefer header, comma-separated: return=representation|minimal, count=exact, resolution=merge-duplicates|ignore-duplicates, missing=default');
+const AcceptSchema = z.string().max(200).optional().describe('application/vnd.pgrst.object+json: exactly one row, as an object');
 const IdSchema = z.string().min(1).max(200).describe('Primary key value of the row');
 const BodySchema = z.unknown().describe('Row object, or an array of row objects for a bulk insert');
 const PatchSchema = z.unknown().describe('Object of the columns to change and their new values');
@@ -40,6 +37,8 @@ const AUTH = ['none', 'user', 'service', 'platform'] as const;
 const ACCESS_NOTE =
   ' Runs as the caller: a platform or service key sees all rows; with user_token, as that end user (row-level security: own rows); ' +
   'over REST also as an end-user JWT, or with no credential (public tables only).';
+/** The other data tools refer to data_select for the access rules and the query syntax, so an agent reads them once. */
+const ACCESS_REF = ' Runs as the caller, as data_select explains.';
 
 /** PostgREST's wire: status and Content-Range from the result, the rows (or row) as the bare body. */
 function respond(out: DataWire) {
@@ -67,7 +66,8 @@ export const dataSelect = defineTool({
   title: 'Read rows',
   description:
     'List rows of a table with PostgREST syntax in `query`: filters col=op.value (eq, neq, gt, gte, lt, lte, like, ilike with * or %, is.null, in.(a,b), fts), not.op, ' +
-    'or=(a.eq.1,b.gt.2), select=col,alias:col,relation(cols) (one level of embedding through foreign keys), order=col.desc.nullslast, limit, offset. ' +
+    'or=(a.eq.1,b.gt.2), select=col,alias:col,relation(cols) (one level of embedding through foreign keys), order=col.desc.nullslast, limit, offset; ' +
+    'e.g. "select=id,title,author:authors(name)&done=eq.false&order=id.desc&limit=10". ' +
     `At most 1000 rows per call. Prefer: count=exact adds the total to content_range.${ACCESS_NOTE}`,
   input: z.object({ ...common, range: z.string().max(100).optional().describe('Range: items=0-9 (inclusive), an alternative to limit/offset') }),
   output: DataOutput,
@@ -81,7 +81,7 @@ export const dataSelect = defineTool({
 export const dataGet = defineTool({
   name: 'data_get',
   title: 'Read one row',
-  description: `Read one row by primary key; 404 RESOURCE_NOT_FOUND when it does not exist or row-level security hides it. \`query\` may carry select=.${ACCESS_NOTE}`,
+  description: `Read one row by primary key; 404 RESOURCE_NOT_FOUND when it does not exist or row-level security hides it. \`query\` may carry select=.${ACCESS_REF}`,
   input: z.object({ ...common, id: IdSchema }),
   output: DataOutput,
   auth: AUTH,
@@ -98,7 +98,7 @@ export const dataInsert = defineTool({
     'Insert one row (object) or many (array). Status 201; the rows come back only with prefer "return=representation". ' +
     'Upsert: prefer "resolution=merge-duplicates" (or ignore-duplicates) with on_conflict=<columns> in `query` (default: the primary key). ' +
     'Rows with differing keys: a key a row lacks is null unless prefer has "missing=default". ' +
-    `user_id is filled from the end user's token (user_token) automatically. vector columns take JSON number arrays.${ACCESS_NOTE}`,
+    `user_id is filled from the end user's token (user_token) automatically. vector columns take JSON number arrays.${ACCESS_REF}`,
   input: z.object({ ...common, body: BodySchema }),
   output: DataOutput,
   auth: AUTH,
@@ -110,7 +110,7 @@ export const dataInsert = defineTool({
 export const dataUpdate = defineTool({
   name: 'data_update',
   title: 'Update matching rows',
-  description: `Update every row matching the filters in \`query\` (at least one filter is required) with the columns in body. 204, or 200 with the rows when prefer is return=representation.${ACCESS_NOTE}`,
+  description: `Update every row matching the filters in \`query\` (at least one filter is required) with the columns in body. 204, or 200 with the rows when prefer is return=representation.${ACCESS_REF}`,
   input: z.object({ ...common, body: PatchSchema }),
   output: DataOutput,
   auth: AUTH,
@@ -122,7 +122,7 @@ export const dataUpdate = defineTool({
 export const dataUpdateRow = defineTool({
   name: 'data_update_row',
   title: 'Update one row',
-  description: `Update one row by primary key with only the changed columns; returns the updated row (200), 404 if it does not exist or is hidden.${ACCESS_NOTE}`,
+  description: `Update one row by primary key with only the changed columns; returns the updated row (200), 404 if it does not exist or is hidden.${ACCESS_REF}`,
   input: z.object({ ...common, id: IdSchema, body: PatchSchema }),
   output: DataOutput,
   auth: AUTH,
@@ -134,7 +134,7 @@ export const dataUpdateRow = defineTool({
 export const dataDelete = defineTool({
   name: 'data_delete',
   title: 'Delete matching rows',
-  description: `Delete every row matching the filters in \`query\` (at least one filter is required). 204, or 200 with the deleted rows when prefer is return=representation.${ACCESS_NOTE}`,
+  description: `Delete every row matching the filters in \`query\` (at least one filter is required). 204, or 200 with the deleted rows when prefer is return=representation.${ACCESS_REF}`,
   input: z.object(common),
   output: DataOutput,
   auth: AUTH,
@@ -147,7 +147,7 @@ export const dataDelete = defineTool({
 export const dataDeleteRow = defineTool({
   name: 'data_delete_row',
   title: 'Delete one row',
-  description: `Delete one row by primary key: 204 (200 with the row when prefer is return=representation), 404 if it does not exist or is hidden.${ACCESS_NOTE}`,
+  description: `Delete one row by primary key: 204 (200 with the row when prefer is return=representation), 404 if it does not exist or is hidden.${ACCESS_REF}`,
   input: z.object({ ...common, id: IdSchema }),
   output: DataOutput,
   auth: AUTH,
