@@ -192,11 +192,21 @@ export class McpTransport {
     return listed;
   }
 
+  /** The initialize instructions, naming the session's toolsets and how to load others. */
+  #instructions(areas: ReadonlySet<string>): string {
+    const others = this.#areas.filter((a) => !areas.has(a));
+    if (others.length === 0) return INSTRUCTIONS;
+    return (
+      `${INSTRUCTIONS} This session has the toolsets ${[...areas].join(', ')}; the others (${others.join(', ')}) ` +
+      'need a new session with /mcp?toolsets=<comma-separated names>.'
+    );
+  }
+
   #server(areas: ReadonlySet<string>): Server {
     const listed = this.listFor(areas);
     const server = new Server(
       { name: 'svc-platform', version: '0.1.0' },
-      { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS },
+      { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: this.#instructions(areas) },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed as never }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

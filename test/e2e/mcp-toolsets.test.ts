@@ -49,6 +49,7 @@ describe('/mcp toolsets', () => {
     const client = await connect('/mcp?toolsets=default');
     const { tools: listed } = await client.listTools();
     expect(listed.map((t) => t.name).sort()).toEqual(namesOf(DEFAULT_TOOLSET_AREAS));
+    expect(client.getInstructions()).toContain('the others (keys) need a new session with /mcp?toolsets=');
     const refused = (await client.callTool({ name: 'substrate_keys_list', arguments: {} })) as CallToolResult;
     expect(refused.isError).toBe(true);
     const body = JSON.parse((refused.content[0] as { text: string }).text);
