@@ -33,6 +33,8 @@ export interface HttpBinding<O> {
   path: string;
   /** Path served on an app's own host when subdomain routing is on; the app comes from the Host header. */
   subdomainPath?: string;
+  /** The JSON body limit of /mcp (4 MB) instead of SVC_BODY_LIMIT, for inputs that carry code or file bytes. */
+  largeBody?: boolean;
   /** Success status; 204 sends no body. */
   status?: number;
   /** Content type of a non-JSON success body (the body is then sent as text). */

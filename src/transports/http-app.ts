@@ -7,13 +7,17 @@ import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
-import { mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
+import { JSON_TYPES, largeBodyParsers, mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
 import { mcpOriginGuard, type McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
 import { subdomainOf } from './app-host.ts';
 import { answerClientError, MAX_HEADER_BYTES } from './socket-reply.ts';
 
-const MCP_BODY_LIMIT = '4mb';
+/**
+ * The body limit of /mcp (a tools/call carries whole function sources, up to 1 MB of code and more once JSON-escaped,
+ * or inline file bytes), and of the REST routes whose binding sets largeBody (the same inputs over REST).
+ */
+const LARGE_BODY_LIMIT = '4mb';
 
 export interface HttpAppDeps {
   tools: readonly AnyTool[];
@@ -49,10 +53,10 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
     }),
   );
   app.use(rawRouter(rawRoutes, 'early', services));
-  // MCP carries whole function sources (up to 1 MB of code, more once JSON-escaped) in one tools/call.
-  app.use('/mcp', express.json({ limit: MCP_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use('/mcp', express.json({ limit: LARGE_BODY_LIMIT, type: JSON_TYPES }));
+  app.use(largeBodyParsers(tools, LARGE_BODY_LIMIT, config.bodyLimit));
   // strict: false lets scalar JSON through to validation, which names what the route expects instead.
-  app.use(express.json({ limit: config.bodyLimit, strict: false, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: config.bodyLimit, strict: false, type: JSON_TYPES }));
   if (config.baseDomain) app.use(subdomainResolver(config.baseDomain, services));
 
   app.all('/mcp', mcp.handle);
@@ -98,7 +102,7 @@ function requestErrorHandler(limit: string): ErrorRequestHandler {
   return (err: { type?: string; status?: number; limit?: number }, req, res, _next) => {
     // The router decodes path parameters while matching routes, so a malformed %-escape surfaces here.
     if (err instanceof URIError) return sendError(res, errors.validation('A path segment is not valid percent-encoded UTF-8; encode each segment as encodeURIComponent does.'));
-    // Some routes (/mcp, function deploys) have their own larger parser: name the limit that applied.
+    // Some routes (/mcp, those with largeBody) have their own larger parser: name the limit that applied.
     const applied = typeof err.limit === 'number' && err.limit % 1048576 === 0 ? `${err.limit / 1048576}mb` : limit;
     if (err.type === 'entity.too.large') return sendError(res, errors.payloadTooLarge(applied));
     if (err.type === 'entity.parse.failed') return sendError(res, errors.invalidJson());

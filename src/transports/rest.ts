@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { envelope, errors, type AppError } from '../core/errors.ts';
 import { JsonText } from '../core/json-text.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
@@ -12,6 +12,32 @@ export interface SubdomainLocals {
 }
 
 const toExpressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
+
+/** The content types the JSON body parsers read. */
+export const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/**
+ * JSON parsers for the routes whose binding asks for a large body (code or file bytes), mounted before the global
+ * SVC_BODY_LIMIT parser: the body is then already read and the global parser passes it by. The limit is the larger of
+ * `limit` (the one /mcp has) and SVC_BODY_LIMIT.
+ */
+export function largeBodyParsers(tools: readonly AnyTool[], limit: string, globalLimit: string): Router {
+  const router = express.Router();
+  const parser = express.json({ limit: Math.max(limitBytes(limit), limitBytes(globalLimit)), strict: false, type: JSON_TYPES });
+  for (const { http } of tools) {
+    if (!http || !http.largeBody) continue;
+    const method = http.method.toLowerCase() as 'post' | 'put' | 'patch';
+    for (const path of [http.path, http.subdomainPath]) if (path) router[method](toExpressPath(path), parser);
+  }
+  return router;
+}
+
+/** '4mb', '512kb', '100b' (the SVC_BODY_LIMIT forms) in bytes. */
+function limitBytes(limit: string): number {
+  const m = /^(\d+)(b|kb|mb)$/i.exec(limit);
+  if (!m) throw new Error(`not a body limit: ${limit}`);
+  return Number(m[1]) * { b: 1, kb: 1024, mb: 1024 * 1024 }[m[2]!.toLowerCase() as 'b' | 'kb' | 'mb'];
+}
 
 /** Registers every descriptor that has an HTTP binding; the handler only maps the wire to invoke() and back. */
 export function mountRestTools(router: Router, tools: readonly AnyTool[], services: Services): void {

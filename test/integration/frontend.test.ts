@@ -675,6 +675,14 @@ describe('deploying from a map of files (MCP-only clients)', () => {
     expect(oversized.status).toBe(413);
     expect(oversized.body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: `The zip exceeds the ${MAX_ZIP}-byte limit (maxSizeBytes).` });
 
+    // The REST body may reach 4 MB as over MCP (SVC_BODY_LIMIT is 1 MB): 1.5 MB of files reach the site limits, 4 MB do not.
+    const midBody = await deployFiles({ framework: 'static', files: { 'index.html': 'x', 'big.txt': 'a'.repeat(1.5 * 1024 * 1024) } });
+    expect(midBody.status).toBe(400);
+    expect(midBody.body.error.message).toMatch(/^The files add up to 1572865 bytes; a site may hold at most \d+ \(SVC_FRONTEND_MAX_UNZIPPED_BYTES\)\.$/);
+    const overBody = await deployFiles({ framework: 'static', files: { 'index.html': 'x', 'big.txt': 'a'.repeat(4 * 1024 * 1024) } });
+    expect(overBody.status).toBe(413);
+    expect(overBody.body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: 'The request body exceeds the 4mb limit.' });
+
     const badBase64 = await deployFiles({ framework: 'static', files: { 'index.html': { content: '***', encoding: 'base64' } } });
     expect(badBase64.status).toBe(400);
     expect(badBase64.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'files.index.html.content', message: 'not valid base64' }] });

@@ -882,6 +882,28 @@ describe('inline bytes and acting as an end user (MCP-only clients)', () => {
     expect(await usage(app.app_id)).toEqual({ used_bytes: 0, pending_bytes: 0 });
   });
 
+  it('over REST the inline route takes the 4 MB body limit of /mcp, not SVC_BODY_LIMIT (1 MB): 1.5 MB is stored, a larger body is 413', async () => {
+    const bytes = Buffer.alloc(1.5 * 1024 * 1024, 9);
+    const up = await inline({ filename: 'mid.bin', contentType: 'application/octet-stream', content: bytes.toString('base64') });
+    expect(up.status).toBe(201);
+    expect(up.body.size_bytes).toBe(bytes.length);
+    const back = await read(up.body.objectId);
+    expect(Buffer.from(back.body.content, 'base64')).toEqual(bytes);
+    expect((await remove(app, up.body.objectId)).status).toBe(200);
+
+    const over = await inline({ filename: 'over.bin', contentType: 'application/octet-stream', content: 'A'.repeat(4 * 1024 * 1024) });
+    expect(over.status).toBe(413);
+    expect(over.body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: 'The request body exceeds the 4mb limit.' });
+    // The other routes keep SVC_BODY_LIMIT.
+    const presigned = await p.api('POST', `/storage/${app.app_id}/upload`, {
+      key: app.service_key.key,
+      body: { filename: 'x.bin', contentType: 'application/octet-stream', sizeBytes: 1, padding: 'A'.repeat(1.5 * 1024 * 1024) },
+    });
+    expect(presigned.status).toBe(413);
+    expect(presigned.body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: 'The request body exceeds the 1mb limit.' });
+    expect(await rowsOf(app.app_id)).toEqual([]);
+  });
+
   it('the per-file limit, content types, quota and base64 are checked as for presigned uploads; refusals leave no pending row', async () => {
     const limited: App = (await p.api('POST', '/init', { body: { name: 'Inline quota' } })).body;
     const set = await p.api('PUT', `/storage/${limited.app_id}/limits`, { body: { max_file_bytes: 600, max_app_bytes: 1000, allowed_content_types: ['text/*'] } });

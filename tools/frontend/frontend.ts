@@ -81,7 +81,7 @@ export const frontendDeployFiles = defineTool({
     'One call does create, upload and start: returns the deployment with status BUILDING (202); poll frontend_deploy_get until READY (then `url` serves it) or ERROR. ' +
     'The files take exactly the path of an uploaded zip (same checks, build and publishing): index.html at the root or inside a single folder; ' +
     'a path that is absolute or leaves the site (..), a duplicate path, more files or bytes than the platform allows is 400 VALIDATION_FAILED and creates nothing. ' +
-    'The whole call is bounded by the request body limit (4 MB over MCP; SVC_BODY_LIMIT, 1 MB by default, over REST): larger sites go through frontend_deploy_create. ' +
+    'The whole request is at most 4 MB, over MCP and REST alike: larger sites go through frontend_deploy_create. ' +
     'framework as for frontend_deploy_create.',
   input: z.object({
     app_id: AppIdSchema,
@@ -93,7 +93,7 @@ export const frontendDeployFiles = defineTool({
   output: DeploymentSchema,
   auth: AUTH,
   appScoped: true,
-  http: { method: 'POST', path: `${BASE}/files`, status: 202 },
+  http: { method: 'POST', path: `${BASE}/files`, status: 202, largeBody: true },
   annotations: { destructiveHint: false, idempotentHint: false },
   handler: async (input, ctx) => {
     const files = Object.entries(input.files).map(([path, file]) => ({

@@ -59,7 +59,7 @@ export const functionsDeploy = defineTool({
   output: FunctionSchema.extend({ created: z.boolean().describe('true when this deploy created the function, false when it updated it') }),
   auth: AUTH,
   appScoped: true,
-  http: { method: 'POST', path: BASE, subdomainPath: SHORT, respond: (out) => ({ status: out.created ? 201 : 200 }) },
+  http: { method: 'POST', path: BASE, subdomainPath: SHORT, largeBody: true, respond: (out) => ({ status: out.created ? 201 : 200 }) },
   annotations: { destructiveHint: false, idempotentHint: true },
   handler: async (input, ctx) => {
     const { fn, created } = await ctx.services.functions.deploy(ctx.app!, input);

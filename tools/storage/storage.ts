@@ -80,7 +80,7 @@ export const storageUploadInline = defineTool({
     'the file is stored and listed at once; persist objectId. The same rules as storage_upload apply (per-file limit 400 FILE_TOO_LARGE, ' +
     'app quota 409 STORAGE_QUOTA_EXCEEDED, content types 400 CONTENT_TYPE_NOT_ALLOWED, an end user\'s pending uploads 429 STORAGE_PENDING_LIMIT_EXCEEDED); ' +
     `content above ${INLINE_MB} MB is 413 INLINE_CONTENT_TOO_LARGE (use storage_upload), and nothing is stored or reserved on any refusal. ` +
-    'REST bodies are bounded by the server\'s body limit (SVC_BODY_LIMIT, 1 MB by default): over REST prefer storage_upload.' +
+    'The request body may be 4 MB, over MCP and REST alike.' +
     ACCESS_NOTE,
   input: z.object({
     app_id: AppIdSchema,
@@ -96,7 +96,7 @@ export const storageUploadInline = defineTool({
   }),
   auth: AUTH,
   appScoped: true,
-  http: { method: 'POST', path: '/storage/{app_id}/upload/inline', subdomainPath: '/storage/upload/inline', status: 201 },
+  http: { method: 'POST', path: '/storage/{app_id}/upload/inline', subdomainPath: '/storage/upload/inline', status: 201, largeBody: true },
   annotations: { destructiveHint: false, idempotentHint: false },
   handler: async (input, ctx) => {
     const owner = await ownerOf(input, ctx);

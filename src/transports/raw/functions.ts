@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import type { Caller } from '../../core/define.ts';
 import { AppError, errors } from '../../core/errors.ts';
 import { toAppError } from '../../core/invoke.ts';
@@ -18,8 +18,6 @@ const NAME = /^[A-Za-z0-9_-]{1,100}$/;
 /** A platform, service or substrate key anywhere in a header value. */
 const PLATFORM_CREDENTIAL = /svc_(?:pk|sk|sub)_/;
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-/** Deploy bodies carry up to 1 MB of code, escaped as JSON: more room than the global SVC_BODY_LIMIT default. */
-const DEPLOY_BODY_LIMIT = '4mb';
 
 /** Connection-level headers (RFC 9110 §7.6.1) and the ones the proxy sets itself are not passed through. */
 const HOP_BY_HOP = new Set([
@@ -43,7 +41,6 @@ const HOP_BY_HOP = new Set([
  */
 export const functionRoutes: RawRoutes = {
   early: (router: Router, services: Services) => {
-    router.post(['/v1/:app_id/functions', '/functions'], express.json({ limit: DEPLOY_BODY_LIMIT, strict: false, type: ['application/json', 'application/*+json'] }));
     router.use((req, res, next) => {
       const pathname = rawPath(req);
       const direct = PATH_ROUTE.exec(pathname);
