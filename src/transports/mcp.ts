@@ -44,8 +44,9 @@ export const TOOLSETS_HEADER = 'mcp-toolsets';
 
 /**
  * The areas an initialize request asks for: the union of `?toolsets=` and the Mcp-Toolsets header (comma-separated
- * area names, `default`, `all`); `all` when neither is given, so clients that predate toolsets keep every tool
- * (`default` is the recommended choice for building an app). Unknown names are a 400 naming the valid ones.
+ * area names, `default`, `all`); `default` (building an app) when neither is given, because every area together
+ * is more than an agent should carry in its context; the initialize instructions then name the toolsets the session
+ * lacks. Unknown names are a 400 naming the valid ones.
  */
 export function requestedAreas(query: unknown, header: unknown, areas: readonly string[]): Set<string> {
   const names = [query, header]
@@ -54,7 +55,7 @@ export function requestedAreas(query: unknown, header: unknown, areas: readonly 
     .flatMap((v) => v.split(','))
     .map((v) => v.trim().toLowerCase())
     .filter(Boolean);
-  if (names.length === 0) names.push('all');
+  if (names.length === 0) names.push('default');
   const valid = ['default', 'all', ...areas];
   const unknown = names.filter((n) => !valid.includes(n));
   if (unknown.length) {

@@ -91,11 +91,14 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** Opens an MCP session at {baseUrl}/mcp with the official SDK client. */
+/**
+ * Opens an MCP session at {baseUrl}/mcp with the official SDK client, with every toolset (`?toolsets=all`: a session
+ * that names none gets only `default`, without the keys tools).
+ */
 export async function connectMcp(baseUrl: string, key: string | undefined): Promise<McpConnection> {
   const client = new Client({ name: 'svc-e2e', version: '0.0.0' });
   const transport = new StreamableHTTPClientTransport(
-    new URL('/mcp', baseUrl),
+    new URL('/mcp?toolsets=all', baseUrl),
     key === undefined ? undefined : { requestInit: { headers: { Authorization: `Bearer ${key}` } } },
   );
   try {

@@ -38,11 +38,20 @@ async function connect(path: string, headers: Record<string, string> = {}): Prom
 const namesOf = (areas: readonly string[]) => areas.flatMap((a) => toolAreas[a]!.map((t) => t.name)).sort();
 
 describe('/mcp toolsets', () => {
-  it('without toolsets a session lists every tool, with no outputSchema', async () => {
+  it('without toolsets a session gets the default toolset, and its instructions name the ones it lacks', async () => {
     const client = await connect('/mcp');
+    const { tools: listed } = await client.listTools();
+    expect(listed.map((t) => t.name).sort()).toEqual(namesOf(DEFAULT_TOOLSET_AREAS));
+    const lacking = Object.keys(toolAreas).filter((a) => !DEFAULT_TOOLSET_AREAS.includes(a));
+    expect(client.getInstructions()).toContain(`the others (${lacking.join(', ')}) need a new session with /mcp?toolsets=`);
+  });
+
+  it('?toolsets=all lists every tool, with no outputSchema', async () => {
+    const client = await connect('/mcp?toolsets=all');
     const { tools: listed } = await client.listTools();
     expect(listed.map((t) => t.name).sort()).toEqual(tools.map((t) => t.name).sort());
     for (const t of listed) expect(t.outputSchema).toBeUndefined();
+    expect(client.getInstructions()).not.toContain('need a new session');
   });
 
   it('?toolsets=default lists the default areas, and a tool of another toolset is refused naming its toolset', async () => {

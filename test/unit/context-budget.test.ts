@@ -69,8 +69,10 @@ describe('toolsets', () => {
     for (const a of DEFAULT_TOOLSET_AREAS) expect(areas).toContain(a);
   });
 
-  it('none given is all; default leaves keys out; names combine and are case-insensitive', () => {
-    expect(requestedAreas(undefined, undefined, areas)).toEqual(new Set(areas));
+  it('none given is default; default leaves keys out; all is every area; names combine and are case-insensitive', () => {
+    expect(requestedAreas(undefined, undefined, areas)).toEqual(new Set(DEFAULT_TOOLSET_AREAS));
+    expect(requestedAreas('', ' ', areas)).toEqual(new Set(DEFAULT_TOOLSET_AREAS));
+    expect(requestedAreas('all', undefined, areas)).toEqual(new Set(areas));
     expect(requestedAreas('default', undefined, areas)).toEqual(new Set(DEFAULT_TOOLSET_AREAS));
     expect(requestedAreas('default', undefined, areas).has('keys')).toBe(false);
     expect(requestedAreas('Data, storage', 'keys', areas)).toEqual(new Set(['data', 'storage', 'keys']));
