@@ -1,4 +1,7 @@
 import type { Services } from '../src/core/services.ts';
+import { AREA_GUIDES } from '../src/platform/area-guides.ts';
+import { areaLink, areaResource } from '../src/platform/docs.ts';
+import { toolAreas } from '../tools/index.ts';
 
 export interface McpResource {
   uri: string;
@@ -8,13 +11,20 @@ export interface McpResource {
   read: (services: Services) => string;
 }
 
-/** MCP resources: guidance an agent can pull into context without a tool call. */
+/** MCP resources: guidance an agent can pull into context without a tool call: the guide, then each area's section. */
 export const resources: readonly McpResource[] = [
   {
     uri: 'svc://guide/llms.txt',
     name: 'Platform guide',
-    description: 'What the platform offers, how credentials work, and every tool with its REST route (same text as GET /llms.txt).',
+    description: 'Connecting, credentials, errors, the flow for a new app, conventions, pitfalls and an index of the areas (same text as GET /llms.txt).',
     mimeType: 'text/plain',
     read: (services) => services.docs.llmsTxt(),
   },
+  ...Object.keys(toolAreas).map((area) => ({
+    uri: areaResource(area),
+    name: `Guide: ${area}`,
+    description: `${AREA_GUIDES[area]?.summary ?? `The ${area} area.`} Its tools with inputs, limits and errors (same text as GET ${areaLink(area)}).`,
+    mimeType: 'text/plain',
+    read: (services: Services) => services.docs.areaSection(area) ?? '',
+  })),
 ];

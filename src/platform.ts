@@ -25,7 +25,8 @@ import { FunctionsService } from './functions/service.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { createHttpServer } from './transports/http-app.ts';
-import { tools } from '../tools/index.ts';
+import { toolAreas, tools } from '../tools/index.ts';
+import { createDocs } from './platform/docs.ts';
 import { crontab, taskList } from '../workers/index.ts';
 import { WorkerLiveness } from './jobs/liveness.ts';
 
@@ -80,7 +81,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     rateLimits: new RateLimiter(control.db),
     suggestions: new SuggestionsService(control.db),
     health: new HealthService(control.pool),
-    docs: { llmsTxt: () => llmsTxt },
+    docs: createDocs(llmsTxt, toolAreas),
     frontend: new FrontendService({ db: control.db, box, masterKey, config, log }),
     storage: new StorageService({ db: control.db, config, masterKey, log }),
     functions: await FunctionsService.create({ db: control.db, box, config, log }),

@@ -7,23 +7,29 @@ import { dataTools } from './data/data.ts';
 import { frontendTools } from './frontend/frontend.ts';
 import { storageTools } from './storage/storage.ts';
 import { functionsTools } from './functions/functions.ts';
-import { platformGuide, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
+import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
-/**
- * Toolsets: the tools of each area (the tools/<area> folders), so an MCP session can load only what it needs
- * (/mcp?toolsets=data,storage). Every tool is in exactly one area (test/unit/toolsets.test.ts).
- */
-export const toolAreas: Readonly<Record<string, readonly AnyTool[]>> = {
+/** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
+const areaTools: Record<string, readonly AnyTool[]> = {
   apps: [appsList, appsCreate, appsGet, appsDelete],
   keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke],
   schema: schemaTools,
   auth: authTools,
-  platform: [suggestionsCreate, platformHealth, platformReady, platformGuide],
+  platform: [suggestionsCreate, platformHealth, platformReady],
   storage: storageTools,
   frontend: frontendTools,
   functions: functionsTools,
   data: dataTools,
 };
+
+export const platformGuide = platformGuideTool(Object.keys(areaTools));
+
+/**
+ * Toolsets: the tools of each area (the tools/<area> folders), so an MCP session can load only what it needs
+ * (/mcp?toolsets=data,storage). Every tool is in exactly one area (test/unit/context-budget.test.ts). Each area also
+ * has its section of the guide (GET /llms.txt?area=<area>), rendered from these tools.
+ */
+export const toolAreas: Readonly<Record<string, readonly AnyTool[]>> = { ...areaTools, platform: [...areaTools.platform!, platformGuide] };
 
 /**
  * The `default` toolset, for building an app: everything but `keys` (service and substrate keys are rarely needed

@@ -49,7 +49,7 @@ export const errors = {
   notFound: (what: string, remediation = 'Check the identifier; list the collection to find valid ones.') =>
     new AppError(404, 'RESOURCE_NOT_FOUND', `${what} not found.`, remediation),
   routeNotFound: (method: string, path: string) =>
-    new AppError(404, 'ROUTE_NOT_FOUND', `No route ${method} ${path}.`, 'See /openapi.json or /llms.txt for the routes this server offers.'),
+    new AppError(404, 'ROUTE_NOT_FOUND', `No route ${method} ${path}.`, 'See /openapi.json for the routes this server offers (one area\'s routes and tools: /llms.txt?area=<area>).'),
   payloadTooLarge: (limit: string) =>
     new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds the ${limit} limit.`, 'Send a smaller body.'),
   responseTooLarge: (limitBytes: number) =>

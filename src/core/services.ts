@@ -12,6 +12,7 @@ import type { StorageService } from '../storage/service.ts';
 import type { FrontendService } from '../frontend/service.ts';
 import type { FunctionsService } from '../functions/service.ts';
 import type { Config } from '../config.ts';
+import type { Docs } from '../platform/docs.ts';
 
 /** Everything a tool handler may reach, built once at start (src/platform.ts). */
 export interface Services {
@@ -30,7 +31,8 @@ export interface Services {
   rateLimits: RateLimiter;
   suggestions: SuggestionsService;
   health: HealthService;
-  docs: { llmsTxt: () => string };
+  /** The guide (/llms.txt) and each area's section. */
+  docs: Docs;
   /** Hosted frontends: deployments, their build job, site lookup and the frontend environment. */
   frontend: FrontendService;
   /** File storage: object rows, quota, signed URLs, the local or S3 backend. */

@@ -1,8 +1,9 @@
 import type { AnyTool } from '../core/define.ts';
 import { inputJsonSchema, outputJsonSchema, pathParams, type JsonSchema } from '../core/schema.ts';
+import { AREA_GUIDES } from './area-guides.ts';
 
-export const TOOLS_BEGIN = '<!-- tools:begin (generated from the registry by `npm run gen:llms`; do not edit) -->';
-export const TOOLS_END = '<!-- tools:end -->';
+export const INDEX_BEGIN = '<!-- areas:begin (generated from toolAreas in tools/index.ts by `npm run gen:llms`; do not edit) -->';
+export const INDEX_END = '<!-- areas:end -->';
 
 const AUTH_LABEL: Record<string, string> = {
   none: 'no credential',
@@ -12,6 +13,12 @@ const AUTH_LABEL: Record<string, string> = {
   substrate: 'substrate key',
 };
 
+type Areas = Readonly<Record<string, readonly AnyTool[]>>;
+
+/** Where an area's section is served: the route, the guide tool's input and the MCP resource. */
+export const areaLink = (area: string) => `/llms.txt?area=${area}`;
+export const areaResource = (area: string) => `svc://guide/${area}`;
+
 function describeField(name: string, schema: JsonSchema, required: boolean): string {
   const type = Array.isArray(schema.enum) ? (schema.enum as unknown[]).map((v) => JSON.stringify(v)).join(' | ') : String(schema.type ?? 'any');
   const extra = [required ? 'required' : 'optional'];
@@ -20,32 +27,74 @@ function describeField(name: string, schema: JsonSchema, required: boolean): str
   return `  - \`${name}\` (${type}, ${extra.join(', ')})${description}`;
 }
 
-/** The tool section of /llms.txt, generated so it can never drift from the code. */
-export function renderToolSection(tools: readonly AnyTool[]): string {
-  const lines: string[] = [TOOLS_BEGIN, '', '## Tools', ''];
-  for (const tool of tools) {
-    lines.push(`### ${tool.name}: ${tool.title}`);
-    lines.push(tool.http ? `REST: \`${tool.http.method} ${tool.http.path}\`` + (tool.http.subdomainPath ? ` (app host: \`${tool.http.subdomainPath}\`)` : '') : 'MCP only');
-    lines.push(`Credentials: ${tool.auth.map((a) => AUTH_LABEL[a]).join(', ')}`);
-    lines.push('', tool.description);
-    const schema = inputJsonSchema(tool);
-    const props = Object.entries(schema.properties ?? {});
-    if (props.length) {
-      lines.push('', 'Input:');
-      for (const [name, prop] of props) lines.push(describeField(name, prop, schema.required?.includes(name) ?? false));
-    }
-    lines.push('');
+/** One tool's reference: REST route, credentials, description and inputs, generated so it can never drift from the code. */
+function renderTool(tool: AnyTool): string[] {
+  const lines = [`### ${tool.name}: ${tool.title}`];
+  lines.push(tool.http ? `REST: \`${tool.http.method} ${tool.http.path}\`` + (tool.http.subdomainPath ? ` (app host: \`${tool.http.subdomainPath}\`)` : '') : 'MCP only');
+  lines.push(`Credentials: ${tool.auth.map((a) => AUTH_LABEL[a]).join(', ')}`);
+  lines.push('', tool.description);
+  const schema = inputJsonSchema(tool);
+  const props = Object.entries(schema.properties ?? {});
+  if (props.length) {
+    lines.push('', 'Input:');
+    for (const [name, prop] of props) lines.push(describeField(name, prop, schema.required?.includes(name) ?? false));
   }
-  lines.push(TOOLS_END);
+  lines.push('');
+  return lines;
+}
+
+/** What an area is for: its hand-written summary, else its tools' titles (an area registered without a guide yet). */
+function summaryOf(area: string, tools: readonly AnyTool[]): string {
+  return AREA_GUIDES[area]?.summary ?? `${tools.map((t) => t.title).join('; ')}.`;
+}
+
+/** The per-area index of /llms.txt: one line per area with what it is for, its tools and the link to its section. */
+export function renderAreaIndex(areas: Areas, defaultAreas: readonly string[]): string {
+  const lines = [INDEX_BEGIN, ''];
+  for (const [area, tools] of Object.entries(areas)) {
+    const toolset = defaultAreas.includes(area) ? '' : ' Not in the default toolset.';
+    lines.push(`- **${area}**: ${summaryOf(area, tools)}${toolset} Tools: ${tools.map((t) => t.name).join(', ')}. Section: ${areaLink(area)}`);
+  }
+  lines.push('', INDEX_END);
   return lines.join('\n');
 }
 
-/** Replaces the generated section of the committed llms.txt text. */
-export function withToolSection(llmsTxt: string, tools: readonly AnyTool[]): string {
-  const begin = llmsTxt.indexOf(TOOLS_BEGIN);
-  const end = llmsTxt.indexOf(TOOLS_END);
-  if (begin < 0 || end < begin) throw new Error('llms.txt lacks the tools markers');
-  return llmsTxt.slice(0, begin) + renderToolSection(tools) + llmsTxt.slice(end + TOOLS_END.length);
+/** Replaces the generated index of the committed llms.txt text. */
+export function withAreaIndex(llmsTxt: string, areas: Areas, defaultAreas: readonly string[]): string {
+  const begin = llmsTxt.indexOf(INDEX_BEGIN);
+  const end = llmsTxt.indexOf(INDEX_END);
+  if (begin < 0 || end < begin) throw new Error('llms.txt lacks the area index markers');
+  return llmsTxt.slice(0, begin) + renderAreaIndex(areas, defaultAreas) + llmsTxt.slice(end + INDEX_END.length);
+}
+
+/** An area's section of the guide: what it is for, its hand-written reference (limits, errors, rules), then every tool. */
+export function renderAreaSection(area: string, tools: readonly AnyTool[]): string {
+  const guide = AREA_GUIDES[area];
+  const lines = [
+    `# svc platform: the ${area} area`,
+    '',
+    `> ${summaryOf(area, tools)}`,
+    '',
+    `This is the reference of one area (GET ${areaLink(area)}, platform_guide with area "${area}", MCP resource ` +
+      `${areaResource(area)}). The short guide, with connecting, credentials, errors and the other areas: GET /llms.txt.`,
+    '',
+  ];
+  if (guide?.reference) lines.push(guide.reference.trim(), '');
+  lines.push('## Tools', '');
+  for (const tool of tools) lines.push(...renderTool(tool));
+  return lines.join('\n');
+}
+
+/** The texts of /llms.txt: the committed guide, and each area's section rendered from the registry once, at start-up. */
+export interface Docs {
+  llmsTxt(): string;
+  /** The section of a registered area; undefined for any other name. */
+  areaSection(area: string): string | undefined;
+}
+
+export function createDocs(llmsTxt: string, areas: Areas): Docs {
+  const sections = new Map(Object.entries(areas).map(([area, tools]) => [area, renderAreaSection(area, tools)]));
+  return { llmsTxt: () => llmsTxt, areaSection: (area) => sections.get(area) };
 }
 
 const ERROR_RESPONSE = { $ref: '#/components/responses/Error' };

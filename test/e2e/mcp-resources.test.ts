@@ -4,6 +4,7 @@ import pg from 'pg';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { generateKey, hashKey } from '../../src/core/crypto.ts';
+import { toolAreas } from '../../tools/index.ts';
 import { callTool, connectMcp, type McpConnection } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
@@ -58,17 +59,18 @@ describe('resource templates', () => {
     ]);
   });
 
-  it("resources/list lists the guide and each template for the caller's own apps only", async () => {
+  it("resources/list lists the guide, its area sections and each template for the caller's own apps only", async () => {
+    const guides = ['svc://guide/llms.txt', ...Object.keys(toolAreas).map((area) => `svc://guide/${area}`)];
     const { resources } = await mcp.client.listResources();
     expect(resources.map((r) => r.uri)).toEqual([
-      'svc://guide/llms.txt',
+      ...guides,
       `svc://apps/${appId}/schema`,
       `svc://apps/${appId}/routes`,
       `svc://apps/${appId}/functions`,
     ]);
     const theirs = await other.client.listResources();
     expect(theirs.resources.map((r) => r.uri)).toEqual([
-      'svc://guide/llms.txt',
+      ...guides,
       `svc://apps/${otherAppId}/schema`,
       `svc://apps/${otherAppId}/routes`,
       `svc://apps/${otherAppId}/functions`,

@@ -4,7 +4,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databasesWithPrefix } from '../helpers/db.ts';
-import { tools } from '../../tools/index.ts';
+import { toolAreas, tools } from '../../tools/index.ts';
 import { APP_ID, INIT_BODY, ISO_DATE, MCP_HEADERS, UUID, callTool, connectMcp, request, resultJson, type McpConnection } from './e2e-helpers.ts';
 
 
@@ -220,6 +220,35 @@ describe('/mcp resources and prompts', () => {
     const rest = await request(server.url, '/llms.txt');
     expect(rest.status).toBe(200);
     expect('text' in content ? content.text : undefined).toBe(rest.text);
+  });
+
+  it("each area's section is a resource, the same text as GET /llms.txt?area= and platform_guide with area", async () => {
+    const { resources } = await mcp.client.listResources();
+    for (const area of Object.keys(toolAreas)) {
+      const uri = `svc://guide/${area}`;
+      expect(resources.find((r) => r.uri === uri), uri).toMatchObject({ name: `Guide: ${area}`, mimeType: 'text/plain' });
+      const read = await mcp.client.readResource({ uri });
+      const text = (read.contents[0] as { text: string }).text;
+      expect(text).toContain(`# svc platform: the ${area} area`);
+      for (const t of toolAreas[area]!) expect(text).toContain(`### ${t.name}: `);
+      const rest = await request(server.url, `/llms.txt?area=${area}`);
+      expect(rest.status).toBe(200);
+      expect(rest.headers['content-type']).toMatch(/^text\/plain/);
+      expect(rest.text).toBe(text);
+      const tool = await callTool(mcp.client, 'platform_guide', { area });
+      expect(tool.structuredContent).toEqual({ text });
+    }
+  });
+
+  it('an unknown area is 400 VALIDATION_FAILED naming the areas, over REST and MCP', async () => {
+    const rest = await request(server.url, '/llms.txt?area=nope');
+    expect(rest.status).toBe(400);
+    expect(rest.json.error.code).toBe('VALIDATION_FAILED');
+    expect(rest.json.error.message).toContain('area');
+    for (const area of Object.keys(toolAreas)) expect(JSON.stringify(rest.json.error)).toContain(area);
+    const tool = await callTool(mcp.client, 'platform_guide', { area: 'nope' });
+    expect(tool.isError).toBe(true);
+    expect(resultJson(tool)).toMatchObject({ status: 400, error: { code: 'VALIDATION_FAILED' } });
   });
 
   it('lists create_backend and renders it', async () => {

@@ -78,6 +78,11 @@ describe('REST and MCP parity', () => {
     expect(rest.status).toBe(200);
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toEqual({ text: rest.text });
+    const restArea = await request(server.url, '/llms.txt?area=functions');
+    const area = await callTool(mcp.client, 'platform_guide', { area: 'functions' });
+    expect(restArea.status).toBe(200);
+    expect(area.structuredContent).toEqual({ text: restArea.text });
+    expect(restArea.text).not.toBe(rest.text);
   });
 
   it('apps_get of an app that does not exist: 404 RESOURCE_NOT_FOUND on both', async () => {

@@ -3,6 +3,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
 import { LLMS_TXT_PATH } from '../../src/platform.ts';
+import { renderAreaSection } from '../../src/platform/docs.ts';
 import { McpTransport, requestedAreas } from '../../src/transports/mcp.ts';
 import type { Services } from '../../src/core/services.ts';
 
@@ -27,7 +28,8 @@ const BUDGET = {
   all: 72 * 1024,
   default: 68 * 1024,
   area: 16 * 1024,
-  llmsTxt: 54 * 1024,
+  llmsTxt: 10 * 1024,
+  areaSection: 16 * 1024,
 };
 
 const areas = Object.keys(toolAreas);
@@ -54,6 +56,10 @@ describe('context budget', () => {
 
   it(`/llms.txt is at most ${BUDGET.llmsTxt} bytes`, () => {
     expect(Buffer.byteLength(readFileSync(LLMS_TXT_PATH, 'utf8'))).toBeLessThanOrEqual(BUDGET.llmsTxt);
+  });
+
+  it.each(areas)(`the guide's section of the %s area (/llms.txt?area=) is at most ${BUDGET.areaSection} bytes`, (area) => {
+    expect(Buffer.byteLength(renderAreaSection(area, toolAreas[area]!))).toBeLessThanOrEqual(BUDGET.areaSection);
   });
 
   it('tools/list declares no outputSchema', () => {

@@ -1,14 +1,34 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { tools } from '../../tools/index.ts';
-import { buildOpenApi, withToolSection } from '../../src/platform/docs.ts';
+import { DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
+import { areaLink, buildOpenApi, INDEX_BEGIN, INDEX_END, renderAreaSection, withAreaIndex } from '../../src/platform/docs.ts';
 import { LLMS_TXT_PATH } from '../../src/platform.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../src/core/schema.ts';
 
 describe('generated documentation', () => {
-  it('the committed llms.txt matches the registry (run `npm run gen:llms` after changing a tool)', () => {
+  it('the committed llms.txt matches the registry (run `npm run gen:llms` after changing the areas or their tools)', () => {
     const committed = readFileSync(LLMS_TXT_PATH, 'utf8');
-    expect(withToolSection(committed, tools)).toBe(committed);
+    expect(withAreaIndex(committed, toolAreas, DEFAULT_TOOLSET_AREAS)).toBe(committed);
+  });
+
+  it('the index of llms.txt has a line per area with its tools and section link; a section documents every tool of its area', () => {
+    const committed = readFileSync(LLMS_TXT_PATH, 'utf8');
+    for (const [area, list] of Object.entries(toolAreas)) {
+      const line = committed.split('\n').find((l) => l.startsWith(`- **${area}**: `));
+      expect(line, area).toBeDefined();
+      expect(line).toContain(`Tools: ${list.map((t) => t.name).join(', ')}. Section: ${areaLink(area)}`);
+      expect(line!.includes('Not in the default toolset'), area).toBe(!DEFAULT_TOOLSET_AREAS.includes(area));
+      const section = renderAreaSection(area, list);
+      for (const t of list) expect(section, `${area}: ${t.name}`).toContain(`### ${t.name}: ${t.title}`);
+      for (const t of tools.filter((t) => !list.includes(t))) expect(section, `${area}: ${t.name}`).not.toContain(`### ${t.name}:`);
+    }
+  });
+
+  it('an area registered without a hand-written guide still gets its index line and section, from its tools', () => {
+    const [tool] = toolAreas.platform!;
+    const index = withAreaIndex(`${INDEX_BEGIN}\n${INDEX_END}`, { zeta: [tool!] }, []);
+    expect(index).toContain(`- **zeta**: ${tool!.title}. Not in the default toolset. Tools: ${tool!.name}. Section: /llms.txt?area=zeta`);
+    expect(renderAreaSection('zeta', [tool!])).toContain(`### ${tool!.name}: ${tool!.title}`);
   });
 
   it('tool names are unique, snake_case and described', () => {

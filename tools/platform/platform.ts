@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool } from '../../src/core/define.ts';
+import { defineTool, type AnyTool } from '../../src/core/define.ts';
+import { errors } from '../../src/core/errors.ts';
 import { SuggestionInput } from '../../src/platform/suggestions.ts';
 import { accountOf } from '../caller.ts';
 
@@ -27,18 +28,29 @@ export const platformReady = defineTool({
   handler: async (_input, ctx) => ctx.services.health.ready(),
 });
 
-export const platformGuide = defineTool({
-  name: 'platform_guide',
-  title: 'Agent guide',
-  description:
-    'The platform guide for agents (the same text as GET /llms.txt): what the platform offers, how credentials work, and every tool. Read it once before building.',
-  input: z.object({}),
-  output: z.object({ text: z.string() }),
-  auth: ['none', 'platform', 'service', 'user', 'substrate'],
-  http: { method: 'GET', path: '/llms.txt', contentType: 'text/plain; charset=utf-8', respond: (out) => ({ body: out.text }) },
-  annotations: { readOnlyHint: true },
-  handler: async (_input, ctx) => ({ text: ctx.services.docs.llmsTxt() }),
-});
+/** The guide tool; its `area` input enumerates the areas of tools/index.ts, which builds it (it is in one of them). */
+export function platformGuideTool(areas: readonly string[]): AnyTool {
+  return defineTool({
+    name: 'platform_guide',
+    title: 'Agent guide',
+    description:
+      'The platform guide (GET /llms.txt): connecting, credentials, errors, the flow for a new app, conventions, pitfalls and an index of the areas. ' +
+      "With area: that area's reference, every tool with its inputs, limits and errors (GET /llms.txt?area=<area>). Read the guide once before building.",
+    input: z.object({
+      area: z.enum(areas as [string, ...string[]]).optional().describe("An area's reference instead of the guide"),
+    }),
+    output: z.object({ text: z.string() }),
+    auth: ['none', 'platform', 'service', 'user', 'substrate'],
+    http: { method: 'GET', path: '/llms.txt', contentType: 'text/plain; charset=utf-8', respond: (out) => ({ body: out.text }) },
+    annotations: { readOnlyHint: true },
+    handler: async (input, ctx) => {
+      if (!input.area) return { text: ctx.services.docs.llmsTxt() };
+      const text = ctx.services.docs.areaSection(input.area);
+      if (text === undefined) throw errors.notFound(`Area '${input.area}'`, 'Call platform_guide without area for the index of the areas.');
+      return { text };
+    },
+  });
+}
 
 export const suggestionsCreate = defineTool({
   name: 'suggestions_create',

@@ -1,0 +1,292 @@
+// The hand-written part of each area's section of the guide (GET /llms.txt?area=<area>): what the area is for (also
+// its line in the index of /llms.txt) and the reference detail that tool descriptions leave out (formats, limits,
+// errors, rules). src/platform/docs.ts renders it above the area's generated tool reference. An area registered in
+// tools/index.ts without an entry here still gets its index line and section, from its tools' titles.
+import { LIMITS } from '../functions/types.ts';
+import { DOWNLOAD_URL_TTL_SECONDS, INLINE_MAX_BYTES, LIST_MAX, UPLOAD_URL_TTL_SECONDS } from '../storage/service.ts';
+import { ENV_MAX_VALUE_LENGTH, ENV_MAX_VARS, ENV_RESERVED_PREFIX, UPLOAD_URL_TTL_SECONDS as ZIP_URL_TTL_SECONDS } from '../frontend/types.ts';
+
+export interface AreaGuide {
+  /** One sentence: what the area is for. */
+  summary: string;
+  /** Markdown placed before the tool reference: formats, limits, errors and rules every tool of the area shares. */
+  reference?: string;
+}
+
+const MB = 1024 * 1024;
+
+export const AREA_GUIDES: Readonly<Record<string, AreaGuide>> = {
+  apps: {
+    summary: 'Create, list, read and delete apps; each app has its own Postgres database and a service key shown once.',
+    reference: `
+- \`apps_create\` (POST /init) returns \`app_id\`, \`name\`, \`subdomain\`, \`url\`, \`created_at\` and \`service_key\`
+  \`{ id, name, hint, created_at, key }\`: the key is shown once and stored hashed; keep it server side. A lost key
+  cannot be recovered: create another (service_keys_create, toolset \`keys\`) and revoke the old one.
+- Each app database has the extensions vector and pgcrypto, the roles \`svc_anon\`, \`svc_user\`, \`svc_service\` and
+  \`current_user_id()\`. With subdomain routing on, the app's host is \`{subdomain}.{base_domain}\` and app-scoped tools
+  also answer on the short paths shown as "app host".
+- \`apps_delete\` drops the database, the files, sites and functions, and revokes every key of the app; it cannot be undone.
+`,
+  },
+  keys: {
+    summary:
+      'Extra service keys of an app (full access to that one app, e.g. for a server of your own) and substrate keys; an agent with its platform key and user_token rarely needs them.',
+    reference: `
+- Service key \`svc_sk_...\`: full access to one app (data as \`svc_service\`, bypassing row-level security); 403
+  FORBIDDEN on any other app. Substrate key \`svc_sub_...\`: substrate routes only, never an app database.
+- A new key is returned once (\`key\`) and stored hashed; lists show \`hint\` only. Revoking takes effect at once.
+`,
+  },
+  schema: {
+    summary:
+      "Declare an app's tables (columns, indexes, references, row-level security access) and apply the difference as a migration; read the live schema and the migration history.",
+    reference: `
+## Definition
+
+\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, _dropColumns?, _drop? } } }\`, at most 50
+tables per call; \`schema_get\` returns the live schema in the same format, so an edited copy is the next definition.
+
+- Column: \`{ type, primary?, nullable? (default true), unique?, default?, references?: { table, column, onDelete? } }\`.
+  Example: \`{ id: { type: "uuid", primary: true, default: "gen_random_uuid()" }, user_id: { type: "uuid" },
+  title: { type: "text", nullable: false }, created_at: { type: "timestamptz", default: "now()" } }\`.
+- Types: text, varchar, varchar(N), char, char(N), integer, bigint, smallint, real, float4, float8, decimal, numeric,
+  numeric(P,S), boolean, bool, uuid, timestamp, timestamptz, date, time, timetz, interval, json, jsonb, bytea,
+  vector(N) (1-16000), and arrays of these but vector (\`text[]\`).
+- Defaults (an allow-list): numbers, true/false, null, quoted strings such as \`'draft'\` (optionally with \`::type\`),
+  now(), gen_random_uuid(), current_timestamp, current_date, empty json or arrays such as \`'{}'::jsonb\`. A default that
+  does not fit its column's type is refused before anything runs.
+- Names match \`^[a-z_][a-z0-9_]{0,62}$\`, are not SQL reserved words and do not start with svc_ or pg_; table names
+  are not route segments of the app API (schema, migrations, auth, storage, functions, fn, frontend, ai, rag, people,
+  integrations, billing, chat, embeddings, data, keys, app, sites).
+- Index: \`{ columns: [...], unique? }\`; index names are unique per app and distinct from table names.
+
+## How a definition is applied
+
+The platform diffs the definition against the live database and runs only what differs, in one transaction recorded
+as a migration (schema_migrations); applying the same definition twice plans nothing; \`dry_run: true\` returns the
+SQL and runs nothing. Leaving out a table or column never drops it: only \`_dropColumns: [...]\` and \`_drop: true\`
+destroy data. On a column you list, the properties are declarative (leaving out \`default\` removes the default).
+Column types and primary keys cannot change in place: add a new column, copy the data, then \`_dropColumns\` the old one.
+
+## Access (row-level security)
+
+| access | default when | no credential | end user (JWT, or a key with user_token) | service or platform key |
+|---|---|---|---|---|
+| user | the table has a \`user_id uuid\` column | nothing | own rows (user_id is theirs) | all |
+| public | never | reads all rows | reads all; writes own rows if there is a user_id | all |
+| service | no \`user_id uuid\` column | nothing | nothing | all |
+
+An end user's insert gets their id in \`user_id\` automatically. An existing table keeps its access unless a definition
+sets it.
+
+## References between per-user rows
+
+Postgres checks a foreign key without row-level security: an end user can insert a row that points at another user's
+row if they know its id, and with the default onDelete the owner then cannot delete their own row (409 CONFLICT).
+Give references between per-user tables \`onDelete: "cascade"\` (or \`"set null"\` on a nullable column) and use uuid
+keys with gen_random_uuid(). onDelete: \`no action\` (default: the delete is refused with 409 while rows point at it),
+\`restrict\` (the same, checked at once), \`cascade\` (those rows are deleted too), \`set null\` (their column becomes null).
+
+## Errors
+
+400 VALIDATION_FAILED names what is wrong (a type, default, name, reference or index) and nothing runs; 409 CONFLICT
+when existing rows prevent a change (duplicates under a new unique constraint, rows pointing at missing rows, objects
+that depend on a dropped one); nothing is changed then either.
+`,
+  },
+  auth: {
+    summary:
+      "End users of an app: sign up, log in, refresh and log out, read the signed-in account; list an app's users; the public keys that verify their tokens.",
+    reference: `
+- \`auth_signup\` and \`auth_login\` (no credential needed) return \`{ access_token, token_type: "bearer", expires_in,
+  refresh_token, user }\`. Send the access token as \`Authorization: Bearer\` to the app's routes, or pass it as
+  \`user_token\` with your key to any tool that serves end users (data, storage, auth_user, auth_logout,
+  functions_invoke): the call then sees and does exactly what that user would.
+- Passwords are 8-200 characters; emails are case-insensitive. An email already registered is 409 CONFLICT; a wrong
+  password or unknown email 401 AUTH_INVALID_CREDENTIALS. Signup and login are rate-limited per client and app: 429
+  RATE_LIMITED with \`details.retry_after_seconds\`.
+- Access tokens are ES256 JWTs (issuer the base URL, audience the app_id, claims \`sub\`, \`email\`,
+  \`role: "authenticated"\`), short-lived and stateless: they stay valid until they expire, also after logout. Refresh
+  tokens work once: \`auth_refresh\` returns a new pair; presenting a used one again ends that whole session. An
+  invalid, expired or revoked token is 401 AUTH_INVALID_TOKEN.
+- auth_user and auth_logout act for an end user: their own token as the credential, or a key with \`user_token\`
+  (a key without it is 400 VALIDATION_FAILED).
+`,
+  },
+  platform: {
+    summary: 'The platform itself: this guide and its per-area sections, liveness and readiness checks, and suggestions to its maintainers.',
+  },
+  storage: {
+    summary:
+      "An app's files: presigned upload and download URLs, or the bytes inline in the call for clients without HTTP of their own; per-app limits and usage.",
+    reference: `
+## Who sees which files
+
+A service key (or the owner's platform key) sees and manages every file of the app; its uploads belong to no user
+(the user segment of \`objectKey\` is \`service\`). An end-user JWT, or a key with \`user_token\`, acts as that end user:
+only the files they uploaded, and their uploads belong to them. Other files answer 404 RESOURCE_NOT_FOUND.
+
+## Presigned flow (any size up to the per-file limit)
+
+1. \`storage_upload { filename, contentType, sizeBytes }\` reserves the file: \`{ uploadUrl, objectKey, objectId,
+   expiresIn: ${UPLOAD_URL_TTL_SECONDS} }\`. \`objectKey\` is \`<app_id>/<user_id>/<objectId>_<filename>\`: metadata, not a URL.
+2. HTTP PUT exactly \`sizeBytes\` bytes to \`uploadUrl\` with \`Content-Type\` equal to \`contentType\` and no
+   Authorization header, within ${UPLOAD_URL_TTL_SECONDS} seconds. Keep \`objectId\`. The file is listed once its bytes arrived.
+3. \`storage_download\` returns a \`downloadUrl\` valid ${DOWNLOAD_URL_TTL_SECONDS} seconds (Range supported; served as an
+   attachment with its filename).
+
+The upload URL refuses another content type (415 CONTENT_TYPE_MISMATCH), more bytes (413 UPLOAD_TOO_LARGE) or fewer
+(400 UPLOAD_SIZE_MISMATCH), an expired URL (403 URL_EXPIRED), a tampered one (403 INVALID_SIGNATURE) and a second PUT
+(409 UPLOAD_ALREADY_COMPLETED); nothing partial is kept.
+
+## Inline (MCP-only clients)
+
+\`storage_upload_inline\` stores a file whose bytes are in the call (base64 by default, or \`encoding: "utf8"\` text),
+at most ${INLINE_MAX_BYTES / MB} MB (${INLINE_MAX_BYTES} bytes) once decoded; \`storage_read\` returns the bytes of a file up to the same
+size. The request body may be 4 MB over MCP and REST alike (enough for ${INLINE_MAX_BYTES / MB} MB as base64). Larger content is
+413 INLINE_CONTENT_TOO_LARGE: use the presigned flow. An inline upload is the presigned flow run by the server: the
+same limits and errors, and nothing is stored or reserved on a refusal.
+
+## Limits and errors
+
+- Per file: 10 MB by default (400 FILE_TOO_LARGE). Per app: 1 GB by default, counting pending uploads (409
+  STORAGE_QUOTA_EXCEEDED). Content types: the operator's allow-list (400 CONTENT_TYPE_NOT_ALLOWED).
+- One end user may hold at most 20 pending uploads and 10% of the app's total reserved at once by default (429
+  STORAGE_PENDING_LIMIT_EXCEEDED with Retry-After): finish or delete pending uploads, or wait for them to expire
+  (a pending upload is released ${UPLOAD_URL_TTL_SECONDS} seconds plus 2 minutes after it was reserved). Keys have no such cap.
+- storage_limits_get shows the limits in force and the usage; storage_limits_set may only tighten them for one app.
+- Lists return at most ${LIST_MAX} files per call (page with limit and offset); REST returns a bare JSON array.
+`,
+  },
+  frontend: {
+    summary:
+      'Host a built static site per app: send a map of files or upload a zip, follow its build to READY, and set the public frontend environment.',
+    reference: `
+## Two ways to deploy
+
+- From files (no HTTP of your own): \`frontend_deploy_files { framework, files: { "index.html": "<!doctype html>...",
+  "logo.png": { "content": "<base64>", "encoding": "base64" } } }\` creates, uploads and starts in one call (202,
+  status BUILDING). The request may be 4 MB over MCP and REST alike; larger sites go through a zip.
+- From a zip: \`frontend_deploy_create { framework }\` returns \`{ id, uploadUrl, expiresIn: ${ZIP_URL_TTL_SECONDS}, maxSizeBytes }\`
+  (status WAITING); HTTP PUT the zip to \`uploadUrl\` with \`Content-Type: application/zip\` (no Authorization header;
+  the signed URL works once, for ${ZIP_URL_TTL_SECONDS / 60} minutes); then \`frontend_deploy_start\` (202, BUILDING).
+
+Either way, poll \`frontend_deploy_get\` until READY (its \`url\` serves the site) or ERROR (\`error\` says why). The
+site's files are \`index.html\` at the root or inside a single folder such as \`dist/\`. A path that is absolute or
+leaves the site, a duplicate path, too many files or bytes is 400 VALIDATION_FAILED (a zip over \`maxSizeBytes\` 413
+PAYLOAD_TOO_LARGE) and creates nothing; a hostile zip ends in ERROR.
+
+## Status
+
+WAITING (created, no zip yet) -> UPLOADING (zip received) -> BUILDING (build job queued or running) -> READY (served),
+or ERROR (with a readable error), or CANCELED. Starting before the upload or twice, cancelling a finished deployment
+and the like are 409 INVALID_DEPLOYMENT_STATE. frontend_deploy_sync repairs a deployment that seems stuck.
+
+## Serving
+
+The live site is at \`{base_url}/sites/{app_id}/\` (and \`{subdomain}.{base_domain}\` with subdomain routing); build with
+relative asset paths (Vite: \`base: "./"\`) for the path form. framework: \`react-vite\` (SPA: unknown routes get
+index.html), \`nextjs-static\` (next export: /about serves about.html, 404.html for misses), \`static\` or \`other\`
+(exact files, 404.html if present). A new READY deployment replaces the live one; deleting the live one takes the site
+offline. Plan \`pro\` keeps every READY deployment reachable at \`/sites/{app_id}/d/{id}/\`.
+
+## Frontend environment
+
+\`frontend_env_set\` replaces the variables pages read at run time: \`<script src="__env.js"></script>\` defines
+\`window.__ENV__\` with them plus SVC_APP_ID and SVC_API_URL. The values are PUBLIC (every visitor gets them): never
+put secrets there. Names match \`^[A-Z_][A-Z0-9_]{0,63}$\`, not starting with ${ENV_RESERVED_PREFIX}; at most ${ENV_MAX_VARS} variables of at most
+${ENV_MAX_VALUE_LENGTH} characters. It takes effect at once, without a new deployment.
+`,
+  },
+  functions: {
+    summary:
+      'Serverless functions (TypeScript or JavaScript on Deno 2) run over HTTP, on a cron schedule or for websocket events; test-invoke them, read their logs, manage their variables.',
+    reference: `
+## Runtime contract
+
+\`\`\`ts
+export default async (request: Request, ctx) => Response.json({ hello: new URL(request.url).searchParams.get("name") });
+\`\`\`
+
+- The module default-exports \`async (request: Request, ctx) => Response\` with web-standard Request and Response
+  (TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). It is loaded when deployed: code
+  that does not parse, throws while loading or has no default-exported function is 400 FUNCTION_INVALID with the
+  compiler or runtime message, and the previous version keeps serving.
+- \`ctx = { env, appId, user, token, data }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
+  (\`{base_url}/v1/{app_id}\`); \`user\` is \`{ id, claims }\` when the caller sent an end-user JWT of this app (else
+  null) and \`token\` that JWT.
+- \`ctx.data\` reads and writes this app's tables without a key, as that end user (row-level security) or else as the
+  app: \`await ctx.data.from("books").select("id,title", { query: "order=id", count: true })\`, \`.insert(rows)\`,
+  \`.update(patch, "id=eq.5")\`, \`.delete("id=eq.5")\` resolve to \`{ data, error, status, count }\` (PostgREST query
+  syntax as data_select; nothing throws).
+- \`fetch()\` to a URL under SVC_API_URL (any platform route, with the Authorization you pass) is forwarded by the
+  platform, also on loopback deployments. Other URLs go to the network.
+- \`request.url\` is the origin of \`{base_url}\`, then the path after the function name ("/" when none) and the query;
+  the header \`x-forwarded-prefix\` holds \`/v1/{app_id}/fn/{name}\`. console.* output goes to the invocation log.
+- Sandbox: outbound network only (no files, environment or subprocesses); loopback, private networks and the
+  database hosts are unreachable (the error names the setting that governs it). npm: imports are not available,
+  https: imports from public module hosts are.
+
+## Triggers
+
+- \`{ type: "http" }\` (default): public at \`url\` = \`{base_url}/v1/{app_id}/fn/{name}[/rest]\`, any method; the body
+  (up to 6 MB) and the response stream through. End-user JWTs and the app's service key are passed on; platform keys
+  are stripped.
+- \`{ type: "cron", config: { schedule: "*/5 * * * *" } }\`: 5-field, UTC; runs as POST with JSON \`{ scheduled_at }\` once
+  per due slot.
+- \`{ type: "websocket", config: { event: "chat" } }\`: runs for messages \`{ event, data }\` on \`/v1/{app_id}/ws\` as POST
+  with JSON \`{ event, data }\`; the response body goes back on the socket.
+
+## Limits
+
+Code at most ${LIMITS.codeMaxBytes / MB} MB (a deploy request may be 4 MB, over MCP and REST alike); \`timeoutMs\` ${LIMITS.timeoutMin}-${LIMITS.timeoutMax}
+(default ${LIMITS.timeoutDefault}); \`memoryLimitMb\` ${LIMITS.memoryMin}-${LIMITS.memoryMax} (default ${LIMITS.memoryDefault}); at most ${LIMITS.envMaxVars} variables; console output
+${LIMITS.consoleMaxBytes / 1024} KB per invocation; the newest 1000 invocations per function are logged.
+
+## Failures of a function
+
+A failure is the function's response (and, in functions_invoke, a result with \`error\` saying why, not an error of the
+tool): 500 FUNCTION_ERROR (it threw or returned no Response; the message is in the logs), 504 FUNCTION_TIMEOUT, 500
+FUNCTION_OUT_OF_MEMORY, 500 FUNCTION_CPU_EXCEEDED, 502 FUNCTION_ABORTED (another invocation sharing its process
+exceeded its limits: retry), 503 FUNCTION_BUSY (no free process in time: retry after Retry-After). Every invocation,
+functions_invoke's too (trigger "test"), is logged and counted; functions_logs with \`level: "error"\` lists the failed
+ones.
+`,
+  },
+  data: {
+    summary:
+      "Read and write an app's tables with PostgREST syntax, as the app (your key) or as an end user (user_token) under row-level security.",
+    reference: `
+## Query syntax (\`query\` over MCP, the query string over REST)
+
+- Filters \`col=op.value\`: eq, neq, gt, gte, lt, lte, like and ilike (\`*\` or \`%\`), is (null, true, false), in.(a,b),
+  fts (also plfts, phfts, wfts; \`fts(english).term\`); \`not.\` negates; \`or=(a.eq.1,b.gt.2)\`, \`and=(...)\`, nested.
+- \`select=col,alias:col,relation(cols)\`: one level of embedding through foreign keys (many-to-one as an object,
+  one-to-many as an array; \`!inner\`, \`!<fk or column>\` to disambiguate).
+- \`order=col.desc.nullslast,col2\`, \`limit\`, \`offset\`, or \`range: "items=0-9"\`. A read returns at most 1000 rows.
+- Example: \`select=id,title,author:authors(name)&done=eq.false&order=id.desc&limit=10\`.
+
+## Options
+
+- \`prefer\` (the Prefer header): \`count=exact\` (total in \`content_range\`), \`return=representation\` (writes return
+  their rows; default minimal), \`resolution=merge-duplicates|ignore-duplicates\` with \`on_conflict=<columns>\` in
+  \`query\` (upsert; default the primary key), \`missing=default\` (in a bulk insert, a key a row lacks takes the
+  column's default instead of null).
+- \`accept: "application/vnd.pgrst.object+json"\`: exactly one row, as an object (406 NOT_SINGLE_ROW otherwise).
+- Bodies: a row object, or an array of rows for a bulk insert; vector columns take JSON number arrays.
+
+## Who runs the call
+
+A platform or service key sees all rows. With \`user_token\`, the call runs as that end user under row-level security:
+own rows only, and inserts get their \`user_id\`. Over REST the caller may also be an end-user JWT, or no credential
+(public tables only). A row hidden by row-level security is absent (404 on by-id routes); a write it refuses is 403.
+
+## Errors
+
+400 INVALID_QUERY, UNKNOWN_COLUMN, UNKNOWN_RELATIONSHIP, AMBIGUOUS_RELATIONSHIP, QUERY_TOO_COMPLEX (over 20 embeds or
+200 select items), FILTER_REQUIRED (data_update and data_delete need a filter); 404 RESOURCE_NOT_FOUND; 406
+NOT_SINGLE_ROW; 409 CONFLICT (unique or foreign-key violation); 413 RESPONSE_TOO_LARGE (select fewer columns or page);
+416 INVALID_RANGE; 504 STATEMENT_TIMEOUT (5 s per request).
+`,
+  },
+};
