@@ -85,6 +85,17 @@ const EnvSchema = z.object({
   // Comma-separated hosts, addresses or IPv4 CIDR ranges functions may not reach, beyond the built-in list.
   SVC_FUNCTIONS_DENY_NET: z.string().default(''),
   SVC_FUNCTIONS_ALLOW_PRIVATE_NET: z.enum(['true', 'false']).default('false'),
+  // AI gateway (src/ai/): an OpenAI-compatible upstream (OpenRouter-style); unset base URL: AI routes answer 503.
+  SVC_AI_BASE_URL: optionalString.pipe(z.string().url().optional()),
+  SVC_AI_API_KEY: optionalString,
+  SVC_AI_TIMEOUT_MS: positiveInt.max(600_000).default(120_000),
+  // USD per million tokens by model, JSON: {"openai/gpt-4o-mini":{"input":0.15,"output":0.6}}; used when the upstream
+  // reports no cost. Models not listed cost SVC_AI_DEFAULT_PRICE ("input,output" USD per million tokens).
+  SVC_AI_PRICES: z.string().default('{}'),
+  SVC_AI_DEFAULT_PRICE: z
+    .string()
+    .regex(/^\d+(\.\d+)?,\d+(\.\d+)?$/, 'two numbers "input,output", USD per million tokens')
+    .default('2.5,10'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -163,7 +174,23 @@ export type Config = Readonly<{
     denyNet: readonly string[];
     allowPrivateNet: boolean;
   }>;
+  ai: Readonly<{
+    /** The upstream's OpenAI-compatible base URL (…/v1); undefined: the AI routes answer 503 provider_unavailable. */
+    baseUrl: string | undefined;
+    /** The platform's shared upstream key, used for apps without their own (byokKey). */
+    apiKey: string | undefined;
+    timeoutMs: number;
+    /** USD per million tokens, by model id; used when the upstream's response carries no cost. */
+    prices: Readonly<Record<string, ModelPrice>>;
+    defaultPrice: ModelPrice;
+  }>;
 }>;
+
+/** USD per million tokens. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+}
 
 export class ConfigError extends Error {}
 
@@ -253,7 +280,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       denyNet: Object.freeze(e.SVC_FUNCTIONS_DENY_NET.split(',').map((s) => s.trim()).filter(Boolean)),
       allowPrivateNet: e.SVC_FUNCTIONS_ALLOW_PRIVATE_NET === 'true',
     }),
+    ai: Object.freeze({
+      baseUrl: e.SVC_AI_BASE_URL?.replace(/\/+$/, ''),
+      apiKey: e.SVC_AI_API_KEY,
+      timeoutMs: e.SVC_AI_TIMEOUT_MS,
+      prices: aiPrices(e.SVC_AI_PRICES),
+      defaultPrice: Object.freeze(((input, output) => ({ input: Number(input), output: Number(output) }))(...(e.SVC_AI_DEFAULT_PRICE.split(',') as [string, string]))),
+    }),
   });
+}
+
+const PriceTable = z.record(z.string().min(1), z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() }));
+
+function aiPrices(json: string): Readonly<Record<string, ModelPrice>> {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new ConfigError('invalid environment:\n  SVC_AI_PRICES: not valid JSON');
+  }
+  const parsed = PriceTable.safeParse(value);
+  if (!parsed.success) {
+    throw new ConfigError('invalid environment:\n  SVC_AI_PRICES: expected {"<vendor>/<model>": {"input": <USD per 1M tokens>, "output": <USD per 1M tokens>}}');
+  }
+  return Object.freeze(parsed.data);
 }
 
 function mcpOrigins(list: string | undefined, baseUrl: string): Config['mcp'] {

@@ -22,6 +22,10 @@ import { HealthService } from './platform/health.ts';
 import { FrontendService } from './frontend/service.ts';
 import { StorageService } from './storage/service.ts';
 import { FunctionsService } from './functions/service.ts';
+import { AiGateway } from './ai/gateway.ts';
+import { AiSettingsStore } from './ai/settings.ts';
+import { CreditLedger } from './credits/ledger.ts';
+import { OpenAiUpstream } from './adapters/openai.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { createHttpServer } from './transports/http-app.ts';
@@ -63,6 +67,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const apps = new AppsService({ db: control.db, databases, keys, tokens: endUserTokens, baseUrl: config.baseUrl, baseDomain: config.baseDomain, log });
   const catalogs = new CatalogCache(databases);
   const llmsTxt = readFileSync(LLMS_TXT_PATH, 'utf8');
+  const credits = new CreditLedger(control.db);
+  const aiSettings = new AiSettingsStore(control.db, box);
+  const upstream = config.ai.baseUrl ? new OpenAiUpstream({ baseUrl: config.ai.baseUrl, timeoutMs: config.ai.timeoutMs }) : undefined;
   const services: Services = {
     config,
     apps,
@@ -85,6 +92,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     frontend: new FrontendService({ db: control.db, box, masterKey, config, log }),
     storage: new StorageService({ db: control.db, config, masterKey, log }),
     functions: await FunctionsService.create({ db: control.db, box, config, log }),
+    ai: new AiGateway({ db: control.db, ledger: credits, settings: aiSettings, config: config.ai, upstream, log }),
+    aiSettings,
+    credits,
   };
 
   // Services that keep app data outside the app database (stored objects, hosted sites).

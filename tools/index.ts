@@ -7,6 +7,7 @@ import { dataTools } from './data/data.ts';
 import { frontendTools } from './frontend/frontend.ts';
 import { storageTools } from './storage/storage.ts';
 import { functionsTools } from './functions/functions.ts';
+import { aiTools } from './ai/ai.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
@@ -20,6 +21,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   frontend: frontendTools,
   functions: functionsTools,
   data: dataTools,
+  ai: aiTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -59,4 +61,5 @@ export const tools: readonly AnyTool[] = [
   ...frontendTools,
   ...functionsTools,
   ...dataTools,
+  ...aiTools,
 ];

@@ -3,6 +3,7 @@ import type { AppPurger } from '../src/apps/types.ts';
 import type { Services } from '../src/core/services.ts';
 import { appsDropDatabase, appsPurgeFiles, appsReap } from './apps.ts';
 import { rateLimitsPurge } from './rate-limits.ts';
+import { creditsReleaseExpired } from './credits.ts';
 import { frontendBuild } from './frontend.ts';
 import { storageDeleteObject, storageSettlePending } from './storage.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
@@ -18,6 +19,7 @@ export function taskList(s: WorkerServices): TaskList {
     apps_reap: appsReap(s),
     apps_purge_files: appsPurgeFiles(s),
     rate_limits_purge: rateLimitsPurge,
+    credits_release_expired: creditsReleaseExpired,
     frontend_build: frontendBuild(s),
     storage_delete_object: storageDeleteObject(s),
     storage_settle_pending: storageSettlePending(s),
@@ -28,4 +30,4 @@ export function taskList(s: WorkerServices): TaskList {
 }
 
 /** Platform crons (graphile-worker crontab syntax; UTC). */
-export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1'].join('\n');
+export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1'].join('\n');

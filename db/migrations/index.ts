@@ -5,6 +5,7 @@ import * as storage from './0003_storage.ts';
 import * as frontend from './0004_frontend.ts';
 import * as functions from './0005_functions.ts';
 import * as workerHeartbeats from './0006_worker_heartbeats.ts';
+import * as aiCredits from './0007_ai_credits.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_frontend': frontend,
   '0005_functions': functions,
   '0006_worker_heartbeats': workerHeartbeats,
+  '0007_ai_credits': aiCredits,
 };

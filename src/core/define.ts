@@ -23,6 +23,10 @@ export interface ToolContext {
   log: Logger;
   /** The app named by the input's app_id, already authorized for this caller; set when the tool is app-scoped. */
   app: AppRecord | undefined;
+  /** Aborted when the client went away (REST connection closed, MCP request cancelled): stop outbound work. */
+  signal?: AbortSignal | undefined;
+  /** Whether the transport can send a StreamBody output (REST can; MCP results are single messages). */
+  canStream?: boolean | undefined;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -47,7 +51,15 @@ export interface HttpBinding<O> {
   queryField?: string;
   /** The wire form when it differs from the output object: status, headers, body (bare arrays, plain text). */
   respond?: (output: O) => WireResponse;
+  /**
+   * How errors of this route are rendered: the standard envelope (default) or OpenAI's `{ error: { message, type,
+   * code } }`, for routes that OpenAI clients call (the AI gateway). Applies to every error on the path, including
+   * those raised before the handler (body parsing, authentication).
+   */
+  errorShape?: ErrorShape;
 }
+
+export type ErrorShape = 'standard' | 'openai';
 
 export interface WireResponse {
   status?: number;

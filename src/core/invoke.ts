@@ -13,6 +13,8 @@ export interface InvokeBase {
   requestId: string;
   clientId: string;
   log: Logger;
+  signal?: AbortSignal | undefined;
+  canStream?: boolean | undefined;
 }
 
 /**

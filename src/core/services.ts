@@ -13,6 +13,9 @@ import type { FrontendService } from '../frontend/service.ts';
 import type { FunctionsService } from '../functions/service.ts';
 import type { Config } from '../config.ts';
 import type { Docs } from '../platform/docs.ts';
+import type { AiGateway } from '../ai/gateway.ts';
+import type { AiSettingsStore } from '../ai/settings.ts';
+import type { CreditLedger } from '../credits/ledger.ts';
 
 /** Everything a tool handler may reach, built once at start (src/platform.ts). */
 export interface Services {
@@ -39,4 +42,10 @@ export interface Services {
   storage: StorageService;
   /** Serverless functions: deploy, invoke through the Deno process pool, logs and metrics, cron and websocket triggers. */
   functions: FunctionsService;
+  /** The AI gateway: chat and embeddings relayed to the upstream, credits, usage. */
+  ai: AiGateway;
+  /** Per-app AI settings (ai_configs), the own provider key sealed at rest. */
+  aiSettings: AiSettingsStore;
+  /** The account credit ledger: grants, reservations and charges (AI now; people search and meetings later). */
+  credits: CreditLedger;
 }

@@ -7,7 +7,7 @@ import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
-import { JSON_TYPES, largeBodyParsers, mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
+import { errorShapes, JSON_TYPES, largeBodyParsers, mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
 import { mcpOriginGuard, type McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
 import { subdomainOf } from './app-host.ts';
@@ -41,6 +41,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   app.set('trust proxy', config.trustProxy);
 
   app.use(requestLog(log));
+  app.use(errorShapes(tools));
   // Before CORS, so that a foreign page's preflight is refused too (DNS-rebinding protection of the MCP transport).
   app.use('/mcp', mcpOriginGuard(config.mcp));
   // Apps built on the platform call it from browsers on their own origins; credentials are bearer tokens, never cookies.

@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { AppError, envelope, errors, fromZod } from '../core/errors.ts';
+import { JsonText } from '../core/json-text.ts';
 import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
@@ -292,7 +293,9 @@ export class McpTransport {
     }
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
-      const output = (await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log })) as Record<string, unknown>;
+      const result = await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log });
+      // structuredContent must be a plain object: pre-serialized JSON (a relayed AI answer) is parsed back into one.
+      const output = (result instanceof JsonText ? result.toJSON() : result) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
     } catch (err) {
       return errorResult(toAppError(err, log, name));

@@ -1,14 +1,24 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { envelope, errors, type AppError } from '../core/errors.ts';
+import { once } from 'node:events';
+import type { NextFunction } from 'express';
+import { errors, type AppError } from '../core/errors.ts';
+import { renderError } from '../core/error-shapes.ts';
+import { StreamBody } from '../core/stream-body.ts';
 import { JsonText } from '../core/json-text.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
-import type { AnyTool, HttpBinding } from '../core/define.ts';
+import type { AnyTool, ErrorShape, HttpBinding } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
 import { resolveCaller } from './credentials.ts';
+import { pathParams } from '../core/schema.ts';
 
 /** Set by the subdomain middleware when the Host header names an app. */
 export interface SubdomainLocals {
   subdomainAppId?: string;
+}
+
+/** Set by errorShapes() for routes whose errors are not rendered in the standard envelope. */
+interface ShapeLocals {
+  errorShape?: ErrorShape;
 }
 
 const toExpressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
@@ -41,7 +51,9 @@ function limitBytes(limit: string): number {
 
 /** Registers every descriptor that has an HTTP binding; the handler only maps the wire to invoke() and back. */
 export function mountRestTools(router: Router, tools: readonly AnyTool[], services: Services): void {
-  for (const tool of tools) {
+  // Routes with fewer parameters first: /v1/{app_id}/embeddings must win over the data API's /v1/{app_id}/{table}.
+  const byParams = (t: AnyTool) => (t.http ? pathParams(t.http.path).length : 0);
+  for (const tool of [...tools].sort((a, b) => byParams(a) - byParams(b))) {
     if (!tool.http) continue;
     const http = tool.http;
     const fields = inputFields(tool);
@@ -66,10 +78,24 @@ async function serve(
   services: Services,
   subdomainAppId: string | undefined,
 ): Promise<void> {
+  // A client that goes away mid-request cancels the work done for it (an upstream AI call, a relayed stream).
+  const aborter = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) aborter.abort();
+  });
   try {
     const input = restInput(http, fields, req, subdomainAppId);
     const caller = await resolveCaller(req.headers.authorization, services);
-    const output = await invoke(tool, input, { services, caller, requestId: req.id, clientId: req.ip ?? 'unknown', log: req.log });
+    const output = await invoke(tool, input, {
+      services,
+      caller,
+      requestId: req.id,
+      clientId: req.ip ?? 'unknown',
+      log: req.log,
+      signal: aborter.signal,
+      canStream: true,
+    });
+    if (output instanceof StreamBody) return await writeStream(res, output);
     const wire = http.respond?.(output) ?? {};
     const status = wire.status ?? http.status ?? 200;
     for (const [name, value] of Object.entries(wire.headers ?? {})) res.setHeader(name, value);
@@ -136,6 +162,43 @@ function restInput(http: HttpBinding<unknown>, fields: ReadonlySet<string>, req:
   return input;
 }
 
+/** Writes a streamed body chunk by chunk as it is produced, waiting for the client to drain; stops when it leaves. */
+async function writeStream(res: Response, stream: StreamBody): Promise<void> {
+  res.writeHead(200, { ...stream.headers });
+  res.flushHeaders();
+  try {
+    for await (const chunk of stream.chunks) {
+      if (res.destroyed) break;
+      if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    }
+  } finally {
+    // The producer's own failures are written into the stream by it; anything left here just ends the response.
+    res.end();
+  }
+}
+
+/**
+ * Marks the requests of routes with their own error shape (OpenAI-compatible routes), before body parsing, so
+ * that every error on those paths (bad JSON, too large, no credential) reaches the client in the shape it reads.
+ */
+export function errorShapes(tools: readonly AnyTool[]) {
+  const shaped = tools.flatMap((t) =>
+    t.http && t.http.errorShape && t.http.errorShape !== 'standard'
+      ? [t.http.path, t.http.subdomainPath].filter((p): p is string => !!p).map((p) => ({ re: pathPattern(p), shape: t.http && t.http.errorShape }))
+      : [],
+  );
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const hit = shaped.find((s) => s.re.test(req.path));
+    if (hit?.shape) (res.locals as ShapeLocals).errorShape = hit.shape;
+    next();
+  };
+}
+
+function pathPattern(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[a-z_]+\}/g, '[^/]+');
+  return new RegExp(`^${escaped}/?$`);
+}
+
 export function sendError(res: Response, err: AppError): void {
   if (res.headersSent) {
     res.destroy();
@@ -144,5 +207,5 @@ export function sendError(res: Response, err: AppError): void {
   if (err.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
   const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
   if ((err.status === 429 || err.status === 503) && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
-  res.status(err.status).json(envelope(err));
+  res.status(err.status).json(renderError(err, (res.locals as ShapeLocals).errorShape));
 }

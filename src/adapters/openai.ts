@@ -1,0 +1,79 @@
+// The only module that imports the openai SDK: an OpenAI-compatible upstream (OpenRouter-style router or OpenAI
+// itself) that the AI gateway relays to. Responses come back raw (asResponse), so the gateway passes the upstream's
+// bytes through untouched and reads usage from them; the SDK contributes auth, timeouts and its error types.
+import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+
+/** Why an upstream call produced no usable response. */
+export type UpstreamFailure =
+  | { kind: 'status'; status: number; message: string; type: string; code: string | null; param: string | null }
+  | { kind: 'timeout' }
+  | { kind: 'aborted' }
+  | { kind: 'network'; message: string };
+
+export class UpstreamError extends Error {
+  readonly failure: UpstreamFailure;
+
+  constructor(failure: UpstreamFailure) {
+    super(failure.kind === 'status' ? failure.message : failure.kind);
+    this.failure = failure;
+  }
+}
+
+/** Distinct keys whose clients are kept (the platform key plus apps' own keys); the oldest is dropped past it. */
+const MAX_CLIENTS = 256;
+
+export class OpenAiUpstream {
+  readonly #baseUrl: string;
+  readonly #timeoutMs: number;
+  readonly #clients = new Map<string, OpenAI>();
+
+  constructor(options: { baseUrl: string; timeoutMs: number }) {
+    this.#baseUrl = options.baseUrl;
+    this.#timeoutMs = options.timeoutMs;
+  }
+
+  /** POST /chat/completions with the body as given (streaming or not); a 2xx raw response or an UpstreamError. */
+  chat(body: Record<string, unknown>, apiKey: string, signal: AbortSignal | undefined): Promise<Response> {
+    return this.#raw(() => this.#client(apiKey).chat.completions.create(body as never, { signal }).asResponse());
+  }
+
+  /** POST /embeddings with the body as given; encoding_format must be set (the SDK would otherwise ask for base64). */
+  embeddings(body: Record<string, unknown>, apiKey: string, signal: AbortSignal | undefined): Promise<Response> {
+    return this.#raw(() => this.#client(apiKey).embeddings.create(body as never, { signal }).asResponse());
+  }
+
+  async #raw(call: () => Promise<Response>): Promise<Response> {
+    try {
+      return await call();
+    } catch (err) {
+      throw new UpstreamError(failureOf(err));
+    }
+  }
+
+  #client(apiKey: string): OpenAI {
+    let client = this.#clients.get(apiKey);
+    if (client) return client;
+    // Clients retry nothing: the caller sees the upstream's answer and decides (the errors say "retry with backoff").
+    client = new OpenAI({ apiKey, baseURL: this.#baseUrl, timeout: this.#timeoutMs, maxRetries: 0 });
+    if (this.#clients.size >= MAX_CLIENTS) this.#clients.delete(this.#clients.keys().next().value!);
+    this.#clients.set(apiKey, client);
+    return client;
+  }
+}
+
+function failureOf(err: unknown): UpstreamFailure {
+  if (err instanceof APIUserAbortError) return { kind: 'aborted' };
+  if (err instanceof APIConnectionTimeoutError) return { kind: 'timeout' };
+  if (err instanceof APIError && typeof err.status === 'number') {
+    const e = (err.error ?? {}) as { message?: unknown; type?: unknown; code?: unknown; param?: unknown };
+    return {
+      kind: 'status',
+      status: err.status,
+      message: typeof e.message === 'string' ? e.message : err.message,
+      type: typeof e.type === 'string' ? e.type : 'api_error',
+      code: typeof e.code === 'string' ? e.code : null,
+      param: typeof e.param === 'string' ? e.param : null,
+    };
+  }
+  return { kind: 'network', message: err instanceof Error ? err.message : String(err) };
+}

@@ -1,0 +1,118 @@
+// AI usage rows (ai_usage): one per gateway call, written with its meters and its credit charge in one transaction.
+import { sql, type Kysely } from 'kysely';
+import { recordUsage } from '../usage/meters.ts';
+import type { CreditLedger, Reservation } from '../credits/ledger.ts';
+import { NANOS_PER_USD } from '../billing/plans.ts';
+
+export type AiCallKind = 'chat' | 'embedding';
+export type AiCallStatus = 'ok' | 'error' | 'aborted';
+
+export interface TokenCounts {
+  prompt: number;
+  completion: number;
+}
+
+export interface AiCallRecord {
+  appId: string;
+  accountId: string;
+  endUserId: string | null;
+  kind: AiCallKind;
+  model: string;
+  tokens: TokenCounts;
+  costNanos: number;
+  ownKey: boolean;
+  latencyMs: number;
+  status: AiCallStatus;
+  httpStatus: number | null;
+  reservation: Reservation | undefined;
+}
+
+export interface UsageTotals {
+  tokens: number;
+  cost: number;
+  requests: number;
+}
+
+export interface AiUsageReport {
+  startDate: string;
+  endDate: string;
+  totalTokens: number;
+  totalCost: number;
+  /** Cost of the calls made with the platform's key: what the account's AI credits paid. */
+  creditsUsed: number;
+  byModel: Record<string, UsageTotals>;
+  /** End-user calls only, by end-user id. */
+  byUser: Record<string, UsageTotals>;
+}
+
+/**
+ * Writes the usage row, the ai_tokens and ai_credits meters (ai_credits in nano-dollars of credit charged), the end
+ * user's daily tokens and, for platform-key calls, the credit charge that settles the call's reservation: all or
+ * nothing.
+ */
+export async function recordAiCall(db: Kysely<any>, ledger: CreditLedger, call: AiCallRecord): Promise<void> {
+  const total = call.tokens.prompt + call.tokens.completion;
+  const charged = call.ownKey ? 0 : call.costNanos;
+  await db.transaction().execute(async (tx) => {
+    const { rows } = await sql<{ id: string }>`
+      insert into ai_usage (app_id, account_id, end_user_id, kind, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, own_key, latency_ms, status, http_status)
+      values (${call.appId}, ${call.accountId}, ${call.endUserId}, ${call.kind}, ${call.model}, ${call.tokens.prompt}, ${call.tokens.completion}, ${total},
+              ${call.costNanos}, ${call.ownKey}, ${call.latencyMs}, ${call.status}, ${call.httpStatus})
+      returning id::text
+    `.execute(tx);
+    await recordUsage(tx, call.appId, 'ai_tokens', total);
+    await recordUsage(tx, call.appId, 'ai_credits', charged);
+    if (call.endUserId && total > 0) {
+      await sql`
+        insert into ai_user_daily (app_id, end_user_id, day, tokens) values (${call.appId}, ${call.endUserId}, (now() at time zone 'utc')::date, ${total})
+        on conflict (app_id, end_user_id, day) do update set tokens = ai_user_daily.tokens + excluded.tokens
+      `.execute(tx);
+    }
+    if (!call.ownKey) await ledger.settle(tx, call.accountId, call.reservation, charged, 'ai', `ai_usage:${rows[0]!.id}`);
+  });
+}
+
+/** Tokens an end user of the app has used today (UTC). */
+export async function endUserTokensToday(db: Kysely<any>, appId: string, endUserId: string): Promise<number> {
+  const { rows } = await sql<{ tokens: string }>`
+    select tokens::text from ai_user_daily where app_id = ${appId} and end_user_id = ${endUserId} and day = (now() at time zone 'utc')::date
+  `.execute(db);
+  return Number(rows[0]?.tokens ?? 0);
+}
+
+/** Totals between two UTC dates, both inclusive. */
+export async function usageReport(db: Kysely<any>, appId: string, startDate: string, endDate: string): Promise<AiUsageReport> {
+  const { rows } = await sql<{ model: string; end_user_id: string | null; own_key: boolean; tokens: string; cost: string; requests: string }>`
+    select model, end_user_id::text, own_key, sum(total_tokens)::text as tokens, sum(cost_nanos)::text as cost, count(*)::text as requests
+    from ai_usage
+    where app_id = ${appId} and created_at >= ${startDate}::date and created_at < ${endDate}::date + 1
+    group by model, end_user_id, own_key
+  `.execute(db);
+  const report: AiUsageReport = { startDate, endDate, totalTokens: 0, totalCost: 0, creditsUsed: 0, byModel: {}, byUser: {} };
+  let totalNanos = 0;
+  let creditNanos = 0;
+  const add = (map: Record<string, UsageTotals & { nanos?: number }>, key: string, tokens: number, nanos: number, requests: number) => {
+    const t = (map[key] ??= { tokens: 0, cost: 0, requests: 0 });
+    t.tokens += tokens;
+    t.requests += requests;
+    // Summed in nano-dollars and converted once, so the dollars add up exactly as the rows do.
+    t.nanos = (t.nanos ?? 0) + nanos;
+  };
+  for (const r of rows) {
+    const [tokens, nanos, requests] = [Number(r.tokens), Number(r.cost), Number(r.requests)];
+    report.totalTokens += tokens;
+    totalNanos += nanos;
+    if (!r.own_key) creditNanos += nanos;
+    add(report.byModel, r.model, tokens, nanos, requests);
+    if (r.end_user_id) add(report.byUser, r.end_user_id, tokens, nanos, requests);
+  }
+  report.totalCost = totalNanos / NANOS_PER_USD;
+  report.creditsUsed = creditNanos / NANOS_PER_USD;
+  for (const map of [report.byModel, report.byUser] as Record<string, UsageTotals & { nanos?: number }>[]) {
+    for (const t of Object.values(map)) {
+      t.cost = (t.nanos ?? 0) / NANOS_PER_USD;
+      delete t.nanos;
+    }
+  }
+  return report;
+}

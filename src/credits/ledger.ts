@@ -1,0 +1,129 @@
+// The account credit ledger: grants, charges and the balance that the AI gateway (and later people search and
+// meetings) spend. Callers reserve before a vendor call and settle after, in the transaction of their usage row.
+import { sql, type Kysely } from 'kysely';
+import { AppError } from '../core/errors.ts';
+import { isPlanId, NANOS_PER_USD, PLANS, type PlanId } from '../billing/plans.ts';
+
+type Db = Kysely<any>;
+
+/** What a call in flight holds; undefined for accounts whose plan has unlimited credits. */
+export interface Reservation {
+  id: string;
+  accountId: string;
+}
+
+/** How long a plan lookup (and the grant check that comes with it) is trusted in this process. */
+const PLAN_TTL_MS = 30_000;
+
+/** Deletes expired reservations and gives their amounts back (the process that held them is gone). */
+export const RELEASE_EXPIRED_RESERVATIONS_SQL = `
+  with gone as (delete from credit_reservations where expires_at < now() returning account_id, amount_nanos),
+  per_account as (select account_id, sum(amount_nanos) as amount from gone group by account_id)
+  update credit_balances b set reserved_nanos = greatest(0, b.reserved_nanos - p.amount)
+  from per_account p where b.account_id = p.account_id`;
+
+export class CreditLedger {
+  readonly #db: Db;
+  readonly #plans = new Map<string, { plan: PlanId; until: number }>();
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /**
+   * The account's plan, making sure its balance row exists and its plan grant was made (free: $0.10 once; pro:
+   * $10 per billing period, keyed by the UTC month until billing defines periods). Idempotent and concurrency-safe:
+   * a grant is a ledger row unique per (account, grant_key).
+   */
+  async plan(accountId: string): Promise<PlanId> {
+    const cached = this.#plans.get(accountId);
+    if (cached && cached.until > Date.now()) return cached.plan;
+    const plan = await this.#db.transaction().execute(async (tx) => {
+      const row = (await sql<{ plan: string }>`select plan from accounts where id = ${accountId}`.execute(tx)).rows[0];
+      const plan: PlanId = row && isPlanId(row.plan) ? row.plan : 'free';
+      await sql`insert into credit_balances (account_id) values (${accountId}) on conflict (account_id) do nothing`.execute(tx);
+      const allowance = PLANS[plan].aiCredits;
+      if (allowance) {
+        const key = allowance.per === 'lifetime' ? `${plan}:lifetime` : `${plan}:${new Date().toISOString().slice(0, 7)}`;
+        await sql`
+          with granted as (
+            insert into credit_ledger (account_id, kind, amount_nanos, source, grant_key)
+            values (${accountId}, 'grant', ${allowance.nanos}, ${`plan:${plan}`}, ${key})
+            on conflict (account_id, grant_key) do nothing
+            returning amount_nanos
+          )
+          update credit_balances set balance_nanos = balance_nanos + granted.amount_nanos
+          from granted where credit_balances.account_id = ${accountId}
+        `.execute(tx);
+      }
+      return plan;
+    });
+    this.#plans.set(accountId, { plan, until: Date.now() + PLAN_TTL_MS });
+    return plan;
+  }
+
+  /**
+   * Holds `nanos` of the account's credit for a call about to be made. Refused (402) when nothing is left beyond
+   * what calls in flight hold: a call may cost more than its reservation, so the overspend is at most one call.
+   */
+  async reserve(accountId: string, nanos: number, ttlSeconds: number): Promise<Reservation | undefined> {
+    if (PLANS[await this.plan(accountId)].aiCredits === undefined) return undefined;
+    const { rows } = await sql<{ id: string }>`
+      with held as (
+        update credit_balances set reserved_nanos = reserved_nanos + ${nanos}::bigint
+        where account_id = ${accountId} and balance_nanos - reserved_nanos > 0
+        returning account_id
+      )
+      insert into credit_reservations (account_id, amount_nanos, expires_at)
+      select account_id, ${nanos}::bigint, now() + make_interval(secs => ${ttlSeconds}::double precision) from held
+      returning id
+    `.execute(this.#db);
+    if (rows[0]) return { id: rows[0].id, accountId };
+    throw insufficientCredits(await this.balance(accountId));
+  }
+
+  /**
+   * Charges `nanos` and ends the reservation, inside the caller's transaction (the one that writes the usage row
+   * the charge is for). A reservation already released by expiry is simply not released twice.
+   */
+  async settle(tx: Db, accountId: string, reservation: Reservation | undefined, nanos: number, source: string, usageRef: string): Promise<void> {
+    await sql`
+      with released as (
+        delete from credit_reservations where id = ${reservation?.id ?? null}::uuid returning amount_nanos
+      ),
+      charged as (
+        insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref)
+        select ${accountId}::uuid, 'charge', ${-nanos}::bigint, ${source}, ${usageRef} where ${nanos}::bigint > 0
+      )
+      update credit_balances set
+        balance_nanos = balance_nanos - ${nanos}::bigint,
+        reserved_nanos = reserved_nanos - coalesce((select sum(amount_nanos) from released), 0)
+      where account_id = ${accountId}
+    `.execute(tx);
+  }
+
+  /** Gives a reservation back without a charge (the call was never made or failed before costing anything). */
+  async release(reservation: Reservation | undefined): Promise<void> {
+    if (!reservation) return;
+    await this.settle(this.#db, reservation.accountId, reservation, 0, 'release', '');
+  }
+
+  async balance(accountId: string): Promise<{ balanceNanos: number; reservedNanos: number }> {
+    const { rows } = await sql<{ balance_nanos: string; reserved_nanos: string }>`
+      select balance_nanos::text, reserved_nanos::text from credit_balances where account_id = ${accountId}
+    `.execute(this.#db);
+    return { balanceNanos: Number(rows[0]?.balance_nanos ?? 0), reservedNanos: Number(rows[0]?.reserved_nanos ?? 0) };
+  }
+}
+
+export const usd = (nanos: number): number => nanos / NANOS_PER_USD;
+
+function insufficientCredits(b: { balanceNanos: number; reservedNanos: number }): AppError {
+  return new AppError(
+    402,
+    'INSUFFICIENT_CREDITS',
+    `The account's AI credits are exhausted (balance $${usd(b.balanceNanos).toFixed(6)}, $${usd(b.reservedNanos).toFixed(6)} held by calls in flight).`,
+    "Upgrade the plan, or set the app's own provider key (byokKey in ai_config_set): own-key calls use no credits.",
+    { balance_usd: usd(b.balanceNanos), credit_floor_usd: 0 },
+  );
+}

@@ -1,0 +1,89 @@
+// The AI gateway's configuration and refusals on a platform with no upstream configured: every answer of the AI
+// routes in OpenAI's error shape, the own key sealed at rest.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+
+let p: TestPlatform;
+let appId: string;
+let serviceKey: string;
+
+beforeAll(async () => {
+  p = await startTestPlatform({ SVC_ROLE: 'api' });
+  const created = await p.api('POST', '/init', { body: { name: 'ai config' } });
+  appId = created.body.app_id;
+  serviceKey = created.body.service_key.key;
+});
+afterAll(() => p?.close());
+
+const put = (body: unknown) => p.api('PUT', `/v1/${appId}/ai/config`, { body, key: serviceKey });
+
+describe('AI routes without an upstream', () => {
+  it('chat and embeddings answer 503 provider_unavailable in OpenAI shape', async () => {
+    const chat = await p.api('POST', `/v1/${appId}/chat/completions`, { body: { model: 'openai/m', messages: [{ role: 'user', content: 'x' }] }, key: serviceKey });
+    expect(chat.status).toBe(503);
+    expect(chat.body).toEqual({
+      error: {
+        message: expect.stringContaining('SVC_AI_BASE_URL'),
+        type: 'api_error',
+        code: 'provider_unavailable',
+        param: null,
+      },
+    });
+    const embed = await p.api('POST', `/v1/${appId}/embeddings`, { body: { model: 'openai/text-embedding-3-small', input: 'x' }, key: serviceKey });
+    expect(embed.status).toBe(503);
+    expect(embed.body.error.code).toBe('provider_unavailable');
+  });
+
+  it('a body too large for the server is 413 in OpenAI shape', async () => {
+    const res = await p.api('POST', `/v1/${appId}/chat/completions`, { body: { messages: [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024) }] }, key: serviceKey });
+    expect(res.status).toBe(413);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'payload_too_large' });
+  });
+});
+
+describe('AI configuration', () => {
+  it('starts empty, keeps omitted fields on update, and seals the own key at rest', async () => {
+    const empty = await p.api('GET', `/v1/${appId}/ai/config`, { key: serviceKey });
+    expect(empty.status).toBe(200);
+    expect(empty.body).toEqual({
+      defaultModel: null,
+      byokKeySet: false,
+      byokKeyHint: null,
+      maxTokensPerRequest: null,
+      allowedModels: null,
+      endUserDailyTokenLimit: null,
+      updatedAt: null,
+    });
+    await put({ defaultModel: 'anthropic/claude-3.5-sonnet', byokKey: 'sk-or-v1-secret-value-9876' });
+    const second = await put({ maxTokensPerRequest: 1000 });
+    expect(second.body).toMatchObject({ defaultModel: 'anthropic/claude-3.5-sonnet', byokKeySet: true, byokKeyHint: 'sk-or…9876', maxTokensPerRequest: 1000 });
+    const [row] = await p.sql(`select * from ai_configs where app_id = $1`, [appId]);
+    expect(JSON.stringify(row)).not.toContain('secret-value');
+    expect(row.byok_key_sealed).toMatch(/^v1\./);
+  });
+
+  it.each([
+    [{ maxTokensPerRequest: 0 }, 'maxTokensPerRequest'],
+    [{ maxTokensPerRequest: 100_001 }, 'maxTokensPerRequest'],
+    [{ allowedModels: [] }, 'allowedModels'],
+    [{ defaultModel: 'gpt-4o' }, 'defaultModel'],
+    [{ byokKey: 'short' }, 'byokKey'],
+    [{ model: 'openai/x' }, ''],
+  ])('refuses %j with 400 naming the field', async (body, param) => {
+    const res = await put(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: param || null });
+    if (!param) expect(res.body.error.message).toContain('Unrecognized key: "model"');
+  });
+
+  it('usage validates its dates', async () => {
+    const reversed = await p.api('GET', `/v1/${appId}/ai/usage?startDate=2026-02-01&endDate=2026-01-01`, { key: serviceKey });
+    expect(reversed.status).toBe(400);
+    expect(reversed.body.error.param).toBe('startDate');
+    const bad = await p.api('GET', `/v1/${appId}/ai/usage?startDate=yesterday`, { key: serviceKey });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('startDate');
+    const empty = await p.api('GET', `/v1/${appId}/ai/usage?startDate=2026-01-01&endDate=2026-01-31`, { key: serviceKey });
+    expect(empty.body).toEqual({ startDate: '2026-01-01', endDate: '2026-01-31', totalTokens: 0, totalCost: 0, creditsUsed: 0, byModel: {}, byUser: {} });
+  });
+});
