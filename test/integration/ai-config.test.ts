@@ -34,8 +34,10 @@ describe('AI routes without an upstream', () => {
     expect(embed.body.error.code).toBe('provider_unavailable');
   });
 
-  it('a body too large for the server is 413 in OpenAI shape', async () => {
-    const res = await p.api('POST', `/v1/${appId}/chat/completions`, { body: { messages: [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024) }] }, key: serviceKey });
+  it('a body over 4 MB is 413 in OpenAI shape; up to 4 MB reaches the gateway', async () => {
+    const big = await p.api('POST', `/v1/${appId}/chat/completions`, { body: { messages: [{ role: 'user', content: 'x'.repeat(3 * 1024 * 1024) }] }, key: serviceKey });
+    expect(big.status).toBe(503);
+    const res = await p.api('POST', `/v1/${appId}/chat/completions`, { body: { messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] }, key: serviceKey });
     expect(res.status).toBe(413);
     expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'payload_too_large' });
   });

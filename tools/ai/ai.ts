@@ -61,7 +61,8 @@ export const aiChat = defineTool({
   output: RelayedOutput.describe('An OpenAI chat.completion object, or with stream: true a text/event-stream of chat.completion.chunk events ending with data: [DONE]'),
   auth: AUTH,
   appScoped: true,
-  http: openai({ method: 'POST', path: '/v1/{app_id}/chat/completions', subdomainPath: '/chat/completions' }),
+  // Long conversations and inline images exceed SVC_BODY_LIMIT; the 4 MB of /mcp applies, as for code and file bytes.
+  http: openai({ method: 'POST', path: '/v1/{app_id}/chat/completions', subdomainPath: '/chat/completions', largeBody: true }),
   annotations: { openWorldHint: true },
   handler: async (input, ctx) =>
     ctx.services.ai.chat(await aiCaller(input, ctx), openAiBody(input), { signal: ctx.signal, canStream: ctx.canStream === true }),
@@ -84,7 +85,7 @@ export const aiEmbed = defineTool({
   output: RelayedOutput.describe('An OpenAI embeddings list'),
   auth: AUTH,
   appScoped: true,
-  http: openai({ method: 'POST', path: '/v1/{app_id}/embeddings', subdomainPath: '/embeddings' }),
+  http: openai({ method: 'POST', path: '/v1/{app_id}/embeddings', subdomainPath: '/embeddings', largeBody: true }),
   annotations: { openWorldHint: true },
   handler: async (input, ctx) => ctx.services.ai.embed(await aiCaller(input, ctx), openAiBody(input), { signal: ctx.signal, canStream: false }),
 });
