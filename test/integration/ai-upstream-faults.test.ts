@@ -1,0 +1,74 @@
+// What the gateway makes of a failing upstream: every failure answered in OpenAI's shape with the right status,
+// recorded as one usage row, its credit reservation given back, and the meters of the calls that worked written.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+
+let fake: FakeOpenAI;
+let p: TestPlatform;
+let appId: string;
+let serviceKey: string;
+let accountId: string;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  p = await startTestPlatform({ SVC_ROLE: 'api', SVC_AI_BASE_URL: fake.url, SVC_AI_API_KEY: 'sk-platform-0000', SVC_AI_TIMEOUT_MS: '400' });
+  const created = await p.api('POST', '/init', { body: { name: 'ai faults' } });
+  appId = created.body.app_id;
+  serviceKey = created.body.service_key.key;
+  accountId = (await p.sql(`select account_id from apps where id = $1`, [appId]))[0].account_id;
+});
+afterAll(async () => {
+  await p?.close();
+  await fake?.close();
+});
+beforeEach(() => p.sql(`delete from ai_usage`));
+
+const chat = (model: string) =>
+  p.api('POST', `/v1/${appId}/chat/completions`, { body: { model, messages: [{ role: 'user', content: 'x' }] }, key: serviceKey });
+
+async function usageRows(): Promise<unknown[]> {
+  return p.sql(`select model, status, http_status, total_tokens, cost_nanos::int as cost from ai_usage order by id`);
+}
+
+async function reserved(): Promise<string> {
+  return (await p.sql(`select reserved_nanos::text as r from credit_balances where account_id = $1`, [accountId]))[0].r;
+}
+
+describe('upstream failures', () => {
+  it.each([
+    ['fake/hang', 502, 'api_error', 'upstream_error', 'did not answer in time', 502],
+    ['fake/drop', 502, 'api_error', 'upstream_error', 'could not be reached', 502],
+    ['fake/error-500', 502, 'api_error', 'upstream_error', 'answered 500', 500],
+    ['fake/drop-mid-stream', 502, 'api_error', 'upstream_error', 'Retry with backoff', 502],
+  ])('%s answers %i %s/%s, is recorded as an error and releases its reservation', async (model, status, type, code, words, recorded) => {
+    const res = await chat(model);
+    expect(res.status).toBe(status);
+    expect(res.body.error).toMatchObject({ type, code });
+    expect(res.body.error.message).toContain(words);
+    expect(await usageRows()).toEqual([{ model, status: 'error', http_status: recorded, total_tokens: 0, cost: 0 }]);
+    expect(await reserved()).toBe('0');
+  });
+
+  it("an upstream 400 is relayed with the upstream's status, message, type and param", async () => {
+    const res = await chat('fake/error-400');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { message: 'Invalid parameter: messages', type: 'invalid_request_error', code: null, param: 'messages' } });
+    expect(await usageRows()).toEqual([{ model: 'fake/error-400', status: 'error', http_status: 400, total_tokens: 0, cost: 0 }]);
+  });
+
+  it('a call that works writes the ai_tokens and ai_credits meters with its usage row and charge', async () => {
+    const res = await chat('openai/m');
+    expect(res.status).toBe(200);
+    // 4 prompt + 2 completion tokens at the default price (2.5 and 10 USD per million): 10,000 + 20,000 nano-dollars.
+    expect(await usageRows()).toEqual([{ model: 'openai/m', status: 'ok', http_status: 200, total_tokens: 6, cost: 30_000 }]);
+    const meters = await p.sql(`select meter, quantity::int from usage_daily where app_id = $1 and meter like 'ai_%' order by meter`, [appId]);
+    expect(meters).toEqual([
+      { meter: 'ai_credits', quantity: 30_000 },
+      { meter: 'ai_tokens', quantity: 6 },
+    ]);
+    const charges = await p.sql(`select amount_nanos::int from credit_ledger where account_id = $1 and kind = 'charge'`, [accountId]);
+    expect(charges).toEqual([{ amount_nanos: -30_000 }]);
+    expect(await reserved()).toBe('0');
+  });
+});
