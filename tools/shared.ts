@@ -3,15 +3,18 @@ import { z } from 'zod';
 import type { Caller, ToolContext } from '../src/core/define.ts';
 import { errors } from '../src/core/errors.ts';
 
-/** The `user_token` argument of every tool that serves end users (data, storage, auth). */
+/** Where an area's reference is (limits, errors, formats): its section of the guide, GET /llms.txt?area=<area>. */
+export const guideRef = (area: string): string => `platform_guide area=${area}`;
+
+/** The `user_token` argument of every tool that serves end users (data, storage, auth, functions_invoke). */
 export const UserTokenSchema = z
   .string()
   .max(4000)
   .optional()
-  .describe(
-    'Act as this end user: an access token of this app (from auth_signup or auth_login), with a platform or service key; ' +
-      'the call sees and does exactly what that user would.',
-  );
+  .describe('Act as this end user (an access token of this app, from auth_signup or auth_login): the call sees and does exactly what that user would.');
+
+/** Who sees which files (storage): the sentence every storage tool ends with. */
+export const OWN_FILES_NOTE = ' Keys reach every file of the app; an end user (their JWT, or user_token) only their own.';
 
 type EndUserCaller = Extract<Caller, { kind: 'user' }>;
 

@@ -17,14 +17,14 @@ export type OnDelete = (typeof ON_DELETE_VALUES)[number];
 const ColumnInputSchema = z.strictObject({
   type: z
     .string()
-    .describe('Column type: text, varchar, varchar(N), char, char(N), integer, bigint, smallint, real, float4, float8, decimal, numeric, numeric(P,S), boolean, bool, uuid, timestamp, timestamptz, date, time, timetz, interval, json, jsonb, bytea, vector(N), or any of these but vector followed by [] (array)'),
+    .describe('Postgres type, e.g. text, integer, bigint, numeric(P,S), boolean, uuid, timestamptz, date, jsonb, vector(N); text[] for an array'),
   primary: z.boolean().optional().describe('Part of the primary key (several primary columns make a composite key); implies nullable false'),
   nullable: z.boolean().optional().describe('Default true'),
   unique: z.boolean().optional().describe('Unique constraint on this column'),
   default: z
     .union([z.string(), z.number(), z.boolean(), z.null()])
     .optional()
-    .describe("Default expression: a number, true/false, null, a quoted string like 'draft' (optionally with a ::type cast), now(), gen_random_uuid(), current_timestamp, current_date, or empty json/arrays like '{}'::jsonb"),
+    .describe("Default: a number, true/false, null, a quoted string like 'draft', now(), gen_random_uuid(), current_date, '{}'::jsonb"),
   references: z
     .strictObject({
       table: z.string(),
@@ -32,10 +32,10 @@ const ColumnInputSchema = z.strictObject({
       onDelete: z
         .enum(ON_DELETE_VALUES)
         .optional()
-        .describe("When the referenced row is deleted: 'no action' (default: the delete is refused, 409, while rows point at it), 'restrict' (same, checked at once), 'cascade' (delete these rows too), 'set null' (nullable columns only)"),
+        .describe("When the referenced row is deleted: 'no action' (default: refused with 409), 'restrict', 'cascade' (delete these rows too), 'set null'"),
     })
     .optional()
-    .describe('Foreign key to a primary-key or unique column of another table. Postgres checks it without row-level security: an end user can point at a row of another user'),
+    .describe("Foreign key to a primary-key or unique column; checked without row-level security, so between per-user tables use onDelete 'cascade'"),
 });
 
 const IndexInputSchema = z.strictObject({
@@ -52,9 +52,8 @@ const TableInputSchema = z.strictObject({
     .enum(ACCESS_VALUES)
     .optional()
     .describe(
-      "Row-level security: 'user' (end users read and write only rows whose user_id is theirs; needs a user_id uuid column), " +
-        "'public' (anyone may read; end users write only their own rows when there is a user_id column), " +
-        "'service' (only the service key). Default: 'user' when the table has a user_id uuid column, else 'service'; an existing table keeps its access",
+      "Row-level security: 'user' (each end user reads and writes only rows whose user_id is theirs), 'public' (anyone reads; end users " +
+        "write their own rows), 'service' (keys only). Default: 'user' with a user_id uuid column, else 'service'",
     ),
 });
 

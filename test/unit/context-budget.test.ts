@@ -10,24 +10,26 @@ import type { Services } from '../../src/core/services.ts';
 /*
  * Context budget (issue 9, "Cost in context"): what an MCP-only agent must read before its first call.
  *
- * Measured when the budget was set (tools/list without outputSchema; data_select alone carries the query syntax
- * and access rules, the other data tools refer to it): all 62,527 B (56 tools), default 59,564 B, largest area
- * storage 11,375 B; /llms.txt 51,255 B (53,786 B before that trim). Before toolsets and before dropping
- * outputSchema, tools/list was 102,843 B.
+ * Measured when these budgets were set (tools/list without outputSchema; reference detail such as limit tables,
+ * error lists, the functions runtime contract and the schema types moved from the descriptions into the areas'
+ * sections of the guide, which the descriptions point to with `platform_guide area=<area>`):
+ *   tools/list  all 62,942 B (61 tools, the ai area's 7,099 B included; without it 55,849 B, and 62,711 B before
+ *               the move), default 52,891 B (59,748 B before), largest area data 10,388 B (storage was 11,311 B,
+ *               functions 11,341 B);
+ *   the guide   /llms.txt 8,905 B (51,255 B when it still copied every tool);
+ *   sections    largest data 11,210 B (/llms.txt?area=data), then storage 10,488 B and functions 10,235 B.
+ * Before toolsets and before dropping outputSchema, tools/list was 102,843 B.
  *
- * The budgets are ceilings for the whole surface after the coming areas, not today's size plus a margin: about
- * 72 KB (~18k tokens) for `all` is what fits an agent's context comfortably next to its work, so new tools must
- * pay for themselves by tightening existing texts (first candidates: the prefer/accept texts still repeated in
- * every data_* tool's input schema, the storage upload and deploy tools' long descriptions, functions_deploy's
- * 2 KB description). A single
- * area stays under 16 KB so that `?toolsets=<area>` is always cheap. /llms.txt is budgeted at its current size
- * plus a little (it is still a second copy of the tool list; restructuring it into a short guide is future work,
- * and that change should lower this number).
+ * The budgets are today's sizes plus a little (`all` kept about 6 KB for the ai area, which has since used it).
+ * Later areas (RAG, substrate, ...) must pay for themselves by tightening texts: detail belongs in the area's
+ * section (src/platform/area-guides.ts), a description keeps what a correct first call and the next step need. A
+ * single area stays small so that `?toolsets=<area>` is always cheap; an area's section is read on demand, one at a
+ * time.
  */
 const BUDGET = {
-  all: 72 * 1024,
-  default: 68 * 1024,
-  area: 16 * 1024,
+  all: 63 * 1024,
+  default: 54 * 1024,
+  area: 12 * 1024,
   llmsTxt: 10 * 1024,
   areaSection: 16 * 1024,
 };

@@ -55,8 +55,7 @@ async function enforceLimit(ctx: ToolContext, route: RateLimitedRoute, appId: st
 
 /** Tools for the signed-in end user: their token, or a key of the app acting as them with user_token. */
 const END_USER = ['user', 'service', 'platform'] as const;
-const END_USER_NOTE =
-  ' A platform or service key may act as the end user by passing their access token as user_token; with a key and no user_token: 400 VALIDATION_FAILED.';
+const END_USER_NOTE = " With a platform or service key, pass the user's access token as user_token (required then).";
 
 export const authSignup = defineTool({
   name: 'auth_signup',
@@ -120,9 +119,8 @@ export const authLogout = defineTool({
   name: 'auth_logout',
   title: 'Log out an end user',
   description:
-    'End sessions of the end user whose access token is sent. With refresh_token: ends that session only; without: ends ' +
-    'all of the user\'s sessions. Refresh tokens stop working at once; access tokens are stateless and stay valid until ' +
-    'they expire (expires_in), so clients should discard them. REST answers 204 with no body. Idempotent.' +
+    "End the end user's sessions: with refresh_token that session only, without all of them. Refresh tokens stop working at once; " +
+    'access tokens stay valid until they expire, so clients should discard them. REST answers 204. Idempotent.' +
     END_USER_NOTE,
   input: z.object({
     app_id: AppIdSchema,

@@ -12,28 +12,25 @@ import {
   STATUSES,
   UPLOAD_URL_TTL_SECONDS,
 } from '../../src/frontend/types.ts';
-import { decodeContent, ENCODINGS } from '../shared.ts';
+import { decodeContent, ENCODINGS, guideRef } from '../shared.ts';
 
 const AUTH = ['platform', 'service'] as const;
 const BASE = '/v1/{app_id}/frontend/deployments';
-const STATES =
-  'Status: WAITING (created, no zip yet) -> UPLOADING (zip received, ready to start) -> BUILDING (build job queued or running) -> READY (served), ' +
-  'or ERROR (with a readable error) or CANCELED.';
+const GUIDE = guideRef('frontend');
+const STATES = 'Status: WAITING (no zip yet) -> UPLOADING (zip received) -> BUILDING -> READY (served), or ERROR (error says why) or CANCELED.';
+const FrameworkSchema = z
+  .enum(FRAMEWORKS)
+  .describe('How the site is served: react-vite (SPA: unknown routes get index.html), nextjs-static (next export), static or other (exact files)');
 
 export const frontendDeployCreate = defineTool({
   name: 'frontend_deploy_create',
   title: 'Create a frontend deployment',
   description:
-    'Start deploying a built static site (a zip of the build output: index.html at its root or inside a single folder such as dist/). ' +
-    `Returns { id, uploadUrl, expiresIn: ${UPLOAD_URL_TTL_SECONDS}, maxSizeBytes } with status WAITING. Next: HTTP PUT the zip bytes to uploadUrl with ` +
-    'Content-Type: application/zip (no Authorization header needed; the URL is signed and valid for 15 minutes, once), then call frontend_deploy_start. ' +
-    'Clients that cannot send HTTP themselves: frontend_deploy_files. ' +
-    'framework: react-vite (SPA: unknown routes get index.html), nextjs-static (next export: /about serves about.html, 404.html for misses), ' +
-    'static or other (exact files, 404.html if present). Build with relative asset paths (Vite: base "./") when the site is served under /sites/{app_id}/.',
-  input: z.object({
-    app_id: AppIdSchema,
-    framework: z.enum(FRAMEWORKS).describe('How the site is served: react-vite | nextjs-static | static | other'),
-  }),
+    'Start deploying a built static site from a zip (index.html at its root or in a single folder such as dist/): ' +
+    `returns { id, uploadUrl, expiresIn: ${UPLOAD_URL_TTL_SECONDS}, maxSizeBytes }, status WAITING. Next: HTTP PUT the zip to uploadUrl with ` +
+    'Content-Type: application/zip (no Authorization header; once, within expiresIn), then frontend_deploy_start. ' +
+    `Clients without HTTP of their own: frontend_deploy_files. Serving and limits: ${GUIDE}.`,
+  input: z.object({ app_id: AppIdSchema, framework: FrameworkSchema }),
   output: z.object({
     id: z.string().describe('Deployment id'),
     uploadUrl: z.string().describe('Signed URL: PUT the zip here with Content-Type: application/zip'),
@@ -52,9 +49,8 @@ export const frontendDeployStart = defineTool({
   name: 'frontend_deploy_start',
   title: 'Start a frontend build',
   description:
-    'Start building a deployment whose zip has arrived (status UPLOADING): status becomes BUILDING and a background job extracts and publishes it ' +
-    '(202). Poll frontend_deploy_get until READY (then `url` serves it) or ERROR (then `error` says why). 409 INVALID_DEPLOYMENT_STATE before the ' +
-    `upload or when already started or finished. ${STATES}`,
+    'Start building a deployment whose zip has arrived (status UPLOADING): status BUILDING (202). Poll frontend_deploy_get until READY ' +
+    '(then `url` serves it) or ERROR (then `error` says why). 409 INVALID_DEPLOYMENT_STATE before the upload or when already started or finished.',
   input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
   output: DeploymentSchema,
   auth: AUTH,
@@ -76,16 +72,14 @@ export const frontendDeployFiles = defineTool({
   name: 'frontend_deploy_files',
   title: 'Deploy a site from files',
   description:
-    'Deploy a built static site given as a map of files, for clients that cannot PUT a zip: { "index.html": "<!doctype html>...", "assets/app.js": "...", ' +
-    '"logo.png": { "content": "<base64>", "encoding": "base64" } }. Text by default; binary files as { content, encoding: "base64" }. ' +
-    'One call does create, upload and start: returns the deployment with status BUILDING (202); poll frontend_deploy_get until READY (then `url` serves it) or ERROR. ' +
-    'The files take exactly the path of an uploaded zip (same checks, build and publishing): index.html at the root or inside a single folder; ' +
-    'a path that is absolute or leaves the site (..), a duplicate path, more files or bytes than the platform allows is 400 VALIDATION_FAILED and creates nothing. ' +
-    'The whole request is at most 4 MB, over MCP and REST alike: larger sites go through frontend_deploy_create. ' +
-    'framework as for frontend_deploy_create.',
+    'Deploy a built static site from a map of files in one call (create, upload and start), for clients that cannot PUT a zip: ' +
+    '{ "index.html": "<!doctype html>...", "logo.png": { "content": "<base64>", "encoding": "base64" } }; index.html at the root or in a single folder. ' +
+    'Returns the deployment, status BUILDING (202): poll frontend_deploy_get until READY (`url` serves it) or ERROR. ' +
+    'A path that leaves the site, a duplicate, too many files or bytes is 400 VALIDATION_FAILED and creates nothing. ' +
+    `The request is at most 4 MB (MCP or REST); larger sites: frontend_deploy_create (${GUIDE}).`,
   input: z.object({
     app_id: AppIdSchema,
-    framework: z.enum(FRAMEWORKS).describe('How the site is served: react-vite | nextjs-static | static | other'),
+    framework: FrameworkSchema,
     files: z
       .record(z.string().min(1, 'a file path must not be empty').max(1024), FileSchema)
       .describe('Map of relative path (e.g. "index.html", "assets/app.js") to its content: a string (UTF-8 text) or { content, encoding }'),
@@ -196,10 +190,9 @@ export const frontendEnvSet = defineTool({
   name: 'frontend_env_set',
   title: 'Set the frontend environment',
   description:
-    "Replace the app's frontend environment with this map (variables left out are removed; {} clears it). Names match ^[A-Z_][A-Z0-9_]{0,63}$, " +
-    `values are strings of at most ${ENV_MAX_VALUE_LENGTH} characters, at most ${ENV_MAX_VARS} variables; names starting with ${ENV_RESERVED_PREFIX} are reserved. ` +
-    'Stored encrypted, but the values are PUBLIC by nature: every visitor of the site receives them at run time as window.__ENV__ from ' +
-    '__env.js (with SVC_APP_ID and SVC_API_URL added), so never put secrets here. Takes effect at once, without a new deployment.',
+    "Replace the app's frontend environment with this map (variables left out are removed; {} clears it); names starting with " +
+    `${ENV_RESERVED_PREFIX} are reserved. The values are PUBLIC: every visitor gets them as window.__ENV__ from __env.js (with SVC_APP_ID and ` +
+    'SVC_API_URL added), so never put secrets here. Takes effect at once, without a new deployment.',
   input: z.object({ app_id: AppIdSchema, env: EnvMapSchema }),
   output: z.object({ keys: z.array(z.string()), updated_at: z.string() }),
   auth: AUTH,

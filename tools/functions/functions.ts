@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { EndUser } from '../../src/functions/protocol.ts';
-import { actAs, UserTokenSchema } from '../shared.ts';
+import { actAs, guideRef, UserTokenSchema } from '../shared.ts';
 import {
   EnvMapSchema,
   EnvNameSchema,
@@ -18,16 +18,7 @@ const AUTH = ['platform', 'service'] as const;
 const BASE = '/v1/{app_id}/functions';
 const SHORT = '/functions';
 
-const CONTRACT =
-  'Runtime contract: the module default-exports `async (request: Request, ctx) => Response` with web-standard Request/Response ' +
-  '(TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). ctx = { env (your envVars plus SVC_APP_ID and SVC_API_URL = ' +
-  '{base_url}/v1/{app_id}), appId, user ({ id, claims } when the caller sent an ' +
-  'end-user JWT of this app, else null), token (that JWT or null), data }. ctx.data reads/writes this app\'s tables without a key, as that end user ' +
-  '(row-level security) or else as the app: await ctx.data.from("books").select("id,title", { query: "order=id", count: true }) | .insert(rows) | ' +
-  '.update(patch, "id=eq.5") | .delete("id=eq.5") -> { data, error, status, count }. fetch() under SVC_API_URL (any platform route, with the ' +
-  'Authorization you pass) is forwarded by the platform, also on loopback deployments. request.url is the origin of {base_url}, then the path after the function name ("/" when none) and the query; the header x-forwarded-prefix holds /v1/{app_id}/fn/{name}. console.* output ' +
-  'goes to the invocation log. Sandbox: outbound network only (no files, environment, subprocesses; loopback, private networks and database hosts are unreachable); ' +
-  'npm: imports are not available, https: imports from public module hosts are.';
+const GUIDE = guideRef('functions');
 
 const DeployInput = z.object({
   app_id: AppIdSchema,
@@ -36,11 +27,11 @@ const DeployInput = z.object({
     .string()
     .min(1, 'code must not be empty')
     .max(LIMITS.codeMaxBytes, 'code is at most 1 MB')
-    .describe('Module source (TypeScript or JavaScript) with a default-exported handler, at most 1 MB'),
+    .describe('Module source (TypeScript or JavaScript) that default-exports the handler'),
   description: z.string().max(LIMITS.descriptionMax).optional().describe('What the function does'),
   envVars: EnvMapSchema.optional().describe('Variables as { NAME: "value" }, encrypted at rest, readable as ctx.env.NAME; replaces the whole set on an update'),
-  timeoutMs: z.number().int().min(LIMITS.timeoutMin).max(LIMITS.timeoutMax).optional().describe('Wall-clock limit per invocation in ms (100-300000, default 30000)'),
-  memoryLimitMb: z.number().int().min(LIMITS.memoryMin).max(LIMITS.memoryMax).optional().describe('Memory limit in MB (64-1024, default 128)'),
+  timeoutMs: z.number().int().min(LIMITS.timeoutMin).max(LIMITS.timeoutMax).optional().describe(`Wall-clock limit per invocation in ms, default ${LIMITS.timeoutDefault}`),
+  memoryLimitMb: z.number().int().min(LIMITS.memoryMin).max(LIMITS.memoryMax).optional().describe(`Memory limit in MB, default ${LIMITS.memoryDefault}`),
   trigger: TriggerSchema.optional(),
 });
 
@@ -48,13 +39,13 @@ export const functionsDeploy = defineTool({
   name: 'functions_deploy',
   title: 'Deploy a function',
   description:
-    'Deploy a serverless function, or update the one with the same name. The code is loaded in the sandbox first: code that does not parse, throws ' +
-    'while loading or has no default-exported function is refused with 400 FUNCTION_INVALID and the compiler/runtime message, and the previous version ' +
-    'keeps serving. On an update, omitted fields keep their values (envVars, when given, replaces all variables; use functions_env_update to merge). ' +
-    'Answers 201 with the record when created, 200 when updated; http functions are then public at `url` (any method). ' +
-    `trigger: { type: "http" } (default), { type: "cron", config: { schedule: "*/5 * * * *" } } (5-field, UTC; runs as POST with JSON { scheduled_at }), ` +
-    'or { type: "websocket", config: { event: "chat" } } (runs for messages { event, data } on /v1/{app_id}/ws as POST with JSON { event, data }; the ' +
-    `response body goes back on the socket). ${CONTRACT} Example: export default async (req) => Response.json({ hello: new URL(req.url).searchParams.get("name") });`,
+    'Deploy a function, or update the one with this name (omitted fields keep their values; envVars replaces the set, functions_env_update merges). ' +
+    'code default-exports `async (request: Request, ctx) => Response` (TypeScript or JavaScript, no build step); ctx = { env, user, token, data, appId }; ' +
+    '`await ctx.data.from("books").select("id,title")` reads this app\'s tables without a key, as the calling end user (else as the app). ' +
+    'The code is loaded first: 400 FUNCTION_INVALID with the compiler message, and the previous version keeps serving. ' +
+    '201 when created, 200 when updated; an http function is then public at url. Next: functions_invoke, functions_logs. ' +
+    `Runtime contract, triggers, sandbox and limits: ${GUIDE}. ` +
+    'Example: export default async (req) => Response.json({ hello: new URL(req.url).searchParams.get("name") });',
   input: DeployInput,
   output: FunctionSchema.extend({ created: z.boolean().describe('true when this deploy created the function, false when it updated it') }),
   auth: AUTH,
@@ -117,11 +108,9 @@ export const functionsInvoke = defineTool({
   name: 'functions_invoke',
   title: 'Test-invoke a function',
   description:
-    'Run a function once with a request you describe and get its response back, plus its console output and the error if it failed: ' +
-    '{ status, headers, body, body_encoding (json: body is the parsed JSON; text; base64 for binary; none), truncated, error, console, duration_ms }. ' +
-    'Works for every trigger type (a cron function expects POST { "scheduled_at": ... }, a websocket function POST { "event", "data" }). ' +
-    'A failure of the function is a result, not an error of this tool: status 500 FUNCTION_ERROR (it threw or returned no Response), ' +
-    '504 FUNCTION_TIMEOUT, 500 FUNCTION_OUT_OF_MEMORY, 502 FUNCTION_ABORTED (another invocation sharing its process exceeded its limits; retry), with `error` saying why. The invocation is logged and counted like any other (trigger "test").',
+    'Run a function once with a request you describe (any trigger: a cron function expects POST { scheduled_at }, a websocket one POST { event, data }) and get ' +
+    '{ status, headers, body, body_encoding (json: parsed; text; base64; none), truncated, error, console, duration_ms }. ' +
+    `A failure of the function is a result with status >= 500 and error saying why, not an error of this tool (codes: ${GUIDE}). Logged with trigger "test".`,
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,
@@ -170,9 +159,8 @@ export const functionsLogs = defineTool({
   name: 'functions_logs',
   title: 'Read function logs',
   description:
-    'Invocation logs of a function, newest first: { logs: [{ id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at }] }; trigger "runtime" rows say why the platform stopped a process (e.g. CPU burnt with nothing in flight). ' +
-    'level "error" selects failed invocations (status >= 500, timeout, out of memory, thrown error), "info" the others. console holds the console.* output ' +
-    '(at most 64 KB per invocation). The newest 1000 invocations per function are kept (SVC_FUNCTIONS_LOG_RETENTION).',
+    'Invocation logs of a function, newest first: { logs: [{ id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at }] }. ' +
+    'console holds the console.* output; trigger "runtime" rows say why the platform stopped a process. The newest 1000 invocations are kept.',
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,

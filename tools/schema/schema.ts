@@ -4,6 +4,7 @@ import { AppIdSchema } from '../../src/apps/types.ts';
 import { SchemaDefinitionSchema } from '../../src/schema/definition.ts';
 import { SchemaViewSchema } from '../../src/schema/describe.ts';
 import { applySchema, getSchema, listMigrations } from '../../src/schema/service.ts';
+import { guideRef } from '../shared.ts';
 
 const MigrationSummarySchema = z.object({
   id: z.number().int(),
@@ -16,21 +17,15 @@ export const schemaApply = defineTool({
   name: 'schema_apply',
   title: 'Apply a schema',
   description:
-    'Create or change the tables of an app from a declarative definition: { tables: { <table>: { columns: { <column>: { type, primary?, nullable? (default true), ' +
-    'unique?, default?, references?: { table, column, onDelete? } } }, indexes?: { <index>: { columns, unique? } }, access?, _dropColumns?, _drop? } } }. ' +
-    'The platform diffs it against the live database and runs only what differs, in one transaction recorded as a migration; applying the same ' +
-    'definition twice changes nothing. Omitted tables and columns are left alone: only _dropColumns and _drop: true destroy data. Column types and ' +
-    'primary keys cannot be changed (add a new column, copy, then _dropColumns the old one). Every table gets row-level security; access: ' +
-    "'user' (default when the table has a user_id uuid column: each end user reads and writes only their own rows, user_id is filled from the JWT on insert), " +
-    "'public' (anyone may read; end users write only their own rows if there is a user_id column), 'service' (default otherwise: only the service key). " +
-    "References are checked without row-level security, so an end user can point at another user's row: give references between per-user " +
-    "tables onDelete: 'cascade' (or 'set null') so that owners can still delete their rows. " +
-    'At most 50 tables per call. Pass dry_run: true first to see the SQL statements without running them. Then use the data API ' +
-    '(/v1/{app_id}/{table}) or schema_get to check the result.',
+    "Create or change an app's tables from a declarative definition (see the schema input; schema_get returns the live schema in this format). " +
+    'Only what differs runs, in one transaction recorded as a migration; applying it twice changes nothing. Omitted tables and columns are kept ' +
+    '(only _dropColumns and _drop: true destroy data); column types and primary keys cannot change. Pass dry_run: true first to see the SQL. ' +
+    "A table with a user_id uuid column is private per end user (user_id is filled in on their inserts). " +
+    `Types, defaults, access and references: ${guideRef('schema')}. Next: data_insert, data_select.`,
   input: z.object({
     app_id: AppIdSchema,
     schema: SchemaDefinitionSchema.describe(
-      'The definition: { tables: { <table>: { columns, indexes?, access?, _dropColumns?, _drop? } } }; schema_get returns this format',
+      'e.g. { tables: { notes: { columns: { id: { type: "uuid", primary: true, default: "gen_random_uuid()" }, user_id: { type: "uuid" }, title: { type: "text" } } } } }',
     ),
     dry_run: z.boolean().default(false).describe('true: return the planned SQL statements and execute nothing'),
     name: z.string().min(1).max(200).default('unnamed').describe('Descriptive migration name, e.g. "add posts"'),

@@ -3,12 +3,10 @@ import { defineTool, type AnyTool, type Caller, type ToolContext } from '../../s
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { ALLOW_ENTRY_RE, isMimeType } from '../../src/storage/names.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, INLINE_MAX_BYTES, LIST_MAX, UPLOAD_URL_TTL_SECONDS, type Owner } from '../../src/storage/service.ts';
-import { decodeContent, effectiveCaller, encodeContent, ENCODINGS, UserTokenSchema } from '../shared.ts';
+import { decodeContent, effectiveCaller, encodeContent, ENCODINGS, guideRef, OWN_FILES_NOTE as ACCESS_NOTE, UserTokenSchema } from '../shared.ts';
 
 const AUTH = ['platform', 'service', 'user'] as const;
-const ACCESS_NOTE =
-  ' A service key (or the owner\'s platform key) sees and manages every file of the app; an end-user JWT only the files that user uploaded; ' +
-  'a key with user_token acts as that end user (their files; uploads belong to them).';
+const GUIDE = guideRef('storage');
 
 /** Authentication rule 2: keys act for the app (uploads have no user), an end-user token (or user_token) for that user only. */
 async function ownerOf(input: { app_id: string; user_token?: string | undefined }, ctx: ToolContext): Promise<Owner> {
@@ -40,13 +38,9 @@ export const storageUpload = defineTool({
   name: 'storage_upload',
   title: 'Get an upload URL',
   description:
-    'Reserve a file and get a presigned URL for its bytes. Then HTTP PUT exactly sizeBytes bytes to uploadUrl with the header ' +
-    '`Content-Type` equal to contentType (no Authorization header), within expiresIn (300) seconds, and persist objectId. ' +
-    'The file is listed once its bytes arrived. objectKey is <app_id>/<user_id>/<objectId>_<filename> (user segment `service` for key uploads); metadata, not a URL. ' +
-    'MCP clients that cannot send HTTP themselves: storage_upload_inline. ' +
-    'Limits: 10 MB per file by default (400 FILE_TOO_LARGE), 1 GB per app counting pending uploads (409 STORAGE_QUOTA_EXCEEDED), ' +
-    'allowed content types (400 CONTENT_TYPE_NOT_ALLOWED); an end user may hold at most 20 pending uploads and 10% of the app total reserved at once by default ' +
-    '(429 STORAGE_PENDING_LIMIT_EXCEEDED with Retry-After: finish or delete pending uploads, or wait for them to expire); see storage_limits_get.' +
+    'Reserve a file and get a presigned URL for its bytes: then HTTP PUT exactly sizeBytes bytes to uploadUrl with Content-Type equal to ' +
+    `contentType (no Authorization header) within expiresIn seconds, and keep objectId; the file is listed once its bytes arrived. ` +
+    `Clients without HTTP of their own: storage_upload_inline. Limits (by default 10 MB per file, 1 GB per app) and errors: ${GUIDE}.` +
     ACCESS_NOTE,
   input: z.object({
     app_id: AppIdSchema,
@@ -75,19 +69,16 @@ export const storageUploadInline = defineTool({
   name: 'storage_upload_inline',
   title: 'Upload a small file inline',
   description:
-    `Store a file whose bytes are in the call itself (at most ${INLINE_MB} MB once decoded), for clients that cannot send the HTTP PUT of storage_upload. ` +
-    'content is base64 (default) or, with encoding "utf8", plain text. Returns { objectId, objectKey, id, filename, content_type, size_bytes, created_at }: ' +
-    'the file is stored and listed at once; persist objectId. The same rules as storage_upload apply (per-file limit 400 FILE_TOO_LARGE, ' +
-    'app quota 409 STORAGE_QUOTA_EXCEEDED, content types 400 CONTENT_TYPE_NOT_ALLOWED, an end user\'s pending uploads 429 STORAGE_PENDING_LIMIT_EXCEEDED); ' +
-    `content above ${INLINE_MB} MB is 413 INLINE_CONTENT_TOO_LARGE (use storage_upload), and nothing is stored or reserved on any refusal. ` +
-    'The request body may be 4 MB, over MCP and REST alike.' +
+    `Store a file whose bytes are in the call (at most ${INLINE_MB} MB decoded; base64, or text with encoding "utf8"), for clients that cannot PUT to storage_upload's URL. ` +
+    'Stored and listed at once: returns { objectId, objectKey, id, filename, content_type, size_bytes, created_at }; keep objectId. ' +
+    `The limits of storage_upload apply; above ${INLINE_MB} MB: 413 INLINE_CONTENT_TOO_LARGE (use storage_upload). A refusal stores nothing (${GUIDE}).` +
     ACCESS_NOTE,
   input: z.object({
     app_id: AppIdSchema,
     filename: FilenameSchema,
     contentType: ContentTypeSchema.describe('MIME type of the file, as it will be served'),
-    content: z.string().describe(`The file: base64 (standard alphabet, padded), or text with encoding "utf8"; at most ${INLINE_MAX_BYTES} bytes decoded`),
-    encoding: EncodingSchema.default('base64').describe('How content is written: base64 (default) or utf8 text'),
+    content: z.string().describe('The file: standard padded base64, or text with encoding "utf8"'),
+    encoding: EncodingSchema.default('base64'),
     user_token: UserTokenSchema,
   }),
   output: ObjectSchema.extend({
@@ -109,14 +100,13 @@ export const storageRead = defineTool({
   name: 'storage_read',
   title: 'Read a small file inline',
   description:
-    `Return a file's bytes in the result (files up to ${INLINE_MB} MB), for clients that cannot fetch the URL of storage_download: ` +
-    '{ id, filename, content_type, size_bytes, created_at, encoding, content }. encoding "base64" (default) or "utf8" (400 VALIDATION_FAILED when the file is not UTF-8 text). ' +
-    `A larger file is 413 INLINE_CONTENT_TOO_LARGE: use storage_download. 404 RESOURCE_NOT_FOUND as for storage_download.` +
+    `Return a file's bytes in the result (files up to ${INLINE_MB} MB; larger: 413 INLINE_CONTENT_TOO_LARGE, use storage_download), for clients that cannot fetch a URL: ` +
+    '{ id, filename, content_type, size_bytes, created_at, encoding, content }. encoding "utf8" is 400 for a file that is not UTF-8 text.' +
     ACCESS_NOTE,
   input: z.object({
     app_id: AppIdSchema,
     object_id: ObjectIdSchema,
-    encoding: EncodingSchema.default('base64').describe('How content is returned: base64 (default) or utf8 text'),
+    encoding: EncodingSchema.default('base64'),
     user_token: UserTokenSchema,
   }),
   output: ObjectSchema.extend({ encoding: EncodingSchema, content: z.string() }),
@@ -157,8 +147,8 @@ export const storageDownload = defineTool({
   name: 'storage_download',
   title: 'Get a download URL',
   description:
-    `Get a presigned URL to GET a file's bytes (valid ${DOWNLOAD_URL_TTL_SECONDS} seconds; supports Range; served as an attachment with its filename). ` +
-    '404 RESOURCE_NOT_FOUND when the object does not exist, is not yours, or its bytes have not arrived yet.' +
+    `Get a presigned URL to GET a file's bytes (valid ${DOWNLOAD_URL_TTL_SECONDS} seconds; Range supported). ` +
+    '404 RESOURCE_NOT_FOUND when it does not exist, is not yours, or its bytes have not arrived yet.' +
     ACCESS_NOTE,
   input: z.object({ app_id: AppIdSchema, object_id: ObjectIdSchema, user_token: UserTokenSchema }),
   output: z.object({ downloadUrl: z.string(), filename: z.string(), expiresIn: z.literal(DOWNLOAD_URL_TTL_SECONDS) }),
