@@ -2,14 +2,16 @@
 // same run, on a fresh control database that is dropped at the end. See bench/README.md.
 //
 // Scenarios: `apps` (GET /apps and MCP apps_list), `data` (the data API as an end user), `functions` (a
-// hello-world function against `deno serve`) and `fairness` (one app's function while another app's functions are
-// flooded, against the same function alone). All run by default; pick some with `npm run bench -- data` or
-// BENCH_SCENARIOS=apps,data.
+// hello-world function against `deno serve`), `fairness` (one app's function while another app's functions are
+// flooded, against the same function alone) and `ai` (the AI gateway's chat completions against the same request
+// sent straight to a fake OpenAI-compatible upstream: added latency, time to first byte, throughput). All run by
+// default; pick some with `npm run bench -- data` or BENCH_SCENARIOS=apps,data.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { aiScenario, aiUpstream } from './ai.ts';
 import { appsScenario } from './apps.ts';
 import { dataScenario, SEED_ROWS } from './data.ts';
 import { fairnessScenario } from './fairness.ts';
@@ -35,7 +37,16 @@ import {
 } from './harness.ts';
 
 /** In the order they run: `apps` expects to find only its own three apps. */
-const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = { apps: appsScenario, data: dataScenario, functions: functionsScenario, fairness: fairnessScenario };
+const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = {
+  apps: appsScenario,
+  data: dataScenario,
+  functions: functionsScenario,
+  fairness: fairnessScenario,
+  ai: aiScenario,
+};
+
+/** What a scenario needs running before the platform starts; returns the platform environment it adds. */
+const BEFORE_PLATFORM: Record<string, (cleanups: Array<() => Promise<void>>) => Promise<Record<string, string>>> = { ai: aiUpstream };
 
 function selectedScenarios(): string[] {
   const asked = [...process.argv.slice(2), ...(process.env.BENCH_SCENARIOS ?? '').split(',')].map((s) => s.trim()).filter(Boolean);
@@ -62,6 +73,8 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): 
   cleanups.push(() => dropDatabases(controlDb, appPrefix));
 
   await admin(`create database ${pg.escapeIdentifier(controlDb)}`);
+  const scenarioEnv: Record<string, string> = {};
+  for (const scenario of scenarios) Object.assign(scenarioEnv, await BEFORE_PLATFORM[scenario]?.(cleanups));
   const port = await freePort();
   const platformUrl = `http://127.0.0.1:${port}`;
   const nodeArgs = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}`] : [];
@@ -80,6 +93,8 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): 
       // Warm processes per function (scenario `functions`); the platform default is 2.
       SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: FN_MAX_WARM,
       LOG_LEVEL: 'warn',
+      // Scenario `ai`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY.
+      ...scenarioEnv,
     },
     nodeArgs,
   );

@@ -7,7 +7,9 @@
  *
  * Base path `/api/v1` (as OpenRouter): POST /chat/completions (JSON or SSE with `stream: true`),
  * POST /embeddings, GET /models. Every request is recorded (path, Authorization as received, parsed body)
- * before it is answered, with an `outcome` that tells whether the response finished or the exchange was cut.
+ * before it is answered, with an `outcome` that tells whether the response finished or the exchange was cut;
+ * `record: false` keeps nothing (for the benchmark, whose hundreds of thousands of requests would otherwise
+ * pile up in `requests`: about 0.5 KB of heap each, which also makes every major GC of the fake slower).
  *
  * Chat replies are `echo: <last user message>` with whitespace collapsed (so the streamed word deltas
  * concatenate to exactly the non-stream content), cut to `max_tokens` words (finish_reason 'length' when cut).
@@ -41,6 +43,7 @@ export interface FakeRequest {
 export interface FakeOpenAI {
   /** e.g. http://127.0.0.1:PORT/api/v1 , the baseURL */
   url: string;
+  /** Every request received, unless started with `record: false` (then always empty). */
   requests: FakeRequest[];
   /** usage.cost reporting (OpenRouter style): USD per token; undefined = no cost field. Read per request, so tests may change it. */
   costPerToken: number | undefined;
@@ -75,7 +78,7 @@ const FAULTS: Record<string, [status: number, body: unknown]> = {
   'fake/error-500': [500, { error: { message: 'upstream exploded', type: 'server_error' } }],
 };
 
-export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunkDelayMs?: number } = {}): Promise<FakeOpenAI> {
+export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunkDelayMs?: number; record?: boolean } = {}): Promise<FakeOpenAI> {
   const requests: FakeRequest[] = [];
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -142,7 +145,7 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
         malformed = true;
       }
     }
-    requests.push({ path, authorization: req.headers.authorization, body, outcome });
+    if (opts.record !== false) requests.push({ path, authorization: req.headers.authorization, body, outcome });
 
     if (!/^Bearer\s+\S/i.test(req.headers.authorization ?? '')) {
       return sendJson(res, 401, { error: { message: 'Missing API key', type: 'invalid_request_error', code: 'invalid_api_key' } });

@@ -1,0 +1,297 @@
+// Scenario `ai`: the AI gateway (POST /v1/{app_id}/chat/completions, relayed through the openai SDK) against the
+// same request sent straight to the upstream it relays to, a fake OpenAI-compatible upstream
+// (test/fakes/openai-upstream.ts) in its own process. See bench/README.md.
+//
+// Three figures: the latency the gateway adds at one request in flight (non-streaming: the whole answer; streaming:
+// the time to the first byte of the body), timed here with performance.now(), and throughput at BENCH_CONNECTIONS
+// connections (the harness's autocannon pair).
+//
+// Run as its own entry point (`node bench/ai.ts`), this file IS that upstream process: it starts the fake with
+// `record: false` and prints `ready <port>`, as the other baselines do.
+import http from 'node:http';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import pg from 'pg';
+import { startFakeOpenAI } from '../test/fakes/openai-upstream.ts';
+import { DURATION, ROUNDS, WARMUP, startBaseline, type BenchContext, type Pair, type Target } from './harness.ts';
+
+/** The fake's base path (OpenRouter's /api/v1). */
+const BASE_PATH = '/api/v1';
+/** What the platform sends upstream as SVC_AI_API_KEY, and the direct calls send too. */
+const UPSTREAM_KEY = 'sk-bench-upstream-key';
+/**
+ * The account's plan during the run. `pro` (default) with a bench grant of $1,000,000: every call reserves credit
+ * before the upstream call and settles it after, which is what a paying account costs. `enterprise`: unlimited
+ * credits, so no reservation is made (CreditLedger.reserve returns before any query) and only the settlement runs.
+ */
+const PLAN = process.env.BENCH_AI_PLAN || 'pro';
+const BENCH_GRANT_NANOS = 1_000_000 * 1_000_000_000;
+
+const MODEL = 'openai/gpt-4o-mini';
+const PROMPT = 'Say hello to the benchmark in a few short words please';
+/** A typical small request: a system prompt and one user message, no max_tokens (the app has no cap). */
+const REQUEST = { model: MODEL, messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: PROMPT }] };
+const CHAT_BODY = JSON.stringify(REQUEST);
+const STREAM_BODY = JSON.stringify({ ...REQUEST, stream: true });
+/** The fake echoes the last user message: this is the whole answer's content. */
+const CONTENT = `echo: ${PROMPT}`;
+
+// ---------------------------------------------------------------------------------------------- the upstream process
+
+if (import.meta.main) {
+  const fake = await startFakeOpenAI({ record: false });
+  process.stdout.write(`ready ${new URL(fake.url).port}\n`);
+  process.once('SIGTERM', () => void fake.close().then(() => process.exit(0)));
+}
+
+let upstreamUrl: string | undefined;
+
+/**
+ * Starts the fake upstream (this file, as its own process) before the platform, which must know its URL when it
+ * starts; returns the platform's AI environment. run.ts calls it when the scenario is selected.
+ */
+export async function aiUpstream(cleanups: Array<() => Promise<void>>): Promise<Record<string, string>> {
+  const { child, url } = await startBaseline(path.join('bench', 'ai.ts'), {});
+  cleanups.push(child.stop);
+  upstreamUrl = `${url}${BASE_PATH}`;
+  return { SVC_AI_BASE_URL: upstreamUrl, SVC_AI_API_KEY: UPSTREAM_KEY };
+}
+
+// ---------------------------------------------------------------------------------------------- timing one request
+
+interface Timed {
+  status: number;
+  /** ms to the first byte of the body. */
+  ttfb: number;
+  /** ms to the end of the body. */
+  total: number;
+  text: string;
+}
+
+interface Endpoint {
+  url: URL;
+  authorization: string;
+  /** Its own keep-alive socket: one request in flight, the connection reused as any SDK client reuses it. */
+  agent: http.Agent;
+}
+
+function endpoint(url: string, authorization: string): Endpoint {
+  return { url: new URL(url), authorization, agent: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
+}
+
+function post(to: Endpoint, body: string): Promise<Timed> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let ttfb = 0;
+    const chunks: Buffer[] = [];
+    const req = http.request(
+      {
+        host: to.url.hostname,
+        port: to.url.port,
+        path: to.url.pathname,
+        method: 'POST',
+        agent: to.agent,
+        headers: { authorization: to.authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.on('data', (d: Buffer) => {
+          if (chunks.length === 0) ttfb = performance.now() - t0;
+          chunks.push(d);
+        });
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, ttfb, total: performance.now() - t0, text: Buffer.concat(chunks).toString() }));
+        res.once('error', reject);
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+/** The assistant content of an answer (JSON, or the concatenated deltas of an event stream ending with [DONE]). */
+function contentOf(text: string, stream: boolean): string | undefined {
+  try {
+    if (!stream) return (JSON.parse(text) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content;
+    const data = text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => e.replace(/^data: /, ''));
+    if (data.at(-1) !== '[DONE]') return undefined;
+    return data
+      .slice(0, -1)
+      .map((d) => (JSON.parse(d) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]?.delta?.content ?? '')
+      .join('');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Nearest-rank percentile. */
+function percentile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.max(0, Math.ceil(q * s.length) - 1)] ?? NaN;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+interface Samples {
+  gateway: number[];
+  direct: number[];
+  failed: number;
+}
+
+/**
+ * One request in flight for `seconds`: gateway, direct, gateway, direct, ... so drift hits both alike. `pick` is the
+ * figure kept (the whole answer, or the first byte of a stream); a failure is anything but 200 with the content.
+ */
+async function alternate(gateway: Endpoint, direct: Endpoint, body: string, stream: boolean, seconds: number, pick: (t: Timed) => number): Promise<Samples> {
+  const out: Samples = { gateway: [], direct: [], failed: 0 };
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    for (const [to, into] of [[gateway, out.gateway], [direct, out.direct]] as const) {
+      const t = await post(to, body).catch(() => undefined);
+      if (t && t.status === 200 && contentOf(t.text, stream) === CONTENT) into.push(pick(t));
+      else out.failed++;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------- the scenario
+
+async function control<T extends pg.QueryResultRow>(ctx: BenchContext, text: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: ctx.controlDatabaseUrl });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function usageRows(ctx: BenchContext, appId: string): Promise<number> {
+  return Number((await control<{ n: string }>(ctx, 'select count(*)::text as n from ai_usage where app_id = $1', [appId]))[0]!.n);
+}
+
+/** Usage rows of streamed calls are written when the stream ends, just after the client has its last byte. */
+async function waitForUsageRows(ctx: BenchContext, appId: string, expected: number): Promise<number> {
+  const deadline = Date.now() + 5_000;
+  let n = await usageRows(ctx, appId);
+  while (n < expected && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    n = await usageRows(ctx, appId);
+  }
+  return n;
+}
+
+export async function aiScenario(ctx: BenchContext): Promise<Pair[]> {
+  if (!upstreamUrl) throw new Error('ai: the fake upstream was not started before the platform (run.ts calls aiUpstream)');
+  if (PLAN !== 'pro' && PLAN !== 'enterprise') throw new Error(`BENCH_AI_PLAN must be 'pro' or 'enterprise', got '${PLAN}'`);
+  const init = await fetch(`${ctx.platformUrl}/init`, { method: 'POST', headers: { Authorization: ctx.authorization, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Bench AI' }) });
+  const app = (await init.json()) as { app_id?: string; service_key?: { key?: string } };
+  if (init.status !== 201 || !app.app_id || !app.service_key?.key) throw new Error(`POST /init answered ${init.status}: ${JSON.stringify(app)}`);
+  const appId = app.app_id;
+  const serviceKey = app.service_key.key;
+
+  // Before the first AI call (the ledger caches an account's plan for 30 s).
+  const [account] = await control<{ account_id: string }>(ctx, 'select account_id from apps where id = $1', [appId]);
+  await control(ctx, 'update accounts set plan = $2 where id = $1', [account!.account_id, PLAN]);
+  if (PLAN === 'pro') {
+    await control(
+      ctx,
+      `with granted as (
+         insert into credit_ledger (account_id, kind, amount_nanos, source, grant_key) values ($1, 'grant', $2, 'bench', 'bench:grant')
+         returning account_id, amount_nanos)
+       insert into credit_balances (account_id, balance_nanos) select account_id, amount_nanos from granted
+       on conflict (account_id) do update set balance_nanos = credit_balances.balance_nanos + excluded.balance_nanos`,
+      [account!.account_id, BENCH_GRANT_NANOS],
+    );
+  }
+
+  const gatewayUrl = `${ctx.platformUrl}/v1/${appId}/chat/completions`;
+  const directUrl = `${upstreamUrl}/chat/completions`;
+  const gateway = endpoint(gatewayUrl, `Bearer ${serviceKey}`);
+  const direct = endpoint(directUrl, `Bearer ${UPSTREAM_KEY}`);
+
+  // Pre-flight: both answer the same completion (ids and timestamps aside) and the same stream content.
+  for (const stream of [false, true]) {
+    const body = stream ? STREAM_BODY : CHAT_BODY;
+    const [g, d] = [await post(gateway, body), await post(direct, body)];
+    for (const [name, t] of [['gateway', g], ['direct', d]] as const) {
+      if (t.status !== 200 || contentOf(t.text, stream) !== CONTENT) throw new Error(`ai pre-flight: ${name} ${stream ? 'stream' : 'chat'} answered ${t.status}: ${t.text}`);
+    }
+    if (!stream) {
+      const strip = (text: string) => ({ ...(JSON.parse(text) as object), id: undefined, created: undefined });
+      if (!isDeepStrictEqual(strip(g.text), strip(d.text))) throw new Error(`ai pre-flight: the gateway's answer differs from the upstream's:\n${g.text}\n${d.text}`);
+    }
+  }
+
+  // Latency at one request in flight: a warm-up, then ROUNDS rounds of DURATION s non-streaming and DURATION s
+  // streaming, each alternating gateway and direct requests.
+  process.stderr.write(`ai latency: warm-up ${WARMUP}s\n`);
+  await alternate(gateway, direct, CHAT_BODY, false, WARMUP, (t) => t.total);
+  await alternate(gateway, direct, STREAM_BODY, true, WARMUP, (t) => t.ttfb);
+  const rowsBefore = await usageRows(ctx, appId);
+  const chat: Samples[] = [];
+  const ttfb: Samples[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    chat.push(await alternate(gateway, direct, CHAT_BODY, false, DURATION, (t) => t.total));
+    ttfb.push(await alternate(gateway, direct, STREAM_BODY, true, DURATION, (t) => t.ttfb));
+    const p50 = (xs: number[]) => percentile(xs, 0.5).toFixed(2);
+    const [c, s] = [chat.at(-1)!, ttfb.at(-1)!];
+    process.stderr.write(
+      `ai latency: round ${round}/${ROUNDS}: chat p50 gateway ${p50(c.gateway)} ms, direct ${p50(c.direct)} ms; stream first byte p50 gateway ${p50(s.gateway)} ms, direct ${p50(s.direct)} ms\n`,
+    );
+  }
+  const gatewayCalls = [...chat, ...ttfb].reduce((n, s) => n + s.gateway.length, 0);
+  const failed = [...chat, ...ttfb].reduce((n, s) => n + s.failed, 0);
+  // Every gateway call wrote its usage row and settled its reservation.
+  const rows = (await waitForUsageRows(ctx, appId, rowsBefore + gatewayCalls)) - rowsBefore;
+  const [held] = await control<{ reserved: string; open: string }>(
+    ctx,
+    'select coalesce(sum(b.reserved_nanos), 0)::text as reserved, (select count(*) from credit_reservations)::text as open from credit_balances b',
+  );
+
+  const row = (label: string, rounds: Samples[]) => {
+    const g50 = median(rounds.map((s) => percentile(s.gateway, 0.5)));
+    const d50 = median(rounds.map((s) => percentile(s.direct, 0.5)));
+    const g99 = median(rounds.map((s) => percentile(s.gateway, 0.99)));
+    const d99 = median(rounds.map((s) => percentile(s.direct, 0.99)));
+    return { label, gateway: { p50: g50, p99: g99 }, direct: { p50: d50, p99: d99 }, added: { p50: g50 - d50, p99: g99 - d99 }, ratio: { p50: g50 / d50, p99: g99 / d99 }, samples: rounds.map((s) => s.gateway.length) };
+  };
+  const figures = [row('chat (whole answer)', chat), row('stream (first byte)', ttfb)];
+  const f = (n: number) => n.toFixed(2).padStart(7);
+  console.log('');
+  console.log(`ai latency at 1 request in flight, median of ${ROUNDS} rounds of ${DURATION}s per kind (plan ${PLAN}; gateway and direct alternate):`);
+  console.log(`  ${''.padEnd(20)}  ${'gateway p50'.padStart(11)}  ${'direct p50'.padStart(10)}  ${'added p50'.padStart(9)}  ${'ratio'.padStart(5)}  ${'gateway p99'.padStart(11)}  ${'direct p99'.padStart(10)}  ${'added p99'.padStart(9)}  ${'ratio'.padStart(5)}  samples per round`);
+  for (const r of figures) {
+    console.log(
+      `  ${r.label.padEnd(20)}  ${f(r.gateway.p50).padStart(11)}  ${f(r.direct.p50).padStart(10)}  ${f(r.added.p50).padStart(9)}  ${r.ratio.p50.toFixed(2).padStart(5)}  ` +
+        `${f(r.gateway.p99).padStart(11)}  ${f(r.direct.p99).padStart(10)}  ${f(r.added.p99).padStart(9)}  ${r.ratio.p99.toFixed(2).padStart(5)}  ${r.samples.join(' / ')}`,
+    );
+  }
+  console.log(`  (ms; added = gateway - direct; goal: added p50 under 2 ms: chat ${figures[0]!.added.p50 < 2 ? 'met' : 'MISSED'})`);
+  console.log(`  usage rows written: ${rows} for ${gatewayCalls} gateway calls; credit reserved after the calls: ${held!.reserved} nanos in ${held!.open} reservations; failed requests: ${failed}`);
+  console.log('');
+  mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
+  writeFileSync(path.join(import.meta.dirname, 'results', 'ai-latency.json'), JSON.stringify({ date: new Date().toISOString(), plan: PLAN, rounds: ROUNDS, duration_s: DURATION, figures, failed, usage_rows: rows, gateway_calls: gatewayCalls }, null, 2) + '\n');
+  if (failed > 0 || rows !== gatewayCalls || held!.reserved !== '0' || held!.open !== '0') {
+    console.error('ai: failed requests, missing usage rows or credit left reserved: the figures are not trustworthy');
+    process.exitCode = 1;
+  }
+
+  // Throughput: the same non-streaming request under autocannon; both answers carry the same content.
+  const target = (url: string, authorization: string): Target => ({
+    url,
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: CHAT_BODY,
+    expect: [`"content":"${CONTENT}"`, '"finish_reason":"stop"'],
+    forbid: ['"error"'],
+  });
+  return [{ label: 'ai POST /v1/{app}/chat/completions', baselineName: 'upstream direct', platform: target(gatewayUrl, `Bearer ${serviceKey}`), baseline: target(directUrl, `Bearer ${UPSTREAM_KEY}`) }];
+}
