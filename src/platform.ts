@@ -26,6 +26,7 @@ import { AiGateway } from './ai/gateway.ts';
 import { AiSettingsStore } from './ai/settings.ts';
 import { CreditLedger } from './credits/ledger.ts';
 import { OpenAiUpstream } from './adapters/openai.ts';
+import { RagService } from './rag/service.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { createHttpServer } from './transports/http-app.ts';
@@ -70,6 +71,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const credits = new CreditLedger(control.db);
   const aiSettings = new AiSettingsStore(control.db, box);
   const upstream = config.ai.baseUrl ? new OpenAiUpstream({ baseUrl: config.ai.baseUrl, timeoutMs: config.ai.timeoutMs }) : undefined;
+  const storage = new StorageService({ db: control.db, config, masterKey, log });
+  const ai = new AiGateway({ db: control.db, ledger: credits, settings: aiSettings, config: config.ai, upstream, log });
   const services: Services = {
     config,
     apps,
@@ -90,11 +93,12 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     health: new HealthService(control.pool),
     docs: createDocs(llmsTxt, toolAreas),
     frontend: new FrontendService({ db: control.db, box, masterKey, config, log }),
-    storage: new StorageService({ db: control.db, config, masterKey, log }),
+    storage,
     functions: await FunctionsService.create({ db: control.db, box, config, log }),
-    ai: new AiGateway({ db: control.db, ledger: credits, settings: aiSettings, config: config.ai, upstream, log }),
+    ai,
     aiSettings,
     credits,
+    rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
 
   // Services that keep app data outside the app database (stored objects, hosted sites).

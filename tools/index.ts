@@ -8,6 +8,7 @@ import { frontendTools } from './frontend/frontend.ts';
 import { storageTools } from './storage/storage.ts';
 import { functionsTools } from './functions/functions.ts';
 import { aiTools } from './ai/ai.ts';
+import { ragTools } from './rag/rag.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
@@ -22,6 +23,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   functions: functionsTools,
   data: dataTools,
   ai: aiTools,
+  rag: ragTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -62,4 +64,5 @@ export const tools: readonly AnyTool[] = [
   ...functionsTools,
   ...dataTools,
   ...aiTools,
+  ...ragTools,
 ];

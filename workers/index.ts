@@ -4,6 +4,7 @@ import type { Services } from '../src/core/services.ts';
 import { appsDropDatabase, appsPurgeFiles, appsReap } from './apps.ts';
 import { rateLimitsPurge } from './rate-limits.ts';
 import { creditsReleaseExpired } from './credits.ts';
+import { ragIngest } from './rag.ts';
 import { frontendBuild } from './frontend.ts';
 import { storageDeleteObject, storageSettlePending } from './storage.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
@@ -20,6 +21,7 @@ export function taskList(s: WorkerServices): TaskList {
     apps_purge_files: appsPurgeFiles(s),
     rate_limits_purge: rateLimitsPurge,
     credits_release_expired: creditsReleaseExpired,
+    rag_ingest: ragIngest(s),
     frontend_build: frontendBuild(s),
     storage_delete_object: storageDeleteObject(s),
     storage_settle_pending: storageSettlePending(s),

@@ -106,6 +106,32 @@ export class AiGateway {
     return this.#finishJson(who, call, 'embedding', response, opts.signal);
   }
 
+  /**
+   * Embeddings for the platform's own features (RAG): float vectors in input order, through the same rules,
+   * credits and usage rows as any call (an end user's call counts against their budget).
+   */
+  async embedTexts(who: AiCaller, model: string, texts: readonly string[], dimensions: number | undefined, signal?: AbortSignal): Promise<number[][]> {
+    const body = { model, input: [...texts], encoding_format: 'float', ...(dimensions ? { dimensions } : {}) };
+    const out = JSON.parse((await this.embed(who, body, { signal, canStream: false })).text) as { data?: { index?: unknown; embedding?: unknown }[] };
+    const vectors: number[][] = [];
+    for (const item of out.data ?? []) {
+      if (typeof item.index === 'number' && Array.isArray(item.embedding)) vectors[item.index] = item.embedding as number[];
+    }
+    if (vectors.length !== texts.length || vectors.some((v) => !v || (dimensions !== undefined && v.length !== dimensions))) {
+      throw aiErrors.upstream({ kind: 'network', message: 'the embeddings answer did not match the request' });
+    }
+    return vectors;
+  }
+
+  /** A non-streamed completion for the platform's own features (RAG answers): the assistant's text and the model. */
+  async completeText(who: AiCaller, model: string | undefined, messages: readonly { role: string; content: string }[]): Promise<{ content: string; model: string }> {
+    const out = await this.chat(who, { ...(model ? { model } : {}), messages: [...messages] }, { signal: undefined, canStream: false });
+    const parsed = JSON.parse((out as JsonText).text) as { model?: unknown; choices?: { message?: { content?: unknown } }[] };
+    const content = parsed.choices?.[0]?.message?.content;
+    if (typeof content !== 'string') throw aiErrors.upstream({ kind: 'network', message: 'the completion had no text' });
+    return { content, model: typeof parsed.model === 'string' ? parsed.model : (model ?? '') };
+  }
+
   /** Usage between two UTC dates, both inclusive; by default the 30 days ending today. */
   usage(appId: string, startDate: string | undefined, endDate: string | undefined): Promise<AiUsageReport> {
     const end = endDate ?? new Date().toISOString().slice(0, 10);

@@ -16,6 +16,7 @@ import type { Docs } from '../platform/docs.ts';
 import type { AiGateway } from '../ai/gateway.ts';
 import type { AiSettingsStore } from '../ai/settings.ts';
 import type { CreditLedger } from '../credits/ledger.ts';
+import type { RagService } from '../rag/service.ts';
 
 /** Everything a tool handler may reach, built once at start (src/platform.ts). */
 export interface Services {
@@ -48,4 +49,6 @@ export interface Services {
   aiSettings: AiSettingsStore;
   /** The account credit ledger: grants, reservations and charges (AI now; people search and meetings later). */
   credits: CreditLedger;
+  /** RAG collections, documents, ingestion and retrieval, in each app's database (schema svc_rag). */
+  rag: RagService;
 }

@@ -283,10 +283,10 @@ export class StorageService implements AppPurger {
   }
 
   /**
-   * The bytes of a small file, for callers that cannot fetch a download URL; files above INLINE_MAX_BYTES are
-   * refused (413) with the download URL as the way. Same visibility as download.
+   * The bytes of a small file, for callers that cannot fetch a download URL; files above `maxBytes` (by default
+   * INLINE_MAX_BYTES) are refused (413) with the download URL as the way. Same visibility as download.
    */
-  async read(appId: string, owner: Owner, objectId: string): Promise<{ object: ListedObject; bytes: Buffer }> {
+  async read(appId: string, owner: Owner, objectId: string, maxBytes = INLINE_MAX_BYTES): Promise<{ object: ListedObject; bytes: Buffer }> {
     let row = await this.#find(appId, owner, objectId);
     if (row.status === 'pending') {
       if (this.backend.kind === 's3') await this.#settle([row]);
@@ -294,7 +294,7 @@ export class StorageService implements AppPurger {
       if (row.status !== 'ready') throw storageErrors.notUploaded(objectId);
     }
     const size = Number(row.size_bytes);
-    if (size > INLINE_MAX_BYTES) throw storageErrors.inlineReadTooLarge(objectId, size, INLINE_MAX_BYTES);
+    if (size > maxBytes) throw storageErrors.inlineReadTooLarge(objectId, size, maxBytes);
     const local = this.local;
     let bytes: Buffer;
     if (local) {

@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
 import { tools } from '../../tools/index.ts';
 import { connectMcp, readResponse, request, resultJson, type McpConnection, type RawResponse } from './e2e-helpers.ts';
 
@@ -36,6 +37,7 @@ const SCHEMA = {
   },
 };
 const FUNCTION_NAME = 'echo';
+const RAG_COLLECTION = 'fuzz-docs';
 const FUNCTION_CODE = 'export default async (req: Request) => new Response(await req.text(), { status: 200 });';
 
 /** Path segments as they go on the wire (already percent-encoded, or deliberately not). */
@@ -177,6 +179,7 @@ interface Fixtures {
   rowId: string;
   objectId: string;
   deploymentId: string;
+  documentId: string;
 }
 
 interface Operation {
@@ -215,6 +218,8 @@ interface HttpCase {
 }
 
 let server: SpawnedServer;
+/** The AI upstream, so that AI and RAG operations run their whole path under fuzzing (not a 503 for no provider). */
+let fake: FakeOpenAI;
 let fx: Fixtures;
 
 /** mulberry32: small, fast and good enough to pick test cases reproducibly. */
@@ -302,7 +307,8 @@ async function ok(res: Promise<RawResponse>): Promise<any> {
 }
 
 beforeAll(async () => {
-  server = await spawnServer();
+  fake = await startFakeOpenAI({ record: false });
+  server = await spawnServer({ SVC_AI_BASE_URL: fake.url, SVC_AI_API_KEY: 'sk-fuzz' });
   const key = server.platformKey;
   const main = await ok(request(server.url, '/init', { method: 'POST', key, body: { name: 'Hostile main' } }));
   const victim = await ok(request(server.url, '/init', { method: 'POST', key, body: { name: 'Hostile victim' } }));
@@ -315,6 +321,8 @@ beforeAll(async () => {
   const deployment = await ok(request(server.url, `/v1/${appId}/frontend/deployments`, { method: 'POST', key, body: { framework: 'static' } }));
   await ok(request(server.url, `/v1/${appId}/functions`, { method: 'POST', key, body: { name: FUNCTION_NAME, code: FUNCTION_CODE } }));
   const substrate = await ok(request(server.url, '/substrate-keys', { method: 'POST', key, body: { name: 'fuzz' } }));
+  await ok(request(server.url, `/v1/${appId}/rag/collections`, { method: 'POST', key, body: { name: RAG_COLLECTION } }));
+  const ragDoc = await ok(request(server.url, `/v1/${appId}/rag/collections/${RAG_COLLECTION}/ingest`, { method: 'POST', key, body: { text: 'fuzz document' } }));
   const user = await ok(request(server.url, `/v1/${appId}/auth/signup`, { method: 'POST', body: { email: 'fuzz@example.com', password: 'correct horse battery' } }));
   fx = {
     appId,
@@ -326,11 +334,13 @@ beforeAll(async () => {
     rowId: rows[0].id,
     objectId: upload.objectId,
     deploymentId: deployment.id,
+    documentId: ragDoc.documentId,
   };
 });
 
 afterAll(async () => {
   await server?.close();
+  await fake?.close();
 });
 
 /** The valid value of a path parameter, so that the other parameters' hostility reaches past the lookup. */
@@ -348,7 +358,9 @@ function validParam(operationId: string, path: string, name: string): string {
     case 'object_id':
       return fx.objectId;
     case 'name':
-      return FUNCTION_NAME;
+      return path.includes('/rag/') ? RAG_COLLECTION : FUNCTION_NAME;
+    case 'document_id':
+      return fx.documentId;
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }
@@ -442,10 +454,11 @@ function credentialFor(operationId: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
 
-const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id']);
+const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id']);
 
 /** The REST path a tool's `id` and `key_id` belong to, for validParam. */
 function pathOfTool(name: string): string {
+  if (name.startsWith('rag_')) return '/rag/';
   return name.startsWith('frontend_') ? '/frontend/deployments/' : name.startsWith('substrate_') ? '/substrate-keys' : '';
 }
 

@@ -140,9 +140,12 @@ describe('MCP', () => {
     expect(resultJson(result).error.message).toBe('Invalid input: Unrecognized keys: "appId", "verbose"; the accepted keys are app_id.');
   });
 
-  it('tools/list input schemas say additionalProperties: false', async () => {
+  it('tools/list input schemas say additionalProperties: false, except ai_chat, which passes OpenAI fields through', async () => {
     const { tools: listed } = await mcp.client.listTools();
-    for (const tool of listed) expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+    for (const tool of listed) {
+      if (tool.name === 'ai_chat') expect(tool.inputSchema.additionalProperties, tool.name).toEqual({});
+      else expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+    }
   });
 
   it('protocol errors are prefixed once ("MCP error -32602: ..."), not twice', async () => {

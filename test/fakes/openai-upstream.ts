@@ -286,16 +286,37 @@ function embeddingInputs(input: unknown): { text: string; tokens: number }[] | u
 }
 
 /**
- * Deterministic unit vector from the text: SHAKE256 output read as uint32s. Because an extendable-output
- * hash's shorter output is a prefix of its longer one, a `dimensions`-reduced vector is the renormalised
- * prefix of the full one, as with OpenAI's text-embedding-3 models. Values are float32 so the float and
- * base64 encodings of one input decode to identical numbers.
+ * Deterministic unit vector of a text: the normalised sum of its words' vectors (lower-cased runs of letters and
+ * digits), so texts that share words are near in cosine similarity, as with a real embedding model, and the same
+ * text always gives the same vector. A word's vector is SHAKE256 output read as uint32s: because an
+ * extendable-output hash's shorter output is a prefix of its longer one, a `dimensions`-reduced vector is the
+ * renormalised prefix of the full one, as with OpenAI's text-embedding-3 models. Values are float32 so the float
+ * and base64 encodings of one input decode to identical numbers.
  */
 function unitVector(text: string, dims: number): number[] {
-  const bytes = createHash('shake256', { outputLength: dims * 4 }).update(text).digest();
-  const raw = Array.from({ length: dims }, (_, i) => bytes.readUInt32LE(i * 4) / 2 ** 31 - 1);
-  const norm = Math.hypot(...raw) || 1;
-  return raw.map((x) => Math.fround(x / norm));
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [text];
+  const sum = new Float64Array(dims);
+  for (const word of words) {
+    const v = wordVector(word, dims);
+    for (let i = 0; i < dims; i++) sum[i]! += v[i]!;
+  }
+  const norm = Math.hypot(...sum) || 1;
+  return Array.from(sum, (x) => Math.fround(x / norm));
+}
+
+/** Word vectors, kept: ingestion tests and the benchmark embed the same words over and over. */
+const wordVectors = new Map<string, Float64Array>();
+
+function wordVector(word: string, dims: number): Float64Array {
+  const key = `${dims}:${word}`;
+  let v = wordVectors.get(key);
+  if (!v) {
+    const bytes = createHash('shake256', { outputLength: dims * 4 }).update(word).digest();
+    v = Float64Array.from({ length: dims }, (_, i) => bytes.readUInt32LE(i * 4) / 2 ** 31 - 1);
+    if (wordVectors.size > 100_000) wordVectors.clear();
+    wordVectors.set(key, v);
+  }
+  return v;
 }
 
 /** What OpenAI sends for encoding_format 'base64': little-endian float32 bytes. */

@@ -20,14 +20,16 @@ import type { Services } from '../../src/core/services.ts';
  *   sections    largest data 11,210 B (/llms.txt?area=data), then storage 10,488 B and functions 10,235 B.
  * Before toolsets and before dropping outputSchema, tools/list was 102,843 B.
  *
- * The budgets are today's sizes plus a little (`all` kept about 6 KB for the ai area, which has since used it).
- * Later areas (RAG, substrate, ...) must pay for themselves by tightening texts: detail belongs in the area's
- * section (src/platform/area-guides.ts), a description keeps what a correct first call and the next step need. A
- * single area stays small so that `?toolsets=<area>` is always cheap; an area's section is read on demand, one at a
- * time.
+ * Since sessions that name no toolsets get `default`, `all` is opt-in: its budget is the ceiling for the whole
+ * surface after every planned area (RAG, substrate, billing, people, meetings, integrations), about 32k tokens, not
+ * today's size. Measured when the rag area was added: all about 73 KB (70 tools; ai 7.3 KB, rag 9.8 KB).
+ * Every area must pay for itself by tightening texts: detail belongs in the area's section
+ * (src/platform/area-guides.ts), a description keeps what a correct first call and the next step need. A single
+ * area stays small so that `?toolsets=default,<area>` is always cheap; an area's section is read on demand, one at a
+ * time. `default` (what a session gets unasked) keeps its measured size plus a little.
  */
 const BUDGET = {
-  all: 63 * 1024,
+  all: 128 * 1024,
   default: 54 * 1024,
   area: 12 * 1024,
   llmsTxt: 10 * 1024,

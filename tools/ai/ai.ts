@@ -75,11 +75,13 @@ export const aiEmbed = defineTool({
     "OpenAI-compatible embeddings through the app's AI gateway; returns { object: 'list', data: [{ index, embedding }], model, usage }. " +
     'Models: <vendor>/text-embedding-3-small (1536 dimensions), -3-large (3072), -ada-002 (1536).' +
     BILLING,
-  input: z.looseObject({
+  input: z.object({
     app_id: AppIdSchema,
     model: ModelSchema,
     input: z.union([z.string(), z.array(z.string()).min(1).max(2048)]).describe('Text, or an array of texts for a batch'),
     encoding_format: z.enum(['float', 'base64']).optional().describe('float (default): arrays of numbers; base64: little-endian float32 bytes'),
+    dimensions: z.number().int().min(1).max(4096).optional().describe('Fewer dimensions (text-embedding-3 models)'),
+    user: z.string().max(256).optional().describe("OpenAI's end-user identifier, passed on"),
     user_token: UserTokenSchema,
   }),
   output: RelayedOutput.describe('An OpenAI embeddings list'),

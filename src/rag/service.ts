@@ -1,0 +1,375 @@
+// RAG collections, documents and retrieval, in each app's own database (schema svc_rag). Ingestion itself runs
+// in the rag_ingest job (src/rag/ingest.ts); this module creates the documents and enqueues it.
+import type pg from 'pg';
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { AppDatabases } from '../apps/app-databases.ts';
+import type { AppRecord } from '../apps/types.ts';
+import type { AppsService } from '../apps/service.ts';
+import { ingestDocument } from './ingest.ts';
+import type { AiGateway } from '../ai/gateway.ts';
+import type { AiSettingsStore } from '../ai/settings.ts';
+import type { StorageService } from '../storage/service.ts';
+import { errors } from '../core/errors.ts';
+import { RAG_DIMENSIONS, RAG_SCHEMA_SQL } from './store.sql.ts';
+import {
+  DEFAULT_EMBEDDING_MODEL,
+  DEFAULT_SYNTHESIS_MODEL,
+  RAG_LIMITS,
+  ragErrors,
+  type AccessMode,
+  type CollectionDetails,
+  type CollectionView,
+  type DocumentView,
+  type RagCaller,
+  type RetrievedChunk,
+} from './types.ts';
+import { synthesisMessages, NO_ANSWER } from './synthesis.ts';
+
+export const INGEST_TASK = 'rag_ingest';
+/** Attempts of an ingestion job before its document is marked failed. */
+export const INGEST_MAX_ATTEMPTS = 5;
+/** A document still pending this long after creation has lost its job (see #repair). */
+const PENDING_REPAIR_MS = 2 * 60_000;
+
+export interface CollectionInput {
+  name: string;
+  description?: string | undefined;
+  accessMode: AccessMode;
+  chunkSize: number;
+  chunkOverlap: number;
+  embeddingModel?: string | undefined;
+}
+
+export interface IngestInput {
+  text?: string | undefined;
+  storage_object_id?: string | undefined;
+  filename?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export interface QueryInput {
+  query: string;
+  topK: number;
+  threshold?: number | undefined;
+  filter?: Record<string, unknown> | undefined;
+  synthesize: boolean;
+  model?: string | undefined;
+}
+
+interface CollectionRow {
+  id: string;
+  name: string;
+  description: string | null;
+  access_mode: AccessMode;
+  chunk_size: number;
+  chunk_overlap: number;
+  embedding_model: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface DocumentRow {
+  id: string;
+  collection_id: string;
+  filename: string | null;
+  status: DocumentView['status'];
+  chunk_count: number;
+  metadata: Record<string, unknown>;
+  error_message: string | null;
+  owner_user_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const DOC_COLUMNS = 'id, collection_id, filename, status, chunk_count, metadata, error_message, owner_user_id, created_at, updated_at';
+
+export interface RagDeps {
+  control: Kysely<any>;
+  apps: AppsService;
+  databases: AppDatabases;
+  ai: AiGateway;
+  aiSettings: AiSettingsStore;
+  storage: StorageService;
+  maxFileBytes: number;
+  log: Logger;
+}
+
+export class RagService {
+  readonly #d: RagDeps;
+  /** Apps whose svc_rag schema this process has ensured. */
+  readonly #ready = new Set<string>();
+
+  constructor(deps: RagDeps) {
+    this.#d = deps;
+  }
+
+  /** The app's pool with the RAG schema in place (created on first use: apps older than RAG have none). */
+  async db(appId: string): Promise<pg.Pool> {
+    const pool = this.#d.databases.pool(appId);
+    if (!this.#ready.has(appId)) {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await client.query(RAG_SCHEMA_SQL);
+        await client.query('commit');
+      } catch (err) {
+        await client.query('rollback').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+      this.#ready.add(appId);
+    }
+    return pool;
+  }
+
+  // ---- collections ------------------------------------------------------------------------------------
+
+  async createCollection(app: AppRecord, input: CollectionInput): Promise<CollectionView> {
+    if (input.chunkOverlap >= input.chunkSize) {
+      throw errors.validation(`'chunkOverlap' (${input.chunkOverlap}) must be smaller than 'chunkSize' (${input.chunkSize}).`, [
+        { path: 'chunkOverlap', message: 'must be smaller than chunkSize' },
+      ]);
+    }
+    const db = await this.db(app.id);
+    const { rows } = await db.query<CollectionRow>(
+      `insert into svc_rag.collections (name, description, access_mode, chunk_size, chunk_overlap, embedding_model)
+       values ($1, $2, $3, $4, $5, $6) on conflict (name) do nothing returning *`,
+      [input.name, input.description ?? null, input.accessMode, input.chunkSize, input.chunkOverlap, input.embeddingModel ?? DEFAULT_EMBEDDING_MODEL],
+    );
+    if (!rows[0]) throw ragErrors.duplicate(input.name);
+    return collectionView(rows[0]);
+  }
+
+  /** The app's collections; an end user sees those open to end users (shared and custom). */
+  async listCollections(who: RagCaller): Promise<CollectionView[]> {
+    const db = await this.db(who.app.id);
+    const { rows } = await db.query<CollectionRow>(
+      `select * from svc_rag.collections where $1::boolean or access_mode <> 'private' order by created_at, name`,
+      [who.endUserId === null],
+    );
+    return rows.map(collectionView);
+  }
+
+  async getCollection(who: RagCaller, name: string): Promise<CollectionDetails> {
+    const collection = await this.#collection(who, name);
+    const db = await this.db(who.app.id);
+    const { rows } = await db.query<{ documents: string; chunks: string }>(
+      `select count(*)::text as documents, coalesce(sum(chunk_count), 0)::text as chunks from svc_rag.documents where collection_id = $1`,
+      [collection.id],
+    );
+    return { ...collectionView(collection), documentCount: Number(rows[0]!.documents), chunkCount: Number(rows[0]!.chunks) };
+  }
+
+  /** Deletes the collection with its documents and chunks (cascade), and cancels their pending ingestion jobs. */
+  async deleteCollection(app: AppRecord, name: string): Promise<void> {
+    const db = await this.db(app.id);
+    const found = await db.query<{ id: string }>(`select id from svc_rag.collections where name = $1`, [name]);
+    if (!found.rows[0]) throw ragErrors.collectionNotFound(name);
+    const id = found.rows[0].id;
+    const busy = await db.query<{ id: string }>(`select id from svc_rag.documents where collection_id = $1 and status in ('pending', 'processing')`, [id]);
+    await db.query(`delete from svc_rag.collections where id = $1`, [id]);
+    // A job that still runs finds its document gone and ends (src/rag/ingest.ts).
+    for (const row of busy.rows) await this.#cancelJob(app.id, row.id);
+  }
+
+  // ---- documents --------------------------------------------------------------------------------------
+
+  /**
+   * Creates the document (pending) and its ingestion job. The two live in different databases: the document is
+   * committed first and the job added after; if adding the job fails the document is removed again, and a
+   * document whose job was lost to a crash in between is re-enqueued when it is read (#repair).
+   */
+  async ingest(who: RagCaller, name: string, input: IngestInput): Promise<{ documentId: string; status: 'pending'; message: string }> {
+    const collection = await this.#collection(who, name);
+    if (who.endUserId !== null && collection.access_mode !== 'custom') throw ragErrors.endUserReadOnly();
+    let filename = input.filename ?? null;
+    if (input.text !== undefined) {
+      if (input.text.length > RAG_LIMITS.maxTextChars) throw ragErrors.textTooLong(input.text.length);
+      if (input.text.trim() === '') throw errors.validation("'text' is empty.", [{ path: 'text', message: 'must contain text' }]);
+    } else {
+      // The caller must be able to see the file now; the job reads it later with the same visibility.
+      const owner = who.endUserId ? { kind: 'user' as const, userId: who.endUserId } : { kind: 'service' as const };
+      const ticket = await this.#d.storage.download(who.app.id, owner, input.storage_object_id!);
+      filename ??= ticket.filename;
+    }
+    const db = await this.db(who.app.id);
+    const { rows } = await db.query<{ id: string }>(
+      `insert into svc_rag.documents (collection_id, filename, metadata, owner_user_id, source_text, storage_object_id)
+       values ($1, $2, $3, $4, $5, $6) returning id`,
+      [collection.id, filename, JSON.stringify(input.metadata ?? {}), who.endUserId, input.text ?? null, input.storage_object_id ?? null],
+    );
+    const documentId = rows[0]!.id;
+    try {
+      await this.#enqueue(who.app.id, documentId);
+    } catch (err) {
+      await db.query(`delete from svc_rag.documents where id = $1`, [documentId]).catch(() => undefined);
+      throw err;
+    }
+    return { documentId, status: 'pending', message: `Ingestion started; poll rag_documents_get (GET .../documents/${documentId}) until status is ready or failed.` };
+  }
+
+  async listDocuments(who: RagCaller, name: string): Promise<DocumentView[]> {
+    const collection = await this.#collection(who, name);
+    const db = await this.db(who.app.id);
+    const { rows } = await db.query<DocumentRow>(
+      `select ${DOC_COLUMNS} from svc_rag.documents where collection_id = $1 and ${visibleTo('$2')} order by created_at, id limit 1000`,
+      [collection.id, ownerFilter(who, collection)],
+    );
+    await this.#repair(who.app.id, rows);
+    return rows.map(documentView);
+  }
+
+  async getDocument(who: RagCaller, name: string, documentId: string): Promise<DocumentView> {
+    const collection = await this.#collection(who, name);
+    const row = await this.#document(who, collection, documentId);
+    await this.#repair(who.app.id, [row]);
+    return documentView(row);
+  }
+
+  async deleteDocument(who: RagCaller, name: string, documentId: string): Promise<void> {
+    const collection = await this.#collection(who, name);
+    if (who.endUserId !== null && collection.access_mode !== 'custom') throw ragErrors.endUserReadOnly();
+    const row = await this.#document(who, collection, documentId);
+    if (who.endUserId !== null && row.owner_user_id !== who.endUserId) throw ragErrors.notOwner();
+    const db = await this.db(who.app.id);
+    await db.query(`delete from svc_rag.documents where id = $1`, [documentId]);
+    if (row.status === 'pending' || row.status === 'processing') await this.#cancelJob(who.app.id, documentId);
+  }
+
+  /** The rag_ingest job's work for one document (src/rag/ingest.ts). */
+  process(appId: string, documentId: string, attempt: { number: number; max: number }): Promise<void> {
+    return ingestDocument({ ...this.#d, rag: this }, appId, documentId, attempt);
+  }
+
+  // ---- query ------------------------------------------------------------------------------------------
+
+  /**
+   * The topK chunks nearest to the query (cosine similarity, at least `threshold`), among the ready documents the
+   * caller may see whose chunk metadata contains `filter`; with `synthesize`, an answer written from them only.
+   */
+  async query(who: RagCaller, name: string, input: QueryInput): Promise<{ chunks: RetrievedChunk[]; answer?: string; model?: string }> {
+    const collection = await this.#collection(who, name);
+    const [vector] = await this.#d.ai.embedTexts(who, collection.embedding_model, [input.query], dimensionsFor(collection.embedding_model));
+    const db = await this.db(who.app.id);
+    const client = await db.connect();
+    let rows: { text: string; score: number; document_id: string; metadata: Record<string, unknown> }[];
+    try {
+      await client.query('begin');
+      // Filters apply after the index scan: let it keep scanning until topK rows pass them (pgvector >= 0.8).
+      await client.query(`set local hnsw.iterative_scan = relaxed_order; set local hnsw.ef_search = ${Math.max(40, input.topK * 2)}`);
+      ({ rows } = await client.query(
+        `select text, score, document_id, metadata from (
+           select c.text, 1 - (c.embedding <=> $1::vector) as score, c.document_id, c.metadata, c.embedding <=> $1::vector as distance
+           from svc_rag.chunks c join svc_rag.documents d on d.id = c.document_id
+           where c.collection_id = $2 and d.status = 'ready' and ${visibleTo('$3', 'd.')} and c.metadata @> $4::jsonb
+             and 1 - (c.embedding <=> $1::vector) >= $5
+           order by c.embedding <=> $1::vector
+           limit $6
+         ) nearest order by distance`,
+        [toVectorLiteral(vector!), collection.id, ownerFilter(who, collection), JSON.stringify(input.filter ?? {}), input.threshold ?? -1, input.topK],
+      ));
+      await client.query('commit');
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+    const chunks = rows.map((r) => ({ text: r.text, score: Number(r.score), documentId: r.document_id, metadata: r.metadata }));
+    if (!input.synthesize) return { chunks };
+    const model = input.model ?? (await this.#d.aiSettings.settings(who.app.id)).defaultModel ?? DEFAULT_SYNTHESIS_MODEL;
+    if (chunks.length === 0) return { chunks, answer: NO_ANSWER, model };
+    const answer = await this.#d.ai.completeText(who, model, synthesisMessages(input.query, chunks));
+    return { chunks, answer: answer.content, model: answer.model || model };
+  }
+
+  // ---- internals --------------------------------------------------------------------------------------
+
+  async #collection(who: RagCaller, name: string): Promise<CollectionRow> {
+    const db = await this.db(who.app.id);
+    const { rows } = await db.query<CollectionRow>(`select * from svc_rag.collections where name = $1`, [name]);
+    const row = rows[0];
+    if (!row) throw ragErrors.collectionNotFound(name);
+    if (who.endUserId !== null && row.access_mode === 'private') throw ragErrors.privateCollection();
+    return row;
+  }
+
+  async #document(who: RagCaller, collection: CollectionRow, documentId: string): Promise<DocumentRow> {
+    const db = await this.db(who.app.id);
+    const { rows } = await db.query<DocumentRow>(
+      `select ${DOC_COLUMNS} from svc_rag.documents where id = $1 and collection_id = $2 and ${visibleTo('$3')}`,
+      [documentId, collection.id, ownerFilter(who, collection)],
+    );
+    if (!rows[0]) throw ragErrors.documentNotFound(documentId);
+    return rows[0];
+  }
+
+  #enqueue(appId: string, documentId: string): Promise<unknown> {
+    // job_key: one job per document, however often it is enqueued (ingest, then a repair).
+    return sql`select graphile_worker.add_job(${INGEST_TASK}::text, json_build_object('app_id', ${appId}::text, 'document_id', ${documentId}::text),
+      job_key := ${`rag:${documentId}`}::text, max_attempts := ${INGEST_MAX_ATTEMPTS}::int)`.execute(this.#d.control);
+  }
+
+  async #cancelJob(appId: string, documentId: string): Promise<void> {
+    await sql`select graphile_worker.remove_job(${`rag:${documentId}`}::text)`.execute(this.#d.control).catch((err: unknown) =>
+      this.#d.log.warn({ err, app_id: appId, document_id: documentId }, 'could not remove a RAG ingestion job'),
+    );
+  }
+
+  /** Documents pending for minutes have lost their job (a crash between the document and its job): enqueue again. */
+  async #repair(appId: string, rows: readonly DocumentRow[]): Promise<void> {
+    const stale = rows.filter((r) => r.status === 'pending' && Date.now() - r.created_at.getTime() > PENDING_REPAIR_MS);
+    for (const row of stale) await this.#enqueue(appId, row.id);
+  }
+}
+
+/**
+ * Which documents a caller sees: the app's keys all (the parameter is null); an end user of a `custom`
+ * collection those without an owner and their own; of a `shared` collection all.
+ */
+function visibleTo(param: string, prefix = ''): string {
+  return `(${param}::uuid is null or ${prefix}owner_user_id is null or ${prefix}owner_user_id = ${param}::uuid)`;
+}
+
+function ownerFilter(who: RagCaller, collection: CollectionRow): string | null {
+  return who.endUserId !== null && collection.access_mode === 'custom' ? who.endUserId : null;
+}
+
+/** text-embedding-3-large is asked for the 1536 dimensions every collection stores; the others have them. */
+export function dimensionsFor(model: string): number | undefined {
+  return model.endsWith('/text-embedding-3-large') ? RAG_DIMENSIONS : undefined;
+}
+
+export function toVectorLiteral(v: readonly number[]): string {
+  return `[${v.join(',')}]`;
+}
+
+function collectionView(r: CollectionRow): CollectionView {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    accessMode: r.access_mode,
+    chunkSize: r.chunk_size,
+    chunkOverlap: r.chunk_overlap,
+    embeddingModel: r.embedding_model,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+function documentView(r: DocumentRow): DocumentView {
+  return {
+    id: r.id,
+    collectionId: r.collection_id,
+    filename: r.filename,
+    status: r.status,
+    chunkCount: r.chunk_count,
+    metadata: r.metadata,
+    errorMessage: r.error_message,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
