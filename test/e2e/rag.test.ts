@@ -6,6 +6,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { callTool, connectMcp, request, resultJson, type McpConnection } from './e2e-helpers.ts';
+import { makeDocx, makePdf } from '../helpers/documents.ts';
 
 let fake: FakeOpenAI;
 let server: SpawnedServer;
@@ -141,7 +142,7 @@ describe('ingestion and query', () => {
     expect((await api(`/collections/animals/documents/${cats.id}`)).status).toBe(404);
   });
 
-  it('ingests stored files (Markdown, HTML, JSON); a corrupt PDF or an image fails the document with a message', async () => {
+  it('ingests stored files (Markdown, HTML, JSON, PDF, DOCX); a corrupt PDF or an image fails the document with a message', async () => {
     await api('/collections', { method: 'POST', body: { name: 'files' } });
     const upload = async (filename: string, contentType: string, content: string, encoding = 'utf8') => {
       const res = await request(server.url, `/storage/${appId}/upload/inline`, { method: 'POST', key: serviceKey, body: { filename, contentType, content, encoding } });
@@ -152,9 +153,16 @@ describe('ingestion and query', () => {
       ['guide.md', 'text/markdown', '# Setup\n\nInstall the widget with npm.\n\n## Usage\n\nCall widget().'],
       ['page.html', 'text/html', '<html><head><script>var hidden = 1;</script></head><body><h1>Hello</h1><p>Visible paragraph.</p></body></html>'],
       ['data.json', 'application/json', JSON.stringify({ product: 'widget', price: 12 })],
+      ['report.pdf', 'application/pdf', makePdf([['Quarterly report: revenue grew.'], ['Second page about costs.']]).toString('base64'), 'base64'],
+      [
+        'memo.docx',
+        'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        (await makeDocx(['Memo to staff.', 'The office closes at six.'])).toString('base64'),
+        'base64',
+      ],
     ];
-    for (const [filename, type, content] of cases) {
-      const objectId = await upload(filename, type, content);
+    for (const [filename, type, content, encoding] of cases) {
+      const objectId = await upload(filename, type, content, encoding);
       const res = await api('/collections/files/ingest', { method: 'POST', body: { storage_object_id: objectId } });
       expect(res.status).toBe(202);
       const doc = await waitForDocument('files', res.json.documentId);
@@ -163,6 +171,10 @@ describe('ingestion and query', () => {
     const html = await api('/collections/files/query', { method: 'POST', body: { query: 'visible paragraph', topK: 1 } });
     expect(html.json.chunks[0].text).toContain('Visible paragraph.');
     expect(html.json.chunks[0].text).not.toContain('hidden');
+    const pdfText = await api('/collections/files/query', { method: 'POST', body: { query: 'revenue grew costs', topK: 1 } });
+    expect(pdfText.json.chunks[0].text).toBe('Quarterly report: revenue grew.\n\nSecond page about costs.');
+    const docxText = await api('/collections/files/query', { method: 'POST', body: { query: 'office closes', topK: 1 } });
+    expect(docxText.json.chunks[0].text).toContain('The office closes at six.');
 
     const pdf = await upload('broken.pdf', 'application/pdf', Buffer.from('%PDF-1.7 this is not really a pdf').toString('base64'), 'base64');
     const failed = await waitForDocument('files', (await api('/collections/files/ingest', { method: 'POST', body: { storage_object_id: pdf } })).json.documentId);
