@@ -68,7 +68,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const apps = new AppsService({ db: control.db, databases, keys, tokens: endUserTokens, baseUrl: config.baseUrl, baseDomain: config.baseDomain, log });
   const catalogs = new CatalogCache(databases);
   const llmsTxt = readFileSync(LLMS_TXT_PATH, 'utf8');
-  const credits = new CreditLedger(control.db);
+  const credits = new CreditLedger(control.db, control.pool);
   const aiSettings = new AiSettingsStore(control.db, box);
   const upstream = config.ai.baseUrl ? new OpenAiUpstream({ baseUrl: config.ai.baseUrl, timeoutMs: config.ai.timeoutMs }) : undefined;
   const storage = new StorageService({ db: control.db, config, masterKey, log });
@@ -156,6 +156,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       await liveness?.stop();
       // Kills every function process and writes the last invocation logs.
       await services.functions.stop();
+      // Usage rows (and charges) of AI calls whose answers already went out.
+      await services.ai.settled();
       services.storage.close();
       await databases.close();
       await control.close();

@@ -5,6 +5,7 @@ import { appsDropDatabase, appsPurgeFiles, appsReap } from './apps.ts';
 import { rateLimitsPurge } from './rate-limits.ts';
 import { creditsReleaseExpired } from './credits.ts';
 import { ragIngest } from './rag.ts';
+import { aiUsageMeter } from './ai.ts';
 import { frontendBuild } from './frontend.ts';
 import { storageDeleteObject, storageSettlePending } from './storage.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
@@ -22,6 +23,7 @@ export function taskList(s: WorkerServices): TaskList {
     rate_limits_purge: rateLimitsPurge,
     credits_release_expired: creditsReleaseExpired,
     rag_ingest: ragIngest(s),
+    ai_usage_meter: aiUsageMeter,
     frontend_build: frontendBuild(s),
     storage_delete_object: storageDeleteObject(s),
     storage_settle_pending: storageSettlePending(s),
@@ -32,4 +34,4 @@ export function taskList(s: WorkerServices): TaskList {
 }
 
 /** Platform crons (graphile-worker crontab syntax; UTC). */
-export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1'].join('\n');
+export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1'].join('\n');

@@ -14,6 +14,7 @@ import { sql, type Kysely } from 'kysely';
  * - `credit_reservations`: the reservations behind `reserved_nanos`, settled (deleted) with the charge; those of a
  *   process that died are released by the credits_release_expired job once they expire.
  * - `ai_user_daily`: tokens per end user and UTC day, for the per-end-user daily budget.
+ * - `ai_usage.metered`: the ai_tokens and ai_credits meters of usage_daily are rolled up from the rows by a job.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -42,9 +43,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       latency_ms integer not null,
       status text not null check (status in ('ok', 'error', 'aborted')),
       http_status integer,
+      -- false until the ai_usage_meter job has added the row to usage_daily (kept out of the call's transaction:
+      -- every call of an app would otherwise wait on the lock of the app's one meter row of the day).
+      metered boolean not null default false,
       created_at timestamptz not null default now()
     );
     create index ai_usage_app_time_idx on ai_usage(app_id, created_at);
+    create index ai_usage_unmetered_idx on ai_usage(id) where not metered;
     create table ai_user_daily (
       app_id text not null references apps(id) on delete cascade,
       end_user_id uuid not null,

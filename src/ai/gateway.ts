@@ -57,6 +57,8 @@ export class AiGateway {
   readonly #config: Config['ai'];
   readonly #upstream: OpenAiUpstream | undefined;
   readonly #log: Logger;
+  /** Usage records being written after their answers went out. */
+  readonly #recording = new Set<Promise<void>>();
 
   constructor(deps: { db: Kysely<any>; ledger: CreditLedger; settings: AiSettingsStore; config: Config['ai']; upstream: OpenAiUpstream | undefined; log: Logger }) {
     this.#db = deps.db;
@@ -132,12 +134,26 @@ export class AiGateway {
     return { content, model: typeof parsed.model === 'string' ? parsed.model : (model ?? '') };
   }
 
+  /** Waits for the usage records this process is still writing (before a usage report, and at shutdown). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#recording]);
+  }
+
   /** Usage between two UTC dates, both inclusive; by default the 30 days ending today. */
-  usage(appId: string, startDate: string | undefined, endDate: string | undefined): Promise<AiUsageReport> {
+  async usage(appId: string, startDate: string | undefined, endDate: string | undefined): Promise<AiUsageReport> {
+    await this.settled();
     const end = endDate ?? new Date().toISOString().slice(0, 10);
     const start = startDate ?? new Date(Date.parse(end) - 29 * 86_400_000).toISOString().slice(0, 10);
     if (start > end) throw errors.validation(`'startDate' (${start}) is after 'endDate' (${end}).`, [{ path: 'startDate', message: 'must not be after endDate' }]);
     return usageReport(this.#db, appId, start, end);
+  }
+
+  /** Keeps a usage record in flight visible to settled(); its failure is logged (the reservation then expires). */
+  #track(recording: Promise<void>, who: AiCaller): void {
+    const tracked: Promise<void> = recording
+      .catch((err: unknown) => this.#log.error({ err, app_id: who.app.id }, 'recording an AI call failed'))
+      .finally(() => this.#recording.delete(tracked));
+    this.#recording.add(tracked);
   }
 
   #requireUpstream(): OpenAiUpstream {
@@ -177,7 +193,8 @@ export class AiGateway {
       // A body cut off or not JSON: the provider failed mid-answer.
       throw await this.#failed(who, call, kind, err, signal);
     }
-    await this.#record(who, call, kind, tokensOf(usage), usage?.cost, 'ok', response.status);
+    // Recorded while the answer goes out: the reservation covers the call until the charge is written.
+    this.#track(this.#record(who, call, kind, tokensOf(usage), usage?.cost, 'ok', response.status), who);
     return new JsonText(text);
   }
 
@@ -200,9 +217,7 @@ export class AiGateway {
         await response.body?.cancel().catch(() => undefined);
         // Without the upstream's report (the client left, or the stream broke) the tokens are estimated from the text.
         const tokens = state.usage ? tokensOf(state.usage) : { prompt: roughTokens(promptChars), completion: roughTokens(state.contentChars) };
-        await this.#record(who, call, 'chat', tokens, state.usage?.cost, status, status === 'ok' ? 200 : null).catch((err: unknown) =>
-          this.#log.error({ err, app_id: who.app.id }, 'recording a streamed AI call failed'),
-        );
+        this.#track(this.#record(who, call, 'chat', tokens, state.usage?.cost, status, status === 'ok' ? 200 : null), who);
       }
     }.call(this);
     return new StreamBody(events, SSE_HEADERS);

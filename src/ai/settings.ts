@@ -56,9 +56,16 @@ export function providerKeyHint(key: string): string {
   return key.length >= 16 ? `${key.slice(0, 5)}…${key.slice(-4)}` : '…';
 }
 
+/**
+ * How long this process trusts the settings it read: every AI call needs them, and a query per call is a round trip
+ * on the hot path. A change made through this process applies at once; one made through another instance within this.
+ */
+export const SETTINGS_TTL_MS = 5_000;
+
 export class AiSettingsStore {
   readonly #db: Kysely<any>;
   readonly #box: SecretBox;
+  readonly #cache = new Map<string, { settings: AiSettings; until: number }>();
 
   constructor(db: Kysely<any>, box: SecretBox) {
     this.#db = db;
@@ -66,14 +73,19 @@ export class AiSettingsStore {
   }
 
   async settings(appId: string): Promise<AiSettings> {
+    const cached = this.#cache.get(appId);
+    if (cached && cached.until > Date.now()) return cached.settings;
     const row = await this.#row(appId);
-    return {
+    const settings: AiSettings = {
       defaultModel: row.default_model,
       byokKey: row.byok_key_sealed ? this.#box.open(row.byok_key_sealed) : null,
       maxTokensPerRequest: row.max_tokens_per_request,
       allowedModels: row.allowed_models,
       endUserDailyTokenLimit: row.end_user_daily_token_limit,
     };
+    if (this.#cache.size >= 10_000) this.#cache.clear();
+    this.#cache.set(appId, { settings, until: Date.now() + SETTINGS_TTL_MS });
+    return settings;
   }
 
   async view(appId: string): Promise<AiConfigView> {
@@ -82,6 +94,7 @@ export class AiSettingsStore {
 
   /** One upsert: the fields given replace theirs (null clears), the others stay. */
   async update(appId: string, patch: AiConfigPatch): Promise<AiConfigView> {
+    this.#cache.delete(appId);
     const has = (k: keyof AiConfigPatch) => patch[k] !== undefined;
     const byok = patch.byokKey;
     const { rows } = await sql<ConfigRow>`
@@ -98,6 +111,8 @@ export class AiSettingsStore {
         updated_at = now()
       returning *
     `.execute(this.#db);
+    // Again after the write: a call that read the old row meanwhile must not have cached it past the change.
+    this.#cache.delete(appId);
     return toView(rows[0]!);
   }
 

@@ -1,6 +1,5 @@
 // AI usage rows (ai_usage): one per gateway call, written with its meters and its credit charge in one transaction.
 import { sql, type Kysely } from 'kysely';
-import { recordUsage } from '../usage/meters.ts';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import { NANOS_PER_USD } from '../billing/plans.ts';
 
@@ -46,31 +45,54 @@ export interface AiUsageReport {
 }
 
 /**
- * Writes the usage row, the ai_tokens and ai_credits meters (ai_credits in nano-dollars of credit charged), the end
- * user's daily tokens and, for platform-key calls, the credit charge that settles the call's reservation: all or
- * nothing.
+ * Writes the usage row, the end user's daily tokens and, for platform-key calls, the credit charge that settles the
+ * call's reservation: all or nothing, in one statement (one round trip). The meters (ai_tokens, and ai_credits in
+ * nano-dollars of credit charged) are added to usage_daily from these rows by the ai_usage_meter job.
  */
 export async function recordAiCall(db: Kysely<any>, ledger: CreditLedger, call: AiCallRecord): Promise<void> {
   const total = call.tokens.prompt + call.tokens.completion;
   const charged = call.ownKey ? 0 : call.costNanos;
-  await db.transaction().execute(async (tx) => {
-    const { rows } = await sql<{ id: string }>`
+  // An own-key call has no reservation and pays nothing: its settlement charges 0 and releases nothing.
+  const settlement = ledger.settlement(call.accountId, call.reservation, charged, 'ai', sql`'ai_usage:' || (select id from usage)`);
+  await sql`
+    with usage as (
       insert into ai_usage (app_id, account_id, end_user_id, kind, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, own_key, latency_ms, status, http_status)
       values (${call.appId}, ${call.accountId}, ${call.endUserId}, ${call.kind}, ${call.model}, ${call.tokens.prompt}, ${call.tokens.completion}, ${total},
               ${call.costNanos}, ${call.ownKey}, ${call.latencyMs}, ${call.status}, ${call.httpStatus})
       returning id::text
-    `.execute(tx);
-    await recordUsage(tx, call.appId, 'ai_tokens', total);
-    await recordUsage(tx, call.appId, 'ai_credits', charged);
-    if (call.endUserId && total > 0) {
-      await sql`
-        insert into ai_user_daily (app_id, end_user_id, day, tokens) values (${call.appId}, ${call.endUserId}, (now() at time zone 'utc')::date, ${total})
-        on conflict (app_id, end_user_id, day) do update set tokens = ai_user_daily.tokens + excluded.tokens
-      `.execute(tx);
-    }
-    if (!call.ownKey) await ledger.settle(tx, call.accountId, call.reservation, charged, 'ai', `ai_usage:${rows[0]!.id}`);
-  });
+    ),
+    user_day as (
+      insert into ai_user_daily (app_id, end_user_id, day, tokens)
+      select ${call.appId}, ${call.endUserId}::uuid, (now() at time zone 'utc')::date, ${total}::bigint
+      where ${call.endUserId}::uuid is not null and ${total}::bigint > 0
+      on conflict (app_id, end_user_id, day) do update set tokens = ai_user_daily.tokens + excluded.tokens
+    ),
+    ${settlement}
+    select 1
+  `.execute(db);
 }
+
+/**
+ * Adds up to `batch` unmetered usage rows to the ai_tokens and ai_credits meters of their app and UTC day, marking
+ * them metered in the same statement; concurrent runs take disjoint rows (SKIP LOCKED). Returns the rows taken.
+ */
+export const METER_AI_USAGE_SQL = (batch: number) => `
+  with taken as (
+    update ai_usage set metered = true
+    where id in (select id from ai_usage where not metered order by id limit ${Math.trunc(batch)} for update skip locked)
+    returning app_id, (created_at at time zone 'utc')::date as day, total_tokens, case when own_key then 0 else cost_nanos end as credits
+  ),
+  sums as (
+    select app_id, day, sum(total_tokens)::bigint as tokens, sum(credits)::bigint as credits, count(*) as n from taken group by app_id, day
+  ),
+  metered as (
+    insert into usage_daily (app_id, meter, day, quantity)
+    select app_id, 'ai_tokens', day, tokens from sums where tokens > 0
+    union all
+    select app_id, 'ai_credits', day, credits from sums where credits > 0
+    on conflict (app_id, meter, day) do update set quantity = usage_daily.quantity + excluded.quantity
+  )
+  select coalesce(sum(n), 0)::int as taken from sums`;
 
 /** Tokens an end user of the app has used today (UTC). */
 export async function endUserTokensToday(db: Kysely<any>, appId: string, endUserId: string): Promise<number> {

@@ -1,6 +1,7 @@
 // The account credit ledger: grants, charges and the balance that the AI gateway (and later people search and
 // meetings) spend. Callers reserve before a vendor call and settle after, in the transaction of their usage row.
-import { sql, type Kysely } from 'kysely';
+import type pg from 'pg';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { AppError } from '../core/errors.ts';
 import { isPlanId, NANOS_PER_USD, PLANS, type PlanId } from '../billing/plans.ts';
 
@@ -22,12 +23,17 @@ export const RELEASE_EXPIRED_RESERVATIONS_SQL = `
   update credit_balances b set reserved_nanos = greatest(0, b.reserved_nanos - p.amount)
   from per_account p where b.account_id = p.account_id`;
 
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export class CreditLedger {
   readonly #db: Db;
+  /** The same control database, for the reservation's one-round-trip transaction (simple protocol). */
+  readonly #pool: pg.Pool;
   readonly #plans = new Map<string, { plan: PlanId; until: number }>();
 
-  constructor(db: Db) {
+  constructor(db: Db, pool: pg.Pool) {
     this.#db = db;
+    this.#pool = pool;
   }
 
   /**
@@ -68,17 +74,26 @@ export class CreditLedger {
    */
   async reserve(accountId: string, nanos: number, ttlSeconds: number): Promise<Reservation | undefined> {
     if (PLANS[await this.plan(accountId)].aiCredits === undefined) return undefined;
-    const { rows } = await sql<{ id: string }>`
+    if (!UUID_RE.test(accountId) || !Number.isSafeInteger(nanos) || nanos < 0 || !Number.isSafeInteger(ttlSeconds)) {
+      throw new Error('reserve: account id must be a uuid, amounts and ttl safe integers');
+    }
+    // One round trip, committed without waiting for the WAL flush: every call of the account updates this one row,
+    // and holding its lock through a disk sync serialized them. A reservation lost to a database crash only stops
+    // holding credit (the call's charge is written durably when it settles), so it needs no durability of its own.
+    const results = await this.#oneTransaction(`
+      begin;
+      set local synchronous_commit to off;
       with held as (
-        update credit_balances set reserved_nanos = reserved_nanos + ${nanos}::bigint
-        where account_id = ${accountId} and balance_nanos - reserved_nanos > 0
+        update credit_balances set reserved_nanos = reserved_nanos + ${nanos}
+        where account_id = '${accountId}' and balance_nanos - reserved_nanos > 0
         returning account_id
       )
       insert into credit_reservations (account_id, amount_nanos, expires_at)
-      select account_id, ${nanos}::bigint, now() + make_interval(secs => ${ttlSeconds}::double precision) from held
-      returning id
-    `.execute(this.#db);
-    if (rows[0]) return { id: rows[0].id, accountId };
+      select account_id, ${nanos}, now() + make_interval(secs => ${ttlSeconds}) from held
+      returning id;
+      commit;`);
+    const id = (results[2]?.rows[0] as { id?: string } | undefined)?.id;
+    if (id) return { id, accountId };
     throw insufficientCredits(await this.balance(accountId));
   }
 
@@ -87,19 +102,45 @@ export class CreditLedger {
    * the charge is for). A reservation already released by expiry is simply not released twice.
    */
   async settle(tx: Db, accountId: string, reservation: Reservation | undefined, nanos: number, source: string, usageRef: string): Promise<void> {
-    await sql`
-      with released as (
+    await sql`with ${this.settlement(accountId, reservation, nanos, source, sql`${usageRef}::text`)} select 1`.execute(tx);
+  }
+
+  /**
+   * The settlement as common table expressions, for a caller that writes its usage row and the charge in one
+   * statement (one round trip): `with usage as (insert ... returning id), ${settlement} select ...`. `usageRef`
+   * may refer to the caller's own CTEs. Without a reservation and a charge (own-key calls) it touches nothing.
+   */
+  settlement(accountId: string, reservation: Reservation | undefined, nanos: number, source: string, usageRef: RawBuilder<unknown>): RawBuilder<unknown> {
+    return sql`
+      released as (
         delete from credit_reservations where id = ${reservation?.id ?? null}::uuid returning amount_nanos
       ),
       charged as (
         insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref)
-        select ${accountId}::uuid, 'charge', ${-nanos}::bigint, ${source}, ${usageRef} where ${nanos}::bigint > 0
-      )
-      update credit_balances set
-        balance_nanos = balance_nanos - ${nanos}::bigint,
-        reserved_nanos = reserved_nanos - coalesce((select sum(amount_nanos) from released), 0)
-      where account_id = ${accountId}
-    `.execute(tx);
+        select ${accountId}::uuid, 'charge', ${-nanos}::bigint, ${source}::text, ${usageRef} where ${nanos}::bigint > 0
+      ),
+      balanced as (
+        update credit_balances set
+          balance_nanos = balance_nanos - ${nanos}::bigint,
+          reserved_nanos = reserved_nanos - coalesce((select sum(amount_nanos) from released), 0)
+        where account_id = ${accountId}::uuid and (${nanos}::bigint > 0 or ${reservation?.id ?? null}::uuid is not null)
+      )`;
+  }
+
+  /** A transaction sent as one simple-protocol query; rolled back on failure so the connection goes back clean. */
+  async #oneTransaction(text: string): Promise<pg.QueryResult[]> {
+    const client = await this.#pool.connect();
+    try {
+      const results = (await client.query(text)) as unknown as pg.QueryResult[];
+      client.release();
+      return results;
+    } catch (err) {
+      await client.query('rollback').then(
+        () => client.release(),
+        (rollbackErr: Error) => client.release(rollbackErr),
+      );
+      throw err;
+    }
   }
 
   /** Gives a reservation back without a charge (the call was never made or failed before costing anything). */

@@ -202,6 +202,8 @@ describe('end users', () => {
     const first = await asAlice.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'one two three four five six' }] });
     expect(first.usage!.total_tokens).toBe(9 + 7);
     await asAlice.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
+    // Usage is written as the answer goes out; a usage report waits for it (a call right after could still pass).
+    await request(server.url, `/v1/${app.appId}/ai/usage`, { key: app.serviceKey });
     // 16 + 6 = 22 tokens: over the budget of 20, so the next call is refused before the upstream.
     fake.reset();
     const refused = await asAlice.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
@@ -244,6 +246,7 @@ describe('credits', () => {
     // than what was left: the overspend of the one call in flight when the balance ran out).
     const words = Array.from({ length: 100_000 }, () => 'w').join(' ');
     await client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: words }] });
+    await request(server.url, `/v1/${poor.appId}/ai/usage`, { key: poor.serviceKey });
     fake.reset();
     const refused = await client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(refused.status).toBe(402);
@@ -257,6 +260,7 @@ describe('credits', () => {
     await setConfig(poor.appId, poor.serviceKey, { byokKey: 'sk-own-key-0000000000000000' });
     const own = await client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
     expect(own.choices[0]!.message.content).toBe('echo: x');
+    await request(server.url, `/v1/${poor.appId}/ai/usage`, { key: poor.serviceKey });
     const after = await controlQuery(`select count(*)::int as n from credit_ledger where account_id = $1`, [account]);
     expect(after.rows[0].n).toBe(2);
   });
@@ -278,6 +282,8 @@ describe('credits', () => {
     // Reservations are estimates a little above the real cost, so a burst may stop short; one call at a time then
     // spends what is left, until the balance is gone.
     for (;;) {
+      // The previous call's charge is written as its answer goes out: wait for it, as a usage report does.
+      await request(server.url, `/v1/${created.json.app_id}/ai/usage`, { key: created.json.service_key.key });
       const one = await client.chat.completions.create({ model: 'openai/m', max_tokens: 3, messages: [{ role: 'user', content: words }] }).catch((e) => e);
       if (one instanceof OpenAI.APIError) {
         expect(one.status).toBe(402);
@@ -285,6 +291,7 @@ describe('credits', () => {
       }
       ok++;
     }
+    await request(server.url, `/v1/${created.json.app_id}/ai/usage`, { key: created.json.service_key.key });
     const balance = (await controlQuery(`select balance_nanos::text as b, reserved_nanos::text as r from credit_balances where account_id = $1`, [account])).rows[0];
     expect(balance.r).toBe('0');
     // Never more than one call's cost below zero, and every paid call was recorded.

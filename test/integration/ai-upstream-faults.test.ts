@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { METER_AI_USAGE_SQL } from '../../src/ai/usage.ts';
 
 let fake: FakeOpenAI;
 let p: TestPlatform;
@@ -28,6 +29,7 @@ const chat = (model: string) =>
   p.api('POST', `/v1/${appId}/chat/completions`, { body: { model, messages: [{ role: 'user', content: 'x' }] }, key: serviceKey });
 
 async function usageRows(): Promise<unknown[]> {
+  await p.services.ai.settled();
   return p.sql(`select model, status, http_status, total_tokens, cost_nanos::int as cost from ai_usage order by id`);
 }
 
@@ -57,9 +59,13 @@ describe('upstream failures', () => {
     expect(await usageRows()).toEqual([{ model: 'fake/error-400', status: 'error', http_status: 400, total_tokens: 0, cost: 0 }]);
   });
 
-  it('a call that works writes the ai_tokens and ai_credits meters with its usage row and charge', async () => {
+  it('a call that works writes its usage row and charge; the meter job adds it to ai_tokens and ai_credits once', async () => {
     const res = await chat('openai/m');
     expect(res.status).toBe(200);
+    // The usage row is written while the answer goes out; the meters by the ai_usage_meter job (run here by hand).
+    await p.services.ai.settled();
+    expect(await p.sql(METER_AI_USAGE_SQL(1000))).toEqual([{ taken: 1 }]);
+    expect(await p.sql(METER_AI_USAGE_SQL(1000))).toEqual([{ taken: 0 }]);
     // 4 prompt + 2 completion tokens at the default price (2.5 and 10 USD per million): 10,000 + 20,000 nano-dollars.
     expect(await usageRows()).toEqual([{ model: 'openai/m', status: 'ok', http_status: 200, total_tokens: 6, cost: 30_000 }]);
     const meters = await p.sql(`select meter, quantity::int from usage_daily where app_id = $1 and meter like 'ai_%' order by meter`, [appId]);

@@ -33,7 +33,7 @@ describe('credit ledger', () => {
   it('grants the free plan its $0.10 once, however many processes ask at once', async () => {
     const account = await newAccount();
     // Separate ledgers: no shared in-process cache, as with several api instances.
-    await Promise.all(Array.from({ length: 8 }, () => new CreditLedger(other.db).plan(account)));
+    await Promise.all(Array.from({ length: 8 }, () => new CreditLedger(other.db, other.pool).plan(account)));
     const grants = await p.sql(`select amount_nanos::text, grant_key from credit_ledger where account_id = $1`, [account]);
     expect(grants).toEqual([{ amount_nanos: '100000000', grant_key: 'free:lifetime' }]);
     expect(await balance(account)).toEqual({ b: '100000000', r: '0' });
