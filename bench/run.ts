@@ -4,18 +4,20 @@
 // Scenarios: `apps` (GET /apps and MCP apps_list), `data` (the data API as an end user), `functions` (a
 // hello-world function against `deno serve`), `fairness` (one app's function while another app's functions are
 // flooded, against the same function alone) and `ai` (the AI gateway's chat completions against the same request
-// sent straight to a fake OpenAI-compatible upstream: added latency, time to first byte, throughput). All run by
-// default; pick some with `npm run bench -- data` or BENCH_SCENARIOS=apps,data.
+// sent straight to a fake OpenAI-compatible upstream: added latency, time to first byte, throughput) and `rag` (RAG
+// queries against node:http + the same embedding call and SQL; ingestion against the bare embed + insert loop). All run
+// by default; pick some with `npm run bench -- data` or BENCH_SCENARIOS=apps,data.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { aiScenario, aiUpstream } from './ai.ts';
+import { aiScenario } from './ai.ts';
 import { appsScenario } from './apps.ts';
 import { dataScenario, SEED_ROWS } from './data.ts';
 import { fairnessScenario } from './fairness.ts';
 import { functionsScenario } from './functions.ts';
+import { INGEST_DOCS, ragScenario, SEED_CHUNKS, sharedAiUpstream } from './rag.ts';
 import {
   CLUSTER_URL,
   CONNECTIONS,
@@ -43,10 +45,14 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = {
   functions: functionsScenario,
   fairness: fairnessScenario,
   ai: aiScenario,
+  rag: ragScenario,
 };
 
-/** What a scenario needs running before the platform starts; returns the platform environment it adds. */
-const BEFORE_PLATFORM: Record<string, (cleanups: Array<() => Promise<void>>) => Promise<Record<string, string>>> = { ai: aiUpstream };
+/**
+ * What a scenario needs running before the platform starts; returns the platform environment it adds. `ai` and `rag`
+ * share one fake OpenAI-compatible upstream (bench/ai.ts as its own process), started once.
+ */
+const BEFORE_PLATFORM: Record<string, (cleanups: Array<() => Promise<void>>) => Promise<Record<string, string>>> = { ai: sharedAiUpstream, rag: sharedAiUpstream };
 
 function selectedScenarios(): string[] {
   const asked = [...process.argv.slice(2), ...(process.env.BENCH_SCENARIOS ?? '').split(',')].map((s) => s.trim()).filter(Boolean);
@@ -93,7 +99,7 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): 
       // Warm processes per function (scenario `functions`); the platform default is 2.
       SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: FN_MAX_WARM,
       LOG_LEVEL: 'warn',
-      // Scenario `ai`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY.
+      // Scenarios `ai` and `rag`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY.
       ...scenarioEnv,
     },
     nodeArgs,
@@ -146,7 +152,7 @@ try {
   const dir = path.join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'latest.json');
-  const settings = { scenarios, connections: CONNECTIONS, duration_s: DURATION, rounds: ROUNDS, warmup_s: WARMUP, app_pool_size: Number(APP_POOL_SIZE), data_seed_rows: SEED_ROWS };
+  const settings = { scenarios, connections: CONNECTIONS, duration_s: DURATION, rounds: ROUNDS, warmup_s: WARMUP, app_pool_size: Number(APP_POOL_SIZE), data_seed_rows: SEED_ROWS, rag_seed_chunks: SEED_CHUNKS, rag_ingest_docs: INGEST_DOCS };
   writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, cores: availableParallelism(), settings, results }, null, 2) + '\n');
   console.error(`\nwrote ${path.relative(ROOT, file)}`);
   if (results.some((r) => r.platform.errors + r.platform.mismatches + r.baseline.errors + r.baseline.mismatches > 0)) {
