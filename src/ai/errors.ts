@@ -47,8 +47,27 @@ export const aiErrors = {
     errors.validation("'stream: true' needs an HTTP client: call POST /v1/{app_id}/chat/completions; over MCP leave stream unset.", [
       { path: 'stream', message: 'not available over MCP' },
     ]),
-  /** An upstream 4xx is the caller's to fix: relayed with the upstream's status and words; anything else is a 502. */
-  upstream: (failure: UpstreamFailure): AppError => {
+  /**
+   * An upstream 4xx is the caller's to fix: relayed with the upstream's status and words; but a refused key is not
+   * the caller's credential (the openai SDK would raise AuthenticationError for a valid service key): the platform's
+   * key refused is our failure (502), the app's own key refused is the app owner's to fix. Anything else is a 502.
+   */
+  upstream: (failure: UpstreamFailure, ownKey: boolean): AppError => {
+    if (failure.kind === 'status' && [401, 402, 403].includes(failure.status)) {
+      return ownKey
+        ? new AppError(
+            502,
+            'BYOK_KEY_REJECTED',
+            `The AI provider refused this app's own key (${failure.status}: ${failure.message.slice(0, 300)}).`,
+            "The app's owner checks the key or its provider account, and sets byokKey again with ai_config_set (or null to use the platform's credits).",
+          )
+        : new AppError(
+            502,
+            'UPSTREAM_ERROR',
+            `The AI provider refused the platform's key (${failure.status}).`,
+            'Retry with backoff; the operator should check SVC_AI_API_KEY and the provider account.',
+          );
+    }
     if (failure.kind === 'status' && failure.status >= 400 && failure.status < 500) {
       return new RelayedError(failure.status, 'UPSTREAM_REJECTED', failure.message, 'Fix the request as the upstream provider says.', failure);
     }
@@ -60,4 +79,6 @@ export const aiErrors = {
           : 'could not be reached';
     return new AppError(502, 'UPSTREAM_ERROR', `The AI provider ${why}.`, 'Retry with backoff.');
   },
+  /** The provider answered 2xx with something that is not the answer asked for. */
+  malformed: (what: string) => new AppError(502, 'UPSTREAM_ERROR', `The AI provider's answer was malformed: ${what}.`, 'Retry with backoff.'),
 };

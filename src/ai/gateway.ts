@@ -12,7 +12,7 @@ import { aiErrors } from './errors.ts';
 import { callCostNanos, priceOf, roughTokens, tableCostNanos } from './pricing.ts';
 import type { AiSettings, AiSettingsStore } from './settings.ts';
 import { relayEvents, type RelayState } from './sse.ts';
-import { endUserTokensToday, recordAiCall, usageReport, type AiCallKind, type AiCallStatus, type AiUsageReport, type TokenCounts } from './usage.ts';
+import { holdEndUserTokens, releaseEndUserTokens, recordAiCall, usageReport, type AiCallKind, type AiCallStatus, type AiUsageReport, type TokenCounts } from './usage.ts';
 import { errors } from '../core/errors.ts';
 
 /** Who a call is for: the app (its account pays) and, for end-user calls, the end user (metered and budgeted). */
@@ -36,11 +36,17 @@ interface Prepared {
   apiKey: string;
   ownKey: boolean;
   reservation: Reservation | undefined;
+  /** End-user tokens held against the daily budget; the record replaces the hold with the real count. */
+  userHold: number;
   started: number;
 }
 
 /** Output tokens assumed for a reservation when neither the request nor the app caps them. */
 const RESERVE_DEFAULT_OUTPUT_TOKENS = 1024;
+/** The most output tokens one call's reservations assume (a huge max_tokens holds no more than this). */
+const MAX_RESERVED_OUTPUT_TOKENS = 1_000_000;
+/** How long a streamed call's credit reservation holds: streams may run long after their first byte. */
+const STREAM_RESERVATION_SECONDS = 3600;
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -80,16 +86,19 @@ export class AiGateway {
     const clientWantsUsage = streaming && (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
     // Usage arrives in a last chunk only when asked for: the gateway always asks, and hides it from clients that did not.
     if (streaming) body.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
-    const call = await this.#prepare(who, settings, body, outputCap, 'chat');
+    const call = await this.#prepare(who, settings, body, outputCap, 'chat', streaming);
     body.model = call.model;
+    const guard = new UpstreamGuard(opts.signal, this.#config.timeoutMs);
     let response: Response;
     try {
-      response = await upstream.chat(body, call.apiKey, opts.signal);
+      response = await upstream.chat(body, call.apiKey, guard.signal);
     } catch (err) {
-      throw await this.#failed(who, call, 'chat', err, opts.signal);
+      guard.done();
+      throw await this.#failed(who, call, 'chat', guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, opts.signal);
     }
-    if (streaming && response.body) return this.#relay(who, call, response, body, clientWantsUsage, opts.signal);
-    return this.#finishJson(who, call, 'chat', response, opts.signal);
+    // A stream may last as long as it keeps sending; it fails when the upstream goes silent for the timeout.
+    if (streaming && response.body) return this.#relay(who, call, response, body, clientWantsUsage, opts.signal, guard);
+    return this.#finishJson(who, call, 'chat', response, opts.signal, guard);
   }
 
   /** POST embeddings: `model` and `input` required, encoding_format float (default) or base64, passed through. */
@@ -98,14 +107,16 @@ export class AiGateway {
     // Explicit, so the upstream answers in the format the client asked for (the openai SDK would default to base64).
     const body = { ...request, encoding_format: request.encoding_format ?? 'float' };
     const settings = await this.#settings.settings(who.app.id);
-    const call = await this.#prepare(who, settings, body, 0, 'embedding');
+    const call = await this.#prepare(who, settings, body, 0, 'embedding', false);
+    const guard = new UpstreamGuard(opts.signal, this.#config.timeoutMs);
     let response: Response;
     try {
-      response = await upstream.embeddings(body, call.apiKey, opts.signal);
+      response = await upstream.embeddings(body, call.apiKey, guard.signal);
     } catch (err) {
-      throw await this.#failed(who, call, 'embedding', err, opts.signal);
+      guard.done();
+      throw await this.#failed(who, call, 'embedding', guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, opts.signal);
     }
-    return this.#finishJson(who, call, 'embedding', response, opts.signal);
+    return this.#finishJson(who, call, 'embedding', response, opts.signal, guard);
   }
 
   /**
@@ -120,7 +131,7 @@ export class AiGateway {
       if (typeof item.index === 'number' && Array.isArray(item.embedding)) vectors[item.index] = item.embedding as number[];
     }
     if (vectors.length !== texts.length || vectors.some((v) => !v || (dimensions !== undefined && v.length !== dimensions))) {
-      throw aiErrors.upstream({ kind: 'network', message: 'the embeddings answer did not match the request' });
+      throw aiErrors.malformed('the embeddings answer did not have one vector of the requested size per input');
     }
     return vectors;
   }
@@ -130,7 +141,7 @@ export class AiGateway {
     const out = await this.chat(who, { ...(model ? { model } : {}), messages: [...messages] }, { signal: undefined, canStream: false });
     const parsed = JSON.parse((out as JsonText).text) as { model?: unknown; choices?: { message?: { content?: unknown } }[] };
     const content = parsed.choices?.[0]?.message?.content;
-    if (typeof content !== 'string') throw aiErrors.upstream({ kind: 'network', message: 'the completion had no text' });
+    if (typeof content !== 'string') throw aiErrors.malformed('the completion had no text');
     return { content, model: typeof parsed.model === 'string' ? parsed.model : (model ?? '') };
   }
 
@@ -162,36 +173,50 @@ export class AiGateway {
   }
 
   /** Model rules, the end user's budget, the key, and (platform key) the credit reservation; in that order. */
-  async #prepare(who: AiCaller, settings: AiSettings, body: OpenAiBody, outputCap: number, kind: AiCallKind): Promise<Prepared> {
+  async #prepare(who: AiCaller, settings: AiSettings, body: OpenAiBody, outputCap: number, kind: AiCallKind, streaming: boolean): Promise<Prepared> {
     const model = typeof body.model === 'string' && body.model !== '' ? body.model : kind === 'chat' ? settings.defaultModel : null;
     if (!model) throw aiErrors.noModel();
     if (settings.allowedModels && !settings.allowedModels.includes(model)) throw aiErrors.modelNotAllowed(model, settings.allowedModels);
-    if (who.endUserId && settings.endUserDailyTokenLimit !== null) {
-      const used = await endUserTokensToday(this.#db, who.app.id, who.endUserId);
-      if (used >= settings.endUserDailyTokenLimit) throw aiErrors.endUserBudget(settings.endUserDailyTokenLimit, secondsToUtcMidnight());
-    }
     const ownKey = settings.byokKey !== null;
     const apiKey = settings.byokKey ?? this.#config.apiKey;
     if (!apiKey) throw aiErrors.noPlatformKey();
+    const promptTokens = roughTokens(JSON.stringify(body).length);
+    // The end user's estimate is held against their day's budget before the call, like credits, so that parallel
+    // calls of one end user cannot all pass a budget that only completed calls had filled.
+    let userHold = 0;
+    if (who.endUserId && settings.endUserDailyTokenLimit !== null) {
+      userHold = Math.min(promptTokens + outputCap, MAX_RESERVED_OUTPUT_TOKENS);
+      const held = await holdEndUserTokens(this.#db, who.app.id, who.endUserId, userHold, settings.endUserDailyTokenLimit);
+      if (!held) throw aiErrors.endUserBudget(settings.endUserDailyTokenLimit, secondsToUtcMidnight());
+    }
     let reservation: Reservation | undefined;
     if (!ownKey) {
-      const estimate = tableCostNanos(priceOf(this.#config, model), { prompt: roughTokens(JSON.stringify(body).length), completion: outputCap });
-      // Held past the upstream timeout, so that a live call's reservation never lapses before it is settled.
-      reservation = await this.#ledger.reserve(who.app.account_id, estimate, Math.ceil(this.#config.timeoutMs / 1000) + 60);
+      const estimate = tableCostNanos(priceOf(this.#config, model), { prompt: promptTokens, completion: outputCap });
+      // Held past the upstream timeout (streams: past any reasonable stream), so a live call's reservation does not
+      // lapse before it is settled.
+      const ttl = streaming ? STREAM_RESERVATION_SECONDS : Math.ceil(this.#config.timeoutMs / 1000) + 60;
+      try {
+        reservation = await this.#ledger.reserve(who.app.account_id, estimate, ttl);
+      } catch (err) {
+        if (userHold) await releaseEndUserTokens(this.#db, who.app.id, who.endUserId!, userHold).catch(() => undefined);
+        throw err;
+      }
     }
-    return { model, apiKey, ownKey, reservation, started: performance.now() };
+    return { model, apiKey, ownKey, reservation, userHold, started: performance.now() };
   }
 
   /** A non-streamed answer: read whole, usage taken from it, recorded, then returned as the upstream's bytes. */
-  async #finishJson(who: AiCaller, call: Prepared, kind: AiCallKind, response: Response, signal: AbortSignal | undefined): Promise<JsonText> {
+  async #finishJson(who: AiCaller, call: Prepared, kind: AiCallKind, response: Response, signal: AbortSignal | undefined, guard: UpstreamGuard): Promise<JsonText> {
     let text: string;
     let usage: Record<string, unknown> | undefined;
     try {
       text = await response.text();
       usage = (JSON.parse(text) as { usage?: Record<string, unknown> }).usage;
     } catch (err) {
-      // A body cut off or not JSON: the provider failed mid-answer.
-      throw await this.#failed(who, call, kind, err, signal);
+      // A body cut off, stalled past the timeout or not JSON: the provider failed mid-answer.
+      throw await this.#failed(who, call, kind, guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, signal);
+    } finally {
+      guard.done();
     }
     // Recorded while the answer goes out: the reservation covers the call until the charge is written.
     this.#track(this.#record(who, call, kind, tokensOf(usage), usage?.cost, 'ok', response.status), who);
@@ -199,21 +224,26 @@ export class AiGateway {
   }
 
   /** Relays the upstream's events; the call is recorded when the stream ends, fails, or the client leaves. */
-  #relay(who: AiCaller, call: Prepared, response: Response, body: OpenAiBody, forwardUsage: boolean, signal: AbortSignal | undefined): StreamBody {
+  #relay(who: AiCaller, call: Prepared, response: Response, body: OpenAiBody, forwardUsage: boolean, signal: AbortSignal | undefined, guard: UpstreamGuard): StreamBody {
     const state: RelayState = { usage: undefined, contentChars: 0, done: false };
     const promptChars = JSON.stringify(body.messages ?? '').length;
     const events = async function* (this: AiGateway): AsyncGenerator<string> {
       let status: AiCallStatus = 'aborted';
       try {
-        for await (const event of relayEvents(response.body!, forwardUsage, state)) yield event;
+        guard.idle();
+        for await (const event of relayEvents(response.body!, forwardUsage, state)) {
+          guard.idle();
+          yield event;
+        }
         status = state.done ? 'ok' : 'error';
         if (!state.done) yield errorEvent('The AI provider ended the stream before it was complete. Retry with backoff.');
       } catch (err) {
         if (signal?.aborted) return;
         status = 'error';
         this.#log.warn({ err: String(err), app_id: who.app.id }, 'AI upstream stream failed');
-        yield errorEvent('The AI provider connection failed mid-stream. Retry with backoff.');
+        yield errorEvent(guard.timedOut ? 'The AI provider stopped sending mid-stream. Retry with backoff.' : 'The AI provider connection failed mid-stream. Retry with backoff.');
       } finally {
+        guard.done();
         await response.body?.cancel().catch(() => undefined);
         // Without the upstream's report (the client left, or the stream broke) the tokens are estimated from the text.
         const tokens = state.usage ? tokensOf(state.usage) : { prompt: roughTokens(promptChars), completion: roughTokens(state.contentChars) };
@@ -227,7 +257,7 @@ export class AiGateway {
   async #failed(who: AiCaller, call: Prepared, kind: AiCallKind, err: unknown, signal: AbortSignal | undefined): Promise<Error> {
     const failure: UpstreamFailure =
       err instanceof UpstreamError ? err.failure : signal?.aborted ? { kind: 'aborted' } : { kind: 'network', message: String(err) };
-    const error = aiErrors.upstream(failure);
+    const error = aiErrors.upstream(failure, call.ownKey);
     const status: AiCallStatus = failure.kind === 'aborted' ? 'aborted' : 'error';
     await this.#record(who, call, kind, { prompt: 0, completion: 0 }, undefined, status, failure.kind === 'status' ? failure.status : error.status);
     return error;
@@ -248,25 +278,67 @@ export class AiGateway {
       status,
       httpStatus,
       reservation: call.reservation,
+      userTokensHeld: call.userHold,
     });
   }
 }
 
 /**
- * Enforces maxTokensPerRequest on max_tokens / max_completion_tokens (over it: 400), sends the cap when the request
- * names none, and returns the output-token bound used for the credit reservation.
+ * The upstream call's abort signal: the client leaving, or the timeout. Before the answer starts, and for a whole
+ * non-streamed body, the timeout runs once (the openai SDK's own timeout stops at the headers); a stream restarts it
+ * on every event (idle), so a long stream lives while the upstream keeps sending.
+ */
+class UpstreamGuard {
+  readonly #controller = new AbortController();
+  readonly #timeoutMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  timedOut = false;
+
+  constructor(client: AbortSignal | undefined, timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
+    if (client?.aborted) this.#controller.abort();
+    client?.addEventListener('abort', () => this.#controller.abort(), { once: true });
+    this.idle();
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  idle(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.timedOut = true;
+      this.#controller.abort();
+    }, this.#timeoutMs);
+    this.#timer.unref();
+  }
+
+  done(): void {
+    clearTimeout(this.#timer);
+  }
+}
+
+/**
+ * Enforces maxTokensPerRequest on max_tokens and max_completion_tokens (either over it: 400), sends the cap when the
+ * request names neither, and returns the output-token bound of the whole call for the reservations: the larger
+ * limit times the answers asked for (`n`), never more than MAX_RESERVED_OUTPUT_TOKENS.
  */
 function applyTokenCap(body: OpenAiBody, settings: AiSettings): number {
-  const field = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
-  const given = body[field];
   const cap = settings.maxTokensPerRequest;
-  if (typeof given === 'number') {
+  let limit: number | undefined;
+  for (const field of ['max_tokens', 'max_completion_tokens'] as const) {
+    const given = body[field];
+    if (typeof given !== 'number') continue;
     if (cap !== null && given > cap) throw aiErrors.maxTokensOverCap(field, given, cap);
-    return given;
+    limit = Math.max(limit ?? 0, given);
   }
-  if (cap === null) return RESERVE_DEFAULT_OUTPUT_TOKENS;
-  body.max_tokens = cap;
-  return cap;
+  if (limit === undefined) {
+    limit = cap ?? RESERVE_DEFAULT_OUTPUT_TOKENS;
+    if (cap !== null) body.max_tokens = cap;
+  }
+  const answers = typeof body.n === 'number' && Number.isSafeInteger(body.n) && body.n > 1 ? body.n : 1;
+  return Math.min(limit * answers, MAX_RESERVED_OUTPUT_TOKENS);
 }
 
 function tokensOf(usage: Record<string, unknown> | undefined): TokenCounts {

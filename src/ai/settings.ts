@@ -1,6 +1,7 @@
 // Per-app AI configuration (ai_configs): what ai_config_get/set show and what the gateway enforces on every call.
 import { sql, type Kysely } from 'kysely';
 import type { SecretBox } from '../core/crypto.ts';
+import { errors } from '../core/errors.ts';
 
 /** What the gateway needs for a call; the own key is opened only here, never returned. */
 export interface AiSettings {
@@ -97,7 +98,8 @@ export class AiSettingsStore {
     this.#cache.delete(appId);
     const has = (k: keyof AiConfigPatch) => patch[k] !== undefined;
     const byok = patch.byokKey;
-    const { rows } = await sql<ConfigRow>`
+    const row = await this.#db.transaction().execute(async (tx) => {
+      const { rows } = await sql<ConfigRow>`
       insert into ai_configs as c (app_id, default_model, byok_key_sealed, byok_key_hint, max_tokens_per_request, allowed_models, end_user_daily_token_limit)
       values (${appId}, ${patch.defaultModel ?? null}, ${byok ? this.#box.seal(byok) : null}, ${byok ? providerKeyHint(byok) : null},
               ${patch.maxTokensPerRequest ?? null}, ${patch.allowedModels ?? null}, ${patch.endUserDailyTokenLimit ?? null})
@@ -110,10 +112,19 @@ export class AiSettingsStore {
         end_user_daily_token_limit = case when ${has('endUserDailyTokenLimit')}::boolean then excluded.end_user_daily_token_limit else c.end_user_daily_token_limit end,
         updated_at = now()
       returning *
-    `.execute(this.#db);
+    `.execute(tx);
+      const saved = rows[0]!;
+      // Checked on the merged settings, so that neither field can be changed into a contradiction of the other.
+      if (saved.default_model && saved.allowed_models && !saved.allowed_models.includes(saved.default_model)) {
+        throw errors.validation(`defaultModel '${saved.default_model}' is not in allowedModels; every request naming no model would be refused.`, [
+          { path: patch.defaultModel !== undefined ? 'defaultModel' : 'allowedModels', message: 'defaultModel must be one of allowedModels' },
+        ]);
+      }
+      return saved;
+    });
     // Again after the write: a call that read the old row meanwhile must not have cached it past the change.
     this.#cache.delete(appId);
-    return toView(rows[0]!);
+    return toView(row);
   }
 
   async #row(appId: string): Promise<ConfigRow> {

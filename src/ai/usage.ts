@@ -24,6 +24,8 @@ export interface AiCallRecord {
   status: AiCallStatus;
   httpStatus: number | null;
   reservation: Reservation | undefined;
+  /** End-user tokens held against the day's budget before the call; the record replaces them with the real count. */
+  userTokensHeld: number;
 }
 
 export interface UsageTotals {
@@ -63,9 +65,9 @@ export async function recordAiCall(db: Kysely<any>, ledger: CreditLedger, call: 
     ),
     user_day as (
       insert into ai_user_daily (app_id, end_user_id, day, tokens)
-      select ${call.appId}, ${call.endUserId}::uuid, (now() at time zone 'utc')::date, ${total}::bigint
-      where ${call.endUserId}::uuid is not null and ${total}::bigint > 0
-      on conflict (app_id, end_user_id, day) do update set tokens = ai_user_daily.tokens + excluded.tokens
+      select ${call.appId}, ${call.endUserId}::uuid, (now() at time zone 'utc')::date, ${total - call.userTokensHeld}::bigint
+      where ${call.endUserId}::uuid is not null and ${total - call.userTokensHeld}::bigint <> 0
+      on conflict (app_id, end_user_id, day) do update set tokens = greatest(0, ai_user_daily.tokens + excluded.tokens)
     ),
     ${settlement}
     select 1
@@ -94,12 +96,25 @@ export const METER_AI_USAGE_SQL = (batch: number) => `
   )
   select coalesce(sum(n), 0)::int as taken from sums`;
 
-/** Tokens an end user of the app has used today (UTC). */
-export async function endUserTokensToday(db: Kysely<any>, appId: string, endUserId: string): Promise<number> {
+/**
+ * Holds `tokens` of the end user's budget for today (UTC) if they have not used it up: one conditional upsert, so
+ * parallel calls of one end user are counted as they start. False when the budget is used up.
+ */
+export async function holdEndUserTokens(db: Kysely<any>, appId: string, endUserId: string, tokens: number, limit: number): Promise<boolean> {
   const { rows } = await sql<{ tokens: string }>`
-    select tokens::text from ai_user_daily where app_id = ${appId} and end_user_id = ${endUserId} and day = (now() at time zone 'utc')::date
+    insert into ai_user_daily as d (app_id, end_user_id, day, tokens) values (${appId}, ${endUserId}, (now() at time zone 'utc')::date, ${tokens})
+    on conflict (app_id, end_user_id, day) do update set tokens = d.tokens + excluded.tokens where d.tokens < ${limit}::bigint
+    returning tokens::text
   `.execute(db);
-  return Number(rows[0]?.tokens ?? 0);
+  return rows.length > 0;
+}
+
+/** Gives back a hold whose call never started. */
+export async function releaseEndUserTokens(db: Kysely<any>, appId: string, endUserId: string, tokens: number): Promise<void> {
+  await sql`
+    update ai_user_daily set tokens = greatest(0, tokens - ${tokens}::bigint)
+    where app_id = ${appId} and end_user_id = ${endUserId} and day = (now() at time zone 'utc')::date
+  `.execute(db);
 }
 
 /** Totals between two UTC dates, both inclusive. */
@@ -107,7 +122,8 @@ export async function usageReport(db: Kysely<any>, appId: string, startDate: str
   const { rows } = await sql<{ model: string; end_user_id: string | null; own_key: boolean; tokens: string; cost: string; requests: string }>`
     select model, end_user_id::text, own_key, sum(total_tokens)::text as tokens, sum(cost_nanos)::text as cost, count(*)::text as requests
     from ai_usage
-    where app_id = ${appId} and created_at >= ${startDate}::date and created_at < ${endDate}::date + 1
+    where app_id = ${appId} and created_at >= (${startDate}::date)::timestamp at time zone 'utc'
+      and created_at < (${endDate}::date + 1)::timestamp at time zone 'utc'
     group by model, end_user_id, own_key
   `.execute(db);
   const report: AiUsageReport = { startDate, endDate, totalTokens: 0, totalCost: 0, creditsUsed: 0, byModel: {}, byUser: {} };

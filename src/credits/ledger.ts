@@ -69,8 +69,9 @@ export class CreditLedger {
   }
 
   /**
-   * Holds `nanos` of the account's credit for a call about to be made. Refused (402) when nothing is left beyond
-   * what calls in flight hold: a call may cost more than its reservation, so the overspend is at most one call.
+   * Holds `nanos` of the account's credit for a call about to be made, or what is left when that is less (so that
+   * one huge request cannot hold more than the account has). Refused (402) when nothing is left beyond what calls in
+   * flight hold: a call may cost more than its reservation, so the overspend is at most one call.
    */
   async reserve(accountId: string, nanos: number, ttlSeconds: number): Promise<Reservation | undefined> {
     if (PLANS[await this.plan(accountId)].aiCredits === undefined) return undefined;
@@ -83,13 +84,18 @@ export class CreditLedger {
     const results = await this.#oneTransaction(`
       begin;
       set local synchronous_commit to off;
-      with held as (
-        update credit_balances set reserved_nanos = reserved_nanos + ${nanos}
+      with available as (
+        select account_id, least(${nanos}, balance_nanos - reserved_nanos) as amount from credit_balances
         where account_id = '${accountId}' and balance_nanos - reserved_nanos > 0
-        returning account_id
+        for update
+      ),
+      held as (
+        update credit_balances b set reserved_nanos = b.reserved_nanos + available.amount
+        from available where b.account_id = available.account_id
+        returning b.account_id, available.amount
       )
       insert into credit_reservations (account_id, amount_nanos, expires_at)
-      select account_id, ${nanos}, now() + make_interval(secs => ${ttlSeconds}) from held
+      select account_id, amount, now() + make_interval(secs => ${ttlSeconds}) from held
       returning id;
       commit;`);
     const id = (results[2]?.rows[0] as { id?: string } | undefined)?.id;
@@ -143,12 +149,6 @@ export class CreditLedger {
     }
   }
 
-  /** Gives a reservation back without a charge (the call was never made or failed before costing anything). */
-  async release(reservation: Reservation | undefined): Promise<void> {
-    if (!reservation) return;
-    await this.settle(this.#db, reservation.accountId, reservation, 0, 'release', '');
-  }
-
   async balance(accountId: string): Promise<{ balanceNanos: number; reservedNanos: number }> {
     const { rows } = await sql<{ balance_nanos: string; reserved_nanos: string }>`
       select balance_nanos::text, reserved_nanos::text from credit_balances where account_id = ${accountId}
@@ -163,7 +163,7 @@ function insufficientCredits(b: { balanceNanos: number; reservedNanos: number })
   return new AppError(
     402,
     'INSUFFICIENT_CREDITS',
-    `The account's AI credits are exhausted (balance $${usd(b.balanceNanos).toFixed(6)}, $${usd(b.reservedNanos).toFixed(6)} held by calls in flight).`,
+    "The account's AI credits are exhausted (what is left is held by calls in flight, if any).",
     "Upgrade the plan, or set the app's own provider key (byokKey in ai_config_set): own-key calls use no credits.",
     { balance_usd: usd(b.balanceNanos), credit_floor_usd: 0 },
   );

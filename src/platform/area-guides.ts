@@ -324,7 +324,8 @@ days): \`{ startDate, endDate, totalTokens, totalCost, creditsUsed, byModel, byU
 
 OpenAI's shape on these routes, \`{ error: { message, type, code, param } }\`: 400 invalid_request (param names the
 field), 401 missing_credentials / invalid_api_key, 402 insufficient_credits, 403 model_not_allowed / not_authorized,
-429 end_user_budget_exceeded, upstream 4xx relayed with the upstream's status, type and code, 502 upstream_error
+429 end_user_budget_exceeded, upstream 4xx relayed with the upstream's status, type and code (a refused key: 502
+upstream_error for the platform's, 502 byok_key_rejected for the app's own), 502 upstream_error
 (upstream 5xx, timeout or network: retry with backoff), 503 provider_unavailable (no upstream configured). A stream
 that breaks after it started ends with a \`data: { error }\` event. Over MCP the same errors use the standard envelope.
 `,
@@ -350,7 +351,7 @@ that breaks after it started ends with a \`data: { error }\` event. Over MCP the
 
 - Files: text, Markdown, HTML (visible text), PDF, DOCX and JSON; anything else fails the document with a message.
 - Chunks of \`chunkSize\` tokens (cl100k, default 512) overlapping by \`chunkOverlap\` (default 64), cut at paragraph,
-  then sentence, then word boundaries. \`metadata\` is stored with every chunk.
+  then sentence, then word boundaries. \`metadata\` (at most 8 KB as JSON) is stored with every chunk.
 - Embeddings go through the AI gateway in batches, billed like ai_embed (the app's own key when it has one), with
   the collection's \`embeddingModel\` (default openai/text-embedding-3-small; every collection stores 1536 dimensions).
 - Limits: \`text\` up to 3,000,000 characters per call; a file's extracted text up to 5,000,000 characters (and the

@@ -89,7 +89,7 @@ async function documentText(deps: IngestDeps, appId: string, work: Work): Promis
     if (err instanceof AppError && err.status < 500) throw new Unprocessable(`The stored file could not be read: ${err.message}`);
     throw err;
   }
-  return extractText(file.bytes, file.object.content_type, file.object.filename);
+  return extractText(file.bytes, file.object.content_type, file.object.filename, { maxBytes: deps.maxFileBytes, maxChars: RAG_LIMITS.maxExtractedChars });
 }
 
 async function writeChunks(deps: IngestDeps, appId: string, work: Work, chunks: readonly { text: string; vector: number[] }[]): Promise<void> {
@@ -126,9 +126,13 @@ async function writeChunks(deps: IngestDeps, appId: string, work: Work, chunks: 
   }
 }
 
-/** Upstream hiccups and lost connections are worth another attempt; refusals (credits, rules, config) are not. */
+/**
+ * Upstream hiccups, rate limits and lost connections are worth another attempt; refusals (credits, model rules,
+ * a refused own key, no provider configured) are not.
+ */
 function retryable(err: AppError): boolean {
-  return err.status >= 500 && err.code !== 'PROVIDER_UNAVAILABLE';
+  if (err.status === 429 || err.status === 408) return true;
+  return err.status >= 500 && err.code !== 'PROVIDER_UNAVAILABLE' && err.code !== 'BYOK_KEY_REJECTED';
 }
 
 function failureMessage(err: Error): string {

@@ -156,8 +156,8 @@ export class RagService {
     const collection = await this.#collection(who, name);
     const db = await this.db(who.app.id);
     const { rows } = await db.query<{ documents: string; chunks: string }>(
-      `select count(*)::text as documents, coalesce(sum(chunk_count), 0)::text as chunks from svc_rag.documents where collection_id = $1`,
-      [collection.id],
+      `select count(*)::text as documents, coalesce(sum(chunk_count), 0)::text as chunks from svc_rag.documents where collection_id = $1 and ${visibleTo('$2')}`,
+      [collection.id, ownerFilter(who, collection)],
     );
     return { ...collectionView(collection), documentCount: Number(rows[0]!.documents), chunkCount: Number(rows[0]!.chunks) };
   }

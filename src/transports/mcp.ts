@@ -214,7 +214,7 @@ export class McpTransport {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed as never }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
-      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas);
+      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas, extra.signal);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: [
@@ -274,7 +274,7 @@ export class McpTransport {
     };
   }
 
-  async #call(name: string, args: unknown, caller: Caller, rpcId: string, areas: ReadonlySet<string>): Promise<CallToolResult> {
+  async #call(name: string, args: unknown, caller: Caller, rpcId: string, areas: ReadonlySet<string>, signal: AbortSignal): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
     if (!tool) return errorResult(errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.'));
@@ -293,7 +293,7 @@ export class McpTransport {
     }
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
-      const result = await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log });
+      const result = await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log, signal });
       // structuredContent must be a plain object: pre-serialized JSON (a relayed AI answer) is parsed back into one.
       const output = (result instanceof JsonText ? result.toJSON() : result) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };

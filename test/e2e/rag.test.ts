@@ -183,6 +183,9 @@ describe('ingestion and query', () => {
     const refused = await waitForDocument('files', (await api('/collections/files/ingest', { method: 'POST', body: { storage_object_id: png } })).json.documentId);
     expect(refused).toMatchObject({ status: 'failed', errorMessage: expect.stringContaining('image/png') });
 
+    const bigMetadata = await api('/collections/files/ingest', { method: 'POST', body: { text: 'x', metadata: { blob: 'm'.repeat(9000) } } });
+    expect(bigMetadata.status).toBe(400);
+    expect(bigMetadata.json.error.message).toContain('metadata');
     const neither = await api('/collections/files/ingest', { method: 'POST', body: { filename: 'x' } });
     expect(neither.status).toBe(400);
     const missing = await api('/collections/files/ingest', { method: 'POST', body: { storage_object_id: '00000000-0000-4000-8000-000000000000' } });
@@ -218,6 +221,9 @@ describe('access modes', () => {
     const bobSees = await api('/collections/mine/query', { method: 'POST', key: bob, body: { query: 'company', topK: 10 } });
     expect(bobSees.json.chunks.map((c: { documentId: string }) => c.documentId)).toEqual([appDoc.id]);
     expect((await api(`/collections/mine/documents/${aliceDoc.id}`, { key: bob })).status).toBe(404);
+    // Counts too cover only what the caller may see.
+    expect((await api('/collections/mine', { key: bob })).json.documentCount).toBe(1);
+    expect((await api('/collections/mine', { key: alice })).json.documentCount).toBe(2);
     expect((await api(`/collections/mine/documents/${aliceDoc.id}`, { method: 'DELETE', key: bob })).status).toBe(404);
     expect((await api(`/collections/mine/documents/${appDoc.id}`, { method: 'DELETE', key: bob })).status).toBe(403);
     expect((await api('/collections/mine', { method: 'DELETE', key: alice })).status).toBe(403);

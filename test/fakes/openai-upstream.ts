@@ -20,6 +20,7 @@
  *   fake/error-429         429 { error: { message: 'Rate limit reached', type: 'rate_limit_error', code: 'rate_limit_exceeded' } }
  *   fake/error-400         400 { error: { message: 'Invalid parameter: messages', type: 'invalid_request_error', code: null, param: 'messages' } }
  *   fake/error-500         500 { error: { message: 'upstream exploded', type: 'server_error' } }
+ *   fake/error-401         401 { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }
  *   fake/drop              destroys the socket without answering
  *   fake/hang              never answers, until the client gives up (or close())
  *   fake/drop-mid-stream   sends two SSE chunks, then destroys the socket (non-stream: half of the JSON body)
@@ -76,6 +77,7 @@ const FAULTS: Record<string, [status: number, body: unknown]> = {
   'fake/error-429': [429, { error: { message: 'Rate limit reached', type: 'rate_limit_error', code: 'rate_limit_exceeded' } }],
   'fake/error-400': [400, { error: { message: 'Invalid parameter: messages', type: 'invalid_request_error', code: null, param: 'messages' } }],
   'fake/error-500': [500, { error: { message: 'upstream exploded', type: 'server_error' } }],
+  'fake/error-401': [401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }],
 };
 
 export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunkDelayMs?: number; record?: boolean } = {}): Promise<FakeOpenAI> {

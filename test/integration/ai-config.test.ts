@@ -78,6 +78,18 @@ describe('AI configuration', () => {
     if (!param) expect(res.body.error.message).toContain('Unrecognized key: "model"');
   });
 
+  it('refuses a defaultModel outside allowedModels, whichever field the update changes, and keeps the old settings', async () => {
+    const first = await put({ defaultModel: 'openai/a', allowedModels: ['openai/a', 'openai/b'] });
+    expect(first.status).toBe(200);
+    const narrowed = await put({ allowedModels: ['openai/b'] });
+    expect(narrowed.status).toBe(400);
+    expect(narrowed.body.error).toMatchObject({ code: 'invalid_request', param: 'allowedModels' });
+    const moved = await put({ defaultModel: 'openai/c' });
+    expect(moved.body.error).toMatchObject({ code: 'invalid_request', param: 'defaultModel' });
+    expect((await p.api('GET', `/v1/${appId}/ai/config`, { key: serviceKey })).body).toMatchObject({ defaultModel: 'openai/a', allowedModels: ['openai/a', 'openai/b'] });
+    await put({ allowedModels: null });
+  });
+
   it('usage validates its dates', async () => {
     const reversed = await p.api('GET', `/v1/${appId}/ai/usage?startDate=2026-02-01&endDate=2026-01-01`, { key: serviceKey });
     expect(reversed.status).toBe(400);

@@ -34,6 +34,7 @@ async function usageRows(): Promise<unknown[]> {
 }
 
 async function reserved(): Promise<string> {
+  await p.services.ai.settled();
   return (await p.sql(`select reserved_nanos::text as r from credit_balances where account_id = $1`, [accountId]))[0].r;
 }
 
@@ -76,5 +77,68 @@ describe('upstream failures', () => {
     const charges = await p.sql(`select amount_nanos::int from credit_ledger where account_id = $1 and kind = 'charge'`, [accountId]);
     expect(charges).toEqual([{ amount_nanos: -30_000 }]);
     expect(await reserved()).toBe('0');
+  });
+
+  it("a key the provider refuses is not the caller's credential: 502 upstream_error for the platform's key, byok_key_rejected for the app's own", async () => {
+    const platformKey = await chat('fake/error-401');
+    expect(platformKey.status).toBe(502);
+    expect(platformKey.body.error).toMatchObject({ type: 'api_error', code: 'upstream_error' });
+    expect(platformKey.headers.get('www-authenticate')).toBeNull();
+    await p.services.aiSettings.update(appId, { byokKey: 'sk-own-refused-000000' });
+    try {
+      const own = await chat('fake/error-401');
+      expect(own.status).toBe(502);
+      expect(own.body.error).toMatchObject({ code: 'byok_key_rejected' });
+      expect(own.body.error.message).toContain("refused this app's own key");
+    } finally {
+      await p.services.aiSettings.update(appId, { byokKey: null });
+    }
+  });
+});
+
+const WORDS = 'one two three four five six seven eight nine ten';
+
+describe('token caps and reservations', () => {
+  it('a huge max_tokens without a cap is served, holding no more than what the account has', async () => {
+    const res = await p.api('POST', `/v1/${appId}/chat/completions`, {
+      body: { model: 'openai/m', max_tokens: 1e15, n: 128, messages: [{ role: 'user', content: 'x' }] },
+      key: serviceKey,
+    });
+    expect(res.status).toBe(200);
+    expect(await reserved()).toBe('0');
+  });
+
+  it('the cap applies to max_tokens and max_completion_tokens alike', async () => {
+    await p.services.aiSettings.update(appId, { maxTokensPerRequest: 100 });
+    try {
+      const res = await p.api('POST', `/v1/${appId}/chat/completions`, {
+        body: { model: 'openai/m', max_completion_tokens: 1, max_tokens: 101, messages: [{ role: 'user', content: 'x' }] },
+        key: serviceKey,
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', param: 'max_tokens' });
+    } finally {
+      await p.services.aiSettings.update(appId, { maxTokensPerRequest: null });
+    }
+  });
+
+  it("parallel calls of one end user cannot all pass their daily budget: each holds its estimate as it starts", async () => {
+    await p.services.aiSettings.update(appId, { endUserDailyTokenLimit: 10 });
+    try {
+      const app = (await p.services.apps.get(appId))!;
+      const who = { app, endUserId: '00000000-0000-4000-8000-00000000000a' };
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 6 }, () =>
+          p.services.ai.chat(who, { model: 'openai/m', messages: [{ role: 'user', content: WORDS }] }, { signal: undefined, canStream: false }),
+        ),
+      );
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      expect(outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason.code)).toEqual(Array(5).fill('END_USER_BUDGET_EXCEEDED'));
+      await p.services.ai.settled();
+      // The hold was replaced by the real count: 13 prompt + 11 completion tokens, over the budget of 10 on its own.
+      expect(await p.sql(`select tokens::int from ai_user_daily where end_user_id = $1`, [who.endUserId])).toEqual([{ tokens: 24 }]);
+    } finally {
+      await p.services.aiSettings.update(appId, { endUserDailyTokenLimit: null });
+    }
   });
 });

@@ -55,12 +55,12 @@ describe('credit ledger', () => {
     expect(await balance(account)).toEqual({ b: '100000000', r: '100000000' });
   });
 
-  it('settle charges and frees the reservation in the caller transaction; release frees without a charge', async () => {
+  it('settle charges and frees the reservation in the caller transaction; settling for nothing only frees it', async () => {
     const account = await newAccount();
     const a = await p.services.credits.reserve(account, 5_000_000, 60);
     const b = await p.services.credits.reserve(account, 5_000_000, 60);
     await p.services.credits.settle(other.db, account, a, 7_000_000, 'ai', 'ai_usage:1');
-    await p.services.credits.release(b);
+    await p.services.credits.settle(other.db, account, b, 0, 'ai', 'ai_usage:0');
     expect(await balance(account)).toEqual({ b: '93000000', r: '0' });
     const rows = await p.sql(`select kind, amount_nanos::text, source, usage_ref from credit_ledger where account_id = $1 order by id`, [account]);
     expect(rows).toEqual([

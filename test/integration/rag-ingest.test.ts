@@ -12,7 +12,7 @@ let app: AppRecord;
 
 beforeAll(async () => {
   fake = await startFakeOpenAI();
-  p = await startTestPlatform({ SVC_ROLE: 'api', SVC_AI_BASE_URL: fake.url, SVC_AI_API_KEY: 'sk-rag', SVC_AI_TIMEOUT_MS: '300' });
+  p = await startTestPlatform({ SVC_ROLE: 'api', SVC_AI_BASE_URL: fake.url, SVC_AI_API_KEY: 'sk-rag', SVC_AI_TIMEOUT_MS: '2000' });
   const created = await p.api('POST', '/init', { body: { name: 'rag ingest' } });
   app = (await p.services.apps.get(created.body.app_id))!;
   await p.sql(`update accounts set plan = 'enterprise'`);
@@ -57,6 +57,20 @@ describe('rag ingestion job', () => {
     const s = await state(documentId);
     expect(s.status).toBe('ready');
     expect(s.chunks.n).toBe(s.chunk_count);
+  });
+
+  it('an upstream rate limit (429) is retried, not a failure of the document', async () => {
+    const { documentId } = await p.services.rag.ingest(who(), 'c', { text: 'short text' });
+    const db = await p.services.rag.db(app.id);
+    await db.query(`update svc_rag.collections set embedding_model = 'fake/error-429' where name = 'c'`);
+    try {
+      await expect(p.services.rag.process(app.id, documentId, { number: 1, max: 5 })).rejects.toMatchObject({ status: 429 });
+    } finally {
+      await db.query(`update svc_rag.collections set embedding_model = 'openai/text-embedding-3-small' where name = 'c'`);
+    }
+    expect(await state(documentId)).toMatchObject({ status: 'processing' });
+    await p.services.rag.process(app.id, documentId, { number: 2, max: 5 });
+    expect(await state(documentId)).toMatchObject({ status: 'ready' });
   });
 
   it('a transient failure on the last attempt fails the document with the reason', async () => {

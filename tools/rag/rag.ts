@@ -8,6 +8,11 @@ const NameSchema = z
   .string()
   .regex(/^[a-z0-9_-]{1,100}$/, 'a collection name is 1-100 lowercase letters, digits, hyphens and underscores')
   .describe('Collection name (lowercase letters, digits, - and _), unique in the app');
+/** Metadata is copied onto every chunk of a document: kept small so a document cannot multiply it into gigabytes. */
+const METADATA_MAX_BYTES = 8192;
+const MetadataSchema = z
+  .record(z.string().max(200), z.unknown())
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= METADATA_MAX_BYTES, { message: `at most ${METADATA_MAX_BYTES} bytes as JSON` });
 const DocumentIdSchema = z.string().uuid().describe('Document id, from rag_ingest or rag_documents_list');
 
 const Collection = z.object({
@@ -130,7 +135,7 @@ export const ragIngest = defineTool({
       text: z.string().max(RAG_LIMITS.maxTextChars).optional().describe(`The document's text (at most ${RAG_LIMITS.maxTextChars} characters)`),
       storage_object_id: z.string().uuid().optional().describe("A file of this app's storage (storage_upload or storage_upload_inline)"),
       filename: z.string().max(1024).optional(),
-      metadata: z.record(z.string(), z.unknown()).optional().describe('Stored with each chunk; rag_query filter matches it'),
+      metadata: MetadataSchema.optional().describe(`Stored with each chunk (at most ${METADATA_MAX_BYTES} bytes as JSON); rag_query filter matches it`),
       user_token: UserTokenSchema,
     })
     .refine((v) => (v.text === undefined) !== (v.storage_object_id === undefined), {
@@ -200,7 +205,7 @@ export const ragQuery = defineTool({
     query: z.string().min(1).max(8000),
     topK: z.number().int().min(1).max(RAG_LIMITS.topKMax).default(5),
     threshold: z.number().min(0).max(1).optional().describe('Minimum cosine similarity (0-1)'),
-    filter: z.record(z.string(), z.unknown()).optional().describe('Metadata key-values every returned chunk must have'),
+    filter: MetadataSchema.optional().describe('Metadata key-values every returned chunk must have'),
     synthesize: z.boolean().default(false),
     model: z.string().max(200).optional().describe("Model for the answer, '<vendor>/<model>'"),
     user_token: UserTokenSchema,
