@@ -27,6 +27,7 @@ import { AiSettingsStore } from './ai/settings.ts';
 import { CreditLedger } from './credits/ledger.ts';
 import { OpenAiUpstream } from './adapters/openai.ts';
 import { RagService } from './rag/service.ts';
+import { SubstrateService } from './substrate/service.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { createHttpServer } from './transports/http-app.ts';
@@ -98,6 +99,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     ai,
     aiSettings,
     credits,
+    substrate: new SubstrateService(control.db),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
 

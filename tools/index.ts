@@ -9,6 +9,7 @@ import { storageTools } from './storage/storage.ts';
 import { functionsTools } from './functions/functions.ts';
 import { aiTools } from './ai/ai.ts';
 import { ragTools } from './rag/rag.ts';
+import { substrateTools } from './substrate/substrate.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
@@ -24,6 +25,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   data: dataTools,
   ai: aiTools,
   rag: ragTools,
+  substrate: substrateTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -65,4 +67,5 @@ export const tools: readonly AnyTool[] = [
   ...dataTools,
   ...aiTools,
   ...ragTools,
+  ...substrateTools,
 ];

@@ -6,6 +6,7 @@ import * as frontend from './0004_frontend.ts';
 import * as functions from './0005_functions.ts';
 import * as workerHeartbeats from './0006_worker_heartbeats.ts';
 import * as aiCredits from './0007_ai_credits.ts';
+import * as substrate from './0008_substrate.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_functions': functions,
   '0006_worker_heartbeats': workerHeartbeats,
   '0007_ai_credits': aiCredits,
+  '0008_substrate': substrate,
 };

@@ -57,6 +57,12 @@ export interface HttpBinding<O> {
    * those raised before the handler (body parsing, authentication).
    */
   errorShape?: ErrorShape;
+  /**
+   * The credentials this route accepts over REST when fewer than the tool's `auth` (which MCP uses): the substrate's
+   * routes take substrate keys only, while MCP sessions (platform key) reach the same tools as an agent. A service
+   * key is then refused with 403, any other credential with 401 AUTH_INVALID_TOKEN.
+   */
+  restAuth?: readonly CallerKind[];
 }
 
 export type ErrorShape = 'standard' | 'openai';
@@ -81,6 +87,8 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
   /** Whether input.app_id names an app the caller must be entitled to. */
   appScoped?: boolean;
   http: HttpBinding<z.output<O>> | false;
+  /** false: REST only, not offered over MCP (e.g. a human's approval, which an agent must not give itself). */
+  mcp?: false;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   handler: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O>>;
 }

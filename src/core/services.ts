@@ -17,6 +17,7 @@ import type { AiGateway } from '../ai/gateway.ts';
 import type { AiSettingsStore } from '../ai/settings.ts';
 import type { CreditLedger } from '../credits/ledger.ts';
 import type { RagService } from '../rag/service.ts';
+import type { SubstrateService } from '../substrate/service.ts';
 
 /** Everything a tool handler may reach, built once at start (src/platform.ts). */
 export interface Services {
@@ -51,4 +52,6 @@ export interface Services {
   credits: CreditLedger;
   /** RAG collections, documents, ingestion and retrieval, in each app's database (schema svc_rag). */
   rag: RagService;
+  /** The substrate: per-user ledger of proposed, approved and executed actions, and the memory they write. */
+  substrate: SubstrateService;
 }

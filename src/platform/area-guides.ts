@@ -372,4 +372,46 @@ user's document), 404 RESOURCE_NOT_FOUND (collection, document or stored file), 
 name); the AI gateway's 402, 429 and 502 apply to queries.
 `,
   },
+  substrate: {
+    summary:
+      "The user's own layer of record (in progress): every write is a proposed action that a policy runs at once or holds for the human's approval, recorded in a ledger with its undo.",
+    reference: `
+## Who acts
+
+Over MCP (platform key) you act for the account's substrate user as an **agent**; over REST a substrate key
+(svc_sub_...) acts as the **human**. Approving, rejecting and yolo mode are the human's, over REST only.
+
+## Propose
+
+\`substrate_propose\` \`{ capability, payload, idempotency_key?, dangerously_skip_approval? }\` ->
+\`{ action_id, verdict: { result, reason, conflicts }, requires_approval, result?, replay? }\`. Verdicts, in order: a
+conflict with an active principle in \`reject\` mode -> \`rejected\`; any other conflict -> \`requires_approval\`; the
+owner's skip flag -> \`auto_approved\` (ignored for agents); policy auto -> \`auto_approved\`; yolo mode and a human
+proposer (not for side-effecting capabilities) -> \`auto_approved_yolo\`; otherwise \`requires_approval\`. A payload
+that fails validation is a 400 naming \`payload.<field>\`. The same \`idempotency_key\` (per user, forever) returns the
+first outcome with \`replay: true\` and runs nothing.
+
+## Capabilities (built so far)
+
+| capability | payload (required; optional) | policy |
+|---|---|---|
+| record_decision | title, kind (operational, strategic, mission, vision, principle, policy_decision); rationale, salience (ambient, normal, archival; default normal), source_artifact_id | auto, reversible |
+| record_commitment | description, status (proposed, tentative, confirmed, fulfilled, expired, broken); from_entity, to_entity, amount, unit, due_at, source_artifact_id, attrs | auto, reversible |
+| record_learning | title, description; resolution_taken, related_decision_id, source_artifact_id | auto, reversible |
+| record_principle | title, applies_to \`{ capabilities?: [...] }\`, constraint_spec \`{ logic: <JSON-Logic over { capability, payload }>, mode?: "require_approval" or "reject" }\`; rationale, salience (default ambient) | approval |
+| supersede_decision | old_decision_id, new_title, kind; new_rationale | approval |
+| retire_principle | principle_id, reason | approval |
+| revert_action | action_id | auto |
+| bulk_revert_actions | action_ids (1-200), reason; failures are collected in the result | approval |
+
+A principle applies to the capabilities in \`applies_to.capabilities\` (all when empty); its \`logic\` must be true for a
+proposal, e.g. \`{ "<=": [{ "var": "payload.amount" }, 100] }\`. A logic that cannot be evaluated counts as a conflict.
+
+## Errors
+
+400 VALIDATION_FAILED; 401 AUTH_INVALID_TOKEN (REST without a substrate key); 403 FORBIDDEN (a service key); 404
+RESOURCE_NOT_FOUND; 409 wrong_status (approve or reject of an action not proposed), ALREADY_REVERTED, NOT_REVERSIBLE,
+NOT_EXECUTED.
+`,
+  },
 };

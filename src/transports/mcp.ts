@@ -100,7 +100,8 @@ export class McpTransport {
   readonly #sessions = new Map<string, Session>();
   readonly #sweeper: NodeJS.Timeout;
 
-  constructor(tools: readonly AnyTool[], services: Services, log: Logger) {
+  constructor(allTools: readonly AnyTool[], services: Services, log: Logger) {
+    const tools = allTools.filter((t) => t.mcp !== false);
     this.#sweeper = setInterval(() => this.#closeIdle(Date.now() - MCP_SESSION_IDLE_MS), 60_000);
     this.#sweeper.unref();
     this.#tools = new Map(tools.map((t) => [t.name, t]));

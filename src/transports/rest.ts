@@ -86,6 +86,7 @@ async function serve(
   try {
     const input = restInput(http, fields, req, subdomainAppId);
     const caller = await resolveCaller(req.headers.authorization, services);
+    if (http.restAuth && !http.restAuth.includes(caller.kind)) throw caller.kind === 'service' ? errors.wrongCredential(http.restAuth) : errors.invalidToken();
     const output = await invoke(tool, input, {
       services,
       caller,

@@ -180,6 +180,7 @@ interface Fixtures {
   objectId: string;
   deploymentId: string;
   documentId: string;
+  actionId: string;
 }
 
 interface Operation {
@@ -323,6 +324,10 @@ beforeAll(async () => {
   const substrate = await ok(request(server.url, '/substrate-keys', { method: 'POST', key, body: { name: 'fuzz' } }));
   await ok(request(server.url, `/v1/${appId}/rag/collections`, { method: 'POST', key, body: { name: RAG_COLLECTION } }));
   const ragDoc = await ok(request(server.url, `/v1/${appId}/rag/collections/${RAG_COLLECTION}/ingest`, { method: 'POST', key, body: { text: 'fuzz document' } }));
+  const substrateKey = (await ok(request(server.url, '/substrate-keys', { method: 'POST', key, body: { name: 'fuzz human' } }))).key;
+  const action = await ok(
+    request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key: substrateKey, body: { capability: 'record_learning', payload: { title: 't', description: 'd' } } }),
+  );
   const user = await ok(request(server.url, `/v1/${appId}/auth/signup`, { method: 'POST', body: { email: 'fuzz@example.com', password: 'correct horse battery' } }));
   fx = {
     appId,
@@ -335,6 +340,7 @@ beforeAll(async () => {
     objectId: upload.objectId,
     deploymentId: deployment.id,
     documentId: ragDoc.documentId,
+    actionId: action.action_id,
   };
 });
 
@@ -361,6 +367,8 @@ function validParam(operationId: string, path: string, name: string): string {
       return path.includes('/rag/') ? RAG_COLLECTION : FUNCTION_NAME;
     case 'document_id':
       return fx.documentId;
+    case 'action_id':
+      return fx.actionId;
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }
@@ -454,7 +462,7 @@ function credentialFor(operationId: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
 
-const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id']);
+const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id']);
 
 /** The REST path a tool's `id` and `key_id` belong to, for validParam. */
 function pathOfTool(name: string): string {

@@ -1,0 +1,59 @@
+// The policy engine: a proposal's verdict from the capability's policy, the user's yolo mode, who proposes, the
+// owner's skip flag, and the user's active principles (JSON-Logic constraints evaluated on every proposal).
+import jsonLogic from 'json-logic-js';
+import type { Capability, Conflict, ProposerKind, Verdict } from './types.ts';
+
+export interface PrincipleRow {
+  id: string;
+  title: string;
+  applies_to: { capabilities?: string[] };
+  constraint_spec: { logic: Record<string, unknown>; mode?: 'require_approval' | 'reject' };
+}
+
+export interface PolicyInput {
+  capability: Capability;
+  payload: unknown;
+  proposer: ProposerKind;
+  yolo: boolean;
+  skipApproval: boolean;
+  principles: readonly PrincipleRow[];
+}
+
+/** The principles a proposal violates: those that apply to its capability and whose logic is not true for it. */
+export function conflictsOf(capability: string, payload: unknown, principles: readonly PrincipleRow[]): Conflict[] {
+  const data = { capability, payload };
+  const out: Conflict[] = [];
+  for (const p of principles) {
+    const scope = p.applies_to.capabilities;
+    if (scope && scope.length > 0 && !scope.includes(capability)) continue;
+    let complies: boolean;
+    try {
+      complies = Boolean(jsonLogic.apply(p.constraint_spec.logic as never, data));
+    } catch {
+      // A constraint that cannot be evaluated cannot vouch for the proposal: the human decides.
+      complies = false;
+    }
+    if (!complies) out.push({ principle_id: p.id, title: p.title, mode: p.constraint_spec.mode ?? 'require_approval' });
+  }
+  return out;
+}
+
+/**
+ * In order: a `reject` principle refuses; any other conflict needs approval (even with the skip flag); an owner's
+ * `dangerously_skip_approval` executes; an agent never skips; `auto` capabilities execute; in yolo mode a human's
+ * proposal of an approval capability executes unless it acts outside the substrate; the rest waits for approval.
+ */
+export function decide(input: PolicyInput): Verdict {
+  const conflicts = conflictsOf(input.capability.name, input.payload, input.principles);
+  if (conflicts.some((c) => c.mode === 'reject')) {
+    return { result: 'rejected', reason: `conflicts with a principle that rejects such proposals: ${conflicts.filter((c) => c.mode === 'reject').map((c) => c.title).join('; ')}`, conflicts };
+  }
+  const human = input.proposer === 'human';
+  if (conflicts.length) return { result: 'requires_approval', reason: `conflicts with ${conflicts.length} principle(s)`, conflicts };
+  if (input.skipApproval && human) return { result: 'auto_approved', reason: 'dangerously_skip_approval by the owner', conflicts };
+  const skipNote = input.skipApproval ? ' (dangerously_skip_approval is ignored for agents)' : '';
+  if (input.capability.policy === 'auto') return { result: 'auto_approved', reason: 'capability policy: auto', conflicts };
+  if (input.yolo && human && !input.capability.sideEffecting) return { result: 'auto_approved_yolo', reason: 'yolo mode, proposed by a human', conflicts };
+  const why = input.capability.sideEffecting && input.yolo && human ? 'acts outside the substrate, so it needs approval even in yolo mode' : 'capability policy: approval_required';
+  return { result: 'requires_approval', reason: why + skipNote, conflicts };
+}

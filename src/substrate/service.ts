@@ -1,0 +1,254 @@
+// The substrate ledger: every write is proposed, decided by policy or a human, executed in the transaction that
+// records it, and undoable. Scoped to one substrate user of one account (org) per call.
+import { sql, type Kysely } from 'kysely';
+import type { Caller } from '../core/define.ts';
+import { AppError, errors, fromZod } from '../core/errors.ts';
+import { capabilities, payloadSchemas } from './capabilities/index.ts';
+import { unknownKeysMessage } from '../core/strict.ts';
+import { newId } from './ids.ts';
+import { decide, type PrincipleRow } from './policy.ts';
+import type { ActionView, Capability, CapabilityContext, SubstrateActor, Verdict } from './types.ts';
+
+export interface ProposeInput {
+  capability: string;
+  payload: Record<string, unknown>;
+  idempotency_key?: string | undefined;
+  dangerously_skip_approval?: boolean | undefined;
+}
+
+export interface ProposeResult {
+  action_id: string;
+  verdict: Verdict;
+  requires_approval: boolean;
+  result?: unknown;
+  replay?: true;
+}
+
+export interface ActionQuery {
+  status?: 'proposed' | 'executed' | 'rejected' | 'all' | undefined;
+  capability?: string | undefined;
+  limit: number;
+  before?: string | undefined;
+  source_app_id?: string | undefined;
+  source_rule_id?: string | undefined;
+}
+
+interface ActionRow {
+  id: string;
+  user_id: string;
+  capability: string;
+  payload: Record<string, unknown>;
+  proposer_kind: 'human' | 'agent';
+  source_app_id: string | null;
+  source_rule_id: string | null;
+  status: 'proposed' | 'executed' | 'rejected';
+  verdict: Verdict;
+  requires_approval: boolean;
+  skip_approval: boolean;
+  result: unknown;
+  undo: unknown;
+  reverted_by: string | null;
+  reject_reason: string | null;
+  idempotency_key: string | null;
+  created_at: Date;
+  decided_at: Date | null;
+  executed_at: Date | null;
+}
+
+export const substrateErrors = {
+  wrongStatus: (id: string, status: string) =>
+    new AppError(409, 'wrong_status', `Action '${id}' is ${status}, not proposed.`, 'Only a proposed action can be approved or rejected; read it with GET actions/{action_id}.'),
+  unknownCapability: (name: string) =>
+    errors.validation(`Unknown capability '${name.slice(0, 100)}'; known: ${[...capabilities.keys()].join(', ')}.`, [{ path: 'capability', message: 'not a capability' }]),
+  actionNotFound: (id: string) => errors.notFound(`Action '${id.slice(0, 100)}'`, 'List the actions with GET /v1/me/substrate/actions.'),
+};
+
+export class SubstrateService {
+  readonly #db: Kysely<any>;
+
+  constructor(db: Kysely<any>) {
+    this.#db = db;
+  }
+
+  /**
+   * Who a call acts for. A substrate key: its user (or the account's default user), proposing as a human. A platform
+   * key (MCP): the account's default user, proposing as an agent. Other credentials never reach the substrate.
+   */
+  async actor(caller: Caller): Promise<SubstrateActor> {
+    if (caller.kind === 'substrate') {
+      const row = (await sql<{ substrate_user_id: string | null }>`select substrate_user_id from substrate_keys where id = ${caller.keyId}`.execute(this.#db)).rows[0];
+      const userId = row?.substrate_user_id ?? (await this.#defaultUser(caller.accountId));
+      return { accountId: caller.accountId, userId, proposer: 'human', sourceAppId: null, sourceRuleId: null };
+    }
+    if (caller.kind === 'platform') {
+      return { accountId: caller.accountId, userId: await this.#defaultUser(caller.accountId), proposer: 'agent', sourceAppId: null, sourceRuleId: null };
+    }
+    throw errors.wrongCredential(['substrate key']);
+  }
+
+  async settings(actor: SubstrateActor): Promise<{ yolo_mode: boolean; user_id: string }> {
+    const { rows } = await sql<{ yolo_mode: boolean }>`select yolo_mode from substrate_users where id = ${actor.userId}`.execute(this.#db);
+    return { yolo_mode: rows[0]?.yolo_mode ?? false, user_id: actor.userId };
+  }
+
+  async setYolo(actor: SubstrateActor, yolo: boolean): Promise<{ yolo_mode: boolean; user_id: string }> {
+    await sql`update substrate_users set yolo_mode = ${yolo} where id = ${actor.userId}`.execute(this.#db);
+    return { yolo_mode: yolo, user_id: actor.userId };
+  }
+
+  /**
+   * One proposal: validated, decided, and (when approved by policy) executed, all in one transaction with its ledger
+   * row. A known idempotency key replays the original outcome and executes nothing; two concurrent proposals with
+   * the same key meet at the unique index, so one executes and the other replays it.
+   */
+  async propose(actor: SubstrateActor, input: ProposeInput): Promise<ProposeResult> {
+    const capability = capabilities.get(input.capability);
+    if (!capability) throw substrateErrors.unknownCapability(input.capability);
+    const parsed = payloadSchemas.get(capability.name)!.safeParse({ payload: input.payload }, { error: unknownKeysMessage });
+    if (!parsed.success) throw fromZod(parsed.error);
+    const payload = (parsed.data as { payload: Record<string, unknown> }).payload;
+    const outcome = await this.#db.transaction().execute(async (tx) => {
+      const user = (await sql<{ yolo_mode: boolean }>`select yolo_mode from substrate_users where id = ${actor.userId}`.execute(tx)).rows[0];
+      const principles = (
+        await sql<PrincipleRow>`select id, title, applies_to, constraint_spec from substrate_principles where user_id = ${actor.userId} and status = 'active'`.execute(tx)
+      ).rows;
+      const skip = input.dangerously_skip_approval === true;
+      const verdict = decide({ capability, payload, proposer: actor.proposer, yolo: user?.yolo_mode ?? false, skipApproval: skip, principles });
+      const id = newId('act');
+      const status = verdict.result === 'rejected' ? 'rejected' : verdict.result === 'requires_approval' ? 'proposed' : 'executed';
+      const inserted = await sql<{ id: string }>`
+        insert into substrate_actions (id, user_id, capability, payload, proposer_kind, source_app_id, source_rule_id, status, verdict,
+                                       requires_approval, skip_approval, idempotency_key, decided_at)
+        values (${id}, ${actor.userId}, ${capability.name}, ${JSON.stringify(payload)}, ${actor.proposer}, ${actor.sourceAppId}, ${actor.sourceRuleId},
+                ${status === 'executed' ? 'proposed' : status}, ${JSON.stringify(verdict)}, ${status === 'proposed'}, ${skip},
+                ${input.idempotency_key ?? null}, ${status === 'proposed' ? null : sql`now()`})
+        on conflict (user_id, idempotency_key) do nothing
+        returning id`.execute(tx);
+      if (!inserted.rows[0]) return undefined;
+      if (status !== 'executed') return { action_id: id, verdict, requires_approval: status === 'proposed' } satisfies ProposeResult;
+      const result = await this.#execute(tx, actor, id, capability, payload);
+      return { action_id: id, verdict, requires_approval: false, result } satisfies ProposeResult;
+    });
+    return outcome ?? this.#replay(actor, input.idempotency_key!);
+  }
+
+  /** Executes a proposed action as its proposer would have, and returns the updated row. */
+  async approve(actor: SubstrateActor, actionId: string): Promise<ActionView> {
+    return this.#db.transaction().execute(async (tx) => {
+      const row = await this.#lockProposed(tx, actor, actionId);
+      const capability = capabilities.get(row.capability)!;
+      const proposer: SubstrateActor = { ...actor, proposer: row.proposer_kind, sourceAppId: row.source_app_id, sourceRuleId: row.source_rule_id };
+      await sql`update substrate_actions set decided_at = now(), requires_approval = false where id = ${row.id}`.execute(tx);
+      await this.#execute(tx, proposer, row.id, capability, row.payload);
+      return view(await this.#row(tx, actor, actionId));
+    });
+  }
+
+  async reject(actor: SubstrateActor, actionId: string, reason: string | undefined): Promise<ActionView> {
+    return this.#db.transaction().execute(async (tx) => {
+      const row = await this.#lockProposed(tx, actor, actionId);
+      await sql`update substrate_actions set status = 'rejected', requires_approval = false, reject_reason = ${reason ?? null}, decided_at = now()
+        where id = ${row.id}`.execute(tx);
+      return view(await this.#row(tx, actor, actionId));
+    });
+  }
+
+  async get(actor: SubstrateActor, actionId: string): Promise<ActionView> {
+    return view(await this.#row(this.#db, actor, actionId));
+  }
+
+  /** Newest first, created before `before` (default now). */
+  async list(actor: SubstrateActor, q: ActionQuery): Promise<{ actions: ActionView[] }> {
+    const status = q.status && q.status !== 'all' ? q.status : null;
+    const { rows } = await sql<ActionRow>`
+      select * from substrate_actions
+      where user_id = ${actor.userId}
+        and (${status}::text is null or status = ${status})
+        and (${q.capability ?? null}::text is null or capability = ${q.capability ?? null})
+        and (${q.source_app_id ?? null}::text is null or source_app_id = ${q.source_app_id ?? null})
+        and (${q.source_rule_id ?? null}::text is null or source_rule_id = ${q.source_rule_id ?? null})
+        and created_at < coalesce(${q.before ?? null}::timestamptz, now() + interval '1 second')
+      order by created_at desc, id desc
+      limit ${q.limit}`.execute(this.#db);
+    return { actions: rows.map(view) };
+  }
+
+  async #execute(tx: Kysely<any>, actor: SubstrateActor, actionId: string, capability: Capability, payload: Record<string, unknown>): Promise<unknown> {
+    const ctx: CapabilityContext = { tx, actor, actionId, revert: (target) => this.#revert(ctx, target) };
+    const { result, undo } = await capability.execute(ctx, payload);
+    await sql`update substrate_actions set status = 'executed', executed_at = now(), result = ${JSON.stringify(result ?? null)}::jsonb,
+      undo = ${capability.reversible && undo !== undefined ? JSON.stringify(undo) : null}::jsonb where id = ${actionId}`.execute(tx);
+    return result;
+  }
+
+  /** Restores what an executed reversible action changed, once; the revert is recorded on the reverted action. */
+  async #revert(ctx: CapabilityContext, target: string): Promise<void> {
+    const row = (await sql<ActionRow>`select * from substrate_actions where id = ${target} and user_id = ${ctx.actor.userId} for update`.execute(ctx.tx)).rows[0];
+    if (!row) throw substrateErrors.actionNotFound(target);
+    const capability = capabilities.get(row.capability);
+    if (row.status !== 'executed') throw new AppError(409, 'NOT_EXECUTED', `Action '${target}' is ${row.status}: there is nothing to revert.`, 'Only executed actions can be reverted.');
+    if (row.reverted_by) throw new AppError(409, 'ALREADY_REVERTED', `Action '${target}' was already reverted by ${row.reverted_by}.`, 'Nothing to do.');
+    if (!capability?.reversible || !capability.revert || row.undo === null) {
+      throw new AppError(409, 'NOT_REVERSIBLE', `Action '${target}' (${row.capability}) cannot be reverted.`, 'Reversible capabilities: record_decision, record_commitment, record_learning, upsert_entity, update_entity, patch_entity, upsert_source_artifact.');
+    }
+    await capability.revert(ctx, row.undo);
+    await sql`update substrate_actions set reverted_by = ${ctx.actionId} where id = ${target}`.execute(ctx.tx);
+  }
+
+  async #lockProposed(tx: Kysely<any>, actor: SubstrateActor, actionId: string): Promise<ActionRow> {
+    const row = (await sql<ActionRow>`select * from substrate_actions where id = ${actionId} and user_id = ${actor.userId} for update`.execute(tx)).rows[0];
+    if (!row) throw substrateErrors.actionNotFound(actionId);
+    if (row.status !== 'proposed') throw substrateErrors.wrongStatus(actionId, row.status);
+    return row;
+  }
+
+  async #row(db: Kysely<any>, actor: SubstrateActor, actionId: string): Promise<ActionRow> {
+    const row = (await sql<ActionRow>`select * from substrate_actions where id = ${actionId} and user_id = ${actor.userId}`.execute(db)).rows[0];
+    if (!row) throw substrateErrors.actionNotFound(actionId);
+    return row;
+  }
+
+  /** The original outcome of an idempotency key: conflicts empty, requires_approval as it is now, nothing executed. */
+  async #replay(actor: SubstrateActor, key: string): Promise<ProposeResult> {
+    const row = (await sql<ActionRow>`select * from substrate_actions where user_id = ${actor.userId} and idempotency_key = ${key}`.execute(this.#db)).rows[0]!;
+    return {
+      action_id: row.id,
+      verdict: { ...row.verdict, conflicts: [] },
+      requires_approval: row.status === 'proposed',
+      ...(row.status === 'executed' ? { result: row.result } : {}),
+      replay: true,
+    };
+  }
+
+  async #defaultUser(accountId: string): Promise<string> {
+    const { rows } = await sql<{ id: string }>`
+      with made as (
+        insert into substrate_users (account_id, name, is_default) values (${accountId}, 'owner', true)
+        on conflict (account_id) where is_default do nothing returning id
+      )
+      select id from made union all select id from substrate_users where account_id = ${accountId} and is_default limit 1`.execute(this.#db);
+    return rows[0]!.id;
+  }
+}
+
+function view(r: ActionRow): ActionView {
+  return {
+    action_id: r.id,
+    capability: r.capability,
+    payload: r.payload,
+    status: r.status,
+    proposer_kind: r.proposer_kind,
+    source_app_id: r.source_app_id,
+    source_rule_id: r.source_rule_id,
+    verdict: r.verdict,
+    requires_approval: r.status === 'proposed',
+    dangerously_skip_approval: r.skip_approval,
+    result: r.result,
+    reverted_by: r.reverted_by,
+    reject_reason: r.reject_reason,
+    idempotency_key: r.idempotency_key,
+    created_at: r.created_at.toISOString(),
+    decided_at: r.decided_at ? r.decided_at.toISOString() : null,
+    executed_at: r.executed_at ? r.executed_at.toISOString() : null,
+  };
+}

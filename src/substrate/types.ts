@@ -1,0 +1,77 @@
+// The substrate's shared types: who proposes, what a capability is, and the shapes the API returns.
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+
+export type ProposerKind = 'human' | 'agent';
+
+/** The substrate user a call acts for, and as whom (a person with a substrate key, or an agent). */
+export interface SubstrateActor {
+  accountId: string;
+  userId: string;
+  proposer: ProposerKind;
+  sourceAppId: string | null;
+  sourceRuleId: string | null;
+}
+
+export type VerdictResult = 'auto_approved' | 'auto_approved_yolo' | 'requires_approval' | 'rejected';
+
+export interface Conflict {
+  principle_id: string;
+  title: string;
+  /** `reject` principles refuse the proposal; `require_approval` ones (the default) send it to the human. */
+  mode: 'require_approval' | 'reject';
+}
+
+export interface Verdict {
+  result: VerdictResult;
+  reason: string;
+  conflicts: Conflict[];
+}
+
+/** What a capability's execute and revert run with: the ledger's transaction and the actor. */
+export interface CapabilityContext {
+  tx: Kysely<any>;
+  actor: SubstrateActor;
+  actionId: string;
+  /** Undoes an executed action of the same user in this transaction (revert_action, bulk_revert_actions). */
+  revert(actionId: string): Promise<void>;
+}
+
+export interface Execution {
+  result: unknown;
+  /** What revert needs to restore the previous state; only reversible capabilities return it. */
+  undo?: unknown;
+}
+
+/** One capability: adding one is one file in src/substrate/capabilities/ and a line in its index. */
+export interface Capability<P = any> {
+  name: string;
+  payload: z.ZodType<P>;
+  policy: 'auto' | 'approval_required';
+  reversible: boolean;
+  /** Acts outside the substrate (e.g. sends mail): needs approval even in yolo mode. */
+  sideEffecting: boolean;
+  execute(ctx: CapabilityContext, payload: P): Promise<Execution>;
+  revert?(ctx: CapabilityContext, undo: any): Promise<void>;
+}
+
+/** An action as the API returns it. */
+export interface ActionView {
+  action_id: string;
+  capability: string;
+  payload: unknown;
+  status: 'proposed' | 'executed' | 'rejected';
+  proposer_kind: ProposerKind;
+  source_app_id: string | null;
+  source_rule_id: string | null;
+  verdict: Verdict;
+  requires_approval: boolean;
+  dangerously_skip_approval: boolean;
+  result: unknown;
+  reverted_by: string | null;
+  reject_reason: string | null;
+  idempotency_key: string | null;
+  created_at: string;
+  decided_at: string | null;
+  executed_at: string | null;
+}

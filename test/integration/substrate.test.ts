@@ -1,0 +1,190 @@
+// The substrate ledger over REST on the real control database: credentials, every verdict path, approvals, the
+// idempotency rules, principles, reverts, and one org never seeing another's rows.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import type { SubstrateActor } from '../../src/substrate/types.ts';
+
+let p: TestPlatform;
+let key: string;
+let agent: SubstrateActor;
+
+const S = '/v1/me/substrate';
+const propose = (body: Record<string, unknown>, k = key) => p.api('POST', `${S}/actions/propose`, { body, key: k });
+const count = async (table: string) => (await p.sql(`select count(*)::int as n from ${table}`))[0].n as number;
+
+beforeAll(async () => {
+  p = await startTestPlatform({ SVC_ROLE: 'api' });
+  key = (await p.api('POST', '/substrate-keys', { body: { name: 'me' } })).body.key;
+  const accountId = (await p.sql(`select account_id from platform_keys limit 1`))[0].account_id;
+  agent = await p.services.substrate.actor({ kind: 'platform', accountId, keyId: 'k' });
+});
+afterAll(() => p?.close());
+
+describe('credentials', () => {
+  it('substrate keys only: a service key is 403, a platform key or none 401 AUTH_INVALID_TOKEN', async () => {
+    const app = (await p.api('POST', '/init', { body: { name: 'sub' } })).body;
+    expect((await p.api('GET', `${S}/settings`, { key })).status).toBe(200);
+    const service = await p.api('GET', `${S}/settings`, { key: app.service_key.key });
+    expect(service.status).toBe(403);
+    expect(service.body.error.code).toBe('FORBIDDEN');
+    for (const k of [p.platformKey, null]) {
+      const res = await p.api('GET', `${S}/actions`, { key: k });
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('AUTH_INVALID_TOKEN');
+    }
+  });
+});
+
+describe('propose', () => {
+  it('an auto capability executes at once; bad payloads are 400 naming the field; unknown capabilities are 400', async () => {
+    const res = await propose({ capability: 'record_decision', payload: { title: 'Use Postgres', kind: 'strategic', rationale: 'one database' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      action_id: expect.stringMatching(/^act_[a-z2-7]{20}$/),
+      verdict: { result: 'auto_approved', reason: 'capability policy: auto', conflicts: [] },
+      requires_approval: false,
+      result: { decision_id: expect.stringMatching(/^dec_/) },
+    });
+    const bad = await propose({ capability: 'record_decision', payload: { title: 'x', kind: 'whim' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0].path).toBe('payload.kind');
+    const extra = await propose({ capability: 'record_learning', payload: { title: 't', description: 'd', colour: 'red' } });
+    expect(extra.status).toBe(400);
+    expect(extra.body.error.message).toContain('"colour"');
+    const unknown = await propose({ capability: 'launch_rocket', payload: {} });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toContain('record_decision');
+  });
+
+  it('approval capabilities wait; approve executes once, then 409 wrong_status; reject records the reason', async () => {
+    const res = await propose({ capability: 'record_principle', payload: { title: 'Small spends', applies_to: { capabilities: ['record_commitment'] }, constraint_spec: { logic: { '<=': [{ var: 'payload.amount' }, 100] } } } });
+    expect(res.body).toMatchObject({ verdict: { result: 'requires_approval' }, requires_approval: true });
+    expect(res.body.result).toBeUndefined();
+    const approved = await p.api('POST', `${S}/actions/${res.body.action_id}/approve`, { key });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ status: 'executed', requires_approval: false, result: { principle_id: expect.stringMatching(/^prn_/) } });
+    const again = await p.api('POST', `${S}/actions/${res.body.action_id}/approve`, { key });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('wrong_status');
+    expect((await p.api('POST', `${S}/actions/${res.body.action_id}/reject`, { key, body: {} })).status).toBe(409);
+
+    // The principle now governs commitments: over 100 needs approval, with the conflict named.
+    const big = await propose({ capability: 'record_commitment', payload: { description: 'Buy servers', status: 'proposed', amount: 500 } });
+    expect(big.body.verdict).toMatchObject({ result: 'requires_approval', conflicts: [{ title: 'Small spends', mode: 'require_approval' }] });
+    const small = await propose({ capability: 'record_commitment', payload: { description: 'Buy coffee', status: 'confirmed', amount: 5 } });
+    expect(small.body.verdict.result).toBe('auto_approved');
+    const rejected = await p.api('POST', `${S}/actions/${big.body.action_id}/reject`, { key, body: { reason: 'too much' } });
+    expect(rejected.body).toMatchObject({ status: 'rejected', reject_reason: 'too much' });
+  });
+
+  it('yolo: a human\'s approval capability executes; an agent\'s still waits; the skip flag works for the owner only', async () => {
+    await p.api('PUT', `${S}/settings/yolo`, { key, body: { yolo_mode: true } });
+    try {
+      const human = await propose({ capability: 'retire_principle', payload: { principle_id: 'prn_nonexistent', reason: 'x' } });
+      // Yolo executes at once, so a bad reference surfaces as the execution's error and nothing is recorded.
+      expect(human.status).toBe(404);
+      const learn = await propose({ capability: 'record_principle', payload: { title: 'Be kind', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } });
+      expect(learn.body.verdict.result).toBe('auto_approved_yolo');
+      const byAgent = await p.services.substrate.propose(agent, { capability: 'record_principle', payload: { title: 'Agent rule', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } });
+      expect(byAgent.verdict.result).toBe('requires_approval');
+    } finally {
+      await p.api('PUT', `${S}/settings/yolo`, { key, body: { yolo_mode: false } });
+    }
+    const skipped = await propose({ capability: 'record_principle', dangerously_skip_approval: true, payload: { title: 'Skip', applies_to: { capabilities: ['none'] }, constraint_spec: { logic: { '==': [1, 1] } } } });
+    expect(skipped.body.verdict).toMatchObject({ result: 'auto_approved', reason: 'dangerously_skip_approval by the owner' });
+    const agentSkip = await p.services.substrate.propose(agent, { capability: 'record_principle', dangerously_skip_approval: true, payload: { title: 'Agent skip', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } });
+    expect(agentSkip.verdict.result).toBe('requires_approval');
+    expect(agentSkip.verdict.reason).toContain('ignored for agents');
+    const listed = await p.api('GET', `${S}/actions/${skipped.body.action_id}`, { key });
+    expect(listed.body.dangerously_skip_approval).toBe(true);
+  });
+
+  it('a principle in reject mode refuses matching proposals (recorded as rejected, nothing executed)', async () => {
+    const made = await propose({
+      capability: 'record_principle',
+      dangerously_skip_approval: true,
+      payload: { title: 'No crypto', applies_to: { capabilities: ['record_decision'] }, constraint_spec: { logic: { '!': { in: ['crypto', { var: 'payload.title' }] } }, mode: 'reject' } },
+    });
+    expect(made.body.verdict.result).toBe('auto_approved');
+    const before = await count('substrate_decisions');
+    const res = await propose({ capability: 'record_decision', payload: { title: 'Buy crypto', kind: 'operational' } });
+    expect(res.body).toMatchObject({ verdict: { result: 'rejected', conflicts: [{ title: 'No crypto', mode: 'reject' }] }, requires_approval: false });
+    expect(await count('substrate_decisions')).toBe(before);
+    expect((await p.api('GET', `${S}/actions/${res.body.action_id}`, { key })).body.status).toBe('rejected');
+    await p.services.substrate.propose(agent, { capability: 'retire_principle', payload: { principle_id: made.body.result.principle_id, reason: 'test over' } });
+    await p.sql(`update substrate_principles set status = 'expired' where title = 'No crypto'`);
+  });
+});
+
+describe('idempotency', () => {
+  it('a known key replays the first outcome and executes nothing; concurrent proposals with one key execute once', async () => {
+    const body = { capability: 'record_learning', payload: { title: 'Cache', description: 'cache invalidation is hard' }, idempotency_key: 'k-1' };
+    const first = await propose(body);
+    const again = await propose(body);
+    expect(again.body).toEqual({ ...first.body, replay: true });
+    const before = await count('substrate_learnings');
+    const racing = await Promise.all(Array.from({ length: 5 }, () => propose({ ...body, idempotency_key: 'k-2' })));
+    expect(new Set(racing.map((r) => r.body.action_id)).size).toBe(1);
+    expect(racing.filter((r) => r.body.replay === true)).toHaveLength(4);
+    expect(await count('substrate_learnings')).toBe(before + 1);
+  });
+
+  it('a replay of an approval action shows requires_approval as it is now, with conflicts empty', async () => {
+    const body = { capability: 'retire_principle', payload: { principle_id: 'prn_x', reason: 'r' }, idempotency_key: 'k-3' };
+    const first = await propose(body);
+    expect(first.body.requires_approval).toBe(true);
+    await p.api('POST', `${S}/actions/${first.body.action_id}/reject`, { key, body: {} });
+    const replay = await propose(body);
+    expect(replay.body).toMatchObject({ action_id: first.body.action_id, requires_approval: false, replay: true, verdict: { conflicts: [] } });
+  });
+});
+
+describe('reverts', () => {
+  it('revert_action undoes a reversible action once; non-reversible and unknown actions are refused; bulk revert collects failures', async () => {
+    const learning = await propose({ capability: 'record_learning', payload: { title: 'Temp', description: 'to be reverted' } });
+    const id = learning.body.result.learning_id;
+    const revert = await propose({ capability: 'revert_action', payload: { action_id: learning.body.action_id } });
+    expect(revert.body).toMatchObject({ verdict: { result: 'auto_approved' }, result: { reverted: learning.body.action_id } });
+    expect(await p.sql(`select id from substrate_learnings where id = $1`, [id])).toEqual([]);
+    expect((await p.api('GET', `${S}/actions/${learning.body.action_id}`, { key })).body.reverted_by).toBe(revert.body.action_id);
+    const twice = await propose({ capability: 'revert_action', payload: { action_id: learning.body.action_id } });
+    expect(twice.status).toBe(409);
+    expect(twice.body.error.code).toBe('ALREADY_REVERTED');
+
+    const a = await propose({ capability: 'record_decision', payload: { title: 'A', kind: 'operational' } });
+    const b = await propose({ capability: 'record_decision', payload: { title: 'B', kind: 'operational' } });
+    const bulk = await propose({ capability: 'bulk_revert_actions', payload: { action_ids: [a.body.action_id, learning.body.action_id, 'act_aaaaaaaaaaaaaaaaaaaa', b.body.action_id], reason: 'cleanup' } });
+    expect(bulk.body.requires_approval).toBe(true);
+    const done = await p.api('POST', `${S}/actions/${bulk.body.action_id}/approve`, { key });
+    expect(done.body.result).toEqual({
+      reverted: [a.body.action_id, b.body.action_id],
+      failed: [
+        { action_id: learning.body.action_id, code: 'ALREADY_REVERTED', message: expect.any(String) },
+        { action_id: 'act_aaaaaaaaaaaaaaaaaaaa', code: 'RESOURCE_NOT_FOUND', message: expect.any(String) },
+      ],
+    });
+    expect(await p.sql(`select id from substrate_decisions where id = any($1)`, [[a.body.result.decision_id, b.body.result.decision_id]])).toEqual([]);
+  });
+});
+
+describe('listing and isolation', () => {
+  it('filters by status and capability, pages with before, and another org sees none of it', async () => {
+    const proposed = await p.api('GET', `${S}/actions?status=proposed&limit=2`, { key });
+    expect(proposed.status).toBe(200);
+    expect(proposed.body.actions.length).toBeLessThanOrEqual(2);
+    expect(proposed.body.actions.every((a: { status: string }) => a.status === 'proposed')).toBe(true);
+    const decisions = await p.api('GET', `${S}/actions?capability=record_decision&status=all`, { key });
+    expect(decisions.body.actions.every((a: { capability: string }) => a.capability === 'record_decision')).toBe(true);
+    const first = decisions.body.actions[0];
+    const older = await p.api('GET', `${S}/actions?capability=record_decision&before=${encodeURIComponent(first.created_at)}`, { key });
+    expect(older.body.actions.map((a: { action_id: string }) => a.action_id)).not.toContain(first.action_id);
+    expect((await p.api('GET', `${S}/actions?limit=501`, { key })).status).toBe(400);
+
+    const otherAccount = (await p.sql(`insert into accounts (name) values ('other') returning id`))[0].id;
+    const otherKey = `svc_sub_${'o'.repeat(43)}`;
+    await p.sql(`insert into substrate_keys (account_id, key_hash, hint, name) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'o')`, [otherAccount, otherKey]);
+    expect((await p.api('GET', `${S}/actions`, { key: otherKey })).body.actions).toEqual([]);
+    expect((await p.api('GET', `${S}/actions/${first.action_id}`, { key: otherKey })).status).toBe(404);
+    expect((await p.api('POST', `${S}/actions/${first.action_id}/approve`, { key: otherKey })).status).toBe(404);
+  });
+});

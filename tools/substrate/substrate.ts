@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { defineTool, type HttpBinding } from '../../src/core/define.ts';
+
+const BASE = '/v1/me/substrate';
+/** Substrate keys over REST (a human); over MCP the platform key acts for the account's default user as an agent. */
+const AUTH = ['substrate', 'platform'] as const;
+const REST = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, restAuth: ['substrate'] });
+const ActionId = z.string().min(1).max(100).describe('An action id (act_...)');
+
+const Verdict = z.object({
+  result: z.enum(['auto_approved', 'auto_approved_yolo', 'requires_approval', 'rejected']),
+  reason: z.string(),
+  conflicts: z.array(z.object({ principle_id: z.string(), title: z.string(), mode: z.enum(['require_approval', 'reject']) })),
+});
+const Action = z.object({
+  action_id: z.string(),
+  capability: z.string(),
+  payload: z.unknown(),
+  status: z.enum(['proposed', 'executed', 'rejected']),
+  proposer_kind: z.enum(['human', 'agent']),
+  source_app_id: z.string().nullable(),
+  source_rule_id: z.string().nullable(),
+  verdict: Verdict,
+  requires_approval: z.boolean(),
+  dangerously_skip_approval: z.boolean(),
+  result: z.unknown(),
+  reverted_by: z.string().nullable(),
+  reject_reason: z.string().nullable(),
+  idempotency_key: z.string().nullable(),
+  created_at: z.string(),
+  decided_at: z.string().nullable(),
+  executed_at: z.string().nullable(),
+});
+const Settings = z.object({ yolo_mode: z.boolean(), user_id: z.string() });
+
+export const substrateSettingsGet = defineTool({
+  name: 'substrate_settings_get',
+  title: 'Substrate settings',
+  description: "The substrate user's settings: { yolo_mode, user_id }. In yolo mode a human's proposals of approval capabilities execute at once.",
+  input: z.object({}),
+  output: Settings,
+  auth: AUTH,
+  http: REST({ method: 'GET', path: `${BASE}/settings` }),
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => ctx.services.substrate.settings(await ctx.services.substrate.actor(ctx.caller)),
+});
+
+export const substrateYoloSet = defineTool({
+  name: 'substrate_yolo_set',
+  title: 'Set yolo mode',
+  description: "Turn yolo mode on or off for the key's substrate user (a human's decision: REST with a substrate key only).",
+  input: z.object({ yolo_mode: z.boolean() }),
+  output: Settings,
+  auth: ['substrate'],
+  mcp: false,
+  http: { method: 'PUT', path: `${BASE}/settings/yolo` },
+  annotations: { idempotentHint: true },
+  handler: async (input, ctx) => ctx.services.substrate.setYolo(await ctx.services.substrate.actor(ctx.caller), input.yolo_mode),
+});
+
+export const substratePropose = defineTool({
+  name: 'substrate_propose',
+  title: 'Propose a substrate action',
+  description:
+    'The one door for writes to the user\'s substrate: { capability, payload, idempotency_key? } -> { action_id, verdict: { result, reason, ' +
+    'conflicts }, requires_approval, result?, replay? }. Auto capabilities (record_decision, record_commitment, record_learning, revert_action) ' +
+    'execute at once; record_principle, supersede_decision, retire_principle and bulk_revert_actions wait for the human\'s approval, as does ' +
+    'anything conflicting with an active principle. Over MCP you propose as an agent: approval is the human\'s, over REST. Capability payloads: ' +
+    'platform_guide area=substrate.',
+  input: z.object({
+    capability: z.string().min(1).max(100),
+    payload: z.record(z.string(), z.unknown()).describe("The capability's payload (its fields are checked strictly)"),
+    idempotency_key: z.string().min(1).max(200).optional().describe('Same key, same user: the first outcome is returned (replay: true), nothing runs again'),
+    dangerously_skip_approval: z.boolean().optional().describe('The owner (substrate key) only: execute without approval; ignored for agents'),
+  }),
+  output: z.object({ action_id: z.string(), verdict: Verdict, requires_approval: z.boolean(), result: z.unknown().optional(), replay: z.literal(true).optional() }),
+  auth: AUTH,
+  http: REST({ method: 'POST', path: `${BASE}/actions/propose` }),
+  handler: async (input, ctx) => ctx.services.substrate.propose(await ctx.services.substrate.actor(ctx.caller), input),
+});
+
+export const substrateActionsList = defineTool({
+  name: 'substrate_actions_list',
+  title: 'List substrate actions',
+  description: 'The ledger, newest first: { actions }. Filters: status (proposed, executed, rejected, all), capability, before (ISO time), source_app_id, source_rule_id.',
+  input: z.object({
+    status: z.enum(['proposed', 'executed', 'rejected', 'all']).optional(),
+    capability: z.string().max(100).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+    before: z.iso.datetime({ offset: true }).optional(),
+    source_app_id: z.string().max(100).optional(),
+    source_rule_id: z.string().max(100).optional(),
+  }),
+  output: z.object({ actions: z.array(Action) }),
+  auth: AUTH,
+  http: REST({ method: 'GET', path: `${BASE}/actions` }),
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.substrate.list(await ctx.services.substrate.actor(ctx.caller), input),
+});
+
+export const substrateActionsGet = defineTool({
+  name: 'substrate_actions_get',
+  title: 'Get a substrate action',
+  description: 'One action of the ledger, with its payload, verdict, status and result.',
+  input: z.object({ action_id: ActionId }),
+  output: Action,
+  auth: AUTH,
+  http: REST({ method: 'GET', path: `${BASE}/actions/{action_id}` }),
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.substrate.get(await ctx.services.substrate.actor(ctx.caller), input.action_id),
+});
+
+export const substrateActionsApprove = defineTool({
+  name: 'substrate_actions_approve',
+  title: 'Approve a substrate action',
+  description: 'Approve a proposed action: it executes now; returns the updated action. 409 wrong_status when it is not proposed.',
+  input: z.object({ action_id: ActionId }),
+  output: Action,
+  auth: ['substrate'],
+  mcp: false,
+  http: { method: 'POST', path: `${BASE}/actions/{action_id}/approve` },
+  handler: async (input, ctx) => ctx.services.substrate.approve(await ctx.services.substrate.actor(ctx.caller), input.action_id),
+});
+
+export const substrateActionsReject = defineTool({
+  name: 'substrate_actions_reject',
+  title: 'Reject a substrate action',
+  description: 'Reject a proposed action with an optional reason; returns the updated action. 409 wrong_status when it is not proposed.',
+  input: z.object({ action_id: ActionId, reason: z.string().max(2000).optional() }),
+  output: Action,
+  auth: ['substrate'],
+  mcp: false,
+  http: { method: 'POST', path: `${BASE}/actions/{action_id}/reject` },
+  handler: async (input, ctx) => ctx.services.substrate.reject(await ctx.services.substrate.actor(ctx.caller), input.action_id, input.reason),
+});
+
+export const substrateTools = [
+  substrateSettingsGet,
+  substrateYoloSet,
+  substratePropose,
+  substrateActionsList,
+  substrateActionsGet,
+  substrateActionsApprove,
+  substrateActionsReject,
+];
