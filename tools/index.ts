@@ -10,6 +10,7 @@ import { functionsTools } from './functions/functions.ts';
 import { aiTools } from './ai/ai.ts';
 import { ragTools } from './rag/rag.ts';
 import { substrateTools } from './substrate/substrate.ts';
+import { substrateEntityTools } from './substrate/entities.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
@@ -25,7 +26,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   data: dataTools,
   ai: aiTools,
   rag: ragTools,
-  substrate: substrateTools,
+  substrate: [...substrateTools, ...substrateEntityTools],
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -68,4 +69,5 @@ export const tools: readonly AnyTool[] = [
   ...aiTools,
   ...ragTools,
   ...substrateTools,
+  ...substrateEntityTools,
 ];

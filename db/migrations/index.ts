@@ -7,6 +7,7 @@ import * as functions from './0005_functions.ts';
 import * as workerHeartbeats from './0006_worker_heartbeats.ts';
 import * as aiCredits from './0007_ai_credits.ts';
 import * as substrate from './0008_substrate.ts';
+import * as substrateEntities from './0009_substrate_entities.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0006_worker_heartbeats': workerHeartbeats,
   '0007_ai_credits': aiCredits,
   '0008_substrate': substrate,
+  '0009_substrate_entities': substrateEntities,
 };

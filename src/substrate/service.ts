@@ -7,6 +7,7 @@ import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { unknownKeysMessage } from '../core/strict.ts';
 import { newId } from './ids.ts';
 import { decide, type PrincipleRow } from './policy.ts';
+import { SubstrateEntities } from './entities.ts';
 import type { ActionView, Capability, CapabilityContext, SubstrateActor, Verdict } from './types.ts';
 
 export interface ProposeInput {
@@ -68,6 +69,11 @@ export class SubstrateService {
 
   constructor(db: Kysely<any>) {
     this.#db = db;
+  }
+
+  /** Entity reads (list, one; an alias id answers its winner). Entity writes are capabilities, through propose. */
+  get entities(): SubstrateEntities {
+    return new SubstrateEntities(this.#db);
   }
 
   /**

@@ -3,10 +3,11 @@ import { strictInput } from '../../core/strict.ts';
 import type { Capability } from '../types.ts';
 import { recordCommitment, recordDecision, recordLearning, recordPrinciple, retirePrinciple, supersedeDecision } from './memory.ts';
 import { bulkRevertActions, revertAction } from './revert.ts';
+import { entityCapabilities } from './entities.ts';
 
 /** The capabilities the ledger can propose, by name. */
 export const capabilities: ReadonlyMap<string, Capability> = new Map(
-  [recordDecision, recordCommitment, recordLearning, recordPrinciple, supersedeDecision, retirePrinciple, revertAction, bulkRevertActions].map(
+  [recordDecision, recordCommitment, recordLearning, recordPrinciple, supersedeDecision, retirePrinciple, revertAction, bulkRevertActions, ...entityCapabilities].map(
     (c) => [c.name, c as Capability],
   ),
 );
