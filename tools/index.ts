@@ -11,6 +11,7 @@ import { aiTools } from './ai/ai.ts';
 import { ragTools } from './rag/rag.ts';
 import { substrateTools } from './substrate/substrate.ts';
 import { substrateEntityTools } from './substrate/entities.ts';
+import { substrateLinkTools } from './substrate/links.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
@@ -26,7 +27,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   data: dataTools,
   ai: aiTools,
   rag: ragTools,
-  substrate: [...substrateTools, ...substrateEntityTools],
+  substrate: [...substrateTools, ...substrateEntityTools, ...substrateLinkTools],
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -70,4 +71,5 @@ export const tools: readonly AnyTool[] = [
   ...ragTools,
   ...substrateTools,
   ...substrateEntityTools,
+  ...substrateLinkTools,
 ];

@@ -8,6 +8,7 @@ import * as workerHeartbeats from './0006_worker_heartbeats.ts';
 import * as aiCredits from './0007_ai_credits.ts';
 import * as substrate from './0008_substrate.ts';
 import * as substrateEntities from './0009_substrate_entities.ts';
+import * as substrateAppLinks from './0011_substrate_app_links.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_ai_credits': aiCredits,
   '0008_substrate': substrate,
   '0009_substrate_entities': substrateEntities,
+  '0011_substrate_app_links': substrateAppLinks,
 };

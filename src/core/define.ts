@@ -27,6 +27,11 @@ export interface ToolContext {
   signal?: AbortSignal | undefined;
   /** Whether the transport can send a StreamBody output (REST can; MCP results are single messages). */
   canStream?: boolean | undefined;
+  /**
+   * Asks the human at the client to confirm (MCP elicitation): true when they accept, false when they decline.
+   * Absent when the client cannot be asked (REST, or an MCP client without the elicitation capability).
+   */
+  confirm?: ((message: string) => Promise<boolean>) | undefined;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

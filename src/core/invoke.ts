@@ -15,6 +15,7 @@ export interface InvokeBase {
   log: Logger;
   signal?: AbortSignal | undefined;
   canStream?: boolean | undefined;
+  confirm?: ((message: string) => Promise<boolean>) | undefined;
 }
 
 /**

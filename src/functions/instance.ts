@@ -46,6 +46,8 @@ export interface RunRequest {
   body: Buffer | null;
   user: EndUser | null;
   token: string | null;
+  /** The app is linked to a substrate user (ctx.substrate). */
+  substrate: boolean;
   timeoutMs: number;
   /** Runs the function's calls to its own platform (ctx.data, fetch to the platform's URL); absent: refused. */
   calls?: (call: PlatformCall) => Promise<PlatformCallResult>;
@@ -267,6 +269,7 @@ export class Instance {
           body: req.body && req.body.length ? req.body.toString('base64') : null,
           user: req.user,
           token: req.token,
+          substrate: req.substrate,
         }),
       );
     });

@@ -30,6 +30,8 @@ export interface ChannelContext {
 }
 
 type FetchCall = Extract<PlatformCall, { kind: 'fetch' }>;
+type DataCall = Extract<PlatformCall, { kind: 'data' }>;
+type SubstrateCall = Extract<PlatformCall, { kind: 'substrate' }>;
 
 /** The data tools behind ctx.data, by operation (run through invoke(), as REST and MCP run them). */
 const DATA_TOOLS: Record<DataOp, string> = { select: 'data_select', insert: 'data_insert', update: 'data_update', delete: 'data_delete' };
@@ -57,6 +59,7 @@ export function platformOrigins(config: Config): string[] {
 export async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
   try {
     if (call.kind === 'fetch') return await platformFetch(ctx, call);
+    if (call.kind === 'substrate') return { status: 200, result: await substrateCall(ctx, meta, call) };
     return await dataCall(ctx, meta, user, call);
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
@@ -65,7 +68,7 @@ export async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user
 }
 
 /** ctx.data: one data tool run through invoke() as the invocation's caller. */
-async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: Exclude<PlatformCall, FetchCall>): Promise<PlatformCallResult> {
+async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: DataCall): Promise<PlatformCallResult> {
   const { access } = ctx;
   const tool = access.tools.find((t) => t.name === DATA_TOOLS[call.op]);
   if (!tool) throw new Error(`tool ${DATA_TOOLS[call.op]} is not registered`);
@@ -81,6 +84,37 @@ async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser |
     log: ctx.log,
   })) as { status: number; data?: unknown; content_range?: string };
   return { status: out.status, data: out.data ?? null, ...(out.content_range ? { contentRange: out.content_range } : {}) };
+}
+
+/**
+ * ctx.substrate: for the substrate user the app is linked to, as an agent with source_app_id set (whoever called the
+ * function). Writes go through propose, like every other proposer's.
+ */
+async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, call: SubstrateCall): Promise<unknown> {
+  const substrate = ctx.access.services.substrate;
+  const actor = await substrate.actorForApp(meta.appId);
+  const [a, b, c] = call.args;
+  const text = (v: unknown, name: string) => {
+    if (typeof v !== 'string') throw errors.validation(`ctx.substrate.${call.op}: '${name}' must be a string.`);
+    return v;
+  };
+  const options = (v: unknown) => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+  switch (call.op) {
+    case 'propose':
+      return substrate.propose(actor, {
+        capability: text(a, 'capability'),
+        payload: options(b),
+        idempotency_key: typeof options(c).idempotency_key === 'string' ? (options(c).idempotency_key as string) : undefined,
+      });
+    case 'patchEntity':
+      return substrate.propose(actor, { capability: 'patch_entity', payload: { id: text(a, 'id'), attrs_patch: b } });
+    case 'mergeEntities':
+      return substrate.propose(actor, { capability: 'merge_entities', payload: { loser_id: text(a, 'loser'), winner_id: text(b, 'winner'), reason: text(c, 'reason') } });
+    case 'deleteEntity':
+      return substrate.propose(actor, { capability: 'delete_entity', payload: { id: text(a, 'id'), reason: text(b, 'reason') } });
+    default:
+      return substrate.read(actor, call.op, call.args);
+  }
 }
 
 /** The end user whose token reached the function, else the function's own app as a service caller. */

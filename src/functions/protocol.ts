@@ -39,6 +39,8 @@ export interface RequestFrame {
   body: string | null;
   user: EndUser | null;
   token: string | null;
+  /** Whether the app is linked to a substrate user: ctx.substrate exists only then. */
+  substrate: boolean;
 }
 
 /**
@@ -50,7 +52,12 @@ export interface RequestFrame {
  */
 export type PlatformCall =
   | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string }
-  | { kind: 'fetch'; method: string; url: string; headers: Array<[string, string]>; body: string | null };
+  | { kind: 'fetch'; method: string; url: string; headers: Array<[string, string]>; body: string | null }
+  | { kind: 'substrate'; op: SubstrateOp; args: unknown[] };
+
+/** ctx.substrate's operations, run for the substrate user the app is linked to, as an agent. */
+export type SubstrateOp = 'propose' | 'getEntity' | 'findEntities' | 'searchMemory' | 'patchEntity' | 'mergeEntities' | 'deleteEntity';
+export const SUBSTRATE_OPS: ReadonlySet<string> = new Set(['propose', 'getEntity', 'findEntities', 'searchMemory', 'patchEntity', 'mergeEntities', 'deleteEntity']);
 
 export type DataOp = 'select' | 'insert' | 'update' | 'delete';
 const DATA_OPS: ReadonlySet<string> = new Set(['select', 'insert', 'update', 'delete']);
@@ -66,6 +73,8 @@ export interface PlatformCallResult {
   /** fetch calls: the response's headers and base64 body. */
   headers?: Array<[string, string]>;
   body?: string | null;
+  /** substrate calls: what the operation returned. */
+  result?: unknown;
 }
 
 /** The platform's answer to call number `call` of request `id`. */
@@ -165,6 +174,10 @@ function parsePlatformCall(r: Record<string, unknown>): PlatformCall | undefined
       headers.push([pair[0], pair[1]]);
     }
     return { kind: 'fetch', method: r.method, url: r.url, headers, body: r.body as string | null };
+  }
+  if (r.kind === 'substrate') {
+    if (typeof r.op !== 'string' || !SUBSTRATE_OPS.has(r.op) || !Array.isArray(r.args) || r.args.length > 4) return undefined;
+    return { kind: 'substrate', op: r.op as SubstrateOp, args: r.args };
   }
   return undefined;
 }

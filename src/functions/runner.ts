@@ -31,6 +31,7 @@ import {
   type PlatformCallResult,
   type RequestFrame,
   type RunnerFrame,
+  type SubstrateOp,
 } from './protocol.ts';
 
 // The few Deno APIs used here, declared locally so the Node type check (tsc) accepts this file.
@@ -236,6 +237,44 @@ function dataClient(id: number) {
   };
 }
 
+/** A platform error from ctx.substrate: the envelope's code, status and remediation on an Error. */
+class SubstrateError extends Error {
+  code: string;
+  status: number;
+  remediation: string;
+
+  constructor(status: number, error: { code: string; message: string; remediation: string }) {
+    super(error.message);
+    this.name = 'SubstrateError';
+    this.code = error.code;
+    this.status = status;
+    this.remediation = error.remediation;
+  }
+}
+
+/**
+ * ctx.substrate, present only when the app is linked to a substrate user: proposals and reads for that user, as an
+ * agent (source_app_id is this app). Resolves to what the platform returns; rejects with a SubstrateError (code,
+ * status, remediation) when the platform refuses.
+ */
+function substrateClient(id: number) {
+  const run = (op: SubstrateOp, ...args: unknown[]) =>
+    platformCall(id, { kind: 'substrate', op, args }).then((r) => {
+      if (r.error) throw new SubstrateError(r.status, r.error);
+      return r.result;
+    });
+  return {
+    /** propose('record_learning', { title, description }, { idempotency_key }) -> { action_id, verdict, requires_approval, result? } */
+    propose: (capability: string, payload: Record<string, unknown>, opts?: { idempotency_key?: string }) => run('propose', capability, payload, opts ?? {}),
+    getEntity: (entityId: string) => run('getEntity', entityId),
+    findEntities: (query: { type?: string; q?: string; limit?: number } = {}) => run('findEntities', query),
+    searchMemory: (query: string, opts: { kinds?: string[]; limit?: number } = {}) => run('searchMemory', query, opts),
+    patchEntity: (entityId: string, attrsPatch: Record<string, unknown>) => run('patchEntity', entityId, attrsPatch),
+    mergeEntities: (loserId: string, winnerId: string, reason: string) => run('mergeEntities', loserId, winnerId, reason),
+    deleteEntity: (entityId: string, reason: string) => run('deleteEntity', entityId, reason),
+  };
+}
+
 const realFetch = globalThis.fetch.bind(globalThis);
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
@@ -362,7 +401,14 @@ async function handle(frame: RequestFrame): Promise<void> {
       requestInit.body = (Uint8Array as unknown as { fromBase64(s: string): Uint8Array<ArrayBuffer> }).fromBase64(frame.body);
     }
     const request = new Request(frame.url, requestInit);
-    const ctx = { env: { ...init.env }, appId: init.appId, user: frame.user, token: frame.token, data: dataClient(id) };
+    const ctx = {
+      env: { ...init.env },
+      appId: init.appId,
+      user: frame.user,
+      token: frame.token,
+      data: dataClient(id),
+      ...(frame.substrate ? { substrate: substrateClient(id) } : {}),
+    };
     const response = await handler(request, ctx);
     if (!(response instanceof Response)) {
       throw new TypeError(`The handler must return a Response (or a promise of one); it returned ${response === null ? 'null' : typeof response}.`);

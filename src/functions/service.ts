@@ -345,6 +345,7 @@ export class FunctionsService implements AppPurger {
           body: input.body,
           user: input.user,
           token: input.token,
+          substrate: this.#platform ? await this.#platform.services.substrate.isLinked(meta.appId) : false,
           timeoutMs: meta.timeoutMs,
           ...(this.#platform ? { calls: (call: PlatformCall) => this.#platformCall(meta, input.user, call) } : {}),
         },

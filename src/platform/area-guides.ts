@@ -212,13 +212,16 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   (TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). It is loaded when deployed: code
   that does not parse, throws while loading or has no default-exported function is 400 FUNCTION_INVALID with the
   compiler or runtime message, and the previous version keeps serving.
-- \`ctx = { env, appId, user, token, data }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
+- \`ctx = { env, appId, user, token, data, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
   (\`{base_url}/v1/{app_id}\`); \`user\` is \`{ id, claims }\` when the caller sent an end-user JWT of this app (else
   null) and \`token\` that JWT.
 - \`ctx.data\` reads and writes this app's tables without a key, as that end user (row-level security) or else as the
   app: \`await ctx.data.from("books").select("id,title", { query: "order=id", count: true })\`, \`.insert(rows)\`,
   \`.update(patch, "id=eq.5")\`, \`.delete("id=eq.5")\` resolve to \`{ data, error, status, count }\` (PostgREST query
   syntax as data_select; nothing throws).
+- \`ctx.substrate\` exists while the app is linked to a substrate user (substrate_app_link): \`propose(capability, payload,
+  { idempotency_key }?)\`, \`getEntity\`, \`findEntities\`, \`searchMemory\`, \`patchEntity\`, \`mergeEntities\`, \`deleteEntity\`, for
+  that user as an agent (platform_guide area=substrate); a refusal rejects with a SubstrateError (code, status).
 - \`fetch()\` to a URL under SVC_API_URL (any platform route, with the Authorization you pass) is forwarded by the
   platform, also on loopback deployments. Other URLs go to the network.
 - \`request.url\` is the origin of \`{base_url}\`, then the path after the function name ("/" when none) and the query;
@@ -379,7 +382,9 @@ name); the AI gateway's 402, 429 and 502 apply to queries.
 ## Who acts
 
 Over MCP (platform key) you act for the account's substrate user as an **agent**; over REST a substrate key
-(svc_sub_...) acts as the **human**. Approving, rejecting and yolo mode are the human's, over REST only.
+(svc_sub_...) acts as the **human**. Yolo mode is the human's (REST). Approving or rejecting over MCP asks the human at
+your client to confirm (elicitation); a client without elicitation is refused (the human uses REST). A linked app
+(substrate_app_link) proposes as an agent with its service key or from functions (ctx.substrate).
 
 ## Propose
 
@@ -403,15 +408,32 @@ first outcome with \`replay: true\` and runs nothing.
 | retire_principle | principle_id, reason | approval |
 | revert_action | action_id | auto |
 | bulk_revert_actions | action_ids (1-200), reason; failures are collected in the result | approval |
+| upsert_entity | type (person, company, fund, workspace, team, project, event, agent, self), display_name; id, primary_email, canonical_keys (flat, scalar values), linked_app_user_id (uuid), linked_app_id, attrs -> { entity_id, was_insert } | auto, reversible |
+| update_entity | id; display_name, primary_email (null clears), attrs (replaced wholesale); at least one | auto, reversible |
+| patch_entity | id; display_name, primary_email, attrs_patch (JSON merge patch), if_updated_at; at least one of the first three | auto, reversible |
+| merge_entities | loser_id, winner_id, reason | approval |
+| delete_entity | id, reason | approval |
 
 A principle applies to the capabilities in \`applies_to.capabilities\` (all when empty); its \`logic\` must be true for a
 proposal, e.g. \`{ "<=": [{ "var": "payload.amount" }, 100] }\`. A logic that cannot be evaluated counts as a conflict.
+
+## Entities
+
+Read with substrate_entities_list (type, q = display-name substring, limit 1-200 default 50, count) and
+substrate_entities_get; write through substrate_propose or substrate_entities_patch. upsert_entity matches, in order:
+id, then an entity of the same type whose canonical_keys contain every pair you send, then the same type and email
+(case-insensitive); otherwise it inserts (primary_email is also stored as canonical_keys.email). Send what you know
+as canonical_keys ({ "linkedin": "...", "domain": "..." }) so later upserts find the entity. To patch safely, send
+the updated_at you read as if_updated_at: if someone wrote since, you get 409 STALE_ENTITY; read again and reapply.
+After merge_entities the loser's id still works everywhere and answers the winner (compare the returned id).
 
 ## Errors
 
 400 VALIDATION_FAILED; 401 AUTH_INVALID_TOKEN (REST without a substrate key); 403 FORBIDDEN (a service key); 404
 RESOURCE_NOT_FOUND; 409 wrong_status (approve or reject of an action not proposed), ALREADY_REVERTED, NOT_REVERSIBLE,
-NOT_EXECUTED.
+NOT_EXECUTED, STALE_ENTITY
+(patch with an old if_updated_at), ENTITY_GONE and ENTITY_MERGED_INTO (reverts), SUBSTRATE_NOT_LINKED (an app's
+proposal before substrate_app_link); 403 HUMAN_CONFIRMATION_REQUIRED and HUMAN_DECLINED (approve or reject over MCP).
 `,
   },
 };

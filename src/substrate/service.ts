@@ -7,7 +7,7 @@ import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { unknownKeysMessage } from '../core/strict.ts';
 import { newId } from './ids.ts';
 import { decide, type PrincipleRow } from './policy.ts';
-import { SubstrateEntities } from './entities.ts';
+import { ENTITY_TYPES, SubstrateEntities, type EntityType } from './entities.ts';
 import type { ActionView, Capability, CapabilityContext, SubstrateActor, Verdict } from './types.ts';
 
 export interface ProposeInput {
@@ -62,10 +62,21 @@ export const substrateErrors = {
   unknownCapability: (name: string) =>
     errors.validation(`Unknown capability '${name.slice(0, 100)}'; known: ${[...capabilities.keys()].join(', ')}.`, [{ path: 'capability', message: 'not a capability' }]),
   actionNotFound: (id: string) => errors.notFound(`Action '${id.slice(0, 100)}'`, 'List the actions with GET /v1/me/substrate/actions.'),
+  notLinked: (appId: string) =>
+    new AppError(
+      409,
+      'SUBSTRATE_NOT_LINKED',
+      `App '${appId}' is not linked to a substrate user.`,
+      "The app's owner links it with substrate_app_link (POST /apps/{app_id}/substrate-link) first.",
+    ),
 };
+
+/** How long this process trusts an app's link state (checked on every function invocation). */
+const LINK_TTL_MS = 5_000;
 
 export class SubstrateService {
   readonly #db: Kysely<any>;
+  readonly #links = new Map<string, { linked: boolean; until: number }>();
 
   constructor(db: Kysely<any>) {
     this.#db = db;
@@ -90,6 +101,72 @@ export class SubstrateService {
       return { accountId: caller.accountId, userId: await this.#defaultUser(caller.accountId), proposer: 'agent', sourceAppId: null, sourceRuleId: null };
     }
     throw errors.wrongCredential(['substrate key']);
+  }
+
+  /**
+   * Who an app's own calls act for: the substrate user it is linked to, proposing as an agent with source_app_id set
+   * (its functions through ctx.substrate, its service key through /v1/{app_id}/substrate/...). 409 when not linked.
+   */
+  async actorForApp(appId: string): Promise<SubstrateActor> {
+    const row = (
+      await sql<{ account_id: string; substrate_user_id: string | null }>`select account_id, substrate_user_id from apps where id = ${appId}`.execute(this.#db)
+    ).rows[0];
+    if (!row?.substrate_user_id) throw substrateErrors.notLinked(appId);
+    return { accountId: row.account_id, userId: row.substrate_user_id, proposer: 'agent', sourceAppId: appId, sourceRuleId: null };
+  }
+
+  /** Whether the app is linked (ctx.substrate exists in its functions); cached briefly, refreshed by link/unlink here. */
+  async isLinked(appId: string): Promise<boolean> {
+    const cached = this.#links.get(appId);
+    if (cached && cached.until > Date.now()) return cached.linked;
+    const { rows } = await sql<{ linked: boolean }>`select substrate_user_id is not null as linked from apps where id = ${appId}`.execute(this.#db);
+    const linked = rows[0]?.linked ?? false;
+    if (this.#links.size > 10_000) this.#links.clear();
+    this.#links.set(appId, { linked, until: Date.now() + LINK_TTL_MS });
+    return linked;
+  }
+
+  /** Links the app to a substrate user of its owner's account (default: the account's default user). */
+  async link(accountId: string, appId: string, substrateUserId: string | undefined): Promise<{ app_id: string; substrate_user_id: string | null }> {
+    const userId = substrateUserId ?? (await this.#defaultUser(accountId));
+    const { rows } = await sql<{ id: string }>`
+      update apps set substrate_user_id = u.id from substrate_users u
+      where apps.id = ${appId} and apps.account_id = ${accountId} and u.id = ${userId}::uuid and u.account_id = ${accountId}
+      returning apps.id`.execute(this.#db);
+    if (!rows[0]) throw errors.notFound(`Substrate user '${userId}'`, "Link to a substrate user of the app owner's account (omit substrate_user_id for the default one).");
+    this.#links.delete(appId);
+    return { app_id: appId, substrate_user_id: userId };
+  }
+
+  async unlink(appId: string): Promise<{ app_id: string; substrate_user_id: null }> {
+    await sql`update apps set substrate_user_id = null where id = ${appId}`.execute(this.#db);
+    this.#links.delete(appId);
+    return { app_id: appId, substrate_user_id: null };
+  }
+
+  /** ctx.substrate's reads for the actor's user: getEntity(id), findEntities({ type?, q?, limit? }), searchMemory(q, opts). */
+  async read(actor: SubstrateActor, op: string, args: readonly unknown[]): Promise<unknown> {
+    const [a, b] = args;
+    const opts = (v: unknown) => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+    const limit = (v: unknown, max: number, fallback: number) => (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= max ? v : fallback);
+    switch (op) {
+      case 'getEntity':
+        if (typeof a !== 'string') throw errors.validation("ctx.substrate.getEntity: 'entity_id' must be a string.");
+        return this.entities.get(actor.userId, a);
+      case 'findEntities': {
+        const q = opts(a);
+        if (q.type !== undefined && !ENTITY_TYPES.includes(q.type as EntityType)) {
+          throw errors.validation(`ctx.substrate.findEntities: 'type' must be one of ${ENTITY_TYPES.join(', ')}.`);
+        }
+        return this.entities.list(actor.userId, {
+          type: q.type as EntityType | undefined,
+          q: typeof q.q === 'string' ? q.q : undefined,
+          limit: limit(q.limit, 200, 50),
+        });
+      }
+      default:
+        throw errors.validation(`ctx.substrate.${op} is not available.`);
+    }
   }
 
   async settings(actor: SubstrateActor): Promise<{ yolo_mode: boolean; user_id: string }> {

@@ -215,7 +215,8 @@ export class McpTransport {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed as never }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
-      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas, extra.signal);
+      const confirm = server.getClientCapabilities()?.elicitation ? (message: string) => confirmWithHuman(server, message) : undefined;
+      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas, extra.signal, confirm);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: [
@@ -275,7 +276,15 @@ export class McpTransport {
     };
   }
 
-  async #call(name: string, args: unknown, caller: Caller, rpcId: string, areas: ReadonlySet<string>, signal: AbortSignal): Promise<CallToolResult> {
+  async #call(
+    name: string,
+    args: unknown,
+    caller: Caller,
+    rpcId: string,
+    areas: ReadonlySet<string>,
+    signal: AbortSignal,
+    confirm: ((message: string) => Promise<boolean>) | undefined,
+  ): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
     if (!tool) return errorResult(errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.'));
@@ -294,7 +303,7 @@ export class McpTransport {
     }
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
-      const result = await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log, signal });
+      const result = await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log, signal, confirm });
       // structuredContent must be a plain object: pre-serialized JSON (a relayed AI answer) is parsed back into one.
       const output = (result instanceof JsonText ? result.toJSON() : result) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
@@ -302,6 +311,15 @@ export class McpTransport {
       return errorResult(toAppError(err, log, name));
     }
   }
+}
+
+/** MCP elicitation: a yes/no question to the human in the client; only an explicit acceptance with true confirms. */
+async function confirmWithHuman(server: Server, message: string): Promise<boolean> {
+  const answer = await server.elicitInput({
+    message,
+    requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Confirm', description: message.slice(0, 200) } }, required: ['confirm'] },
+  });
+  return answer.action === 'accept' && answer.content?.confirm === true;
 }
 
 function errorResult(err: AppError): CallToolResult {

@@ -30,7 +30,7 @@ describe('REST and MCP parity', () => {
     const httpTools = tools.filter((t) => t.http);
     expect(httpTools.length).toBeGreaterThan(0);
     for (const tool of httpTools) expect(names.has(tool.name), tool.name).toBe(tool.mcp !== false);
-    expect(tools.filter((t) => t.mcp === false).map((t) => t.name)).toEqual(['substrate_yolo_set', 'substrate_actions_approve', 'substrate_actions_reject']);
+    expect(tools.filter((t) => t.mcp === false).map((t) => t.name)).toEqual(['substrate_yolo_set', 'substrate_app_propose']);
   });
 
   it.each([

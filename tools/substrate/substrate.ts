@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineTool, type HttpBinding } from '../../src/core/define.ts';
+import { defineTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
+import { AppError } from '../../src/core/errors.ts';
+import type { ActionView } from '../../src/substrate/types.ts';
 
 const BASE = '/v1/me/substrate';
 /** Substrate keys over REST (a human); over MCP the platform key acts for the account's default user as an agent. */
@@ -63,10 +65,10 @@ export const substratePropose = defineTool({
   title: 'Propose a substrate action',
   description:
     'The one door for writes to the user\'s substrate: { capability, payload, idempotency_key? } -> { action_id, verdict: { result, reason, ' +
-    'conflicts }, requires_approval, result?, replay? }. Auto capabilities (record_decision, record_commitment, record_learning, revert_action) ' +
-    'execute at once; record_principle, supersede_decision, retire_principle and bulk_revert_actions wait for the human\'s approval, as does ' +
-    'anything conflicting with an active principle. Over MCP you propose as an agent: approval is the human\'s, over REST. Capability payloads: ' +
-    'platform_guide area=substrate.',
+    'conflicts }, requires_approval, result?, replay? }. Auto (execute at once): record_decision, record_commitment, record_learning, ' +
+    'upsert_entity, update_entity, patch_entity, upsert_source_artifact, revert_action. The human approves: record_principle, supersede_decision, ' +
+    'retire_principle, merge_entities, delete_entity, bulk_revert_actions, and anything conflicting with an active principle. Over MCP you ' +
+    'propose as an agent. Payloads: platform_guide area=substrate.',
   input: z.object({
     capability: z.string().min(1).max(100),
     payload: z.record(z.string(), z.unknown()).describe("The capability's payload (its fields are checked strictly)"),
@@ -110,28 +112,56 @@ export const substrateActionsGet = defineTool({
   handler: async (input, ctx) => ctx.services.substrate.get(await ctx.services.substrate.actor(ctx.caller), input.action_id),
 });
 
+/**
+ * Over MCP the caller is an agent, who must not approve its own proposals: the human at the client confirms through
+ * MCP elicitation. A client that cannot ask gets a refusal pointing to the REST route.
+ */
+async function humanConfirms(ctx: ToolContext, verb: 'Approve' | 'Reject', action: ActionView): Promise<void> {
+  if (ctx.caller.kind === 'substrate') return;
+  if (!ctx.confirm) {
+    throw new AppError(
+      403,
+      'HUMAN_CONFIRMATION_REQUIRED',
+      `${verb === 'Approve' ? 'Approving' : 'Rejecting'} needs the human, and this MCP client cannot ask them (no elicitation capability).`,
+      `The human ${verb.toLowerCase()}s over REST: POST /v1/me/substrate/actions/${action.action_id}/${verb.toLowerCase()} with their substrate key.`,
+    );
+  }
+  const question = `${verb} ${action.capability} (action ${action.action_id}, proposed by ${action.proposer_kind === 'agent' ? 'an agent' : 'a human'}): ${JSON.stringify(action.payload).slice(0, 500)}?`;
+  if (!(await ctx.confirm(question))) {
+    throw new AppError(403, 'HUMAN_DECLINED', `The human did not confirm: action ${action.action_id} stays proposed.`, 'Nothing changed; ask the human again later or over REST.');
+  }
+}
+
 export const substrateActionsApprove = defineTool({
   name: 'substrate_actions_approve',
   title: 'Approve a substrate action',
-  description: 'Approve a proposed action: it executes now; returns the updated action. 409 wrong_status when it is not proposed.',
+  description:
+    'Approve a proposed action: it executes now; returns the updated action (409 wrong_status when not proposed). Over MCP the human at your client ' +
+    'is asked to confirm (elicitation); without elicitation the human approves over REST.',
   input: z.object({ action_id: ActionId }),
   output: Action,
-  auth: ['substrate'],
-  mcp: false,
-  http: { method: 'POST', path: `${BASE}/actions/{action_id}/approve` },
-  handler: async (input, ctx) => ctx.services.substrate.approve(await ctx.services.substrate.actor(ctx.caller), input.action_id),
+  auth: AUTH,
+  http: REST({ method: 'POST', path: `${BASE}/actions/{action_id}/approve` }),
+  handler: async (input, ctx) => {
+    const actor = await ctx.services.substrate.actor(ctx.caller);
+    await humanConfirms(ctx, 'Approve', await ctx.services.substrate.get(actor, input.action_id));
+    return ctx.services.substrate.approve(actor, input.action_id);
+  },
 });
 
 export const substrateActionsReject = defineTool({
   name: 'substrate_actions_reject',
   title: 'Reject a substrate action',
-  description: 'Reject a proposed action with an optional reason; returns the updated action. 409 wrong_status when it is not proposed.',
+  description: 'Reject a proposed action with an optional reason; returns the updated action (409 wrong_status when not proposed). Over MCP the human confirms, as for approve.',
   input: z.object({ action_id: ActionId, reason: z.string().max(2000).optional() }),
   output: Action,
-  auth: ['substrate'],
-  mcp: false,
-  http: { method: 'POST', path: `${BASE}/actions/{action_id}/reject` },
-  handler: async (input, ctx) => ctx.services.substrate.reject(await ctx.services.substrate.actor(ctx.caller), input.action_id, input.reason),
+  auth: AUTH,
+  http: REST({ method: 'POST', path: `${BASE}/actions/{action_id}/reject` }),
+  handler: async (input, ctx) => {
+    const actor = await ctx.services.substrate.actor(ctx.caller);
+    await humanConfirms(ctx, 'Reject', await ctx.services.substrate.get(actor, input.action_id));
+    return ctx.services.substrate.reject(actor, input.action_id, input.reason);
+  },
 });
 
 export const substrateTools = [
