@@ -403,7 +403,7 @@ first outcome with \`replay: true\` and runs nothing.
 | record_decision | title, kind (operational, strategic, mission, vision, principle, policy_decision); rationale, salience (ambient, normal, archival; default normal), source_artifact_id | auto, reversible |
 | record_commitment | description, status (proposed, tentative, confirmed, fulfilled, expired, broken); from_entity, to_entity, amount, unit, due_at, source_artifact_id, attrs | auto, reversible |
 | record_learning | title, description; resolution_taken, related_decision_id, source_artifact_id | auto, reversible |
-| record_principle | title, applies_to \`{ capabilities?: [...] }\`, constraint_spec \`{ logic: <JSON-Logic over { capability, payload }>, mode?: "require_approval" or "reject" }\`; rationale, salience (default ambient) | approval |
+| record_principle | title, applies_to \`{ capabilities?: [...], entity_types?: [...] }\`, constraint_spec \`{ logic: <JSON-Logic over { capability, payload }>, mode?: "require_approval" or "reject" }\`; rationale, salience (default ambient) | approval |
 | supersede_decision | old_decision_id, new_title, kind; new_rationale | approval |
 | retire_principle | principle_id, reason | approval |
 | revert_action | action_id | auto |
@@ -414,8 +414,9 @@ first outcome with \`replay: true\` and runs nothing.
 | merge_entities | loser_id, winner_id, reason | approval |
 | delete_entity | id, reason | approval |
 
-A principle applies to the capabilities in \`applies_to.capabilities\` (all when empty); its \`logic\` must be true for a
-proposal, e.g. \`{ "<=": [{ "var": "payload.amount" }, 100] }\`. A logic that cannot be evaluated counts as a conflict.
+A principle applies to the capabilities in \`applies_to.capabilities\` and the entity types in \`applies_to.entity_types\`
+(each empty: any); its \`logic\` over \`{ capability, payload, entity_type }\` must be true for a proposal, e.g.
+\`{ "<=": [{ "var": "payload.amount" }, 100] }\`. A logic that cannot be evaluated counts as a conflict.
 
 ## Entities
 

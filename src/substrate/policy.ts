@@ -6,7 +6,7 @@ import type { Capability, Conflict, ProposerKind, Verdict } from './types.ts';
 export interface PrincipleRow {
   id: string;
   title: string;
-  applies_to: { capabilities?: string[] };
+  applies_to: { capabilities?: string[]; entity_types?: string[] };
   constraint_spec: { logic: Record<string, unknown>; mode?: 'require_approval' | 'reject' };
 }
 
@@ -17,15 +17,22 @@ export interface PolicyInput {
   yolo: boolean;
   skipApproval: boolean;
   principles: readonly PrincipleRow[];
+  /** The type of the entity the proposal is about (entity capabilities), for principles scoped to entity types. */
+  entityType: string | null;
 }
 
-/** The principles a proposal violates: those that apply to its capability and whose logic is not true for it. */
-export function conflictsOf(capability: string, payload: unknown, principles: readonly PrincipleRow[]): Conflict[] {
-  const data = { capability, payload };
+/**
+ * The principles a proposal violates: those that apply to its capability (and, when they name entity types, to the
+ * type of the entity it is about) and whose logic is not true for it.
+ */
+export function conflictsOf(capability: string, payload: unknown, principles: readonly PrincipleRow[], entityType: string | null = null): Conflict[] {
+  const data = { capability, payload, entity_type: entityType };
   const out: Conflict[] = [];
   for (const p of principles) {
     const scope = p.applies_to.capabilities;
     if (scope && scope.length > 0 && !scope.includes(capability)) continue;
+    const types = p.applies_to.entity_types;
+    if (types && types.length > 0 && (entityType === null || !types.includes(entityType))) continue;
     let complies: boolean;
     try {
       complies = Boolean(jsonLogic.apply(p.constraint_spec.logic as never, data));
@@ -44,7 +51,7 @@ export function conflictsOf(capability: string, payload: unknown, principles: re
  * proposal of an approval capability executes unless it acts outside the substrate; the rest waits for approval.
  */
 export function decide(input: PolicyInput): Verdict {
-  const conflicts = conflictsOf(input.capability.name, input.payload, input.principles);
+  const conflicts = conflictsOf(input.capability.name, input.payload, input.principles, input.entityType);
   if (conflicts.some((c) => c.mode === 'reject')) {
     return { result: 'rejected', reason: `conflicts with a principle that rejects such proposals: ${conflicts.filter((c) => c.mode === 'reject').map((c) => c.title).join('; ')}`, conflicts };
   }

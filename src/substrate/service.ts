@@ -7,7 +7,7 @@ import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { unknownKeysMessage } from '../core/strict.ts';
 import { newId } from './ids.ts';
 import { decide, type PrincipleRow } from './policy.ts';
-import { ENTITY_TYPES, SubstrateEntities, type EntityType } from './entities.ts';
+import { ENTITY_TYPES, SubstrateEntities, findEntity, type EntityType } from './entities.ts';
 import type { ActionView, Capability, CapabilityContext, SubstrateActor, Verdict } from './types.ts';
 
 export interface ProposeInput {
@@ -196,7 +196,8 @@ export class SubstrateService {
         await sql<PrincipleRow>`select id, title, applies_to, constraint_spec from substrate_principles where user_id = ${actor.userId} and status = 'active'`.execute(tx)
       ).rows;
       const skip = input.dangerously_skip_approval === true;
-      const verdict = decide({ capability, payload, proposer: actor.proposer, yolo: user?.yolo_mode ?? false, skipApproval: skip, principles });
+      const entityType = principles.some((p) => p.applies_to.entity_types?.length) ? await entityTypeOf(tx, actor.userId, payload) : null;
+      const verdict = decide({ capability, payload, proposer: actor.proposer, yolo: user?.yolo_mode ?? false, skipApproval: skip, principles, entityType });
       const id = newId('act');
       const status = verdict.result === 'rejected' ? 'rejected' : verdict.result === 'requires_approval' ? 'proposed' : 'executed';
       const inserted = await sql<{ id: string }>`
@@ -312,6 +313,18 @@ export class SubstrateService {
       select id from made union all select id from substrate_users where account_id = ${accountId} and is_default limit 1`.execute(this.#db);
     return rows[0]!.id;
   }
+}
+
+/**
+ * The type of the entity a proposal is about: `payload.type` (upsert_entity), else the entity named by `id` or
+ * `loser_id` (aliases followed); null for proposals about no entity.
+ */
+async function entityTypeOf(tx: Kysely<any>, userId: string, payload: Record<string, unknown>): Promise<string | null> {
+  if (typeof payload.type === 'string') return payload.type;
+  const id = typeof payload.id === 'string' ? payload.id : typeof payload.loser_id === 'string' ? payload.loser_id : null;
+  if (!id?.startsWith('ent_')) return null;
+  const entity = await findEntity(tx, userId, id);
+  return entity?.type ?? null;
 }
 
 function view(r: ActionRow): ActionView {

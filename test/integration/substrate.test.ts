@@ -116,6 +116,30 @@ describe('propose', () => {
   });
 });
 
+describe('principles scoped to entity types', () => {
+  it('apply to proposals about entities of those types only (by payload.type, or the entity an id names)', async () => {
+    const made = await propose({
+      capability: 'record_principle',
+      dangerously_skip_approval: true,
+      payload: { title: 'Companies need a domain', applies_to: { entity_types: ['company'] }, constraint_spec: { logic: { '!!': { var: 'payload.canonical_keys.domain' } } } },
+    });
+    expect(made.body.verdict.result).toBe('auto_approved');
+    try {
+      const person = await propose({ capability: 'upsert_entity', payload: { type: 'person', display_name: 'Grace' } });
+      expect(person.body.verdict.result).toBe('auto_approved');
+      const bare = await propose({ capability: 'upsert_entity', payload: { type: 'company', display_name: 'Acme' } });
+      expect(bare.body.verdict).toMatchObject({ result: 'requires_approval', conflicts: [{ title: 'Companies need a domain' }] });
+      const good = await propose({ capability: 'upsert_entity', payload: { type: 'company', display_name: 'Initech', canonical_keys: { domain: 'initech.com' } } });
+      expect(good.body.verdict.result).toBe('auto_approved');
+      // An update names the entity by id: its type is looked up.
+      const update = await propose({ capability: 'update_entity', payload: { id: good.body.result.entity_id, display_name: 'Initech Inc' } });
+      expect(update.body.verdict.result).toBe('requires_approval');
+    } finally {
+      await p.sql(`update substrate_principles set status = 'expired' where id = $1`, [made.body.result.principle_id]);
+    }
+  });
+});
+
 describe('idempotency', () => {
   it('a known key replays the first outcome and executes nothing; concurrent proposals with one key execute once', async () => {
     const body = { capability: 'record_learning', payload: { title: 'Cache', description: 'cache invalidation is hard' }, idempotency_key: 'k-1' };

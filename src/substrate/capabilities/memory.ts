@@ -102,10 +102,14 @@ export const recordLearning: Capability<{
 };
 
 /**
- * A principle's `applies_to` names the capabilities it governs (none: all); its `constraint_spec.logic` is a
- * JSON-Logic expression over `{ capability, payload }` that is true for a proposal that complies.
+ * A principle's `applies_to` names the capabilities and the entity types it governs (each list empty or absent: any);
+ * its `constraint_spec.logic` is a JSON-Logic expression over `{ capability, payload, entity_type }` that is true for
+ * a proposal that complies.
  */
-export const AppliesTo = z.object({ capabilities: z.array(z.string().min(1).max(100)).max(50).optional() });
+export const AppliesTo = z.object({
+  capabilities: z.array(z.string().min(1).max(100)).max(50).optional(),
+  entity_types: z.array(z.enum(['person', 'company', 'fund', 'workspace', 'team', 'project', 'event', 'agent', 'self'])).max(9).optional(),
+});
 export const ConstraintSpec = z.object({
   logic: z.record(z.string(), z.unknown()).refine((v) => Object.keys(v).length === 1, { message: 'a JSON-Logic expression has exactly one operator' }),
   mode: z.enum(['require_approval', 'reject']).default('require_approval'),
