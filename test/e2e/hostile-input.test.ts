@@ -181,6 +181,7 @@ interface Fixtures {
   deploymentId: string;
   documentId: string;
   actionId: string;
+  entityId: string;
 }
 
 interface Operation {
@@ -328,6 +329,9 @@ beforeAll(async () => {
   const action = await ok(
     request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key: substrateKey, body: { capability: 'record_learning', payload: { title: 't', description: 'd' } } }),
   );
+  const entity = await ok(
+    request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key: substrateKey, body: { capability: 'upsert_entity', payload: { type: 'person', display_name: 'Fuzz' } } }),
+  );
   const user = await ok(request(server.url, `/v1/${appId}/auth/signup`, { method: 'POST', body: { email: 'fuzz@example.com', password: 'correct horse battery' } }));
   fx = {
     appId,
@@ -341,6 +345,7 @@ beforeAll(async () => {
     deploymentId: deployment.id,
     documentId: ragDoc.documentId,
     actionId: action.action_id,
+    entityId: entity.result.entity_id,
   };
 });
 
@@ -369,6 +374,8 @@ function validParam(operationId: string, path: string, name: string): string {
       return fx.documentId;
     case 'action_id':
       return fx.actionId;
+    case 'entity_id':
+      return fx.entityId;
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }
@@ -462,7 +469,7 @@ function credentialFor(operationId: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
 
-const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id']);
+const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id', 'entity_id']);
 
 /** The REST path a tool's `id` and `key_id` belong to, for validParam. */
 function pathOfTool(name: string): string {
