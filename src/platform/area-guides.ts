@@ -413,6 +413,7 @@ first outcome with \`replay: true\` and runs nothing.
 | patch_entity | id; display_name, primary_email, attrs_patch (JSON merge patch), if_updated_at; at least one of the first three | auto, reversible |
 | merge_entities | loser_id, winner_id, reason | approval |
 | delete_entity | id, reason | approval |
+| send_email_draft | to (an address, or 1-50), subject, body; target_role | approval, even in yolo mode (side-effecting) |
 
 A principle applies to the capabilities in \`applies_to.capabilities\` and the entity types in \`applies_to.entity_types\`
 (each empty: any); its \`logic\` over \`{ capability, payload, entity_type }\` must be true for a proposal, e.g.

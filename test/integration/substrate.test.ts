@@ -90,6 +90,19 @@ describe('propose', () => {
     } finally {
       await p.api('PUT', `${S}/settings/yolo`, { key, body: { yolo_mode: false } });
     }
+    await p.api('PUT', `${S}/settings/yolo`, { key, body: { yolo_mode: true } });
+    try {
+      // Side-effecting: a human's proposal still waits in yolo mode.
+      const mail = await propose({ capability: 'send_email_draft', payload: { to: 'bob@example.com', subject: 'Hi', body: 'Hello Bob' } });
+      expect(mail.body.verdict).toMatchObject({ result: 'requires_approval', reason: 'acts outside the substrate, so it needs approval even in yolo mode' });
+      const sent = await p.api('POST', `${S}/actions/${mail.body.action_id}/approve`, { key });
+      expect(sent.body).toMatchObject({ status: 'executed', result: { approved: true, to: ['bob@example.com'], subject: 'Hi' } });
+      const badTo = await propose({ capability: 'send_email_draft', payload: { to: 'not-an-address', subject: 'Hi', body: 'x' } });
+      expect(badTo.status).toBe(400);
+      expect(badTo.body.error.details[0].path).toBe('payload.to');
+    } finally {
+      await p.api('PUT', `${S}/settings/yolo`, { key, body: { yolo_mode: false } });
+    }
     const skipped = await propose({ capability: 'record_principle', dangerously_skip_approval: true, payload: { title: 'Skip', applies_to: { capabilities: ['none'] }, constraint_spec: { logic: { '==': [1, 1] } } } });
     expect(skipped.body.verdict).toMatchObject({ result: 'auto_approved', reason: 'dangerously_skip_approval by the owner' });
     const agentSkip = await p.services.substrate.propose(agent, { capability: 'record_principle', dangerously_skip_approval: true, payload: { title: 'Agent skip', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } });

@@ -67,7 +67,7 @@ export const substratePropose = defineTool({
     'The one door for writes to the user\'s substrate: { capability, payload, idempotency_key? } -> { action_id, verdict: { result, reason, ' +
     'conflicts }, requires_approval, result?, replay? }. Auto (execute at once): record_decision, record_commitment, record_learning, ' +
     'upsert_entity, update_entity, patch_entity, upsert_source_artifact, revert_action. The human approves: record_principle, supersede_decision, ' +
-    'retire_principle, merge_entities, delete_entity, bulk_revert_actions, and anything conflicting with an active principle. Over MCP you ' +
+    'retire_principle, merge_entities, delete_entity, bulk_revert_actions, send_email_draft, and anything conflicting with an active principle. Over MCP you ' +
     'propose as an agent. Payloads: platform_guide area=substrate.',
   input: z.object({
     capability: z.string().min(1).max(100),

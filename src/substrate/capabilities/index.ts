@@ -4,10 +4,11 @@ import type { Capability } from '../types.ts';
 import { recordCommitment, recordDecision, recordLearning, recordPrinciple, retirePrinciple, supersedeDecision } from './memory.ts';
 import { bulkRevertActions, revertAction } from './revert.ts';
 import { entityCapabilities } from './entities.ts';
+import { sendEmailDraft } from './email.ts';
 
 /** The capabilities the ledger can propose, by name. */
 export const capabilities: ReadonlyMap<string, Capability> = new Map(
-  [recordDecision, recordCommitment, recordLearning, recordPrinciple, supersedeDecision, retirePrinciple, revertAction, bulkRevertActions, ...entityCapabilities].map(
+  [recordDecision, recordCommitment, recordLearning, recordPrinciple, supersedeDecision, retirePrinciple, revertAction, bulkRevertActions, sendEmailDraft, ...entityCapabilities].map(
     (c) => [c.name, c as Capability],
   ),
 );
