@@ -10,6 +10,7 @@ import { functionsTools } from './functions/functions.ts';
 import { aiTools } from './ai/ai.ts';
 import { ragTools } from './rag/rag.ts';
 import { substrateTools } from './substrate/substrate.ts';
+import { substrateMemoryTools } from './substrate/memory.ts';
 import { substrateEntityTools } from './substrate/entities.ts';
 import { substrateLinkTools } from './substrate/links.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
@@ -27,7 +28,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   data: dataTools,
   ai: aiTools,
   rag: ragTools,
-  substrate: [...substrateTools, ...substrateEntityTools, ...substrateLinkTools],
+  substrate: [...substrateTools, ...substrateMemoryTools, ...substrateEntityTools, ...substrateLinkTools],
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -70,6 +71,7 @@ export const tools: readonly AnyTool[] = [
   ...aiTools,
   ...ragTools,
   ...substrateTools,
+  ...substrateMemoryTools,
   ...substrateEntityTools,
   ...substrateLinkTools,
 ];

@@ -9,6 +9,7 @@ import { aiUsageMeter } from './ai.ts';
 import { frontendBuild } from './frontend.ts';
 import { storageDeleteObject, storageSettlePending } from './storage.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
+import { substrateSnapshots } from './substrate.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
 export interface WorkerServices extends Services {
@@ -30,8 +31,9 @@ export function taskList(s: WorkerServices): TaskList {
     functions_cron_tick: functionsCronTick(s),
     functions_run_cron: functionsRunCron(s),
     functions_logs_trim: functionsLogsTrim(s),
+    substrate_snapshots: substrateSnapshots(s),
   };
 }
 
 /** Platform crons (graphile-worker crontab syntax; UTC). */
-export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1'].join('\n');
+export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1', '5 0 * * * substrate_snapshots ?fill=1d&max=1'].join('\n');

@@ -8,6 +8,7 @@ import * as workerHeartbeats from './0006_worker_heartbeats.ts';
 import * as aiCredits from './0007_ai_credits.ts';
 import * as substrate from './0008_substrate.ts';
 import * as substrateEntities from './0009_substrate_entities.ts';
+import * as substrateArtifacts from './0010_substrate_artifacts.ts';
 import * as substrateAppLinks from './0011_substrate_app_links.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
@@ -21,5 +22,6 @@ export const migrations: Record<string, Migration> = {
   '0007_ai_credits': aiCredits,
   '0008_substrate': substrate,
   '0009_substrate_entities': substrateEntities,
+  '0010_substrate_artifacts': substrateArtifacts,
   '0011_substrate_app_links': substrateAppLinks,
 };

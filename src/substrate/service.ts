@@ -9,6 +9,9 @@ import { newId } from './ids.ts';
 import { decide, type PrincipleRow } from './policy.ts';
 import { ENTITY_TYPES, SubstrateEntities, findEntity, type EntityType } from './entities.ts';
 import type { ActionView, Capability, CapabilityContext, SubstrateActor, Verdict } from './types.ts';
+import { SubstrateArtifacts } from './artifacts.ts';
+import { SubstrateMemory, parseKinds } from './memory.ts';
+import { SubstrateSnapshots } from './snapshots.ts';
 
 export interface ProposeInput {
   capability: string;
@@ -87,6 +90,21 @@ export class SubstrateService {
     return new SubstrateEntities(this.#db);
   }
 
+  /** Source artifact reads (list with full-text search, one with content); upsert_source_artifact writes them. */
+  get artifacts(): SubstrateArtifacts {
+    return new SubstrateArtifacts(this.#db);
+  }
+
+  /** Memory reads: full-text search and the chronological list over decisions, commitments, learnings and artifacts. */
+  get memory(): SubstrateMemory {
+    return new SubstrateMemory(this.#db);
+  }
+
+  /** Daily snapshots: the cron's writes and GET snapshots. */
+  get snapshots(): SubstrateSnapshots {
+    return new SubstrateSnapshots(this.#db);
+  }
+
   /**
    * Who a call acts for. A substrate key: its user (or the account's default user), proposing as a human. A platform
    * key (MCP): the account's default user, proposing as an agent. Other credentials never reach the substrate.
@@ -163,6 +181,13 @@ export class SubstrateService {
           q: typeof q.q === 'string' ? q.q : undefined,
           limit: limit(q.limit, 200, 50),
         });
+      }
+      case 'searchMemory': {
+        if (a !== undefined && typeof a !== 'string') throw errors.validation("ctx.substrate.searchMemory: 'query' must be a string.");
+        const o = opts(b);
+        const kinds = Array.isArray(o.kinds) || typeof o.kinds === 'string' ? parseKinds(o.kinds as string | string[]) : undefined;
+        const match = o.match === 'or' || o.match === 'phrase' ? o.match : 'and';
+        return this.memory.search(actor.userId, { q: a, kinds, limit: limit(o.limit, 200, 20), match });
       }
       default:
         throw errors.validation(`ctx.substrate.${op} is not available.`);

@@ -5,10 +5,11 @@ import { recordCommitment, recordDecision, recordLearning, recordPrinciple, reti
 import { bulkRevertActions, revertAction } from './revert.ts';
 import { entityCapabilities } from './entities.ts';
 import { sendEmailDraft } from './email.ts';
+import { artifactCapabilities } from './artifacts.ts';
 
 /** The capabilities the ledger can propose, by name. */
 export const capabilities: ReadonlyMap<string, Capability> = new Map(
-  [recordDecision, recordCommitment, recordLearning, recordPrinciple, supersedeDecision, retirePrinciple, revertAction, bulkRevertActions, sendEmailDraft, ...entityCapabilities].map(
+  [recordDecision, recordCommitment, recordLearning, recordPrinciple, supersedeDecision, retirePrinciple, revertAction, bulkRevertActions, sendEmailDraft, ...entityCapabilities, ...artifactCapabilities].map(
     (c) => [c.name, c as Capability],
   ),
 );

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { errors } from '../../core/errors.ts';
 import { newId } from '../ids.ts';
 import type { Capability, CapabilityContext } from '../types.ts';
+import { requireArtifactRef } from '../artifacts.ts';
 
 const Salience = z.enum(['ambient', 'normal', 'archival']);
 const DecisionKind = z.enum(['operational', 'strategic', 'mission', 'vision', 'principle', 'policy_decision']);
@@ -29,6 +30,7 @@ export const recordDecision: Capability<{
   reversible: true,
   sideEffecting: false,
   async execute(ctx, p) {
+    await requireArtifactRef(ctx.tx, ctx.actor.userId, p.source_artifact_id);
     const id = newId('dec');
     await sql`insert into substrate_decisions (id, user_id, title, kind, rationale, salience, source_artifact_id)
       values (${id}, ${ctx.actor.userId}, ${p.title}, ${p.kind}, ${p.rationale ?? null}, ${p.salience}, ${p.source_artifact_id ?? null})`.execute(ctx.tx);
@@ -64,6 +66,7 @@ export const recordCommitment: Capability<{
   reversible: true,
   sideEffecting: false,
   async execute(ctx, p) {
+    await requireArtifactRef(ctx.tx, ctx.actor.userId, p.source_artifact_id);
     const id = newId('com');
     await sql`insert into substrate_commitments (id, user_id, description, status, from_entity, to_entity, amount, unit, due_at, source_artifact_id, attrs)
       values (${id}, ${ctx.actor.userId}, ${p.description}, ${p.status}, ${p.from_entity ?? null}, ${p.to_entity ?? null}, ${p.amount ?? null},
@@ -92,6 +95,7 @@ export const recordLearning: Capability<{
   reversible: true,
   sideEffecting: false,
   async execute(ctx, p) {
+    await requireArtifactRef(ctx.tx, ctx.actor.userId, p.source_artifact_id);
     const id = newId('lrn');
     await sql`insert into substrate_learnings (id, user_id, title, description, resolution_taken, related_decision_id, source_artifact_id)
       values (${id}, ${ctx.actor.userId}, ${p.title}, ${p.description}, ${p.resolution_taken ?? null}, ${p.related_decision_id ?? null},

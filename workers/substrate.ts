@@ -1,0 +1,12 @@
+import type { Task } from 'graphile-worker';
+import type { WorkerServices } from './index.ts';
+
+/**
+ * Cron, daily at 00:05 UTC (and whenever it is run again: it is idempotent): today's snapshot of every substrate user
+ * with activity, refreshed if it exists. GET snapshots makes a missing one on demand, so nothing depends on this
+ * having run.
+ */
+export const substrateSnapshots = (s: WorkerServices): Task => async (_payload, helpers) => {
+  const { users } = await s.substrate.snapshots.takeAll();
+  if (users) helpers.logger.debug(`took the daily substrate snapshot of ${users} users`);
+};
