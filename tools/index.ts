@@ -28,7 +28,8 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   data: dataTools,
   ai: aiTools,
   rag: ragTools,
-  substrate: [...substrateTools, ...substrateMemoryTools, ...substrateEntityTools, ...substrateLinkTools],
+  substrate: [...substrateTools, ...substrateEntityTools, ...substrateLinkTools],
+  memory: substrateMemoryTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));

@@ -414,6 +414,7 @@ first outcome with \`replay: true\` and runs nothing.
 | merge_entities | loser_id, winner_id, reason | approval |
 | delete_entity | id, reason | approval |
 | send_email_draft | to (an address, or 1-50), subject, body; target_role | approval, even in yolo mode (side-effecting) |
+| upsert_source_artifact | kind, title; id, external_system + external_id (together), summary, content, url, storage_object_id, links { entity_ids?, project_tags? }, attrs -> { artifact_id, was_insert, before } | auto, reversible |
 
 A principle applies to the capabilities in \`applies_to.capabilities\` and the entity types in \`applies_to.entity_types\`
 (each empty: any); its \`logic\` over \`{ capability, payload, entity_type }\` must be true for a proposal, e.g.
@@ -434,8 +435,41 @@ After merge_entities the loser's id still works everywhere and answers the winne
 400 VALIDATION_FAILED; 401 AUTH_INVALID_TOKEN (REST without a substrate key); 403 FORBIDDEN (a service key); 404
 RESOURCE_NOT_FOUND; 409 wrong_status (approve or reject of an action not proposed), ALREADY_REVERTED, NOT_REVERSIBLE,
 NOT_EXECUTED, STALE_ENTITY
-(patch with an old if_updated_at), ENTITY_GONE and ENTITY_MERGED_INTO (reverts), SUBSTRATE_NOT_LINKED (an app's
+(patch with an old if_updated_at), ENTITY_GONE and ENTITY_MERGED_INTO (reverts), ARTIFACT_GONE (revert of a deleted
+artifact), CONFLICT (external ids already used by another artifact), SUBSTRATE_NOT_LINKED (an app's
 proposal before substrate_app_link); 403 HUMAN_CONFIRMATION_REQUIRED and HUMAN_DECLINED (approve or reject over MCP).
+`,
+  },
+  memory: {
+    summary:
+      "Read the substrate user's memory: full-text search and a chronological list over decisions, commitments, learnings and source artifacts, the artifacts themselves, and daily snapshots of the counts.",
+    reference: `
+Writes go through substrate_propose (toolset substrate): record_decision, record_commitment, record_learning,
+upsert_source_artifact.
+
+## Artifacts
+
+upsert_source_artifact finds the artifact by id, else by (external_system, external_id), else inserts a new art_ id.
+On a match, omitted fields stay, null clears, links and attrs merge key by key; \`before\` is the previous row (or
+null). A linked app's artifacts carry its source_app_id. A record_* source_artifact_id must name one of your
+artifacts (404 otherwise); deleting an artifact clears the references to it. substrate_artifacts_list takes kind, q
+(full text over title, summary, content), limit 1-200 (default 50), count; substrate_artifacts_get adds content.
+
+## Memory
+
+substrate_memory_search is English full-text search over decisions (title, rationale), commitments (description),
+learnings (title, description, resolution) and artifacts (title, summary, content). match: \`and\` every word (web
+search syntax: "a phrase", or, -word), \`or\` any word, \`phrase\` the words in order. rank is ts_rank, best first; q
+empty or * lists the newest with rank null. kinds: comma-separated decisions, commitments, learnings, source_artifacts.
+Rows: { id, kind, title, body_text, rank, updated_at, source_artifact_id, supersedes, status }.
+substrate_memory_list pages newest first: pass next_before back as before (a bare ISO time also works);
+superseded=false leaves out superseded decisions and expired commitments.
+
+## Snapshots
+
+substrate_snapshots_list (days 1-365, default 7): one row per UTC day of entity, decision, commitment, learning,
+active-principle, artifact, open-commitment, action and pending-approval counts at taken_at; written daily at 00:05
+UTC, and today's is made on the first read when missing.
 `,
   },
 };

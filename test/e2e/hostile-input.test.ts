@@ -182,6 +182,7 @@ interface Fixtures {
   documentId: string;
   actionId: string;
   entityId: string;
+  artifactId: string;
 }
 
 interface Operation {
@@ -332,6 +333,9 @@ beforeAll(async () => {
   const entity = await ok(
     request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key: substrateKey, body: { capability: 'upsert_entity', payload: { type: 'person', display_name: 'Fuzz' } } }),
   );
+  const artifact = await ok(
+    request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key: substrateKey, body: { capability: 'upsert_source_artifact', payload: { kind: 'note', title: 'Fuzz' } } }),
+  );
   const user = await ok(request(server.url, `/v1/${appId}/auth/signup`, { method: 'POST', body: { email: 'fuzz@example.com', password: 'correct horse battery' } }));
   fx = {
     appId,
@@ -346,6 +350,7 @@ beforeAll(async () => {
     documentId: ragDoc.documentId,
     actionId: action.action_id,
     entityId: entity.result.entity_id,
+    artifactId: artifact.result.artifact_id,
   };
 });
 
@@ -376,6 +381,8 @@ function validParam(operationId: string, path: string, name: string): string {
       return fx.actionId;
     case 'entity_id':
       return fx.entityId;
+    case 'artifact_id':
+      return fx.artifactId;
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }
@@ -469,7 +476,7 @@ function credentialFor(operationId: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
 
-const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id', 'entity_id']);
+const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id', 'entity_id', 'artifact_id']);
 
 /** The REST path a tool's `id` and `key_id` belong to, for validParam. */
 function pathOfTool(name: string): string {

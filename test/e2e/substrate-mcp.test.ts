@@ -21,7 +21,7 @@ async function agentClient(answer?: { action: 'accept' | 'decline'; confirm?: bo
     );
   }
   await client.connect(
-    new StreamableHTTPClientTransport(new URL('/mcp?toolsets=substrate', server.url), { requestInit: { headers: { Authorization: `Bearer ${server.platformKey}` } } }),
+    new StreamableHTTPClientTransport(new URL('/mcp?toolsets=substrate,memory', server.url), { requestInit: { headers: { Authorization: `Bearer ${server.platformKey}` } } }),
   );
   clients.push(client);
   return client;
@@ -48,6 +48,12 @@ describe('substrate over MCP', () => {
     expect(decision.json).toMatchObject({ verdict: { result: 'auto_approved' }, requires_approval: false, result: { decision_id: expect.stringMatching(/^dec_/) } });
     const commitment = await call(agent, 'substrate_propose', { capability: 'record_commitment', payload: { description: 'Send the report', status: 'confirmed', due_at: '2026-12-01T09:00:00Z' } });
     expect(commitment.json.verdict.result).toBe('auto_approved');
+    const person = await call(agent, 'substrate_propose', { capability: 'upsert_entity', payload: { type: 'person', display_name: 'Dana Scully', primary_email: 'dana@example.com' } });
+    expect(person.json.result).toMatchObject({ entity_id: expect.stringMatching(/^ent_/), was_insert: true });
+    const found = await call(agent, 'substrate_entities_list', { q: 'scully' });
+    expect(found.json.entities.map((e: { id: string }) => e.id)).toEqual([person.json.result.entity_id]);
+    const memory = await call(agent, 'substrate_memory_search', { q: 'Fridays ship' });
+    expect(memory.json.results).toEqual([expect.objectContaining({ id: decision.json.result.decision_id, kind: 'decision', title: 'Ship on Fridays', rank: expect.any(Number) })]);
 
     const principle = await call(agent, 'substrate_propose', { capability: 'record_principle', payload: { title: 'No weekend deploys', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } });
     expect(principle.json).toMatchObject({ verdict: { result: 'requires_approval' }, requires_approval: true });
@@ -59,6 +65,7 @@ describe('substrate over MCP', () => {
     expect(reverted.json.result).toEqual({ reverted: decision.json.action_id });
     const after = await call(agent, 'substrate_actions_get', { action_id: decision.json.action_id });
     expect(after.json.reverted_by).toBe(reverted.json.action_id);
+    expect((await call(agent, 'substrate_memory_search', { q: 'Fridays ship' })).json.results).toEqual([]);
   });
 
   it('approve over MCP asks the human through elicitation: accepted executes, declined changes nothing, no elicitation is refused', async () => {
