@@ -5,8 +5,9 @@
 // hello-world function against `deno serve`), `fairness` (one app's function while another app's functions are
 // flooded, against the same function alone) and `ai` (the AI gateway's chat completions against the same request
 // sent straight to a fake OpenAI-compatible upstream: added latency, time to first byte, throughput) and `rag` (RAG
-// queries against node:http + the same embedding call and SQL; ingestion against the bare embed + insert loop). All run
-// by default; pick some with `npm run bench -- data` or BENCH_SCENARIOS=apps,data.
+// queries against node:http + the same embedding call and SQL; ingestion against the bare embed + insert loop) and
+// `substrate` (proposals of record_learning against node:http + pg running the same transaction). All run by
+// default; pick some with `npm run bench -- data` or BENCH_SCENARIOS=apps,data.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import { dataScenario, SEED_ROWS } from './data.ts';
 import { fairnessScenario } from './fairness.ts';
 import { functionsScenario } from './functions.ts';
 import { INGEST_DOCS, ragScenario, SEED_CHUNKS, sharedAiUpstream } from './rag.ts';
+import { substrateScenario } from './substrate.ts';
 import {
   CLUSTER_URL,
   CONNECTIONS,
@@ -46,6 +48,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = {
   fairness: fairnessScenario,
   ai: aiScenario,
   rag: ragScenario,
+  substrate: substrateScenario,
 };
 
 /**
