@@ -39,8 +39,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       undo jsonb,
       reverted_by text,
       reject_reason text,
+      -- how the human decided: 'rest' (their substrate key) or 'mcp_elicitation' (confirmed at an agent's MCP client)
+      decided_via text check (decided_via in ('rest', 'mcp_elicitation')),
       idempotency_key text,
-      created_at timestamptz not null default now(),
+      -- millisecond precision, as the API returns it, so that \`before\` taken from a row is exact
+      created_at timestamptz not null default date_trunc('milliseconds', now()),
       decided_at timestamptz,
       executed_at timestamptz,
       unique (user_id, idempotency_key)

@@ -73,7 +73,7 @@ interface InputNode {
  * - nesting beyond MAX_INPUT_DEPTH, which would overflow the stack of whatever recursive code the value reaches.
  * Iterative, as the JSON parsers in front of it accept any depth.
  */
-function screenInput(input: unknown): void {
+export function screenInput(input: unknown): void {
   const pending: InputNode[] = [{ value: input, key: '', parent: undefined, depth: 0 }];
   for (let node = pending.pop(); node; node = pending.pop()) {
     if (typeof node.value === 'string') {

@@ -45,6 +45,10 @@ export function mapPgError(err: unknown): AppError | undefined {
     case '3D000':
       // The app's database is gone: the app was deleted (possibly by another instance a moment ago).
       return errors.notFound('App', 'List your apps with apps_list (GET /apps) to find a valid app_id.');
+    case '40P01':
+    case '40001':
+      // A deadlock or a serialization failure: the other transaction went through; this one may simply be retried.
+      return errors.unavailable('The write collided with a concurrent one and was rolled back.');
     case '57014':
       return new AppError(504, 'STATEMENT_TIMEOUT', 'The statement took too long and was cancelled.', 'Narrow the query (filters, limit) or add an index.');
     case '53300':

@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { AppError, errors } from '../core/errors.ts';
 import type { AnyTool, Caller } from '../core/define.ts';
-import { invoke as invokeTool } from '../core/invoke.ts';
+import { invoke as invokeTool, screenInput } from '../core/invoke.ts';
+import { mapPgError } from '../core/pg-errors.ts';
 import type { Services } from '../core/services.ts';
 import { functionErrors } from './errors.ts';
 import type { DataOp, EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
@@ -62,8 +63,9 @@ export async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user
     if (call.kind === 'substrate') return { status: 200, result: await substrateCall(ctx, meta, call) };
     return await dataCall(ctx, meta, user, call);
   } catch (err) {
-    if (!(err instanceof AppError)) throw err;
-    return { status: err.status, error: { code: err.code, message: err.message, remediation: err.remediation } };
+    const known = err instanceof AppError ? err : mapPgError(err);
+    if (!known) throw err;
+    return { status: known.status, error: { code: known.code, message: known.message, remediation: known.remediation } };
   }
 }
 
@@ -91,6 +93,8 @@ async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser |
  * function). Writes go through propose, like every other proposer's.
  */
 async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, call: SubstrateCall): Promise<unknown> {
+  // The same screen as every tool input (NUL, non-finite numbers, nesting past 100): these calls skip invoke().
+  screenInput(call.args);
   const substrate = ctx.access.services.substrate;
   const actor = await substrate.actorForApp(meta.appId);
   const [a, b, c] = call.args;

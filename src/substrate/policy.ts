@@ -52,7 +52,9 @@ export function conflictsOf(capability: string, payload: unknown, principles: re
  */
 export function decide(input: PolicyInput): Verdict {
   const conflicts = conflictsOf(input.capability.name, input.payload, input.principles, input.entityType);
-  if (conflicts.some((c) => c.mode === 'reject')) {
+  // Retiring a principle is never refused outright, or a principle that rejects everything would lock its user out:
+  // at most it waits for the human.
+  if (conflicts.some((c) => c.mode === 'reject') && input.capability.name !== 'retire_principle') {
     return { result: 'rejected', reason: `conflicts with a principle that rejects such proposals: ${conflicts.filter((c) => c.mode === 'reject').map((c) => c.title).join('; ')}`, conflicts };
   }
   const human = input.proposer === 'human';

@@ -28,6 +28,9 @@ export interface ProposeResult {
   replay?: true;
 }
 
+/** How a human decided on a proposed action. */
+export type DecidedVia = 'rest' | 'mcp_elicitation';
+
 export interface ActionQuery {
   status?: 'proposed' | 'executed' | 'rejected' | 'all' | undefined;
   capability?: string | undefined;
@@ -53,6 +56,7 @@ interface ActionRow {
   undo: unknown;
   reverted_by: string | null;
   reject_reason: string | null;
+  decided_via: DecidedVia | null;
   idempotency_key: string | null;
   created_at: Date;
   decided_at: Date | null;
@@ -80,6 +84,9 @@ const LINK_TTL_MS = 5_000;
 export class SubstrateService {
   readonly #db: Kysely<any>;
   readonly #links = new Map<string, { linked: boolean; until: number }>();
+  /** Substrate key id -> its user, and account -> its default user: both fixed once known. */
+  readonly #keyUsers = new Map<string, string>();
+  readonly #defaultUsers = new Map<string, string>();
 
   constructor(db: Kysely<any>) {
     this.#db = db;
@@ -111,8 +118,14 @@ export class SubstrateService {
    */
   async actor(caller: Caller): Promise<SubstrateActor> {
     if (caller.kind === 'substrate') {
-      const row = (await sql<{ substrate_user_id: string | null }>`select substrate_user_id from substrate_keys where id = ${caller.keyId}`.execute(this.#db)).rows[0];
-      const userId = row?.substrate_user_id ?? (await this.#defaultUser(caller.accountId));
+      // A key's user never changes (the key was just verified by hash, so revocation still applies at once).
+      let userId = this.#keyUsers.get(caller.keyId);
+      if (!userId) {
+        const row = (await sql<{ substrate_user_id: string | null }>`select substrate_user_id from substrate_keys where id = ${caller.keyId}`.execute(this.#db)).rows[0];
+        userId = row?.substrate_user_id ?? (await this.#defaultUser(caller.accountId));
+        if (this.#keyUsers.size > 10_000) this.#keyUsers.clear();
+        this.#keyUsers.set(caller.keyId, userId);
+      }
       return { accountId: caller.accountId, userId, proposer: 'human', sourceAppId: null, sourceRuleId: null };
     }
     if (caller.kind === 'platform') {
@@ -166,7 +179,11 @@ export class SubstrateService {
   async read(actor: SubstrateActor, op: string, args: readonly unknown[]): Promise<unknown> {
     const [a, b] = args;
     const opts = (v: unknown) => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
-    const limit = (v: unknown, max: number, fallback: number) => (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= max ? v : fallback);
+    const limit = (v: unknown, max: number, fallback: number) => {
+      if (v === undefined) return fallback;
+      if (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= max) return v;
+      throw errors.validation(`ctx.substrate.${op}: 'limit' must be an integer from 1 to ${max}.`);
+    };
     switch (op) {
       case 'getEntity':
         if (typeof a !== 'string') throw errors.validation("ctx.substrate.getEntity: 'entity_id' must be a string.");
@@ -215,14 +232,20 @@ export class SubstrateService {
     const parsed = payloadSchemas.get(capability.name)!.safeParse({ payload: input.payload }, { error: unknownKeysMessage });
     if (!parsed.success) throw fromZod(parsed.error);
     const payload = (parsed.data as { payload: Record<string, unknown> }).payload;
+    if (capability.name === 'record_principle') checkPrincipleScope(payload);
     const outcome = await this.#db.transaction().execute(async (tx) => {
-      const user = (await sql<{ yolo_mode: boolean }>`select yolo_mode from substrate_users where id = ${actor.userId}`.execute(tx)).rows[0];
-      const principles = (
-        await sql<PrincipleRow>`select id, title, applies_to, constraint_spec from substrate_principles where user_id = ${actor.userId} and status = 'active'`.execute(tx)
-      ).rows;
-      const skip = input.dangerously_skip_approval === true;
+      const state = (
+        await sql<{ yolo_mode: boolean; principles: PrincipleRow[] }>`
+          select u.yolo_mode, coalesce((select json_agg(json_build_object('id', p.id, 'title', p.title, 'applies_to', p.applies_to, 'constraint_spec', p.constraint_spec))
+                                        from substrate_principles p where p.user_id = u.id and p.status = 'active'), '[]') as principles
+          from substrate_users u where u.id = ${actor.userId}`.execute(tx)
+      ).rows[0];
+      const user = state;
+      const principles = state?.principles ?? [];
+      // The skip flag is the owner's: an agent's is ignored (and not recorded as used).
+      const skip = input.dangerously_skip_approval === true && actor.proposer === 'human';
       const entityType = principles.some((p) => p.applies_to.entity_types?.length) ? await entityTypeOf(tx, actor.userId, payload) : null;
-      const verdict = decide({ capability, payload, proposer: actor.proposer, yolo: user?.yolo_mode ?? false, skipApproval: skip, principles, entityType });
+      const verdict = decide({ capability, payload, proposer: actor.proposer, yolo: user?.yolo_mode ?? false, skipApproval: input.dangerously_skip_approval === true, principles, entityType });
       const id = newId('act');
       const status = verdict.result === 'rejected' ? 'rejected' : verdict.result === 'requires_approval' ? 'proposed' : 'executed';
       const inserted = await sql<{ id: string }>`
@@ -242,22 +265,22 @@ export class SubstrateService {
   }
 
   /** Executes a proposed action as its proposer would have, and returns the updated row. */
-  async approve(actor: SubstrateActor, actionId: string): Promise<ActionView> {
+  async approve(actor: SubstrateActor, actionId: string, via: DecidedVia): Promise<ActionView> {
     return this.#db.transaction().execute(async (tx) => {
       const row = await this.#lockProposed(tx, actor, actionId);
       const capability = capabilities.get(row.capability)!;
       const proposer: SubstrateActor = { ...actor, proposer: row.proposer_kind, sourceAppId: row.source_app_id, sourceRuleId: row.source_rule_id };
-      await sql`update substrate_actions set decided_at = now(), requires_approval = false where id = ${row.id}`.execute(tx);
+      await sql`update substrate_actions set decided_at = now(), requires_approval = false, decided_via = ${via} where id = ${row.id}`.execute(tx);
       await this.#execute(tx, proposer, row.id, capability, row.payload);
       return view(await this.#row(tx, actor, actionId));
     });
   }
 
-  async reject(actor: SubstrateActor, actionId: string, reason: string | undefined): Promise<ActionView> {
+  async reject(actor: SubstrateActor, actionId: string, reason: string | undefined, via: DecidedVia): Promise<ActionView> {
     return this.#db.transaction().execute(async (tx) => {
       const row = await this.#lockProposed(tx, actor, actionId);
-      await sql`update substrate_actions set status = 'rejected', requires_approval = false, reject_reason = ${reason ?? null}, decided_at = now()
-        where id = ${row.id}`.execute(tx);
+      await sql`update substrate_actions set status = 'rejected', requires_approval = false, reject_reason = ${reason ?? null}, decided_at = now(),
+        decided_via = ${via} where id = ${row.id}`.execute(tx);
       return view(await this.#row(tx, actor, actionId));
     });
   }
@@ -279,7 +302,7 @@ export class SubstrateService {
         and created_at < coalesce(${q.before ?? null}::timestamptz, now() + interval '1 second')
       order by created_at desc, id desc
       limit ${q.limit}`.execute(this.#db);
-    return { actions: rows.map(view) };
+    return { actions: rows.map((r) => compact(view(r))) };
   }
 
   async #execute(tx: Kysely<any>, actor: SubstrateActor, actionId: string, capability: Capability, payload: Record<string, unknown>): Promise<unknown> {
@@ -330,13 +353,28 @@ export class SubstrateService {
   }
 
   async #defaultUser(accountId: string): Promise<string> {
+    const known = this.#defaultUsers.get(accountId);
+    if (known) return known;
     const { rows } = await sql<{ id: string }>`
-      with made as (
-        insert into substrate_users (account_id, name, is_default) values (${accountId}, 'owner', true)
-        on conflict (account_id) where is_default do nothing returning id
-      )
-      select id from made union all select id from substrate_users where account_id = ${accountId} and is_default limit 1`.execute(this.#db);
-    return rows[0]!.id;
+      insert into substrate_users (account_id, name, is_default) values (${accountId}, 'owner', true)
+      on conflict (account_id) where is_default do nothing returning id`.execute(this.#db);
+    // A concurrent first call may have made it: read it in a statement of its own, which sees that commit.
+    const id =
+      rows[0]?.id ?? (await sql<{ id: string }>`select id from substrate_users where account_id = ${accountId} and is_default`.execute(this.#db)).rows[0]!.id;
+    if (this.#defaultUsers.size > 10_000) this.#defaultUsers.clear();
+    this.#defaultUsers.set(accountId, id);
+    return id;
+  }
+}
+
+/** A principle scoped to a capability that does not exist would govern nothing: refused, naming the known ones. */
+function checkPrincipleScope(payload: Record<string, unknown>): void {
+  const scope = (payload.applies_to as { capabilities?: string[] } | undefined)?.capabilities ?? [];
+  const unknown = scope.filter((c) => !capabilities.has(c));
+  if (unknown.length) {
+    throw errors.validation(`applies_to.capabilities names unknown capabilities: ${unknown.join(', ')}; known: ${[...capabilities.keys()].join(', ')}.`, [
+      { path: 'payload.applies_to.capabilities', message: 'unknown capability' },
+    ]);
   }
 }
 
@@ -350,6 +388,17 @@ async function entityTypeOf(tx: Kysely<any>, userId: string, payload: Record<str
   if (!id?.startsWith('ent_')) return null;
   const entity = await findEntity(tx, userId, id);
   return entity?.type ?? null;
+}
+
+/** A list shows payloads and results up to this size; larger ones are in GET actions/{action_id}. */
+const LIST_VALUE_MAX_BYTES = 8192;
+
+function compact(action: ActionView): ActionView {
+  const shrink = (value: unknown) => {
+    const bytes = Buffer.byteLength(JSON.stringify(value ?? null));
+    return bytes > LIST_VALUE_MAX_BYTES ? { omitted: true, bytes } : value;
+  };
+  return { ...action, payload: shrink(action.payload), result: shrink(action.result) };
 }
 
 function view(r: ActionRow): ActionView {
@@ -367,6 +416,7 @@ function view(r: ActionRow): ActionView {
     result: r.result,
     reverted_by: r.reverted_by,
     reject_reason: r.reject_reason,
+    decided_via: r.decided_via,
     idempotency_key: r.idempotency_key,
     created_at: r.created_at.toISOString(),
     decided_at: r.decided_at ? r.decided_at.toISOString() : null,

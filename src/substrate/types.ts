@@ -70,6 +70,8 @@ export interface ActionView {
   result: unknown;
   reverted_by: string | null;
   reject_reason: string | null;
+  /** How the human decided: 'rest' (their substrate key) or 'mcp_elicitation' (confirmed at an agent's client). */
+  decided_via: 'rest' | 'mcp_elicitation' | null;
   idempotency_key: string | null;
   created_at: string;
   decided_at: string | null;

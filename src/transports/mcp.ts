@@ -215,7 +215,7 @@ export class McpTransport {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed as never }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
-      const confirm = server.getClientCapabilities()?.elicitation ? (message: string) => confirmWithHuman(server, message) : undefined;
+      const confirm = canElicitForm(server) ? (message: string) => confirmWithHuman(server, message, extra.requestId) : undefined;
       return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas, extra.signal, confirm);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
@@ -313,13 +313,35 @@ export class McpTransport {
   }
 }
 
-/** MCP elicitation: a yes/no question to the human in the client; only an explicit acceptance with true confirms. */
-async function confirmWithHuman(server: Server, message: string): Promise<boolean> {
-  const answer = await server.elicitInput({
-    message,
-    requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Confirm', description: message.slice(0, 200) } }, required: ['confirm'] },
-  });
-  return answer.action === 'accept' && answer.content?.confirm === true;
+/** Form elicitation: declared as `elicitation: {}` (the 2025-06 form) or with `form` (later revisions). */
+function canElicitForm(server: Server): boolean {
+  const elicitation = server.getClientCapabilities()?.elicitation as Record<string, unknown> | undefined;
+  return elicitation !== undefined && (Object.keys(elicitation).length === 0 || elicitation.form !== undefined);
+}
+
+/** How long a human may take to answer a confirmation. */
+const CONFIRM_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * MCP elicitation: a yes/no question to the human in the client, sent on the stream of the tool call that asks it;
+ * only an explicit acceptance with true confirms. A client that cannot be asked (no answer in time, an error) is a
+ * refusal, not a failure of ours.
+ */
+async function confirmWithHuman(server: Server, message: string, relatedRequestId: string | number): Promise<boolean> {
+  try {
+    const answer = await server.elicitInput(
+      { message, requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Confirm', description: message.slice(0, 200) } }, required: ['confirm'] } },
+      { relatedRequestId, timeout: CONFIRM_TIMEOUT_MS },
+    );
+    return answer.action === 'accept' && answer.content?.confirm === true;
+  } catch (err) {
+    throw new AppError(
+      403,
+      'HUMAN_CONFIRMATION_REQUIRED',
+      `The human could not be asked through this MCP client: ${String((err as Error)?.message ?? err).slice(0, 200)}.`,
+      'The human approves or rejects over REST: POST /v1/me/substrate/actions/{action_id}/approve (or /reject) with their substrate key.',
+    );
+  }
 }
 
 function errorResult(err: AppError): CallToolResult {

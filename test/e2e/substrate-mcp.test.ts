@@ -84,6 +84,8 @@ describe('substrate over MCP', () => {
 
     const accepts = await agentClient({ action: 'accept', confirm: true });
     const rejected = await call(accepts, 'substrate_actions_reject', { action_id: id1, reason: 'not needed' });
-    expect(rejected).toMatchObject({ isError: false, json: { status: 'rejected', reject_reason: 'not needed' } });
+    expect(rejected).toMatchObject({ isError: false, json: { status: 'rejected', reject_reason: 'not needed', decided_via: 'mcp_elicitation' } });
+    // Asked only about what can still be decided.
+    expect((await call(accepts, 'substrate_actions_approve', { action_id: id1 })).json).toMatchObject({ status: 409, error: { code: 'wrong_status' } });
   });
 });

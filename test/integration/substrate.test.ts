@@ -103,7 +103,7 @@ describe('propose', () => {
     } finally {
       await p.api('PUT', `${S}/settings/yolo`, { key, body: { yolo_mode: false } });
     }
-    const skipped = await propose({ capability: 'record_principle', dangerously_skip_approval: true, payload: { title: 'Skip', applies_to: { capabilities: ['none'] }, constraint_spec: { logic: { '==': [1, 1] } } } });
+    const skipped = await propose({ capability: 'record_principle', dangerously_skip_approval: true, payload: { title: 'Skip', applies_to: { capabilities: ['send_email_draft'] }, constraint_spec: { logic: { '==': [1, 1] } } } });
     expect(skipped.body.verdict).toMatchObject({ result: 'auto_approved', reason: 'dangerously_skip_approval by the owner' });
     const agentSkip = await p.services.substrate.propose(agent, { capability: 'record_principle', dangerously_skip_approval: true, payload: { title: 'Agent skip', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } });
     expect(agentSkip.verdict.result).toBe('requires_approval');
@@ -225,3 +225,46 @@ describe('listing and isolation', () => {
     expect((await p.api('POST', `${S}/actions/${first.action_id}/approve`, { key: otherKey })).status).toBe(404);
   });
 });
+
+describe('guards from review', () => {
+  it('principles may use only bounded JSON-Logic and known capabilities; a reject-everything principle can still be retired', async () => {
+    const merge = await propose({ capability: 'record_principle', payload: { title: 'x', applies_to: {}, constraint_spec: { logic: { merge: [[1], [2]] } } } });
+    expect(merge.status).toBe(400);
+    expect(merge.body.error.message).toContain("operator 'merge' is not allowed");
+    const huge = await propose({ capability: 'record_principle', payload: { title: 'x', applies_to: {}, constraint_spec: { logic: { and: Array.from({ length: 600 }, () => true) } } } });
+    expect(huge.status).toBe(400);
+    expect(huge.body.error.message).toContain('at most 500 nodes');
+    const typo = await propose({ capability: 'record_principle', payload: { title: 'x', applies_to: { capabilities: ['record_decison'] }, constraint_spec: { logic: { '==': [1, 1] } } } });
+    expect(typo.status).toBe(400);
+    expect(typo.body.error.details[0].path).toBe('payload.applies_to.capabilities');
+
+    const wall = await propose({
+      capability: 'record_principle',
+      dangerously_skip_approval: true,
+      payload: { title: 'Refuse everything', applies_to: {}, constraint_spec: { logic: { '==': [1, 0] }, mode: 'reject' } },
+    });
+    expect(wall.body.verdict.result).toBe('auto_approved');
+    expect((await propose({ capability: 'record_learning', payload: { title: 't', description: 'd' } })).body.verdict.result).toBe('rejected');
+    const retire = await propose({ capability: 'retire_principle', payload: { principle_id: wall.body.result.principle_id, reason: 'locked out' } });
+    expect(retire.body.verdict.result).toBe('requires_approval');
+    const approved = await p.api('POST', `${S}/actions/${retire.body.action_id}/approve`, { key });
+    expect(approved.body).toMatchObject({ status: 'executed', decided_via: 'rest' });
+    expect((await propose({ capability: 'record_learning', payload: { title: 't', description: 'd' } })).body.verdict.result).toBe('auto_approved');
+  });
+
+  it("an agent's skip flag is not recorded as used; lists leave out large payloads; a fresh account's first calls agree on its user", async () => {
+    const agentSkip = await p.services.substrate.propose(agent, { capability: 'record_learning', dangerously_skip_approval: true, payload: { title: 't', description: 'd' } });
+    expect((await p.services.substrate.get(agent, agentSkip.action_id)).dangerously_skip_approval).toBe(false);
+
+    const big = await propose({ capability: 'record_learning', payload: { title: 'big', description: 'x'.repeat(10_000) } });
+    const listed = (await p.api('GET', `${S}/actions?capability=record_learning&limit=1`, { key })).body.actions[0];
+    expect(listed.action_id).toBe(big.body.action_id);
+    expect(listed.payload).toEqual({ omitted: true, bytes: expect.any(Number) });
+    expect((await p.api('GET', `${S}/actions/${big.body.action_id}`, { key })).body.payload.description).toHaveLength(10_000);
+
+    const fresh = (await p.sql(`insert into accounts (name) values ('fresh') returning id`))[0].id;
+    const users = await Promise.all(Array.from({ length: 8 }, (_, i) => p.services.substrate.actor({ kind: 'platform', accountId: fresh, keyId: `k${i}` })));
+    expect(new Set(users.map((u) => u.userId)).size).toBe(1);
+  });
+});
+

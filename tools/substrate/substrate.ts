@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
 import { AppError } from '../../src/core/errors.ts';
 import type { ActionView } from '../../src/substrate/types.ts';
+import { substrateErrors } from '../../src/substrate/service.ts';
 
 const BASE = '/v1/me/substrate';
 /** Substrate keys over REST (a human); over MCP the platform key acts for the account's default user as an agent. */
@@ -28,6 +29,7 @@ const Action = z.object({
   result: z.unknown(),
   reverted_by: z.string().nullable(),
   reject_reason: z.string().nullable(),
+  decided_via: z.enum(['rest', 'mcp_elicitation']).nullable(),
   idempotency_key: z.string().nullable(),
   created_at: z.string(),
   decided_at: z.string().nullable(),
@@ -118,6 +120,8 @@ export const substrateActionsGet = defineTool({
  */
 async function humanConfirms(ctx: ToolContext, verb: 'Approve' | 'Reject', action: ActionView): Promise<void> {
   if (ctx.caller.kind === 'substrate') return;
+  // Asked only about what can still be decided: the same 409 as without the question otherwise.
+  if (action.status !== 'proposed') throw substrateErrors.wrongStatus(action.action_id, action.status);
   if (!ctx.confirm) {
     throw new AppError(
       403,
@@ -145,7 +149,7 @@ export const substrateActionsApprove = defineTool({
   handler: async (input, ctx) => {
     const actor = await ctx.services.substrate.actor(ctx.caller);
     await humanConfirms(ctx, 'Approve', await ctx.services.substrate.get(actor, input.action_id));
-    return ctx.services.substrate.approve(actor, input.action_id);
+    return ctx.services.substrate.approve(actor, input.action_id, ctx.caller.kind === 'substrate' ? 'rest' : 'mcp_elicitation');
   },
 });
 
@@ -160,7 +164,7 @@ export const substrateActionsReject = defineTool({
   handler: async (input, ctx) => {
     const actor = await ctx.services.substrate.actor(ctx.caller);
     await humanConfirms(ctx, 'Reject', await ctx.services.substrate.get(actor, input.action_id));
-    return ctx.services.substrate.reject(actor, input.action_id, input.reason);
+    return ctx.services.substrate.reject(actor, input.action_id, input.reason, ctx.caller.kind === 'substrate' ? 'rest' : 'mcp_elicitation');
   },
 });
 
