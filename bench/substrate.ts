@@ -3,11 +3,11 @@
 //
 // `POST /v1/me/substrate/actions/propose` {capability: 'record_learning', payload: {title, description}} with a
 // substrate key at BENCH_CONNECTIONS: the verdict is auto_approved and the learning is written at once (src/substrate/
-// service.ts propose: the key, the actor's user, then one transaction: the user's yolo flag, the active principles,
-// the action row, the learning row, the action row updated to executed). Against this file run as its own process:
-// raw node:http + a pg Pool of the platform's control pool size (10) that per request runs the same writes with the
-// same statements on the same control database (begin; insert the action row; insert the learning row; update the
-// action row; commit) and answers the same JSON. A harness pair (platform, baseline, interleaved rounds) in the main
+// service.ts propose: the key, then one transaction: the user's yolo flag and active principles, the learning row,
+// the complete action row). Against this file run as its own process: raw node:http + a pg Pool of the platform's
+// control pool size (10) that per request runs the issue's "same transaction (insert action row + domain row)" with
+// the platform's statements on the same control database (begin; insert the learning row; insert the action row;
+// commit) and answers the same JSON. A harness pair (platform, baseline, interleaved rounds) in the main
 // table.
 //
 // Before that, memory search (when GET /v1/me/substrate/memory exists): BENCH_SUBSTRATE_MEMORY_ROWS (100,000) rows,
@@ -38,17 +38,16 @@ const VERDICT = { result: 'auto_approved', reason: 'capability policy: auto', co
  */
 const INSERT_ACTION = `
         insert into substrate_actions (id, user_id, capability, payload, proposer_kind, source_app_id, source_rule_id, status, verdict,
-                                       requires_approval, skip_approval, idempotency_key, decided_at)
+                                       requires_approval, skip_approval, idempotency_key, decided_at, executed_at, result, undo)
         values ($1, $2, $3, $4, $5, $6, $7,
-                $8, $9, $10, $11,
-                $12, now())
+                $8, $9, $10, $11, $12,
+                now(), now(),
+                $13::jsonb, $14::jsonb)
         on conflict (user_id, idempotency_key) do nothing
         returning id`;
 const INSERT_LEARNING = `insert into substrate_learnings (id, user_id, title, description, resolution_taken, related_decision_id, source_artifact_id)
       values ($1, $2, $3, $4, $5, $6,
               $7)`;
-const UPDATE_ACTION = `update substrate_actions set status = 'executed', executed_at = now(), result = $1::jsonb,
-      undo = $2::jsonb where id = $3`;
 
 // ---------------------------------------------------------------------------------------------- the baseline process
 
@@ -68,7 +67,7 @@ if (import.meta.main) {
     res.end(json);
   };
 
-  /** The transaction of an auto-approved record_learning: the action row, the learning row, the action row executed. */
+  /** The transaction of an auto-approved record_learning: the learning row, then the complete action row. */
   async function propose(payload: { title: string; description: string }): Promise<string> {
     const actionId = newId('act');
     const learningId = newId('lrn');
@@ -76,9 +75,11 @@ if (import.meta.main) {
     const client = await pool.connect();
     try {
       await client.query('begin');
-      await client.query(INSERT_ACTION, [actionId, userId, 'record_learning', JSON.stringify(payload), 'human', null, null, 'proposed', verdict, false, false, null]);
       await client.query(INSERT_LEARNING, [learningId, userId, payload.title, payload.description, null, null, null]);
-      await client.query(UPDATE_ACTION, [JSON.stringify(result), JSON.stringify({ table: 'substrate_learnings', id: learningId }), actionId]);
+      await client.query(INSERT_ACTION, [
+        actionId, userId, 'record_learning', JSON.stringify(payload), 'human', null, null, 'executed', verdict, false, false, null,
+        JSON.stringify(result), JSON.stringify({ table: 'substrate_learnings', id: learningId }),
+      ]);
       await client.query('commit');
     } catch (err) {
       await client.query('rollback').catch(() => undefined);

@@ -81,6 +81,9 @@ export const substrateErrors = {
 /** How long this process trusts an app's link state (checked on every function invocation). */
 const LINK_TTL_MS = 5_000;
 
+/** A proposal whose idempotency key a concurrent twin committed first: its transaction rolls back, the twin replays. */
+class Replay extends Error {}
+
 export class SubstrateService {
   readonly #db: Kysely<any>;
   readonly #links = new Map<string, { linked: boolean; until: number }>();
@@ -233,7 +236,23 @@ export class SubstrateService {
     if (!parsed.success) throw fromZod(parsed.error);
     const payload = (parsed.data as { payload: Record<string, unknown> }).payload;
     if (capability.name === 'record_principle') checkPrincipleScope(payload);
+    let outcome: ProposeResult;
+    try {
+      outcome = await this.#proposeOnce(actor, input, capability, payload);
+    } catch (err) {
+      if (err instanceof Replay) return this.#replay(actor, input.idempotency_key!);
+      throw err;
+    }
+    return outcome;
+  }
+
+  async #proposeOnce(actor: SubstrateActor, input: ProposeInput, capability: Capability, payload: Record<string, unknown>): Promise<ProposeResult> {
     const outcome = await this.#db.transaction().execute(async (tx) => {
+      // A key seen before replays without executing anything; a twin committing meanwhile is caught at the insert.
+      if (input.idempotency_key) {
+        const seen = await sql`select 1 from substrate_actions where user_id = ${actor.userId} and idempotency_key = ${input.idempotency_key}`.execute(tx);
+        if (seen.rows.length) throw new Replay();
+      }
       const state = (
         await sql<{ yolo_mode: boolean; principles: PrincipleRow[] }>`
           select u.yolo_mode, coalesce((select json_agg(json_build_object('id', p.id, 'title', p.title, 'applies_to', p.applies_to, 'constraint_spec', p.constraint_spec))
@@ -248,20 +267,23 @@ export class SubstrateService {
       const verdict = decide({ capability, payload, proposer: actor.proposer, yolo: user?.yolo_mode ?? false, skipApproval: input.dangerously_skip_approval === true, principles, entityType });
       const id = newId('act');
       const status = verdict.result === 'rejected' ? 'rejected' : verdict.result === 'requires_approval' ? 'proposed' : 'executed';
+      // An approved proposal executes first and its row is written once, complete; should the idempotency key turn
+      // out to be taken (a concurrent twin committed it), the Replay rolls the execution back with the transaction.
+      const execution = status === 'executed' ? await capability.execute(this.#context(tx, actor, id), payload) : undefined;
+      const undo = execution && capability.reversible && execution.undo !== undefined ? JSON.stringify(execution.undo) : null;
       const inserted = await sql<{ id: string }>`
         insert into substrate_actions (id, user_id, capability, payload, proposer_kind, source_app_id, source_rule_id, status, verdict,
-                                       requires_approval, skip_approval, idempotency_key, decided_at)
+                                       requires_approval, skip_approval, idempotency_key, decided_at, executed_at, result, undo)
         values (${id}, ${actor.userId}, ${capability.name}, ${JSON.stringify(payload)}, ${actor.proposer}, ${actor.sourceAppId}, ${actor.sourceRuleId},
-                ${status === 'executed' ? 'proposed' : status}, ${JSON.stringify(verdict)}, ${status === 'proposed'}, ${skip},
-                ${input.idempotency_key ?? null}, ${status === 'proposed' ? null : sql`now()`})
+                ${status}, ${JSON.stringify(verdict)}, ${status === 'proposed'}, ${skip}, ${input.idempotency_key ?? null},
+                ${status === 'proposed' ? null : sql`now()`}, ${status === 'executed' ? sql`now()` : null},
+                ${execution ? JSON.stringify(execution.result ?? null) : null}::jsonb, ${undo}::jsonb)
         on conflict (user_id, idempotency_key) do nothing
         returning id`.execute(tx);
-      if (!inserted.rows[0]) return undefined;
-      if (status !== 'executed') return { action_id: id, verdict, requires_approval: status === 'proposed' } satisfies ProposeResult;
-      const result = await this.#execute(tx, actor, id, capability, payload);
-      return { action_id: id, verdict, requires_approval: false, result } satisfies ProposeResult;
+      if (!inserted.rows[0]) throw new Replay();
+      return { action_id: id, verdict, requires_approval: status === 'proposed', ...(execution ? { result: execution.result } : {}) } satisfies ProposeResult;
     });
-    return outcome ?? this.#replay(actor, input.idempotency_key!);
+    return outcome;
   }
 
   /** Executes a proposed action as its proposer would have, and returns the updated row. */
@@ -305,9 +327,14 @@ export class SubstrateService {
     return { actions: rows.map((r) => compact(view(r))) };
   }
 
-  async #execute(tx: Kysely<any>, actor: SubstrateActor, actionId: string, capability: Capability, payload: Record<string, unknown>): Promise<unknown> {
+  #context(tx: Kysely<any>, actor: SubstrateActor, actionId: string): CapabilityContext {
     const ctx: CapabilityContext = { tx, actor, actionId, revert: (target) => this.#revert(ctx, target) };
-    const { result, undo } = await capability.execute(ctx, payload);
+    return ctx;
+  }
+
+  /** Executes an approved action whose row exists (approve) and writes its outcome on the row. */
+  async #execute(tx: Kysely<any>, actor: SubstrateActor, actionId: string, capability: Capability, payload: Record<string, unknown>): Promise<unknown> {
+    const { result, undo } = await capability.execute(this.#context(tx, actor, actionId), payload);
     await sql`update substrate_actions set status = 'executed', executed_at = now(), result = ${JSON.stringify(result ?? null)}::jsonb,
       undo = ${capability.reversible && undo !== undefined ? JSON.stringify(undo) : null}::jsonb where id = ${actionId}`.execute(tx);
     return result;
