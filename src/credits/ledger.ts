@@ -69,9 +69,9 @@ export class CreditLedger {
   }
 
   /**
-   * Holds `nanos` of the account's credit for a call about to be made, or what is left when that is less (so that
-   * one huge request cannot hold more than the account has). Refused (402) when nothing is left beyond what calls in
-   * flight hold: a call may cost more than its reservation, so the overspend is at most one call.
+   * Holds `nanos` of the account's credit for a call about to be made (the whole estimate even when less is left, so
+   * that what calls in flight hold never understates what they may cost). Refused (402) when nothing is left beyond
+   * what calls in flight hold: a call may cost more than its reservation, so the overspend is at most one call.
    */
   async reserve(accountId: string, nanos: number, ttlSeconds: number): Promise<Reservation | undefined> {
     if (PLANS[await this.plan(accountId)].aiCredits === undefined) return undefined;
@@ -84,18 +84,13 @@ export class CreditLedger {
     const results = await this.#oneTransaction(`
       begin;
       set local synchronous_commit to off;
-      with available as (
-        select account_id, least(${nanos}, balance_nanos - reserved_nanos) as amount from credit_balances
+      with held as (
+        update credit_balances set reserved_nanos = reserved_nanos + ${nanos}
         where account_id = '${accountId}' and balance_nanos - reserved_nanos > 0
-        for update
-      ),
-      held as (
-        update credit_balances b set reserved_nanos = b.reserved_nanos + available.amount
-        from available where b.account_id = available.account_id
-        returning b.account_id, available.amount
+        returning account_id
       )
       insert into credit_reservations (account_id, amount_nanos, expires_at)
-      select account_id, amount, now() + make_interval(secs => ${ttlSeconds}) from held
+      select account_id, ${nanos}, now() + make_interval(secs => ${ttlSeconds}) from held
       returning id;
       commit;`);
     const id = (results[2]?.rows[0] as { id?: string } | undefined)?.id;

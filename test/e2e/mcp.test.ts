@@ -104,7 +104,7 @@ describe('/mcp authentication', () => {
 describe('/mcp tools', () => {
   it('listTools returns exactly the registry, each with an object inputSchema and a description', async () => {
     const { tools: listed } = await mcp.client.listTools();
-    expect(listed.map((t) => t.name).sort()).toEqual(tools.map((t) => t.name).sort());
+    expect(listed.map((t) => t.name).sort()).toEqual(tools.filter((t) => t.mcp !== false).map((t) => t.name).sort());
     for (const t of listed) {
       expect(t.inputSchema.type, t.name).toBe('object');
       expect(typeof t.description, t.name).toBe('string');

@@ -99,7 +99,7 @@ describe('upstream failures', () => {
 const WORDS = 'one two three four five six seven eight nine ten';
 
 describe('token caps and reservations', () => {
-  it('a huge max_tokens without a cap is served, holding no more than what the account has', async () => {
+  it('a huge max_tokens without a cap is served (its reservation bounded by 1,000,000 output tokens), and released after', async () => {
     const res = await p.api('POST', `/v1/${appId}/chat/completions`, {
       body: { model: 'openai/m', max_tokens: 1e15, n: 128, messages: [{ role: 'user', content: 'x' }] },
       key: serviceKey,
