@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { toolAreas } from '../../tools/index.ts';
 import { substrateEntityTools } from '../../tools/substrate/entities.ts';
-import { mergePatch } from '../../src/substrate/capabilities/entities.ts';
+import { mergePatch } from '../../src/substrate/capabilities/entity-writes.ts';
 import type { SubstrateActor } from '../../src/substrate/types.ts';
 
 let p: TestPlatform;

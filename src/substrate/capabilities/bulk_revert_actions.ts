@@ -1,22 +1,9 @@
-// Undoing executed actions: one (revert_action) or many with per-action failures collected (bulk_revert_actions).
+// bulk_revert_actions: undoes many executed actions, with per-action failures collected.
 import { z } from 'zod';
 import { sql } from 'kysely';
 import { AppError } from '../../core/errors.ts';
 import type { Capability } from '../types.ts';
-
-const ActionId = z.string().regex(/^act_[a-z2-7]{20}$/, 'an action id is act_ followed by 20 characters');
-
-export const revertAction: Capability<{ action_id: string }> = {
-  name: 'revert_action',
-  payload: z.object({ action_id: ActionId }),
-  policy: 'auto',
-  reversible: false,
-  sideEffecting: false,
-  async execute(ctx, p) {
-    await ctx.revert(p.action_id);
-    return { result: { reverted: p.action_id } };
-  },
-};
+import { ActionId } from './shared.ts';
 
 export const bulkRevertActions: Capability<{ action_ids: string[]; reason: string }> = {
   name: 'bulk_revert_actions',

@@ -6,8 +6,8 @@ import { AppError } from '../../core/errors.ts';
 import { newId } from '../ids.ts';
 import { artifactDetail, findArtifact, type ArtifactDetail, type ArtifactRow } from '../artifacts.ts';
 import type { Capability, CapabilityContext } from '../types.ts';
+import { Text } from './shared.ts';
 
-const Text = (max: number) => z.string().trim().min(1).max(max);
 /** Optional text that `null` clears on an update (omitted: left as it is). */
 const Clearable = (max: number) => z.string().max(max).nullable().optional();
 
@@ -141,5 +141,3 @@ async function externalIdsFree(ctx: CapabilityContext, system: string, externalI
 function pick<T>(sent: T | null | undefined, current: T | null): T | null {
   return sent === undefined ? current : sent;
 }
-
-export const artifactCapabilities = [upsertSourceArtifact];
