@@ -1,7 +1,8 @@
 // What every scenario of `npm run bench` shares: settings, child processes, the load generator, the control
 // cluster, interleaved measuring and the table. See bench/README.md.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import type http from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import type { LoadResult, LoadSpec } from './load.ts';
@@ -9,7 +10,8 @@ import type { LoadResult, LoadSpec } from './load.ts';
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const CLUSTER_URL = process.env.BENCH_DATABASE_CLUSTER ?? 'postgres://postgres@127.0.0.1:5432';
 
-function envInt(name: string, fallback: number): number {
+/** A positive integer setting of the environment, or the fallback. */
+export function envInt(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
@@ -214,4 +216,16 @@ export function printTable(results: PairResult[]): void {
   console.log(line(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) console.log(line(row));
+}
+
+/**
+ * A baseline process's server: listens on a loopback port, prints `ready <port>` for the driver (startBaseline), and
+ * on SIGTERM closes its connections and pool, then exits.
+ */
+export function serveBaseline(server: http.Server, pool: { end(): Promise<void> }): void {
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`ready ${(server.address() as AddressInfo).port}\n`));
+  process.on('SIGTERM', () => {
+    server.close(() => void pool.end().then(() => process.exit(0)));
+    server.closeAllConnections();
+  });
 }

@@ -17,14 +17,13 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { chunkText } from '../src/rag/chunk.ts';
 import { loadConfig } from '../src/config.ts';
 import { aiUpstream } from './ai.ts';
-import { CLUSTER_URL, ROUNDS, WARMUP, startBaseline, type BenchContext, type Pair, type Target } from './harness.ts';
+import { CLUSTER_URL, ROUNDS, WARMUP, envInt, serveBaseline, startBaseline, type BenchContext, type Pair, type Target } from './harness.ts';
 
 // ---------------------------------------------------------------------------------------------- shared with the baseline
 
@@ -152,22 +151,11 @@ if (import.meta.main) {
       );
     });
   });
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`ready ${(server.address() as AddressInfo).port}\n`));
-  process.on('SIGTERM', () => {
-    server.close(() => void pool.end().then(() => process.exit(0)));
-    server.closeAllConnections();
-  });
+  serveBaseline(server, pool);
 }
 
 // ---------------------------------------------------------------------------------------------- the driver side
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got '${raw}'`);
-  return n;
-}
 
 /** Chunks of the query collection. */
 export const SEED_CHUNKS = envInt('BENCH_RAG_SEED_CHUNKS', 10_000);

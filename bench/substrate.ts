@@ -19,12 +19,11 @@
 // Run as its own entry point (`node bench/substrate.ts`), this file IS the baseline process (prints `ready <port>`).
 import http from 'node:http';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { newId } from '../src/substrate/ids.ts';
-import { DURATION, ROOT, ROUNDS, WARMUP, startBaseline, type BenchContext, type Pair, type Target } from './harness.ts';
+import { DURATION, ROOT, ROUNDS, WARMUP, envInt, serveBaseline, startBaseline, type BenchContext, type Pair, type Target } from './harness.ts';
 
 // ---------------------------------------------------------------------------------------------- shared with the baseline
 
@@ -109,22 +108,11 @@ if (import.meta.main) {
       );
     });
   });
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`ready ${(server.address() as AddressInfo).port}\n`));
-  process.on('SIGTERM', () => {
-    server.close(() => void pool.end().then(() => process.exit(0)));
-    server.closeAllConnections();
-  });
+  serveBaseline(server, pool);
 }
 
 // ---------------------------------------------------------------------------------------------- the driver side
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got '${raw}'`);
-  return n;
-}
 
 /** Memory rows seeded for the memory search measurement: half learnings, half decisions. */
 export const MEMORY_ROWS = envInt('BENCH_SUBSTRATE_MEMORY_ROWS', 100_000);
