@@ -96,6 +96,13 @@ const EnvSchema = z.object({
     .string()
     .regex(/^\d+(\.\d+)?,\d+(\.\d+)?$/, 'two numbers "input,output", USD per million tokens')
     .default('2.5,10'),
+  // User-supplied outbound URLs (outbox webhooks, ...) that resolve to loopback, link-local or private addresses are
+  // refused unless this is true (tests, receivers on a private network).
+  SVC_OUTBOUND_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
+  // Substrate outbox deliveries: attempts (exponential backoff between them) before a delivery is dead, and the time
+  // one attempt may take.
+  SVC_OUTBOX_MAX_ATTEMPTS: positiveInt.max(25).default(8),
+  SVC_OUTBOX_TIMEOUT_MS: positiveInt.max(120_000).default(10_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -174,6 +181,9 @@ export type Config = Readonly<{
     denyNet: readonly string[];
     allowPrivateNet: boolean;
   }>;
+  /** Whether user-supplied outbound URLs may reach loopback, link-local and private addresses. */
+  outboundAllowPrivate: boolean;
+  outbox: Readonly<{ maxAttempts: number; timeoutMs: number }>;
   ai: Readonly<{
     /** The upstream's OpenAI-compatible base URL (…/v1); undefined: the AI routes answer 503 provider_unavailable. */
     baseUrl: string | undefined;
@@ -280,6 +290,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       denyNet: Object.freeze(e.SVC_FUNCTIONS_DENY_NET.split(',').map((s) => s.trim()).filter(Boolean)),
       allowPrivateNet: e.SVC_FUNCTIONS_ALLOW_PRIVATE_NET === 'true',
     }),
+    outboundAllowPrivate: e.SVC_OUTBOUND_ALLOW_PRIVATE === 'true',
+    outbox: Object.freeze({ maxAttempts: e.SVC_OUTBOX_MAX_ATTEMPTS, timeoutMs: e.SVC_OUTBOX_TIMEOUT_MS }),
     ai: Object.freeze({
       baseUrl: e.SVC_AI_BASE_URL?.replace(/\/+$/, ''),
       apiKey: e.SVC_AI_API_KEY,

@@ -28,6 +28,7 @@ import { CreditLedger } from './credits/ledger.ts';
 import { OpenAiUpstream } from './adapters/openai.ts';
 import { RagService } from './rag/service.ts';
 import { SubstrateService } from './substrate/service.ts';
+import { SubstrateOutbox } from './substrate/outbox.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { createHttpServer } from './transports/http-app.ts';
@@ -99,7 +100,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     ai,
     aiSettings,
     credits,
-    substrate: new SubstrateService(control.db),
+    substrate: new SubstrateService(control.db, new SubstrateOutbox({ db: control.db, box, config, log })),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
 

@@ -13,6 +13,7 @@ import { substrateTools } from './substrate/substrate.ts';
 import { substrateMemoryTools } from './substrate/memory.ts';
 import { substrateEntityTools } from './substrate/entities.ts';
 import { substrateLinkTools } from './substrate/links.ts';
+import { substrateOutboxTools } from './substrate/outbox.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
@@ -30,6 +31,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   rag: ragTools,
   substrate: [...substrateTools, ...substrateEntityTools, ...substrateLinkTools],
   memory: substrateMemoryTools,
+  outbox: substrateOutboxTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -75,4 +77,5 @@ export const tools: readonly AnyTool[] = [
   ...substrateMemoryTools,
   ...substrateEntityTools,
   ...substrateLinkTools,
+  ...substrateOutboxTools,
 ];

@@ -9,7 +9,7 @@ import { aiUsageMeter } from './ai.ts';
 import { frontendBuild } from './frontend.ts';
 import { storageDeleteObject, storageSettlePending } from './storage.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
-import { substrateSnapshots } from './substrate.ts';
+import { substrateOutboxDeliver, substrateSnapshots } from './substrate.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
 export interface WorkerServices extends Services {
@@ -32,6 +32,7 @@ export function taskList(s: WorkerServices): TaskList {
     functions_run_cron: functionsRunCron(s),
     functions_logs_trim: functionsLogsTrim(s),
     substrate_snapshots: substrateSnapshots(s),
+    substrate_outbox_deliver: substrateOutboxDeliver(s),
   };
 }
 

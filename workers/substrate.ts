@@ -10,3 +10,10 @@ export const substrateSnapshots = (s: WorkerServices): Task => async (_payload, 
   const { users } = await s.substrate.snapshots.takeAll();
   if (users) helpers.logger.debug(`took the daily substrate snapshot of ${users} users`);
 };
+
+/** One outbox delivery attempt (src/substrate/outbox.ts); graphile-worker retries a failed one with backoff. */
+export const substrateOutboxDeliver = (s: WorkerServices): Task => async (payload, helpers) => {
+  const deliveryId = (payload as { delivery_id?: unknown } | null)?.delivery_id;
+  if (typeof deliveryId !== 'string') throw new Error('substrate_outbox_deliver: payload needs delivery_id');
+  await s.substrate.outbox.deliver(deliveryId, { number: helpers.job.attempts, max: helpers.job.max_attempts });
+};

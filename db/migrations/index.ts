@@ -10,6 +10,7 @@ import * as substrate from './0008_substrate.ts';
 import * as substrateEntities from './0009_substrate_entities.ts';
 import * as substrateArtifacts from './0010_substrate_artifacts.ts';
 import * as substrateAppLinks from './0011_substrate_app_links.ts';
+import * as substrateOutbox from './0012_substrate_outbox.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_substrate_entities': substrateEntities,
   '0010_substrate_artifacts': substrateArtifacts,
   '0011_substrate_app_links': substrateAppLinks,
+  '0012_substrate_outbox': substrateOutbox,
 };

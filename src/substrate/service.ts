@@ -6,6 +6,7 @@ import { AppError, errors, fromZod } from '../core/errors.ts';
 import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { unknownKeysMessage } from '../core/strict.ts';
 import { newId } from './ids.ts';
+import type { SubstrateOutbox } from './outbox.ts';
 import { decide, type PrincipleRow } from './policy.ts';
 import { ENTITY_TYPES, SubstrateEntities, findEntity, type EntityType } from './entities.ts';
 import type { ActionView, Capability, CapabilityContext, SubstrateActor, Verdict } from './types.ts';
@@ -91,8 +92,16 @@ export class SubstrateService {
   readonly #keyUsers = new Map<string, string>();
   readonly #defaultUsers = new Map<string, string>();
 
-  constructor(db: Kysely<any>) {
+  readonly #outbox: SubstrateOutbox;
+
+  constructor(db: Kysely<any>, outbox: SubstrateOutbox) {
     this.#db = db;
+    this.#outbox = outbox;
+  }
+
+  /** Outbox targets and deliveries (webhooks for executed actions). */
+  get outbox(): SubstrateOutbox {
+    return this.#outbox;
   }
 
   /** Entity reads (list, one; an alias id answers its winner). Entity writes are capabilities, through propose. */
@@ -281,6 +290,7 @@ export class SubstrateService {
         on conflict (user_id, idempotency_key) do nothing
         returning id`.execute(tx);
       if (!inserted.rows[0]) throw new Replay();
+      if (execution) await this.#outbox.enqueue(tx, actor, { id, capability: capability.name, payload, result: execution.result });
       return { action_id: id, verdict, requires_approval: status === 'proposed', ...(execution ? { result: execution.result } : {}) } satisfies ProposeResult;
     });
     return outcome;
@@ -293,7 +303,8 @@ export class SubstrateService {
       const capability = capabilities.get(row.capability)!;
       const proposer: SubstrateActor = { ...actor, proposer: row.proposer_kind, sourceAppId: row.source_app_id, sourceRuleId: row.source_rule_id };
       await sql`update substrate_actions set decided_at = now(), requires_approval = false, decided_via = ${via} where id = ${row.id}`.execute(tx);
-      await this.#execute(tx, proposer, row.id, capability, row.payload);
+      const result = await this.#execute(tx, proposer, row.id, capability, row.payload);
+      await this.#outbox.enqueue(tx, proposer, { id: row.id, capability: capability.name, payload: row.payload, result });
       return view(await this.#row(tx, actor, actionId));
     });
   }

@@ -383,6 +383,10 @@ function validParam(operationId: string, path: string, name: string): string {
       return fx.entityId;
     case 'artifact_id':
       return fx.artifactId;
+    case 'capability':
+      return 'record_learning';
+    case 'delivery_id':
+      return 'dlv_aaaaaaaaaaaaaaaaaaaa';
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }
@@ -476,7 +480,7 @@ function credentialFor(operationId: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
 
-const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id', 'entity_id', 'artifact_id']);
+const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id', 'entity_id', 'artifact_id', 'capability', 'delivery_id']);
 
 /** The REST path a tool's `id` and `key_id` belong to, for validParam. */
 function pathOfTool(name: string): string {

@@ -1,0 +1,120 @@
+// Requests the platform sends to URLs its users gave (outbox webhooks, and later meeting forwards, ingestion by URL):
+// refused when the host resolves to a loopback, link-local, private or otherwise internal address, unless the
+// operator allows it (SVC_OUTBOUND_ALLOW_PRIVATE=true). The address is checked when the connection is made, on the
+// very address connected to, so a name that resolves differently between a check and the request cannot slip by.
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { AppError, errors } from './errors.ts';
+
+const BLOCKED = new net.BlockList();
+for (const [prefix, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  BLOCKED.addSubnet(prefix, bits, 'ipv4');
+}
+for (const [prefix, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  BLOCKED.addSubnet(prefix, bits, 'ipv6');
+}
+
+/** Whether an address is one the platform does not send user-directed requests to. */
+export function isInternalAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
+  return BLOCKED.check(address, net.isIPv6(address) ? 'ipv6' : 'ipv4');
+}
+
+export const outboundErrors = {
+  internal: (host: string) =>
+    new AppError(
+      400,
+      'OUTBOUND_ADDRESS_REFUSED',
+      `'${host.slice(0, 200)}' resolves to a loopback, link-local or private address, which the platform does not send requests to.`,
+      'Use a public URL; an operator running receivers on a private network sets SVC_OUTBOUND_ALLOW_PRIVATE=true.',
+    ),
+};
+
+/** Parses a user-given http(s) URL (400 naming `field` otherwise). */
+export function parseOutboundUrl(raw: string, field: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw errors.validation(`'${field}' is not a URL.`, [{ path: field, message: 'must be an absolute http(s) URL' }]);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw errors.validation(`'${field}' must use http or https.`, [{ path: field, message: 'must be an absolute http(s) URL' }]);
+  }
+  if (url.username || url.password) throw errors.validation(`'${field}' may not carry credentials.`, [{ path: field, message: 'no user:password@' }]);
+  return url;
+}
+
+/** Refuses a URL whose host resolves to an internal address (when saving it; delivery checks again on connect). */
+export async function checkOutboundUrl(url: URL, allowPrivate: boolean, field: string): Promise<void> {
+  if (allowPrivate) return;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = net.isIP(host) ? [host] : (await dns.promises.lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+  if (addresses.length === 0) throw errors.validation(`'${url.hostname}' does not resolve.`, [{ path: field, message: 'host not found' }]);
+  if (addresses.some(isInternalAddress)) throw outboundErrors.internal(url.hostname);
+}
+
+export interface OutboundResponse {
+  status: number;
+  /** The first bytes of the body, for an error message. */
+  excerpt: string;
+}
+
+/**
+ * POSTs `body` to `url` with the given headers; the connection refuses internal addresses (unless allowed) at lookup,
+ * and the whole exchange is bounded by `timeoutMs`. Redirects are not followed.
+ */
+export function postOutbound(url: URL, body: string, headers: Record<string, string>, opts: { allowPrivate: boolean; timeoutMs: number }): Promise<OutboundResponse> {
+  const lookup: net.LookupFunction = (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 4);
+      const list = addresses as dns.LookupAddress[];
+      const usable = opts.allowPrivate ? list : list.filter((a) => !isInternalAddress(a.address));
+      if (usable.length === 0) return callback(Object.assign(new Error(`refused: ${hostname} resolves to an internal address`), { code: 'EINTERNAL' }), '', 4);
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
+      callback(null, usable[0]!.address, usable[0]!.family);
+    });
+  };
+  const literal = url.hostname.replace(/^\[|\]$/g, '');
+  if (!opts.allowPrivate && net.isIP(literal) && isInternalAddress(literal)) return Promise.reject(outboundErrors.internal(literal));
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = client.request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers }, lookup, timeout: opts.timeoutMs },
+      (res) => {
+        let excerpt = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (excerpt.length < 500) excerpt += chunk.slice(0, 500 - excerpt.length);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, excerpt }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}

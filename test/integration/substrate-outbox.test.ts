@@ -1,0 +1,146 @@
+// The substrate outbox with a worker running: executed actions POSTed to the user's webhook, signed; failures retried
+// and dead after the attempt limit, then redelivered; targets scoped to an app; internal addresses refused.
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postOutbound } from '../../src/core/outbound.ts';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  raw: string;
+}
+
+let p: TestPlatform;
+let key: string;
+let receiver: http.Server;
+let receiverUrl: string;
+const received: Received[] = [];
+/** What the receiver answers next (status codes, in order; 200 when empty). */
+const answers: number[] = [];
+
+const S = '/v1/me/substrate';
+const SECRET = 'whsec-test-secret';
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c.toString()));
+    req.on('end', () => {
+      received.push({ headers: req.headers, raw });
+      res.writeHead(answers.shift() ?? 200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  p = await startTestPlatform({ SVC_OUTBOUND_ALLOW_PRIVATE: 'true', SVC_OUTBOX_MAX_ATTEMPTS: '2' });
+  key = (await p.api('POST', '/substrate-keys', { body: { name: 'human' } })).body.key;
+});
+afterAll(async () => {
+  await p?.close();
+  await new Promise((r) => receiver?.close(r));
+});
+
+describe('outbox', () => {
+  it('delivers an executed action, signed with HMAC-SHA256 of the raw body', async () => {
+    const set = await p.api('PUT', `${S}/outbox-targets/record_learning`, { key, body: { webhook_url: receiverUrl, signing_secret: SECRET } });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ capability: 'record_learning', webhook_url: receiverUrl, source_app_id: null });
+    expect(JSON.stringify((await p.api('GET', `${S}/outbox-targets`, { key })).body)).not.toContain(SECRET);
+
+    const proposed = await p.api('POST', `${S}/actions/propose`, { key, body: { capability: 'record_learning', payload: { title: 'Hooks', description: 'they fire' } } });
+    const got = await waitFor('the delivery', async () => received.find((r) => r.raw.includes(proposed.body.action_id)));
+    const body = JSON.parse(got.raw);
+    expect(body).toEqual({
+      delivery_id: expect.stringMatching(/^dlv_/),
+      action_id: proposed.body.action_id,
+      capability: 'record_learning',
+      payload: { title: 'Hooks', description: 'they fire' },
+      result: proposed.body.result,
+      proposer_kind: 'human',
+      source_app_id: null,
+      source_rule_id: null,
+      created_at: expect.any(String),
+    });
+    expect(got.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(got.raw).digest('hex')}`);
+    expect(got.headers['x-svc-delivery']).toBe(body.delivery_id);
+    expect(Number(got.headers['x-svc-timestamp'])).toBeGreaterThan(Date.now() / 1000 - 60);
+    const listed = await waitFor('delivered status', async () => {
+      const d = (await p.api('GET', `${S}/outbox-deliveries?status=delivered`, { key })).body.deliveries;
+      return d.find((x: { id: string }) => x.id === body.delivery_id);
+    });
+    expect(listed).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200 });
+  });
+
+  it('retries a failing receiver, marks the delivery dead after the attempt limit, and redelivers it', async () => {
+    answers.push(500, 503);
+    const proposed = await p.api('POST', `${S}/actions/propose`, { key, body: { capability: 'record_learning', payload: { title: 'Flaky', description: 'receiver' } } });
+    const dead = await waitFor('a dead delivery', async () => {
+      const d = (await p.api('GET', `${S}/outbox-deliveries?status=dead`, { key })).body.deliveries;
+      return d.find((x: { action_id: string }) => x.action_id === proposed.body.action_id);
+    });
+    expect(dead).toMatchObject({ attempts: 2, last_status: 503, last_error: expect.stringContaining('answered 503') });
+    expect(received.filter((r) => r.raw.includes(proposed.body.action_id))).toHaveLength(2);
+    const again = await p.api('POST', `${S}/outbox-deliveries/${dead.id}/redeliver`, { key });
+    expect(again.body).toMatchObject({ status: 'pending', attempts: 0 });
+    await waitFor('redelivery', async () => {
+      const d = (await p.api('GET', `${S}/outbox-deliveries?status=delivered`, { key })).body.deliveries;
+      return d.find((x: { id: string }) => x.id === dead.id);
+    });
+    const twice = await p.api('POST', `${S}/outbox-deliveries/${dead.id}/redeliver`, { key });
+    expect(twice.status).toBe(409);
+  });
+
+  it('delivers approved actions too, honours a target scoped to an app, and refuses service keys and unknown capabilities', async () => {
+    await p.api('PUT', `${S}/outbox-targets/send_email_draft`, { key, body: { webhook_url: receiverUrl, signing_secret: SECRET } });
+    const mail = await p.api('POST', `${S}/actions/propose`, { key, body: { capability: 'send_email_draft', payload: { to: 'a@example.com', subject: 'S', body: 'B' } } });
+    expect(received.some((r) => r.raw.includes(mail.body.action_id))).toBe(false);
+    await p.api('POST', `${S}/actions/${mail.body.action_id}/approve`, { key });
+    await waitFor('the approved action delivered', async () => received.find((r) => r.raw.includes(mail.body.action_id)));
+
+    await p.api('PUT', `${S}/outbox-targets/record_decision`, { key, body: { webhook_url: receiverUrl, signing_secret: SECRET, source_app_id: 'someotherapp0000' } });
+    const decision = await p.api('POST', `${S}/actions/propose`, { key, body: { capability: 'record_decision', payload: { title: 'Not for that app', kind: 'operational' } } });
+    expect((await p.sql(`select count(*)::int as n from substrate_outbox_deliveries where action_id = $1`, [decision.body.action_id]))[0].n).toBe(0);
+
+    const app = (await p.api('POST', '/init', { body: { name: 'outbox' } })).body;
+    expect((await p.api('GET', `${S}/outbox-targets`, { key: app.service_key.key })).status).toBe(403);
+    const unknown = await p.api('PUT', `${S}/outbox-targets/fly_to_moon`, { key, body: { webhook_url: receiverUrl, signing_secret: SECRET } });
+    expect(unknown.status).toBe(400);
+    const short = await p.api('PUT', `${S}/outbox-targets/record_learning`, { key, body: { webhook_url: receiverUrl, signing_secret: 'short' } });
+    expect(short.status).toBe(400);
+    expect(short.body.error.details[0].path).toBe('signing_secret');
+    expect((await p.api('DELETE', `${S}/outbox-targets/record_decision`, { key })).status).toBe(204);
+    expect((await p.api('DELETE', `${S}/outbox-targets/record_decision`, { key })).status).toBe(404);
+  });
+});
+
+describe('outbound addresses', () => {
+  it('refuses internal addresses when saving a target (without SVC_OUTBOUND_ALLOW_PRIVATE) and when connecting', async () => {
+    const strict = await startTestPlatform({ SVC_ROLE: 'api' });
+    try {
+      const k = (await strict.api('POST', '/substrate-keys', { body: { name: 'h' } })).body.key;
+      for (const url of ['http://127.0.0.1:9/x', 'http://localhost:9/x', 'http://[::1]:9/x', 'http://169.254.169.254/latest', 'http://10.1.2.3/x']) {
+        const res = await strict.api('PUT', `${S}/outbox-targets/record_learning`, { key: k, body: { webhook_url: url, signing_secret: SECRET } });
+        expect(res.status, url).toBe(400);
+        expect(res.body.error.code, url).toBe('OUTBOUND_ADDRESS_REFUSED');
+      }
+      const ftp = await strict.api('PUT', `${S}/outbox-targets/record_learning`, { key: k, body: { webhook_url: 'ftp://example.com/x', signing_secret: SECRET } });
+      expect(ftp.status).toBe(400);
+    } finally {
+      await strict.close();
+    }
+    // At delivery time the resolved address is checked on connect: a name that resolves inside is refused there too.
+    await expect(postOutbound(new URL(receiverUrl.replace('127.0.0.1', 'localhost')), '{}', {}, { allowPrivate: false, timeoutMs: 2000 })).rejects.toThrow(/internal address/);
+  });
+});
