@@ -29,6 +29,7 @@ import { OpenAiUpstream } from './adapters/openai.ts';
 import { RagService } from './rag/service.ts';
 import { SubstrateService } from './substrate/service.ts';
 import { SubstrateOutbox } from './substrate/outbox.ts';
+import { SubstrateStream } from './substrate/stream.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { createHttpServer } from './transports/http-app.ts';
@@ -100,7 +101,11 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     ai,
     aiSettings,
     credits,
-    substrate: new SubstrateService(control.db, new SubstrateOutbox({ db: control.db, box, config, log })),
+    substrate: new SubstrateService(
+      control.db,
+      new SubstrateOutbox({ db: control.db, box, config, log }),
+      new SubstrateStream({ db: control.db, databaseUrl: config.databaseUrl, log }),
+    ),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
 
@@ -117,6 +122,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   let sockets: WebSocketGateway | undefined;
   let url: string | undefined;
   if (config.role !== 'worker') {
+    // Every api process LISTENs for substrate changes and fans them out to its own stream sockets.
+    await services.substrate.stream.start();
     mcp = new McpTransport(tools, services, log);
     server = createHttpServer({ tools, services, mcp, log });
     sockets = attachWebSockets(server, services, log);
@@ -154,6 +161,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     url,
     stop: async () => {
       await sockets?.close();
+      await services.substrate.stream.stop();
       if (server) await closeServer(server, mcp!, config.shutdownTimeoutMs);
       if (runner) await runner.stop();
       await liveness?.stop();

@@ -11,6 +11,7 @@ import * as substrateEntities from './0009_substrate_entities.ts';
 import * as substrateArtifacts from './0010_substrate_artifacts.ts';
 import * as substrateAppLinks from './0011_substrate_app_links.ts';
 import * as substrateOutbox from './0012_substrate_outbox.ts';
+import * as substrateStream from './0013_substrate_stream.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010_substrate_artifacts': substrateArtifacts,
   '0011_substrate_app_links': substrateAppLinks,
   '0012_substrate_outbox': substrateOutbox,
+  '0013_substrate_stream': substrateStream,
 };

@@ -116,6 +116,8 @@ async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, call: Subs
       return substrate.propose(actor, { capability: 'merge_entities', payload: { loser_id: text(a, 'loser'), winner_id: text(b, 'winner'), reason: text(c, 'reason') } });
     case 'deleteEntity':
       return substrate.propose(actor, { capability: 'delete_entity', payload: { id: text(a, 'id'), reason: text(b, 'reason') } });
+    case 'wsTicket':
+      return substrate.stream.mintTicket(actor.accountId);
     default:
       return substrate.read(actor, call.op, call.args);
   }

@@ -56,8 +56,8 @@ export type PlatformCall =
   | { kind: 'substrate'; op: SubstrateOp; args: unknown[] };
 
 /** ctx.substrate's operations, run for the substrate user the app is linked to, as an agent. */
-export type SubstrateOp = 'propose' | 'getEntity' | 'findEntities' | 'searchMemory' | 'patchEntity' | 'mergeEntities' | 'deleteEntity';
-export const SUBSTRATE_OPS: ReadonlySet<string> = new Set(['propose', 'getEntity', 'findEntities', 'searchMemory', 'patchEntity', 'mergeEntities', 'deleteEntity']);
+export type SubstrateOp = 'propose' | 'getEntity' | 'findEntities' | 'searchMemory' | 'patchEntity' | 'mergeEntities' | 'deleteEntity' | 'wsTicket';
+export const SUBSTRATE_OPS: ReadonlySet<string> = new Set(['propose', 'getEntity', 'findEntities', 'searchMemory', 'patchEntity', 'mergeEntities', 'deleteEntity', 'wsTicket']);
 
 export type DataOp = 'select' | 'insert' | 'update' | 'delete';
 const DATA_OPS: ReadonlySet<string> = new Set(['select', 'insert', 'update', 'delete']);

@@ -272,6 +272,8 @@ function substrateClient(id: number) {
     patchEntity: (entityId: string, attrsPatch: Record<string, unknown>) => run('patchEntity', entityId, attrsPatch),
     mergeEntities: (loserId: string, winnerId: string, reason: string) => run('mergeEntities', loserId, winnerId, reason),
     deleteEntity: (entityId: string, reason: string) => run('deleteEntity', entityId, reason),
+    /** A single-use ticket for /v1/me/substrate/stream?ticket= (valid 60 s): { ticket, expires_in }. */
+    wsTicket: () => run('wsTicket'),
   };
 }
 

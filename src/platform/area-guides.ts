@@ -385,6 +385,8 @@ Over MCP (platform key) you act for the account's substrate user as an **agent**
 (svc_sub_...) acts as the **human**. Yolo mode is the human's (REST). Approving or rejecting over MCP asks the human at
 your client to confirm (elicitation); a client without elicitation is refused (the human uses REST). A linked app
 (substrate_app_link) proposes as an agent with its service key or from functions (ctx.substrate).
+substrate_ws_ticket mints a 60-second, single-use ticket for the live change stream (websocket
+/v1/me/substrate/stream?ticket=...): { type: "hello" }, then { org, op, tbl, id } per committed change.
 
 ## Propose
 

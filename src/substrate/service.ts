@@ -7,6 +7,7 @@ import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { unknownKeysMessage } from '../core/strict.ts';
 import { newId } from './ids.ts';
 import type { SubstrateOutbox } from './outbox.ts';
+import type { SubstrateStream } from './stream.ts';
 import { decide, type PrincipleRow } from './policy.ts';
 import { ENTITY_TYPES, SubstrateEntities, findEntity, type EntityType } from './entities.ts';
 import type { ActionView, Capability, CapabilityContext, SubstrateActor, Verdict } from './types.ts';
@@ -93,10 +94,13 @@ export class SubstrateService {
   readonly #defaultUsers = new Map<string, string>();
 
   readonly #outbox: SubstrateOutbox;
+  /** Stream tickets and the LISTEN fan-out of committed changes (started by api processes). */
+  readonly stream: SubstrateStream;
 
-  constructor(db: Kysely<any>, outbox: SubstrateOutbox) {
+  constructor(db: Kysely<any>, outbox: SubstrateOutbox, stream: SubstrateStream) {
     this.#db = db;
     this.#outbox = outbox;
+    this.stream = stream;
   }
 
   /** Outbox targets and deliveries (webhooks for executed actions). */

@@ -1,4 +1,5 @@
-// Websocket endpoints on the HTTP server's `upgrade` event (package `ws`). Today: the per-app function socket
+// Websocket endpoints on the HTTP server's `upgrade` event (package `ws`): the substrate change stream
+// /v1/me/substrate/stream?ticket= (src/substrate/stream.ts), and the per-app function socket
 // /v1/{app_id}/ws (and /ws on the app's host with subdomain routing). A client, anonymous or holding an end-user
 // JWT of the app (`?token=` or Authorization), sends text frames { event, data }; every websocket function of
 // the app whose trigger event matches runs (POST, JSON { event, data }) and its response comes back as
@@ -34,6 +35,9 @@ interface Session {
 }
 
 const FUNCTION_SOCKET = /^\/v1\/([a-z0-9]{16})\/ws\/?$/;
+const SUBSTRATE_STREAM = /^\/v1\/me\/substrate\/stream\/?$/;
+/** Frames a stream socket may have queued unsent; a client that falls further behind is dropped. */
+const STREAM_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 const ROUTES: readonly Route[] = [
   {
@@ -64,6 +68,22 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
 
   async function upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://upgrade.invalid');
+    if (SUBSTRATE_STREAM.test(url.pathname)) {
+      // A browser holds no substrate key: the single-use ticket from POST /v1/me/substrate/ws-ticket is the credential.
+      const org = await services.substrate.stream.consumeTicket(url.searchParams.get('ticket') ?? '');
+      if (!org) {
+        return reject(
+          socket,
+          new AppError(401, 'AUTH_INVALID_TOKEN', 'The stream ticket is missing, used, expired or unknown.', 'Mint a fresh ticket with POST /v1/me/substrate/ws-ticket (valid 60 s, one connection).'),
+        );
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        alive.set(ws, true);
+        ws.on('pong', () => alive.set(ws, true));
+        substrateSocket(ws, org, services);
+      });
+      return;
+    }
     for (const route of ROUTES) {
       const appId = await route.match(url.pathname, req, services);
       if (!appId) continue;
@@ -186,6 +206,20 @@ function functionSocket(ws: WebSocket, session: Session, services: Services, log
       }),
     );
   }
+}
+
+/** The substrate change stream of one org: { type: "hello" }, then { org, op, tbl, id } per committed change. */
+function substrateSocket(ws: WebSocket, org: string, services: Services): void {
+  ws.send(JSON.stringify({ type: 'hello' }));
+  const unsubscribe = services.substrate.stream.subscribe(org, (frame) => {
+    if (ws.readyState !== ws.OPEN) return;
+    // A slow client is dropped rather than buffered without bound; it reconnects with a fresh ticket and re-fetches.
+    if (ws.bufferedAmount > STREAM_MAX_BUFFERED_BYTES) return ws.terminate();
+    ws.send(JSON.stringify(frame));
+  });
+  ws.on('close', unsubscribe);
+  ws.on('error', () => {});
+  ws.on('message', () => {});
 }
 
 function rawText(raw: RawData): string {

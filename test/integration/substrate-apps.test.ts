@@ -20,7 +20,8 @@ export default async (req: Request, ctx: any) => {
   const entity = await ctx.substrate.propose('upsert_entity', { type: 'person', display_name: 'Ada Lovelace', primary_email: 'ada@example.com' });
   const got = await ctx.substrate.getEntity(entity.result.entity_id);
   const found = await ctx.substrate.findEntities({ type: 'person', q: 'love' });
-  return Response.json({ proposed, refused, got: got.display_name, found: found.entities.map((e: any) => e.id), entity: entity.result.entity_id });
+  const ticket = await ctx.substrate.wsTicket();
+  return Response.json({ ticket, proposed, refused, got: got.display_name, found: found.entities.map((e: any) => e.id), entity: entity.result.entity_id });
 };`;
 
 beforeAll(async () => {
@@ -66,6 +67,7 @@ describe('app links', () => {
     expect(out.proposed).toMatchObject({ verdict: { result: 'auto_approved' }, result: { learning_id: expect.stringMatching(/^lrn_/) } });
     expect(out.refused).toEqual({ name: 'SubstrateError', code: 'VALIDATION_FAILED', status: 400 });
     expect(out.got).toBe('Ada Lovelace');
+    expect(out.ticket).toEqual({ ticket: expect.stringMatching(/^wst_/), expires_in: 60 });
     expect(out.found).toEqual([out.entity]);
 
     const ledger = await p.api('GET', `/v1/me/substrate/actions?source_app_id=${app.app_id}&status=all`, { key: substrateKey });

@@ -168,6 +168,19 @@ export const substrateActionsReject = defineTool({
   },
 });
 
+export const substrateWsTicket = defineTool({
+  name: 'substrate_ws_ticket',
+  title: 'Mint a stream ticket',
+  description:
+    'A single-use ticket (valid 60 s) for the live change stream: connect a websocket to /v1/me/substrate/stream?ticket=<ticket>; frames are ' +
+    '{ type: "hello" }, then { org, op, tbl, id } per committed change (re-fetch by id). For browsers, which must not hold a substrate key.',
+  input: z.object({}),
+  output: z.object({ ticket: z.string(), expires_in: z.number().int() }),
+  auth: AUTH,
+  http: REST({ method: 'POST', path: `${BASE}/ws-ticket`, status: 201 }),
+  handler: async (_input, ctx) => ctx.services.substrate.stream.mintTicket((await ctx.services.substrate.actor(ctx.caller)).accountId),
+});
+
 export const substrateTools = [
   substrateSettingsGet,
   substrateYoloSet,
@@ -176,4 +189,5 @@ export const substrateTools = [
   substrateActionsGet,
   substrateActionsApprove,
   substrateActionsReject,
+  substrateWsTicket,
 ];

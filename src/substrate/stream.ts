@@ -1,0 +1,114 @@
+// The substrate change stream: single-use tickets for browsers, and one LISTEN connection per api process that fans
+// each committed change ({ org, op, tbl, id }, published by triggers with NOTIFY) out to that org's sockets.
+import { createHash, randomBytes } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { createClient } from '../db/pg.ts';
+
+/** How long a stream ticket may wait for its connection. */
+export const TICKET_SECONDS = 60;
+const CHANNEL = 'svc_substrate';
+const RECONNECT_MS = 1_000;
+
+export interface ChangeFrame {
+  org: string;
+  op: 'insert' | 'update' | 'delete';
+  tbl: string;
+  id: string;
+}
+
+type Listener = (frame: ChangeFrame) => void;
+
+const hash = (ticket: string) => createHash('sha256').update(ticket).digest('hex');
+
+export class SubstrateStream {
+  readonly #db: Kysely<any>;
+  readonly #databaseUrl: string;
+  readonly #log: Logger;
+  readonly #listeners = new Map<string, Set<Listener>>();
+  #client: pg.Client | undefined;
+  #stopped = false;
+  #retry: NodeJS.Timeout | undefined;
+
+  constructor(deps: { db: Kysely<any>; databaseUrl: string; log: Logger }) {
+    this.#db = deps.db;
+    this.#databaseUrl = deps.databaseUrl;
+    this.#log = deps.log;
+  }
+
+  /** A single-use ticket for one stream connection of the org, valid TICKET_SECONDS; only its hash is stored. */
+  async mintTicket(accountId: string): Promise<{ ticket: string; expires_in: number }> {
+    const ticket = `wst_${randomBytes(32).toString('base64url')}`;
+    await sql`insert into substrate_ws_tickets (ticket_hash, account_id, expires_at)
+      values (${hash(ticket)}, ${accountId}, now() + make_interval(secs => ${TICKET_SECONDS}))`.execute(this.#db);
+    await sql`delete from substrate_ws_tickets where expires_at < now() - interval '1 hour'`.execute(this.#db);
+    return { ticket, expires_in: TICKET_SECONDS };
+  }
+
+  /** The org of a ticket that is known, unused and unexpired, spending it; undefined otherwise. */
+  async consumeTicket(ticket: string): Promise<string | undefined> {
+    if (!/^wst_[A-Za-z0-9_-]{43}$/.test(ticket)) return undefined;
+    const { rows } = await sql<{ account_id: string }>`
+      update substrate_ws_tickets set used_at = now()
+      where ticket_hash = ${hash(ticket)} and used_at is null and expires_at > now() returning account_id`.execute(this.#db);
+    return rows[0]?.account_id;
+  }
+
+  /** Delivers the org's changes to `listener` until the returned function is called. */
+  subscribe(org: string, listener: Listener): () => void {
+    let set = this.#listeners.get(org);
+    if (!set) this.#listeners.set(org, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.#listeners.delete(org);
+    };
+  }
+
+  /** LISTENs on its own connection, reconnecting after a loss (changes committed meanwhile are not replayed). */
+  async start(): Promise<void> {
+    this.#stopped = false;
+    const client = createClient(this.#databaseUrl);
+    client.on('notification', (msg) => this.#dispatch(msg.payload));
+    client.on('end', () => this.#reconnectLater());
+    client.on('error', (err) => this.#log.warn({ err: err.message }, 'substrate stream connection failed'));
+    try {
+      await client.connect();
+      await client.query(`listen ${CHANNEL}`);
+      this.#client = client;
+    } catch (err) {
+      this.#log.warn({ err: String(err) }, 'substrate stream could not listen; retrying');
+      await client.end().catch(() => undefined);
+      this.#reconnectLater();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retry);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  #reconnectLater(): void {
+    if (this.#stopped || this.#retry) return;
+    this.#client = undefined;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      void this.start();
+    }, RECONNECT_MS);
+    this.#retry.unref();
+  }
+
+  #dispatch(payload: string | undefined): void {
+    let frame: ChangeFrame;
+    try {
+      frame = JSON.parse(payload ?? '') as ChangeFrame;
+    } catch {
+      return;
+    }
+    for (const listener of this.#listeners.get(frame.org) ?? []) listener(frame);
+  }
+}

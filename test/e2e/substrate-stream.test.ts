@@ -1,0 +1,131 @@
+// The substrate change stream end to end: two api processes on one control database (as `npm start` runs them),
+// a browser-style client holding only a ticket, frames for every covered table fanned out across processes through
+// LISTEN/NOTIFY, org isolation, and tickets that work once and only for 60 seconds.
+import pg from 'pg';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseUrl } from '../helpers/db.ts';
+import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { request } from './e2e-helpers.ts';
+
+let a: SpawnedServer;
+let b: SpawnedServer;
+let key: string;
+
+interface Frame {
+  type?: string;
+  org?: string;
+  op?: string;
+  tbl?: string;
+  id?: string;
+}
+
+/** A connected stream socket and the frames it has received so far. */
+async function connect(server: SpawnedServer, ticket: string): Promise<{ ws: WebSocket; frames: Frame[] }> {
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/v1/me/substrate/stream?ticket=${encodeURIComponent(ticket)}`);
+  const frames: Frame[] = [];
+  ws.on('message', (data) => frames.push(JSON.parse(data.toString()) as Frame));
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`status ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+  return { ws, frames };
+}
+
+async function ticket(server: SpawnedServer, k = key): Promise<string> {
+  const res = await request(server.url, '/v1/me/substrate/ws-ticket', { method: 'POST', key: k });
+  expect(res.status).toBe(201);
+  expect(res.json).toEqual({ ticket: expect.stringMatching(/^wst_/), expires_in: 60 });
+  return res.json.ticket;
+}
+
+async function waitFor(frames: Frame[], pred: (f: Frame) => boolean): Promise<Frame> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const hit = frames.find(pred);
+    if (hit) return hit;
+    if (Date.now() > until) throw new Error(`no such frame; got ${JSON.stringify(frames)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const propose = (server: SpawnedServer, body: unknown, k = key) => request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key: k, body });
+
+beforeAll(async () => {
+  a = await spawnServer({ SVC_ROLE: 'api' });
+  b = await spawnServer({ SVC_ROLE: 'api', SVC_PLATFORM_API_KEY: a.platformKey, SVC_APP_DB_PREFIX: a.appDbPrefix }, { controlDb: a.controlDb });
+  key = (await request(a.url, '/substrate-keys', { method: 'POST', key: a.platformKey, body: { name: 'human' } })).json.key;
+});
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+});
+
+describe('substrate change stream', () => {
+  it('says hello, then a frame per committed change of every covered table, also for writes through another process', async () => {
+    const { ws, frames } = await connect(a, await ticket(a));
+    try {
+      await waitFor(frames, (f) => f.type === 'hello');
+      const decision = await propose(b, { capability: 'record_decision', payload: { title: 'Streamed', kind: 'operational' } });
+      const commitment = await propose(b, { capability: 'record_commitment', payload: { description: 'Stream it', status: 'confirmed' } });
+      const learning = await propose(a, { capability: 'record_learning', payload: { title: 'Frames', description: 'arrive' } });
+      const entity = await propose(b, { capability: 'upsert_entity', payload: { type: 'person', display_name: 'Fox' } });
+      const dec = await waitFor(frames, (f) => f.tbl === 'decisions' && f.id === decision.json.result.decision_id);
+      expect(dec).toEqual({ org: expect.any(String), op: 'insert', tbl: 'decisions', id: decision.json.result.decision_id });
+      await waitFor(frames, (f) => f.tbl === 'commitments' && f.id === commitment.json.result.commitment_id);
+      await waitFor(frames, (f) => f.tbl === 'learnings' && f.id === learning.json.result.learning_id);
+      await waitFor(frames, (f) => f.tbl === 'entities' && f.id === entity.json.result.entity_id);
+      await waitFor(frames, (f) => f.tbl === 'action_ledger' && f.op === 'insert' && f.id === decision.json.action_id);
+      // An update and a delete: the revert deletes the learning and updates the reverted action.
+      await propose(b, { capability: 'revert_action', payload: { action_id: learning.json.action_id } });
+      await waitFor(frames, (f) => f.tbl === 'learnings' && f.op === 'delete' && f.id === learning.json.result.learning_id);
+      await waitFor(frames, (f) => f.tbl === 'action_ledger' && f.op === 'update' && f.id === learning.json.action_id);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("an org sees only its own changes", async () => {
+    const control = new pg.Client({ connectionString: databaseUrl(a.controlDb) });
+    await control.connect();
+    let otherKey: string;
+    try {
+      const account = (await control.query(`insert into accounts (name) values ('other') returning id`)).rows[0].id;
+      otherKey = `svc_sub_${'x'.repeat(43)}`;
+      await control.query(`insert into substrate_keys (account_id, key_hash, hint, name) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'o')`, [account, otherKey]);
+    } finally {
+      await control.end();
+    }
+    const mine = await connect(a, await ticket(a));
+    const theirs = await connect(b, await ticket(b, otherKey));
+    try {
+      const other = await propose(a, { capability: 'record_learning', payload: { title: 'Secret', description: 'not yours' } }, otherKey);
+      await waitFor(theirs.frames, (f) => f.id === other.json.result.learning_id);
+      const own = await propose(a, { capability: 'record_learning', payload: { title: 'Mine', description: 'mine' } });
+      await waitFor(mine.frames, (f) => f.id === own.json.result.learning_id);
+      expect(mine.frames.some((f) => f.id === other.json.result.learning_id || f.id === other.json.action_id)).toBe(false);
+      expect(theirs.frames.some((f) => f.id === own.json.result.learning_id)).toBe(false);
+    } finally {
+      mine.ws.close();
+      theirs.ws.close();
+    }
+  });
+
+  it('a ticket works once and for 60 seconds; a forged one is refused before the upgrade', async () => {
+    const t = await ticket(a);
+    const first = await connect(a, t);
+    first.ws.close();
+    await expect(connect(b, t)).rejects.toThrow('status 401');
+    await expect(connect(a, 'wst_forged')).rejects.toThrow('status 401');
+    const stale = await ticket(a);
+    const control = new pg.Client({ connectionString: databaseUrl(a.controlDb) });
+    await control.connect();
+    await control.query(`update substrate_ws_tickets set expires_at = now() - interval '1 second' where used_at is null`);
+    await control.end();
+    await expect(connect(a, stale)).rejects.toThrow('status 401');
+    const bad = await request(a.url, '/v1/me/substrate/stream', { headers: { connection: 'upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } });
+    expect(bad.status).toBe(401);
+    expect(bad.json.error.code).toBe('AUTH_INVALID_TOKEN');
+  });
+});
