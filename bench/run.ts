@@ -6,7 +6,9 @@
 // flooded, against the same function alone) and `ai` (the AI gateway's chat completions against the same request
 // sent straight to a fake OpenAI-compatible upstream: added latency, time to first byte, throughput) and `rag` (RAG
 // queries against node:http + the same embedding call and SQL; ingestion against the bare embed + insert loop) and
-// `substrate` (proposals of record_learning against node:http + pg running the same transaction). All run by
+// `substrate` (proposals of record_learning against node:http + pg running the same transaction) and `stream` (the
+// substrate change stream's commit-to-frame latency at 200 sockets against raw pg LISTEN -> ws; outbox deliveries per
+// second to a loopback receiver). All run by
 // default; pick some with `npm run bench -- data` or BENCH_SCENARIOS=apps,data.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { dataScenario, SEED_ROWS } from './data.ts';
 import { fairnessScenario } from './fairness.ts';
 import { functionsScenario } from './functions.ts';
 import { INGEST_DOCS, ragScenario, SEED_CHUNKS, sharedAiUpstream } from './rag.ts';
+import { streamPlatformEnv, streamScenario } from './stream.ts';
 import { substrateScenario } from './substrate.ts';
 import {
   CLUSTER_URL,
@@ -49,13 +52,19 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = {
   ai: aiScenario,
   rag: ragScenario,
   substrate: substrateScenario,
+  stream: streamScenario,
 };
 
 /**
  * What a scenario needs running before the platform starts; returns the platform environment it adds. `ai` and `rag`
- * share one fake OpenAI-compatible upstream (bench/ai.ts as its own process), started once.
+ * share one fake OpenAI-compatible upstream (bench/ai.ts as its own process), started once; `stream` needs
+ * SVC_OUTBOUND_ALLOW_PRIVATE=true for its loopback webhook receiver.
  */
-const BEFORE_PLATFORM: Record<string, (cleanups: Array<() => Promise<void>>) => Promise<Record<string, string>>> = { ai: sharedAiUpstream, rag: sharedAiUpstream };
+const BEFORE_PLATFORM: Record<string, (cleanups: Array<() => Promise<void>>) => Promise<Record<string, string>>> = {
+  ai: sharedAiUpstream,
+  rag: sharedAiUpstream,
+  stream: streamPlatformEnv,
+};
 
 function selectedScenarios(): string[] {
   const asked = [...process.argv.slice(2), ...(process.env.BENCH_SCENARIOS ?? '').split(',')].map((s) => s.trim()).filter(Boolean);
@@ -102,7 +111,7 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): 
       // Warm processes per function (scenario `functions`); the platform default is 2.
       SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: FN_MAX_WARM,
       LOG_LEVEL: 'warn',
-      // Scenarios `ai` and `rag`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY.
+      // Scenarios `ai` and `rag`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY; `stream`: SVC_OUTBOUND_ALLOW_PRIVATE.
       ...scenarioEnv,
     },
     nodeArgs,
