@@ -14,6 +14,7 @@ import { substrateMemoryTools } from './substrate/memory.ts';
 import { substrateEntityTools } from './substrate/entities.ts';
 import { substrateLinkTools } from './substrate/links.ts';
 import { substrateOutboxTools } from './substrate/outbox.ts';
+import { substrateRuleTools } from './substrate/rules.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
@@ -32,6 +33,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   substrate: [...substrateTools, ...substrateEntityTools, ...substrateLinkTools],
   memory: substrateMemoryTools,
   outbox: substrateOutboxTools,
+  rules: substrateRuleTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -78,4 +80,5 @@ export const tools: readonly AnyTool[] = [
   ...substrateEntityTools,
   ...substrateLinkTools,
   ...substrateOutboxTools,
+  ...substrateRuleTools,
 ];

@@ -10,6 +10,7 @@ import { frontendBuild } from './frontend.ts';
 import { storageDeleteObject, storageSettlePending } from './storage.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
 import { substrateOutboxDeliver, substrateSnapshots } from './substrate.ts';
+import { substrateRuleFire, substrateRulesTick } from './rules.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
 export interface WorkerServices extends Services {
@@ -33,8 +34,10 @@ export function taskList(s: WorkerServices): TaskList {
     functions_logs_trim: functionsLogsTrim(s),
     substrate_snapshots: substrateSnapshots(s),
     substrate_outbox_deliver: substrateOutboxDeliver(s),
+    substrate_rules_tick: substrateRulesTick(s),
+    substrate_rule_fire: substrateRuleFire(s),
   };
 }
 
 /** Platform crons (graphile-worker crontab syntax; UTC). */
-export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1', '5 0 * * * substrate_snapshots ?fill=1d&max=1'].join('\n');
+export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1', '5 0 * * * substrate_snapshots ?fill=1d&max=1', '* * * * * substrate_rules_tick ?max=1'].join('\n');

@@ -12,6 +12,7 @@ import * as substrateArtifacts from './0010_substrate_artifacts.ts';
 import * as substrateAppLinks from './0011_substrate_app_links.ts';
 import * as substrateOutbox from './0012_substrate_outbox.ts';
 import * as substrateStream from './0013_substrate_stream.ts';
+import * as substrateRules from './0014_substrate_rules.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011_substrate_app_links': substrateAppLinks,
   '0012_substrate_outbox': substrateOutbox,
   '0013_substrate_stream': substrateStream,
+  '0014_substrate_rules': substrateRules,
 };

@@ -14,6 +14,7 @@ import type { ActionView, Capability, CapabilityContext, SubstrateActor, Verdict
 import { SubstrateArtifacts } from './artifacts.ts';
 import { SubstrateMemory, parseKinds } from './memory.ts';
 import { SubstrateSnapshots } from './snapshots.ts';
+import { SubstrateRules } from './rules.ts';
 
 export interface ProposeInput {
   capability: string;
@@ -126,6 +127,11 @@ export class SubstrateService {
   /** Daily snapshots: the cron's writes and GET snapshots. */
   get snapshots(): SubstrateSnapshots {
     return new SubstrateSnapshots(this.#db);
+  }
+
+  /** Attention rules: CRUD, preview, the per-minute dispatcher and the firing of a slot (proposing through this ledger). */
+  get rules(): SubstrateRules {
+    return new SubstrateRules(this.#db, this);
   }
 
   /**
