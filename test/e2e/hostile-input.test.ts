@@ -183,6 +183,7 @@ interface Fixtures {
   actionId: string;
   entityId: string;
   artifactId: string;
+  ruleId: string;
 }
 
 interface Operation {
@@ -336,6 +337,20 @@ beforeAll(async () => {
   const artifact = await ok(
     request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key: substrateKey, body: { capability: 'upsert_source_artifact', payload: { kind: 'note', title: 'Fuzz' } } }),
   );
+  const rule = await ok(
+    request(server.url, '/v1/me/substrate/attention-rules', {
+      method: 'POST',
+      key: substrateKey,
+      body: {
+        name: 'fuzz',
+        trigger_cron: '0 9 * * *',
+        condition_mode: 'row_query',
+        condition: { from: 'learnings' },
+        action_capability: 'record_learning',
+        action_payload_template: { title: '{{title}}', description: 'again' },
+      },
+    }),
+  );
   const user = await ok(request(server.url, `/v1/${appId}/auth/signup`, { method: 'POST', body: { email: 'fuzz@example.com', password: 'correct horse battery' } }));
   fx = {
     appId,
@@ -351,6 +366,7 @@ beforeAll(async () => {
     actionId: action.action_id,
     entityId: entity.result.entity_id,
     artifactId: artifact.result.artifact_id,
+    ruleId: rule.rule_id,
   };
 });
 
@@ -385,6 +401,8 @@ function validParam(operationId: string, path: string, name: string): string {
       return fx.artifactId;
     case 'capability':
       return 'record_learning';
+    case 'rule_id':
+      return fx.ruleId;
     case 'delivery_id':
       return 'dlv_aaaaaaaaaaaaaaaaaaaa';
     default:
@@ -480,7 +498,7 @@ function credentialFor(operationId: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
 
-const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id', 'entity_id', 'artifact_id', 'capability', 'delivery_id']);
+const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id', 'entity_id', 'artifact_id', 'capability', 'delivery_id', 'rule_id']);
 
 /** The REST path a tool's `id` and `key_id` belong to, for validParam. */
 function pathOfTool(name: string): string {
