@@ -52,12 +52,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       primary key (rule_id, day)
     );
   `.execute(db);
-  for (const [table, name] of [
-    ['substrate_attention_rules', 'attention_rules'],
-    ['substrate_attention_rule_firings', 'attention_rule_firings'],
-  ] as const) {
-    await sql`create trigger ${sql.raw(`${table}_notify`)} after insert or update or delete on ${sql.table(table)}
-      for each row execute function svc_substrate_notify(${sql.lit(name)})`.execute(db);
+  // A rule's frames: not for the dispatcher's cursor, which moves every minute (an UPDATE OF trigger fires only when
+  // one of the listed columns is in the statement's SET list).
+  await sql`create trigger substrate_attention_rules_notify
+    after insert or delete or update of name, description, trigger_cron, condition_mode, condition, action_capability, action_payload_template,
+      enabled, max_fires_per_day on substrate_attention_rules
+    for each row execute function svc_substrate_notify('attention_rules')`.execute(db);
+  await sql`create trigger substrate_attention_rule_firings_notify after insert or update or delete on substrate_attention_rule_firings
+    for each row execute function svc_substrate_notify('attention_rule_firings')`.execute(db);
+  // row_query reads a user's rows in creation order.
+  for (const table of ['substrate_decisions', 'substrate_commitments', 'substrate_learnings', 'substrate_entities']) {
+    await sql`create index ${sql.raw(`${table}_created_idx`)} on ${sql.table(table)} (user_id, created_at, id)`.execute(db);
   }
 }
 

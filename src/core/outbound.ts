@@ -25,16 +25,26 @@ for (const [prefix, bits] of [
   BLOCKED.addSubnet(prefix, bits, 'ipv4');
 }
 for (const [prefix, bits] of [
-  ['::', 128],
+  ['::', 96],
   ['::1', 128],
+  ['::ffff:0:0', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2001::', 32],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   BLOCKED.addSubnet(prefix, bits, 'ipv6');
 }
 
-/** Whether an address is one the platform does not send user-directed requests to. */
+/**
+ * Whether an address is one the platform does not send user-directed requests to: IPv4 internal ranges, and IPv6
+ * loopback, unique-local, link-local, multicast, IPv4-compatible and -mapped, NAT64, 6to4 and Teredo (which can reach
+ * internal IPv4 addresses).
+ */
 export function isInternalAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
@@ -100,21 +110,34 @@ export function postOutbound(url: URL, body: string, headers: Record<string, str
   if (!opts.allowPrivate && net.isIP(literal) && isInternalAddress(literal)) return Promise.reject(outboundErrors.internal(literal));
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
+    // One deadline for the whole exchange (socket timeouts only measure silences, which a receiver can keep short).
+    const deadline = setTimeout(() => req.destroy(new Error(`no complete answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
     const req = client.request(
       url,
-      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers }, lookup, timeout: opts.timeoutMs },
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers }, lookup },
       (res) => {
         let excerpt = '';
+        const done = () => {
+          clearTimeout(deadline);
+          resolve({ status: res.statusCode ?? 0, excerpt });
+        };
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
-          if (excerpt.length < 500) excerpt += chunk.slice(0, 500 - excerpt.length);
+          excerpt += chunk.slice(0, 500 - excerpt.length);
+          // The status and an excerpt are all that is needed: a long or endless body is not read further.
+          if (excerpt.length >= 500) {
+            done();
+            res.destroy();
+          }
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, excerpt }));
-        res.on('error', reject);
+        res.on('end', done);
+        res.on('error', () => undefined);
       },
     );
-    req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
-    req.on('error', reject);
+    req.on('error', (err) => {
+      clearTimeout(deadline);
+      reject(err);
+    });
     req.end(body);
   });
 }

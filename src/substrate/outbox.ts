@@ -130,8 +130,9 @@ export class SubstrateOutbox {
    * delivery dead. Safe to run twice: a delivery no longer pending is left alone.
    */
   async deliver(id: string, attempt: { number: number; max: number }): Promise<void> {
-    const row = (await sql<DeliveryRow & { secret: string | null }>`
-      select d.*, t.signing_secret_sealed as secret from substrate_outbox_deliveries d
+    // The target as it is now: a changed URL or secret applies to deliveries still pending (and to redeliveries).
+    const row = (await sql<DeliveryRow & { secret: string | null; target_url: string | null }>`
+      select d.*, t.signing_secret_sealed as secret, t.webhook_url as target_url from substrate_outbox_deliveries d
       left join substrate_outbox_targets t on t.user_id = d.user_id and t.capability = d.capability
       where d.id = ${id}`.execute(this.#db)).rows[0];
     if (!row || row.status !== 'pending') return;
@@ -140,7 +141,7 @@ export class SubstrateOutbox {
     let error: string | null = null;
     try {
       const secret = this.#box.open(row.secret);
-      const res = await postOutbound(new URL(row.webhook_url), row.body, {
+      const res = await postOutbound(new URL(row.target_url ?? row.webhook_url), row.body, {
         'x-svc-signature': signature(secret, row.body),
         'x-svc-timestamp': String(Math.floor(Date.now() / 1000)),
         'x-svc-delivery': row.id,

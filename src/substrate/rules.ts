@@ -158,23 +158,44 @@ function resolve(binding: unknown, path: string): unknown {
   return at;
 }
 
-/** The template with its placeholders filled from the binding; throws MissingVariable naming the first unresolved one. */
+/** What one rendered payload may weigh as JSON: a rule must not multiply large rows into huge proposals. */
+export const RENDERED_MAX_BYTES = 256 * 1024;
+
+/**
+ * The template with its placeholders filled from the binding; throws MissingVariable naming the first unresolved one,
+ * or when the result would exceed RENDERED_MAX_BYTES (which fails that binding, as a missing variable does).
+ */
 export function renderTemplate(template: unknown, binding: unknown): unknown {
+  const budget = { left: RENDERED_MAX_BYTES };
+  const out = renderWithin(template, binding, budget);
+  if (Buffer.byteLength(JSON.stringify(out) ?? '') > RENDERED_MAX_BYTES) throw new MissingVariable(`the rendered payload exceeds ${RENDERED_MAX_BYTES} bytes`);
+  return out;
+}
+
+function charge(budget: { left: number }, value: unknown): void {
+  budget.left -= typeof value === 'string' ? value.length : (JSON.stringify(value)?.length ?? 0);
+  if (budget.left < 0) throw new MissingVariable(`the rendered payload exceeds ${RENDERED_MAX_BYTES} bytes`);
+}
+
+function renderWithin(template: unknown, binding: unknown, budget: { left: number }): unknown {
   if (typeof template === 'string') {
     const whole = WHOLE_PLACEHOLDER.exec(template);
     if (whole) {
       const v = resolve(binding, whole[1]!.trim());
       if (v === undefined) throw new MissingVariable(`missing variable '${whole[1]!.trim()}'`);
+      charge(budget, v);
       return v;
     }
     return template.replace(PLACEHOLDER, (_m, inner: string) => {
       const v = resolve(binding, inner.trim());
       if (v === undefined) throw new MissingVariable(`missing variable '${inner.trim()}'`);
-      return v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+      const text = v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+      charge(budget, text);
+      return text;
     });
   }
-  if (Array.isArray(template)) return template.map((t) => renderTemplate(t, binding));
-  if (template && typeof template === 'object') return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, renderTemplate(v, binding)]));
+  if (Array.isArray(template)) return template.map((t) => renderWithin(t, binding, budget));
+  if (template && typeof template === 'object') return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, renderWithin(v, binding, budget)]));
   return template;
 }
 

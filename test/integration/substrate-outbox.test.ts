@@ -130,7 +130,16 @@ describe('outbound addresses', () => {
     const strict = await startTestPlatform({ SVC_ROLE: 'api' });
     try {
       const k = (await strict.api('POST', '/substrate-keys', { body: { name: 'h' } })).body.key;
-      for (const url of ['http://127.0.0.1:9/x', 'http://localhost:9/x', 'http://[::1]:9/x', 'http://169.254.169.254/latest', 'http://10.1.2.3/x']) {
+      for (const url of [
+        'http://127.0.0.1:9/x',
+        'http://localhost:9/x',
+        'http://[::1]:9/x',
+        'http://[::ffff:127.0.0.1]:9/x',
+        'http://[64:ff9b::a01:203]/x',
+        'http://2130706433/x',
+        'http://169.254.169.254/latest',
+        'http://10.1.2.3/x',
+      ]) {
         const res = await strict.api('PUT', `${S}/outbox-targets/record_learning`, { key: k, body: { webhook_url: url, signing_secret: SECRET } });
         expect(res.status, url).toBe(400);
         expect(res.body.error.code, url).toBe('OUTBOUND_ADDRESS_REFUSED');
@@ -139,6 +148,26 @@ describe('outbound addresses', () => {
       expect(ftp.status).toBe(400);
     } finally {
       await strict.close();
+    }
+    // A receiver that keeps the answer going never holds an attempt past its deadline.
+    const drip = http.createServer((_req, res) => {
+      res.writeHead(200);
+      const timer = setInterval(() => res.write('.'), 50);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((r) => drip.listen(0, '127.0.0.1', r));
+    try {
+      const started = Date.now();
+      const answer = await postOutbound(new URL(`http://127.0.0.1:${(drip.address() as AddressInfo).port}/`), '{}', {}, { allowPrivate: true, timeoutMs: 500 }).then(
+        (r) => r,
+        (err: Error) => err,
+      );
+      expect(Date.now() - started).toBeLessThan(2_000);
+      // Either the first 500 bytes arrived (status known) or the deadline cut it: never an endless read.
+      if (!(answer instanceof Error)) expect(answer.status).toBe(200);
+    } finally {
+      drip.closeAllConnections();
+      await new Promise((r) => drip.close(r));
     }
     // At delivery time the resolved address is checked on connect: a name that resolves inside is refused there too.
     await expect(postOutbound(new URL(receiverUrl.replace('127.0.0.1', 'localhost')), '{}', {}, { allowPrivate: false, timeoutMs: 2000 })).rejects.toThrow(/internal address/);

@@ -302,3 +302,13 @@ describe('change stream', () => {
     }
   });
 });
+
+describe('rendering limits', () => {
+  it('a template that would render past 256 KB fails its binding instead of growing the payload', async () => {
+    const { renderTemplate, RENDERED_MAX_BYTES } = await import('../../src/substrate/rules.ts');
+    const binding = { big: 'x'.repeat(100_000) };
+    expect(renderTemplate({ a: '{{big}}', b: 'text {{big}}' }, binding)).toEqual({ a: binding.big, b: `text ${binding.big}` });
+    expect(() => renderTemplate({ many: ['{{big}}', '{{big}}', '{{big}}'] }, binding)).toThrow(`exceeds ${RENDERED_MAX_BYTES} bytes`);
+    expect(() => renderTemplate({ text: '{{big}}{{big}}{{big}}' }, binding)).toThrow(`exceeds ${RENDERED_MAX_BYTES} bytes`);
+  });
+});
