@@ -48,8 +48,13 @@ export function createPool(opts: PoolOptions): pg.Pool {
 }
 
 /** A single connection (DDL on a fresh database, maintenance); errors reach the caller through its queries. */
-export function createClient(connectionString: string): pg.Client {
-  const client = new pg.Client({ connectionString, stream: () => new GuardedSocket() });
+export function createClient(connectionString: string, options: { keepAlive?: boolean; connectTimeoutMs?: number } = {}): pg.Client {
+  const client = new pg.Client({
+    connectionString,
+    stream: () => new GuardedSocket(),
+    ...(options.keepAlive ? { keepAlive: true } : {}),
+    ...(options.connectTimeoutMs ? { connectionTimeoutMillis: options.connectTimeoutMs } : {}),
+  });
   client.on('error', ignore);
   return client;
 }

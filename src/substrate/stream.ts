@@ -18,7 +18,9 @@ export interface ChangeFrame {
   id: string;
 }
 
-type Listener = (frame: ChangeFrame) => void;
+/** Passed to every listener when the LISTEN connection was lost: frames may have been missed. */
+export const LOST = Symbol('stream lost');
+type Listener = (frame: ChangeFrame | typeof LOST) => void;
 
 const hash = (ticket: string) => createHash('sha256').update(ticket).digest('hex');
 
@@ -69,7 +71,8 @@ export class SubstrateStream {
   /** LISTENs on its own connection, reconnecting after a loss (changes committed meanwhile are not replayed). */
   async start(): Promise<void> {
     this.#stopped = false;
-    const client = createClient(this.#databaseUrl);
+    // TCP keepalive finds a connection that died silently (a failover); then it is replaced like any other loss.
+    const client = createClient(this.#databaseUrl, { keepAlive: true, connectTimeoutMs: 10_000 });
     client.on('notification', (msg) => this.#dispatch(msg.payload));
     client.on('end', () => this.#reconnectLater());
     client.on('error', (err) => this.#log.warn({ err: err.message }, 'substrate stream connection failed'));
@@ -95,6 +98,8 @@ export class SubstrateStream {
   #reconnectLater(): void {
     if (this.#stopped || this.#retry) return;
     this.#client = undefined;
+    // Changes committed until the new LISTEN are not replayed: tell every subscriber, whose client must re-fetch.
+    for (const set of this.#listeners.values()) for (const listener of set) listener(LOST);
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
       void this.start();

@@ -15,6 +15,7 @@ import type { EndUser } from '../functions/protocol.ts';
 import { resolveCaller } from './credentials.ts';
 import { appIdFromHost } from './app-host.ts';
 import { rawErrorResponse } from './socket-reply.ts';
+import { LOST } from '../substrate/stream.ts';
 
 /** Largest message a client may send. */
 export const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -213,6 +214,8 @@ function substrateSocket(ws: WebSocket, org: string, services: Services): void {
   ws.send(JSON.stringify({ type: 'hello' }));
   const unsubscribe = services.substrate.stream.subscribe(org, (frame) => {
     if (ws.readyState !== ws.OPEN) return;
+    // 1012 (service restart): frames may have been missed; the client reconnects with a fresh ticket and re-fetches.
+    if (frame === LOST) return ws.close(1012, 'change stream interrupted; reconnect and re-fetch');
     // A slow client is dropped rather than buffered without bound; it reconnects with a fresh ticket and re-fetches.
     if (ws.bufferedAmount > STREAM_MAX_BUFFERED_BYTES) return ws.terminate();
     ws.send(JSON.stringify(frame));

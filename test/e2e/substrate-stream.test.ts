@@ -128,4 +128,39 @@ describe('substrate change stream', () => {
     expect(bad.status).toBe(401);
     expect(bad.json.error.code).toBe('AUTH_INVALID_TOKEN');
   });
+
+  it('when the LISTEN connection is lost, sockets are closed with 1012 (reconnect and re-fetch) and new ones get frames again', async () => {
+    const { ws, frames } = await connect(a, await ticket(a));
+    await waitFor(frames, (f) => f.type === 'hello');
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    const control = new pg.Client({ connectionString: databaseUrl(a.controlDb) });
+    await control.connect();
+    try {
+      // Both processes' LISTEN connections: a failover or restart as the platform would see it.
+      await control.query(`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen svc_substrate'`);
+    } finally {
+      await control.end();
+    }
+    expect(await closed).toBe(1012);
+    // The process listens again within about a second; a fresh connection sees new changes.
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const again = await connect(a, await ticket(a));
+      try {
+        const learning = await propose(b, { capability: 'record_learning', payload: { title: 'After', description: 'the reconnect' } });
+        const got = await Promise.race([
+          waitFor(again.frames, (f) => f.id === learning.json.result.learning_id).then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((r) => setTimeout(() => r(false), 1_500)),
+        ]);
+        if (got) break;
+      } finally {
+        again.ws.close();
+      }
+      if (Date.now() > deadline) throw new Error('the stream did not recover');
+    }
+  });
 });
+
