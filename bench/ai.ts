@@ -14,7 +14,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { startFakeOpenAI } from '../test/fakes/openai-upstream.ts';
-import { DURATION, ROUNDS, WARMUP, startBaseline, type BenchContext, type Pair, type Target } from './harness.ts';
+import { DURATION, ROUNDS, WARMUP, startBaseline, type BenchContext, type Pair, type Target, median, percentile } from './harness.ts';
 
 /** The fake's base path (OpenRouter's /api/v1). */
 const BASE_PATH = '/api/v1';
@@ -124,18 +124,6 @@ function contentOf(text: string, stream: boolean): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Nearest-rank percentile. */
-function percentile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.max(0, Math.ceil(q * s.length) - 1)] ?? NaN;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 interface Samples {

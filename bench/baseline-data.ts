@@ -15,21 +15,17 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { runAs } from '../src/data/executor.ts';
 import { announce } from './sql.ts';
+import { requiredEnv } from './harness.ts';
 
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-};
 
-const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: Number(env('POOL_SIZE')) });
+const pool = new pg.Pool({ connectionString: requiredEnv('DATABASE_URL'), max: Number(requiredEnv('POOL_SIZE')) });
 pool.on('error', () => {});
-const getParts = env('GET_TEMPLATE').split(env('ID_PLACEHOLDER'));
+const getParts = requiredEnv('GET_TEMPLATE').split(requiredEnv('ID_PLACEHOLDER'));
 if (getParts.length !== 2) throw new Error('GET_TEMPLATE must hold ID_PLACEHOLDER exactly once');
 const [getBefore, getAfter] = getParts as [string, string];
-const byIdPrefix = `/v1/${env('APP_ID')}/${env('TABLE')}/`;
-const listPath = env('LIST_PATH');
-const listStatement = env('LIST_STATEMENT');
+const byIdPrefix = `/v1/${requiredEnv('APP_ID')}/${requiredEnv('TABLE')}/`;
+const listPath = requiredEnv('LIST_PATH');
+const listStatement = requiredEnv('LIST_STATEMENT');
 
 /** The platform's own one-round-trip transaction runner (plain pg), so both sides send the same text. */
 const runAsUser = (claims: string, statement: string) => runAs(pool, { role: 'svc_user', claims }, statement, { write: false });

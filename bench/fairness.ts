@@ -14,7 +14,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DURATION, ROUNDS, WARMUP, type BenchContext, type Pair } from './harness.ts';
+import { DURATION, ROUNDS, WARMUP, type BenchContext, type Pair, median, percentile } from './harness.ts';
 
 const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS || 297);
 /** App A's functions: with SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION (2) each, enough to reach A's share of the pool. */
@@ -34,12 +34,6 @@ async function createApp(ctx: BenchContext, name: string): Promise<string> {
 async function deploy(ctx: BenchContext, appId: string, name: string, code: string): Promise<void> {
   const res = await fetch(`${ctx.platformUrl}/v1/${appId}/functions`, { method: 'POST', headers: { Authorization: ctx.authorization, 'Content-Type': 'application/json' }, body: JSON.stringify({ name, code }) });
   if (res.status !== 201) throw new Error(`deploy ${name} answered ${res.status}: ${await res.text()}`);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 interface Timings {
@@ -93,12 +87,6 @@ function startFlood(urls: string[], connections: number): { statuses: Record<str
       await done;
     },
   };
-}
-
-/** Nearest-rank percentile. */
-function percentile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.max(0, Math.ceil(q * s.length) - 1)] ?? NaN;
 }
 
 export async function fairnessScenario(ctx: BenchContext): Promise<Pair[]> {

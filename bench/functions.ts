@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveDenoBinary } from '../src/functions/sandbox.ts';
 import type { BenchContext, Pair, Target } from './harness.ts';
+import { median } from './harness.ts';
 
 const BODY = 'Hello, world';
 const HANDLER = `const handler = (_req: Request): Response => new Response(${JSON.stringify(BODY)}, { headers: { 'content-type': 'text/plain' } });`;
@@ -27,12 +28,6 @@ async function timed(url: string, init: RequestInit = {}): Promise<Timed> {
   const res = await fetch(url, init);
   const text = await res.text();
   return { ms: performance.now() - t0, status: res.status, text };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 /** Starts `deno serve` on an ephemeral port; resolves with its URL once it printed where it listens. */

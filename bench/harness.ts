@@ -167,11 +167,6 @@ export interface PairResult {
   ratio: { rps: number; p50: number; p99: number };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
 
 function summarize(runs: LoadResult[]): Summary {
   return {
@@ -229,3 +224,23 @@ export function serveBaseline(server: http.Server, pool: { end(): Promise<void> 
     server.closeAllConnections();
   });
 }
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** Nearest-rank percentile. */
+export function percentile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.max(0, Math.ceil(q * s.length) - 1)] ?? NaN;
+}
+
+/** A setting a baseline process cannot run without (the driver passes it). */
+export function requiredEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+}
+

@@ -23,7 +23,7 @@ import pg from 'pg';
 import { chunkText } from '../src/rag/chunk.ts';
 import { loadConfig } from '../src/config.ts';
 import { aiUpstream } from './ai.ts';
-import { CLUSTER_URL, ROUNDS, WARMUP, envInt, serveBaseline, startBaseline, type BenchContext, type Pair, type Target } from './harness.ts';
+import { CLUSTER_URL, ROUNDS, WARMUP, envInt, serveBaseline, startBaseline, type BenchContext, type Pair, type Target, median, requiredEnv } from './harness.ts';
 
 // ---------------------------------------------------------------------------------------------- shared with the baseline
 
@@ -95,17 +95,12 @@ async function embedDirect(agent: http.Agent, upstreamUrl: string, apiKey: strin
 // ---------------------------------------------------------------------------------------------- the baseline process
 
 if (import.meta.main) {
-  const env = (name: string): string => {
-    const value = process.env[name];
-    if (!value) throw new Error(`${name} is required`);
-    return value;
-  };
-  const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: Number(env('POOL_SIZE')) });
+  const pool = new pg.Pool({ connectionString: requiredEnv('DATABASE_URL'), max: Number(requiredEnv('POOL_SIZE')) });
   pool.on('error', () => {});
-  const upstreamUrl = env('UPSTREAM_URL');
-  const upstreamKey = env('UPSTREAM_KEY');
-  const queryPath = env('QUERY_PATH');
-  const collectionId = env('COLLECTION_ID');
+  const upstreamUrl = requiredEnv('UPSTREAM_URL');
+  const upstreamKey = requiredEnv('UPSTREAM_KEY');
+  const queryPath = requiredEnv('QUERY_PATH');
+  const collectionId = requiredEnv('COLLECTION_ID');
   /** One keep-alive agent, no socket limit: as many calls in flight as requests. */
   const agent = new http.Agent({ keepAlive: true });
 
@@ -286,12 +281,6 @@ async function setPlan(ctx: BenchContext, appId: string): Promise<string> {
   if (plan !== 'pro' && plan !== 'enterprise') throw new Error(`BENCH_AI_PLAN must be 'pro' or 'enterprise', got '${plan}'`);
   await withClient(ctx.controlDatabaseUrl, (c) => c.query('update accounts set plan = $2 where id = (select account_id from apps where id = $1)', [appId, plan]));
   return plan;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 /** The statement and the set local line of the baseline are RagService.query's, character for character. */

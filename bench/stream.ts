@@ -26,7 +26,7 @@ import path from 'node:path';
 import pg from 'pg';
 import WebSocket, { WebSocketServer } from 'ws';
 import { newId } from '../src/substrate/ids.ts';
-import { CONNECTIONS, DURATION, ROUNDS, WARMUP, envInt, load, serveBaseline, startBaseline, type BenchContext, type Pair } from './harness.ts';
+import { CONNECTIONS, DURATION, ROUNDS, WARMUP, envInt, load, serveBaseline, startBaseline, type BenchContext, type Pair, median } from './harness.ts';
 
 /** The baseline's NOTIFY channel (the platform's is svc_substrate). */
 const TEST_CHANNEL = 'bench_stream';
@@ -107,12 +107,6 @@ function check(ok: boolean, what: string, detail?: unknown): void {
 /** Nearest-rank percentile of a sorted array. */
 function pct(sorted: number[], q: number): number {
   return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? NaN;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { newId } from '../src/substrate/ids.ts';
-import { DURATION, ROOT, ROUNDS, WARMUP, envInt, serveBaseline, startBaseline, type BenchContext, type Pair, type Target } from './harness.ts';
+import { DURATION, ROOT, ROUNDS, WARMUP, envInt, serveBaseline, startBaseline, type BenchContext, type Pair, type Target, median, percentile, requiredEnv } from './harness.ts';
 
 // ---------------------------------------------------------------------------------------------- shared with the baseline
 
@@ -51,14 +51,9 @@ const INSERT_LEARNING = `insert into substrate_learnings (id, user_id, title, de
 // ---------------------------------------------------------------------------------------------- the baseline process
 
 if (import.meta.main) {
-  const env = (name: string): string => {
-    const value = process.env[name];
-    if (!value) throw new Error(`${name} is required`);
-    return value;
-  };
-  const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: Number(env('POOL_SIZE')) });
+  const pool = new pg.Pool({ connectionString: requiredEnv('DATABASE_URL'), max: Number(requiredEnv('POOL_SIZE')) });
   pool.on('error', () => {});
-  const userId = env('USER_ID');
+  const userId = requiredEnv('USER_ID');
   const verdict = JSON.stringify(VERDICT);
 
   const send = (res: http.ServerResponse, status: number, json: string) => {
@@ -253,18 +248,6 @@ function get(agent: http.Agent, url: URL, authorization: string): Promise<Timed>
     req.once('error', reject);
     req.end();
   });
-}
-
-/** Nearest-rank percentile. */
-function percentile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.max(0, Math.ceil(q * s.length) - 1)] ?? NaN;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 interface MemoryFigures {

@@ -58,3 +58,20 @@ export function createClient(connectionString: string, options: { keepAlive?: bo
   client.on('error', ignore);
   return client;
 }
+
+/** Runs `fn` in a transaction on one connection of the pool: committed when it resolves, rolled back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const out = await fn(client);
+    await client.query('commit');
+    return out;
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+

@@ -2,6 +2,7 @@
 // embedded in batches through the AI gateway (billed to the app), and its chunks written in one transaction.
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
+import { inTransaction } from '../db/pg.ts';
 import type { AppsService } from '../apps/service.ts';
 import type { AiGateway } from '../ai/gateway.ts';
 import type { StorageService } from '../storage/service.ts';
@@ -94,14 +95,10 @@ async function documentText(deps: IngestDeps, appId: string, work: Work): Promis
 
 async function writeChunks(deps: IngestDeps, appId: string, work: Work, chunks: readonly { text: string; vector: number[] }[]): Promise<void> {
   const db = await deps.rag.db(appId);
-  const client = await db.connect();
-  try {
-    await client.query('begin');
+  await inTransaction(db, async (client) => {
     const { rowCount } = await client.query(`select 1 from svc_rag.documents where id = $1 and status = 'processing' for update`, [work.id]);
-    if (rowCount === 0) {
-      await client.query('rollback');
-      return;
-    }
+    // Deleted, or finished by a concurrent run, meanwhile: nothing to write.
+    if (rowCount === 0) return;
     await client.query(`delete from svc_rag.chunks where document_id = $1`, [work.id]);
     const metadata = JSON.stringify(work.metadata);
     for (let i = 0; i < chunks.length; i += 200) {
@@ -117,13 +114,7 @@ async function writeChunks(deps: IngestDeps, appId: string, work: Work, chunks: 
       `update svc_rag.documents set status = 'ready', chunk_count = $2, error_message = null, source_text = null, updated_at = now() where id = $1`,
       [work.id, chunks.length],
     );
-    await client.query('commit');
-  } catch (err) {
-    await client.query('rollback').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /**

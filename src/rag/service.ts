@@ -11,6 +11,7 @@ import type { AiGateway } from '../ai/gateway.ts';
 import type { AiSettingsStore } from '../ai/settings.ts';
 import type { StorageService } from '../storage/service.ts';
 import { errors } from '../core/errors.ts';
+import { inTransaction } from '../db/pg.ts';
 import { RAG_DIMENSIONS, RAG_SCHEMA_SQL } from './store.sql.ts';
 import {
   DEFAULT_EMBEDDING_MODEL,
@@ -108,17 +109,7 @@ export class RagService {
   async db(appId: string): Promise<pg.Pool> {
     const pool = this.#d.databases.pool(appId);
     if (!this.#ready.has(appId)) {
-      const client = await pool.connect();
-      try {
-        await client.query('begin');
-        await client.query(RAG_SCHEMA_SQL);
-        await client.query('commit');
-      } catch (err) {
-        await client.query('rollback').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
+      await inTransaction(pool, (client) => client.query(RAG_SCHEMA_SQL));
       this.#ready.add(appId);
     }
     return pool;
@@ -253,13 +244,10 @@ export class RagService {
     const collection = await this.#collection(who, name);
     const [vector] = await this.#d.ai.embedTexts(who, collection.embedding_model, [input.query], dimensionsFor(collection.embedding_model));
     const db = await this.db(who.app.id);
-    const client = await db.connect();
-    let rows: { text: string; score: number; document_id: string; metadata: Record<string, unknown> }[];
-    try {
-      await client.query('begin');
+    const rows = await inTransaction(db, async (client) => {
       // Filters apply after the index scan: let it keep scanning until topK rows pass them (pgvector >= 0.8).
       await client.query(`set local hnsw.iterative_scan = relaxed_order; set local hnsw.ef_search = ${Math.max(40, input.topK * 2)}`);
-      ({ rows } = await client.query(
+      const result = await client.query<{ text: string; score: number; document_id: string; metadata: Record<string, unknown> }>(
         `select text, score, document_id, metadata from (
            select c.text, 1 - (c.embedding <=> $1::vector) as score, c.document_id, c.metadata, c.embedding <=> $1::vector as distance
            from svc_rag.chunks c join svc_rag.documents d on d.id = c.document_id
@@ -269,14 +257,9 @@ export class RagService {
            limit $6
          ) nearest order by distance`,
         [toVectorLiteral(vector!), collection.id, ownerFilter(who, collection), JSON.stringify(input.filter ?? {}), input.threshold ?? -1, input.topK],
-      ));
-      await client.query('commit');
-    } catch (err) {
-      await client.query('rollback').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+      );
+      return result.rows;
+    });
     const chunks = rows.map((r) => ({ text: r.text, score: Number(r.score), documentId: r.document_id, metadata: r.metadata }));
     if (!input.synthesize) return { chunks };
     const model = input.model ?? (await this.#d.aiSettings.settings(who.app.id)).defaultModel ?? DEFAULT_SYNTHESIS_MODEL;

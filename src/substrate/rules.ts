@@ -393,18 +393,7 @@ export class SubstrateRules {
       select * from substrate_attention_rule_firings where rule_id = ${ruleId} and user_id = ${userId}
       order by slot desc, created_at desc limit ${limit}`.execute(this.#db);
     return {
-      firings: rows.map((r) => ({
-        firing_id: r.id,
-        rule_id: r.rule_id,
-        slot: r.slot.toISOString(),
-        bindings_count: r.bindings_count,
-        bindings: r.bindings,
-        proposals: r.proposals,
-        skipped: r.skipped,
-        skip_reason: r.skip_reason,
-        created_at: r.created_at.toISOString(),
-        updated_at: r.updated_at.toISOString(),
-      })),
+      firings: rows.map(firingView),
     };
   }
 
@@ -531,19 +520,7 @@ export class SubstrateRules {
       delete from substrate_attention_rule_firings where rule_id = ${rule.id} and slot < (
         select slot from substrate_attention_rule_firings where rule_id = ${rule.id} order by slot desc offset ${FIRINGS_KEPT - 1} limit 1)`.execute(this.#db);
     await sql`delete from substrate_attention_rule_usage where rule_id = ${rule.id} and day < ${day}::date - 2`.execute(this.#db);
-    const r = rows[0];
-    return {
-      firing_id: r.id,
-      rule_id: r.rule_id,
-      slot: r.slot.toISOString(),
-      bindings_count: r.bindings_count,
-      bindings: r.bindings,
-      proposals: r.proposals,
-      skipped: r.skipped,
-      skip_reason: r.skip_reason,
-      created_at: r.created_at.toISOString(),
-      updated_at: r.updated_at.toISOString(),
-    };
+    return firingView(rows[0]);
   }
 
   /** One more proposal of the rule on that day, unless the cap is reached. */
@@ -664,3 +641,20 @@ async function entityTypeOf(db: Kysely<any>, userId: string, payload: Record<str
   if (!eid?.startsWith('ent_')) return null;
   return (await findEntity(db, userId, eid))?.type ?? null;
 }
+
+/** A firing row as the API returns it. */
+function firingView(r: any): FiringView {
+  return {
+    firing_id: r.id,
+    rule_id: r.rule_id,
+    slot: r.slot.toISOString(),
+    bindings_count: r.bindings_count,
+    bindings: r.bindings,
+    proposals: r.proposals,
+    skipped: r.skipped,
+    skip_reason: r.skip_reason,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+
