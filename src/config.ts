@@ -103,6 +103,24 @@ const EnvSchema = z.object({
   // one attempt may take.
   SVC_OUTBOX_MAX_ATTEMPTS: positiveInt.max(25).default(8),
   SVC_OUTBOX_TIMEOUT_MS: positiveInt.max(120_000).default(10_000),
+  // Stripe: the platform's own billing (checkout, portal, its webhook) and apps' monetization (Connect). Without a
+  // secret key the routes that need Stripe answer 503 STRIPE_NOT_CONFIGURED; plans, meters and enforcement still work.
+  SVC_STRIPE_SECRET_KEY: optionalString,
+  // Where the stripe SDK sends its requests (https://api.stripe.com when unset): a fake or stripe-mock in tests.
+  SVC_STRIPE_API_URL: optionalString.pipe(z.string().url().optional()),
+  // Signing secret (whsec_...) of the platform's own webhook endpoint, POST /webhooks/stripe.
+  SVC_STRIPE_WEBHOOK_SECRET: optionalString,
+  // The spec's name: signing secret of the Connect endpoint, POST /webhooks/payments/connect.
+  PAYMENTS_CONNECT_WEBHOOK_SECRET: optionalString,
+  // Stripe price id (price_...) of the pro plan's monthly subscription.
+  SVC_STRIPE_PRO_PRICE_ID: optionalString,
+  // The platform's share of every end-user payment made through an app (Stripe application fee), in percent.
+  SVC_PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(5),
+  // Free apps without a request for this many days are paused (0: never).
+  SVC_APP_IDLE_PAUSE_DAYS: z.coerce.number().int().min(0).max(365).default(7),
+  // Billing notification e-mails (payment failed, suspension): smtp(s)://user:pass@host:port; unset: logged only.
+  SVC_SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional()),
+  SVC_SMTP_FROM: z.string().default('billing@localhost'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -184,6 +202,18 @@ export type Config = Readonly<{
   /** Whether user-supplied outbound URLs may reach loopback, link-local and private addresses. */
   outboundAllowPrivate: boolean;
   outbox: Readonly<{ maxAttempts: number; timeoutMs: number }>;
+  billing: Readonly<{
+    stripe: Readonly<{
+      secretKey: string | undefined;
+      apiUrl: string | undefined;
+      webhookSecret: string | undefined;
+      connectWebhookSecret: string | undefined;
+      proPriceId: string | undefined;
+    }>;
+    platformFeePercent: number;
+    idlePauseDays: number;
+    smtp: Readonly<{ url: string | undefined; from: string }>;
+  }>;
   ai: Readonly<{
     /** The upstream's OpenAI-compatible base URL (…/v1); undefined: the AI routes answer 503 provider_unavailable. */
     baseUrl: string | undefined;
@@ -292,6 +322,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     outboundAllowPrivate: e.SVC_OUTBOUND_ALLOW_PRIVATE === 'true',
     outbox: Object.freeze({ maxAttempts: e.SVC_OUTBOX_MAX_ATTEMPTS, timeoutMs: e.SVC_OUTBOX_TIMEOUT_MS }),
+    billing: Object.freeze({
+      stripe: Object.freeze({
+        secretKey: e.SVC_STRIPE_SECRET_KEY,
+        apiUrl: e.SVC_STRIPE_API_URL,
+        webhookSecret: e.SVC_STRIPE_WEBHOOK_SECRET,
+        connectWebhookSecret: e.PAYMENTS_CONNECT_WEBHOOK_SECRET,
+        proPriceId: e.SVC_STRIPE_PRO_PRICE_ID,
+      }),
+      platformFeePercent: e.SVC_PLATFORM_FEE_PERCENT,
+      idlePauseDays: e.SVC_APP_IDLE_PAUSE_DAYS,
+      smtp: Object.freeze({ url: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM }),
+    }),
     ai: Object.freeze({
       baseUrl: e.SVC_AI_BASE_URL?.replace(/\/+$/, ''),
       apiKey: e.SVC_AI_API_KEY,

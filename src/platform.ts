@@ -28,6 +28,8 @@ import { CreditLedger } from './credits/ledger.ts';
 import { OpenAiUpstream } from './adapters/openai.ts';
 import { RagService } from './rag/service.ts';
 import { SubstrateService } from './substrate/service.ts';
+import { BillingService } from './billing/service.ts';
+import { MonetizationService } from './monetization/service.ts';
 import { SubstrateOutbox } from './substrate/outbox.ts';
 import { SubstrateStream } from './substrate/stream.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
@@ -106,6 +108,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       new SubstrateOutbox({ db: control.db, box, config, log }),
       new SubstrateStream({ db: control.db, databaseUrl: config.databaseUrl, log }),
     ),
+    billing: new BillingService(),
+    monetization: new MonetizationService(),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
 

@@ -13,6 +13,7 @@ import * as substrateAppLinks from './0011_substrate_app_links.ts';
 import * as substrateOutbox from './0012_substrate_outbox.ts';
 import * as substrateStream from './0013_substrate_stream.ts';
 import * as substrateRules from './0014_substrate_rules.ts';
+import * as billing from './0015_billing.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012_substrate_outbox': substrateOutbox,
   '0013_substrate_stream': substrateStream,
   '0014_substrate_rules': substrateRules,
+  '0015_billing': billing,
 };

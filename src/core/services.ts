@@ -18,6 +18,8 @@ import type { AiSettingsStore } from '../ai/settings.ts';
 import type { CreditLedger } from '../credits/ledger.ts';
 import type { RagService } from '../rag/service.ts';
 import type { SubstrateService } from '../substrate/service.ts';
+import type { BillingService } from '../billing/service.ts';
+import type { MonetizationService } from '../monetization/service.ts';
 
 /** Everything a tool handler may reach, built once at start (src/platform.ts). */
 export interface Services {
@@ -54,4 +56,8 @@ export interface Services {
   rag: RagService;
   /** The substrate: per-user ledger of proposed, approved and executed actions, and the memory they write. */
   substrate: SubstrateService;
+  /** Platform billing: plans, meters, account status and its enforcement, the platform's Stripe subscription. */
+  billing: BillingService;
+  /** Apps charging their own end users through Stripe Connect: catalog, checkouts, subscriptions, orders. */
+  monetization: MonetizationService;
 }

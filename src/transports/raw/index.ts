@@ -3,6 +3,7 @@ import type { Services } from '../../core/services.ts';
 import { storageRawRoutes } from './storage.ts';
 import { siteRoutes } from './sites.ts';
 import { functionRoutes } from './functions.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 /**
  * Routes outside the descriptor registry, for wire shapes a tool cannot have (presigned blob PUT/GET with raw
@@ -14,4 +15,4 @@ export interface RawRoutes {
   fallback?: (router: Router, services: Services) => void;
 }
 
-export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes];
+export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes];
