@@ -14,6 +14,7 @@ import * as substrateOutbox from './0012_substrate_outbox.ts';
 import * as substrateStream from './0013_substrate_stream.ts';
 import * as substrateRules from './0014_substrate_rules.ts';
 import * as billing from './0015_billing.ts';
+import * as monetization from './0016_monetization.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013_substrate_stream': substrateStream,
   '0014_substrate_rules': substrateRules,
   '0015_billing': billing,
+  '0016_monetization': monetization,
 };
