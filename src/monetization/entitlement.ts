@@ -1,9 +1,102 @@
-// Placeholder until the entitlement side lands (it owns this file): whenever an end user's subscription row changes,
-// a job recomputes what that user is entitled to. Enqueued in the transaction of the change (the outbox), with a
-// job_key per app and user so a burst of events becomes one sync.
+// End users' entitlements in their app's database. The control database's app_subscriptions is the truth (moved by
+// Connect webhooks and end-user calls); whenever a row changes, billing_entitlement_sync copies what that user is
+// entitled to into the app database (svc_billing.entitlements), where public.current_user_plan() lets row-level
+// security gate "premium rows" (the schema definition's `plans` option) without a round trip to the control database.
 import { sql, type Kysely } from 'kysely';
+import type pg from 'pg';
+import type { AppDatabases } from '../apps/app-databases.ts';
+import { inTransaction } from '../db/pg.ts';
+import {
+  DELETE_ENTITLEMENT_SQL,
+  ENTITLED_STATUSES,
+  ENTITLEMENT_SCHEMA_SQL,
+  ENTITLING_SUBSCRIPTION_SQL,
+  UPSERT_ENTITLEMENT_SQL,
+} from './entitlement.sql.ts';
 
+export const ENTITLEMENT_SYNC_TASK = 'billing_entitlement_sync';
+
+/**
+ * Enqueues the sync of one end user's entitlement in the caller's transaction (the outbox: no change is committed
+ * without its sync). The job_key per app and user folds a burst of events into one run.
+ */
 export async function enqueueEntitlementSync(tx: Kysely<any>, appId: string, userId: string): Promise<void> {
-  await sql`select graphile_worker.add_job('billing_entitlement_sync', json_build_object('app_id', ${appId}::text, 'user_id', ${userId}::text),
+  await sql`select graphile_worker.add_job(${ENTITLEMENT_SYNC_TASK}::text, json_build_object('app_id', ${appId}::text, 'user_id', ${userId}::text),
     job_key := ${`entitlement:${appId}:${userId}`}::text)`.execute(tx);
+}
+
+/** Apps whose entitlement schema this process has ensured, by pool: an evicted pool's app is simply ensured again. */
+const ensured = new WeakMap<pg.Pool, Promise<void>>();
+
+/**
+ * Creates (or brings up to date) the entitlement schema and functions of an app database, once per pool in this
+ * process. Apps made before monetization have none, so every path that needs them calls this first: the sync job,
+ * and a schema apply that gates tables by plan.
+ */
+export function ensureEntitlementSchema(pool: pg.Pool): Promise<void> {
+  let ready = ensured.get(pool);
+  if (!ready) {
+    ready = inTransaction(pool, (client) => client.query(ENTITLEMENT_SCHEMA_SQL)).then(() => undefined);
+    ready.catch(() => ensured.delete(pool));
+    ensured.set(pool, ready);
+  }
+  return ready;
+}
+
+/** A query on the control database: the worker's own (graphile-worker's helpers.query) or any pool's. */
+export type ControlQuery = (text: string, values?: unknown[]) => Promise<{ rows: any[] }>;
+
+export interface EntitlementSyncDeps {
+  databases: AppDatabases;
+  control: ControlQuery;
+}
+
+export type EntitlementSyncOutcome = 'entitled' | 'not_entitled' | 'app_gone';
+
+interface EntitlingSubscription {
+  id: string;
+  plan_id: string;
+  status: (typeof ENTITLED_STATUSES)[number];
+  current_period_end: Date | null;
+}
+
+/**
+ * Makes the app database's entitlement row of one end user match the control database: the newest subscription that
+ * entitles them (active or past_due) is upserted, none deletes the row. Running it twice, or again after a failure,
+ * writes the same row. An app deleted before or while it runs ends it quietly ('app_gone').
+ */
+export async function syncEntitlement(deps: EntitlementSyncDeps, appId: string, userId: string): Promise<EntitlementSyncOutcome> {
+  if (!(await appExists(deps.control, appId))) return 'app_gone';
+  try {
+    const pool = deps.databases.pool(appId);
+    await ensureEntitlementSchema(pool);
+    return await inTransaction(pool, (client) => writeEntitlement(client, deps.control, appId, userId));
+  } catch (err) {
+    // Deleting an app drops its database (with force): connections fail, and there is nothing left to sync.
+    if (!(await appExists(deps.control, appId))) return 'app_gone';
+    throw err;
+  }
+}
+
+async function writeEntitlement(client: pg.PoolClient, control: ControlQuery, appId: string, userId: string): Promise<EntitlementSyncOutcome> {
+  // Syncs of one user run one at a time and read the control database under the lock, so a run that read an older
+  // state can never commit after (and over) a run that read a newer one.
+  await client.query(`select pg_advisory_xact_lock(hashtext('svc_billing entitlement'), hashtext($1))`, [userId]);
+  const subscription = await entitlingSubscription(control, appId, userId);
+  if (!subscription) {
+    await client.query(DELETE_ENTITLEMENT_SQL, [userId]);
+    return 'not_entitled';
+  }
+  await client.query(UPSERT_ENTITLEMENT_SQL, [userId, subscription.id, subscription.plan_id, subscription.status, subscription.current_period_end]);
+  return 'entitled';
+}
+
+async function entitlingSubscription(control: ControlQuery, appId: string, userId: string): Promise<EntitlingSubscription | undefined> {
+  const { rows } = await control(ENTITLING_SUBSCRIPTION_SQL, [appId, userId, ENTITLED_STATUSES]);
+  return rows[0] as EntitlingSubscription | undefined;
+}
+
+async function appExists(control: ControlQuery, appId: string): Promise<boolean> {
+  const { rows } = await control(`select 1 from apps where id = $1 and status = 'ready'`, [appId]);
+  return rows.length > 0;
 }
