@@ -11,6 +11,7 @@ import { storageDeleteObject, storageSettlePending } from './storage.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
 import { substrateOutboxDeliver, substrateSnapshots } from './substrate.ts';
 import { substrateRuleFire, substrateRulesTick } from './rules.ts';
+import { billingEntitlementSync } from './monetization.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
 export interface WorkerServices extends Services {
@@ -36,6 +37,7 @@ export function taskList(s: WorkerServices): TaskList {
     substrate_outbox_deliver: substrateOutboxDeliver(s),
     substrate_rules_tick: substrateRulesTick(s),
     substrate_rule_fire: substrateRuleFire(s),
+    billing_entitlement_sync: billingEntitlementSync(s),
   };
 }
 
