@@ -29,6 +29,8 @@ import { OpenAiUpstream } from './adapters/openai.ts';
 import { RagService } from './rag/service.ts';
 import { SubstrateService } from './substrate/service.ts';
 import { BillingService } from './billing/service.ts';
+import { PlatformStripe, stripeClient } from './adapters/stripe.ts';
+import { SmtpMailer } from './adapters/smtp.ts';
 import { MonetizationService } from './monetization/service.ts';
 import { SubstrateOutbox } from './substrate/outbox.ts';
 import { SubstrateStream } from './substrate/stream.ts';
@@ -77,6 +79,20 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const aiSettings = new AiSettingsStore(control.db, box);
   const upstream = config.ai.baseUrl ? new OpenAiUpstream({ baseUrl: config.ai.baseUrl, timeoutMs: config.ai.timeoutMs }) : undefined;
   const storage = new StorageService({ db: control.db, config, masterKey, log });
+  const stripe = stripeClient(config.billing.stripe);
+  const billing = new BillingService({
+    db: control.db,
+    credits,
+    databases,
+    stripe: stripe && new PlatformStripe(stripe),
+    proPriceId: config.billing.stripe.proPriceId,
+    baseUrl: config.baseUrl,
+    idlePauseDays: config.billing.idlePauseDays,
+    mailer: config.billing.smtp.url ? new SmtpMailer(config.billing.smtp.url, config.billing.smtp.from) : undefined,
+    log,
+  });
+  // Monthly active users: every end-user token issued or used counts its user for the month.
+  endUserTokens.onUse((appId, userId) => billing.traffic.activeUser(appId, userId));
   const ai = new AiGateway({ db: control.db, ledger: credits, settings: aiSettings, config: config.ai, upstream, log });
   const services: Services = {
     config,
@@ -108,7 +124,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       new SubstrateOutbox({ db: control.db, box, config, log }),
       new SubstrateStream({ db: control.db, databaseUrl: config.databaseUrl, log }),
     ),
-    billing: new BillingService(),
+    billing,
     monetization: new MonetizationService(),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
@@ -128,6 +144,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   if (config.role !== 'worker') {
     // Every api process LISTENs for substrate changes and fans them out to its own stream sockets.
     await services.substrate.stream.start();
+    billing.traffic.start();
     mcp = new McpTransport(tools, services, log);
     server = createHttpServer({ tools, services, mcp, log });
     sockets = attachWebSockets(server, services, log);
@@ -167,6 +184,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       await sockets?.close();
       await services.substrate.stream.stop();
       if (server) await closeServer(server, mcp!, config.shutdownTimeoutMs);
+      await billing.traffic.stop();
       if (runner) await runner.stop();
       await liveness?.stop();
       // Kills every function process and writes the last invocation logs.

@@ -1,5 +1,6 @@
 import type { AnyTool } from '../src/core/define.ts';
-import { appsCreate, appsDelete, appsGet, appsList } from './apps/apps.ts';
+import { appsCreate, appsDelete, appsGet, appsList, appsRestore } from './apps/apps.ts';
+import { platformBillingTools } from './billing/platform.ts';
 import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
@@ -19,7 +20,7 @@ import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } f
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
 const areaTools: Record<string, readonly AnyTool[]> = {
-  apps: [appsList, appsCreate, appsGet, appsDelete],
+  apps: [appsList, appsCreate, appsGet, appsDelete, appsRestore],
   keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke],
   schema: schemaTools,
   auth: authTools,
@@ -34,6 +35,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   memory: substrateMemoryTools,
   outbox: substrateOutboxTools,
   rules: substrateRuleTools,
+  billing: platformBillingTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -57,6 +59,7 @@ export const tools: readonly AnyTool[] = [
   appsCreate,
   appsGet,
   appsDelete,
+  appsRestore,
   serviceKeysCreate,
   serviceKeysList,
   serviceKeysRevoke,
@@ -81,4 +84,5 @@ export const tools: readonly AnyTool[] = [
   ...substrateLinkTools,
   ...substrateOutboxTools,
   ...substrateRuleTools,
+  ...platformBillingTools,
 ];

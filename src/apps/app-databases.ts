@@ -86,6 +86,15 @@ export class AppDatabases {
     return rows.map((r) => r.datname);
   }
 
+  /** The size on disk of every app database of this platform, by app id (one catalog query). */
+  async sizes(): Promise<Map<string, number>> {
+    const { rows } = await this.#maintenance.query<{ datname: string; bytes: string }>(
+      `select datname, pg_database_size(datname)::text as bytes from pg_database where starts_with(datname, $1) and not datistemplate`,
+      [this.#opts.prefix],
+    );
+    return new Map(rows.map((r) => [r.datname.slice(this.#opts.prefix.length), Number(r.bytes)]));
+  }
+
   /** The app's pool, most recently used last; the least recently used pool is closed past the budget. */
   pool(appId: string): pg.Pool {
     const existing = this.#pools.get(appId);

@@ -92,6 +92,13 @@ export class AppsService {
     return app;
   }
 
+  /** Ends the app's pause (and restarts its idle clock); undefined when there is no such app. */
+  async restore(appId: string): Promise<AppRecord | undefined> {
+    this.#cache.delete(appId);
+    await this.#d.db.updateTable('apps').set({ paused_at: null, last_request_at: new Date() }).where('id', '=', appId).execute();
+    return this.get(appId);
+  }
+
   async bySubdomain(subdomain: string): Promise<AppRecord | undefined> {
     return this.#readyApps().where('subdomain', '=', subdomain).executeTakeFirst();
   }
@@ -100,7 +107,7 @@ export class AppsService {
   #readyApps() {
     return this.#d.db
       .selectFrom('apps')
-      .select(['id', 'account_id', 'name', 'subdomain', 'db_name', 'created_at'])
+      .select(['id', 'account_id', 'name', 'subdomain', 'db_name', 'created_at', 'paused_at'])
       .where('status', '=', 'ready');
   }
 

@@ -7,6 +7,8 @@ export interface AppRecord {
   subdomain: string;
   db_name: string;
   created_at: Date;
+  /** Set while the app is paused (free plan, idle): it answers 423 APP_PAUSED until restored. */
+  paused_at: Date | null;
 }
 
 export const AppIdSchema = z

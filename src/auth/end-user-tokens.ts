@@ -45,6 +45,7 @@ export class EndUserTokens {
   readonly #issuer: string;
   readonly #publicKeys = new Map<string, CachedKeys>();
   readonly #verified = new Map<string, { caller: UserCaller; expiresMs: number }>();
+  #seen: (appId: string, userId: string) => void = () => {};
 
   constructor(db: Kysely<ControlDatabase>, box: SecretBox, issuer: string) {
     this.#db = db;
@@ -62,7 +63,13 @@ export class EndUserTokens {
       .execute();
   }
 
+  /** Called with every token signed or verified (monthly active users are counted from it). */
+  onUse(listener: (appId: string, userId: string) => void): void {
+    this.#seen = listener;
+  }
+
   async sign(appId: string, claims: EndUserClaims, ttlSeconds: number): Promise<string> {
+    this.#seen(appId, claims.sub);
     const row = await this.#db
       .selectFrom('app_signing_keys')
       .select(['kid', 'private_key_sealed'])
@@ -83,7 +90,7 @@ export class EndUserTokens {
   async verify(token: string): Promise<UserCaller | undefined> {
     const hit = this.#verified.get(token);
     if (hit) {
-      if (hit.expiresMs > Date.now()) return hit.caller;
+      if (hit.expiresMs > Date.now()) return this.#used(hit.caller);
       this.#verified.delete(token);
     }
     const caller = await this.#verifySignature(token);
@@ -91,6 +98,11 @@ export class EndUserTokens {
       if (this.#verified.size >= MAX_CACHED_TOKENS) this.#verified.delete(this.#verified.keys().next().value as string);
       this.#verified.set(token, { caller, expiresMs: caller.claims.exp * 1000 });
     }
+    return caller && this.#used(caller);
+  }
+
+  #used(caller: UserCaller): UserCaller {
+    this.#seen(caller.appId, caller.userId);
     return caller;
   }
 

@@ -6,6 +6,7 @@ import { unknownKeysMessage } from './strict.ts';
 import type { AnyTool, Caller, ToolContext } from './define.ts';
 import type { Services } from './services.ts';
 import type { AppRecord } from '../apps/types.ts';
+import { toolAccess } from '../billing/gate.ts';
 
 export interface InvokeBase {
   services: Services;
@@ -30,6 +31,11 @@ export async function invoke(tool: AnyTool, rawInput: unknown, base: InvokeBase)
     if (!parsed.success) throw fromZod(parsed.error);
     const input = parsed.data as Record<string, unknown>;
     const app = tool.appScoped ? await authorizeApp(String(input.app_id), base) : undefined;
+    if (app) {
+      // The account's billing status and the app's pause decide before anything runs; what passes is activity.
+      await base.services.billing.gate.check(app, toolAccess(tool));
+      base.services.billing.traffic.touch(app.id);
+    }
     const ctx: ToolContext = { ...base, app };
     const result = await tool.handler(input, ctx);
     return tool.output.parse(result);

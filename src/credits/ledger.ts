@@ -68,6 +68,11 @@ export class CreditLedger {
     return plan;
   }
 
+  /** Drops the cached plan after the account changed plans, so the next call sees (and grants) the new one. */
+  forget(accountId: string): void {
+    this.#plans.delete(accountId);
+  }
+
   /**
    * Holds `nanos` of the account's credit for a call about to be made (the whole estimate even when less is left, so
    * that what calls in flight hold never understates what they may cost). Refused (402) when nothing is left beyond

@@ -5,7 +5,17 @@ type CreatedAt = ColumnType<Date, Date | undefined, never>;
 export interface ControlDatabase {
   accounts: { id: Generated<string>; name: string; created_at: CreatedAt };
   platform_keys: { id: Generated<string>; account_id: string; key_hash: string; hint: string; name: string; created_at: CreatedAt };
-  apps: { id: string; account_id: string; name: string; subdomain: string; db_name: string; status: 'provisioning' | 'ready'; created_at: CreatedAt };
+  apps: {
+    id: string;
+    account_id: string;
+    name: string;
+    subdomain: string;
+    db_name: string;
+    status: 'provisioning' | 'ready';
+    created_at: CreatedAt;
+    last_request_at: Generated<Date>;
+    paused_at: Date | null;
+  };
   app_signing_keys: {
     app_id: string;
     kid: string;

@@ -124,6 +124,8 @@ interface ObjectRow {
 
 /** The result of a blob GET: headers plus the body to stream (none for HEAD). */
 export interface BlobResponse {
+  /** The app the object belongs to (its bandwidth). */
+  appId: string;
   status: 200 | 206;
   headers: Record<string, string>;
   body: Readable | undefined;
@@ -487,10 +489,10 @@ export class StorageService implements AppPurger {
     if (range) {
       headers['Content-Range'] = `bytes ${range.start}-${range.end}/${size}`;
       headers['Content-Length'] = String(range.end - range.start + 1);
-      return { status: 206, headers, body: head ? undefined : local.read(row.app_id, row.id, range) };
+      return { appId: row.app_id, status: 206, headers, body: head ? undefined : local.read(row.app_id, row.id, range) };
     }
     headers['Content-Length'] = String(size);
-    return { status: 200, headers, body: head ? undefined : local.read(row.app_id, row.id) };
+    return { appId: row.app_id, status: 200, headers, body: head ? undefined : local.read(row.app_id, row.id) };
   }
 
   // ---- background work ------------------------------------------------------------------------------------

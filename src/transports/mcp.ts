@@ -306,7 +306,9 @@ export class McpTransport {
       const result = await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log, signal, confirm });
       // structuredContent must be a plain object: pre-serialized JSON (a relayed AI answer) is parsed back into one.
       const output = (result instanceof JsonText ? result.toJSON() : result) as Record<string, unknown>;
-      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+      const text = JSON.stringify(output);
+      if (tool.appScoped) this.#services.billing.traffic.served(String((args as { app_id?: unknown }).app_id), Buffer.byteLength(text));
+      return { content: [{ type: 'text', text }], structuredContent: output };
     } catch (err) {
       return errorResult(toAppError(err, log, name));
     }

@@ -96,6 +96,8 @@ async function serve(
       signal: aborter.signal,
       canStream: true,
     });
+    // Bytes served by an app's routes are its bandwidth (bandwidth_bytes), headers included.
+    if (tool.appScoped) services.billing.traffic.meterResponse(String(input.app_id), req.socket, (done) => res.once('close', done));
     if (output instanceof StreamBody) return await writeStream(res, output);
     const wire = http.respond?.(output) ?? {};
     const status = wire.status ?? http.status ?? 200;

@@ -43,6 +43,7 @@ export const appsGet = defineTool({
   output: AppSchema,
   auth: ['platform', 'service'],
   appScoped: true,
+  billingGate: 'exempt',
   http: { method: 'GET', path: '/apps/{app_id}', subdomainPath: '/app' },
   annotations: { readOnlyHint: true },
   handler: async (_input, ctx) => ctx.services.apps.view(ctx.app!),
@@ -58,10 +59,26 @@ export const appsDelete = defineTool({
   output: z.object({ deleted: z.literal(true), app_id: z.string() }),
   auth: ['platform'],
   appScoped: true,
+  billingGate: 'exempt',
   http: { method: 'DELETE', path: '/apps/{app_id}' },
   annotations: { destructiveHint: true, idempotentHint: false },
   handler: async (input, ctx) => {
     await ctx.services.apps.delete(input.app_id);
     return { deleted: true as const, app_id: input.app_id };
   },
+});
+
+export const appsRestore = defineTool({
+  name: 'apps_restore',
+  title: 'Restore a paused app',
+  description:
+    'Bring back an app paused for inactivity (its calls answer 423 APP_PAUSED): it serves again at once, data intact. Returns the app.',
+  input: z.object({ app_id: AppIdSchema }),
+  output: AppSchema,
+  auth: ['platform'],
+  appScoped: true,
+  billingGate: 'exempt',
+  http: { method: 'POST', path: '/apps/{app_id}/restore' },
+  annotations: { idempotentHint: true },
+  handler: async (input, ctx) => ctx.services.apps.view((await ctx.services.apps.restore(input.app_id)) ?? ctx.app!),
 });

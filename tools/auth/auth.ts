@@ -88,6 +88,7 @@ export const authLogin = defineTool({
   output: SessionSchema,
   auth: ANYONE,
   appScoped: true,
+  billingGate: 'session',
   http: { method: 'POST', path: '/v1/{app_id}/auth/login', subdomainPath: '/auth/login' },
   annotations: { destructiveHint: false, idempotentHint: false },
   handler: async (input, ctx) => {
@@ -107,6 +108,7 @@ export const authRefresh = defineTool({
   output: SessionSchema,
   auth: ANYONE,
   appScoped: true,
+  billingGate: 'session',
   http: { method: 'POST', path: '/v1/{app_id}/auth/refresh', subdomainPath: '/auth/refresh' },
   annotations: { destructiveHint: false, idempotentHint: false },
   handler: async (input, ctx) => {
@@ -130,6 +132,7 @@ export const authLogout = defineTool({
   output: z.object({ logged_out: z.literal(true), revoked_tokens: z.number().int() }),
   auth: END_USER,
   appScoped: true,
+  billingGate: 'session',
   http: { method: 'POST', path: '/v1/{app_id}/auth/logout', subdomainPath: '/auth/logout', status: 204 },
   annotations: { destructiveHint: true, idempotentHint: true },
   handler: async (input, ctx) => {

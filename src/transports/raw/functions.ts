@@ -11,6 +11,7 @@ import { failureError } from '../../functions/responses.ts';
 import { sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
 import { appIdFromHost } from '../app-host.ts';
+import { admitApp } from './admit.ts';
 
 const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/fn\/([^/]+)(\/.*)?$/;
 const SUBDOMAIN_ROUTE = /^\/fn\/([^/]+)(\/.*)?$/;
@@ -71,6 +72,7 @@ async function serve(req: Request, res: Response, services: Services, appId: str
     if (!NAME.test(name)) throw errors.notFound(`Function '${name}'`);
     const app = await services.apps.get(appId);
     if (!app) throw errors.notFound(`App '${appId}'`, 'Check the app_id in the URL.');
+    await admitApp(services, app, req, res);
     const meta = await services.functions.publicFunction(appId, name);
     const authorization = singleAuthorization(req);
     const auth = await forwardedAuth(authorization, appId, services);

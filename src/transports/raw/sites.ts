@@ -6,6 +6,7 @@ import { sendError, type SubdomainLocals } from '../rest.ts';
 import { rawPath, serveSite } from '../../frontend/serve.ts';
 import type { RawRoutes } from './index.ts';
 import { settleUnreadBody } from './unread-body.ts';
+import { admitApp } from './admit.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SITES = /^\/sites\/([^/]*)(\/.*)?$/;
@@ -65,6 +66,8 @@ async function sitesPath(req: Request, res: Response, services: Services, rawApp
   } catch {
     appId = '';
   }
+  const app = await services.apps.get(appId);
+  if (app) await admitApp(services, app, req, res);
   if (rest === '') {
     res.redirect(301, rawPath(req) + '/' + req.originalUrl.slice(rawPath(req).length));
     return;
@@ -87,6 +90,8 @@ async function sitesPath(req: Request, res: Response, services: Services, rawApp
 async function serveLive(req: Request, res: Response, next: NextFunction, services: Services, appId: string, rest: string): Promise<void> {
   const site = await services.frontend.site(appId);
   if (!site) return next();
+  const app = await services.apps.get(appId);
+  if (app) await admitApp(services, app, req, res);
   return serveSite(req, res, site, rest, { publicEnv: () => services.frontend.publicEnv(appId) });
 }
 

@@ -27,6 +27,8 @@ export const storageRawRoutes: RawRoutes = {
       try {
         const range = typeof req.headers.range === 'string' ? req.headers.range : undefined;
         const blob = await services.storage.getBlob(String(req.params.objectId), req.query as Record<string, unknown>, range, req.method === 'HEAD');
+        // A download is its app's bandwidth (the signed URL was the app's to hand out; no other gate applies here).
+        services.billing.traffic.meterResponse(blob.appId, req.socket, (done) => res.once('close', done));
         res.status(blob.status);
         for (const [name, value] of Object.entries(blob.headers)) res.setHeader(name, value);
         if (!blob.body) {

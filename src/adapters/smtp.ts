@@ -1,0 +1,36 @@
+// The only module that imports nodemailer: billing e-mails over SMTP (SVC_SMTP_URL).
+import nodemailer, { type Transporter } from 'nodemailer';
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export class SmtpMailer {
+  readonly #transport: Transporter;
+  readonly #from: string;
+
+  constructor(url: string, from: string) {
+    // Bounded waits: a silent mail server must not hold a worker slot for minutes.
+    const { hostname, port, protocol, username, password } = new URL(url);
+    this.#transport = nodemailer.createTransport({
+      host: hostname,
+      port: Number(port) || (protocol === 'smtps:' ? 465 : 587),
+      secure: protocol === 'smtps:',
+      auth: username ? { user: decodeURIComponent(username), pass: decodeURIComponent(password) } : undefined,
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+    });
+    this.#from = from;
+  }
+
+  async send(mail: Mail): Promise<void> {
+    await this.#transport.sendMail({ from: this.#from, to: mail.to, subject: mail.subject, text: mail.text });
+  }
+
+  close(): void {
+    this.#transport.close();
+  }
+}

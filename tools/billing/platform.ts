@@ -1,0 +1,91 @@
+// The platform's billing of its customers (the account behind the platform key): plan, usage, checkout, portal.
+import { z } from 'zod';
+import { defineTool } from '../../src/core/define.ts';
+import { METERS, LIMITED_METERS } from '../../src/billing/plans.ts';
+import { ACCOUNT_STATUSES } from '../../src/billing/status.ts';
+import { accountOf } from '../caller.ts';
+
+const meterRecord = <T extends z.ZodType>(value: T) =>
+  z.object(Object.fromEntries([...LIMITED_METERS, 'ai_credits'].map((m) => [m, value])) as Record<(typeof LIMITED_METERS)[number] | 'ai_credits', T>);
+
+const HttpUrl = z.url({ protocol: /^https?$/ }).max(2000);
+
+export const billingGet = defineTool({
+  name: 'billing_get',
+  title: 'Get the account billing',
+  description:
+    "The account's plan, status (active, soft_locked, grace, suspended) and the usage, limit and percentage of every meter, summed over its apps. " +
+    'Monthly meters count the current UTC month; ai_credits are USD. soft_locked: writes refused until usage drops or billing_checkout upgrades.',
+  input: z.object({}),
+  output: z.object({
+    plan: z.enum(['free', 'pro', 'enterprise']),
+    status: z.enum(ACCOUNT_STATUSES),
+    statusReason: z.string().nullable(),
+    graceEndsAt: z.string().nullable(),
+    period: z.object({ start: z.string(), end: z.string() }),
+    usage: meterRecord(z.number()),
+    limits: meterRecord(z.number().nullable()),
+    percentages: meterRecord(z.number().nullable()),
+    overageUsd: z.record(z.string(), z.number()),
+    subscription: z.object({ status: z.string(), currentPeriodEnd: z.string().nullable() }).nullable(),
+  }),
+  auth: ['platform'],
+  http: { method: 'GET', path: '/dashboard/billing' },
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => ctx.services.billing.overview(accountOf(ctx.caller)),
+});
+
+const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD').refine((d) => !Number.isNaN(Date.parse(d)), 'not a calendar date');
+
+export const billingUsage = defineTool({
+  name: 'billing_usage',
+  title: 'Daily usage',
+  description:
+    'Daily usage rows of the account (summed over its apps), oldest first; default the last 30 days, at most 366. ' +
+    'storage_bytes and database_bytes rows are the day\'s change; billing_get has their levels.',
+  input: z.object({
+    startDate: Day.optional(),
+    endDate: Day.optional(),
+    meterType: z.enum(METERS).optional(),
+  }),
+  output: z.object({
+    startDate: z.string(),
+    endDate: z.string(),
+    rows: z.array(z.object({ date: z.string(), meterType: z.enum(METERS), quantity: z.number() })),
+  }),
+  auth: ['platform'],
+  http: { method: 'GET', path: '/dashboard/usage' },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ctx.services.billing.usage(accountOf(ctx.caller), input),
+});
+
+export const billingCheckout = defineTool({
+  name: 'billing_checkout',
+  title: 'Upgrade the plan',
+  description:
+    'A Stripe Checkout URL for the pro plan; open it in a browser to pay. The plan changes when Stripe confirms (billing_get then shows it).',
+  input: z.object({
+    planId: z.string().min(1).max(40).describe("'pro'"),
+    successUrl: HttpUrl.optional().describe('Where the browser goes after paying (default: the dashboard)'),
+    cancelUrl: HttpUrl.optional(),
+  }),
+  output: z.object({ url: z.string(), sessionId: z.string() }),
+  auth: ['platform'],
+  http: { method: 'POST', path: '/dashboard/billing/checkout' },
+  annotations: { idempotentHint: false },
+  handler: async (input, ctx) => ctx.services.billing.checkout(accountOf(ctx.caller), input.planId, input),
+});
+
+export const billingPortal = defineTool({
+  name: 'billing_portal',
+  title: 'Billing portal',
+  description: "A Stripe billing portal URL for the account: payment method, invoices, cancellation. Needs a past checkout.",
+  input: z.object({ returnUrl: HttpUrl.optional() }),
+  output: z.object({ url: z.string() }),
+  auth: ['platform'],
+  http: { method: 'POST', path: '/dashboard/billing/portal' },
+  annotations: { idempotentHint: false },
+  handler: async (input, ctx) => ctx.services.billing.portal(accountOf(ctx.caller), input.returnUrl),
+});
+
+export const platformBillingTools = [billingGet, billingUsage, billingCheckout, billingPortal];
