@@ -43,7 +43,7 @@ export const AREA_GUIDES: Readonly<Record<string, AreaGuide>> = {
     reference: `
 ## Definition
 
-\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, _dropColumns?, _drop? } } }\`, at most 50
+\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, plans?, _dropColumns?, _drop? } } }\`, at most 50
 tables per call; \`schema_get\` returns the live schema in the same format, so an edited copy is the next definition.
 
 - Column: \`{ type, primary?, nullable? (default true), unique?, default?, references?: { table, column, onDelete? } }\`.
@@ -78,6 +78,15 @@ Column types and primary keys cannot change in place: add a new column, copy the
 
 An end user's insert gets their id in \`user_id\` automatically. An existing table keeps its access unless a definition
 sets it.
+
+## Premium rows (plans)
+
+\`plans: ["pln_..."]\` (1-20 ids of the app's billing plans) gates a \`user\` or \`public\` table: end users and anonymous
+callers reach its rows, as its access allows, only while the end user's subscription to one of these plans is
+\`active\` or \`past_due\`; service and platform keys reach every row. It is a restrictive row-level security policy
+calling \`public.current_user_plan()\` (the caller's entitled plan id, else null). A subscription change reaches the
+app database within seconds. An existing table keeps its plans unless a definition sets them; \`plans: null\` removes
+the gate; schema_get shows them.
 
 ## References between per-user rows
 

@@ -42,6 +42,8 @@ export interface TableInfo {
   indexes: IndexInfo[];
   rls: boolean;
   access: TableAccess | null;
+  /** Billing plans gating end users (the schema definition's `plans`), or null/absent for none. */
+  plans?: string[] | null;
 }
 
 export type Catalog = Map<string, TableInfo>;
@@ -51,6 +53,8 @@ type Queryable = Pick<pg.Pool | pg.PoolClient | pg.Client, 'query'>;
 /** Every user table of the app's public schema, read in one round trip. */
 const CATALOG_SQL = `
 select c.relname as name, c.relrowsecurity as rls, ta.access,
+  -- through jsonb: apps that never gated a table by plan have no plans column (src/monetization/entitlement.sql.ts)
+  to_jsonb(ta) -> 'plans' as plans,
   coalesce((select json_agg(json_build_object(
       'name', a.attname,
       'type', format_type(a.atttypid, a.atttypmod),

@@ -9,6 +9,7 @@ import type { TableAccess } from './catalog.ts';
  */
 
 export const MAX_TABLES = 50;
+export const MAX_TABLE_PLANS = 20;
 export const ACCESS_VALUES = ['user', 'public', 'service'] as const;
 /** What deleting a referenced row does to the rows pointing at it; 'no action' (Postgres's default) refuses the delete. */
 export const ON_DELETE_VALUES = ['no action', 'restrict', 'cascade', 'set null'] as const;
@@ -55,6 +56,16 @@ const TableInputSchema = z.strictObject({
       "Row-level security: 'user' (each end user reads and writes only rows whose user_id is theirs), 'public' (anyone reads; end users " +
         "write their own rows), 'service' (keys only). Default: 'user' with a user_id uuid column, else 'service'",
     ),
+  plans: z
+    .array(z.string().min(1).max(100))
+    .min(1)
+    .max(MAX_TABLE_PLANS)
+    .nullable()
+    .optional()
+    .describe(
+      "Plan ids of the app's billing plans: end users reach the rows (as access allows) only while subscribed to one of them " +
+        '(active or past_due); keys reach all. null removes the gate; omitted keeps it',
+    ),
 });
 
 export const SchemaDefinitionSchema = z.strictObject({
@@ -93,6 +104,8 @@ export interface TableSpec {
   indexes: IndexSpec[];
   dropColumns: string[];
   access: TableAccess | undefined;
+  /** Billing plans gating end users (sorted, distinct); null removes the gate, undefined keeps what the table has. */
+  plans: string[] | null | undefined;
 }
 
 export interface Definition {
@@ -306,7 +319,17 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
       if (dropColumns.includes(col)) throw errors.validation(`Index '${index.name}' of table '${name}' uses column '${col}', which _dropColumns removes.`);
     }
   }
-  return { name, drop: input._drop === true, columns, indexes, dropColumns, access: input.access };
+  return { name, drop: input._drop === true, columns, indexes, dropColumns, access: input.access, plans: normalizePlans(input.plans) };
+}
+
+/** Plans compare as sets: the order an agent lists them in must not re-plan the gate. */
+function normalizePlans(plans: string[] | null | undefined): string[] | null | undefined {
+  return plans ? [...new Set(plans)].sort() : plans;
+}
+
+/** Whether a definition gates any table by plan: those tables need the app database's entitlement functions. */
+export function definitionUsesPlans(input: SchemaDefinitionInput): boolean {
+  return Object.values(input.tables).some((t) => Array.isArray(t.plans));
 }
 
 type ColumnInput = NonNullable<TableInput['columns']>[string];

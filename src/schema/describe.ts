@@ -24,6 +24,7 @@ export const TableViewSchema = z.object({
   columns: z.record(z.string(), ColumnViewSchema),
   indexes: z.record(z.string(), z.object({ columns: z.array(z.string()), unique: z.boolean() })),
   access: z.enum(ACCESS_VALUES),
+  plans: z.array(z.string()).optional().describe('Billing plans whose subscribers alone reach the rows as end users; absent when not gated'),
 });
 
 export const SchemaViewSchema = z.object({ tables: z.record(z.string(), TableViewSchema) });
@@ -55,5 +56,7 @@ function describeTable(info: TableInfo): TableView {
   const indexes: TableView['indexes'] = {};
   // Expression indexes list no plain columns and cannot be written as a definition: left out.
   for (const i of info.indexes) if (!i.constraint && i.columns.length > 0) indexes[i.name] = { columns: i.columns, unique: i.unique };
-  return { columns, indexes, access: info.access ?? defaultAccess(catalogHasUserId(info)) };
+  const view: TableView = { columns, indexes, access: info.access ?? defaultAccess(catalogHasUserId(info)) };
+  if (info.plans?.length) view.plans = info.plans;
+  return view;
 }

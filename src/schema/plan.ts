@@ -18,6 +18,8 @@ const cols = (names: readonly string[]) => names.map(q).join(', ');
 export const USER_ID = 'user_id';
 export const POLICY_NAMES = ['svc_service_all', 'svc_user_own', 'svc_public_read'] as const;
 export const FILL_TRIGGER = 'svc_fill_user_id';
+/** The restrictive policy of a table gated by billing plans; apart from POLICY_NAMES, which an access change rebuilds. */
+export const PLAN_GATE = 'svc_plan_gate';
 
 // ---------------------------------------------------------------- catalog helpers
 
@@ -187,6 +189,57 @@ function securitySql(table: string, access: TableAccess, hasUserId: boolean, rls
   return out;
 }
 
+const textArray = (values: readonly string[]) => `ARRAY[${values.map((v) => pg.escapeLiteral(v)).join(', ')}]::text[]`;
+
+/**
+ * Who passes the plan gate: an end user entitled to one of the plans. The function is wrapped in a sub-select so that
+ * Postgres runs it once per statement (an InitPlan) instead of once per row: a security definer function is never
+ * inlined.
+ */
+function planGateCondition(plans: readonly string[]): string {
+  return `(SELECT public.current_user_plan()) = ANY (${textArray(plans)})`;
+}
+
+/** Both sides are sorted and distinct (normalizeDefinition, and what an apply stored). */
+function samePlans(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.length === b.length && a.every((plan, i) => plan === b[i]);
+}
+
+/**
+ * The plan gate moving from `before` to `after` (null: no gate). RESTRICTIVE, so it narrows what the access policies
+ * allow for end users and anonymous callers alike, for reads and writes; svc_service is not named and keeps every row.
+ */
+function planGateSql(table: string, before: readonly string[] | null, after: readonly string[] | null): string[] {
+  if (samePlans(before, after)) return [];
+  const t = q(table);
+  const out: string[] = [];
+  if (after === null) {
+    out.push(`DROP POLICY IF EXISTS ${PLAN_GATE} ON ${t}`);
+  } else {
+    const condition = planGateCondition(after);
+    out.push(
+      before === null
+        ? `CREATE POLICY ${PLAN_GATE} ON ${t} AS RESTRICTIVE FOR ALL TO svc_anon, svc_user USING (${condition}) WITH CHECK (${condition})`
+        : `ALTER POLICY ${PLAN_GATE} ON ${t} USING (${condition}) WITH CHECK (${condition})`,
+    );
+  }
+  out.push(`UPDATE svc_meta.table_access SET plans = ${after === null ? 'NULL' : textArray(after)} WHERE table_name = ${pg.escapeLiteral(table)}`);
+  return out;
+}
+
+/** The table's plans after the apply: the definition's when it says (null removes them), else what the table has. */
+function resolvePlans(spec: TableSpec, stored: string[] | null, access: TableAccess): string[] | null {
+  const plans = spec.plans === undefined ? stored : spec.plans;
+  if (plans !== null && access === 'service') {
+    throw errors.validation(
+      `Table '${spec.name}' has access 'service' (keys only), so plans would gate nobody. ` +
+        `Choose access 'public' or 'user' for rows that subscribers reach, or set plans: null.`,
+    );
+  }
+  return plans;
+}
+
 function resolveAccess(spec: TableSpec, stored: TableAccess | null, hasUserId: boolean): TableAccess {
   const access = spec.access ?? stored ?? defaultAccess(hasUserId);
   if (access === 'user' && !hasUserId) {
@@ -353,11 +406,15 @@ function planExistingSecurity(spec: TableSpec, info: TableInfo, final: FinalTabl
   const hasUserId = finalHasUserId(final);
   const access = resolveAccess(spec, info.access, hasUserId);
   if (hadUserId && !hasUserId) phases.dropOther.push(`DROP TRIGGER IF EXISTS ${FILL_TRIGGER} ON ${q(spec.name)}`);
+  const stored = info.plans ?? null;
+  const plans = resolvePlans(spec, stored, access);
   const reset = !info.rls || info.access !== access || hadUserId !== hasUserId;
-  if (!reset) return;
-  // Policies are dropped before columns: svc_user_own depends on user_id.
-  phases.dropOther.push(...dropPoliciesSql(spec.name));
-  phases.security.push(...securitySql(spec.name, access, hasUserId, info.rls));
+  if (reset) {
+    // Policies are dropped before columns: svc_user_own depends on user_id.
+    phases.dropOther.push(...dropPoliciesSql(spec.name));
+    phases.security.push(...securitySql(spec.name, access, hasUserId, info.rls));
+  }
+  phases.security.push(...planGateSql(spec.name, stored, plans));
 }
 
 /**
@@ -383,7 +440,9 @@ function planNewTables(def: Definition, catalog: Catalog, final: Map<string, Fin
     created.add(spec.name);
     planIndexes(spec, undefined, phases);
     const hasUserId = finalHasUserId(final.get(spec.name)!);
-    phases.createTables.push(...securitySql(spec.name, resolveAccess(spec, null, hasUserId), hasUserId, false));
+    const access = resolveAccess(spec, null, hasUserId);
+    phases.createTables.push(...securitySql(spec.name, access, hasUserId, false));
+    phases.createTables.push(...planGateSql(spec.name, null, resolvePlans(spec, null, access)));
   }
 }
 

@@ -4,6 +4,7 @@ import {
   SchemaDefinitionSchema,
   checkIdentifier,
   checkTableName,
+  definitionUsesPlans,
   definitionType,
   normalizeDefault,
   normalizeDefinition,
@@ -267,6 +268,26 @@ describe('normalizeDefinition', () => {
     expect(refusal(() => normalize({ a: { columns: { x: { type: 'text' } }, indexes: { b: { columns: ['x'] } } }, b: { columns: { x: { type: 'text' } } } })).message).toMatch(
       /^Index 'b' of table 'a' has the name of a table/,
     );
+  });
+
+  it('plans: sorted and distinct; null (remove) and omitted (keep) stay apart', () => {
+    const [gated, removed, kept] = normalize({
+      a: { columns: { id: { type: 'integer' } }, plans: ['pln_b', 'pln_a', 'pln_b'] },
+      b: { columns: { id: { type: 'integer' } }, plans: null },
+      c: { columns: { id: { type: 'integer' } } },
+    }).tables;
+    expect([gated!.plans, removed!.plans, kept!.plans]).toEqual([['pln_a', 'pln_b'], null, undefined]);
+    expect(definitionUsesPlans({ tables: { a: { plans: ['pln_a'] } } })).toBe(true);
+    expect(definitionUsesPlans({ tables: { a: { plans: null }, b: {} } })).toBe(false);
+  });
+
+  it('plans: 1 to 20 non-empty ids', () => {
+    const parses = (plans: unknown) => SchemaDefinitionSchema.safeParse({ tables: { t: { plans } } }).success;
+    expect(parses(Array.from({ length: 20 }, (_, i) => `pln_${i}`))).toBe(true);
+    expect(parses(Array.from({ length: 21 }, (_, i) => `pln_${i}`))).toBe(false);
+    expect(parses([])).toBe(false);
+    expect(parses([''])).toBe(false);
+    expect(parses('pln_a')).toBe(false);
   });
 
   it('the wire shape refuses unknown keys and empty index column lists', () => {

@@ -27,7 +27,7 @@ type Col = [name: string, type: string, opts?: { nullable?: boolean; default?: s
 function table(
   name: string,
   columns: Col[],
-  opts: { pk?: string[]; unique?: string[]; fks?: Array<[string, string, string, ForeignKeyInfo['onDelete']?]>; indexes?: Array<[string, string[], boolean?]>; access?: TableAccess | null; rls?: boolean } = {},
+  opts: { pk?: string[]; unique?: string[]; fks?: Array<[string, string, string, ForeignKeyInfo['onDelete']?]>; indexes?: Array<[string, string[], boolean?]>; access?: TableAccess | null; rls?: boolean; plans?: string[] | null } = {},
 ): TableInfo {
   const pk = opts.pk ?? [];
   const cols: ColumnInfo[] = columns.map(([n, type, o]) => ({
@@ -56,6 +56,7 @@ function table(
     indexes,
     rls: opts.rls ?? true,
     access: opts.access === undefined ? 'service' : opts.access,
+    plans: opts.plans ?? null,
   };
 }
 
@@ -419,6 +420,69 @@ describe('existing tables', () => {
       TRIGGER('logs'),
       ACCESS('logs', 'user'),
     ]);
+  });
+});
+
+describe('plans (premium rows)', () => {
+  const GATE = (plans: string) => `(SELECT public.current_user_plan()) = ANY (ARRAY[${plans}]::text[])`;
+  const CREATE_GATE = (t: string, plans: string) =>
+    `CREATE POLICY svc_plan_gate ON "${t}" AS RESTRICTIVE FOR ALL TO svc_anon, svc_user USING (${GATE(plans)}) WITH CHECK (${GATE(plans)})`;
+  const STORE = (t: string, plans: string) => `UPDATE svc_meta.table_access SET plans = ${plans} WHERE table_name = '${t}'`;
+  const premium = (plans: string[] | null) => catalogOf(table('guides', [['id', 'integer'], ['body', 'text']], { access: 'public', plans }));
+
+  it('a new gated table gets the restrictive policy after its access policies, and the plans stored beside its access', () => {
+    expect(plan({ guides: { columns: { id: { type: 'integer' } }, access: 'public', plans: ['pln_team', 'pln_pro', 'pln_pro'] } }).slice(2)).toEqual([
+      SERVICE_POLICY('guides'),
+      PUBLIC_POLICY('guides'),
+      ACCESS('guides', 'public'),
+      CREATE_GATE('guides', "'pln_pro', 'pln_team'"),
+      STORE('guides', "ARRAY['pln_pro', 'pln_team']::text[]"),
+    ]);
+  });
+
+  it('plan ids are SQL literals, never SQL', () => {
+    expect(plan({ guides: { columns: { id: { type: 'integer' } }, access: 'public', plans: ["x') OR true --"] } }).at(-2)).toBe(
+      CREATE_GATE('guides', "'x'') OR true --'"),
+    );
+  });
+
+  it('the same plans in any order plan nothing; omitted plans are kept', () => {
+    expect(plan({ guides: { access: 'public', plans: ['pln_team', 'pln_pro'] } }, premium(['pln_pro', 'pln_team']))).toEqual([]);
+    expect(plan({ guides: { columns: { body: { type: 'text' } } } }, premium(['pln_pro']))).toEqual([]);
+  });
+
+  it('gating an existing table creates the policy; changing the plans alters it; null drops it', () => {
+    expect(plan({ guides: { plans: ['pln_pro'] } }, premium(null))).toEqual([CREATE_GATE('guides', "'pln_pro'"), STORE('guides', "ARRAY['pln_pro']::text[]")]);
+    const alter = `ALTER POLICY svc_plan_gate ON "guides" USING (${GATE("'pln_gold'")}) WITH CHECK (${GATE("'pln_gold'")})`;
+    expect(plan({ guides: { plans: ['pln_gold'] } }, premium(['pln_pro']))).toEqual([alter, STORE('guides', "ARRAY['pln_gold']::text[]")]);
+    expect(plan({ guides: { plans: null } }, premium(['pln_pro']))).toEqual(['DROP POLICY IF EXISTS svc_plan_gate ON "guides"', STORE('guides', 'NULL')]);
+    expect(plan({ guides: { plans: null } }, premium(null))).toEqual([]);
+  });
+
+  it('an access change rebuilds the access policies and leaves the gate alone', () => {
+    expect(plan({ guides: { access: 'user', columns: { user_id: { type: 'uuid' } } } }, premium(['pln_pro']))).not.toContainEqual(
+      expect.stringContaining('svc_plan_gate'),
+    );
+  });
+
+  it('refuses plans on a service table, which end users never reach anyway', () => {
+    const message = "Table 'audit' has access 'service' (keys only), so plans would gate nobody. Choose access 'public' or 'user' for rows that subscribers reach, or set plans: null.";
+    expect(refusal(() => plan({ audit: { columns: { id: { type: 'integer' } }, plans: ['pln_pro'] } })).message).toBe(message);
+    const gated = catalogOf(table('audit', [['id', 'integer']], { access: 'public', plans: ['pln_pro'] }));
+    expect(refusal(() => plan({ audit: { access: 'service' } }, gated)).message).toBe(message);
+    expect(plan({ audit: { access: 'service', plans: null } }, gated)).toContain('DROP POLICY IF EXISTS svc_plan_gate ON "audit"');
+  });
+
+  it('schema_get shows the plans, and its output plans nothing', () => {
+    const catalog = premium(['pln_pro', 'pln_team']);
+    const view = describeCatalog(catalog);
+    expect(view.tables.guides!.plans).toEqual(['pln_pro', 'pln_team']);
+    expect(describeCatalog(premium(null)).tables.guides).not.toHaveProperty('plans');
+    expect(plan(view.tables, catalog)).toEqual([]);
+  });
+
+  it('dropping a gated table drops its policies with it', () => {
+    expect(plan({ guides: { _drop: true } }, premium(['pln_pro']))).toEqual(['DROP TABLE "guides"', "DELETE FROM svc_meta.table_access WHERE table_name IN ('guides')"]);
   });
 });
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
-import { SchemaDefinitionSchema } from '../../src/schema/definition.ts';
+import { SchemaDefinitionSchema, definitionUsesPlans } from '../../src/schema/definition.ts';
+import { ensureEntitlementSchema } from '../../src/monetization/entitlement.ts';
 import { SchemaViewSchema } from '../../src/schema/describe.ts';
 import { applySchema, getSchema, listMigrations } from '../../src/schema/service.ts';
 import { guideRef } from '../shared.ts';
@@ -20,7 +21,8 @@ export const schemaApply = defineTool({
     "Create or change an app's tables from a declarative definition (see the schema input; schema_get returns the live schema in this format). " +
     'Only what differs runs, in one transaction recorded as a migration; applying it twice changes nothing. Omitted tables and columns are kept ' +
     '(only _dropColumns and _drop: true destroy data); column types and primary keys cannot change. Pass dry_run: true first to see the SQL. ' +
-    "A table with a user_id uuid column is private per end user (user_id is filled in on their inserts). " +
+    "A table with a user_id uuid column is private per end user (user_id is filled in on their inserts); end users reach a table with " +
+    "plans: [plan ids] only while subscribed to one of them. " +
     `Types, defaults, access and references: ${guideRef('schema')}. Next: data_insert, data_select.`,
   input: z.object({
     app_id: AppIdSchema,
@@ -42,7 +44,10 @@ export const schemaApply = defineTool({
   annotations: { destructiveHint: true, idempotentHint: true },
   handler: async (input, ctx) => {
     const appId = ctx.app!.id;
-    const result = await applySchema(ctx.services.databases.pool(appId), input);
+    const pool = ctx.services.databases.pool(appId);
+    // Plan gates call public.current_user_plan(), which apps made before monetization do not have yet.
+    if (definitionUsesPlans(input.schema)) await ensureEntitlementSchema(pool);
+    const result = await applySchema(pool, input);
     if (result.applied) ctx.services.catalogs.invalidate(appId);
     return result;
   },
@@ -53,7 +58,7 @@ export const schemaGet = defineTool({
   title: 'Read the schema',
   description:
     "Read an app's current tables in the same format schema_apply takes: columns (type, primary, nullable, unique, default, references), " +
-    'standalone indexes and each table\'s access (user, public or service). Edit the result and pass it to schema_apply to change the schema; ' +
+    'standalone indexes, each table\'s access (user, public or service) and plans (when gated). Edit the result and pass it to schema_apply to change the schema; ' +
     'passed back unchanged it plans nothing.',
   input: z.object({ app_id: AppIdSchema }),
   output: SchemaViewSchema,
