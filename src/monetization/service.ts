@@ -1,9 +1,48 @@
-// Skeleton: apps charging their own end users through Stripe Connect (being built).
-import type { PaymentEvent } from '../adapters/stripe.ts';
+// Apps charging their own end users through Stripe Connect: the owner's connected account (connect.ts), the app's
+// catalog (catalog.ts), end users' checkouts, subscriptions and orders (checkout.ts) and the Connect webhook's events
+// (events.ts). Tables: db/migrations/0016_monetization.ts.
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { ConnectStripe } from '../adapters/stripe-connect.ts';
+import { stripeClient, type PaymentEvent } from '../adapters/stripe.ts';
 import type { PaymentEventOutcome } from '../billing/events.ts';
+import type { Config } from '../config.ts';
+import type { ControlDatabase } from '../db/types.ts';
+import { Catalog } from './catalog.ts';
+import { EndUserBilling } from './checkout.ts';
+import { ConnectAccounts } from './connect.ts';
+import { ConnectEvents } from './events.ts';
+import type { MonetizationTables } from './types.ts';
+
+export interface MonetizationServiceDeps {
+  db: Kysely<ControlDatabase>;
+  config: Config;
+  log: Logger;
+}
 
 export class MonetizationService {
-  async handleEvent(_event: PaymentEvent): Promise<PaymentEventOutcome> {
-    return { received: true, handled: false };
+  readonly connect: ConnectAccounts;
+  readonly catalog: Catalog;
+  readonly endUsers: EndUserBilling;
+  readonly #events: ConnectEvents;
+
+  constructor({ db, config, log }: MonetizationServiceDeps) {
+    const stripe = stripeClient(config.billing.stripe);
+    const deps = {
+      db: db.withTables<MonetizationTables>(),
+      stripe: stripe ? new ConnectStripe(stripe) : undefined,
+      feePercent: config.billing.platformFeePercent,
+      baseUrl: config.baseUrl,
+      log,
+    };
+    this.connect = new ConnectAccounts(deps);
+    this.catalog = new Catalog(deps, this.connect);
+    this.endUsers = new EndUserBilling(deps, this.connect, this.catalog);
+    this.#events = new ConnectEvents(deps, this.connect);
+  }
+
+  /** An event of the Connect endpoint, already verified (src/transports/raw/webhooks.ts). */
+  handleEvent(event: PaymentEvent): Promise<PaymentEventOutcome> {
+    return this.#events.handle(event);
   }
 }

@@ -1,0 +1,204 @@
+// An app's catalog: plans (recurring) and products (one-off), each mirrored as a Stripe Product with a default Price
+// on the owner's connected account. Rows are never deleted (subscriptions and orders point at them): `active: false`
+// takes an item out of the public lists and out of sale.
+import { sql, type Selectable } from 'kysely';
+import type { PriceTerms } from '../adapters/stripe-connect.ts';
+import { randomId } from '../apps/service.ts';
+import type { AppRecord } from '../apps/types.ts';
+import type { ConnectAccounts } from './connect.ts';
+import { monetizationErrors, type Interval, type MonetizationDeps, type MonetizationTables, type PlanView, type ProductView } from './types.ts';
+
+export interface PlanInput {
+  name: string;
+  priceCents: number;
+  currency: string;
+  interval: Interval;
+  features: string[];
+}
+
+export interface ProductInput {
+  name: string;
+  priceCents: number;
+  currency: string;
+  description?: string | undefined;
+  metadata: Record<string, string>;
+}
+
+/** PUT: any subset of the fields; `active` lists or hides the item. */
+export type PlanChange = Partial<Omit<PlanInput, 'currency'>> & { active?: boolean | undefined };
+export type ProductChange = Partial<Omit<ProductInput, 'currency' | 'description'>> & { description?: string | null | undefined; active?: boolean | undefined };
+
+type PlanRow = Selectable<MonetizationTables['app_plans']>;
+type ProductRow = Selectable<MonetizationTables['app_products']>;
+
+/** What the Stripe side of an item needs to follow a change. */
+interface MirroredItem {
+  stripe_product_id: string;
+  stripe_price_id: string;
+  currency: string;
+}
+
+export const newMonetizationId = (prefix: 'pln' | 'prd' | 'sbn' | 'ord'): string => `${prefix}_${randomId(20)}`;
+
+export class Catalog {
+  readonly #d: MonetizationDeps;
+  readonly #accounts: ConnectAccounts;
+
+  constructor(deps: MonetizationDeps, accounts: ConnectAccounts) {
+    this.#d = deps;
+    this.#accounts = accounts;
+  }
+
+  async createPlan(app: AppRecord, input: PlanInput): Promise<PlanView> {
+    const id = newMonetizationId('pln');
+    const stripe = await this.#mirror(app, id, 'plan_id', input.name, undefined, { unitAmount: input.priceCents, currency: input.currency, interval: input.interval });
+    const row = await this.#d.db
+      .insertInto('app_plans')
+      .values({ id, app_id: app.id, name: input.name, price_cents: input.priceCents, currency: input.currency, interval: input.interval, features: JSON.stringify(input.features), ...stripe })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return planView(row);
+  }
+
+  async createProduct(app: AppRecord, input: ProductInput): Promise<ProductView> {
+    const id = newMonetizationId('prd');
+    const stripe = await this.#mirror(app, id, 'product_id', input.name, input.description, { unitAmount: input.priceCents, currency: input.currency });
+    const row = await this.#d.db
+      .insertInto('app_products')
+      .values({
+        id,
+        app_id: app.id,
+        name: input.name,
+        description: input.description ?? null,
+        price_cents: input.priceCents,
+        currency: input.currency,
+        metadata: JSON.stringify(input.metadata),
+        ...stripe,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return productView(row);
+  }
+
+  async updatePlan(app: AppRecord, planId: string, change: PlanChange): Promise<PlanView> {
+    this.#accounts.stripe();
+    const row = await this.plan(app.id, planId, { activeOnly: false });
+    const priceMoves = differs(change.priceCents, row.price_cents) || differs(change.interval, row.interval);
+    const terms = { unitAmount: change.priceCents ?? row.price_cents, currency: row.currency, interval: change.interval ?? row.interval };
+    const priceId = await this.#follow(app, row, change, priceMoves ? terms : undefined);
+    const updated = await this.#d.db
+      .updateTable('app_plans')
+      .set({
+        ...(change.name !== undefined ? { name: change.name } : {}),
+        ...(change.priceCents !== undefined ? { price_cents: change.priceCents } : {}),
+        ...(change.interval !== undefined ? { interval: change.interval } : {}),
+        ...(change.features !== undefined ? { features: JSON.stringify(change.features) } : {}),
+        ...(change.active !== undefined ? { active: change.active } : {}),
+        stripe_price_id: priceId,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return planView(updated);
+  }
+
+  async updateProduct(app: AppRecord, productId: string, change: ProductChange): Promise<ProductView> {
+    this.#accounts.stripe();
+    const row = await this.product(app.id, productId, { activeOnly: false });
+    const terms = { unitAmount: change.priceCents ?? row.price_cents, currency: row.currency };
+    const priceId = await this.#follow(app, row, change, differs(change.priceCents, row.price_cents) ? terms : undefined);
+    const updated = await this.#d.db
+      .updateTable('app_products')
+      .set({
+        ...(change.name !== undefined ? { name: change.name } : {}),
+        ...(change.priceCents !== undefined ? { price_cents: change.priceCents } : {}),
+        ...(change.description !== undefined ? { description: change.description } : {}),
+        ...(change.metadata !== undefined ? { metadata: JSON.stringify(change.metadata) } : {}),
+        ...(change.active !== undefined ? { active: change.active } : {}),
+        stripe_price_id: priceId,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return productView(updated);
+  }
+
+  /** The public catalog: items on sale, oldest first. */
+  async listPlans(appId: string): Promise<PlanView[]> {
+    const rows = await this.#d.db.selectFrom('app_plans').selectAll().where('app_id', '=', appId).where('active', '=', true).orderBy('created_at').orderBy('id').execute();
+    return rows.map(planView);
+  }
+
+  async listProducts(appId: string): Promise<ProductView[]> {
+    const rows = await this.#d.db.selectFrom('app_products').selectAll().where('app_id', '=', appId).where('active', '=', true).orderBy('created_at').orderBy('id').execute();
+    return rows.map(productView);
+  }
+
+  /** A plan of the app; with activeOnly, only one on sale (what end users may subscribe to). */
+  async plan(appId: string, planId: string, { activeOnly }: { activeOnly: boolean }): Promise<PlanRow> {
+    let query = this.#d.db.selectFrom('app_plans').selectAll().where('app_id', '=', appId).where('id', '=', planId);
+    if (activeOnly) query = query.where('active', '=', true);
+    const row = await query.executeTakeFirst();
+    if (!row) throw monetizationErrors.planNotFound(planId);
+    return row;
+  }
+
+  async product(appId: string, productId: string, { activeOnly }: { activeOnly: boolean }): Promise<ProductRow> {
+    let query = this.#d.db.selectFrom('app_products').selectAll().where('app_id', '=', appId).where('id', '=', productId);
+    if (activeOnly) query = query.where('active', '=', true);
+    const row = await query.executeTakeFirst();
+    if (!row) throw monetizationErrors.productNotFound(productId);
+    return row;
+  }
+
+  /** Creates the item's Stripe Product and Price; its metadata names the app and our id, for anyone reading Stripe. */
+  async #mirror(app: AppRecord, id: string, idKey: 'plan_id' | 'product_id', name: string, description: string | undefined, terms: PriceTerms) {
+    const account = await this.#accounts.forCatalog(app);
+    const { productId, priceId } = await this.#accounts
+      .stripe()
+      .createCatalogItem(account, { name, description, metadata: { app_id: app.id, [idKey]: id }, idempotencyKey: id, ...terms });
+    return { stripe_product_id: productId, stripe_price_id: priceId };
+  }
+
+  /** Brings the Stripe Product in line with a change; returns the item's price id (a new one when `terms` is given). */
+  async #follow(app: AppRecord, item: MirroredItem, change: { name?: string | undefined; description?: string | null | undefined; active?: boolean | undefined }, terms: PriceTerms | undefined): Promise<string> {
+    const account = await this.#accounts.forCatalog(app);
+    const stripe = this.#accounts.stripe();
+    await stripe.updateCatalogItem(account, item.stripe_product_id, change);
+    return terms ? stripe.replacePrice(account, item.stripe_product_id, item.stripe_price_id, terms) : item.stripe_price_id;
+  }
+}
+
+function differs<T>(next: T | undefined, current: T): boolean {
+  return next !== undefined && next !== current;
+}
+
+function planView(row: PlanRow): PlanView {
+  return {
+    id: row.id,
+    name: row.name,
+    priceCents: row.price_cents,
+    currency: row.currency,
+    interval: row.interval,
+    features: row.features,
+    active: row.active,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+function productView(row: ProductRow): ProductView {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    priceCents: row.price_cents,
+    currency: row.currency,
+    metadata: row.metadata,
+    active: row.active,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
