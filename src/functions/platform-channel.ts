@@ -1,5 +1,5 @@
-// The platform channel of a running function: ctx.data calls (run through the data tools' invoke(), as REST and
-// MCP run them) and fetch() to the platform's own URL, forwarded to this process's HTTP listener. The runner asks
+// The platform channel of a running function: ctx.data and ctx.billing calls (run through the tools' invoke(), as REST
+// and MCP run them), ctx.substrate calls and fetch() to the platform's own URL, forwarded to this process's HTTP listener. The runner asks
 // over stdio (protocol.ts, PlatformCall); nothing here trusts what it names beyond the function's own app.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -11,6 +11,7 @@ import type { AnyTool, Caller } from '../core/define.ts';
 import { invoke as invokeTool, screenInput } from '../core/invoke.ts';
 import { mapPgError } from '../core/pg-errors.ts';
 import type { Services } from '../core/services.ts';
+import { entitledPlan, type SubscriptionLike } from '../monetization/entitlement.ts';
 import { functionErrors } from './errors.ts';
 import type { DataOp, EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
 import type { FunctionMeta } from './types.ts';
@@ -36,6 +37,8 @@ type SubstrateCall = Extract<PlatformCall, { kind: 'substrate' }>;
 
 /** The data tools behind ctx.data, by operation (run through invoke(), as REST and MCP run them). */
 const DATA_TOOLS: Record<DataOp, string> = { select: 'data_select', insert: 'data_insert', update: 'data_update', delete: 'data_delete' };
+/** The tool behind ctx.billing.subscription(). */
+const SUBSCRIPTION_TOOL = 'billing_subscription_get';
 
 /** Headers a function may not set on a forwarded fetch: forwarding headers are the platform's to set, or a function could pose as any client address. */
 const HOP_HEADERS = ['host', 'content-length', 'connection', 'transfer-encoding', 'forwarded'];
@@ -61,6 +64,7 @@ export async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user
   try {
     if (call.kind === 'fetch') return await platformFetch(ctx, call);
     if (call.kind === 'substrate') return { status: 200, result: await substrateCall(ctx, meta, call) };
+    if (call.kind === 'billing') return { status: 200, result: await billingCall(ctx, meta, user) };
     return await dataCall(ctx, meta, user, call);
   } catch (err) {
     const known = err instanceof AppError ? err : mapPgError(err);
@@ -69,23 +73,33 @@ export async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user
   }
 }
 
+/** One tool run through invoke(), as REST and MCP run it, on behalf of an invocation of the function. */
+async function runTool(ctx: ChannelContext, meta: FunctionMeta, caller: Caller, name: string, input: Record<string, unknown>): Promise<unknown> {
+  const tool = ctx.access.tools.find((t) => t.name === name);
+  if (!tool) throw new Error(`tool ${name} is not registered`);
+  return invokeTool(tool, input, { services: ctx.access.services, caller, requestId: randomUUID(), clientId: `function:${meta.id}`, log: ctx.log });
+}
+
 /** ctx.data: one data tool run through invoke() as the invocation's caller. */
 async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: DataCall): Promise<PlatformCallResult> {
-  const { access } = ctx;
-  const tool = access.tools.find((t) => t.name === DATA_TOOLS[call.op]);
-  if (!tool) throw new Error(`tool ${DATA_TOOLS[call.op]} is not registered`);
-  const caller = await callerOf(access, meta, user);
   const input: Record<string, unknown> = { app_id: meta.appId, table: call.table, query: call.query };
   if (call.prefer !== undefined) input.prefer = call.prefer;
   if ((call.op === 'insert' || call.op === 'update') && call.body !== undefined) input.body = call.body;
-  const out = (await invokeTool(tool, input, {
-    services: access.services,
-    caller,
-    requestId: randomUUID(),
-    clientId: `function:${meta.id}`,
-    log: ctx.log,
-  })) as { status: number; data?: unknown; content_range?: string };
+  const caller = await callerOf(ctx.access, meta, user);
+  const out = (await runTool(ctx, meta, caller, DATA_TOOLS[call.op], input)) as { status: number; data?: unknown; content_range?: string };
   return { status: out.status, data: out.data ?? null, ...(out.content_range ? { contentRange: out.content_range } : {}) };
+}
+
+/**
+ * ctx.billing: the invoking end user's current subscription, read by billing_subscription_get as that user, and the
+ * plan it entitles them to (what public.current_user_plan() answers in SQL). An invocation without an end user
+ * (a key, cron, a test invoke) has neither: the app itself subscribes to nothing.
+ */
+async function billingCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null): Promise<{ subscription: SubscriptionLike | null; plan: string | null }> {
+  if (!user) return { subscription: null, plan: null };
+  const out = (await runTool(ctx, meta, await callerOf(ctx.access, meta, user), SUBSCRIPTION_TOOL, { app_id: meta.appId })) as { subscription: SubscriptionLike | null };
+  const subscription = out.subscription ?? null;
+  return { subscription, plan: entitledPlan(subscription) };
 }
 
 /**

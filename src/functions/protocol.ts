@@ -45,19 +45,25 @@ export interface RequestFrame {
 
 /**
  * A call from a function to its own platform, made while one of its requests is in flight: `ctx.data` (run in-process
- * through the data tools as the invocation's caller) or a fetch() to a URL under the platform's own origin (sent to
- * the platform's HTTP listener with the function's headers as given). The stdio channel is the only way out to the
- * platform: the sandbox denies loopback and private addresses, and Deno's --deny-net always wins over --allow-net,
- * so one port of a loopback host cannot be opened without opening the database and every other local service too.
+ * through the data tools as the invocation's caller), `ctx.substrate`, `ctx.billing` (as the invocation's end user) or
+ * a fetch() to a URL under the platform's own origin (sent to the platform's HTTP listener with the function's headers
+ * as given). The stdio channel is the only way out to the platform: the sandbox denies loopback and private addresses,
+ * and Deno's --deny-net always wins over --allow-net, so one port of a loopback host cannot be opened without opening
+ * the database and every other local service too.
  */
 export type PlatformCall =
   | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string }
   | { kind: 'fetch'; method: string; url: string; headers: Array<[string, string]>; body: string | null }
-  | { kind: 'substrate'; op: SubstrateOp; args: unknown[] };
+  | { kind: 'substrate'; op: SubstrateOp; args: unknown[] }
+  | { kind: 'billing'; op: BillingOp };
 
 /** ctx.substrate's operations, run for the substrate user the app is linked to, as an agent. */
 export type SubstrateOp = 'propose' | 'getEntity' | 'findEntities' | 'searchMemory' | 'patchEntity' | 'mergeEntities' | 'deleteEntity' | 'wsTicket';
 export const SUBSTRATE_OPS: ReadonlySet<string> = new Set(['propose', 'getEntity', 'findEntities', 'searchMemory', 'patchEntity', 'mergeEntities', 'deleteEntity', 'wsTicket']);
+
+/** ctx.billing's operations, run as the invocation's end user (billing_subscription_get). */
+export type BillingOp = 'subscription';
+const BILLING_OPS: ReadonlySet<string> = new Set(['subscription']);
 
 export type DataOp = 'select' | 'insert' | 'update' | 'delete';
 const DATA_OPS: ReadonlySet<string> = new Set(['select', 'insert', 'update', 'delete']);
@@ -73,7 +79,7 @@ export interface PlatformCallResult {
   /** fetch calls: the response's headers and base64 body. */
   headers?: Array<[string, string]>;
   body?: string | null;
-  /** substrate calls: what the operation returned. */
+  /** substrate and billing calls: what the operation returned. */
   result?: unknown;
 }
 
@@ -178,6 +184,9 @@ function parsePlatformCall(r: Record<string, unknown>): PlatformCall | undefined
   if (r.kind === 'substrate') {
     if (typeof r.op !== 'string' || !SUBSTRATE_OPS.has(r.op) || !Array.isArray(r.args) || r.args.length > 4) return undefined;
     return { kind: 'substrate', op: r.op as SubstrateOp, args: r.args };
+  }
+  if (r.kind === 'billing') {
+    return typeof r.op === 'string' && BILLING_OPS.has(r.op) ? { kind: 'billing', op: r.op as BillingOp } : undefined;
   }
   return undefined;
 }

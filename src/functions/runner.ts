@@ -13,9 +13,9 @@
 // module's top level, carries an id no longer in flight (or none) and is not recorded.
 //
 // The function's own platform is reached through this channel, never the network (see PlatformCall in protocol.ts):
-// `ctx.data` sends `call` frames the platform runs in-process through its data tools as the invocation's caller, and
-// fetch() to a URL under the platform's own origin (ctx.env.SVC_API_URL, ...) is sent the same way to the platform's
-// HTTP listener; other URLs go to the real fetch. Calls are bound to the request in flight that made them and are
+// `ctx.data`, `ctx.billing` and `ctx.substrate` send `call` frames the platform runs in-process (ctx.data as the
+// invocation's caller, ctx.billing as its end user), and fetch() to a URL under the platform's own origin (ctx.env.SVC_API_URL, ...) is sent the same way to the
+// platform's HTTP listener; other URLs go to the real fetch. Calls are bound to the request in flight that made them and are
 // rejected once it has ended. A host the sandbox denies gets an error naming the setting that governs it.
 //
 // Keep this file free of other Node imports: besides node:async_hooks, its only import is the shared, web-standard
@@ -237,19 +237,27 @@ function dataClient(id: number) {
   };
 }
 
-/** A platform error from ctx.substrate: the envelope's code, status and remediation on an Error. */
-class SubstrateError extends Error {
+/** A platform error from ctx.substrate or ctx.billing: the envelope's code, status and remediation on an Error. */
+class PlatformCallError extends Error {
   code: string;
   status: number;
   remediation: string;
 
-  constructor(status: number, error: { code: string; message: string; remediation: string }) {
+  constructor(name: 'SubstrateError' | 'BillingError', status: number, error: { code: string; message: string; remediation: string }) {
     super(error.message);
-    this.name = 'SubstrateError';
+    this.name = name;
     this.code = error.code;
     this.status = status;
     this.remediation = error.remediation;
   }
+}
+
+/** A call whose answer is `result`, rejecting with a PlatformCallError named `name` when the platform refuses. */
+function resultOf(id: number, request: PlatformCall, name: 'SubstrateError' | 'BillingError'): Promise<unknown> {
+  return platformCall(id, request).then((r) => {
+    if (r.error) throw new PlatformCallError(name, r.status, r.error);
+    return r.result;
+  });
 }
 
 /**
@@ -258,11 +266,7 @@ class SubstrateError extends Error {
  * status, remediation) when the platform refuses.
  */
 function substrateClient(id: number) {
-  const run = (op: SubstrateOp, ...args: unknown[]) =>
-    platformCall(id, { kind: 'substrate', op, args }).then((r) => {
-      if (r.error) throw new SubstrateError(r.status, r.error);
-      return r.result;
-    });
+  const run = (op: SubstrateOp, ...args: unknown[]) => resultOf(id, { kind: 'substrate', op, args }, 'SubstrateError');
   return {
     /** propose('record_learning', { title, description }, { idempotency_key }) -> { action_id, verdict, requires_approval, result? } */
     propose: (capability: string, payload: Record<string, unknown>, opts?: { idempotency_key?: string }) => run('propose', capability, payload, opts ?? {}),
@@ -274,6 +278,24 @@ function substrateClient(id: number) {
     deleteEntity: (entityId: string, reason: string) => run('deleteEntity', entityId, reason),
     /** A single-use ticket for /v1/me/substrate/stream?ticket= (valid 60 s): { ticket, expires_in }. */
     wsTicket: () => run('wsTicket'),
+  };
+}
+
+type BillingAnswer = { subscription: unknown; plan: string | null };
+
+/**
+ * ctx.billing: what the invoking end user pays for, so that a premium function needs no lookup of its own. Without an
+ * end user (a key, cron, a test invoke) both resolve to null without asking the platform. Rejects with a BillingError
+ * (code, status, remediation) when the platform refuses.
+ */
+function billingClient(id: number, user: RequestFrame['user']) {
+  const ask = (): Promise<BillingAnswer> =>
+    user ? (resultOf(id, { kind: 'billing', op: 'subscription' }, 'BillingError') as Promise<BillingAnswer>) : Promise.resolve({ subscription: null, plan: null });
+  return {
+    /** The end user's current subscription { id, planId, status, currentPeriodEnd, cancelAtPeriodEnd, ... }, or null. */
+    subscription: () => ask().then((a) => a.subscription),
+    /** The plan id the end user is entitled to (subscription active or past_due), else null. */
+    plan: () => ask().then((a) => a.plan),
   };
 }
 
@@ -409,6 +431,7 @@ async function handle(frame: RequestFrame): Promise<void> {
       user: frame.user,
       token: frame.token,
       data: dataClient(id),
+      billing: billingClient(id, frame.user),
       ...(frame.substrate ? { substrate: substrateClient(id) } : {}),
     };
     const response = await handler(request, ctx);

@@ -25,6 +25,17 @@ export async function enqueueEntitlementSync(tx: Kysely<any>, appId: string, use
     job_key := ${`entitlement:${appId}:${userId}`}::text)`.execute(tx);
 }
 
+/** The fields of a subscription view (billing_subscription_get) that say what it entitles its user to. */
+export interface SubscriptionLike {
+  planId: string;
+  status: string;
+}
+
+/** The plan a subscription entitles its user to: the rule public.current_user_plan() applies in the app database. */
+export function entitledPlan(subscription: SubscriptionLike | null): string | null {
+  return subscription && (ENTITLED_STATUSES as readonly string[]).includes(subscription.status) ? subscription.planId : null;
+}
+
 /** Apps whose entitlement schema this process has ensured, by pool: an evicted pool's app is simply ensured again. */
 const ensured = new WeakMap<pg.Pool, Promise<void>>();
 

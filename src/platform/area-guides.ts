@@ -221,13 +221,16 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   (TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). It is loaded when deployed: code
   that does not parse, throws while loading or has no default-exported function is 400 FUNCTION_INVALID with the
   compiler or runtime message, and the previous version keeps serving.
-- \`ctx = { env, appId, user, token, data, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
+- \`ctx = { env, appId, user, token, data, billing, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
   (\`{base_url}/v1/{app_id}\`); \`user\` is \`{ id, claims }\` when the caller sent an end-user JWT of this app (else
   null) and \`token\` that JWT.
 - \`ctx.data\` reads and writes this app's tables without a key, as that end user (row-level security) or else as the
   app: \`await ctx.data.from("books").select("id,title", { query: "order=id", count: true })\`, \`.insert(rows)\`,
   \`.update(patch, "id=eq.5")\`, \`.delete("id=eq.5")\` resolve to \`{ data, error, status, count }\` (PostgREST query
   syntax as data_select; nothing throws).
+- \`ctx.billing\` tells what the calling end user pays for: \`await ctx.billing.subscription()\` is their current
+  subscription (as billing_subscription_get returns it) and \`await ctx.billing.plan()\` the plan id it entitles them to
+  (status active or past_due), each null without an end user; a refusal rejects with a BillingError (code, status).
 - \`ctx.substrate\` exists while the app is linked to a substrate user (substrate_app_link): \`propose(capability, payload,
   { idempotency_key }?)\`, \`getEntity\`, \`findEntities\`, \`searchMemory\`, \`patchEntity\`, \`mergeEntities\`, \`deleteEntity\`, for
   that user as an agent (platform_guide area=substrate); a refusal rejects with a SubstrateError (code, status).

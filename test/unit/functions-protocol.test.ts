@@ -60,8 +60,18 @@ describe('frame codec', () => {
     ['a chunk without data', '{"type":"chunk","id":1}'],
     ['a fractional id', '{"type":"end","id":1.5}'],
     ['a log with an unknown level', '{"type":"log","id":null,"level":"fatal","message":"x"}'],
+    ['a billing call with an unknown operation', '{"type":"call","id":1,"call":1,"request":{"kind":"billing","op":"refund"}}'],
   ])('refuses %s', (_what, line) => {
     expect(parseRunnerFrame(line)).toBeUndefined();
+  });
+
+  it('accepts a billing call with nothing but its operation (the caller is the request\'s)', () => {
+    expect(parseRunnerFrame('{"type":"call","id":2,"call":7,"request":{"kind":"billing","op":"subscription","user":"someone-else"}}')).toEqual({
+      type: 'call',
+      id: 2,
+      call: 7,
+      request: { kind: 'billing', op: 'subscription' },
+    });
   });
 
   it('accepts log frames outside a request (id null) and drops a non-numeric rss', () => {
