@@ -26,8 +26,6 @@ export interface CatalogItemInput extends PriceTerms {
   name: string;
   description?: string | null | undefined;
   metadata: Record<string, string>;
-  /** Our id of the item: a retried create then returns the same Stripe product. */
-  idempotencyKey: string;
 }
 
 export interface CatalogItemChange {
@@ -92,18 +90,11 @@ export class ConnectStripe {
   async createCatalogItem(accountId: string, item: CatalogItemInput): Promise<{ productId: string; priceId: string }> {
     const product = await callStripe(() =>
       this.#stripe.products.create(
-        {
-          name: item.name,
-          ...(item.description ? { description: item.description } : {}),
-          metadata: item.metadata,
-          default_price_data: { currency: item.currency, unit_amount: item.unitAmount, ...(item.interval ? { recurring: { interval: item.interval } } : {}) },
-        },
-        { stripeAccount: accountId, idempotencyKey: `catalog-${item.idempotencyKey}` },
+        { name: item.name, ...(item.description ? { description: item.description } : {}), metadata: item.metadata },
+        { stripeAccount: accountId },
       ),
     );
-    const priceId = typeof product.default_price === 'string' ? product.default_price : product.default_price?.id;
-    if (!priceId) throw paymentProviderError(new Stripe.errors.StripeAPIError({ message: 'the new product has no default price' }));
-    return { productId: product.id, priceId };
+    return { productId: product.id, priceId: await this.#newDefaultPrice(accountId, product.id, item) };
   }
 
   async updateCatalogItem(accountId: string, productId: string, change: CatalogItemChange): Promise<void> {
@@ -121,6 +112,12 @@ export class ConnectStripe {
    * archived (Stripe refuses to archive a default price). Existing subscriptions keep the price they were sold at.
    */
   async replacePrice(accountId: string, productId: string, oldPriceId: string, terms: PriceTerms): Promise<string> {
+    const priceId = await this.#newDefaultPrice(accountId, productId, terms);
+    await callStripe(() => this.#stripe.prices.update(oldPriceId, { active: false }, { stripeAccount: accountId }));
+    return priceId;
+  }
+
+  async #newDefaultPrice(accountId: string, productId: string, terms: PriceTerms): Promise<string> {
     const options = { stripeAccount: accountId };
     const price = await callStripe(() =>
       this.#stripe.prices.create(
@@ -129,7 +126,6 @@ export class ConnectStripe {
       ),
     );
     await callStripe(() => this.#stripe.products.update(productId, { default_price: price.id }, options));
-    await callStripe(() => this.#stripe.prices.update(oldPriceId, { active: false }, options));
     return price.id;
   }
 

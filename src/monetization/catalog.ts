@@ -158,7 +158,7 @@ export class Catalog {
     const account = await this.#accounts.forCatalog(app);
     const { productId, priceId } = await this.#accounts
       .stripe()
-      .createCatalogItem(account, { name, description, metadata: { app_id: app.id, [idKey]: id }, idempotencyKey: id, ...terms });
+      .createCatalogItem(account, { name, description, metadata: { app_id: app.id, [idKey]: id }, ...terms });
     return { stripe_product_id: productId, stripe_price_id: priceId };
   }
 
