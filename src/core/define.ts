@@ -96,9 +96,10 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
    * How the account's billing status and the app's pause apply (app-scoped tools; src/billing/gate.ts). Default: a
    * paused app or suspended account refuses the call, and a soft-locked account refuses writes (tools that are
    * neither read-only nor destructive: deleting is how usage drops). 'session': like the default, but served while
-   * soft-locked (end users signing in to read). 'exempt': always served (app management, billing itself).
+   * soft-locked (end users signing in to read). 'write': a write whatever its annotations say (schema_apply may
+   * drop, but mostly creates). 'exempt': always served (app management, billing itself).
    */
-  billingGate?: 'session' | 'exempt';
+  billingGate?: 'write' | 'session' | 'exempt';
   /** false: REST only, not offered over MCP (e.g. a human's approval, which an agent must not give itself). */
   mcp?: false;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };

@@ -197,6 +197,7 @@ export const frontendEnvSet = defineTool({
   output: z.object({ keys: z.array(z.string()), updated_at: z.string() }),
   auth: AUTH,
   appScoped: true,
+  billingGate: 'write',
   http: { method: 'PUT', path: '/v1/{app_id}/frontend/env', bodyField: 'env' },
   annotations: { destructiveHint: true, idempotentHint: true },
   handler: async (input, ctx) => ctx.services.frontend.setEnv(ctx.app!.id, input.env),

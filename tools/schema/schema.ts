@@ -40,6 +40,7 @@ export const schemaApply = defineTool({
   }),
   auth: ['platform', 'service'],
   appScoped: true,
+  billingGate: 'write',
   http: { method: 'POST', path: '/v1/{app_id}/schema/apply', subdomainPath: '/schema/apply' },
   annotations: { destructiveHint: true, idempotentHint: true },
   handler: async (input, ctx) => {
