@@ -5,7 +5,10 @@
 import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import type { AppDatabases } from '../apps/app-databases.ts';
+import { AppError, errors } from '../core/errors.ts';
 import { inTransaction } from '../db/pg.ts';
+import type { SchemaDefinitionInput } from '../schema/definition.ts';
+import type { Catalog } from './catalog.ts';
 import {
   DELETE_ENTITLEMENT_SQL,
   ENTITLED_STATUSES,
@@ -52,6 +55,41 @@ export function ensureEntitlementSchema(pool: pg.Pool): Promise<void> {
     ensured.set(pool, ready);
   }
   return ready;
+}
+
+/**
+ * What a schema apply that gates tables by plan needs first: every named plan is one of the app's, and the app database
+ * has the functions the gate calls.
+ */
+export async function preparePlanGates(catalog: Pick<Catalog, 'plan'>, appId: string, pool: pg.Pool, input: SchemaDefinitionInput): Promise<void> {
+  await checkPlansOfApp(catalog, appId, input);
+  await ensureEntitlementSchema(pool);
+}
+
+/** Refuses ids that are no plan of the app (retired plans count: their subscribers keep access): a typo would close the table to every end user. */
+async function checkPlansOfApp(catalog: Pick<Catalog, 'plan'>, appId: string, input: SchemaDefinitionInput): Promise<void> {
+  const checked = new Set<string>();
+  for (const [table, spec] of Object.entries(input.tables)) {
+    for (const planId of spec.plans ?? []) {
+      if (checked.has(planId)) continue;
+      if (!(await isPlanOfApp(catalog, appId, planId))) {
+        throw errors.validation(
+          `Table '${table}': plans names '${planId}', which is not a plan of this app. Use the ids billing_plans_list returns (billing_plans_create makes one).`,
+        );
+      }
+      checked.add(planId);
+    }
+  }
+}
+
+async function isPlanOfApp(catalog: Pick<Catalog, 'plan'>, appId: string, planId: string): Promise<boolean> {
+  try {
+    await catalog.plan(appId, planId, { activeOnly: false });
+    return true;
+  } catch (err) {
+    if (err instanceof AppError && err.status === 404) return false;
+    throw err;
+  }
 }
 
 /** A query on the control database: the worker's own (graphile-worker's helpers.query) or any pool's. */

@@ -120,6 +120,12 @@ describe('a table gated by plans', () => {
     expect(insert.body.error.code).toBe('FORBIDDEN');
   });
 
+  it('refuses a plan id that is not a plan of the app, naming it', async () => {
+    const r = await p.api('POST', `/v1/${appId}/schema/apply`, { key: serviceKey, body: { schema: { tables: { guides: { plans: [PRO, 'pln_typo'] } } }, dry_run: true } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/^Table 'guides': plans names 'pln_typo', which is not a plan of this app/);
+  });
+
   it('schema_get reports the plans, and applying the same definition again changes nothing', async () => {
     const view = await p.api('GET', `/v1/${appId}/schema`, { key: serviceKey });
     expect(view.body.tables.guides).toMatchObject({ access: 'public', plans: [PRO] });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, type AnyTool } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { SchemaDefinitionSchema, definitionUsesPlans } from '../../src/schema/definition.ts';
-import { ensureEntitlementSchema } from '../../src/monetization/entitlement.ts';
+import { preparePlanGates } from '../../src/monetization/entitlement.ts';
 import { SchemaViewSchema } from '../../src/schema/describe.ts';
 import { applySchema, getSchema, listMigrations } from '../../src/schema/service.ts';
 import { guideRef } from '../shared.ts';
@@ -46,8 +46,7 @@ export const schemaApply = defineTool({
   handler: async (input, ctx) => {
     const appId = ctx.app!.id;
     const pool = ctx.services.databases.pool(appId);
-    // Plan gates call public.current_user_plan(), which apps made before monetization do not have yet.
-    if (definitionUsesPlans(input.schema)) await ensureEntitlementSchema(pool);
+    if (definitionUsesPlans(input.schema)) await preparePlanGates(ctx.services.monetization.catalog, appId, pool, input.schema);
     const result = await applySchema(pool, input);
     if (result.applied) ctx.services.catalogs.invalidate(appId);
     return result;
