@@ -125,7 +125,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       new SubstrateStream({ db: control.db, databaseUrl: config.databaseUrl, log }),
     ),
     billing,
-    monetization: new MonetizationService(),
+    monetization: new MonetizationService({ db: control.db, config, log }),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
 

@@ -1,6 +1,7 @@
 import type { AnyTool } from '../src/core/define.ts';
 import { appsCreate, appsDelete, appsGet, appsList, appsRestore } from './apps/apps.ts';
 import { platformBillingTools } from './billing/platform.ts';
+import { monetizationTools } from './billing/monetization.ts';
 import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
@@ -35,7 +36,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   memory: substrateMemoryTools,
   outbox: substrateOutboxTools,
   rules: substrateRuleTools,
-  billing: platformBillingTools,
+  billing: [...platformBillingTools, ...monetizationTools],
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -85,4 +86,5 @@ export const tools: readonly AnyTool[] = [
   ...substrateOutboxTools,
   ...substrateRuleTools,
   ...platformBillingTools,
+  ...monetizationTools,
 ];

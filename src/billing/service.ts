@@ -67,6 +67,8 @@ export class BillingService {
   async overview(accountId: string, now = new Date()): Promise<BillingOverview> {
     const { db, credits } = this.#d;
     const plan = await credits.plan(accountId);
+    // The status shown is current: this account's limits are looked at now, not only at the next periodic pass.
+    await this.enforce(now, [accountId]);
     const usage = (await usageByAccount(db, now, [accountId])).get(accountId)!;
     const { rows } = await sql<{ status: AccountStatus; status_reason: string | null; grace_ends_at: Date | null; subscription_status: string | null; current_period_end: Date | null }>`
       select status, status_reason, grace_ends_at, subscription_status, current_period_end from accounts where id = ${accountId}
