@@ -13,6 +13,7 @@ interface DueRow {
   trigger_config: { schedule?: string };
   cron_cursor: Date | null;
   created_at: Date;
+  halted: boolean;
 }
 
 /**
@@ -24,12 +25,14 @@ interface DueRow {
 export async function dispatchCron(db: Kysely<any>, log: Logger, now: Date): Promise<{ functions: number; enqueued: number }> {
   return db.transaction().execute(async (tx) => {
     const { rows } = await sql<DueRow>`
-      select id, trigger_config, cron_cursor, created_at from functions
-      where trigger_type = 'cron' and (cron_cursor is null or cron_cursor < ${now})
-      for update skip locked`.execute(tx);
+      select f.id, f.trigger_config, f.cron_cursor, f.created_at, (a.paused_at is not null or ac.status = 'suspended') as halted
+      from functions f join apps a on a.id = f.app_id join accounts ac on ac.id = a.account_id
+      where f.trigger_type = 'cron' and (f.cron_cursor is null or f.cron_cursor < ${now})
+      for update of f skip locked`.execute(tx);
     let enqueued = 0;
     for (const row of rows) {
-      for (const slot of dueSlots(row, now, log)) {
+      // A paused app or a suspended account runs nothing: its slots pass by (they are not caught up later).
+      for (const slot of row.halted ? [] : dueSlots(row, now, log)) {
         await enqueueSlot(tx, row.id, slot);
         enqueued++;
       }
