@@ -6,7 +6,7 @@ import type { PriceTerms } from '../adapters/stripe-connect.ts';
 import { randomId } from '../apps/service.ts';
 import type { AppRecord } from '../apps/types.ts';
 import type { ConnectAccounts } from './connect.ts';
-import { monetizationErrors, type Interval, type MonetizationDeps, type MonetizationTables, type PlanView, type ProductView } from './types.ts';
+import { monetizationErrors, stamps, type Interval, type MonetizationDeps, type MonetizationTables, type PlanView, type ProductView } from './types.ts';
 
 export interface PlanInput {
   name: string;
@@ -86,17 +86,10 @@ export class Catalog {
     const priceMoves = differs(change.priceCents, row.price_cents) || differs(change.interval, row.interval);
     const terms = { unitAmount: change.priceCents ?? row.price_cents, currency: row.currency, interval: change.interval ?? row.interval };
     const priceId = await this.#follow(app, row, change, priceMoves ? terms : undefined);
+    const columns = given({ ...commonColumns(change), interval: change.interval, features: json(change.features) });
     const updated = await this.#d.db
       .updateTable('app_plans')
-      .set({
-        ...(change.name !== undefined ? { name: change.name } : {}),
-        ...(change.priceCents !== undefined ? { price_cents: change.priceCents } : {}),
-        ...(change.interval !== undefined ? { interval: change.interval } : {}),
-        ...(change.features !== undefined ? { features: JSON.stringify(change.features) } : {}),
-        ...(change.active !== undefined ? { active: change.active } : {}),
-        stripe_price_id: priceId,
-        updated_at: sql`now()`,
-      })
+      .set({ ...columns, stripe_price_id: priceId, updated_at: sql`now()` })
       .where('id', '=', row.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -108,17 +101,10 @@ export class Catalog {
     const row = await this.product(app.id, productId, { activeOnly: false });
     const terms = { unitAmount: change.priceCents ?? row.price_cents, currency: row.currency };
     const priceId = await this.#follow(app, row, change, differs(change.priceCents, row.price_cents) ? terms : undefined);
+    const columns = given({ ...commonColumns(change), description: change.description, metadata: json(change.metadata) });
     const updated = await this.#d.db
       .updateTable('app_products')
-      .set({
-        ...(change.name !== undefined ? { name: change.name } : {}),
-        ...(change.priceCents !== undefined ? { price_cents: change.priceCents } : {}),
-        ...(change.description !== undefined ? { description: change.description } : {}),
-        ...(change.metadata !== undefined ? { metadata: JSON.stringify(change.metadata) } : {}),
-        ...(change.active !== undefined ? { active: change.active } : {}),
-        stripe_price_id: priceId,
-        updated_at: sql`now()`,
-      })
+      .set({ ...columns, stripe_price_id: priceId, updated_at: sql`now()` })
       .where('id', '=', row.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -127,30 +113,32 @@ export class Catalog {
 
   /** The public catalog: items on sale, oldest first. */
   async listPlans(appId: string): Promise<PlanView[]> {
-    const rows = await this.#d.db.selectFrom('app_plans').selectAll().where('app_id', '=', appId).where('active', '=', true).orderBy('created_at').orderBy('id').execute();
-    return rows.map(planView);
+    return (await this.#items('app_plans', appId, undefined, true)).map(planView);
   }
 
   async listProducts(appId: string): Promise<ProductView[]> {
-    const rows = await this.#d.db.selectFrom('app_products').selectAll().where('app_id', '=', appId).where('active', '=', true).orderBy('created_at').orderBy('id').execute();
-    return rows.map(productView);
+    return (await this.#items('app_products', appId, undefined, true)).map(productView);
   }
 
   /** A plan of the app; with activeOnly, only one on sale (what end users may subscribe to). */
   async plan(appId: string, planId: string, { activeOnly }: { activeOnly: boolean }): Promise<PlanRow> {
-    let query = this.#d.db.selectFrom('app_plans').selectAll().where('app_id', '=', appId).where('id', '=', planId);
-    if (activeOnly) query = query.where('active', '=', true);
-    const row = await query.executeTakeFirst();
+    const [row] = await this.#items('app_plans', appId, planId, activeOnly);
     if (!row) throw monetizationErrors.planNotFound(planId);
     return row;
   }
 
   async product(appId: string, productId: string, { activeOnly }: { activeOnly: boolean }): Promise<ProductRow> {
-    let query = this.#d.db.selectFrom('app_products').selectAll().where('app_id', '=', appId).where('id', '=', productId);
-    if (activeOnly) query = query.where('active', '=', true);
-    const row = await query.executeTakeFirst();
+    const [row] = await this.#items('app_products', appId, productId, activeOnly);
     if (!row) throw monetizationErrors.productNotFound(productId);
     return row;
+  }
+
+  /** The app's items of one kind (one of them when `id` is given), oldest first. */
+  async #items<T extends 'app_plans' | 'app_products'>(table: T, appId: string, id: string | undefined, activeOnly: boolean): Promise<Selectable<MonetizationTables[T]>[]> {
+    let query = this.#d.db.selectFrom(table as 'app_plans').selectAll().where('app_id', '=', appId);
+    if (id !== undefined) query = query.where('id', '=', id);
+    if (activeOnly) query = query.where('active', '=', true);
+    return (await query.orderBy('created_at').orderBy('id').execute()) as Selectable<MonetizationTables[T]>[];
   }
 
   /** Creates the item's Stripe Product and Price; its metadata names the app and our id, for anyone reading Stripe. */
@@ -171,34 +159,31 @@ export class Catalog {
   }
 }
 
+/** The columns both kinds share, as a change sets them. */
+function commonColumns(change: { name?: string | undefined; priceCents?: number | undefined; active?: boolean | undefined }) {
+  return { name: change.name, price_cents: change.priceCents, active: change.active };
+}
+
+/** Only the fields a change gives (PUT is partial): undefined means "keep", null means "clear". */
+function given<T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
+
+const json = (value: unknown): string | undefined => (value === undefined ? undefined : JSON.stringify(value));
+
 function differs<T>(next: T | undefined, current: T): boolean {
   return next !== undefined && next !== current;
 }
 
+/** What plans and products show alike. */
+function itemView(row: PlanRow | ProductRow) {
+  return { id: row.id, name: row.name, priceCents: row.price_cents, currency: row.currency, active: row.active, ...stamps(row) };
+}
+
 function planView(row: PlanRow): PlanView {
-  return {
-    id: row.id,
-    name: row.name,
-    priceCents: row.price_cents,
-    currency: row.currency,
-    interval: row.interval,
-    features: row.features,
-    active: row.active,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
+  return { ...itemView(row), interval: row.interval, features: row.features };
 }
 
 function productView(row: ProductRow): ProductView {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    priceCents: row.price_cents,
-    currency: row.currency,
-    metadata: row.metadata,
-    active: row.active,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
+  return { ...itemView(row), description: row.description, metadata: row.metadata };
 }

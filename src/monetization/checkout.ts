@@ -10,6 +10,7 @@ import { subscriptionFacts } from './stripe-objects.ts';
 import {
   iso,
   monetizationErrors,
+  stamps,
   type EndUser,
   type MonetizationDeps,
   type MonetizationTables,
@@ -182,8 +183,7 @@ export function subscriptionView(row: SubscriptionRow): SubscriptionView {
     status: row.status,
     currentPeriodEnd: iso(row.current_period_end),
     cancelAtPeriodEnd: row.cancel_at_period_end,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    ...stamps(row),
   };
 }
 
@@ -195,7 +195,6 @@ export function orderView(row: OrderRow): OrderView {
     amountCents: row.amount_cents,
     currency: row.currency,
     status: row.status,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    ...stamps(row),
   };
 }

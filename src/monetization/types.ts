@@ -185,3 +185,5 @@ export const monetizationErrors = {
 };
 
 export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+export const stamps = (row: { created_at: Date; updated_at: Date }) => ({ createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString() });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeStripe, type FakeStripe, type FakeSubscription } from '../fakes/stripe.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from './frontend-helpers.ts';
+import { callTool, connectMcp, resultJson } from '../e2e/e2e-helpers.ts';
 
 const CONNECT_SECRET = 'whsec_monetization_test_secret';
 const FEE_PERCENT = 10;
@@ -220,6 +221,15 @@ describe('monetization', () => {
       expect(product.body).toMatchObject({ id: productId, description: null, metadata: {}, priceCents: 250 });
     });
 
+    it('a Stripe failure is 502 PAYMENT_PROVIDER_UNAVAILABLE and creates nothing', async () => {
+      const before = await p.sql('select count(*)::int as n from app_plans');
+      fake.failNext(500);
+      const r = await asOwner('POST', '/plans', { name: 'Flaky', priceCents: 100 });
+      expect(r.status).toBe(502);
+      expect(r.body.error).toMatchObject({ code: 'PAYMENT_PROVIDER_UNAVAILABLE', message: expect.stringContaining('Injected failure') });
+      expect(await p.sql('select count(*)::int as n from app_plans')).toEqual(before);
+    });
+
     it('PUT of an unknown item is 404', async () => {
       const r = await asOwner('PUT', '/plans/pln_missing', { name: 'x' });
       expect(r.status).toBe(404);
@@ -328,10 +338,20 @@ describe('monetization', () => {
       });
     });
 
-    it('a key acts for the end user with user_token', async () => {
+    it('a key acts for the end user with user_token, over REST and MCP alike', async () => {
       const r = await asOwner('GET', `/subscription?user_token=${alice}`);
       expect(r.status).toBe(200);
       expect(r.body.subscription.id).toBe(subscriptionId);
+      const mcp = await connectMcp(p.url, p.platformKey);
+      try {
+        const result = await callTool(mcp.client, 'billing_subscription_get', { app_id: app.app_id, user_token: alice });
+        expect(result.isError).toBeFalsy();
+        expect(result.structuredContent).toEqual(r.body);
+        const orders = await callTool(mcp.client, 'billing_orders_list', { app_id: app.app_id });
+        expect([orders.isError, resultJson(orders).error.code]).toEqual([true, 'VALIDATION_FAILED']);
+      } finally {
+        await mcp.close();
+      }
     });
 
     it('cancel sets cancel_at_period_end on Stripe and in the row; repeating it changes nothing', async () => {
@@ -527,6 +547,21 @@ describe('monetization', () => {
     it('an event without an account, or of another type, is received and not handled', async () => {
       expect((await deliver({ id: 'evt_platform', type: 'charge.refunded', data: { object: { id: 'ch_x', payment_intent: 'pi_x' } } })).body).toEqual(IGNORED);
       expect((await deliver({ id: 'evt_other', type: 'customer.created', account: accountId, data: { object: { id: 'cus_x' } } })).body).toEqual(IGNORED);
+    });
+
+    it('a failure while applying answers 5xx and records nothing; the redelivery applies the event', async () => {
+      const [pending] = await p.sql(`select id, stripe_checkout_session_id from app_subscriptions where status = 'pending'`);
+      // The completed checkout's subscription is read back from Stripe, which fails once.
+      fake.failNext(500);
+      const from = fake.events.length;
+      expect((await visit(`${fake.url}/checkout/${pending.stripe_checkout_session_id}`)).status).toBe(502);
+      const [failed] = fake.events.slice(from);
+      expect([failed!.event.type, failed!.status, JSON.parse(failed!.body!).error.code]).toEqual(['checkout.session.completed', 502, 'PAYMENT_PROVIDER_UNAVAILABLE']);
+      expect(await p.sql('select count(*)::int as n from payment_events where id = $1', [failed!.event.id])).toEqual([{ n: 0 }]);
+
+      const again = await fake.resend(failed!.event.id);
+      expect([again.status, JSON.parse(again.body!)]).toEqual([200, RECEIVED]);
+      expect(await row('app_subscriptions', pending.id)).toMatchObject({ status: 'active', stripe_subscription_id: expect.stringMatching(/^sub_/), current_period_end: expect.any(Date) });
     });
 
     it('every one of the seven events was handled at least once', async () => {
