@@ -75,7 +75,8 @@ export class ConnectEvents {
 
   /**
    * A completed subscription checkout names its subscription but not its period: the subscription is read back
-   * (when the session does not carry it expanded), so the row turns active with its period end.
+   * (when the session does not carry it expanded), so the row turns active with its period end. Only for a pending
+   * row of this account's apps: Stripe is not asked about sessions that are not ours or were already applied.
    */
   async #completedSubscription(event: ConnectEvent): Promise<SubscriptionFacts | undefined> {
     if (event.type !== 'checkout.session.completed') return undefined;
@@ -85,6 +86,8 @@ export class ConnectEvents {
     if (inline) return subscriptionFacts(inline);
     const id = refId(session.subscription);
     if (!id || !this.#d.stripe) return undefined;
+    const row = await lockOwned<SubscriptionRow>(this.#d.db, 'app_subscriptions', event, session.metadata, { stripe_checkout_session_id: session.id });
+    if (row?.status !== 'pending') return undefined;
     return subscriptionFacts(await this.#accounts.stripe().retrieveSubscription(event.account, id));
   }
 }
@@ -191,8 +194,9 @@ async function chargeRefunded(tx: Kysely<any>, event: ConnectEvent): Promise<boo
 }
 
 /**
- * The row matching any of `match` (columns to values; unknown values are skipped), locked for this transaction, and
- * only among rows of apps whose owner's connected account sent the event (and of the app the metadata names, if any).
+ * The row matching any of `match` (columns to values; unknown values are skipped), locked for the caller's
+ * transaction (if any), and only among rows of apps whose owner's connected account sent the event (and of the app
+ * the metadata names, if any).
  */
 async function lockOwned<Row>(
   tx: Kysely<any>,
