@@ -5,6 +5,7 @@
  * redelivered event answers `{ received: true, handled: false }` and changes nothing. An event acts only on rows of
  * apps whose owner's connected account is the event's `account` (and, when its metadata names an app, that app):
  * an event from any other account, or about rows it does not know, is `handled: false`, as is any other type.
+ * `handled: true` means the event concerned one of those rows, even when their state stays (a partial refund).
  * Every change of a subscription row also enqueues the user's entitlement sync, in the same transaction.
  *
  * Orders: pending (checkout created) -> paid / failed / refunded.
