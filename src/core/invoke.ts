@@ -71,9 +71,10 @@ interface InputNode {
 }
 
 /**
- * Three things no tool can take, refused before parsing with the field named:
+ * Four things no tool can take, refused before parsing with the field named:
  * - NUL characters: Postgres refuses them in text, jsonb, identifiers and uuids alike (an anonymous "invalid byte
  *   sequence" at best), and so do process environments;
+ * - lone surrogates: not text in any encoding (UTF-8 writers replace them silently, URL encoders throw);
  * - numbers out of range for JSON (1e400 parses as Infinity, which JSON.stringify would turn into null: a value
  *   silently stored as NULL);
  * - nesting beyond MAX_INPUT_DEPTH, which would overflow the stack of whatever recursive code the value reaches.
@@ -84,6 +85,7 @@ export function screenInput(input: unknown): void {
   for (let node = pending.pop(); node; node = pending.pop()) {
     if (typeof node.value === 'string') {
       if (node.value.includes('\0')) throw invalidAt(node, 'text may not contain NUL (\\u0000) characters');
+      if (!node.value.isWellFormed()) throw invalidAt(node, 'text must be well-formed Unicode (a lone surrogate \\ud800-\\udfff is not)');
     } else if (typeof node.value === 'number') {
       if (!Number.isFinite(node.value)) throw invalidAt(node, 'numbers must be finite (1e400 is out of range)');
     } else if (typeof node.value === 'object' && node.value !== null) {
@@ -91,6 +93,7 @@ export function screenInput(input: unknown): void {
       for (const [key, value] of Object.entries(node.value)) {
         const child = { value, key, parent: node, depth: node.depth + 1 };
         if (key.includes('\0')) throw invalidAt(child, 'names may not contain NUL (\\u0000) characters');
+        if (!key.isWellFormed()) throw invalidAt(child, 'names must be well-formed Unicode (a lone surrogate \\ud800-\\udfff is not)');
         pending.push(child);
       }
     }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
+import { startFakeStripe, type FakeStripe } from '../fakes/stripe.ts';
 import { tools } from '../../tools/index.ts';
 import { connectMcp, readResponse, request, resultJson, type McpConnection, type RawResponse } from './e2e-helpers.ts';
 
@@ -184,6 +185,9 @@ interface Fixtures {
   entityId: string;
   artifactId: string;
   ruleId: string;
+  planId: string;
+  productId: string;
+  orderId: string;
 }
 
 interface Operation {
@@ -224,6 +228,8 @@ interface HttpCase {
 let server: SpawnedServer;
 /** The AI upstream, so that AI and RAG operations run their whole path under fuzzing (not a 503 for no provider). */
 let fake: FakeOpenAI;
+/** Stripe, so that billing and monetization operations run their whole path too (not a 503 for no Stripe). */
+let stripe: FakeStripe;
 let fx: Fixtures;
 
 /** mulberry32: small, fast and good enough to pick test cases reproducibly. */
@@ -312,7 +318,16 @@ async function ok(res: Promise<RawResponse>): Promise<any> {
 
 beforeAll(async () => {
   fake = await startFakeOpenAI({ record: false });
-  server = await spawnServer({ SVC_AI_BASE_URL: fake.url, SVC_AI_API_KEY: 'sk-fuzz' });
+  stripe = await startFakeStripe();
+  server = await spawnServer({
+    SVC_AI_BASE_URL: fake.url,
+    SVC_AI_API_KEY: 'sk-fuzz',
+    SVC_STRIPE_SECRET_KEY: 'sk_test_fuzz',
+    SVC_STRIPE_API_URL: stripe.url,
+    SVC_STRIPE_PRO_PRICE_ID: 'price_fuzz',
+    SVC_STRIPE_WEBHOOK_SECRET: 'whsec_fuzz',
+    PAYMENTS_CONNECT_WEBHOOK_SECRET: 'whsec_fuzz_connect',
+  });
   const key = server.platformKey;
   const main = await ok(request(server.url, '/init', { method: 'POST', key, body: { name: 'Hostile main' } }));
   const victim = await ok(request(server.url, '/init', { method: 'POST', key, body: { name: 'Hostile victim' } }));
@@ -352,6 +367,12 @@ beforeAll(async () => {
     }),
   );
   const user = await ok(request(server.url, `/v1/${appId}/auth/signup`, { method: 'POST', body: { email: 'fuzz@example.com', password: 'correct horse battery' } }));
+  const onboarding = await ok(request(server.url, `/v1/${appId}/billing/connect/onboard`, { method: 'POST', key, body: {} }));
+  expect((await fetch(onboarding.onboardingUrl, { redirect: 'manual' })).status).toBe(303);
+  const plan = await ok(request(server.url, `/v1/${appId}/billing/plans`, { method: 'POST', key, body: { name: 'Fuzz', priceCents: 500, interval: 'month' } }));
+  const product = await ok(request(server.url, `/v1/${appId}/billing/products`, { method: 'POST', key, body: { name: 'Fuzz', priceCents: 300 } }));
+  const urls = { successUrl: 'https://example.com/ok', cancelUrl: 'https://example.com/no' };
+  const order = await ok(request(server.url, `/v1/${appId}/billing/purchase`, { method: 'POST', key: user.access_token, body: { productId: product.id, ...urls } }));
   fx = {
     appId,
     serviceKey: main.service_key.key,
@@ -367,12 +388,16 @@ beforeAll(async () => {
     entityId: entity.result.entity_id,
     artifactId: artifact.result.artifact_id,
     ruleId: rule.rule_id,
+    planId: plan.id,
+    productId: product.id,
+    orderId: order.orderId,
   };
 });
 
 afterAll(async () => {
   await server?.close();
   await fake?.close();
+  await stripe?.close();
 });
 
 /** The valid value of a path parameter, so that the other parameters' hostility reaches past the lookup. */
@@ -405,6 +430,12 @@ function validParam(operationId: string, path: string, name: string): string {
       return fx.ruleId;
     case 'delivery_id':
       return 'dlv_aaaaaaaaaaaaaaaaaaaa';
+    case 'plan_id':
+      return fx.planId;
+    case 'product_id':
+      return fx.productId;
+    case 'order_id':
+      return fx.orderId;
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }
@@ -583,6 +614,9 @@ describe('findings: the exact answers that used to be 500 or bare', () => {
       [{ method: 'POST', path: `/v1/${fx.appId}/functions/${FUNCTION_NAME}/invoke`, headers: auth, body: '{"headers":{"x-a":"\\u0000"}}' }, 'headers.x-a'],
       [{ method: 'POST', path: `/v1/${fx.appId}/${TABLE}`, headers: auth, body: '{"title":"a\\u0000b"}' }, 'body.title'],
       [{ method: 'GET', path: `/v1/${fx.appId}/${TABLE}/a%00b`, headers: auth }, 'id'],
+      // A lone surrogate is no text either (it once reached Stripe's form encoder and threw there).
+      [{ method: 'POST', path: `/v1/${fx.appId}/billing/products`, headers: auth, body: '{"name":"a\\ud800b","priceCents":100}' }, 'name'],
+      [{ method: 'POST', path: `/v1/${fx.appId}/${TABLE}`, headers: auth, body: '{"\\udc00":1}' }, 'body.\udc00'],
     ];
     for (const [c, field] of cases) {
       const res = await send(c);
