@@ -10,6 +10,7 @@ import type { AnyTool, ErrorShape, HttpBinding } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
 import { resolveCaller } from './credentials.ts';
 import { pathParams } from '../core/schema.ts';
+import { routeTable, type TableRoute } from './route-table.ts';
 
 /** Set by the subdomain middleware when the Host header names an app. */
 export interface SubdomainLocals {
@@ -53,20 +54,25 @@ function limitBytes(limit: string): number {
 export function mountRestTools(router: Router, tools: readonly AnyTool[], services: Services): void {
   // Routes with fewer parameters first: /v1/{app_id}/embeddings must win over the data API's /v1/{app_id}/{table}.
   const byParams = (t: AnyTool) => (t.http ? pathParams(t.http.path).length : 0);
+  const routes: TableRoute[] = [];
   for (const tool of [...tools].sort((a, b) => byParams(a) - byParams(b))) {
     if (!tool.http) continue;
     const http = tool.http;
     const fields = inputFields(tool);
-    const method = http.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](toExpressPath(http.path), (req, res) => serve(tool, http, fields, req, res, services, undefined));
+    routes.push({ method: http.method, path: http.path, handle: (req, res) => void serve(tool, http, fields, req, res, services, undefined) });
     if (http.subdomainPath) {
-      router[method](toExpressPath(http.subdomainPath), (req, res, next) => {
-        const appId = (res.locals as SubdomainLocals).subdomainAppId;
-        if (!appId) return next();
-        return serve(tool, http, fields, req, res, services, appId);
+      routes.push({
+        method: http.method,
+        path: http.subdomainPath,
+        handle: (req, res, next) => {
+          const appId = (res.locals as SubdomainLocals).subdomainAppId;
+          if (!appId) return next();
+          void serve(tool, http, fields, req, res, services, appId);
+        },
       });
     }
   }
+  router.use(routeTable(routes));
 }
 
 async function serve(

@@ -1,0 +1,75 @@
+// The generated routes' dispatch: one lookup by method and number of path segments, then the few patterns of that
+// shape in registration order, instead of express walking every route layer in turn (a data request used to test
+// some two hundred layers before its own, a cost that grew with every area added).
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+export interface TableRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** OpenAPI-style path, e.g. /v1/{app_id}/{table}. */
+  path: string;
+  handle: (req: Request, res: Response, next: NextFunction) => void;
+}
+
+interface Compiled {
+  re: RegExp;
+  keys: string[];
+  handle: TableRoute['handle'];
+}
+
+/** As express matches (non-strict, case-insensitive): a parameter is one non-empty segment; one trailing slash is allowed. */
+function compile(route: TableRoute): Compiled {
+  const keys: string[] = [];
+  const source = route.path
+    .split('/')
+    .map((segment) => {
+      const param = /^\{([a-z_]+)\}$/.exec(segment);
+      if (!param) return segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+      keys.push(param[1]!);
+      return '([^/]+?)';
+    })
+    .join('/');
+  return { re: new RegExp(`^${source}/?$`, 'i'), keys, handle: route.handle };
+}
+
+const segmentCount = (path: string): number => path.replace(/\/+$/, '').split('/').length;
+
+/**
+ * A middleware serving `routes` (earlier ones win among those of the same shape, as express's order did). HEAD is
+ * served by the GET routes. Parameters are percent-decoded; a malformed escape goes to the error handler as the
+ * URIError express's router would raise.
+ */
+export function routeTable(routes: readonly TableRoute[]): RequestHandler {
+  const table = new Map<string, Map<number, Compiled[]>>();
+  for (const route of routes) {
+    let bySize = table.get(route.method);
+    if (!bySize) table.set(route.method, (bySize = new Map()));
+    const size = segmentCount(route.path);
+    let list = bySize.get(size);
+    if (!list) bySize.set(size, (list = []));
+    list.push(compile(route));
+  }
+  return (req, res, next) => {
+    const candidates = table.get(req.method === 'HEAD' ? 'GET' : req.method)?.get(segmentCount(req.path));
+    if (!candidates) return next();
+    let at = 0;
+    // A handler may pass (next() without an error: a subdomain route on a request without an app host), and the
+    // next candidate of the same shape is tried, as the next express layer was.
+    const tryFrom = (err?: unknown): void => {
+      if (err) return next(err);
+      for (; at < candidates.length; at++) {
+        const route = candidates[at]!;
+        const m = route.re.exec(req.path);
+        if (!m) continue;
+        at++;
+        try {
+          req.params = Object.fromEntries(route.keys.map((key, i) => [key, decodeURIComponent(m[i + 1]!)]));
+        } catch (decodeErr) {
+          return next(decodeErr);
+        }
+        return route.handle(req, res, tryFrom);
+      }
+      next();
+    };
+    tryFrom();
+  };
+}
