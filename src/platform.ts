@@ -32,6 +32,8 @@ import { BillingService } from './billing/service.ts';
 import { PlatformStripe, stripeClient } from './adapters/stripe.ts';
 import { SmtpMailer } from './adapters/smtp.ts';
 import { MonetizationService } from './monetization/service.ts';
+import { PeopleService } from './people/service.ts';
+import { MeetingsService } from './meetings/service.ts';
 import { SubstrateOutbox } from './substrate/outbox.ts';
 import { SubstrateStream } from './substrate/stream.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
@@ -126,6 +128,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     ),
     billing,
     monetization: new MonetizationService({ db: control.db, config, log }),
+    people: new PeopleService(),
+    meetings: new MeetingsService(),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
 

@@ -2,6 +2,8 @@ import type { AnyTool } from '../src/core/define.ts';
 import { appsCreate, appsDelete, appsGet, appsList, appsRestore } from './apps/apps.ts';
 import { platformBillingTools } from './billing/platform.ts';
 import { monetizationTools } from './billing/monetization.ts';
+import { peopleTools } from './people/people.ts';
+import { meetingsTools } from './meetings/meetings.ts';
 import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
@@ -37,6 +39,8 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   outbox: substrateOutboxTools,
   rules: substrateRuleTools,
   billing: [...platformBillingTools, ...monetizationTools],
+  people: peopleTools,
+  meetings: meetingsTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -87,4 +91,6 @@ export const tools: readonly AnyTool[] = [
   ...substrateRuleTools,
   ...platformBillingTools,
   ...monetizationTools,
+  ...peopleTools,
+  ...meetingsTools,
 ];

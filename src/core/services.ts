@@ -20,6 +20,8 @@ import type { RagService } from '../rag/service.ts';
 import type { SubstrateService } from '../substrate/service.ts';
 import type { BillingService } from '../billing/service.ts';
 import type { MonetizationService } from '../monetization/service.ts';
+import type { PeopleService } from '../people/service.ts';
+import type { MeetingsService } from '../meetings/service.ts';
 
 /** Everything a tool handler may reach, built once at start (src/platform.ts). */
 export interface Services {
@@ -60,4 +62,8 @@ export interface Services {
   billing: BillingService;
   /** Apps charging their own end users through Stripe Connect: catalog, checkouts, subscriptions, orders. */
   monetization: MonetizationService;
+  /** People search and enrichment through the provider slots, with its cache, credits and e-mail lookups. */
+  people: PeopleService;
+  /** Meeting bots through the meetings provider, their webhooks, forwarding and usage. */
+  meetings: MeetingsService;
 }

@@ -1,0 +1,2 @@
+// Meeting bots (being built).
+export class MeetingsService {}

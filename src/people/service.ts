@@ -1,0 +1,2 @@
+// People search (being built).
+export class PeopleService {}
