@@ -121,6 +121,41 @@ const EnvSchema = z.object({
   // Billing notification e-mails (payment failed, suspension): smtp(s)://user:pass@host:port; unset: logged only.
   SVC_SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional()),
   SVC_SMTP_FROM: z.string().default('billing@localhost'),
+  // Meeting bots (src/meetings/): Recall.ai's v1 bot API at this base URL (the region's host, e.g.
+  // https://us-east-1.recall.ai; requests go to <base>/api/v1/...). Unset: the meetings routes answer 501
+  // provider_unavailable and GET /v1/ai/meetings/_status { available: false }. With it, the API key and the signing
+  // secret (whsec_<base64>) of the webhook endpoint POST /webhooks/meetings/recall are required.
+  SVC_MEETINGS_BASE_URL: optionalString.pipe(z.string().url().optional()),
+  SVC_MEETINGS_API_KEY: optionalString,
+  SVC_MEETINGS_WEBHOOK_SECRET: optionalString.pipe(
+    z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must look like whsec_<base64>, as the provider shows it').optional(),
+  ),
+  // USD charged per hour of a finished session: recording (every session) and transcription (when enabled).
+  SVC_MEETINGS_RECORDING_USD_PER_HOUR: z.coerce.number().min(0).max(1000).default(0.5),
+  SVC_MEETINGS_TRANSCRIPTION_USD_PER_HOUR: z.coerce.number().min(0).max(1000).default(0.15),
+  SVC_MEETINGS_DEFAULT_BOT_NAME: z.string().min(1).max(64).default('Meeting Notetaker'),
+  SVC_MEETINGS_TIMEOUT_MS: positiveInt.max(120_000).default(15_000),
+  // Third-party integrations (src/integrations/): Composio's v3 REST API at this base URL (requests go to
+  // <base>/api/v3/...). Without the API key every integrations route answers 400 INTEGRATIONS_NOT_CONFIGURED.
+  SVC_INTEGRATIONS_BASE_URL: z.string().url().default('https://backend.composio.dev'),
+  SVC_INTEGRATIONS_API_KEY: optionalString,
+  // People search (src/people/): provider slots (a Proxycurl-style v2 API, or a semantic search API), routing, the
+  // balance gate, prices and the e-mail lookup deadline. A slot without a URL has no provider.
+  SVC_PEOPLE_ENABLED: z.enum(['true', 'false']).default('true'),
+  SVC_PEOPLE_EMAIL_LOOKUP_ENABLED: z.enum(['true', 'false']).default('true'),
+  SVC_PEOPLE_PRIMARY_URL: optionalString.pipe(z.string().url().optional()),
+  SVC_PEOPLE_PRIMARY_KEY: optionalString,
+  SVC_PEOPLE_PRIMARY_KIND: z.enum(['proxycurl', 'exa']).default('proxycurl'),
+  SVC_PEOPLE_SECONDARY_URL: optionalString.pipe(z.string().url().optional()),
+  SVC_PEOPLE_SECONDARY_KEY: optionalString,
+  SVC_PEOPLE_SECONDARY_KIND: z.enum(['proxycurl', 'exa']).default('exa'),
+  // Which slot serves which action, e.g. "query=secondary,profile=primary"; unnamed actions keep their default.
+  SVC_PEOPLE_ROUTING: z.string().default(''),
+  SVC_PEOPLE_MIN_BALANCE_USD: z.coerce.number().min(0).max(1000).default(0.05),
+  // Price table overrides, JSON by action (see docs/people.md); unnamed actions and fields keep the defaults.
+  SVC_PEOPLE_PRICES: z.string().default('{}'),
+  SVC_PEOPLE_TIMEOUT_MS: positiveInt.max(300_000).default(30_000),
+  SVC_PEOPLE_EMAIL_LOOKUP_DEADLINE_SECONDS: positiveInt.max(30 * 86_400).default(86_400),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -214,6 +249,39 @@ export type Config = Readonly<{
     idlePauseDays: number;
     smtp: Readonly<{ url: string | undefined; from: string }>;
   }>;
+  meetings: Readonly<{
+    /** Recall.ai's base URL (region host); undefined: no provider, the meetings routes answer 501. */
+    baseUrl: string | undefined;
+    apiKey: string | undefined;
+    /** whsec_<base64>: verifies the provider's Svix-signed webhooks. */
+    webhookSecret: string | undefined;
+    recordingUsdPerHour: number;
+    transcriptionUsdPerHour: number;
+    defaultBotName: string;
+    timeoutMs: number;
+  }>;
+  integrations: Readonly<{
+    /** Composio's base URL (without /api/v3). */
+    baseUrl: string;
+    /** Undefined: no vendor, every integrations route answers 400 INTEGRATIONS_NOT_CONFIGURED. */
+    apiKey: string | undefined;
+  }>;
+  people: Readonly<{
+    /** false: every people route answers 503 people_disabled. */
+    enabled: boolean;
+    /** false: profile/email answers 503 email_lookup_disabled (lookups already queued still resolve). */
+    emailLookupEnabled: boolean;
+    /** The provider of each slot; undefined: no provider registered there. */
+    slots: Readonly<Record<PeopleSlot, PeopleSlotConfig | undefined>>;
+    /** Which slot serves each action; `query` is any search sent with a natural-language query. */
+    routing: Readonly<Record<PeopleRoute, PeopleSlot>>;
+    /** Below this available balance (USD) a billed call is refused with 402 before the provider is called. */
+    minBalanceUsd: number;
+    prices: PeoplePrices;
+    timeoutMs: number;
+    /** A pending e-mail lookup without a callback by then becomes `expired`. */
+    emailLookupDeadlineSeconds: number;
+  }>;
   ai: Readonly<{
     /** The upstream's OpenAI-compatible base URL (…/v1); undefined: the AI routes answer 503 provider_unavailable. */
     baseUrl: string | undefined;
@@ -230,6 +298,35 @@ export type Config = Readonly<{
 export interface ModelPrice {
   input: number;
   output: number;
+}
+
+export const PEOPLE_SLOTS = ['primary', 'secondary'] as const;
+export type PeopleSlot = (typeof PEOPLE_SLOTS)[number];
+/** What the routing setting assigns to a slot: each action, and natural-language searches (`query`) of either kind. */
+export const PEOPLE_ROUTES = ['search_person', 'search_company', 'query', 'profile', 'profile_email'] as const;
+export type PeopleRoute = (typeof PEOPLE_ROUTES)[number];
+
+export interface PeopleSlotConfig {
+  /** proxycurl: a Proxycurl-style v2 API (every action but `query`); exa: a semantic search API (searches only). */
+  kind: 'proxycurl' | 'exa';
+  baseUrl: string;
+  apiKey: string;
+}
+
+/** Credits (the unit the spec reports) and USD charged to the account's credit ledger. */
+export interface PeoplePrice {
+  credits: number;
+  usd: number;
+}
+
+export interface PeoplePrices {
+  /** A search page of up to includedResults results; each result beyond adds the extra price. Empty pages cost 0. */
+  search: PeoplePrice & { includedResults: number; extraResultCredits: number; extraResultUsd: number };
+  /** A profile fetched from the provider (a cache hit and a not_found cost 0). */
+  profile: PeoplePrice;
+  /** A work-email lookup queued, and one resolved with an e-mail. */
+  emailQueue: PeoplePrice;
+  emailResolved: PeoplePrice;
 }
 
 export class ConfigError extends Error {}
@@ -334,6 +431,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idlePauseDays: e.SVC_APP_IDLE_PAUSE_DAYS,
       smtp: Object.freeze({ url: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM }),
     }),
+    meetings: meetingsConfig(e),
+    integrations: Object.freeze({ baseUrl: e.SVC_INTEGRATIONS_BASE_URL.replace(/\/+$/, ''), apiKey: e.SVC_INTEGRATIONS_API_KEY }),
+    people: peopleConfig(e),
     ai: Object.freeze({
       baseUrl: e.SVC_AI_BASE_URL?.replace(/\/+$/, ''),
       apiKey: e.SVC_AI_API_KEY,
@@ -341,6 +441,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       prices: aiPrices(e.SVC_AI_PRICES),
       defaultPrice: Object.freeze(((input, output) => ({ input: Number(input), output: Number(output) }))(...(e.SVC_AI_DEFAULT_PRICE.split(',') as [string, string]))),
     }),
+  });
+}
+
+/** The meetings provider is all or nothing: a base URL without its key or webhook secret could spawn bots it never hears from. */
+function meetingsConfig(e: z.infer<typeof EnvSchema>): Config['meetings'] {
+  if (e.SVC_MEETINGS_BASE_URL && (!e.SVC_MEETINGS_API_KEY || !e.SVC_MEETINGS_WEBHOOK_SECRET)) {
+    throw new ConfigError('invalid environment:\n  SVC_MEETINGS_API_KEY and SVC_MEETINGS_WEBHOOK_SECRET are required when SVC_MEETINGS_BASE_URL is set');
+  }
+  return Object.freeze({
+    baseUrl: e.SVC_MEETINGS_BASE_URL?.replace(/\/+$/, ''),
+    apiKey: e.SVC_MEETINGS_API_KEY,
+    webhookSecret: e.SVC_MEETINGS_WEBHOOK_SECRET,
+    recordingUsdPerHour: e.SVC_MEETINGS_RECORDING_USD_PER_HOUR,
+    transcriptionUsdPerHour: e.SVC_MEETINGS_TRANSCRIPTION_USD_PER_HOUR,
+    defaultBotName: e.SVC_MEETINGS_DEFAULT_BOT_NAME,
+    timeoutMs: e.SVC_MEETINGS_TIMEOUT_MS,
   });
 }
 
@@ -358,6 +474,79 @@ function aiPrices(json: string): Readonly<Record<string, ModelPrice>> {
     throw new ConfigError('invalid environment:\n  SVC_AI_PRICES: expected {"<vendor>/<model>": {"input": <USD per 1M tokens>, "output": <USD per 1M tokens>}}');
   }
   return Object.freeze(parsed.data);
+}
+
+/** The spec's typical people pricing. */
+const PEOPLE_DEFAULT_PRICES: PeoplePrices = {
+  search: { credits: 7, usd: 0.0084, includedResults: 10, extraResultCredits: 1, extraResultUsd: 0.0012 },
+  profile: { credits: 2, usd: 0.04 },
+  emailQueue: { credits: 3, usd: 0.06 },
+  emailResolved: { credits: 1, usd: 0.02 },
+};
+
+const PeoplePriceFields = { credits: z.number().int().min(0), usd: z.number().min(0).max(1000) };
+const PeoplePriceOverrides = z.strictObject({
+  search: z.strictObject({ ...PeoplePriceFields, includedResults: z.number().int().min(1), extraResultCredits: z.number().int().min(0), extraResultUsd: z.number().min(0) }).partial(),
+  profile: z.strictObject(PeoplePriceFields).partial(),
+  emailQueue: z.strictObject(PeoplePriceFields).partial(),
+  emailResolved: z.strictObject(PeoplePriceFields).partial(),
+}).partial();
+
+function peopleConfig(e: z.infer<typeof EnvSchema>): Config['people'] {
+  return Object.freeze({
+    enabled: e.SVC_PEOPLE_ENABLED === 'true',
+    emailLookupEnabled: e.SVC_PEOPLE_EMAIL_LOOKUP_ENABLED === 'true',
+    slots: Object.freeze({
+      primary: peopleSlot('PRIMARY', e.SVC_PEOPLE_PRIMARY_URL, e.SVC_PEOPLE_PRIMARY_KEY, e.SVC_PEOPLE_PRIMARY_KIND),
+      secondary: peopleSlot('SECONDARY', e.SVC_PEOPLE_SECONDARY_URL, e.SVC_PEOPLE_SECONDARY_KEY, e.SVC_PEOPLE_SECONDARY_KIND),
+    }),
+    routing: peopleRouting(e.SVC_PEOPLE_ROUTING),
+    minBalanceUsd: e.SVC_PEOPLE_MIN_BALANCE_USD,
+    prices: peoplePrices(e.SVC_PEOPLE_PRICES),
+    timeoutMs: e.SVC_PEOPLE_TIMEOUT_MS,
+    emailLookupDeadlineSeconds: e.SVC_PEOPLE_EMAIL_LOOKUP_DEADLINE_SECONDS,
+  });
+}
+
+/** A slot with a URL must have its key: a keyless provider would answer every call with 401, billed as an outage. */
+function peopleSlot(name: string, url: string | undefined, key: string | undefined, kind: PeopleSlotConfig['kind']): PeopleSlotConfig | undefined {
+  if (!url) return undefined;
+  if (!key) throw new ConfigError(`invalid environment:\n  SVC_PEOPLE_${name}_KEY is required when SVC_PEOPLE_${name}_URL is set`);
+  return Object.freeze({ kind, baseUrl: url.replace(/\/+$/, ''), apiKey: key });
+}
+
+/** "query=secondary,profile=primary" over the defaults: every action on primary, natural-language queries on secondary. */
+function peopleRouting(setting: string): Config['people']['routing'] {
+  const routing: Record<PeopleRoute, PeopleSlot> = { search_person: 'primary', search_company: 'primary', query: 'secondary', profile: 'primary', profile_email: 'primary' };
+  for (const entry of setting.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [route, slot] = entry.split('=').map((s) => s.trim());
+    if (!PEOPLE_ROUTES.includes(route as PeopleRoute) || !PEOPLE_SLOTS.includes(slot as PeopleSlot)) {
+      throw new ConfigError(`invalid environment:\n  SVC_PEOPLE_ROUTING: '${entry}' is not <${PEOPLE_ROUTES.join('|')}>=<primary|secondary>`);
+    }
+    routing[route as PeopleRoute] = slot as PeopleSlot;
+  }
+  return Object.freeze(routing);
+}
+
+function peoplePrices(json: string): PeoplePrices {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new ConfigError('invalid environment:\n  SVC_PEOPLE_PRICES: not valid JSON');
+  }
+  const parsed = PeoplePriceOverrides.safeParse(value);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid environment:\n  SVC_PEOPLE_PRICES: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
+  }
+  const o = parsed.data;
+  const d = PEOPLE_DEFAULT_PRICES;
+  return Object.freeze({
+    search: Object.freeze({ ...d.search, ...o.search }),
+    profile: Object.freeze({ ...d.profile, ...o.profile }),
+    emailQueue: Object.freeze({ ...d.emailQueue, ...o.emailQueue }),
+    emailResolved: Object.freeze({ ...d.emailResolved, ...o.emailResolved }),
+  });
 }
 
 function mcpOrigins(list: string | undefined, baseUrl: string): Config['mcp'] {

@@ -13,6 +13,7 @@ import { substrateOutboxDeliver, substrateSnapshots } from './substrate.ts';
 import { substrateRuleFire, substrateRulesTick } from './rules.ts';
 import { billingEnforce, billingMeasureDatabases, billingNotify, billingPauseIdle } from './billing.ts';
 import { billingEntitlementSync } from './monetization.ts';
+import { meetingsForward } from './meetings.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
 export interface WorkerServices extends Services {
@@ -43,6 +44,7 @@ export function taskList(s: WorkerServices): TaskList {
     billing_measure_databases: billingMeasureDatabases(s),
     billing_notify: billingNotify(s),
     billing_entitlement_sync: billingEntitlementSync(s),
+    meetings_forward: meetingsForward(s),
   };
 }
 

@@ -4,6 +4,7 @@ import { storageRawRoutes } from './storage.ts';
 import { siteRoutes } from './sites.ts';
 import { functionRoutes } from './functions.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { meetingsRawRoutes } from './meetings.ts';
 
 /**
  * Routes outside the descriptor registry, for wire shapes a tool cannot have (presigned blob PUT/GET with raw
@@ -15,4 +16,4 @@ export interface RawRoutes {
   fallback?: (router: Router, services: Services) => void;
 }
 
-export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes];
+export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes];

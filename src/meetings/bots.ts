@@ -1,0 +1,146 @@
+// Spawning, reading, listing and dismissing an app's meeting bots. The provider is called only after the account's
+// credit is held (402 otherwise, nothing sent); the hold is settled by the session's charge when it is done, or
+// released when it fails.
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { AppError } from '../core/errors.ts';
+import type { CreditLedger, Reservation } from '../credits/ledger.ts';
+import type { AppRecord } from '../apps/types.ts';
+import type { MeetingsProvider } from '../adapters/recall.ts';
+import { meetingsErrors, viaProvider } from './errors.ts';
+import { chargeNanos, dimensionsOf } from './pricing.ts';
+import { pastCall, type BotStatus } from './states.ts';
+import { botView, NO_MEDIA, RESERVED_METADATA_PREFIX, type BotRow, type BotView, type SpawnRequest } from './types.ts';
+
+/** The credit held at spawn: what an hour of the session would cost (its charge may be more; the ledger allows one call's overspend). */
+const HOLD_SECONDS = 3600;
+/** Sessions rarely outlive a day; a hold still open then is released by credits_release_expired (the charge still comes). */
+const HOLD_TTL_SECONDS = 26 * 3600;
+
+export interface ListQuery {
+  status?: BotStatus | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+export interface BotDeps {
+  db: Kysely<any>;
+  credits: CreditLedger;
+  config: Config['meetings'];
+  provider: MeetingsProvider | undefined;
+  log: Logger;
+}
+
+export class MeetingBots {
+  readonly #deps: BotDeps;
+
+  constructor(deps: BotDeps) {
+    this.#deps = deps;
+  }
+
+  /** The provider, or 501: every meetings route but _status needs one. */
+  requireProvider(): MeetingsProvider {
+    if (!this.#deps.provider) throw meetingsErrors.providerUnavailable();
+    return this.#deps.provider;
+  }
+
+  async spawn(app: AppRecord, request: SpawnRequest): Promise<BotView> {
+    const provider = this.requireProvider();
+    const id = randomUUID();
+    const recording = request.recording === false ? 'none' : request.recording;
+    const botName = request.botName ?? this.#deps.config.defaultBotName;
+    const reservation = await this.#hold(app.account_id, request.transcript);
+    try {
+      const created = await viaProvider(() =>
+        provider.createBot({
+          meetingUrl: request.meetingUrl,
+          botName,
+          transcript: request.transcript,
+          recording,
+          automaticLeave: request.automaticLeave,
+          // Our keys let anyone reading the provider's dashboard trace a bot back to its app.
+          metadata: { ...request.metadata, [`${RESERVED_METADATA_PREFIX}app_id`]: app.id, [`${RESERVED_METADATA_PREFIX}bot_id`]: id },
+        }),
+      );
+      const { rows } = await sql<BotRow>`
+        insert into meeting_bots (id, app_id, provider_bot_id, bot_name, meeting_url, metadata, transcript, recording, automatic_leave, reservation_id)
+        values (${id}, ${app.id}, ${created.id}, ${botName}, ${request.meetingUrl}, ${JSON.stringify(request.metadata)}::jsonb, ${request.transcript},
+                ${recording}, ${JSON.stringify(request.automaticLeave)}::jsonb, ${reservation?.id ?? null})
+        returning *`.execute(this.#deps.db);
+      return botView(rows[0]!, NO_MEDIA);
+    } catch (err) {
+      await this.release(app.account_id, reservation?.id ?? null, id);
+      throw err;
+    }
+  }
+
+  /** One bot; a done bot's recording and transcript URLs are asked of the provider on every read (they expire). */
+  async get(appId: string, botId: string): Promise<BotView> {
+    const provider = this.requireProvider();
+    const row = await this.#row(appId, botId);
+    if (row.status !== 'done') return botView(row, NO_MEDIA);
+    return botView(row, await viaProvider(() => provider.media(row.provider_bot_id, row.recording)));
+  }
+
+  /** Newest first; URLs are null in lists (read one bot for them). The cursor is the last bot's id, opaque. */
+  async list(appId: string, q: ListQuery): Promise<{ bots: BotView[]; nextCursor: string | null }> {
+    this.requireProvider();
+    const after = q.cursor === undefined ? null : decodeCursor(q.cursor);
+    const { rows } = await sql<BotRow>`
+      select * from meeting_bots b
+      where b.app_id = ${appId} and (${q.status ?? null}::text is null or b.status = ${q.status ?? null})
+        and (${after}::uuid is null or (b.created_at, b.id) < (select created_at, id from meeting_bots where id = ${after}::uuid and app_id = ${appId}))
+      order by b.created_at desc, b.id desc
+      limit ${q.limit + 1}`.execute(this.#deps.db);
+    const page = rows.slice(0, q.limit);
+    const more = rows.length > q.limit;
+    return { bots: page.map((r) => botView(r, NO_MEDIA)), nextCursor: more ? encodeCursor(page[page.length - 1]!.id) : null };
+  }
+
+  /** Asks the provider to take the bot out of the call; a bot whose call is over needs nothing. Idempotent. */
+  async leave(appId: string, botId: string): Promise<void> {
+    const provider = this.requireProvider();
+    const row = await this.#row(appId, botId);
+    if (pastCall(row.status)) return;
+    await viaProvider(() => provider.leaveCall(row.provider_bot_id));
+    await sql`update meeting_bots set leave_requested_at = coalesce(leave_requested_at, now()), updated_at = now() where id = ${row.id}`.execute(this.#deps.db);
+  }
+
+  /** Gives a hold back without charging (a spawn that failed, a session that ended in fatal). */
+  async release(accountId: string, reservationId: string | null, botId: string, tx: Kysely<any> = this.#deps.db): Promise<void> {
+    if (!reservationId) return;
+    await this.#deps.credits.settle(tx, accountId, { id: reservationId, accountId }, 0, 'meetings', `meeting_bot:${botId}`);
+  }
+
+  async #hold(accountId: string, transcript: boolean): Promise<Reservation | undefined> {
+    const prices = this.#deps.config;
+    const nanos = dimensionsOf(transcript).reduce((sum, d) => sum + chargeNanos(prices, d, HOLD_SECONDS), 0);
+    try {
+      return await this.#deps.credits.reserve(accountId, nanos, HOLD_TTL_SECONDS);
+    } catch (err) {
+      // The ledger's refusal speaks of AI credits; the balance fields are the spec's for meetings too.
+      if (err instanceof AppError && err.code === 'INSUFFICIENT_CREDITS') throw meetingsErrors.insufficientCredits(err.details);
+      throw err;
+    }
+  }
+
+  async #row(appId: string, botId: string): Promise<BotRow> {
+    const { rows } = await sql<BotRow>`select * from meeting_bots where id = ${botId}::uuid and app_id = ${appId}`.execute(this.#deps.db);
+    if (!rows[0]) throw meetingsErrors.botNotFound(botId);
+    return rows[0];
+  }
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function encodeCursor(id: string): string {
+  return Buffer.from(id).toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!UUID_RE.test(id)) throw meetingsErrors.badCursor();
+  return id;
+}
