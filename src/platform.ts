@@ -34,6 +34,7 @@ import { SmtpMailer } from './adapters/smtp.ts';
 import { MonetizationService } from './monetization/service.ts';
 import { PeopleService } from './people/service.ts';
 import { MeetingsService } from './meetings/service.ts';
+import { IntegrationsService } from './integrations/service.ts';
 import { SubstrateOutbox } from './substrate/outbox.ts';
 import { SubstrateStream } from './substrate/stream.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
@@ -130,6 +131,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     monetization: new MonetizationService({ db: control.db, config, log }),
     people: new PeopleService(),
     meetings: new MeetingsService({ db: control.db, box, credits, config, log }),
+    integrations: new IntegrationsService({ db: control.db, apps, config, log }),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
 

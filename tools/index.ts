@@ -4,6 +4,7 @@ import { platformBillingTools } from './billing/platform.ts';
 import { monetizationTools } from './billing/monetization.ts';
 import { peopleTools } from './people/people.ts';
 import { meetingsTools } from './meetings/meetings.ts';
+import { integrationsTools } from './integrations/integrations.ts';
 import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
@@ -41,6 +42,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   billing: [...platformBillingTools, ...monetizationTools],
   people: peopleTools,
   meetings: meetingsTools,
+  integrations: integrationsTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -93,4 +95,5 @@ export const tools: readonly AnyTool[] = [
   ...monetizationTools,
   ...peopleTools,
   ...meetingsTools,
+  ...integrationsTools,
 ];

@@ -15,6 +15,9 @@ import * as substrateStream from './0013_substrate_stream.ts';
 import * as substrateRules from './0014_substrate_rules.ts';
 import * as billing from './0015_billing.ts';
 import * as monetization from './0016_monetization.ts';
+import * as people from './0017_people.ts';
+import * as meetings from './0018_meetings.ts';
+import * as integrations from './0019_integrations.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +37,7 @@ export const migrations: Record<string, Migration> = {
   '0014_substrate_rules': substrateRules,
   '0015_billing': billing,
   '0016_monetization': monetization,
+  '0017_people': people,
+  '0018_meetings': meetings,
+  '0019_integrations': integrations,
 };

@@ -22,6 +22,7 @@ import type { BillingService } from '../billing/service.ts';
 import type { MonetizationService } from '../monetization/service.ts';
 import type { PeopleService } from '../people/service.ts';
 import type { MeetingsService } from '../meetings/service.ts';
+import type { IntegrationsService } from '../integrations/service.ts';
 
 /** Everything a tool handler may reach, built once at start (src/platform.ts). */
 export interface Services {
@@ -66,4 +67,6 @@ export interface Services {
   people: PeopleService;
   /** Meeting bots through the meetings provider, their webhooks, forwarding and usage. */
   meetings: MeetingsService;
+  /** Third-party integrations: enabled toolkits, end users' connected accounts, tool executions and their log. */
+  integrations: IntegrationsService;
 }
