@@ -8,7 +8,10 @@ import https from 'node:https';
 import net from 'node:net';
 import { AppError, errors } from './errors.ts';
 
-const BLOCKED = new net.BlockList();
+// Two lists: a BlockList checks an IPv4 address against its IPv6 rules too (as ::ffff:a.b.c.d), so one list holding
+// ::ffff:0:0/96 refused every IPv4 address, public ones included.
+const BLOCKED_V4 = new net.BlockList();
+const BLOCKED_V6 = new net.BlockList();
 for (const [prefix, bits] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -22,7 +25,7 @@ for (const [prefix, bits] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
-  BLOCKED.addSubnet(prefix, bits, 'ipv4');
+  BLOCKED_V4.addSubnet(prefix, bits, 'ipv4');
 }
 for (const [prefix, bits] of [
   ['::', 96],
@@ -37,7 +40,7 @@ for (const [prefix, bits] of [
   ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
-  BLOCKED.addSubnet(prefix, bits, 'ipv6');
+  BLOCKED_V6.addSubnet(prefix, bits, 'ipv6');
 }
 
 /**
@@ -47,8 +50,8 @@ for (const [prefix, bits] of [
  */
 export function isInternalAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
-  return BLOCKED.check(address, net.isIPv6(address) ? 'ipv6' : 'ipv4');
+  if (mapped) return BLOCKED_V4.check(mapped[1]!, 'ipv4');
+  return net.isIPv6(address) ? BLOCKED_V6.check(address, 'ipv6') : BLOCKED_V4.check(address, 'ipv4');
 }
 
 export const outboundErrors = {
