@@ -225,8 +225,8 @@ export function verifyWebhook(body: Buffer, headers: HeaderMap, secret: string, 
   return id;
 }
 
-/** The raw HMAC of a Svix delivery (the test fake signs with it too). */
-export function webhookSignature(secret: string, id: string, timestamp: string, body: Buffer | string): Buffer {
+/** The raw HMAC of a Svix delivery: the key is the base64 part of whsec_<key>. */
+function webhookSignature(secret: string, id: string, timestamp: string, body: Buffer | string): Buffer {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
 }
