@@ -129,7 +129,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     ),
     billing,
     monetization: new MonetizationService({ db: control.db, config, log }),
-    people: new PeopleService(),
+    people: new PeopleService({ db: control.db, ledger: credits, config, log }),
     meetings: new MeetingsService({ db: control.db, box, credits, config, log }),
     integrations: new IntegrationsService({ db: control.db, apps, config, log }),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),

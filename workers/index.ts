@@ -13,6 +13,8 @@ import { substrateOutboxDeliver, substrateSnapshots } from './substrate.ts';
 import { substrateRuleFire, substrateRulesTick } from './rules.ts';
 import { billingEnforce, billingMeasureDatabases, billingNotify, billingPauseIdle } from './billing.ts';
 import { billingEntitlementSync } from './monetization.ts';
+import { integrationsPrune } from './integrations.ts';
+import { peopleEmailExpire } from './people.ts';
 import { meetingsForward } from './meetings.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
@@ -44,9 +46,11 @@ export function taskList(s: WorkerServices): TaskList {
     billing_measure_databases: billingMeasureDatabases(s),
     billing_notify: billingNotify(s),
     billing_entitlement_sync: billingEntitlementSync(s),
+    integrations_prune: integrationsPrune,
+    people_email_expire: peopleEmailExpire(s),
     meetings_forward: meetingsForward(s),
   };
 }
 
 /** Platform crons (graphile-worker crontab syntax; UTC). */
-export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1', '5 0 * * * substrate_snapshots ?fill=1d&max=1', '* * * * * substrate_rules_tick ?max=1', '* * * * * billing_enforce ?max=1', '17 * * * * billing_pause_idle ?max=1', '*/15 * * * * billing_measure_databases ?max=1'].join('\n');
+export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1', '5 0 * * * substrate_snapshots ?fill=1d&max=1', '* * * * * substrate_rules_tick ?max=1', '* * * * * billing_enforce ?max=1', '17 * * * * billing_pause_idle ?max=1', '*/15 * * * * billing_measure_databases ?max=1', '41 3 * * * integrations_prune ?max=1'].join('\n');

@@ -3,6 +3,7 @@ import { strictInput } from './strict.ts';
 import type { Logger } from 'pino';
 import type { Services } from './services.ts';
 import type { AppRecord } from '../apps/types.ts';
+import type { AppError } from './errors.ts';
 
 /** Who is calling, resolved once per request from the Authorization header (or its absence). */
 export type Caller =
@@ -58,10 +59,16 @@ export interface HttpBinding<O> {
   respond?: (output: O) => WireResponse;
   /**
    * How errors of this route are rendered: the standard envelope (default) or OpenAI's `{ error: { message, type,
-   * code } }`, for routes that OpenAI clients call (the AI gateway). Applies to every error on the path, including
+   * code } }`, for routes that OpenAI clients call (the AI gateway), or the people routes' flat `{ error: "<code>" }`
+   * (which may also change the status: see peopleError). Applies to every error on the path, including
    * those raised before the handler (body parsing, authentication).
    */
   errorShape?: ErrorShape;
+  /**
+   * Headers sent with every error reply of this route, including errors raised before the handler (body parsing,
+   * authentication), for routes whose spec puts headers on every reply (people: provider, credits, USD).
+   */
+  errorHeaders?: (err: AppError) => Record<string, string>;
   /**
    * The credentials this route accepts over REST when fewer than the tool's `auth` (which MCP uses): the substrate's
    * routes take substrate keys only, while MCP sessions (platform key) reach the same tools as an agent. A service
@@ -70,7 +77,8 @@ export interface HttpBinding<O> {
   restAuth?: readonly CallerKind[];
 }
 
-export type ErrorShape = 'standard' | 'openai';
+/** standard: the envelope; openai: OpenAI's body (AI gateway); people: the spec's flat `{ error: "<code>" }`. */
+export type ErrorShape = 'standard' | 'openai' | 'people';
 
 export interface WireResponse {
   status?: number;

@@ -4,7 +4,7 @@ import type { ErrorShape } from './define.ts';
 
 /** OpenAI's error body, as the openai SDK and every OpenAI-compatible client read it. */
 export interface OpenAiErrorBody {
-  error: { message: string; type: string; code: string | null; param?: string | null; details?: unknown };
+  error: { message: string; type: string; code: string | null; param?: string | null; details?: unknown; balance_usd?: number; credit_floor_usd?: number };
 }
 
 /**
@@ -29,8 +29,11 @@ const OPENAI_CODES: Readonly<Record<string, string>> = {
   VALIDATION_FAILED: 'invalid_request',
   INVALID_JSON: 'invalid_request',
   AUTH_REQUIRED: 'missing_credentials',
-  AUTH_INVALID_TOKEN: 'invalid_api_key',
+  // The spec's OpenAI-shaped table (Meetings): 401 missing_credentials for a missing or an invalid credential alike.
+  AUTH_INVALID_TOKEN: 'missing_credentials',
   FORBIDDEN: 'not_authorized',
+  // The only resource an app-scoped OpenAI-shaped route looks up before its handler is the app (invoke's authorizeApp).
+  RESOURCE_NOT_FOUND: 'app_not_found',
 };
 
 function openAiType(status: number): string {
@@ -54,9 +57,59 @@ export function openAiError(err: AppError): OpenAiErrorBody {
   const message = err.remediation ? `${err.message} ${err.remediation}` : err.message;
   const body: OpenAiErrorBody['error'] = { message, type: openAiType(err.status), code: OPENAI_CODES[err.code] ?? err.code.toLowerCase(), param: paramOf(err) };
   if (err.details !== undefined) body.details = err.details;
+  // The spec's 402 names the balance beside the code: error.balance_usd and error.credit_floor_usd.
+  const { balance_usd, credit_floor_usd } = (err.details ?? {}) as { balance_usd?: number; credit_floor_usd?: number };
+  if (err.status === 402 && typeof balance_usd === 'number') Object.assign(body, { balance_usd, credit_floor_usd: credit_floor_usd ?? 0 });
   return { error: body };
 }
 
-export function renderError(err: AppError, shape: ErrorShape = 'standard'): ErrorEnvelope | OpenAiErrorBody {
-  return shape === 'openai' ? openAiError(err) : envelope(err);
+/**
+ * The people routes' body (spec: Errors, People): `{ error: "<code>" }`, with `slot` on the two slot errors. Codes the
+ * spec does not list (validation, app paused, ...) add `message` and `details`; a 502 is a transient description.
+ */
+export interface PeopleErrorBody {
+  error: string;
+  slot?: string;
+  message?: string;
+  details?: unknown;
+}
+
+/** Our codes under the names the people table gives them. */
+const PEOPLE_CODES: Readonly<Record<string, string>> = {
+  AUTH_REQUIRED: 'forbidden',
+  AUTH_INVALID_TOKEN: 'forbidden',
+  FORBIDDEN: 'forbidden',
+  // The only resource an app-scoped people route looks up before its handler is the app.
+  RESOURCE_NOT_FOUND: 'app_not_found',
+};
+
+/** The people table's codes: their bodies are exactly `{ error }` (and `slot`), nothing more. */
+const PEOPLE_TABLE = new Set([
+  'insufficient_credits',
+  'forbidden',
+  'app_not_found',
+  'people_disabled',
+  'people_unavailable',
+  'provider_not_registered',
+  'provider_action_unsupported',
+]);
+
+export function peopleError(err: AppError): { status: number; body: PeopleErrorBody } {
+  // Authentication rule 3: whoever is not the app's owner gets 403, without a credential or with an invalid one too.
+  const status = err.status === 401 ? 403 : err.status;
+  if (status === 502) return { status, body: { error: `${err.message} ${err.remediation}` } };
+  const code = PEOPLE_CODES[err.code] ?? err.code.toLowerCase();
+  if (!PEOPLE_TABLE.has(code)) {
+    const body: PeopleErrorBody = { error: code, message: err.message };
+    if (err.details !== undefined) body.details = err.details;
+    return { status, body };
+  }
+  const slot = (err.details as { slot?: unknown } | undefined)?.slot;
+  return { status, body: typeof slot === 'string' ? { error: code, slot } : { error: code } };
+}
+
+/** The status and body of an error in the shape of the route family that sends it. */
+export function errorWire(err: AppError, shape: ErrorShape = 'standard'): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody } {
+  if (shape === 'people') return peopleError(err);
+  return { status: err.status, body: shape === 'openai' ? openAiError(err) : envelope(err) };
 }

@@ -77,10 +77,12 @@ export class CreditLedger {
    * Holds `nanos` of the account's credit for a call about to be made (the whole estimate even when less is left, so
    * that what calls in flight hold never understates what they may cost). Refused (402) when nothing is left beyond
    * what calls in flight hold: a call may cost more than its reservation, so the overspend is at most one call.
+   * `minAvailableNanos` raises that floor: people search refuses below its balance gate, or below the call's
+   * maximum price, so that its calls never overspend at all.
    */
-  async reserve(accountId: string, nanos: number, ttlSeconds: number): Promise<Reservation | undefined> {
+  async reserve(accountId: string, nanos: number, ttlSeconds: number, minAvailableNanos = 1): Promise<Reservation | undefined> {
     if (PLANS[await this.plan(accountId)].aiCredits === undefined) return undefined;
-    if (!UUID_RE.test(accountId) || !Number.isSafeInteger(nanos) || nanos < 0 || !Number.isSafeInteger(ttlSeconds)) {
+    if (!UUID_RE.test(accountId) || ![nanos, ttlSeconds, minAvailableNanos].every(Number.isSafeInteger) || nanos < 0) {
       throw new Error('reserve: account id must be a uuid, amounts and ttl safe integers');
     }
     // One round trip, committed without waiting for the WAL flush: every call of the account updates this one row,
@@ -91,7 +93,7 @@ export class CreditLedger {
       set local synchronous_commit to off;
       with held as (
         update credit_balances set reserved_nanos = reserved_nanos + ${nanos}
-        where account_id = '${accountId}' and balance_nanos - reserved_nanos > 0
+        where account_id = '${accountId}' and balance_nanos - reserved_nanos >= ${Math.max(1, minAvailableNanos)}
         returning account_id
       )
       insert into credit_reservations (account_id, amount_nanos, expires_at)

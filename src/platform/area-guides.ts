@@ -221,7 +221,7 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   (TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). It is loaded when deployed: code
   that does not parse, throws while loading or has no default-exported function is 400 FUNCTION_INVALID with the
   compiler or runtime message, and the previous version keeps serving.
-- \`ctx = { env, appId, user, token, data, billing, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
+- \`ctx = { env, appId, user, token, data, billing, integrations, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
   (\`{base_url}/v1/{app_id}\`); \`user\` is \`{ id, claims }\` when the caller sent an end-user JWT of this app (else
   null) and \`token\` that JWT.
 - \`ctx.data\` reads and writes this app's tables without a key, as that end user (row-level security) or else as the
@@ -231,6 +231,9 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
 - \`ctx.billing\` tells what the calling end user pays for: \`await ctx.billing.subscription()\` is their current
   subscription (as billing_subscription_get returns it) and \`await ctx.billing.plan()\` the plan id it entitles them to
   (status active or past_due), each null without an end user; a refusal rejects with a BillingError (code, status).
+- \`ctx.integrations.execute(toolName, params)\` runs a tool of the app's enabled toolkits as the calling end user,
+  through their connected account (as integrations_execute): \`{ successful: true, data }\`. Without an end user (key,
+  cron) pass \`{ userId }\` as a third argument; a refusal rejects with an IntegrationsError (code, status).
 - \`ctx.substrate\` exists while the app is linked to a substrate user (substrate_app_link): \`propose(capability, payload,
   { idempotency_key }?)\`, \`getEntity\`, \`findEntities\`, \`searchMemory\`, \`patchEntity\`, \`mergeEntities\`, \`deleteEntity\`, for
   that user as an agent (platform_guide area=substrate); a refusal rejects with a SubstrateError (code, status).
@@ -578,6 +581,93 @@ noOneJoinedTimeoutSec, everyoneLeftTimeoutSec, inCallNotRecordingTimeoutSec, int
 \`{ error: { message, type, code } }\`: 400 invalid_request (\`error.details\`), 401 missing_credentials, 402 insufficient_credits,
 403 not_authorized (only the app's owner: its service key or the owner's platform key), 404 app_not_found / bot_not_found,
 501 provider_unavailable (no provider on this platform), 502 provider_error, 503 provider_busy (retry later).
+`,
+  },
+  people: {
+    summary:
+      "People and company search, profile enrichment with a shared 30-day cache, and asynchronous work-email lookups, billed per call to the account's credits.",
+    reference: `
+## Calls
+
+Routes \`POST /v1/{app_id}/people/search/person\`, \`search/company\`, \`profile\`, \`profile/email\` (202) and
+\`GET /v1/{app_id}/people/email-lookup/{lookup_id}\`, with a service key of the app or its owner's platform key (any
+other credential: 403). Search: \`query\` (natural language, served by the slot \`query\` is routed to, usually a
+semantic provider) or structured filters (combined into a description for semantic providers); at least one.
+\`pageSize\` 1-100 (default 10). \`data.nextPage\` is \`{base_url}/v1/{app_id}/people/search/<kind>?next_token=...\` or
+null: send its next_token as \`nextToken\`. Profile URLs are normalized (lowercase scheme, host and path, trailing
+slash, query and fragment dropped) before the cache and the provider see them.
+
+## Cache, prices, credits
+
+Profiles are cached by normalized URL for every app: found 30 days, not_found 7 days, a provider failure 1 hour and
+never served. A hit costs 0 and says \`cached: true\`; \`liveFetch: "force"\` skips the cache (a failed live fetch keeps
+the cached entry). Typical prices (the operator's table may differ; \`usage\` and the headers tell the real charge):
+search 7 credits $0.0084 for up to 10 results, then 1 credit $0.0012 per result; profile 2 credits $0.04 (not_found:
+0); e-mail queued 3 credits $0.06, resolved 1 credit $0.02; an empty page costs 0. Charges go to the account's credit
+ledger (free plan $0.10 once). A call reserves its maximum price first: 402 \`insufficient_credits\`, and nothing sent
+to the provider, when the available balance is below $0.05 or below that price (an e-mail lookup holds queue and
+resolution prices). Cache hits and polls are free and never refused for credit.
+
+## E-mail lookups
+
+\`pending\` -> \`resolved\` (the provider's callback brought an e-mail; 1 credit) | \`failed\` (it found none; free) |
+\`expired\` (no callback within the deadline, 24 h by default; the held credit is released). The poll's
+\`credits_consumed\` is the lookup's total (4 when resolved).
+
+## Replies and errors
+
+Every REST reply carries \`x-people-provider\` (primary | secondary), \`x-people-credits-consumed\`,
+\`x-people-usd-charged\` (6 decimals; 0 and 0.000000 on errors, 402 and free calls) and on profile \`x-people-cached\`.
+Errors are flat: 402 \`{ error: "insufficient_credits" }\`, 403 \`{ error: "forbidden" }\`, 404 \`{ error:
+"app_not_found" }\`, 502 \`{ error: "<transient description>" }\` (retry with backoff; nothing charged), 503
+\`people_disabled\`, \`people_unavailable\`, \`provider_not_registered\` or \`provider_action_unsupported\` (both with
+\`slot\`), \`email_lookup_disabled\`; others \`{ error: "<code>", message, details? }\` (400 validation_failed, 404
+lookup_not_found). Over MCP the same errors use the standard envelope and results carry \`provider\`.
+`,
+  },
+  integrations: {
+    summary:
+      "Third-party integrations: enable vendor toolkits (Gmail, Slack, GitHub, ...) for an app, let its end users connect their accounts through a hosted OAuth page, and run the tools as those users over REST, MCP and from functions.",
+    reference: `
+## Flow
+
+integrations_available (the 10 curated toolkits; \`search=\` searches the vendor's catalog) -> integrations_configure
+\`{ toolkit, displayName, scopes?, redirectOrigins? }\` (scopes default to the vendor-managed ones) -> integrations_connect
+\`{ toolkit, redirectUrl }\` as the end user returns \`{ authUrl, connectionRequestId }\`: open authUrl in their browser.
+After consent the vendor sends the browser to GET /v1/{app_id}/integrations/callback (public), which records the
+connection and answers 302 to redirectUrl with \`status=success&toolkit=&connectionRequestId=&connectionId=\` (or
+\`status=failed&error=\`) -> integrations_tools (each tool's inputSchema) -> integrations_execute \`{ toolName, params }\`
+-> \`{ successful: true, data }\`. A connect link completes once, within an hour; reconnecting replaces the user's
+connection for that toolkit.
+
+## Who acts for whom
+
+- Admin tools (available, config, configure, disable, executions): a service key or the owner's platform key.
+- End-user tools (connect, connections_list, connection_delete, tools, execute): the end user's JWT (\`userId\` is then
+  refused with 400), or a key with \`userId\` (body or query: the id the app knows the user by), or over MCP a key
+  with \`user_token\`. connect and execute need a user; the others with a key and no user cover the whole app. An end
+  user sees and deletes only their own connections (another's is 404).
+- The vendor knows each end user as \`<app_id>:<userId>\`: the same userId in two apps is two vendor users.
+
+## Redirect allow-list
+
+redirectUrl must be on the app's own origin (\`appOrigin\` in integrations_config: its subdomain with subdomain
+routing, else the platform's, which serves /sites/{app_id}/) or on one of \`redirectOrigins\` (scheme://host[:port];
+configure replaces the list). Checked on connect and again on the callback, so the callback is never an open redirect.
+
+## Errors
+
+400 INTEGRATIONS_NOT_CONFIGURED (no vendor key on the platform: every route), 400 INTEGRATIONS_TOOLKIT_NOT_ENABLED,
+400 INTEGRATIONS_NOT_CONNECTED (connect first), 400 VALIDATION_FAILED (userId rules, redirectUrl not allowed), 404
+RESOURCE_NOT_FOUND (toolkit, tool, connection, used or expired connect request), 422 INTEGRATIONS_EXECUTION_FAILED (the
+tool failed; the vendor's message), 502 INTEGRATIONS_EXECUTION_FAILED (vendor 5xx or unreachable: retry), 502
+UPSTREAM_ERROR and 400 UPSTREAM_REJECTED (the vendor during configure, connect or search).
+
+## Functions and the log
+
+Functions run tools as the calling end user: \`await ctx.integrations.execute("GMAIL_SEND_EMAIL", params)\`
+(platform_guide area=functions). Every execution, refused ones included, is logged for 90 days: integrations_executions
+\`{ id, userId, toolName, toolkit, successful, durationMs, error, createdAt }\`, newest first, paged with \`before\`.
 `,
   },
   rules: {

@@ -2,7 +2,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { once } from 'node:events';
 import type { NextFunction } from 'express';
 import { errors, type AppError } from '../core/errors.ts';
-import { renderError } from '../core/error-shapes.ts';
+import { errorWire } from '../core/error-shapes.ts';
 import { StreamBody } from '../core/stream-body.ts';
 import { JsonText } from '../core/json-text.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
@@ -17,9 +17,10 @@ export interface SubdomainLocals {
   subdomainAppId?: string;
 }
 
-/** Set by errorShapes() for routes whose errors are not rendered in the standard envelope. */
+/** Set by errorShapes() for routes whose errors are not rendered in the standard envelope, or carry headers. */
 interface ShapeLocals {
   errorShape?: ErrorShape;
+  errorHeaders?: HttpBinding<unknown>['errorHeaders'];
 }
 
 const toExpressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
@@ -187,18 +188,21 @@ async function writeStream(res: Response, stream: StreamBody): Promise<void> {
 }
 
 /**
- * Marks the requests of routes with their own error shape (OpenAI-compatible routes), before body parsing, so
- * that every error on those paths (bad JSON, too large, no credential) reaches the client in the shape it reads.
+ * Marks the requests of routes with their own error shape (OpenAI-compatible routes, people) or error headers, before
+ * body parsing, so that every error on those paths (bad JSON, too large, no credential) reaches the client in the
+ * shape it reads.
  */
 export function errorShapes(tools: readonly AnyTool[]) {
-  const shaped = tools.flatMap((t) =>
-    t.http && t.http.errorShape && t.http.errorShape !== 'standard'
-      ? [t.http.path, t.http.subdomainPath].filter((p): p is string => !!p).map((p) => ({ re: pathPattern(p), shape: t.http && t.http.errorShape }))
+  const shaped = tools.flatMap(({ http }) =>
+    http && ((http.errorShape && http.errorShape !== 'standard') || http.errorHeaders)
+      ? [http.path, http.subdomainPath]
+          .filter((p): p is string => !!p)
+          .map((p) => ({ re: pathPattern(p), locals: { errorShape: http.errorShape, errorHeaders: http.errorHeaders } satisfies ShapeLocals }))
       : [],
   );
   return (req: Request, res: Response, next: NextFunction): void => {
     const hit = shaped.find((s) => s.re.test(req.path));
-    if (hit?.shape) (res.locals as ShapeLocals).errorShape = hit.shape;
+    if (hit) Object.assign(res.locals as ShapeLocals, hit.locals);
     next();
   };
 }
@@ -213,8 +217,11 @@ export function sendError(res: Response, err: AppError): void {
     res.destroy();
     return;
   }
-  if (err.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+  const locals = res.locals as ShapeLocals;
+  const { status, body } = errorWire(err, locals.errorShape);
+  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
   const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
-  if ((err.status === 429 || err.status === 503) && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
-  res.status(err.status).json(renderError(err, (res.locals as ShapeLocals).errorShape));
+  if ((status === 429 || status === 503) && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
+  for (const [name, value] of Object.entries(locals.errorHeaders?.(err) ?? {})) res.setHeader(name, value);
+  res.status(status).json(body);
 }

@@ -4,6 +4,7 @@ import { storageRawRoutes } from './storage.ts';
 import { siteRoutes } from './sites.ts';
 import { functionRoutes } from './functions.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { peopleRawRoutes } from './people.ts';
 import { meetingsRawRoutes } from './meetings.ts';
 
 /**
@@ -16,4 +17,4 @@ export interface RawRoutes {
   fallback?: (router: Router, services: Services) => void;
 }
 
-export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes];
+export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes];
