@@ -1,4 +1,4 @@
-// The platform channel of a running function: ctx.data and ctx.billing calls (run through the tools' invoke(), as REST
+// The platform channel of a running function: ctx.data, ctx.billing and ctx.integrations calls (run through the tools' invoke(), as REST
 // and MCP run them), ctx.substrate calls and fetch() to the platform's own URL, forwarded to this process's HTTP listener. The runner asks
 // over stdio (protocol.ts, PlatformCall); nothing here trusts what it names beyond the function's own app.
 import { randomUUID } from 'node:crypto';
@@ -34,11 +34,14 @@ export interface ChannelContext {
 type FetchCall = Extract<PlatformCall, { kind: 'fetch' }>;
 type DataCall = Extract<PlatformCall, { kind: 'data' }>;
 type SubstrateCall = Extract<PlatformCall, { kind: 'substrate' }>;
+type IntegrationsCall = Extract<PlatformCall, { kind: 'integrations' }>;
 
 /** The data tools behind ctx.data, by operation (run through invoke(), as REST and MCP run them). */
 const DATA_TOOLS: Record<DataOp, string> = { select: 'data_select', insert: 'data_insert', update: 'data_update', delete: 'data_delete' };
 /** The tool behind ctx.billing.subscription(). */
 const SUBSCRIPTION_TOOL = 'billing_subscription_get';
+/** The tool behind ctx.integrations.execute(). */
+const EXECUTE_TOOL = 'integrations_execute';
 
 /** Headers a function may not set on a forwarded fetch: forwarding headers are the platform's to set, or a function could pose as any client address. */
 const HOP_HEADERS = ['host', 'content-length', 'connection', 'transfer-encoding', 'forwarded'];
@@ -65,6 +68,7 @@ export async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user
     if (call.kind === 'fetch') return await platformFetch(ctx, call);
     if (call.kind === 'substrate') return { status: 200, result: await substrateCall(ctx, meta, call) };
     if (call.kind === 'billing') return { status: 200, result: await billingCall(ctx, meta, user) };
+    if (call.kind === 'integrations') return { status: 200, result: await integrationsCall(ctx, meta, user, call) };
     return await dataCall(ctx, meta, user, call);
   } catch (err) {
     const known = err instanceof AppError ? err : mapPgError(err);
@@ -100,6 +104,21 @@ async function billingCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUse
   const out = (await runTool(ctx, meta, await callerOf(ctx.access, meta, user), SUBSCRIPTION_TOOL, { app_id: meta.appId })) as { subscription: SubscriptionLike | null };
   const subscription = out.subscription ?? null;
   return { subscription, plan: entitledPlan(subscription) };
+}
+
+/**
+ * ctx.integrations.execute: integrations_execute as the invoking end user. Without one (a key, cron, a test invoke)
+ * the function runs as its app, which, like a key of the app, must name the user ({ userId }).
+ */
+async function integrationsCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: IntegrationsCall): Promise<unknown> {
+  if (!user && call.userId === undefined) {
+    throw errors.validation('ctx.integrations.execute acts for an end user: invoke the function with their access token, or pass { userId }.', [
+      { path: 'userId', message: 'required without an end user' },
+    ]);
+  }
+  const input: Record<string, unknown> = { app_id: meta.appId, toolName: call.toolName, params: call.params ?? {} };
+  if (call.userId !== undefined) input.userId = call.userId;
+  return runTool(ctx, meta, await callerOf(ctx.access, meta, user), EXECUTE_TOOL, input);
 }
 
 /**

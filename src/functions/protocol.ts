@@ -45,17 +45,18 @@ export interface RequestFrame {
 
 /**
  * A call from a function to its own platform, made while one of its requests is in flight: `ctx.data` (run in-process
- * through the data tools as the invocation's caller), `ctx.substrate`, `ctx.billing` (as the invocation's end user) or
- * a fetch() to a URL under the platform's own origin (sent to the platform's HTTP listener with the function's headers
- * as given). The stdio channel is the only way out to the platform: the sandbox denies loopback and private addresses,
- * and Deno's --deny-net always wins over --allow-net, so one port of a loopback host cannot be opened without opening
- * the database and every other local service too.
+ * through the data tools as the invocation's caller), `ctx.substrate`, `ctx.billing` and `ctx.integrations` (as the
+ * invocation's end user) or a fetch() to a URL under the platform's own origin (sent to the platform's HTTP listener
+ * with the function's headers as given). The stdio channel is the only way out to the platform: the sandbox denies
+ * loopback and private addresses, and Deno's --deny-net always wins over --allow-net, so one port of a loopback host
+ * cannot be opened without opening the database and every other local service too.
  */
 export type PlatformCall =
   | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string }
   | { kind: 'fetch'; method: string; url: string; headers: Array<[string, string]>; body: string | null }
   | { kind: 'substrate'; op: SubstrateOp; args: unknown[] }
-  | { kind: 'billing'; op: BillingOp };
+  | { kind: 'billing'; op: BillingOp }
+  | { kind: 'integrations'; op: 'execute'; toolName: string; params: unknown; userId?: string };
 
 /** ctx.substrate's operations, run for the substrate user the app is linked to, as an agent. */
 export type SubstrateOp = 'propose' | 'getEntity' | 'findEntities' | 'searchMemory' | 'patchEntity' | 'mergeEntities' | 'deleteEntity' | 'wsTicket';
@@ -187,6 +188,12 @@ function parsePlatformCall(r: Record<string, unknown>): PlatformCall | undefined
   }
   if (r.kind === 'billing') {
     return typeof r.op === 'string' && BILLING_OPS.has(r.op) ? { kind: 'billing', op: r.op as BillingOp } : undefined;
+  }
+  if (r.kind === 'integrations') {
+    if (r.op !== 'execute' || typeof r.toolName !== 'string' || (r.userId !== undefined && typeof r.userId !== 'string')) return undefined;
+    const call: PlatformCall = { kind: 'integrations', op: 'execute', toolName: r.toolName, params: r.params };
+    if (r.userId !== undefined) call.userId = r.userId as string;
+    return call;
   }
   return undefined;
 }

@@ -13,8 +13,8 @@
 // module's top level, carries an id no longer in flight (or none) and is not recorded.
 //
 // The function's own platform is reached through this channel, never the network (see PlatformCall in protocol.ts):
-// `ctx.data`, `ctx.billing` and `ctx.substrate` send `call` frames the platform runs in-process (ctx.data as the
-// invocation's caller, ctx.billing as its end user), and fetch() to a URL under the platform's own origin (ctx.env.SVC_API_URL, ...) is sent the same way to the
+// `ctx.data`, `ctx.billing`, `ctx.integrations` and `ctx.substrate` send `call` frames the platform runs in-process
+// (ctx.data as the invocation's caller, ctx.billing and ctx.integrations as its end user), and fetch() to a URL under the platform's own origin (ctx.env.SVC_API_URL, ...) is sent the same way to the
 // platform's HTTP listener; other URLs go to the real fetch. Calls are bound to the request in flight that made them and are
 // rejected once it has ended. A host the sandbox denies gets an error naming the setting that governs it.
 //
@@ -237,13 +237,15 @@ function dataClient(id: number) {
   };
 }
 
-/** A platform error from ctx.substrate or ctx.billing: the envelope's code, status and remediation on an Error. */
+type PlatformErrorName = 'SubstrateError' | 'BillingError' | 'IntegrationsError';
+
+/** A platform error from ctx.substrate, ctx.billing or ctx.integrations: the envelope's code, status and remediation on an Error. */
 class PlatformCallError extends Error {
   code: string;
   status: number;
   remediation: string;
 
-  constructor(name: 'SubstrateError' | 'BillingError', status: number, error: { code: string; message: string; remediation: string }) {
+  constructor(name: PlatformErrorName, status: number, error: { code: string; message: string; remediation: string }) {
     super(error.message);
     this.name = name;
     this.code = error.code;
@@ -253,7 +255,7 @@ class PlatformCallError extends Error {
 }
 
 /** A call whose answer is `result`, rejecting with a PlatformCallError named `name` when the platform refuses. */
-function resultOf(id: number, request: PlatformCall, name: 'SubstrateError' | 'BillingError'): Promise<unknown> {
+function resultOf(id: number, request: PlatformCall, name: PlatformErrorName): Promise<unknown> {
   return platformCall(id, request).then((r) => {
     if (r.error) throw new PlatformCallError(name, r.status, r.error);
     return r.result;
@@ -296,6 +298,18 @@ function billingClient(id: number, user: RequestFrame['user']) {
     subscription: () => ask().then((a) => a.subscription),
     /** The plan id the end user is entitled to (subscription active or past_due), else null. */
     plan: () => ask().then((a) => a.plan),
+  };
+}
+
+/**
+ * ctx.integrations: the app's enabled toolkits' tools, run as the invoking end user through their connected account
+ * (integrations_execute). Without an end user (a key, cron) only for a user the function names with { userId }.
+ * Resolves to { successful: true, data }; rejects with an IntegrationsError (code, status, remediation).
+ */
+function integrationsClient(id: number) {
+  return {
+    execute: (toolName: string, params: Record<string, unknown> = {}, options: { userId?: string } = {}) =>
+      resultOf(id, { kind: 'integrations', op: 'execute', toolName, params, ...(options.userId !== undefined ? { userId: options.userId } : {}) }, 'IntegrationsError'),
   };
 }
 
@@ -432,6 +446,7 @@ async function handle(frame: RequestFrame): Promise<void> {
       token: frame.token,
       data: dataClient(id),
       billing: billingClient(id, frame.user),
+      integrations: integrationsClient(id),
       ...(frame.substrate ? { substrate: substrateClient(id) } : {}),
     };
     const response = await handler(request, ctx);

@@ -7,6 +7,7 @@ import { startFakeComposio, followLikeABrowser, SOFT_FAILURE_MESSAGE, type FakeC
 import { createApp } from '../helpers/functions.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { freePort } from '../helpers/server.ts';
+import { PRUNE_INTEGRATIONS_SQL } from '../../src/integrations/service.ts';
 
 const APP_SITE = 'https://myapp.example';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -373,6 +374,22 @@ describe('the execution log', () => {
     expect(r.status).toBe(204);
     expect(fake.accounts.get(vendorAccount)!.deleted).toBe(true);
     expect((await p.api('GET', at(appA, '/connections'), { key: users.alice!.token })).body).toEqual({ connections: [] });
+  });
+});
+
+describe('retention', () => {
+  it('the daily prune drops connect requests a day past their expiry and executions older than 90 days', async () => {
+    await p.sql(`insert into integration_executions (app_id, user_id, tool, success, duration_ms, created_at) values ($1, 'old', 'X', true, 1, now() - interval '91 days')`, [appA]);
+    await p.sql(
+      `insert into integration_connection_requests (id, state_hash, app_id, user_id, toolkit, redirect_url, vendor_account_id, expires_at)
+       values (gen_random_uuid(), 'old-state', $1, 'old', 'gmail', 'https://x.example/', 'ca_old', now() - interval '2 days')`,
+      [appA],
+    );
+    const kept = async () => (await p.sql(`select (select count(*) from integration_executions where user_id <> 'old') + (select count(*) from integration_connection_requests where user_id <> 'old') as n`))[0].n;
+    const before = await kept();
+    await p.sql(PRUNE_INTEGRATIONS_SQL);
+    expect(await p.sql(`select 1 from integration_executions where user_id = 'old' union all select 1 from integration_connection_requests where user_id = 'old'`)).toEqual([]);
+    expect(await kept()).toBe(before);
   });
 });
 

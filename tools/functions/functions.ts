@@ -40,9 +40,10 @@ export const functionsDeploy = defineTool({
   title: 'Deploy a function',
   description:
     'Deploy a function, or update the one with this name (omitted fields keep their values; envVars replaces the set, functions_env_update merges). ' +
-    'code default-exports `async (request: Request, ctx) => Response` (TypeScript or JavaScript, no build step); ctx = { env, user, token, data, billing, appId }; ' +
+    'code default-exports `async (request: Request, ctx) => Response` (TypeScript or JavaScript, no build step); ctx = { env, user, token, data, billing, integrations, appId }; ' +
     '`await ctx.data.from("books").select("id,title")` reads this app\'s tables without a key, as the calling end user (else as the app); ' +
-    '`await ctx.billing.plan()` is the plan id that end user pays for (else null). ' +
+    '`await ctx.billing.plan()` is the plan id that end user pays for (else null); ' +
+    '`await ctx.integrations.execute("GMAIL_SEND_EMAIL", params)` runs a connected tool as that end user. ' +
     'The code is loaded first: 400 FUNCTION_INVALID with the compiler message, and the previous version keeps serving. ' +
     '201 when created, 200 when updated; an http function is then public at url. Next: functions_invoke, functions_logs. ' +
     `Runtime contract, triggers, sandbox and limits: ${GUIDE}. ` +
