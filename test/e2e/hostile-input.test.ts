@@ -9,6 +9,8 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
 import { startFakeStripe, type FakeStripe } from '../fakes/stripe.ts';
+import { followLikeABrowser, startFakeComposio, type FakeComposio } from '../fakes/composio.ts';
+import { FakeRecall } from '../fakes/recall.ts';
 import { tools } from '../../tools/index.ts';
 import { connectMcp, readResponse, request, resultJson, type McpConnection, type RawResponse } from './e2e-helpers.ts';
 
@@ -188,6 +190,7 @@ interface Fixtures {
   planId: string;
   productId: string;
   orderId: string;
+  botId: string;
 }
 
 interface Operation {
@@ -230,6 +233,10 @@ let server: SpawnedServer;
 let fake: FakeOpenAI;
 /** Stripe, so that billing and monetization operations run their whole path too (not a 503 for no Stripe). */
 let stripe: FakeStripe;
+/** Recall, so that meetings operations reach the provider too (not a 501 for no provider). */
+let recall: FakeRecall;
+/** The integrations vendor, so that integrations operations run their whole path too (not a 400 for no vendor). */
+let composio: FakeComposio;
 let fx: Fixtures;
 
 /** mulberry32: small, fast and good enough to pick test cases reproducibly. */
@@ -319,7 +326,12 @@ async function ok(res: Promise<RawResponse>): Promise<any> {
 beforeAll(async () => {
   fake = await startFakeOpenAI({ record: false });
   stripe = await startFakeStripe();
+  recall = await FakeRecall.start();
+  composio = await startFakeComposio();
   server = await spawnServer({
+    SVC_INTEGRATIONS_BASE_URL: composio.url,
+    SVC_INTEGRATIONS_API_KEY: composio.apiKey,
+    ...recall.env(),
     SVC_AI_BASE_URL: fake.url,
     SVC_AI_API_KEY: 'sk-fuzz',
     SVC_STRIPE_SECRET_KEY: 'sk_test_fuzz',
@@ -373,6 +385,12 @@ beforeAll(async () => {
   const product = await ok(request(server.url, `/v1/${appId}/billing/products`, { method: 'POST', key, body: { name: 'Fuzz', priceCents: 300 } }));
   const urls = { successUrl: 'https://example.com/ok', cancelUrl: 'https://example.com/no' };
   const order = await ok(request(server.url, `/v1/${appId}/billing/purchase`, { method: 'POST', key: user.access_token, body: { productId: product.id, ...urls } }));
+  for (const toolkit of ['gmail', 'notion']) {
+    await ok(request(server.url, `/v1/${appId}/integrations/configure`, { method: 'POST', key, body: { toolkit, displayName: toolkit, redirectOrigins: ['https://example.com'] } }));
+  }
+  const link = await ok(request(server.url, `/v1/${appId}/integrations/connect`, { method: 'POST', key: user.access_token, body: { toolkit: 'gmail', redirectUrl: 'https://example.com/ok' } }));
+  expect((await followLikeABrowser(link.authUrl, 'https://example.com')).location.searchParams.get('status')).toBe('success');
+  const bot = await ok(request(server.url, `/v1/${appId}/ai/meetings`, { method: 'POST', key, body: { meetingUrl: 'https://zoom.us/j/123' } }));
   fx = {
     appId,
     serviceKey: main.service_key.key,
@@ -391,6 +409,7 @@ beforeAll(async () => {
     planId: plan.id,
     productId: product.id,
     orderId: order.orderId,
+    botId: bot.id,
   };
 });
 
@@ -398,6 +417,8 @@ afterAll(async () => {
   await server?.close();
   await fake?.close();
   await stripe?.close();
+  await composio?.close();
+  await recall?.close();
 });
 
 /** The valid value of a path parameter, so that the other parameters' hostility reaches past the lookup. */
@@ -436,6 +457,11 @@ function validParam(operationId: string, path: string, name: string): string {
       return fx.productId;
     case 'order_id':
       return fx.orderId;
+    case 'toolkit':
+      // Not gmail, which the fixture user connected: disabling notion leaves the connected toolkit to fuzz.
+      return 'notion';
+    case 'bot_id':
+      return fx.botId;
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }
