@@ -33,18 +33,7 @@ export interface DeliveryView {
   delivered_at: string | null;
 }
 
-interface DeliveryRow {
-  id: string;
-  bot_id: string;
-  event: string;
-  body: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: Date;
-  delivered_at: Date | null;
-}
+type DeliveryRow = Omit<DeliveryView, 'created_at' | 'delivered_at'> & { created_at: Date; delivered_at: Date | null };
 
 /** `v1,` and the base64 HMAC-SHA256 of the raw body keyed with the app's secret (the whole wsec_... string). */
 export function forwardSignature(secret: string, body: string): string {
@@ -77,10 +66,12 @@ export class MeetingForwarding {
       url = parsed.toString();
     }
     const secret = !existing || input.rotate_secret === true ? generateKey('wsec_') : null;
+    const sealed = secret === null ? null : box.seal(secret);
+    // Without a new secret the row exists (a first configuration always mints one): the conflict branch keeps its secret.
     await sql`
-      insert into meeting_webhooks (app_id, forward_url, secret_sealed) values (${appId}, ${url!}, ${box.seal(secret ?? '')})
+      insert into meeting_webhooks (app_id, forward_url, secret_sealed) values (${appId}, ${url!}, ${sealed ?? ''})
       on conflict (app_id) do update set forward_url = excluded.forward_url, updated_at = now(),
-        secret_sealed = case when ${secret !== null} then excluded.secret_sealed else meeting_webhooks.secret_sealed end`.execute(db);
+        secret_sealed = coalesce(${sealed}::text, meeting_webhooks.secret_sealed)`.execute(db);
     return { ok: true, app_id: appId, forward_url: url!, secret };
   }
 
@@ -114,9 +105,9 @@ export class MeetingForwarding {
 
   async list(appId: string, q: { status?: DeliveryStatus | undefined; limit: number }): Promise<{ deliveries: DeliveryView[] }> {
     const { rows } = await sql<DeliveryRow>`
-      select * from meeting_forwards where app_id = ${appId} and (${q.status ?? null}::text is null or status = ${q.status ?? null})
+      select id, bot_id, event, status, attempts, last_status, last_error, created_at, delivered_at from meeting_forwards where app_id = ${appId} and (${q.status ?? null}::text is null or status = ${q.status ?? null})
       order by created_at desc, id desc limit ${q.limit}`.execute(this.#deps.db);
-    return { deliveries: rows.map(deliveryView) };
+    return { deliveries: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), delivered_at: r.delivered_at?.toISOString() ?? null })) };
   }
 
   async #post(id: string, url: string, secret: string, row: { body: string; event: string }): Promise<{ status: number | null; error: string | null }> {
@@ -137,18 +128,4 @@ export class MeetingForwarding {
       delivered_at = ${status === 'delivered' ? sql`now()` : null}, updated_at = now() where id = ${id}::uuid and status = 'pending'`.execute(this.#deps.db);
     if (status === 'dead') this.#deps.log.warn({ forward_id: id, error: outcome.error }, 'meeting forward is dead');
   }
-}
-
-function deliveryView(r: DeliveryRow): DeliveryView {
-  return {
-    id: r.id,
-    bot_id: r.bot_id,
-    event: r.event,
-    status: r.status,
-    attempts: r.attempts,
-    last_status: r.last_status,
-    last_error: r.last_error,
-    created_at: r.created_at.toISOString(),
-    delivered_at: r.delivered_at ? r.delivered_at.toISOString() : null,
-  };
 }
