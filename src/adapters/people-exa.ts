@@ -3,20 +3,16 @@
 // ({ url, title, author, publishedDate }) and the call's price in costDollars.total. It searches people and
 // companies only (no profiles, no e-mail lookups) and has no cursor: every answer is one page.
 import type { CallOptions, CompanyFilters, CompanyResult, PeopleProvider, PersonFilters, PersonResult, SearchPage, SearchRequest } from '../people/provider.ts';
-import { isRecord, malformed, num, str, vendorRequest } from './people-http.ts';
+import { isRecord, malformed, num, str, vendorRequest, type VendorOptions } from './people-http.ts';
 
 type Category = 'linkedin profile' | 'company';
 
 export class ExaPeople implements PeopleProvider {
   readonly naturalLanguage = true;
-  readonly #baseUrl: string;
-  readonly #apiKey: string;
-  readonly #timeoutMs: number;
+  readonly #vendor: VendorOptions;
 
-  constructor(options: { baseUrl: string; apiKey: string; timeoutMs: number }) {
-    this.#baseUrl = options.baseUrl;
-    this.#apiKey = options.apiKey;
-    this.#timeoutMs = options.timeoutMs;
+  constructor(vendor: VendorOptions) {
+    this.#vendor = vendor;
   }
 
   async searchPerson(request: SearchRequest<PersonFilters>, opts: CallOptions): Promise<SearchPage<PersonResult>> {
@@ -34,13 +30,13 @@ export class ExaPeople implements PeopleProvider {
     // The page after the last is empty: a cursor from another provider must not restart the search at its beginning.
     if (request.nextToken) return { results: [], nextToken: null, totalResultCount: 0 };
     const answer = await vendorRequest(
-      new URL(`${this.#baseUrl}/search`),
+      new URL(`${this.#vendor.baseUrl}/search`),
       {
         method: 'POST',
-        headers: { 'x-api-key': this.#apiKey, 'content-type': 'application/json' },
+        headers: { 'x-api-key': this.#vendor.apiKey, 'content-type': 'application/json' },
         body: JSON.stringify({ query: request.query ?? request.description, numResults: request.pageSize, category, type: 'auto' }),
       },
-      { timeoutMs: this.#timeoutMs, signal: opts.signal },
+      { timeoutMs: this.#vendor.timeoutMs, signal: opts.signal },
     );
     const body = answer.body;
     if (!isRecord(body) || !Array.isArray(body.results)) throw malformed('no results array', answer.status);

@@ -1,6 +1,13 @@
 // The HTTP exchange both people adapters make: one JSON request with a deadline, its failures as ProviderFailure.
 import { ProviderFailure } from '../people/provider.ts';
 
+/** Where a people vendor is and how long one exchange with it may take (SVC_PEOPLE_<slot>_URL, _KEY, SVC_PEOPLE_TIMEOUT_MS). */
+export interface VendorOptions {
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs: number;
+}
+
 export interface VendorAnswer {
   status: number;
   headers: Headers;

@@ -17,7 +17,7 @@ import type {
   SearchPage,
   SearchRequest,
 } from '../people/provider.ts';
-import { isRecord, malformed, num, str, vendorRequest } from './people-http.ts';
+import { isRecord, malformed, num, str, vendorRequest, type VendorOptions } from './people-http.ts';
 
 type Params = Record<string, string | number | undefined>;
 
@@ -43,14 +43,10 @@ const COMPANY_PARAMS: Readonly<Record<keyof CompanyFilters, string>> = {
 
 export class ProxycurlPeople implements PeopleProvider {
   readonly naturalLanguage = false;
-  readonly #baseUrl: string;
-  readonly #apiKey: string;
-  readonly #timeoutMs: number;
+  readonly #vendor: VendorOptions;
 
-  constructor(options: { baseUrl: string; apiKey: string; timeoutMs: number }) {
-    this.#baseUrl = options.baseUrl;
-    this.#apiKey = options.apiKey;
-    this.#timeoutMs = options.timeoutMs;
+  constructor(vendor: VendorOptions) {
+    this.#vendor = vendor;
   }
 
   async searchPerson(request: SearchRequest<PersonFilters>, opts: CallOptions): Promise<SearchPage<PersonResult>> {
@@ -85,17 +81,17 @@ export class ProxycurlPeople implements PeopleProvider {
   }
 
   #url(path: string, params: Params): URL {
-    const url = new URL(this.#baseUrl + path);
+    const url = new URL(this.#vendor.baseUrl + path);
     for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
     return url;
   }
 
   #headers(): Record<string, string> {
-    return { authorization: `Bearer ${this.#apiKey}` };
+    return { authorization: `Bearer ${this.#vendor.apiKey}` };
   }
 
   #limits(opts: CallOptions): { timeoutMs: number; signal: AbortSignal } {
-    return { timeoutMs: this.#timeoutMs, signal: opts.signal };
+    return { timeoutMs: this.#vendor.timeoutMs, signal: opts.signal };
   }
 }
 

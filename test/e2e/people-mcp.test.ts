@@ -13,27 +13,21 @@ let vendor: FakeProxycurl;
 let server: SpawnedServer;
 let mcp: McpConnection;
 let appId: string;
-
-async function controlQuery(text: string, params: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: databaseUrl(server.controlDb) });
-  await client.connect();
-  try {
-    return await client.query(text, params);
-  } finally {
-    await client.end();
-  }
-}
+/** The server's control database, read as an operator would. */
+let control: pg.Pool;
 
 beforeAll(async () => {
   vendor = await startFakeProxycurl();
   server = await spawnServer({ SVC_PEOPLE_PRIMARY_URL: vendor.url, SVC_PEOPLE_PRIMARY_KEY: 'pc-test-key' });
+  control = new pg.Pool({ connectionString: databaseUrl(server.controlDb), max: 1 });
   // The pro plan's $10 of credit: the free plan's $0.10 covers a search and a profile, not an e-mail lookup too.
-  await controlQuery(`update accounts set plan = 'pro'`);
+  await control.query(`update accounts set plan = 'pro'`);
   mcp = await connectMcp(server.url, server.platformKey);
 });
 
 afterAll(async () => {
   await mcp?.close().catch(() => {});
+  await control?.end();
   await server?.close();
   await vendor?.close();
 });
@@ -75,12 +69,12 @@ describe('an agent uses people search over MCP', () => {
   });
 
   it('the same lookup over REST carries the headers; the usage rows and charges add up', async () => {
-    const lookupId = (await controlQuery('select id::text from people_email_lookups')).rows[0].id;
+    const lookupId = (await control.query('select id::text from people_email_lookups')).rows[0].id;
     const res = await request(server.url, `/v1/${appId}/people/email-lookup/${lookupId}`, { key: server.platformKey });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ status: 'resolved', email: emailOf(5), credits_consumed: 4 });
     expect([res.headers['x-people-provider'], res.headers['x-people-credits-consumed'], res.headers['x-people-usd-charged']]).toEqual(['primary', '0', '0.000000']);
-    const rows = await controlQuery('select action, credits_consumed from people_usage_logs order by id');
+    const rows = await control.query('select action, credits_consumed from people_usage_logs order by id');
     expect(rows.rows.map((r) => [r.action, r.credits_consumed])).toEqual([
       ['search_person', 7],
       ['profile', 2],
@@ -88,7 +82,7 @@ describe('an agent uses people search over MCP', () => {
       ['profile_email_queue', 3],
       ['profile_email_resolved', 1],
     ]);
-    const charged = await controlQuery(`select coalesce(sum(-amount_nanos), 0)::text as nanos from credit_ledger where source = 'people'`);
+    const charged = await control.query(`select coalesce(sum(-amount_nanos), 0)::text as nanos from credit_ledger where source = 'people'`);
     expect(charged.rows[0].nanos).toBe(String(8_400_000 + 40_000_000 + 60_000_000 + 20_000_000));
   });
 

@@ -4,12 +4,14 @@ import { startFakeProxycurl, type FakeProxycurl } from '../fakes/people-proxycur
 import { startFakeExa } from '../fakes/people-exa.ts';
 import type { FakeVendor } from '../fakes/people-proxycurl.ts';
 import { startTestPlatform, type TestPlatform } from './platform.ts';
+import type { AppRecord } from '../../src/apps/types.ts';
 
 export interface PeopleRig {
   p: TestPlatform;
   pc: FakeProxycurl;
   exa: FakeVendor;
   appId: string;
+  app: AppRecord;
   accountId: string;
   serviceKey: string;
   close(): Promise<void>;
@@ -36,6 +38,7 @@ export async function startPeopleRig(env: Record<string, string> = {}): Promise<
     pc,
     exa,
     appId,
+    app: (await p.services.apps.get(appId))!,
     accountId,
     serviceKey: created.body.service_key.key,
     close: async () => {
@@ -44,6 +47,16 @@ export async function startPeopleRig(env: Record<string, string> = {}): Promise<
       await exa.close();
     },
   };
+}
+
+/** Between tests: the fakes' records, usage rows, the profile cache and charges cleared, and `usd` of credit. */
+export async function resetRig(rig: PeopleRig, usd = 10): Promise<void> {
+  rig.pc.reset();
+  rig.exa.reset();
+  await rig.p.sql('delete from people_usage_logs');
+  await rig.p.sql('delete from people_profile_cache');
+  await rig.p.sql(`delete from credit_ledger where kind = 'charge'`);
+  await setBalance(rig, usd);
 }
 
 const NANOS = 1_000_000_000;

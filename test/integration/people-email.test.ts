@@ -5,28 +5,20 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { emailOf, profileUrl } from '../fakes/people-proxycurl.ts';
-import { balance, charges, FREE_HEADERS, peopleHeaders, setBalance, startPeopleRig, usageRows, type PeopleRig } from '../helpers/people.ts';
-import type { AppRecord } from '../../src/apps/types.ts';
+import { balance, charges, FREE_HEADERS, peopleHeaders, resetRig, setBalance, startPeopleRig, usageRows, type PeopleRig } from '../helpers/people.ts';
 
 const DEADLINE_SECONDS = 3;
 let rig: PeopleRig;
-let app: AppRecord;
 const P = (path: string) => `/v1/${rig.appId}/people/${path}`;
 
 beforeAll(async () => {
   // Role all: the expiry job runs in this process's worker.
   rig = await startPeopleRig({ SVC_PEOPLE_EMAIL_LOOKUP_DEADLINE_SECONDS: String(DEADLINE_SECONDS) });
-  app = (await rig.p.services.apps.get(rig.appId))!;
 });
 afterAll(async () => {
   await rig?.close();
 });
-beforeEach(async () => {
-  rig.pc.reset();
-  await rig.p.sql('delete from people_usage_logs');
-  await rig.p.sql(`delete from credit_ledger where kind = 'charge'`);
-  await setBalance(rig, 10);
-});
+beforeEach(() => resetRig(rig));
 
 async function queue(i: number): Promise<string> {
   const res = await rig.p.api('POST', P('profile/email'), { body: { socialProfileUrl: profileUrl(i) } });
@@ -132,10 +124,10 @@ describe('expiry', () => {
   });
 
   it('with a moved clock: not before the deadline; a poll past it expires the lookup itself', async () => {
-    const out = await rig.p.services.people.queueEmail(app, { socialProfileUrl: profileUrl(12) }, { now: new Date('2030-01-01T00:00:00Z') });
+    const out = await rig.p.services.people.queueEmail(rig.app, { socialProfileUrl: profileUrl(12) }, { now: new Date('2030-01-01T00:00:00Z') });
     const deadline = new Date('2030-01-01T00:00:00Z').getTime() + DEADLINE_SECONDS * 1000;
     expect(await rig.p.services.people.expire(out.lookupId, new Date(deadline - 1))).toBe(false);
-    expect(await rig.p.services.people.lookup(app, out.lookupId, { now: new Date(deadline + 1) })).toEqual({
+    expect(await rig.p.services.people.lookup(rig.app, out.lookupId, { now: new Date(deadline + 1) })).toEqual({
       status: 'expired',
       email: null,
       credits_consumed: 3,

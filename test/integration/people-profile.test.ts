@@ -2,11 +2,9 @@
 // liveFetch "force", URL normalization, billing and the x-people-cached header on every path.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { profileUrl } from '../fakes/people-proxycurl.ts';
-import { balance, charges, FREE_HEADERS, peopleHeaders, setBalance, startPeopleRig, usageRows, type PeopleRig } from '../helpers/people.ts';
-import type { AppRecord } from '../../src/apps/types.ts';
+import { balance, charges, FREE_HEADERS, peopleHeaders, resetRig, setBalance, startPeopleRig, usageRows, type PeopleRig } from '../helpers/people.ts';
 
 let rig: PeopleRig;
-let app: AppRecord;
 const PROFILE = () => `/v1/${rig.appId}/people/profile`;
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
@@ -14,18 +12,11 @@ const DAY = 24 * HOUR;
 
 beforeAll(async () => {
   rig = await startPeopleRig({ SVC_ROLE: 'api' });
-  app = (await rig.p.services.apps.get(rig.appId))!;
 });
 afterAll(async () => {
   await rig?.close();
 });
-beforeEach(async () => {
-  rig.pc.reset();
-  await rig.p.sql('delete from people_usage_logs');
-  await rig.p.sql('delete from people_profile_cache');
-  await rig.p.sql(`delete from credit_ledger where kind = 'charge'`);
-  await setBalance(rig, 10);
-});
+beforeEach(() => resetRig(rig));
 
 const ENRICHED_3 = {
   publicIdentifier: 'person-3',
@@ -148,9 +139,9 @@ describe('cache lifetimes (a moved clock)', () => {
 
   it('ok: served for 30 days, fetched again after', async () => {
     const t0 = new Date('2030-01-01T00:00:00Z');
-    await people().profile(app, { socialProfileUrl: profileUrl(9) }, { now: t0 });
-    expect((await people().profile(app, { socialProfileUrl: profileUrl(9) }, { now: at(t0, 30 * DAY - SECOND) })).usage.cached).toBe(true);
-    const after = await people().profile(app, { socialProfileUrl: profileUrl(9) }, { now: at(t0, 30 * DAY + SECOND) });
+    await people().profile(rig.app, { socialProfileUrl: profileUrl(9) }, { now: t0 });
+    expect((await people().profile(rig.app, { socialProfileUrl: profileUrl(9) }, { now: at(t0, 30 * DAY - SECOND) })).usage.cached).toBe(true);
+    const after = await people().profile(rig.app, { socialProfileUrl: profileUrl(9) }, { now: at(t0, 30 * DAY + SECOND) });
     expect(after.usage).toEqual({ creditsConsumed: 2, usdCharged: 0.04, cached: false });
     expect(rig.pc.requests).toHaveLength(2);
   });
@@ -158,21 +149,21 @@ describe('cache lifetimes (a moved clock)', () => {
   it('not_found: served for 7 days, asked again after', async () => {
     const t0 = new Date('2030-02-01T00:00:00Z');
     const url = 'https://www.linkedin.com/in/gone-person';
-    await people().profile(app, { socialProfileUrl: url }, { now: t0 });
-    expect(await people().profile(app, { socialProfileUrl: url }, { now: at(t0, 7 * DAY - SECOND) })).toMatchObject({ status: 'not_found', usage: { cached: true } });
-    expect(await people().profile(app, { socialProfileUrl: url }, { now: at(t0, 7 * DAY + SECOND) })).toMatchObject({ status: 'not_found', usage: { cached: false } });
+    await people().profile(rig.app, { socialProfileUrl: url }, { now: t0 });
+    expect(await people().profile(rig.app, { socialProfileUrl: url }, { now: at(t0, 7 * DAY - SECOND) })).toMatchObject({ status: 'not_found', usage: { cached: true } });
+    expect(await people().profile(rig.app, { socialProfileUrl: url }, { now: at(t0, 7 * DAY + SECOND) })).toMatchObject({ status: 'not_found', usage: { cached: false } });
     expect(rig.pc.requests).toHaveLength(2);
   });
 
   it('failed: kept for an hour, never served; an ok entry past its lifetime is replaced by a failure', async () => {
     const t0 = new Date('2030-03-01T00:00:00Z');
     rig.pc.fail(500);
-    await expect(people().profile(app, { socialProfileUrl: profileUrl(11) }, { now: t0 })).rejects.toMatchObject({ status: 502 });
+    await expect(people().profile(rig.app, { socialProfileUrl: profileUrl(11) }, { now: t0 })).rejects.toMatchObject({ status: 502 });
     const [entry] = await rig.p.sql('select result, expires_at from people_profile_cache');
     expect(entry).toEqual({ result: 'failed', expires_at: at(t0, HOUR) });
-    expect((await people().profile(app, { socialProfileUrl: profileUrl(11) }, { now: at(t0, 10 * SECOND) })).usage.cached).toBe(false);
+    expect((await people().profile(rig.app, { socialProfileUrl: profileUrl(11) }, { now: at(t0, 10 * SECOND) })).usage.cached).toBe(false);
     rig.pc.fail(500);
-    await expect(people().profile(app, { socialProfileUrl: profileUrl(11) }, { now: at(t0, 31 * DAY) })).rejects.toMatchObject({ status: 502 });
+    await expect(people().profile(rig.app, { socialProfileUrl: profileUrl(11) }, { now: at(t0, 31 * DAY) })).rejects.toMatchObject({ status: 502 });
     expect((await rig.p.sql('select result from people_profile_cache'))[0].result).toBe('failed');
   });
 });

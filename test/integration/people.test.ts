@@ -4,29 +4,18 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXA_COST_USD } from '../fakes/people-exa.ts';
 import { profileUrl } from '../fakes/people-proxycurl.ts';
-import { balance, charges, FREE_HEADERS, peopleHeaders, setBalance, startPeopleRig, usageRows, type PeopleRig } from '../helpers/people.ts';
-import type { AppRecord } from '../../src/apps/types.ts';
+import { balance, charges, FREE_HEADERS, peopleHeaders, resetRig, setBalance, startPeopleRig, usageRows, type PeopleRig } from '../helpers/people.ts';
 
 let rig: PeopleRig;
-let app: AppRecord;
 const P = (path: string) => `/v1/${rig.appId}/people/${path}`;
-const DAY = 86_400_000;
 
 beforeAll(async () => {
   rig = await startPeopleRig({ SVC_ROLE: 'api' });
-  app = (await rig.p.services.apps.get(rig.appId))!;
 });
 afterAll(async () => {
   await rig?.close();
 });
-beforeEach(async () => {
-  rig.pc.reset();
-  rig.exa.reset();
-  await rig.p.sql('delete from people_usage_logs');
-  await rig.p.sql('delete from people_profile_cache');
-  await rig.p.sql(`delete from credit_ledger where kind = 'charge'`);
-  await setBalance(rig, 10);
-});
+beforeEach(() => resetRig(rig));
 
 /** Person i as the platform maps it: the spec's camelCase fields. */
 function mappedPerson(i: number) {
