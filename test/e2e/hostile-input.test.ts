@@ -11,6 +11,8 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
 import { startFakeStripe, type FakeStripe } from '../fakes/stripe.ts';
 import { followLikeABrowser, startFakeComposio, type FakeComposio } from '../fakes/composio.ts';
 import { FakeRecall } from '../fakes/recall.ts';
+import { profileUrl, startFakeProxycurl, type FakeProxycurl, type FakeVendor } from '../fakes/people-proxycurl.ts';
+import { startFakeExa } from '../fakes/people-exa.ts';
 import { tools } from '../../tools/index.ts';
 import { connectMcp, readResponse, request, resultJson, type McpConnection, type RawResponse } from './e2e-helpers.ts';
 
@@ -191,6 +193,7 @@ interface Fixtures {
   productId: string;
   orderId: string;
   botId: string;
+  lookupId: string;
 }
 
 interface Operation {
@@ -237,6 +240,9 @@ let stripe: FakeStripe;
 let recall: FakeRecall;
 /** The integrations vendor, so that integrations operations run their whole path too (not a 400 for no vendor). */
 let composio: FakeComposio;
+/** The people vendors (structured and semantic), so that people operations reach a provider (not a 503 for none). */
+let proxycurl: FakeProxycurl;
+let exa: FakeVendor;
 let fx: Fixtures;
 
 /** mulberry32: small, fast and good enough to pick test cases reproducibly. */
@@ -328,7 +334,13 @@ beforeAll(async () => {
   stripe = await startFakeStripe();
   recall = await FakeRecall.start();
   composio = await startFakeComposio();
+  proxycurl = await startFakeProxycurl();
+  exa = await startFakeExa();
   server = await spawnServer({
+    SVC_PEOPLE_PRIMARY_URL: proxycurl.url,
+    SVC_PEOPLE_PRIMARY_KEY: 'pc-test-key',
+    SVC_PEOPLE_SECONDARY_URL: exa.url,
+    SVC_PEOPLE_SECONDARY_KEY: 'exa-test-key',
     SVC_INTEGRATIONS_BASE_URL: composio.url,
     SVC_INTEGRATIONS_API_KEY: composio.apiKey,
     ...recall.env(),
@@ -344,6 +356,8 @@ beforeAll(async () => {
   const main = await ok(request(server.url, '/init', { method: 'POST', key, body: { name: 'Hostile main' } }));
   const victim = await ok(request(server.url, '/init', { method: 'POST', key, body: { name: 'Hostile victim' } }));
   const appId: string = main.app_id;
+  // Queued first, while the free plan's credit is whole: a lookup holds $0.08.
+  const lookup = await ok(request(server.url, `/v1/${appId}/people/profile/email`, { method: 'POST', key, body: { socialProfileUrl: profileUrl(1) } }));
   await ok(request(server.url, `/v1/${appId}/schema/apply`, { method: 'POST', key, body: { schema: SCHEMA, name: 'fuzz' } }));
   const rows = await ok(
     request(server.url, `/v1/${appId}/${TABLE}`, { method: 'POST', key, headers: { prefer: 'return=representation' }, body: { title: 'first', n: 1, tags: ['a'], meta: { a: 1 } } }),
@@ -410,6 +424,7 @@ beforeAll(async () => {
     productId: product.id,
     orderId: order.orderId,
     botId: bot.id,
+    lookupId: lookup.lookupId,
   };
 });
 
@@ -419,6 +434,8 @@ afterAll(async () => {
   await stripe?.close();
   await composio?.close();
   await recall?.close();
+  await proxycurl?.close();
+  await exa?.close();
 });
 
 /** The valid value of a path parameter, so that the other parameters' hostility reaches past the lookup. */
@@ -462,6 +479,8 @@ function validParam(operationId: string, path: string, name: string): string {
       return 'notion';
     case 'bot_id':
       return fx.botId;
+    case 'lookup_id':
+      return fx.lookupId;
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }
