@@ -78,9 +78,12 @@ interface BilledCall<T> {
 }
 
 const DEFAULT_PAGE_SIZE = 10;
+const SEARCH_PATHS = { search_person: 'search/person', search_company: 'search/company' } as const;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A reservation outlives the call it is for by this much, so it cannot lapse before the call is settled. */
 const RESERVATION_MARGIN_SECONDS = 60;
+/** A lookup's held credit outlives its deadline by this much: the expiry job, which releases it, may run late. */
+const HOLD_MARGIN_SECONDS = 3600;
 
 export class PeopleService {
   readonly #db: Kysely<any>;
@@ -157,8 +160,8 @@ export class PeopleService {
     const queued = flatCharge(this.#config.prices.emailQueue);
     const resolved = flatCharge(this.#config.prices.emailResolved);
     const deadline = new Date((opts.now ?? this.#clock()).getTime() + this.#config.emailLookupDeadlineSeconds * 1000);
-    const ttlSeconds = this.#config.emailLookupDeadlineSeconds + 3600;
-    const hold = await this.#reserve(app, slot, resolved.nanos, this.#gateFloor(queued.nanos + resolved.nanos), ttlSeconds);
+    const holdSeconds = this.#config.emailLookupDeadlineSeconds + HOLD_MARGIN_SECONDS;
+    const hold = await this.#reserve(app, slot, resolved.nanos, this.#gateFloor(queued.nanos + resolved.nanos), holdSeconds);
     const id = randomUUID();
     const secret = newSecret();
     try {
@@ -189,7 +192,11 @@ export class PeopleService {
     let row = await findLookup(this.#db, id);
     if (!row || row.app_id !== app.id) throw peopleErrors.lookupNotFound(slot, id);
     const now = opts.now ?? this.#clock();
-    if (row.status === 'pending' && row.deadline <= now && (await expireLookup(this.#db, this.#ledger, id, now))) row = (await findLookup(this.#db, id))!;
+    if (row.status === 'pending' && row.deadline <= now) {
+      // Read again either way: a callback may have settled it first.
+      await expireLookup(this.#db, this.#ledger, id, now);
+      row = (await findLookup(this.#db, id))!;
+    }
     return { status: row.status, email: row.email, credits_consumed: row.credits_consumed, provider: row.slot };
   }
 
@@ -234,7 +241,8 @@ export class PeopleService {
       },
       price: (page) => ({ charge: searchCharge(this.#config.prices, page.results.length), costUsd: page.usd, responseStatus: 200 }),
     }, opts.signal);
-    const nextPage = answer.nextToken === null ? null : `${this.#baseUrl}/v1/${app.id}/people/${action.replace('_', '/')}?next_token=${encodeURIComponent(answer.nextToken)}`;
+    // A carrier of the cursor in the spec's form (a URL embedding next_token), on our own route rather than the vendor's.
+    const nextPage = answer.nextToken === null ? null : `${this.#baseUrl}/v1/${app.id}/people/${SEARCH_PATHS[action]}?next_token=${encodeURIComponent(answer.nextToken)}`;
     return { data: { results: answer.results, nextPage, totalResultCount: answer.totalResultCount }, usage: usageOf(charge), provider: routed.slot };
   }
 
