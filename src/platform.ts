@@ -140,6 +140,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   appPurgers.push(services.frontend);
   appPurgers.push(services.storage);
   appPurgers.push(services.functions);
+  appPurgers.push(services.integrations);
   // ctx.data and fetch() to the platform's own URL from functions (src/functions/platform-channel.ts).
   services.functions.attach({ services, tools });
 

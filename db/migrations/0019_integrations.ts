@@ -9,7 +9,8 @@ import { sql, type Kysely } from 'kysely';
  * - `integration_connection_requests`: one per connect call: the hash of the single-use state token carried by the
  *   callback URL, who asked, where the browser goes afterwards, and the vendor account the hosted link completes.
  * - `integration_connections`: an end user's active connected account per toolkit (reconnecting replaces it).
- *   `user_id` is text: with a key, apps name their end users by their own ids.
+ *   `user_id` is text: with a key, apps name their end users by their own ids. No foreign key to apps: when an app is
+ *   deleted its rows must outlive it until the purge job has revoked each account at the vendor.
  * - `integration_executions`: every tool execution (who, which tool, outcome, duration), listable by the app's keys.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -49,7 +50,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
     create table integration_connections (
       id uuid primary key,
-      app_id text not null references apps(id) on delete cascade,
+      app_id text not null,
       user_id text not null,
       toolkit text not null,
       vendor_account_id text not null unique,

@@ -122,6 +122,15 @@ export class Connections {
     return row;
   }
 
+  /** Revokes every account of a deleted app at the vendor, then forgets it; a failure throws, so the job retries. */
+  async purgeApp(appId: string): Promise<void> {
+    const rows = await this.#d.db.selectFrom('integration_connections').select(['id', 'vendor_account_id']).where('app_id', '=', appId).execute();
+    for (const row of rows) {
+      await this.#d.vendor.deleteConnectedAccount(row.vendor_account_id);
+      await this.#d.db.deleteFrom('integration_connections').where('id', '=', row.id).execute();
+    }
+  }
+
   async connectedToolkits(appId: string, userId: string): Promise<Set<string>> {
     const rows = await this.#d.db.selectFrom('integration_connections').select('toolkit').where('app_id', '=', appId).where('user_id', '=', userId).execute();
     return new Set(rows.map((r) => r.toolkit));

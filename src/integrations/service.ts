@@ -6,13 +6,14 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { ComposioClient } from '../adapters/composio.ts';
 import type { AppsService } from '../apps/service.ts';
+import type { AppPurger } from '../apps/types.ts';
 import type { Config } from '../config.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { Connections } from './connections.ts';
 import { Executions } from './executions.ts';
 import { ToolCatalog } from './tool-catalog.ts';
 import { Toolkits } from './toolkits.ts';
-import { integrationErrors, type IntegrationsTables } from './types.ts';
+import { integrationErrors, type IntegrationsDb, type IntegrationsTables } from './types.ts';
 
 export interface IntegrationsServiceDeps {
   db: Kysely<ControlDatabase>;
@@ -34,14 +35,16 @@ export const PRUNE_INTEGRATIONS_SQL = `
   delete from integration_executions where created_at < now() - interval '90 days';
 `;
 
-export class IntegrationsService {
+export class IntegrationsService implements AppPurger {
   readonly #parts: Parts | undefined;
+  readonly #db: IntegrationsDb;
 
   constructor({ db, apps, config, log }: IntegrationsServiceDeps) {
+    this.#db = db.withTables<IntegrationsTables>();
     const { baseUrl, apiKey } = config.integrations;
     if (!apiKey) return;
     const vendor = new ComposioClient({ baseUrl, apiKey });
-    const deps = { db: db.withTables<IntegrationsTables>(), vendor, apps, baseUrl: config.baseUrl, log };
+    const deps = { db: this.#db, vendor, apps, baseUrl: config.baseUrl, log };
     const toolkits = new Toolkits(deps);
     const connections = new Connections(deps, toolkits);
     const catalog = new ToolCatalog(vendor);
@@ -66,6 +69,15 @@ export class IntegrationsService {
   /** Tool executions and their log. Throws 400 INTEGRATIONS_NOT_CONFIGURED without a vendor. */
   get executions(): Executions {
     return this.#ready().executions;
+  }
+
+  /**
+   * A deleted app's connections (kept past the app row for this) are revoked at the vendor; without a vendor there is
+   * nothing to revoke them with, and they are only forgotten.
+   */
+  async purgeApp(appId: string): Promise<void> {
+    if (this.#parts) await this.#parts.connections.purgeApp(appId);
+    else await this.#db.deleteFrom('integration_connections').where('app_id', '=', appId).execute();
   }
 
   #ready(): Parts {

@@ -7,6 +7,7 @@ import { startFakeComposio, followLikeABrowser, SOFT_FAILURE_MESSAGE, type FakeC
 import { createApp } from '../helpers/functions.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { freePort } from '../helpers/server.ts';
+import { waitFor } from './frontend-helpers.ts';
 import { PRUNE_INTEGRATIONS_SQL } from '../../src/integrations/service.ts';
 
 const APP_SITE = 'https://myapp.example';
@@ -374,6 +375,18 @@ describe('the execution log', () => {
     expect(r.status).toBe(204);
     expect(fake.accounts.get(vendorAccount)!.deleted).toBe(true);
     expect((await p.api('GET', at(appA, '/connections'), { key: users.alice!.token })).body).toEqual({ connections: [] });
+  });
+});
+
+describe('deleting an app', () => {
+  it('revokes its users\' accounts at the vendor, then forgets them', async () => {
+    const { appId, key } = await createApp(p, 'Integrations C');
+    expect((await p.api('POST', at(appId, '/configure'), { key, body: { toolkit: 'gmail', displayName: 'Gmail', redirectOrigins: [APP_SITE] } })).status).toBe(200);
+    await connectAndFollow(appId, key, { toolkit: 'gmail', redirectUrl: `${APP_SITE}/`, userId: 'leaving' });
+    const [row] = await p.sql('select vendor_account_id from integration_connections where app_id = $1', [appId]);
+    expect((await p.api('DELETE', `/apps/${appId}`)).status).toBe(200);
+    await waitFor(async () => (fake.accounts.get(row.vendor_account_id)!.deleted ? true : undefined));
+    await waitFor(async () => ((await p.sql('select 1 from integration_connections where app_id = $1', [appId])).length === 0 ? true : undefined));
   });
 });
 
