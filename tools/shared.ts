@@ -1,10 +1,20 @@
 // Texts, schemas and helpers that several areas' tools share, so that they read and behave the same everywhere.
 import { z } from 'zod';
-import type { Caller, ToolContext } from '../src/core/define.ts';
+import type { Caller, HttpBinding, HttpMethod, ToolContext } from '../src/core/define.ts';
 import { errors } from '../src/core/errors.ts';
 
 /** Where an area's reference is (limits, errors, formats): its section of the guide, GET /llms.txt?area=<area>. */
 export const guideRef = (area: string): string => `platform_guide area=${area}`;
+
+/** Bindings of an area's routes under /v1/{app_id}/<area>, also served under /<area> on the app's own host. */
+export const appRoute =
+  (area: string) =>
+  <O>(method: HttpMethod, path: string, extra: Partial<HttpBinding<O>> = {}): HttpBinding<O> => ({
+    method,
+    path: `/v1/{app_id}/${area}${path}`,
+    subdomainPath: `/${area}${path}`,
+    ...extra,
+  });
 
 /** The `user_token` argument of every tool that serves end users (data, storage, auth, functions_invoke). */
 export const UserTokenSchema = z

@@ -1,22 +1,16 @@
 // Apps charging their own end users (Stripe Connect): the owner's connected account, the app's catalog, and end users'
 // subscriptions, purchases and orders. Billing itself is never gated by the account's billing status.
 import { z } from 'zod';
-import { defineTool, type HttpBinding, type HttpMethod, type ToolContext } from '../../src/core/define.ts';
+import { defineTool, type ToolContext } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { EndUser } from '../../src/monetization/types.ts';
-import { endUserCaller, UserTokenSchema } from '../shared.ts';
+import { appRoute, endUserCaller, UserTokenSchema } from '../shared.ts';
 
 const OWNER = ['platform', 'service'] as const;
 const ANYONE = ['none', 'platform', 'service', 'user'] as const;
 const END_USER = ['platform', 'service', 'user'] as const;
 
-/** A route under /v1/{app_id}/billing, also served under /billing on the app's own host. */
-const route = <O>(method: HttpMethod, path: string, extra: Partial<HttpBinding<O>> = {}): HttpBinding<O> => ({
-  method,
-  path: `/v1/{app_id}/billing${path}`,
-  subdomainPath: `/billing${path}`,
-  ...extra,
-});
+const route = appRoute('billing');
 
 const HttpUrl = z.url({ protocol: /^https?$/ }).max(2000);
 const Name = z.string().trim().min(1).max(200);

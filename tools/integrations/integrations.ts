@@ -3,21 +3,15 @@
 // or a key with userId) lists and runs an end user's connected tools through these same tools; functions reach
 // integrations_execute through ctx.integrations (src/functions/platform-channel.ts).
 import { z } from 'zod';
-import { defineTool, type HttpBinding, type HttpMethod, type ToolContext } from '../../src/core/define.ts';
+import { defineTool, type ToolContext } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { integrationErrors } from '../../src/integrations/types.ts';
-import { actAs, UserTokenSchema } from '../shared.ts';
+import { actAs, appRoute, UserTokenSchema } from '../shared.ts';
 
 const ADMIN = ['platform', 'service'] as const;
 const END_USER = ['platform', 'service', 'user'] as const;
 
-/** A route under /v1/{app_id}/integrations, also served under /integrations on the app's own host. */
-const route = <O>(method: HttpMethod, path: string, extra: Partial<HttpBinding<O>> = {}): HttpBinding<O> => ({
-  method,
-  path: `/v1/{app_id}/integrations${path}`,
-  subdomainPath: `/integrations${path}`,
-  ...extra,
-});
+const route = appRoute('integrations');
 
 const Toolkit = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'a toolkit slug: lowercase letters, digits, _ and -').describe("Toolkit slug, e.g. 'gmail'");
 const UserId = z
