@@ -1,6 +1,7 @@
 // The provider's webhook events applied to our bots, each in one transaction: the event id recorded (a redelivery
 // changes nothing), the bot moved (states.ts decides), the forward queued, and on done the session's usage rows with
 // their credit charges; on fatal the credit hold is given back.
+import { AppError } from '../core/errors.ts';
 import { sql, type Kysely } from 'kysely';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import type { ArtifactRef, ProviderEvent } from '../adapters/recall.ts';
@@ -29,14 +30,15 @@ type LockedBot = BotRow & { account_id: string };
 
 export async function applyProviderEvent(deps: EventDeps, eventId: string, event: ProviderEvent): Promise<EventOutcome> {
   return deps.db.transaction().execute(async (tx) => {
-    const fresh = await sql`insert into meeting_provider_events (id, event, provider_bot_id) values (${eventId}, ${event.event}, ${event.providerBotId})
-      on conflict (id) do nothing returning id`.execute(tx);
-    if (fresh.rows.length === 0) return { handled: false };
     const bot = (await sql<LockedBot>`
       select b.*, a.account_id from meeting_bots b join apps a on a.id = b.app_id
       where b.provider_bot_id = ${event.providerBotId} for update of b`.execute(tx)).rows[0];
-    // A bot of another deployment sharing the provider account, or one whose app was deleted: nothing of ours.
-    if (!bot) return { handled: false };
+    // Not recorded as seen: a fresh event may be about a bot whose spawn has not stored it yet (the provider answers
+    // the create call after its first events can be sent), so the provider is asked to send it again.
+    if (!bot) return unknownBot(event);
+    const fresh = await sql`insert into meeting_provider_events (id, event, provider_bot_id) values (${eventId}, ${event.event}, ${event.providerBotId})
+      on conflict (id) do nothing returning id`.execute(tx);
+    if (fresh.rows.length === 0) return { handled: false };
     const next = event.event.startsWith('bot.') ? statusOfCode(event.code) : undefined;
     const at = new Date(event.updatedAt);
     const moved = next !== undefined && moves(bot.status, bot.status_at, next, at);
@@ -48,6 +50,20 @@ export async function applyProviderEvent(deps: EventDeps, eventId: string, event
     }
     return { handled: true, status: moved ? next : bot.status };
   });
+}
+
+/** How long after an event a bot we do not know may still be one being spawned. */
+const SPAWN_RACE_MS = 10 * 60_000;
+
+/**
+ * An event about a bot we do not hold: a recent one is refused with a retryable 503 (the spawn that created the bot
+ * may not have stored it yet); an older one is of a bot of another deployment sharing the provider account, or of a
+ * deleted app: nothing of ours.
+ */
+function unknownBot(event: ProviderEvent): EventOutcome {
+  const age = Date.now() - Date.parse(event.updatedAt);
+  if (!(age < SPAWN_RACE_MS)) return { handled: false };
+  throw new AppError(503, 'PROVIDER_EVENT_EARLY', `No bot ${event.providerBotId} is known yet.`, 'The provider retries the delivery.', { retry_after_seconds: 5 });
 }
 
 async function moveBot(deps: EventDeps, tx: Kysely<any>, bot: LockedBot, next: BotStatus, event: ProviderEvent, at: Date): Promise<void> {

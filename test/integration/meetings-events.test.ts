@@ -165,11 +165,17 @@ describe('the state machine', () => {
     expect((await p.api('DELETE', `${M()}/${bot.id}`)).status).toBe(204);
   });
 
-  it('accepts the older bot.status_change format, and acknowledges events about no bot of ours', async () => {
+  it('accepts the older bot.status_change format; an event about no bot of ours is retried while recent, then acknowledged', async () => {
     const bot = await spawnBot();
     const legacy = await fake.send({ event: 'bot.status_change', data: { bot_id: bot.providerId, status: { code: 'in_waiting_room', sub_code: null, created_at: new Date().toISOString() } } });
     expect(legacy.answer).toEqual({ handled: true, status: 'waiting_room' });
-    const stranger = await fake.send({ event: 'bot.done', data: { data: { code: 'done', sub_code: null, updated_at: new Date().toISOString() }, bot: { id: 'not-ours', metadata: {} } } });
+    // A recent event about a bot we do not hold may precede its spawn's insert: retryable 503, its id not used up.
+    const early = await fake.send({ event: 'bot.done', data: { data: { code: 'done', sub_code: null, updated_at: new Date().toISOString() }, bot: { id: 'not-ours', metadata: {} } } });
+    expect(early.status).toBe(503);
+    expect(early.answer.error.code).toBe('PROVIDER_EVENT_EARLY');
+    expect((await p.sql('select count(*)::int as n from meeting_provider_events where id = $1', [early.id]))[0].n).toBe(0);
+    const old = new Date(Date.now() - 3_600_000).toISOString();
+    const stranger = await fake.send({ event: 'bot.done', data: { data: { code: 'done', sub_code: null, updated_at: old }, bot: { id: 'not-ours', metadata: {} } } });
     expect(stranger).toMatchObject({ status: 200, answer: { handled: false } });
     const other = await fake.send({ event: 'calendar.sync_events', data: { calendar_id: 'c1' } });
     expect(other).toMatchObject({ status: 200, answer: { handled: false } });
