@@ -52,8 +52,9 @@ export class MeetingBots {
     const recording = request.recording === false ? 'none' : request.recording;
     const botName = request.botName ?? this.#deps.config.defaultBotName;
     const reservation = await this.#hold(app.account_id, request.transcript);
+    let created: { id: string } | undefined;
     try {
-      const created = await viaProvider(() =>
+      created = await viaProvider(() =>
         provider.createBot({
           meetingUrl: request.meetingUrl,
           botName,
@@ -72,6 +73,8 @@ export class MeetingBots {
       return botView(rows[0]!, NO_MEDIA);
     } catch (err) {
       await this.release(app.account_id, reservation?.id ?? null, id);
+      // A bot the provider made but we could not store would run untracked and unbilled: it is told to leave.
+      if (created) await provider.leaveCall(created.id).catch((leaveErr: unknown) => this.#deps.log.error({ err: leaveErr, provider_bot_id: created?.id }, 'could not remove an unstored bot'));
       throw err;
     }
   }

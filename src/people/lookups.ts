@@ -59,10 +59,13 @@ export async function insertLookup(db: Kysely<any>, l: NewLookup): Promise<void>
   `.execute(db);
 }
 
-/** A lookup the provider refused to queue: gone with its job, as if never made. */
+/**
+ * Removes a lookup whose queueing failed, unless the provider's callback already settled it (it may call back before
+ * its answer to the queue request fails): a resolved lookup was billed and stays pollable.
+ */
 export async function dropLookup(db: Kysely<any>, id: string): Promise<void> {
   await sql`
-    with gone as (delete from people_email_lookups where id = ${id} returning id)
+    with gone as (delete from people_email_lookups where id = ${id} and status = 'pending' returning id)
     select graphile_worker.remove_job(${`${EXPIRE_TASK}:${id}`}::text) from gone
   `.execute(db);
 }
