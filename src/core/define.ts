@@ -78,7 +78,7 @@ export interface HttpBinding<O> {
 }
 
 /** standard: the envelope; openai: OpenAI's body (AI gateway); people: the spec's flat `{ error: "<code>" }`. */
-export type ErrorShape = 'standard' | 'openai' | 'people';
+export type ErrorShape = 'standard' | 'openai' | 'people' | 'postgrest';
 
 export interface WireResponse {
   status?: number;

@@ -108,8 +108,39 @@ export function peopleError(err: AppError): { status: number; body: PeopleErrorB
   return { status, body: typeof slot === 'string' ? { error: code, slot } : { error: code } };
 }
 
+/**
+ * The data API's body: PostgREST's `code`, `message`, `details` and `hint` at the top level (postgrest-js and
+ * supabase-js read them: `error.message`, `throwOnError()`), with our envelope beside them for other clients.
+ */
+export interface PostgrestErrorBody extends ErrorEnvelope {
+  code: string;
+  message: string;
+  details: string | null;
+  hint: string | null;
+}
+
+/** Our codes under PostgREST's names, and the status PostgREST answers with where it differs from ours. */
+const POSTGREST_CODES: Readonly<Record<string, { code: string; status?: number }>> = {
+  NOT_SINGLE_ROW: { code: 'PGRST116' },
+  INVALID_QUERY: { code: 'PGRST100' },
+  QUERY_TOO_COMPLEX: { code: 'PGRST100' },
+  INVALID_RANGE: { code: 'PGRST103' },
+  UNKNOWN_RELATIONSHIP: { code: 'PGRST200' },
+  AMBIGUOUS_RELATIONSHIP: { code: 'PGRST201', status: 300 },
+  UNKNOWN_COLUMN: { code: '42703' },
+  AUTH_INVALID_TOKEN: { code: 'PGRST301' },
+};
+
+export function postgrestError(err: AppError): { status: number; body: PostgrestErrorBody } {
+  const named = POSTGREST_CODES[err.code];
+  const code = err.postgrest?.code ?? named?.code ?? err.code;
+  const details = err.postgrest?.details ?? null;
+  return { status: named?.status ?? err.status, body: { code, message: err.message, details, hint: err.remediation || null, ...envelope(err) } };
+}
+
 /** The status and body of an error in the shape of the route family that sends it. */
-export function errorWire(err: AppError, shape: ErrorShape = 'standard'): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody } {
+export function errorWire(err: AppError, shape: ErrorShape = 'standard'): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody | PostgrestErrorBody } {
   if (shape === 'people') return peopleError(err);
+  if (shape === 'postgrest') return postgrestError(err);
   return { status: err.status, body: shape === 'openai' ? openAiError(err) : envelope(err) };
 }

@@ -6,6 +6,8 @@ export class AppError extends Error {
   readonly status: number;
   readonly remediation: string;
   readonly details: unknown;
+  /** What PostgREST would name this error (its code, a Postgres SQLSTATE or PGRSTnnn, and detail), for the data API's body. */
+  postgrest?: { code: string; details?: string | null };
 
   constructor(status: number, code: string, message: string, remediation: string, details?: unknown) {
     super(message);

@@ -20,6 +20,16 @@ const CONNECTION_ERROR_MESSAGES = [
 
 /** The one place Postgres (and connection) errors become API errors; anything unmapped stays a 500. */
 export function mapPgError(err: unknown): AppError | undefined {
+  const mapped = mapPgErrorCode(err);
+  const e = err as PgLikeError;
+  // PostgREST clients read the SQLSTATE and Postgres's detail (src/core/error-shapes.ts, the data API's shape).
+  if (mapped && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) {
+    mapped.postgrest = { code: e.code, details: typeof e.detail === 'string' ? e.detail : null };
+  }
+  return mapped;
+}
+
+function mapPgErrorCode(err: unknown): AppError | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as PgLikeError;
   if (isConnectionFailure(e)) return errors.unavailable('The database connection was lost or none was free in time.');

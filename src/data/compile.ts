@@ -18,7 +18,11 @@ export class CatalogMiss extends AppError {}
 
 export function tableOf(catalog: Catalog, name: string): TableInfo {
   const table = catalog.get(name);
-  if (!table) throw new CatalogMiss(404, 'RESOURCE_NOT_FOUND', `Table '${name}' not found.`, 'Create it with schema_apply, or list tables with schema_get.');
+  if (!table) {
+    const miss = new CatalogMiss(404, 'RESOURCE_NOT_FOUND', `Table '${name}' not found.`, 'Create it with schema_apply, or list tables with schema_get.');
+    miss.postgrest = { code: 'PGRST205', details: null };
+    throw miss;
+  }
   return table;
 }
 

@@ -10,7 +10,7 @@ import type { AnyTool, ErrorShape, HttpBinding } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
 import { resolveCaller } from './credentials.ts';
 import { pathParams } from '../core/schema.ts';
-import { routeTable, type TableRoute } from './route-table.ts';
+import { routeTable, segmentCount, type TableRoute } from './route-table.ts';
 
 /** Set by the subdomain middleware when the Host header names an app. */
 export interface SubdomainLocals {
@@ -86,6 +86,7 @@ async function serve(
   subdomainAppId: string | undefined,
 ): Promise<void> {
   // A client that goes away mid-request cancels the work done for it (an upstream AI call, a relayed stream).
+  if (http.errorShape === 'postgrest') (res.locals as ShapeLocals).errorShape = 'postgrest';
   const aborter = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) aborter.abort();
@@ -193,16 +194,31 @@ async function writeStream(res: Response, stream: StreamBody): Promise<void> {
  * shape it reads.
  */
 export function errorShapes(tools: readonly AnyTool[]) {
-  const shaped = tools.flatMap(({ http }) =>
-    http && ((http.errorShape && http.errorShape !== 'standard') || http.errorHeaders)
-      ? [http.path, http.subdomainPath]
-          .filter((p): p is string => !!p)
-          .map((p) => ({ re: pathPattern(p), locals: { errorShape: http.errorShape, errorHeaders: http.errorHeaders } satisfies ShapeLocals }))
-      : [],
-  );
+  // Every route, the most specific first (as the dispatcher matches them), bucketed by path length: the AI gateway's
+  // /v1/{app_id}/embeddings keeps OpenAI's shape though the data API's /v1/{app_id}/{table} pattern matches it too.
+  const byParams = (path: string) => pathParams(path).length;
+  const buckets = new Map<number, { method: string; re: RegExp; shaped: boolean; locals: ShapeLocals }[]>();
+  const routes = tools
+    .flatMap(({ http }) => (http ? [http.path, http.subdomainPath].filter((p): p is string => !!p).map((path) => ({ http, path })) : []))
+    .sort((a, b) => byParams(a.path) - byParams(b.path));
+  for (const { http, path } of routes) {
+    const size = segmentCount(path);
+    if (!buckets.has(size)) buckets.set(size, []);
+    buckets.get(size)!.push({
+      method: http.method,
+      re: pathPattern(path),
+      // PostgREST's shape is set by serve() once the route is known: raw routes (/v1/{app_id}/fn/...) share its pattern.
+      shaped: (http.errorShape !== undefined && http.errorShape !== 'standard' && http.errorShape !== 'postgrest') || !!http.errorHeaders,
+      locals: { errorShape: http.errorShape, errorHeaders: http.errorHeaders },
+    });
+  }
   return (req: Request, res: Response, next: NextFunction): void => {
-    const hit = shaped.find((s) => s.re.test(req.path));
-    if (hit) Object.assign(res.locals as ShapeLocals, hit.locals);
+    const candidates = buckets.get(segmentCount(req.path));
+    if (candidates) {
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
+      const hit = candidates.find((r) => r.method === method && r.re.test(req.path)) ?? candidates.find((r) => r.re.test(req.path));
+      if (hit?.shaped) Object.assign(res.locals as ShapeLocals, hit.locals);
+    }
     next();
   };
 }

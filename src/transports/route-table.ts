@@ -31,7 +31,8 @@ function compile(route: TableRoute): Compiled {
   return { re: new RegExp(`^${source}/?$`, 'i'), keys, handle: route.handle };
 }
 
-const segmentCount = (path: string): number => path.replace(/\/+$/, '').split('/').length;
+/** Path segments, a trailing slash ignored: routes of different lengths never match the same path. */
+export const segmentCount = (path: string): number => path.replace(/\/+$/, '').split('/').length;
 
 /**
  * A middleware serving `routes` (earlier ones win among those of the same shape, as express's order did). HEAD is

@@ -128,7 +128,27 @@ describe('newcomer: schema, end users, isolated rows', () => {
     expect(removed.data).toEqual([{ title: 'alice 2' }]);
     const missing = await alice.from('nope').select();
     expect(missing.status).toBe(404);
-    expect(missing.error).toMatchObject({ error: { code: 'RESOURCE_NOT_FOUND' } });
+    expect(missing.error).toMatchObject({ code: 'PGRST205', message: "Table 'nope' not found.", details: null, error: { code: 'RESOURCE_NOT_FOUND' } });
+  });
+
+  it('errors read as PostgREST sends them: code, message, details and hint at the top level, our envelope beside', async () => {
+    const service = pgrst(serviceKey);
+    const duplicate = await service.from('projects').insert({ name: 'Apollo' });
+    expect(duplicate.status).toBe(409);
+    // Postgres leaves the key out of the detail on tables with row-level security (as PostgREST relays it: null).
+    expect(duplicate.error).toMatchObject({ code: '23505', details: null, error: { code: 'CONFLICT' } });
+    expect(duplicate.error!.message).toEqual(expect.any(String));
+    expect(duplicate.error!.hint).toEqual(expect.any(String));
+    const badUuid = await service.from('projects').select().eq('id', 'not-a-uuid');
+    expect(badUuid.status).toBe(400);
+    expect(badUuid.error).toMatchObject({ code: '22P02', error: { code: 'VALIDATION_FAILED' } });
+    const several = await service.from('notes').select('title').single();
+    expect(several.status).toBe(406);
+    expect(several.error).toMatchObject({ code: 'PGRST116', error: { code: 'NOT_SINGLE_ROW' } });
+    const unknownColumn = await service.from('projects').select('nope');
+    expect(unknownColumn.error).toMatchObject({ code: '42703' });
+    // throwOnError() throws an error whose message is the server's.
+    await expect(service.from('projects').insert({ name: 'Apollo' }).throwOnError()).rejects.toMatchObject({ code: '23505', message: duplicate.error!.message });
   });
 
   it('plain HTTP shows the same isolation', async () => {

@@ -32,7 +32,7 @@ const DataOutput = z.object({
 type DataWire = z.output<typeof DataOutput>;
 
 const common = { app_id: AppIdSchema, table: TableSchema, query: QuerySchema, prefer: PreferSchema, accept: AcceptSchema, user_token: UserTokenSchema };
-const WIRE = { queryField: 'query', bodyField: 'body', headers: { prefer: 'prefer', range: 'range', accept: 'accept' } } as const;
+const WIRE = { queryField: 'query', bodyField: 'body', headers: { prefer: 'prefer', range: 'range', accept: 'accept' }, errorShape: 'postgrest' } as const;
 const AUTH = ['none', 'user', 'service', 'platform'] as const;
 const ACCESS_NOTE =
   ' Runs as the caller: a platform or service key sees all rows; with user_token, as that end user (row-level security: own rows); ' +
