@@ -145,6 +145,11 @@ describe('newcomer: schema, end users, isolated rows', () => {
     const several = await service.from('notes').select('title').single();
     expect(several.status).toBe(406);
     expect(several.error).toMatchObject({ code: 'PGRST116', error: { code: 'NOT_SINGLE_ROW' } });
+    // A write asked for one object that affects two rows is refused and rolled back.
+    const twoAsOne = await service.from('projects').insert([{ name: 'Gemini' }, { name: 'Mercury' }]).select().single();
+    expect(twoAsOne.status).toBe(406);
+    expect(twoAsOne.error).toMatchObject({ code: 'PGRST116' });
+    expect((await service.from('projects').select('name').in('name', ['Gemini', 'Mercury'])).data).toEqual([]);
     const unknownColumn = await service.from('projects').select('nope');
     expect(unknownColumn.error).toMatchObject({ code: '42703' });
     // throwOnError() throws an error whose message is the server's.
