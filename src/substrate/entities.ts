@@ -21,19 +21,8 @@ export interface EntityRow {
   updated_at: Date;
 }
 
-/** An entity as the API returns it. */
-export interface EntityView {
-  id: string;
-  type: EntityType;
-  display_name: string;
-  primary_email: string | null;
-  canonical_keys: Record<string, unknown>;
-  attrs: Record<string, unknown>;
-  linked_app_user_id: string | null;
-  linked_app_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** An entity as the API returns it: the row without its owner, timestamps as ISO strings. */
+export type EntityView = Omit<EntityRow, 'user_id' | 'created_at' | 'updated_at'> & { created_at: string; updated_at: string };
 
 export interface EntityQuery {
   type?: EntityType | undefined;

@@ -23,16 +23,8 @@ export type Snapshot = Omit<EntityRow, 'user_id' | 'created_at' | 'updated_at'>;
 export type EntityUndo = { op: 'delete'; id: string } | { op: 'restore'; row: Snapshot };
 
 export function snapshot(r: EntityRow): Snapshot {
-  return {
-    id: r.id,
-    type: r.type,
-    display_name: r.display_name,
-    primary_email: r.primary_email,
-    canonical_keys: r.canonical_keys,
-    attrs: r.attrs,
-    linked_app_user_id: r.linked_app_user_id,
-    linked_app_id: r.linked_app_id,
-  };
+  const { user_id: _user, created_at: _created, updated_at: _updated, ...kept } = r;
+  return kept;
 }
 
 /**
