@@ -10,10 +10,10 @@ import { sql, type Kysely } from 'kysely';
 import type { PaymentEvent } from '../adapters/stripe.ts';
 import { isPlanId, type PlanId } from './plans.ts';
 import { enterGrace, paymentSucceeded } from './status.ts';
+import { isUuid } from '../core/uuid.ts';
 
 /** Stripe subscription statuses that keep the plan paid for (past_due: Stripe is still retrying the payment). */
 const PAYING = new Set(['active', 'trialing', 'past_due']);
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What applying an event did: the account whose plan or status changed (its limits are then looked at again). */
 export interface PlatformEventEffect {
@@ -95,7 +95,7 @@ async function accountOf(tx: Kysely<any>, o: Obj): Promise<string | undefined> {
     if (rows[0]) return rows[0].id;
   }
   const named = str((o.metadata as Obj | undefined)?.account_id) ?? str(o.client_reference_id);
-  if (!named || !UUID_RE.test(named)) return undefined;
+  if (!named || !isUuid(named)) return undefined;
   const { rows } = await sql<{ id: string }>`select id from accounts where id = ${named}`.execute(tx);
   return rows[0]?.id;
 }

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.ts';
 import { paymentErrors, type PaymentEvent, type PlatformStripe } from '../adapters/stripe.ts';
-import type { CreditLedger } from '../credits/ledger.ts';
+import { usd, type CreditLedger } from '../credits/ledger.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import { claimPaymentEvent, type PaymentEventOutcome } from './events.ts';
 import { deliverNotification, type MailSender } from './notify.ts';
@@ -222,7 +222,6 @@ export class BillingService {
   }
 }
 
-const usd = (nanos: number): number => nanos / NANOS_PER_USD;
 
 function mapMeters<T, R>(values: Record<LimitedMeter | 'ai_credits', T>, f: (v: T, meter: LimitedMeter | 'ai_credits') => R): Record<LimitedMeter | 'ai_credits', R> {
   return Object.fromEntries([...LIMITED_METERS, 'ai_credits' as const].map((m) => [m, f(values[m], m)])) as Record<LimitedMeter | 'ai_credits', R>;

@@ -3,6 +3,7 @@
 // Written per request, each of these would be one more write on a hot row; batched, a flush is three statements.
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { isUuid } from '../core/uuid.ts';
 
 export const BANDWIDTH_METER = 'bandwidth_bytes';
 export const MAU_METER = 'monthly_active_users';
@@ -11,7 +12,6 @@ export const MAU_METER = 'monthly_active_users';
 const FLUSH_INTERVAL_MS = 5000;
 /** Past this many distinct end users waiting, a flush starts at once (bounds memory under a flood of sign-ups). */
 const MAX_PENDING_USERS = 50_000;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Where one HTTP response's byte count comes from: the socket's counter before and after it (headers included). */
 export interface MeteredSocket {
@@ -61,7 +61,7 @@ export class TrafficMeter {
 
   /** An end user of the app was issued a token or used one. */
   activeUser(appId: string, userId: string): void {
-    if (!UUID_RE.test(userId)) return;
+    if (!isUuid(userId)) return;
     let users = this.#users.get(appId);
     if (!users) this.#users.set(appId, (users = new Set()));
     if (users.has(userId)) return;

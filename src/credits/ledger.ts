@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { AppError } from '../core/errors.ts';
 import { isPlanId, NANOS_PER_USD, PLANS, type PlanId } from '../billing/plans.ts';
+import { isUuid } from '../core/uuid.ts';
 
 type Db = Kysely<any>;
 
@@ -23,7 +24,6 @@ export const RELEASE_EXPIRED_RESERVATIONS_SQL = `
   update credit_balances b set reserved_nanos = greatest(0, b.reserved_nanos - p.amount)
   from per_account p where b.account_id = p.account_id`;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class CreditLedger {
   readonly #db: Db;
@@ -82,7 +82,7 @@ export class CreditLedger {
    */
   async reserve(accountId: string, nanos: number, ttlSeconds: number, minAvailableNanos = 1): Promise<Reservation | undefined> {
     if (PLANS[await this.plan(accountId)].aiCredits === undefined) return undefined;
-    if (!UUID_RE.test(accountId) || ![nanos, ttlSeconds, minAvailableNanos].every(Number.isSafeInteger) || nanos < 0) {
+    if (!isUuid(accountId) || ![nanos, ttlSeconds, minAvailableNanos].every(Number.isSafeInteger) || nanos < 0) {
       throw new Error('reserve: account id must be a uuid, amounts and ttl safe integers');
     }
     // One round trip, committed without waiting for the WAL flush: every call of the account updates this one row,

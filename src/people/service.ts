@@ -16,6 +16,7 @@ import { describeCompanies, describePeople, normalizeProfileUrl } from './text.t
 import { readCache, writeCache } from './cache.ts';
 import { recordUsage, releaseCredit, reserveCredit, type PeopleAction } from './usage.ts';
 import { addCredits, dropLookup, expireLookup, findLookup, insertLookup, newSecret, secretMatches, settleLookup, type LookupStatus } from './lookups.ts';
+import { isUuid } from '../core/uuid.ts';
 
 export interface Usage {
   creditsConsumed: number;
@@ -79,7 +80,6 @@ interface BilledCall<T> {
 
 const DEFAULT_PAGE_SIZE = 10;
 const SEARCH_PATHS = { search_person: 'search/person', search_company: 'search/company' } as const;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A reservation outlives the call it is for by this much, so it cannot lapse before the call is settled. */
 const RESERVATION_MARGIN_SECONDS = 60;
 /** A lookup's held credit outlives its deadline by this much: the expiry job, which releases it, may run late. */
@@ -202,7 +202,7 @@ export class PeopleService {
 
   /** The provider's callback for a lookup: verified with the lookup's secret; a redelivery changes nothing. */
   async receiveEmailCallback(id: string, secret: string, body: unknown, opts: CallOpts = {}): Promise<{ received: true; status: LookupStatus }> {
-    const row = UUID_RE.test(id) ? await findLookup(this.#db, id) : undefined;
+    const row = isUuid(id) ? await findLookup(this.#db, id) : undefined;
     if (!row) throw peopleErrors.callbackUnknown(id);
     if (!secretMatches(row, secret)) throw peopleErrors.callbackRefused();
     const lookups = this.#slots.provider(row.slot)?.emailLookups;
