@@ -5,6 +5,7 @@
 import pg from 'pg';
 import { AppError, errors } from '../core/errors.ts';
 import type { Catalog, ColumnInfo, TableInfo } from '../schema/catalog.ts';
+import { resultRow, type OutputOptions } from './output.ts';
 import type { Condition, Filter, OrderTerm, ParsedQuery, SelectColumn, SelectEmbed, SelectItem } from './query.ts';
 
 /** Rows returned by one read when the client asks for more (or for no limit). */
@@ -26,7 +27,7 @@ export function tableOf(catalog: Catalog, name: string): TableInfo {
   return table;
 }
 
-function columnOf(table: TableInfo, name: string): ColumnInfo {
+export function columnOf(table: TableInfo, name: string): ColumnInfo {
   const column = table.columns.find((c) => c.name === name);
   if (!column) {
     throw new CatalogMiss(400, 'UNKNOWN_COLUMN', `Column '${name}' does not exist on table '${table.name}'.`, 'Check the column names with schema_get.');
@@ -45,7 +46,7 @@ function outputExpr(alias: string, column: ColumnInfo): string {
   return column.udt === 'vector' && !column.isArray ? `(${ref}::text)::json` : ref;
 }
 
-function columnList(alias: string, table: TableInfo, items: readonly (SelectColumn | { kind: 'star' })[]): string[] {
+export function columnList(alias: string, table: TableInfo, items: readonly (SelectColumn | { kind: 'star' })[]): string[] {
   return items.flatMap((item) =>
     item.kind === 'star'
       ? table.columns.map((c) => `${outputExpr(alias, c)} as ${q(c.name)}`)
@@ -145,36 +146,6 @@ function orderSql(table: TableInfo, order: readonly OrderTerm[]): string {
   return `order by ${terms.join(', ')}`;
 }
 
-/** How the statement's one result row is shaped; see `resultRow`. */
-export interface OutputOptions {
-  /** Ceiling on the body's bytes: rows are aggregated only up to it, past it the statement aborts with 413. */
-  maxBytes: number;
-  /** Exactly one row is required (Accept: application/vnd.pgrst.object+json); otherwise abort with 406. */
-  single: boolean;
-}
-
-/**
- * The statement's one result row over the rows of `source` (a from-item aliased `_r`): `body` (the rows as a
- * JSON array, or null), `rows`, `total` and `abort`. Each row is rendered once; a running byte count stops the
- * aggregation at the ceiling, so no response larger than `maxBytes` is ever built or sent. `abort` is '' or
- * 'SV413' (too large) or 'SV406:<rows>' (not exactly one row when one was required); it is also stored in the
- * transaction setting svc.abort, which the executor's guard turns into an error that rolls a write back.
- */
-function resultRow(source: string, out: OutputOptions, total = 'null::bigint'): string {
-  const notSingle = out.single ? `when count(*) <> 1 then 'SV406:' || count(*)` : '';
-  return `select case when bool_or(_j.over) then null else coalesce('[' || string_agg(_j.t, ',') filter (where not _j.over) || ']', '[]') end as body,
-    count(*) as rows, ${total} as total,
-    set_config('svc.abort', case when bool_or(_j.over) then 'SV413' ${notSingle} else '' end, true) as abort
-    from (select _t.t, sum(octet_length(_t.t)) over (rows unbounded preceding) > ${out.maxBytes} as over
-      from (select row_to_json(_r)::text as t from ${source}) _t) _j`;
-}
-
-/** A write's result row when the client asked for no rows back: only the count (and the single-row check). */
-function countRow(source: string, out: OutputOptions): string {
-  const abort = out.single ? `case when count(*) <> 1 then 'SV406:' || count(*) else '' end` : `''`;
-  return `select null::text as body, count(*) as rows, null::bigint as total, set_config('svc.abort', ${abort}, true) as abort from ${source}`;
-}
-
 export interface ReadOptions {
   count: boolean;
   limit?: number;
@@ -202,86 +173,3 @@ export function idFilter(table: TableInfo, id: string): Condition {
   return { kind: 'cond', column: table.primaryKey[0]!, op: 'eq', negate: false, value: id };
 }
 
-export interface WriteOutput extends OutputOptions {
-  /** The written rows come back (Prefer: return=representation); otherwise only their count. */
-  rows: boolean;
-}
-
-/** `returning ...; select <result row>` around a write: the rows only when asked for, else nothing but `1`. */
-function writeStatement(table: TableInfo, query: ParsedQuery, write: string, out: WriteOutput): string {
-  if (!out.rows) return `with _w as (${write} returning 1) ${countRow('_w', out)}`;
-  if (query.select.some((s) => s.kind === 'embed')) {
-    throw new AppError(400, 'INVALID_QUERY', 'Embedding is not supported on writes.', 'Select plain columns, then read the embedded rows with a GET.');
-  }
-  const columns = columnList('_m', table, query.select as (SelectColumn | { kind: 'star' })[]).join(', ');
-  return `with _w as (${write} returning ${columns}) ${resultRow('_w _r', out)}`;
-}
-
-export interface InsertOptions {
-  rows: Record<string, unknown>[];
-  upsert?: 'merge-duplicates' | 'ignore-duplicates';
-  /** Prefer: missing=default: a key a row lacks takes the column's default instead of null. */
-  missingDefault?: boolean;
-  out: WriteOutput;
-}
-
-/** The columns an insert writes: `columns=` when given, else every key of any row, in first-seen order. */
-export function insertColumns(query: ParsedQuery, rows: readonly Record<string, unknown>[]): string[] {
-  return query.columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
-}
-
-/**
- * With missing=default, rows that lack some of the columns cannot go through json_populate_recordset (it yields
- * null for a missing key, and an expression cannot name a column's default). They become one multi-row VALUES
- * list instead, where a missing key is the keyword DEFAULT: still one INSERT (so RETURNING keeps the rows' order
- * and ON CONFLICT sees them all), each present value converted by json_populate_record as in the bulk path.
- */
-function valuesWithDefaults(table: TableInfo, names: readonly string[], rows: readonly Record<string, unknown>[]): string {
-  const record = `null::public.${q(table.name)}`;
-  const cell = (row: Record<string, unknown>, name: string) =>
-    Object.hasOwn(row, name) ? `(json_populate_record(${record}, ${lit(JSON.stringify({ [name]: row[name] }))})).${q(name)}` : 'DEFAULT';
-  return `values ${rows.map((row) => `(${names.map((n) => cell(row, n)).join(', ')})`).join(', ')}`;
-}
-
-export function compileInsert(catalog: Catalog, tableName: string, query: ParsedQuery, opts: InsertOptions): string {
-  const table = tableOf(catalog, tableName);
-  const names = insertColumns(query, opts.rows).map((n) => columnOf(table, n).name);
-  const cols = names.map(q);
-  const complete = opts.rows.every((row) => names.every((n) => Object.hasOwn(row, n)));
-  const source =
-    opts.missingDefault && !complete
-      ? valuesWithDefaults(table, names, opts.rows)
-      : `select ${cols.join(', ')} from json_populate_recordset(null::public.${q(table.name)}, ${lit(JSON.stringify(opts.rows))})`;
-  // Rows naming no column at all are rows of defaults only.
-  const insert = cols.length
-    ? `insert into public.${q(table.name)} as _m (${cols.join(', ')}) ${source}`
-    : opts.rows.length === 1
-      ? `insert into public.${q(table.name)} as _m default values`
-      : `insert into public.${q(table.name)} as _m select from generate_series(1, ${opts.rows.length})`;
-  let conflict = '';
-  if (opts.upsert) {
-    const target = (query.onConflict ?? table.primaryKey).map((n) => q(columnOf(table, n).name));
-    if (!target.length) throw errors.validation(`Upsert on '${table.name}' needs on_conflict=<unique columns>; the table has no primary key.`);
-    // With nothing but the key to merge, still "update" the key so the existing row is returned.
-    const merged = cols.filter((c) => !target.includes(c));
-    const updates = (merged.length ? merged : target).map((c) => `${c} = excluded.${c}`);
-    conflict =
-      opts.upsert === 'merge-duplicates'
-        ? ` on conflict (${target.join(', ')}) do update set ${updates.join(', ')}`
-        : ` on conflict (${target.join(', ')}) do nothing`;
-  }
-  return writeStatement(table, query, `${insert}${conflict}`, opts.out);
-}
-
-export function compileUpdate(catalog: Catalog, tableName: string, query: ParsedQuery, patch: Record<string, unknown>, out: WriteOutput, extra: Filter[] = []): string {
-  const table = tableOf(catalog, tableName);
-  const cols = Object.keys(patch).map((n) => q(columnOf(table, n).name));
-  if (!cols.length) throw errors.validation('The body must name at least one column to change.');
-  const source = `(select ${cols.join(', ')} from json_populate_record(null::public.${q(table.name)}, ${lit(JSON.stringify(patch))}))`;
-  return writeStatement(table, query, `update public.${q(table.name)} as _m set (${cols.join(', ')}) = ${source} ${whereSql(table, [...query.filters, ...extra])}`, out);
-}
-
-export function compileDelete(catalog: Catalog, tableName: string, query: ParsedQuery, out: WriteOutput, extra: Filter[] = []): string {
-  const table = tableOf(catalog, tableName);
-  return writeStatement(table, query, `delete from public.${q(table.name)} as _m ${whereSql(table, [...query.filters, ...extra])}`, out);
-}

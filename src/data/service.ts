@@ -4,9 +4,12 @@ import type { Caller } from '../core/define.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
 import type { Catalog } from '../schema/catalog.ts';
-import { CatalogMiss, compileDelete, compileInsert, compileRead, compileUpdate, idFilter, insertColumns, tableOf, type OutputOptions, type WriteOutput } from './compile.ts';
+import { CatalogMiss, compileRead, idFilter, tableOf } from './compile.ts';
+import type { OutputOptions } from './output.ts';
+import { compileDelete, compileInsert, compileUpdate, insertColumns, type WriteOutput } from './write.ts';
 import { roleFor, runAs, StatementAborted, type StatementResult } from './executor.ts';
-import { parsePrefer, parseQuery, parseRange, type ParsedQuery, type Prefer } from './query.ts';
+import { parsePrefer, parseRange, type Prefer } from './prefer.ts';
+import { parseQuery, type ParsedQuery } from './query.ts';
 
 export interface DataRequest {
   appId: string;

@@ -1,0 +1,94 @@
+// Inserts, updates and deletes: each one statement whose result row is shaped by src/data/output.ts.
+import pg from 'pg';
+import { AppError, errors } from '../core/errors.ts';
+import type { Catalog, TableInfo } from '../schema/catalog.ts';
+import { columnList, columnOf, tableOf, whereSql } from './compile.ts';
+import { countRow, resultRow, type OutputOptions } from './output.ts';
+import type { Filter, ParsedQuery, SelectColumn } from './query.ts';
+
+const q = (name: string) => pg.escapeIdentifier(name);
+const lit = (value: string) => pg.escapeLiteral(value);
+
+export interface WriteOutput extends OutputOptions {
+  /** The written rows come back (Prefer: return=representation); otherwise only their count. */
+  rows: boolean;
+}
+
+/** `returning ...; select <result row>` around a write: the rows only when asked for, else nothing but `1`. */
+function writeStatement(table: TableInfo, query: ParsedQuery, write: string, out: WriteOutput): string {
+  if (!out.rows) return `with _w as (${write} returning 1) ${countRow('_w', out)}`;
+  if (query.select.some((s) => s.kind === 'embed')) {
+    throw new AppError(400, 'INVALID_QUERY', 'Embedding is not supported on writes.', 'Select plain columns, then read the embedded rows with a GET.');
+  }
+  const columns = columnList('_m', table, query.select as (SelectColumn | { kind: 'star' })[]).join(', ');
+  return `with _w as (${write} returning ${columns}) ${resultRow('_w _r', out)}`;
+}
+
+export interface InsertOptions {
+  rows: Record<string, unknown>[];
+  upsert?: 'merge-duplicates' | 'ignore-duplicates';
+  /** Prefer: missing=default: a key a row lacks takes the column's default instead of null. */
+  missingDefault?: boolean;
+  out: WriteOutput;
+}
+
+/** The columns an insert writes: `columns=` when given, else every key of any row, in first-seen order. */
+export function insertColumns(query: ParsedQuery, rows: readonly Record<string, unknown>[]): string[] {
+  return query.columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
+}
+
+/**
+ * With missing=default, rows that lack some of the columns cannot go through json_populate_recordset (it yields
+ * null for a missing key, and an expression cannot name a column's default). They become one multi-row VALUES
+ * list instead, where a missing key is the keyword DEFAULT: still one INSERT (so RETURNING keeps the rows' order
+ * and ON CONFLICT sees them all), each present value converted by json_populate_record as in the bulk path.
+ */
+function valuesWithDefaults(table: TableInfo, names: readonly string[], rows: readonly Record<string, unknown>[]): string {
+  const record = `null::public.${q(table.name)}`;
+  const cell = (row: Record<string, unknown>, name: string) =>
+    Object.hasOwn(row, name) ? `(json_populate_record(${record}, ${lit(JSON.stringify({ [name]: row[name] }))})).${q(name)}` : 'DEFAULT';
+  return `values ${rows.map((row) => `(${names.map((n) => cell(row, n)).join(', ')})`).join(', ')}`;
+}
+
+export function compileInsert(catalog: Catalog, tableName: string, query: ParsedQuery, opts: InsertOptions): string {
+  const table = tableOf(catalog, tableName);
+  const names = insertColumns(query, opts.rows).map((n) => columnOf(table, n).name);
+  const cols = names.map(q);
+  const complete = opts.rows.every((row) => names.every((n) => Object.hasOwn(row, n)));
+  const source =
+    opts.missingDefault && !complete
+      ? valuesWithDefaults(table, names, opts.rows)
+      : `select ${cols.join(', ')} from json_populate_recordset(null::public.${q(table.name)}, ${lit(JSON.stringify(opts.rows))})`;
+  // Rows naming no column at all are rows of defaults only.
+  const insert = cols.length
+    ? `insert into public.${q(table.name)} as _m (${cols.join(', ')}) ${source}`
+    : opts.rows.length === 1
+      ? `insert into public.${q(table.name)} as _m default values`
+      : `insert into public.${q(table.name)} as _m select from generate_series(1, ${opts.rows.length})`;
+  let conflict = '';
+  if (opts.upsert) {
+    const target = (query.onConflict ?? table.primaryKey).map((n) => q(columnOf(table, n).name));
+    if (!target.length) throw errors.validation(`Upsert on '${table.name}' needs on_conflict=<unique columns>; the table has no primary key.`);
+    // With nothing but the key to merge, still "update" the key so the existing row is returned.
+    const merged = cols.filter((c) => !target.includes(c));
+    const updates = (merged.length ? merged : target).map((c) => `${c} = excluded.${c}`);
+    conflict =
+      opts.upsert === 'merge-duplicates'
+        ? ` on conflict (${target.join(', ')}) do update set ${updates.join(', ')}`
+        : ` on conflict (${target.join(', ')}) do nothing`;
+  }
+  return writeStatement(table, query, `${insert}${conflict}`, opts.out);
+}
+
+export function compileUpdate(catalog: Catalog, tableName: string, query: ParsedQuery, patch: Record<string, unknown>, out: WriteOutput, extra: Filter[] = []): string {
+  const table = tableOf(catalog, tableName);
+  const cols = Object.keys(patch).map((n) => q(columnOf(table, n).name));
+  if (!cols.length) throw errors.validation('The body must name at least one column to change.');
+  const source = `(select ${cols.join(', ')} from json_populate_record(null::public.${q(table.name)}, ${lit(JSON.stringify(patch))}))`;
+  return writeStatement(table, query, `update public.${q(table.name)} as _m set (${cols.join(', ')}) = ${source} ${whereSql(table, [...query.filters, ...extra])}`, out);
+}
+
+export function compileDelete(catalog: Catalog, tableName: string, query: ParsedQuery, out: WriteOutput, extra: Filter[] = []): string {
+  const table = tableOf(catalog, tableName);
+  return writeStatement(table, query, `delete from public.${q(table.name)} as _m ${whereSql(table, [...query.filters, ...extra])}`, out);
+}
