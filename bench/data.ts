@@ -103,9 +103,9 @@ export async function dataScenario(ctx: BenchContext): Promise<Pair[]> {
     // from the same catalog the platform reads. The by-id one keeps a placeholder for the id's literal.
     const catalog = await readCatalog(db);
     const byId = parseQuery('');
-    getTemplate = compileRead(catalog, TABLE, { ...byId, filters: [...byId.filters, idFilter(catalog.get(TABLE)!, ID_PLACEHOLDER)] }, { count: false, out: OUT });
+    getTemplate = compileRead(catalog, TABLE, { ...byId, filters: [...byId.filters, idFilter(catalog.get(TABLE)!, ID_PLACEHOLDER)] }, { out: OUT });
     const list = parseQuery(LIST_QUERY);
-    listStatement = compileRead(catalog, TABLE, list, { count: false, offset: 0, limit: list.limit!, out: OUT });
+    listStatement = compileRead(catalog, TABLE, list, { offset: 0, limit: list.limit!, out: OUT });
   } finally {
     await db.end();
   }

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { AppError, errors } from '../core/errors.ts';
 import type { Catalog, ColumnInfo, TableInfo } from '../schema/catalog.ts';
-import { resultRow, type OutputOptions } from './output.ts';
+import { countPlan, resultRow, type CountKind, type OutputOptions } from './output.ts';
 import type { Condition, Filter, OrderTerm, ParsedQuery, SelectColumn, SelectEmbed, SelectItem } from './query.ts';
 
 /** Rows returned by one read when the client asks for more (or for no limit). */
@@ -147,7 +147,7 @@ function orderSql(table: TableInfo, order: readonly OrderTerm[]): string {
 }
 
 export interface ReadOptions {
-  count: boolean;
+  count?: CountKind | undefined;
   limit?: number;
   offset?: number;
   out: OutputOptions;
@@ -161,8 +161,8 @@ export function compileRead(catalog: Catalog, tableName: string, query: ParsedQu
   const from = `from public.${q(table.name)} _m ${where}`;
   const limit = Math.min(opts.limit ?? MAX_ROWS, MAX_ROWS);
   const page = `limit ${limit}${opts.offset ? ` offset ${opts.offset}` : ''}`;
-  const total = opts.count ? `(select count(*) ${from})` : undefined;
-  return resultRow(`(select ${columns} ${from} ${orderSql(table, query.order)} ${page}) _r`, opts.out, total);
+  const counting = countPlan(from, opts.count);
+  return counting.before + resultRow(`(select ${columns} ${from} ${orderSql(table, query.order)} ${page}) _r`, opts.out, counting.total);
 }
 
 /** The primary key condition of a by-id route. */

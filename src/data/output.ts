@@ -1,4 +1,17 @@
 // The statement's one result row: the response body built by Postgres, with the size ceiling and the single-row check.
+/** Prefer: count=... of a read. */
+export type CountKind = 'exact' | 'planned' | 'estimated';
+
+/**
+ * How a read counts its matching rows: `before` runs ahead of the result row in the same round trip (empty for an
+ * exact count), `total` is the SQL expression of the result row's total. `rowsFrom` is `from <table> _m where ...`,
+ * the unpaged rows the read selects.
+ */
+export function countPlan(rowsFrom: string, kind: CountKind | undefined): { before: string; total: string } {
+  if (kind === undefined) return { before: '', total: 'null::bigint' };
+  return { before: '', total: `(select count(*) ${rowsFrom})` };
+}
+
 /** How the statement's one result row is shaped; see `resultRow`. */
 export interface OutputOptions {
   /** Ceiling on the body's bytes: rows are aggregated only up to it, past it the statement aborts with 413. */

@@ -65,14 +65,14 @@ export class DataService {
     const offset = query.offset ?? range?.offset ?? 0;
     const limit = query.limit ?? range?.limit;
     const out = this.#out(wantsObject(req.accept));
-    const result = await this.#run(req, false, (c) => compileRead(c, req.table, query, { count: prefer.count === 'exact', offset, out, ...(limit === undefined ? {} : { limit }) }));
+    const result = await this.#run(req, false, (c) => compileRead(c, req.table, query, { count: prefer.count, offset, out, ...(limit === undefined ? {} : { limit }) }));
     const content_range = `${result.rows ? `${offset}-${offset + result.rows - 1}` : '*'}/${result.total ?? '*'}`;
     return { status: 200, data: out.single ? onlyRow(result) : new JsonText(result.body!), content_range };
   }
 
   async get(req: DataRequest, id: string): Promise<DataResult> {
     const query = parseQuery(req.query);
-    const result = await this.#run(req, false, (c) => compileRead(c, req.table, withId(c, req.table, query, id), { count: false, out: this.#out(false) }));
+    const result = await this.#run(req, false, (c) => compileRead(c, req.table, withId(c, req.table, query, id), { out: this.#out(false) }));
     if (result.rows === 0) throw rowNotFound(req.table, id);
     return { status: 200, data: onlyRow(result) };
   }
