@@ -115,7 +115,7 @@ export function peopleError(err: AppError): { status: number; body: PeopleErrorB
 export interface PostgrestErrorBody extends ErrorEnvelope {
   code: string;
   message: string;
-  details: string | null;
+  details: unknown;
   hint: string | null;
 }
 
@@ -134,8 +134,9 @@ const POSTGREST_CODES: Readonly<Record<string, { code: string; status?: number }
 export function postgrestError(err: AppError): { status: number; body: PostgrestErrorBody } {
   const named = POSTGREST_CODES[err.code];
   const code = err.postgrest?.code ?? named?.code ?? err.code;
-  const details = err.postgrest?.details ?? null;
-  return { status: named?.status ?? err.status, body: { code, message: err.message, details, hint: err.remediation || null, ...envelope(err) } };
+  const pg = err.postgrest;
+  const hint = pg && 'hint' in pg ? (pg.hint ?? null) : err.remediation || null;
+  return { status: named?.status ?? err.status, body: { code, message: pg?.message ?? err.message, details: pg?.details ?? null, hint, ...envelope(err) } };
 }
 
 /** The status and body of an error in the shape of the route family that sends it. */

@@ -6,8 +6,11 @@ export class AppError extends Error {
   readonly status: number;
   readonly remediation: string;
   readonly details: unknown;
-  /** What PostgREST would name this error (its code, a Postgres SQLSTATE or PGRSTnnn, and detail), for the data API's body. */
-  postgrest?: { code: string; details?: string | null };
+  /**
+   * What PostgREST would send for this error (its code, a Postgres SQLSTATE or PGRSTnnn, and where given its own
+   * message, details and hint), for the top level of the data API's body; our envelope keeps ours.
+   */
+  postgrest?: { code: string; message?: string; details?: unknown; hint?: string | null };
 
   constructor(status: number, code: string, message: string, remediation: string, details?: unknown) {
     super(message);

@@ -2,148 +2,164 @@
 // carries the response body as JSON text (built by Postgres) and a row count. Every identifier comes from
 // the catalog and is quoted; every value is a quoted literal cast to its column's type, so the statement can
 // travel in the same simple-protocol round trip as BEGIN / SET LOCAL ROLE / claims / COMMIT.
-import pg from 'pg';
-import { AppError, errors } from '../core/errors.ts';
+import { AppError } from '../core/errors.ts';
 import type { Catalog, ColumnInfo, TableInfo } from '../schema/catalog.ts';
+import { CatalogMiss, fieldSql, filterSql, q } from './filters.ts';
 import { countPlan, resultRow, type CountKind, type OutputOptions } from './output.ts';
-import type { Condition, Filter, OrderTerm, ParsedQuery, SelectColumn, SelectEmbed, SelectItem } from './query.ts';
+import type { Condition, EmbedParams, OrderTerm, ParsedQuery, SelectColumn, SelectCount, SelectEmbed, SelectItem } from './query.ts';
+import { resolveRelationship } from './relationships.ts';
+
+export { CatalogMiss, columnOf, whereSql } from './filters.ts';
 
 /** Rows returned by one read when the client asks for more (or for no limit). */
 export const MAX_ROWS = 1000;
-
-const q = (name: string) => pg.escapeIdentifier(name);
-const lit = (value: string) => pg.escapeLiteral(value);
-
-/** Raised when a name is missing from the snapshot: the service re-reads the catalog once and retries. */
-export class CatalogMiss extends AppError {}
 
 export function tableOf(catalog: Catalog, name: string): TableInfo {
   const table = catalog.get(name);
   if (!table) {
     const miss = new CatalogMiss(404, 'RESOURCE_NOT_FOUND', `Table '${name}' not found.`, 'Create it with schema_apply, or list tables with schema_get.');
-    miss.postgrest = { code: 'PGRST205', details: null };
+    miss.postgrest = { code: 'PGRST205', message: `Could not find the table 'public.${name}' in the schema cache`, details: null, hint: null };
     throw miss;
   }
   return table;
 }
 
-export function columnOf(table: TableInfo, name: string): ColumnInfo {
-  const column = table.columns.find((c) => c.name === name);
-  if (!column) {
-    throw new CatalogMiss(400, 'UNKNOWN_COLUMN', `Column '${name}' does not exist on table '${table.name}'.`, 'Check the column names with schema_get.');
-  }
-  return column;
+/** One select list over one table: its output columns, the lateral joins of its spreads, its conditions and grouping. */
+export interface LevelSql {
+  columns: string;
+  /** The output names of `columns`, in order. */
+  names: string[];
+  joins: string;
+  where: string[];
+  groupBy: string;
+  orderBy: string;
 }
 
-/** A value cast to the column's declared type; Postgres's input function validates it (22xxx -> 400). */
-function typed(column: ColumnInfo, value: string): string {
-  return `${lit(value)}::${column.type}`;
+interface Output {
+  expr: string;
+  name: string;
+  aggregate: boolean;
+}
+
+const NO_PARAMS: EmbedParams = { filters: [], order: [] };
+
+/** Renders the select lists of one statement; aliases are numbered so that nested levels never shadow each other. */
+class Renderer {
+  readonly #catalog: Catalog;
+  readonly #embedded: ReadonlyMap<string, EmbedParams> | undefined;
+  #aliases = 0;
+
+  constructor(catalog: Catalog, embedded: ReadonlyMap<string, EmbedParams> | undefined) {
+    this.#catalog = catalog;
+    this.#embedded = embedded;
+  }
+
+  level(table: TableInfo, alias: string, items: readonly SelectItem[], params: EmbedParams, path: string): LevelSql {
+    const outputs: Output[] = [];
+    const joins: string[] = [];
+    const where: string[] = [];
+    const exists = new Map<string, string>();
+    for (const item of items) {
+      if (item.kind === 'embed') {
+        const embed = this.#embed(table, alias, item, path);
+        outputs.push(...embed.outputs);
+        if (embed.join) joins.push(embed.join);
+        if (item.inner) where.push(embed.exists);
+        exists.set(item.alias ?? item.relation, embed.exists);
+      } else {
+        outputs.push(...this.#columns(table, alias, item));
+      }
+    }
+    for (const f of params.filters) where.push(filterSql(table, alias, f, (name) => exists.get(name)));
+    const grouped = outputs.some((o) => o.aggregate);
+    const groupBy = grouped ? outputs.filter((o) => !o.aggregate).map((o) => o.expr) : [];
+    return {
+      columns: outputs.map((o) => `${o.expr} as ${q(o.name)}`).join(', '),
+      names: outputs.map((o) => o.name),
+      joins: joins.join(' '),
+      where,
+      groupBy: groupBy.length ? `group by ${groupBy.join(', ')}` : '',
+      orderBy: this.#orderBy(table, alias, params.order),
+    };
+  }
+
+  #columns(table: TableInfo, alias: string, item: SelectColumn | SelectCount | { kind: 'star' }): Output[] {
+    if (item.kind === 'star') return table.columns.map((c) => ({ expr: outputExpr(`${alias}.${q(c.name)}`, c), name: c.name, aggregate: false }));
+    // `rel(count)`: PostgREST reads a bare `count` that is not a column as count().
+    if (item.kind === 'count' || (item.name === 'count' && !item.path && !item.aggregate && !table.columns.some((c) => c.name === 'count'))) {
+      return [{ expr: cast('count(*)', item.cast), name: item.alias ?? 'count', aggregate: true }];
+    }
+    const field = fieldSql(table, alias, item.name, item.path);
+    const value = cast(field.yields === 'column' ? outputExpr(field.sql, field.column) : field.sql, item.cast);
+    const name = item.alias ?? (item.aggregate ? item.aggregate : (item.path?.at(-1)?.key ?? item.name));
+    if (!item.aggregate) return [{ expr: value, name, aggregate: false }];
+    return [{ expr: cast(`${item.aggregate}(${value})`, item.aggregateCast), name, aggregate: true }];
+  }
+
+  #embed(table: TableInfo, parentAlias: string, embed: SelectEmbed, parentPath: string): { outputs: Output[]; join?: string; exists: string } {
+    const rel = resolveRelationship(this.#catalog, table, embed.relation, embed.hint);
+    const alias = `_e${++this.#aliases}`;
+    const name = embed.alias ?? embed.relation;
+    const path = parentPath ? `${parentPath}.${name}` : name;
+    const params = this.#embedded?.get(path) ?? (embed.alias ? this.#embedded?.get(parentPath ? `${parentPath}.${embed.relation}` : embed.relation) : undefined) ?? NO_PARAMS;
+    const child = this.level(rel.target, alias, embed.columns, params, path);
+    const conditions = [rel.on(parentAlias, alias), ...child.where].join(' and ');
+    const from = `from public.${q(rel.target.name)} ${alias}`;
+    const exists = `exists (select 1 ${from} where ${conditions})`;
+    if (embed.hidden) return { outputs: [], exists };
+    const body = `select ${child.columns} ${from} ${child.joins} where ${conditions} ${child.groupBy} ${child.orderBy} ${page(params.limit, params.offset)}`;
+    if (!embed.spread) {
+      const expr = rel.toOne ? `(select row_to_json(_x) from (${body}) _x)` : `coalesce((select json_agg(_x) from (${body}) _x), '[]'::json)`;
+      return { outputs: [{ expr, name, aggregate: false }], exists };
+    }
+    const spread = `_s${this.#aliases}`;
+    const names = child.names;
+    const lateral = rel.toOne
+      ? body
+      : `select ${names.map((n) => `coalesce(json_agg(_x.${q(n)}), '[]'::json) as ${q(n)}`).join(', ')} from (${body}) _x`;
+    return {
+      outputs: names.map((n) => ({ expr: `${spread}.${q(n)}`, name: n, aggregate: false })),
+      join: `left join lateral (${lateral}) ${spread} on true`,
+      exists,
+    };
+  }
+
+  #orderBy(table: TableInfo, alias: string, order: readonly OrderTerm[]): string {
+    if (!order.length) return '';
+    const terms = order.map((o) => {
+      const expr = o.relation ? this.#relatedColumn(table, alias, o) : fieldSql(table, alias, o.column, o.path).sql;
+      return `${expr} ${o.descending ? 'desc' : 'asc'}${o.nulls ? ` nulls ${o.nulls}` : ''}`;
+    });
+    return `order by ${terms.join(', ')}`;
+  }
+
+  /** `order=rel(col)`: the column of the one row a to-one relationship yields. */
+  #relatedColumn(table: TableInfo, alias: string, order: OrderTerm): string {
+    const rel = resolveRelationship(this.#catalog, table, order.relation!);
+    if (!rel.toOne) {
+      throw new AppError(400, 'INVALID_QUERY', `'${order.relation}' is a to-many relationship of '${table.name}', so its columns cannot order the rows.`, 'Order by a column of a many-to-one or one-to-one relationship, or order the embedded rows with <relation>.order=.');
+    }
+    const related = `_o${++this.#aliases}`;
+    return `(select ${fieldSql(rel.target, related, order.column, order.path).sql} from public.${q(rel.target.name)} ${related} where ${rel.on(alias, related)})`;
+  }
+}
+
+function cast(expr: string, type: string | undefined): string {
+  return type ? `(${expr})::${type}` : expr;
+}
+
+function page(limit: number | undefined, offset: number | undefined): string {
+  return `${limit === undefined ? '' : `limit ${limit}`}${offset ? ` offset ${offset}` : ''}`;
 }
 
 /** How a column leaves the database: vectors as JSON number arrays, everything else as row_to_json renders it. */
-function outputExpr(alias: string, column: ColumnInfo): string {
-  const ref = `${alias}.${q(column.name)}`;
+function outputExpr(ref: string, column: ColumnInfo): string {
   return column.udt === 'vector' && !column.isArray ? `(${ref}::text)::json` : ref;
 }
 
-export function columnList(alias: string, table: TableInfo, items: readonly (SelectColumn | { kind: 'star' })[]): string[] {
-  return items.flatMap((item) =>
-    item.kind === 'star'
-      ? table.columns.map((c) => `${outputExpr(alias, c)} as ${q(c.name)}`)
-      : [`${outputExpr(alias, columnOf(table, item.name))} as ${q(item.alias ?? item.name)}`],
-  );
-}
-
-interface Join {
-  target: TableInfo;
-  /** many-to-one yields an object (or null), one-to-many an array. */
-  toOne: boolean;
-  on: string;
-}
-
-function resolveEmbed(catalog: Catalog, table: TableInfo, embed: SelectEmbed): Join {
-  const target = tableOf(catalog, embed.relation);
-  const matches = (name: string, columns: string[]) => !embed.hint || embed.hint === name || (columns.length === 1 && columns[0] === embed.hint);
-  const forward = table.foreignKeys.filter((fk) => fk.refTable === target.name && matches(fk.name, fk.columns));
-  const reverse = target.foreignKeys.filter((fk) => fk.refTable === table.name && matches(fk.name, fk.columns));
-  const candidates = [
-    ...forward.map((fk) => ({ toOne: true, pairs: fk.columns.map((c, i) => [`_e.${q(fk.refColumns[i]!)}`, `_m.${q(c)}`]) })),
-    ...reverse.map((fk) => ({ toOne: false, pairs: fk.columns.map((c, i) => [`_e.${q(c)}`, `_m.${q(fk.refColumns[i]!)}`]) })),
-  ];
-  if (candidates.length === 0) {
-    throw new AppError(400, 'UNKNOWN_RELATIONSHIP', `No foreign key links '${table.name}' and '${target.name}'.`, 'Embed only tables joined by a foreign key (declare one with references in schema_apply).');
-  }
-  if (candidates.length > 1) {
-    throw new AppError(400, 'AMBIGUOUS_RELATIONSHIP', `Several foreign keys link '${table.name}' and '${target.name}'.`, `Name one: ${target.name}!<foreign key or column>(...).`);
-  }
-  const { toOne, pairs } = candidates[0]!;
-  return { target, toOne, on: pairs.map(([a, b]) => `${a} = ${b}`).join(' and ') };
-}
-
-function embedExpr(catalog: Catalog, table: TableInfo, embed: SelectEmbed): { select: string; inner?: string } {
-  const join = resolveEmbed(catalog, table, embed);
-  const cols = columnList('_e', join.target, embed.columns).join(', ');
-  const from = `from public.${q(join.target.name)} _e where ${join.on}`;
-  const select = join.toOne
-    ? `(select row_to_json(_x) from (select ${cols} ${from}) _x)`
-    : `coalesce((select json_agg(_x) from (select ${cols} ${from}) _x), '[]'::json)`;
-  const result: { select: string; inner?: string } = { select: `${select} as ${q(embed.alias ?? embed.relation)}` };
-  if (embed.inner) result.inner = `exists (select 1 ${from})`;
-  return result;
-}
-
-function selectList(catalog: Catalog, table: TableInfo, items: SelectItem[]): { columns: string; inner: string[] } {
-  const parts: string[] = [];
-  const inner: string[] = [];
-  for (const item of items) {
-    if (item.kind === 'embed') {
-      const e = embedExpr(catalog, table, item);
-      parts.push(e.select);
-      if (e.inner) inner.push(e.inner);
-    } else {
-      parts.push(...columnList('_m', table, [item]));
-    }
-  }
-  return { columns: parts.join(', '), inner };
-}
-
-const COMPARISON: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
-const TSQUERY: Record<string, string> = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_tsquery', wfts: 'websearch_to_tsquery' };
-
-function conditionSql(table: TableInfo, cond: Condition): string {
-  const column = columnOf(table, cond.column);
-  const ref = `_m.${q(column.name)}`;
-  let sql: string;
-  if (cond.op in COMPARISON) sql = `${ref} ${COMPARISON[cond.op]} ${typed(column, cond.value)}`;
-  else if (cond.op === 'like' || cond.op === 'ilike') sql = `${ref}::text ${cond.op} ${lit(cond.value.replaceAll('*', '%'))}`;
-  else if (cond.op === 'is') sql = `${ref} is ${cond.value.toLowerCase()}`;
-  else if (cond.op === 'in') sql = cond.list!.length ? `${ref} in (${cond.list!.map((v) => typed(column, v)).join(', ')})` : 'false';
-  else {
-    const config = cond.language ? `${lit(cond.language)}::regconfig, ` : '';
-    const vector = column.udt === 'tsvector' ? ref : `to_tsvector(${config}${ref}::text)`;
-    sql = `${vector} @@ ${TSQUERY[cond.op]}(${config}${lit(cond.value)})`;
-  }
-  return cond.negate ? `not (${sql})` : sql;
-}
-
-function filterSql(table: TableInfo, filter: Filter): string {
-  if (filter.kind === 'cond') return conditionSql(table, filter);
-  const inner = filter.items.map((f) => filterSql(table, f)).join(` ${filter.kind} `) || (filter.kind === 'and' ? 'true' : 'false');
-  return filter.negate ? `not (${inner})` : `(${inner})`;
-}
-
-export function whereSql(table: TableInfo, filters: readonly Filter[], extra: readonly string[] = []): string {
-  const parts = [...filters.map((f) => filterSql(table, f)), ...extra];
-  return parts.length ? `where ${parts.join(' and ')}` : '';
-}
-
-function orderSql(table: TableInfo, order: readonly OrderTerm[]): string {
-  if (!order.length) return '';
-  const terms = order.map((o) => {
-    const col = `_m.${q(columnOf(table, o.column).name)}`;
-    return `${col} ${o.descending ? 'desc' : 'asc'}${o.nulls ? ` nulls ${o.nulls}` : ''}`;
-  });
-  return `order by ${terms.join(', ')}`;
+/** The select list of the table aliased `_m` (a read's, or a write's over its returned rows), with its spreads' joins. */
+export function selectSql(catalog: Catalog, table: TableInfo, query: ParsedQuery): LevelSql {
+  return new Renderer(catalog, query.embedded).level(table, '_m', query.select, { filters: query.filters, order: query.order }, '');
 }
 
 export interface ReadOptions {
@@ -153,16 +169,15 @@ export interface ReadOptions {
   out: OutputOptions;
 }
 
-/** One row: body is the JSON array of rows (capped in size), total the exact count when asked (else null). */
+/** One row: body is the JSON array of rows (capped in size), total the count when asked (else null). */
 export function compileRead(catalog: Catalog, tableName: string, query: ParsedQuery, opts: ReadOptions): string {
   const table = tableOf(catalog, tableName);
-  const { columns, inner } = selectList(catalog, table, query.select);
-  const where = whereSql(table, query.filters, inner);
-  const from = `from public.${q(table.name)} _m ${where}`;
+  const level = selectSql(catalog, table, query);
+  const where = level.where.length ? `where ${level.where.join(' and ')}` : '';
   const limit = Math.min(opts.limit ?? MAX_ROWS, MAX_ROWS);
-  const page = `limit ${limit}${opts.offset ? ` offset ${opts.offset}` : ''}`;
-  const counting = countPlan(from, opts.count);
-  return counting.before + resultRow(`(select ${columns} ${from} ${orderSql(table, query.order)} ${page}) _r`, opts.out, counting.total);
+  const counting = countPlan(`from public.${q(table.name)} _m ${where}`, opts.count);
+  const rows = `select ${level.columns} from public.${q(table.name)} _m ${level.joins} ${where} ${level.groupBy} ${level.orderBy} ${page(limit, opts.offset)}`;
+  return counting.before + resultRow(`(${rows}) _r`, opts.out, counting.total);
 }
 
 /** The primary key condition of a by-id route. */

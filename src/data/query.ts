@@ -1,19 +1,40 @@
-// Parser of the PostgREST query-string dialect: filters, or/and trees, select with one level of embedding,
-// order, limit/offset. Pure: produces an AST that src/data/compile.ts checks against the catalog.
+// Parser of the PostgREST query-string dialect: filters (top-level and on embedded resources), or/and trees,
+// select with nested embedding, spreads, JSON paths, casts and aggregates, order, limit/offset. Pure: produces an
+// AST that src/data/compile.ts checks against the catalog.
 import { AppError } from '../core/errors.ts';
+import { parseSelect } from './select.ts';
 
-export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'is', 'in', 'fts', 'plfts', 'phfts', 'wfts'] as const;
+export { MAX_EMBEDS, MAX_SELECT_ITEMS, parseSelect } from './select.ts';
+export type { AggregateFn, SelectColumn, SelectCount, SelectEmbed, SelectItem } from './select.ts';
+import type { SelectItem } from './select.ts';
+
+export const OPERATORS = [
+  'eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch', 'is', 'isdistinct', 'in',
+  'cs', 'cd', 'ov', 'sl', 'sr', 'nxl', 'nxr', 'adj', 'fts', 'plfts', 'phfts', 'wfts',
+] as const;
 export type Operator = (typeof OPERATORS)[number];
+const OPERATOR_SET: ReadonlySet<string> = new Set(OPERATORS);
+/** Operators that take `(any)` or `(all)` and a `{a,b}` list. */
+const QUANTIFIABLE: ReadonlySet<string> = new Set(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch']);
+
+/** One step of a JSON path: `->key` (json) or `->>key` (text); an integer key indexes an array. */
+export interface JsonStep {
+  arrow: '->' | '->>';
+  key: string;
+}
 
 export interface Condition {
   kind: 'cond';
   column: string;
+  /** `col->a->>b`: the JSON path after the column. */
+  path?: JsonStep[];
   op: Operator;
   negate: boolean;
-  /** Raw value; `in` holds its list, fts ops may carry a language. */
+  /** Raw value; `in` and quantified operators hold their list, fts ops may carry a language. */
   value: string;
   list?: string[];
   language?: string;
+  quantifier?: 'any' | 'all';
 }
 
 export interface Group {
@@ -24,28 +45,21 @@ export interface Group {
 
 export type Filter = Condition | Group;
 
-export interface SelectColumn {
-  kind: 'column';
-  name: string;
-  alias?: string;
-}
-
-export interface SelectEmbed {
-  kind: 'embed';
-  relation: string;
-  alias?: string;
-  /** `!hint`: a foreign key name or column to disambiguate; `!inner` is recorded separately. */
-  hint?: string;
-  inner: boolean;
-  columns: SelectColumn[];
-}
-
-export type SelectItem = SelectColumn | SelectEmbed | { kind: 'star' };
-
 export interface OrderTerm {
   column: string;
+  path?: JsonStep[];
+  /** `order=rel(col)`: the column of a to-one embedded resource. */
+  relation?: string;
   descending: boolean;
   nulls?: 'first' | 'last';
+}
+
+/** Filters and paging of one embedded resource (`messages.channel_id=eq.1`, `messages.order=id`, `messages.limit=1`). */
+export interface EmbedParams {
+  filters: Filter[];
+  order: OrderTerm[];
+  limit?: number;
+  offset?: number;
 }
 
 export interface ParsedQuery {
@@ -56,23 +70,26 @@ export interface ParsedQuery {
   offset?: number;
   onConflict?: string[];
   columns?: string[];
+  /** Keyed by the embed path: names (or aliases) joined by '.', e.g. 'messages' or 'messages.channels'. */
+  embedded?: Map<string, EmbedParams>;
 }
 
-/** Per request: embedded resources, and items of one select list (columns and embeds). Beyond them planning alone can outlast the statement timeout. */
-export const MAX_EMBEDS = 20;
-export const MAX_SELECT_ITEMS = 200;
+const LOGICAL = new Set(['or', 'and', 'not.or', 'not.and']);
 
-const RESERVED = new Set(['select', 'order', 'limit', 'offset', 'or', 'and', 'not.or', 'not.and', 'on_conflict', 'columns']);
-
-const bad = (message: string): AppError =>
-  new AppError(400, 'INVALID_QUERY', message, 'Use PostgREST syntax: col=op.value (eq, neq, gt, gte, lt, lte, like, ilike, is, in, fts), select=, order=, limit=, offset=.');
+export const badQuery = (message: string): AppError =>
+  new AppError(
+    400,
+    'INVALID_QUERY',
+    message,
+    'Use PostgREST syntax: col=op.value (eq, neq, gt, gte, lt, lte, like, ilike, match, imatch, is, isdistinct, in, cs, cd, ov, sl, sr, nxl, nxr, adj, fts), select=, order=, limit=, offset=.',
+  );
 
 export function parseQuery(raw: string): ParsedQuery {
-  const params = new URLSearchParams(raw);
   const query: ParsedQuery = { select: [{ kind: 'star' }], filters: [], order: [] };
-  for (const [key, value] of params) {
+  if (raw === '') return query;
+  for (const [key, value] of new URLSearchParams(raw)) {
     // Postgres text cannot hold NUL, and the simple protocol would cut the statement at it.
-    if (key.includes('\0') || value.includes('\0')) throw bad(`The query parameter '${key.replaceAll('\0', '\\0')}' contains a NUL character (%00), which no value can hold.`);
+    if (key.includes('\0') || value.includes('\0')) throw badQuery(`The query parameter '${key.replaceAll('\0', '\\0')}' contains a NUL character (%00), which no value can hold.`);
     switch (key) {
       case 'select':
         query.select = parseSelect(value);
@@ -92,28 +109,66 @@ export function parseQuery(raw: string): ParsedQuery {
       case 'columns':
         query.columns = splitList(value).map(unquote);
         break;
-      case 'or':
-      case 'and':
-      case 'not.or':
-      case 'not.and':
-        query.filters.push(parseGroupValue(key, value));
-        break;
       default:
-        if (RESERVED.has(key)) break;
-        query.filters.push(parseCondition(key, value));
+        addParam(query, key, value);
     }
   }
   return query;
 }
 
+/** A filter, logical group or paging parameter, of the table itself or (with a dotted key) of an embedded resource. */
+function addParam(query: ParsedQuery, key: string, value: string): void {
+  const { path, name } = splitKey(key);
+  if (path === '') {
+    query.filters.push(LOGICAL.has(name) ? parseGroupValue(name, value) : parseCondition(name, value));
+    return;
+  }
+  query.embedded ??= new Map();
+  let params = query.embedded.get(path);
+  if (!params) query.embedded.set(path, (params = { filters: [], order: [] }));
+  if (name === 'order') params.order = parseOrder(value);
+  else if (name === 'limit') params.limit = parseCount(key, value);
+  else if (name === 'offset') params.offset = parseCount(key, value);
+  else if (LOGICAL.has(name)) params.filters.push(parseGroupValue(name, value));
+  else params.filters.push(parseCondition(name, value));
+}
+
+/** `messages.channels.id` -> path 'messages.channels', name 'id'; dots inside a JSON path (after `->`) do not split. */
+function splitKey(key: string): { path: string; name: string } {
+  const arrow = key.indexOf('->');
+  const head = arrow < 0 ? key : key.slice(0, arrow);
+  const tail = arrow < 0 ? '' : key.slice(arrow);
+  for (const logical of ['.not.or', '.not.and']) {
+    if (tail === '' && head.endsWith(logical)) return { path: head.slice(0, -logical.length), name: logical.slice(1) };
+  }
+  const dot = head.lastIndexOf('.');
+  if (dot < 0) return { path: '', name: key };
+  if (dot === 0 || dot === head.length - 1) throw badQuery(`Cannot read the query parameter '${key}'.`);
+  return { path: head.slice(0, dot), name: head.slice(dot + 1) + tail };
+}
+
 export function parseCount(name: string, value: string): number {
-  if (!/^\d{1,9}$/.test(value)) throw bad(`'${name}' must be a non-negative integer, got '${value}'.`);
+  if (!/^\d{1,9}$/.test(value)) throw badQuery(`'${name}' must be a non-negative integer, got '${value}'.`);
   return Number(value);
 }
 
-/** `col=op.value`, `col=not.op.value`, `col=fts(english).term`, `col=in.(a,b)`. */
-export function parseCondition(column: string, expr: string): Condition {
-  if (column.includes('.')) throw bad(`Filtering on embedded resources ('${column}') is not supported; filter the top-level table.`);
+/** A JSON key: an array index, a double-quoted key, or a plain one. */
+const KEY = String.raw`(?:-?\d+|"[^"]*"|[A-Za-z0-9_$ ]+)`;
+const FIELD = new RegExp(String.raw`^([A-Za-z_][A-Za-z0-9_]*)((?:->>?${KEY})*)$`);
+const STEP = new RegExp(String.raw`(->>?)(${KEY})`, 'g');
+const FIELD_PREFIX = new RegExp(String.raw`^[A-Za-z_][A-Za-z0-9_]*(?:->>?${KEY})*`);
+
+/** `col`, `col->a->>b`, `col->0`: the column and its JSON path. */
+export function parseField(text: string, context: string): { column: string; path?: JsonStep[] } {
+  const m = FIELD.exec(text);
+  if (!m) throw badQuery(`Cannot read the column '${text}' in '${context}'.`);
+  if (!m[2]) return { column: m[1]! };
+  const path = [...m[2].matchAll(STEP)].map((step) => ({ arrow: step[1] as JsonStep['arrow'], key: unquote(step[2]!) }));
+  return { column: m[1]!, path };
+}
+
+/** `col=op.value`, `col=not.op.value`, `col=fts(english).term`, `col=in.(a,b)`, `col=like(any).{a*,b*}`. */
+export function parseCondition(field: string, expr: string): Condition {
   let rest = expr;
   let negate = false;
   if (rest.startsWith('not.')) {
@@ -121,22 +176,26 @@ export function parseCondition(column: string, expr: string): Condition {
     rest = rest.slice(4);
   }
   const m = /^([a-z]+)(?:\(([a-z_]+)\))?\.([\s\S]*)$/.exec(rest);
-  if (!m || !(OPERATORS as readonly string[]).includes(m[1]!)) {
-    throw bad(`Unknown operator in '${column}=${expr}'; use one of ${OPERATORS.join(', ')}.`);
-  }
+  if (!m || !OPERATOR_SET.has(m[1]!)) throw badQuery(`Unknown operator in '${field}=${expr}'; use one of ${OPERATORS.join(', ')}.`);
   const op = m[1] as Operator;
   const value = m[3]!;
-  const cond: Condition = { kind: 'cond', column, op, negate, value };
-  if (m[2]) {
-    if (!op.endsWith('fts')) throw bad(`Only full-text operators take a language, in '${column}=${expr}'.`);
-    cond.language = m[2];
+  const cond: Condition = { kind: 'cond', ...parseField(field, `${field}=${expr}`), op, negate, value };
+  const modifier = m[2];
+  if (modifier === 'any' || modifier === 'all') {
+    if (!QUANTIFIABLE.has(op)) throw badQuery(`'${op}' takes no (${modifier}) modifier, in '${field}=${expr}'.`);
+    if (!value.startsWith('{') || !value.endsWith('}')) throw badQuery(`'${op}(${modifier})' needs a list in braces, e.g. ${field}=${op}(${modifier}).{a,b}.`);
+    cond.quantifier = modifier;
+    cond.list = splitList(value.slice(1, -1)).map(unquote);
+  } else if (modifier) {
+    if (!op.endsWith('fts')) throw badQuery(`Only full-text operators take a language, in '${field}=${expr}'.`);
+    cond.language = modifier;
   }
   if (op === 'in') {
-    if (!value.startsWith('(') || !value.endsWith(')')) throw bad(`'in' needs a list in parentheses, e.g. ${column}=in.(1,2,3).`);
+    if (!value.startsWith('(') || !value.endsWith(')')) throw badQuery(`'in' needs a list in parentheses, e.g. ${field}=in.(1,2,3).`);
     cond.list = splitList(value.slice(1, -1)).map(unquote);
   }
-  if (op === 'is' && !['null', 'true', 'false', 'unknown'].includes(value.toLowerCase())) {
-    throw bad(`'is' accepts null, true, false or unknown, got '${value}'.`);
+  if (op === 'is' && !['null', 'not_null', 'true', 'false', 'unknown'].includes(value.toLowerCase())) {
+    throw badQuery(`'is' accepts null, not_null, true, false or unknown, got '${value}'.`);
   }
   return cond;
 }
@@ -145,19 +204,26 @@ export function parseCondition(column: string, expr: string): Condition {
 function parseGroupValue(key: string, value: string): Group {
   const negate = key.startsWith('not.');
   const kind = (negate ? key.slice(4) : key) as 'and' | 'or';
-  if (!value.startsWith('(') || !value.endsWith(')')) throw bad(`'${key}' needs a parenthesised list, e.g. ${key}=(a.eq.1,b.eq.2).`);
+  if (!value.startsWith('(') || !value.endsWith(')')) throw badQuery(`'${key}' needs a parenthesised list, e.g. ${key}=(a.eq.1,b.eq.2).`);
   return { kind, negate, items: splitList(value.slice(1, -1)).map(parseGroupItem) };
 }
 
 function parseGroupItem(item: string): Filter {
   const group = /^(not\.)?(and|or)(\([\s\S]*\))$/.exec(item);
   if (group) return parseGroupValue((group[1] ?? '') + group[2]!, group[3]!);
-  const dot = item.indexOf('.');
-  if (dot <= 0) throw bad(`Malformed condition '${item}' in a logical group; expected column.op.value.`);
-  return parseCondition(item.slice(0, dot), item.slice(dot + 1));
+  const { column, rest } = splitFieldAndRest(item);
+  if (!column) throw badQuery(`Malformed condition '${item}' in a logical group; expected column.op.value.`);
+  return parseCondition(column, rest);
 }
 
-/** Splits on top-level commas, respecting parentheses and double quotes. */
+/** `data->a->>b.eq.1` -> field `data->a->>b`, rest `eq.1`: the field ends at the first dot after its JSON path. */
+function splitFieldAndRest(item: string): { column: string; rest: string } {
+  const m = FIELD_PREFIX.exec(item);
+  if (!m || item[m[0].length] !== '.') return { column: '', rest: item };
+  return { column: m[0], rest: item.slice(m[0].length + 1) };
+}
+
+/** Splits on top-level commas, respecting parentheses, braces inside values and double quotes. */
 export function splitList(text: string): string[] {
   const out: string[] = [];
   let depth = 0;
@@ -170,8 +236,8 @@ export function splitList(text: string): string[] {
       continue;
     }
     if (ch === '"') quoted = !quoted;
-    else if (!quoted && ch === '(') depth++;
-    else if (!quoted && ch === ')') depth--;
+    else if (!quoted && (ch === '(' || ch === '{')) depth++;
+    else if (!quoted && (ch === ')' || ch === '}')) depth--;
     if (ch === ',' && depth === 0 && !quoted) {
       out.push(current);
       current = '';
@@ -179,65 +245,36 @@ export function splitList(text: string): string[] {
       current += ch;
     }
   }
-  if (quoted || depth !== 0) throw bad(`Unbalanced quotes or parentheses in '${text}'.`);
+  if (quoted || depth !== 0) throw badQuery(`Unbalanced quotes or parentheses in '${text}'.`);
   if (current !== '' || out.length) out.push(current);
   return out.map((s) => s.trim());
 }
 
-function unquote(value: string): string {
+export function unquote(value: string): string {
   if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) return value.slice(1, -1).replace(/\\(.)/g, '$1');
   return value;
 }
 
-export function parseSelect(value: string): SelectItem[] {
-  if (value.trim() === '') return [{ kind: 'star' }];
-  const items = splitList(value).map((item) => parseSelectItem(item, true));
-  const embeds = items.filter((i) => i.kind === 'embed').length;
-  const widest = Math.max(items.length, ...items.map((i) => (i.kind === 'embed' ? i.columns.length : 0)));
-  if (embeds > MAX_EMBEDS) throw tooWide(`${embeds} embedded resources`, `at most ${MAX_EMBEDS}`);
-  if (widest > MAX_SELECT_ITEMS) throw tooWide(`${widest} items in one select list`, `at most ${MAX_SELECT_ITEMS}`);
-  return items;
-}
-
-const tooWide = (found: string, limit: string) =>
-  new AppError(400, 'QUERY_TOO_COMPLEX', `The select has ${found}; ${limit} are allowed per request.`, 'Split the read into several requests, or select only the columns you need.');
-
-function parseSelectItem(item: string, allowEmbed: boolean): SelectItem {
-  if (item === '*') return { kind: 'star' };
-  const embed = /^(?:([a-z_][a-z0-9_]*):)?([a-z_][a-z0-9_]*)(?:!([a-z_][a-z0-9_]*))?(?:!(inner))?\(([\s\S]*)\)$/.exec(item);
-  if (embed) {
-    if (!allowEmbed) throw bad(`Only one level of embedding is supported ('${item}').`);
-    const [, alias, relation, hintOrInner, inner] = embed;
-    const isInner = inner === 'inner' || hintOrInner === 'inner';
-    const hint = hintOrInner === 'inner' ? undefined : hintOrInner;
-    const columns = (embed[5]!.trim() === '' ? ['*'] : splitList(embed[5]!)).map((c) => {
-      const parsed = parseSelectItem(c, false);
-      if (parsed.kind === 'embed') throw bad(`Only one level of embedding is supported ('${item}').`);
-      return parsed;
-    });
-    const result: SelectEmbed = { kind: 'embed', relation: relation!, inner: isInner, columns: columns as SelectColumn[] };
-    if (alias) result.alias = alias;
-    if (hint) result.hint = hint;
-    return result;
-  }
-  const col = /^(?:([a-z_][a-z0-9_]*):)?([a-z_][a-z0-9_]*)$/.exec(item);
-  if (!col) throw bad(`Cannot read select item '${item}'; use col, alias:col or relation(cols).`);
-  return col[1] ? { kind: 'column', name: col[2]!, alias: col[1] } : { kind: 'column', name: col[2]! };
-}
-
+/** `col.desc.nullslast`, `data->a.asc`, `rel(col).desc`. */
 export function parseOrder(value: string): OrderTerm[] {
   return splitList(value).map((term) => {
-    const parts = term.split('.');
-    const column = parts.shift()!;
-    const order: OrderTerm = { column, descending: false };
-    for (const p of parts) {
+    const related = /^([A-Za-z_][A-Za-z0-9_]*)\(([^()]*)\)(.*)$/.exec(term);
+    const { column: fieldText, rest } = related ? { column: related[2]!, rest: related[3]!.replace(/^\./, '') } : splitOrderField(term);
+    const field = parseField(fieldText, `order=${value}`);
+    const order: OrderTerm = { ...field, descending: false };
+    if (related) order.relation = related[1]!;
+    for (const p of rest === '' ? [] : rest.split('.')) {
       if (p === 'asc') order.descending = false;
       else if (p === 'desc') order.descending = true;
       else if (p === 'nullsfirst') order.nulls = 'first';
       else if (p === 'nullslast') order.nulls = 'last';
-      else throw bad(`Unknown order modifier '${p}' in '${term}'; use asc, desc, nullsfirst, nullslast.`);
+      else throw badQuery(`Unknown order modifier '${p}' in '${term}'; use asc, desc, nullsfirst, nullslast.`);
     }
     return order;
   });
 }
 
+function splitOrderField(term: string): { column: string; rest: string } {
+  const split = splitFieldAndRest(term);
+  return split.column ? split : { column: term, rest: '' };
+}

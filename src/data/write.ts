@@ -1,10 +1,10 @@
 // Inserts, updates and deletes: each one statement whose result row is shaped by src/data/output.ts.
 import pg from 'pg';
-import { AppError, errors } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import type { Catalog, TableInfo } from '../schema/catalog.ts';
-import { columnList, columnOf, tableOf, whereSql } from './compile.ts';
+import { columnOf, selectSql, tableOf, whereSql } from './compile.ts';
 import { countRow, resultRow, type OutputOptions } from './output.ts';
-import type { Filter, ParsedQuery, SelectColumn } from './query.ts';
+import type { Filter, ParsedQuery } from './query.ts';
 
 const q = (name: string) => pg.escapeIdentifier(name);
 const lit = (value: string) => pg.escapeLiteral(value);
@@ -14,14 +14,14 @@ export interface WriteOutput extends OutputOptions {
   rows: boolean;
 }
 
-/** `returning ...; select <result row>` around a write: the rows only when asked for, else nothing but `1`. */
-function writeStatement(table: TableInfo, query: ParsedQuery, write: string, out: WriteOutput): string {
+/**
+ * `returning ...; select <result row>` around a write: the rows only when asked for, else nothing but `1`. The
+ * select list (embedded resources too) is rendered over the returned rows, aliased as the table.
+ */
+function writeStatement(catalog: Catalog, table: TableInfo, query: ParsedQuery, write: string, out: WriteOutput): string {
   if (!out.rows) return `with _w as (${write} returning 1) ${countRow('_w', out)}`;
-  if (query.select.some((s) => s.kind === 'embed')) {
-    throw new AppError(400, 'INVALID_QUERY', 'Embedding is not supported on writes.', 'Select plain columns, then read the embedded rows with a GET.');
-  }
-  const columns = columnList('_m', table, query.select as (SelectColumn | { kind: 'star' })[]).join(', ');
-  return `with _w as (${write} returning ${columns}) ${resultRow('_w _r', out)}`;
+  const level = selectSql(catalog, table, { ...query, filters: [], order: [] });
+  return `with _w as (${write} returning *) ${resultRow(`(select ${level.columns} from _w _m ${level.joins} ${level.groupBy}) _r`, out)}`;
 }
 
 export interface InsertOptions {
@@ -77,7 +77,7 @@ export function compileInsert(catalog: Catalog, tableName: string, query: Parsed
         ? ` on conflict (${target.join(', ')}) do update set ${updates.join(', ')}`
         : ` on conflict (${target.join(', ')}) do nothing`;
   }
-  return writeStatement(table, query, `${insert}${conflict}`, opts.out);
+  return writeStatement(catalog, table, query, `${insert}${conflict}`, opts.out);
 }
 
 export function compileUpdate(catalog: Catalog, tableName: string, query: ParsedQuery, patch: Record<string, unknown>, out: WriteOutput, extra: Filter[] = []): string {
@@ -85,10 +85,10 @@ export function compileUpdate(catalog: Catalog, tableName: string, query: Parsed
   const cols = Object.keys(patch).map((n) => q(columnOf(table, n).name));
   if (!cols.length) throw errors.validation('The body must name at least one column to change.');
   const source = `(select ${cols.join(', ')} from json_populate_record(null::public.${q(table.name)}, ${lit(JSON.stringify(patch))}))`;
-  return writeStatement(table, query, `update public.${q(table.name)} as _m set (${cols.join(', ')}) = ${source} ${whereSql(table, [...query.filters, ...extra])}`, out);
+  return writeStatement(catalog, table, query, `update public.${q(table.name)} as _m set (${cols.join(', ')}) = ${source} ${whereSql(table, [...query.filters, ...extra])}`, out);
 }
 
 export function compileDelete(catalog: Catalog, tableName: string, query: ParsedQuery, out: WriteOutput, extra: Filter[] = []): string {
   const table = tableOf(catalog, tableName);
-  return writeStatement(table, query, `delete from public.${q(table.name)} as _m ${whereSql(table, [...query.filters, ...extra])}`, out);
+  return writeStatement(catalog, table, query, `delete from public.${q(table.name)} as _m ${whereSql(table, [...query.filters, ...extra])}`, out);
 }
