@@ -12,6 +12,7 @@ import { mcpOriginGuard, type McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
 import { subdomainOf } from './app-host.ts';
 import { answerClientError, MAX_HEADER_BYTES } from './socket-reply.ts';
+import { postgrestAlias } from './postgrest-alias.ts';
 
 /**
  * The body limit of /mcp (a tools/call carries whole function sources, up to 1 MB of code and more once JSON-escaped,
@@ -41,6 +42,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   app.set('trust proxy', config.trustProxy);
 
   app.use(requestLog(log));
+  app.use(postgrestAlias);
   app.use(errorShapes(tools));
   // Before CORS, so that a foreign page's preflight is refused too (DNS-rebinding protection of the MCP transport).
   app.use('/mcp', mcpOriginGuard(config.mcp));

@@ -162,6 +162,17 @@ describe('embedding', () => {
   });
 });
 
+describe('the supabase-js path', () => {
+  it('<app base>/rest/v1/<table> is the data API, errors in its shape', async () => {
+    const res = await p.api('GET', `/v1/${appId}/rest/v1/channels?select=id&order=id`, { key });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual([{ id: 1 }, { id: 2 }]);
+    const missing = await p.api('GET', `/v1/${appId}/rest/v1/nope`, { key });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ code: 'PGRST205', message: "Could not find the table 'public.nope' in the schema cache" });
+  });
+});
+
 describe('columns', () => {
   it('JSON paths in select, filters and order; casts; renames', async () => {
     expect(await body('users?select=data->foo->bar,baz:data->foo->>baz&username=eq.supabot')).toEqual([{ bar: { nested: 'value' }, baz: 'string value' }]);
