@@ -1,6 +1,9 @@
 import type { AnyTool } from '../src/core/define.ts';
 
-/** Runs a registered tool as the MCP session's caller: same input checks and authorization as tools/call; throws AppError. */
+/**
+ * Runs a registered tool as the MCP session's caller: same input checks and authorization as tools/call; throws
+ * AppError. REST-only tools (mcp: false) are reachable here too, for the resources that serve them (data_openapi).
+ */
 export type CallTool = (name: string, args: Record<string, unknown>) => Promise<unknown>;
 
 export interface TemplateContext {
@@ -58,6 +61,14 @@ export const resourceTemplates: readonly McpResourceTemplate[] = [
       };
       return json({ functions: functions.map(({ name, description, trigger, url }) => ({ name, description, trigger, url })) });
     },
+  },
+  {
+    uriTemplate: 'svc://apps/{app_id}/openapi',
+    name: 'App data API (OpenAPI)',
+    description: "The app's tables as PostgREST's OpenAPI 2.0 document, from the live schema: the body of GET /v1/{app_id}/ (data_openapi).",
+    mimeType: 'application/openapi+json',
+    // Compact, byte for byte the REST body: the document grows with the schema, and indentation would only cost context.
+    read: async (appId, ctx) => JSON.stringify(await ctx.call('data_openapi', { app_id: appId })),
   },
 ];
 

@@ -9,6 +9,7 @@ import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCre
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
 import { dataTools } from './data/data.ts';
+import { dataOpenapi } from './data/openapi.ts';
 import { frontendTools } from './frontend/frontend.ts';
 import { storageTools } from './storage/storage.ts';
 import { functionsTools } from './functions/functions.ts';
@@ -32,7 +33,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   storage: storageTools,
   frontend: frontendTools,
   functions: functionsTools,
-  data: dataTools,
+  data: [...dataTools, dataOpenapi],
   ai: aiTools,
   rag: ragTools,
   substrate: [...substrateTools, ...substrateEntityTools, ...substrateLinkTools],
@@ -83,6 +84,7 @@ export const tools: readonly AnyTool[] = [
   ...frontendTools,
   ...functionsTools,
   ...dataTools,
+  dataOpenapi,
   ...aiTools,
   ...ragTools,
   ...substrateTools,

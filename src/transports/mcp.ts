@@ -89,6 +89,8 @@ type PlatformCaller = Extract<Caller, { kind: 'platform' }>;
 /** Streamable HTTP MCP at /mcp: one SDK server per session, every descriptor registered as a tool. */
 export class McpTransport {
   readonly #tools: ReadonlyMap<string, AnyTool>;
+  /** Every registered tool, REST-only ones too: the resource templates read through them (data_openapi). */
+  readonly #registry: ReadonlyMap<string, AnyTool>;
   /** Each tool's toolset (area): its tools/<area> folder, else its name's prefix. */
   readonly #areaOf: ReadonlyMap<string, string>;
   readonly #areas: readonly string[];
@@ -105,6 +107,7 @@ export class McpTransport {
     this.#sweeper = setInterval(() => this.#closeIdle(Date.now() - MCP_SESSION_IDLE_MS), 60_000);
     this.#sweeper.unref();
     this.#tools = new Map(tools.map((t) => [t.name, t]));
+    this.#registry = new Map(allTools.map((t) => [t.name, t]));
     this.#services = services;
     this.#log = log;
     const declared = new Map(Object.entries(toolAreas).flatMap(([area, list]) => list.map((t) => [t.name, area] as const)));
@@ -269,7 +272,7 @@ export class McpTransport {
     return {
       tools: [...this.#tools.values()],
       call: (name, args) => {
-        const tool = this.#tools.get(name);
+        const tool = this.#registry.get(name);
         if (!tool) throw errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.');
         return invoke(tool, args, { services: this.#services, caller, requestId: String(extra.requestId), clientId, log });
       },

@@ -56,6 +56,7 @@ describe('resource templates', () => {
       { uriTemplate: 'svc://apps/{app_id}/schema', name: 'App schema', description: expect.any(String), mimeType: 'application/json' },
       { uriTemplate: 'svc://apps/{app_id}/routes', name: 'App routes', description: expect.any(String), mimeType: 'text/plain' },
       { uriTemplate: 'svc://apps/{app_id}/functions', name: 'App functions', description: expect.any(String), mimeType: 'application/json' },
+      { uriTemplate: 'svc://apps/{app_id}/openapi', name: 'App data API (OpenAPI)', description: expect.any(String), mimeType: 'application/openapi+json' },
     ]);
   });
 
@@ -67,6 +68,7 @@ describe('resource templates', () => {
       `svc://apps/${appId}/schema`,
       `svc://apps/${appId}/routes`,
       `svc://apps/${appId}/functions`,
+      `svc://apps/${appId}/openapi`,
     ]);
     const theirs = await other.client.listResources();
     expect(theirs.resources.map((r) => r.uri)).toEqual([
@@ -74,6 +76,7 @@ describe('resource templates', () => {
       `svc://apps/${otherAppId}/schema`,
       `svc://apps/${otherAppId}/routes`,
       `svc://apps/${otherAppId}/functions`,
+      `svc://apps/${otherAppId}/openapi`,
     ]);
   });
 
@@ -98,8 +101,26 @@ describe('resource templates', () => {
     await expect(mcp.client.readResource({ uri: `svc://apps/${otherAppId}/routes` })).rejects.toMatchObject({ code: -32602 });
   });
 
+  it('the openapi resource is the body of GET /v1/{app_id}/ (data_openapi, REST only) for the same key, byte for byte', async () => {
+    const uri = `svc://apps/${appId}/openapi`;
+    const read = await mcp.client.readResource({ uri });
+    expect(read.contents).toEqual([{ uri, mimeType: 'application/openapi+json', text: expect.any(String) }]);
+    const text = (read.contents[0] as { text: string }).text;
+    const rest = await fetch(`${server.url}/v1/${appId}/`, { headers: { authorization: `Bearer ${server.platformKey}` } });
+    expect(rest.headers.get('content-type')).toBe('application/openapi+json; charset=utf-8');
+    expect(text).toBe(await rest.text());
+    const doc = JSON.parse(text);
+    expect(doc).toMatchObject({ swagger: '2.0', basePath: `/v1/${appId}` });
+    expect(Object.keys(doc.paths)).toEqual(['/', '/notes']);
+    expect(doc.definitions.notes.properties.id).toEqual({ default: 'gen_random_uuid()', description: 'Note:\nThis is a Primary Key.<pk/>', format: 'uuid', type: 'string' });
+    // Not offered as a tool: the resource is the MCP side of it.
+    expect((await mcp.client.listTools()).tools.map((t) => t.name)).not.toContain('data_openapi');
+    await expect(mcp.client.readResource({ uri: `svc://apps/${otherAppId}/openapi` })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('403 FORBIDDEN') });
+  });
+
   it('an unknown app is resource-not-found (-32002)', async () => {
     await expect(mcp.client.readResource({ uri: 'svc://apps/zzzzzzzzzzzzzzzz/schema' })).rejects.toMatchObject({ code: -32002 });
+    await expect(mcp.client.readResource({ uri: 'svc://apps/zzzzzzzzzzzzzzzz/openapi' })).rejects.toMatchObject({ code: -32002 });
   });
 
   it('the functions and routes resources describe the app', async () => {
