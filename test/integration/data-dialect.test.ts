@@ -204,6 +204,19 @@ describe('columns', () => {
 
 describe('operators', () => {
   it.each([
+    ['users?username=cs.{a}', '42883'],
+    ['users?select=username.sum()', '42883'],
+    ['users?select=username::nosuchtype', '42704'],
+    ['messages?select=username,count()&order=message', '42803'],
+    ['users?age_range=sl.5', '22P02'],
+  ])('%s is the request\'s fault: 400 with the SQLSTATE', async (path, code) => {
+    const res = await get(path);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(code);
+    if (code.startsWith('42')) expect(res.body).toMatchObject({ details: null, hint: null, error: { code: 'INVALID_QUERY' } });
+  });
+
+  it.each([
     ['tags=cs.{a}', ['supabot']],
     ['tags=cd.{a,b,c}', ['awailas', 'kiwicopple', 'supabot']],
     ['tags=ov.{c,z}', ['kiwicopple']],
