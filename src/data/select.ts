@@ -55,14 +55,16 @@ const COLUMN = new RegExp(String.raw`^(?:(${NAME}):)?([^:.]+)(?:::(${CAST}))?(?:
 
 export function parseSelect(value: string): SelectItem[] {
   if (value.trim() === '') return [{ kind: 'star' }];
-  const items = parseList(value);
+  const items = parseList(value, 0);
   const embeds = countEmbeds(items);
   if (embeds > MAX_EMBEDS) throw tooWide(`${embeds} embedded resources`, `at most ${MAX_EMBEDS}`);
   return items;
 }
 
-function parseList(value: string): SelectItem[] {
-  const items = splitList(value).map(parseSelectItem);
+function parseList(value: string, depth: number): SelectItem[] {
+  // Each level is an embedded resource: deeper than the embed limit is refused before it is parsed (and recursed into).
+  if (depth > MAX_EMBEDS) throw tooWide(`more than ${MAX_EMBEDS} embedded resources`, `at most ${MAX_EMBEDS}`);
+  const items = splitList(value).map((item) => parseSelectItem(item, depth));
   if (items.length > MAX_SELECT_ITEMS) throw tooWide(`${items.length} items in one select list`, `at most ${MAX_SELECT_ITEMS}`);
   return items;
 }
@@ -74,12 +76,12 @@ function countEmbeds(items: readonly SelectItem[]): number {
 const tooWide = (found: string, limit: string) =>
   new AppError(400, 'QUERY_TOO_COMPLEX', `The select has ${found}; ${limit} are allowed per request.`, 'Split the read into several requests, or select only the columns you need.');
 
-function parseSelectItem(item: string): SelectItem {
+function parseSelectItem(item: string, depth: number): SelectItem {
   if (item === '*') return { kind: 'star' };
   const count = COUNT.exec(item);
   if (count) return withOptional({ kind: 'count' } as SelectCount, { alias: count[1], cast: count[2] });
   const embed = EMBED.exec(item);
-  if (embed) return parseEmbed(item, embed);
+  if (embed) return parseEmbed(item, embed, depth);
   const col = COLUMN.exec(item);
   if (!col) throw badQuery(`Cannot read select item '${item}'; use col, alias:col, col->key, col::type, col.sum(), count() or relation(cols).`);
   const field = parseField(col[2]!, `select=${item}`);
@@ -87,7 +89,7 @@ function parseSelectItem(item: string): SelectItem {
   return withOptional(column, { path: field.path, alias: col[1], cast: col[3], aggregate: col[4] as AggregateFn | undefined, aggregateCast: col[5] });
 }
 
-function parseEmbed(item: string, m: RegExpExecArray): SelectEmbed {
+function parseEmbed(item: string, m: RegExpExecArray, depth: number): SelectEmbed {
   const [, alias, spread, relation, bangs, inside] = m;
   const embed: SelectEmbed = { kind: 'embed', relation: relation!, inner: false, spread: !!spread, hidden: inside!.trim() === '', columns: [] };
   if (spread && alias) throw badQuery(`A spread takes no alias, in '${item}'.`);
@@ -98,7 +100,7 @@ function parseEmbed(item: string, m: RegExpExecArray): SelectEmbed {
     else throw badQuery(`Only one hint is allowed per embedded resource, in '${item}'.`);
   }
   if (alias) embed.alias = alias;
-  if (!embed.hidden) embed.columns = parseList(inside!);
+  if (!embed.hidden) embed.columns = parseList(inside!, depth + 1);
   return embed;
 }
 

@@ -248,3 +248,33 @@ describe('operators', () => {
     expect(res.body.map((r: { username: string }) => r.username)).toEqual(expected);
   });
 });
+
+describe('robustness', () => {
+  // Pieces of valid and invalid dialect, combined at random (seeded): every answer is a 2xx, 3xx or 4xx, never a 5xx.
+  const SELECTS = ['*', 'username', 'data->foo->>baz', 'x:data->0', 'count()', 'username.max()', 'age_range::text', 'messages(*)', 'messages!inner(id,channels(*))',
+    '...user_profiles(id)', 'best_friends(*)', 'user_profiles()', 'messages(count)', 'messages(id.sum()::text)', 'tags.count()', 'a:b:c', 'x(', 'messages(nope)', 'data->>', '...messages(id)'];
+  const FILTERS = ['username=eq.supabot', 'tags=cs.{a}', 'tags=ov.(a)', 'data->foo=cs.{}', 'age_range=adj.[1,2)', 'age_range=cs.5', 'status=in.(a,"b,c")', 'username=like(all).{}',
+    'messages.id=gt.1', 'messages.order=id.desc', 'messages.limit=1', 'user_profiles=not.is.null', 'messages=is.null', 'or=(username.eq.a,and(tags.is.null,status.neq.x))',
+    'data->a->>b=imatch.[', 'username=match.(', 'tags=sl.{a}', 'nope.x=eq.1', 'age_range=isdistinct.empty', 'username=fts(english).a%20b'];
+  const ORDERS = ['username', 'data->foo.desc', 'users(status)', 'messages(id)', 'tags.nullsfirst', 'count'];
+  let seed = 17;
+  const pick = <T>(list: readonly T[]): T => list[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % list.length]!;
+
+  it('a select nested deeper than the embed limit is a 400, however deep', async () => {
+    for (const depth of [21, 1500]) {
+      const res = await get(`users?select=${'a('.repeat(depth)}b${')'.repeat(depth)}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('QUERY_TOO_COMPLEX');
+    }
+  });
+
+  it('no combination of the dialect is a 5xx', async () => {
+    for (let i = 0; i < 150; i++) {
+      const parts = [`select=${[pick(SELECTS), pick(SELECTS)].join(',')}`, pick(FILTERS), pick(FILTERS)];
+      if (i % 3 === 0) parts.push(`order=${pick(ORDERS)}`);
+      const path = `users?${parts.map((x) => x.replaceAll('#', '%23')).join('&')}`;
+      const res = await get(path);
+      expect(res.status, `${path}: ${JSON.stringify(res.body)}`).toBeLessThan(500);
+    }
+  });
+});
