@@ -22,7 +22,18 @@ export interface ForeignKeyInfo {
   refTable: string;
   refColumns: string[];
   /** ON DELETE action; 'set default' only on keys made outside schema_apply. */
-  onDelete: 'no action' | 'restrict' | 'cascade' | 'set null' | 'set default';
+  onDelete: ForeignKeyAction;
+  /** ON UPDATE action; readCatalog always sets it, absent (hand-built catalogs) means 'no action'. */
+  onUpdate?: ForeignKeyAction;
+}
+
+export type ForeignKeyAction = 'no action' | 'restrict' | 'cascade' | 'set null' | 'set default';
+
+export interface CheckInfo {
+  name: string;
+  columns: string[];
+  /** The listed values when the check has the form of a definition's enum (`col = ANY ('{...}'::text[])`), else null. */
+  values: string[] | null;
 }
 
 export interface IndexInfo {
@@ -39,6 +50,8 @@ export interface TableInfo {
   columns: ColumnInfo[];
   primaryKey: string[];
   foreignKeys: ForeignKeyInfo[];
+  /** CHECK constraints; readCatalog always sets it (a definition's enums are among them). */
+  checks?: CheckInfo[];
   indexes: IndexInfo[];
   rls: boolean;
   access: TableAccess | null;
@@ -79,10 +92,22 @@ select c.relname as name, c.relrowsecurity as rls, ta.access,
       'refTable', rc.relname,
       'refColumns', (select json_agg(a.attname order by k.ord) from unnest(fk.confkey) with ordinality k(attnum, ord)
                      join pg_attribute a on a.attrelid = fk.confrelid and a.attnum = k.attnum),
-      'onDelete', case fk.confdeltype when 'r' then 'restrict' when 'c' then 'cascade' when 'n' then 'set null' when 'd' then 'set default' else 'no action' end
+      'onDelete', case fk.confdeltype when 'r' then 'restrict' when 'c' then 'cascade' when 'n' then 'set null' when 'd' then 'set default' else 'no action' end,
+      'onUpdate', case fk.confupdtype when 'r' then 'restrict' when 'c' then 'cascade' when 'n' then 'set null' when 'd' then 'set default' else 'no action' end
       ) order by fk.conname)
     from pg_constraint fk join pg_class rc on rc.oid = fk.confrelid
     where fk.conrelid = c.oid and fk.contype = 'f'), '[]') as "foreignKeys",
+  -- An enum's values come back through Postgres's own array parser from the literal it prints: the check is written
+  -- as col = ANY ('{...}'::text[]) (src/schema/plan.ts), which pg_get_constraintdef prints as one quoted literal.
+  coalesce((select json_agg(json_build_object(
+      'name', ck.conname,
+      'columns', (select json_agg(a.attname order by k.ord) from unnest(ck.conkey) with ordinality k(attnum, ord)
+                  join pg_attribute a on a.attrelid = ck.conrelid and a.attnum = k.attnum),
+      'values', (select to_json(replace(m[1], '''''', '''')::text[])
+                 from regexp_match(pg_get_constraintdef(ck.oid), $re$^CHECK \\(\\(+[^']* = ANY \\('((?:[^']|'')*)'::text\\[\\]\\)\\)+$$re$) m)
+      ) order by ck.conname)
+    from pg_constraint ck
+    where ck.conrelid = c.oid and ck.contype = 'c'), '[]') as checks,
   coalesce((select json_agg(json_build_object(
       'name', ic.relname,
       'columns', (select json_agg(a.attname order by k.ord) from unnest(i.indkey::int2[]) with ordinality k(attnum, ord)

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { errors } from '../core/errors.ts';
 import type { TableAccess } from './catalog.ts';
@@ -14,12 +15,15 @@ export const ACCESS_VALUES = ['user', 'public', 'service'] as const;
 /** What deleting a referenced row does to the rows pointing at it; 'no action' (Postgres's default) refuses the delete. */
 export const ON_DELETE_VALUES = ['no action', 'restrict', 'cascade', 'set null'] as const;
 export type OnDelete = (typeof ON_DELETE_VALUES)[number];
+/** ON UPDATE takes the same actions (when the referenced key value changes). */
+export type OnUpdate = OnDelete;
+export const MAX_ENUM_VALUES = 1000;
 
 const ColumnInputSchema = z.strictObject({
   type: z
     .string()
     .describe('Postgres type, e.g. text, integer, bigint, numeric(P,S), boolean, uuid, timestamptz, date, jsonb, vector(N); text[] for an array'),
-  primary: z.boolean().optional().describe('Part of the primary key (several primary columns make a composite key); implies nullable false'),
+  primary: z.boolean().optional().describe('In the primary key (several make a composite key); implies nullable false'),
   nullable: z.boolean().optional().describe('Default true'),
   unique: z.boolean().optional().describe('Unique constraint on this column'),
   default: z
@@ -33,10 +37,14 @@ const ColumnInputSchema = z.strictObject({
       onDelete: z
         .enum(ON_DELETE_VALUES)
         .optional()
-        .describe("When the referenced row is deleted: 'no action' (default: refused with 409), 'restrict', 'cascade' (delete these rows too), 'set null'"),
+        .describe("When the referenced row is deleted: 'no action' (default) refuses it (409), 'cascade' deletes these rows too"),
+      onUpdate: z.enum(ON_DELETE_VALUES).optional(),
     })
     .optional()
     .describe("Foreign key to a primary-key or unique column; checked without row-level security, so between per-user tables use onDelete 'cascade'"),
+  // Counts are checked in normalizeEnum: every byte of this schema is in tools/list.
+  enum: z.array(z.string()).optional().describe('text/varchar: allowed values'),
+  identity: z.boolean().optional().describe('integer/bigint primary key: generated ids'),
 });
 
 const IndexInputSchema = z.strictObject({
@@ -44,16 +52,25 @@ const IndexInputSchema = z.strictObject({
   unique: z.boolean().optional(),
 });
 
+/** At least two columns each side (normalizeForeignKey says so; one column is a column's references). */
+const ForeignKeyInputSchema = z.strictObject({
+  columns: z.array(z.string()),
+  references: z.strictObject({ table: z.string(), columns: z.array(z.string()) }),
+  onDelete: z.enum(ON_DELETE_VALUES).optional(),
+  onUpdate: z.enum(ON_DELETE_VALUES).optional(),
+});
+
 const TableInputSchema = z.strictObject({
   columns: z.record(z.string(), ColumnInputSchema).optional().describe('Column name -> column; a new table needs at least one'),
   indexes: z.record(z.string(), IndexInputSchema).optional().describe('Index name -> { columns, unique? }'),
+  foreignKeys: z.array(ForeignKeyInputSchema).optional().describe('Multi-column foreign keys; when given, all of them'),
   _dropColumns: z.array(z.string()).optional().describe('Columns to remove (destructive)'),
   _drop: z.boolean().optional().describe('true removes the table and its rows (destructive)'),
   access: z
     .enum(ACCESS_VALUES)
     .optional()
     .describe(
-      "Row-level security: 'user' (each end user reads and writes only rows whose user_id is theirs), 'public' (anyone reads; end users " +
+      "Row-level security: 'user' (end users read and write only rows whose user_id is theirs), 'public' (anyone reads; end users " +
         "write their own rows), 'service' (keys only). Default: 'user' with a user_id uuid column, else 'service'",
     ),
   plans: z
@@ -62,10 +79,7 @@ const TableInputSchema = z.strictObject({
     .max(MAX_TABLE_PLANS)
     .nullable()
     .optional()
-    .describe(
-      "Plan ids of the app's billing plans: end users reach the rows (as access allows) only while subscribed to one of them " +
-        '(active or past_due); keys reach all. null removes the gate; omitted keeps it',
-    ),
+    .describe("Billing plan ids: end users reach the rows (as access allows) only while subscribed to one (active or past_due). null removes the gate; omitted keeps it"),
 });
 
 export const SchemaDefinitionSchema = z.strictObject({
@@ -77,6 +91,19 @@ export interface Reference {
   table: string;
   column: string;
   onDelete: OnDelete;
+  /** Absent: 'no action' (Postgres's default). */
+  onUpdate?: OnUpdate;
+}
+
+/** A table-level (multi-column) foreign key. */
+export interface ForeignKeySpec {
+  /** Deterministic constraint name: foreignKeyName(table, columns). */
+  name: string;
+  columns: string[];
+  refTable: string;
+  refColumns: string[];
+  onDelete: OnDelete;
+  onUpdate: OnUpdate;
 }
 
 export interface ColumnSpec {
@@ -89,6 +116,10 @@ export interface ColumnSpec {
   /** SQL default expression from the allow-list, or null for none. */
   default: string | null;
   references: Reference | null;
+  /** Allowed values (a CHECK constraint named enumConstraintName(table, column)); absent for none. */
+  enum?: string[];
+  /** `generated by default as identity`; absent for none. */
+  identity?: true;
 }
 
 export interface IndexSpec {
@@ -102,6 +133,8 @@ export interface TableSpec {
   drop: boolean;
   columns: ColumnSpec[];
   indexes: IndexSpec[];
+  /** Multi-column foreign keys; undefined keeps what the table has, a list (even empty) is the table's whole set. */
+  foreignKeys: ForeignKeySpec[] | undefined;
   dropColumns: string[];
   access: TableAccess | undefined;
   /** Billing plans gating end users (sorted, distinct); null removes the gate, undefined keeps what the table has. */
@@ -145,6 +178,21 @@ export function checkIdentifier(name: string, label: string): void {
   }
 }
 
+/**
+ * A constraint name made of the table, the parts and a suffix (`orders_status_enum`, `lines_order_id_product_id_fkey`).
+ * Postgres would silently cut a name beyond 63 bytes: a long one keeps its start and ends in a hash of the whole, so
+ * it stays deterministic and distinct.
+ */
+export function constraintName(table: string, parts: readonly string[], suffix: string): string {
+  const name = `${table}_${parts.join('_')}_${suffix}`;
+  if (name.length <= 63) return name;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  return `${name.slice(0, 63 - suffix.length - 10)}_${hash}_${suffix}`;
+}
+
+export const enumConstraintName = (table: string, column: string): string => constraintName(table, [column], 'enum');
+export const foreignKeyName = (table: string, columns: readonly string[]): string => constraintName(table, columns, 'fkey');
+
 export function checkTableName(name: string): void {
   checkIdentifier(name, `Table '${name}'`);
   if (ROUTE_SEGMENTS.has(name)) {
@@ -156,7 +204,8 @@ export function checkTableName(name: string): void {
 
 const ALLOWED_TYPES_TEXT =
   'text, varchar, varchar(N), char, char(N), integer, bigint, smallint, real, float4, float8, decimal, numeric, numeric(P,S), ' +
-  'boolean, bool, uuid, timestamp, timestamptz, date, time, timetz, interval, json, jsonb, bytea, vector(N), and arrays such as text[] or integer[]';
+  'boolean, bool, uuid, timestamp, timestamptz, date, time, timetz, interval, json, jsonb, bytea, vector(N), ' +
+  'int4range, int8range, numrange, tsrange, tstzrange, daterange, tsvector, and arrays such as text[] or integer[]';
 
 /** Parameterless allowed types and their format_type() spelling. */
 const SIMPLE_TYPES: Record<string, string> = {
@@ -183,6 +232,13 @@ const SIMPLE_TYPES: Record<string, string> = {
   json: 'json',
   jsonb: 'jsonb',
   bytea: 'bytea',
+  int4range: 'int4range',
+  int8range: 'int8range',
+  numrange: 'numrange',
+  tsrange: 'tsrange',
+  tstzrange: 'tstzrange',
+  daterange: 'daterange',
+  tsvector: 'tsvector',
 };
 
 /** Postgres's own length limit for character types. */
@@ -319,7 +375,46 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
       if (dropColumns.includes(col)) throw errors.validation(`Index '${index.name}' of table '${name}' uses column '${col}', which _dropColumns removes.`);
     }
   }
-  return { name, drop: input._drop === true, columns, indexes, dropColumns, access: input.access, plans: normalizePlans(input.plans) };
+  const foreignKeys = input.foreignKeys?.map((fk, i) => normalizeForeignKey(name, i, fk, dropColumns));
+  const seen = new Set<string>();
+  for (const fk of foreignKeys ?? []) {
+    if (seen.has(fk.name)) {
+      throw errors.validation(`Table '${name}' lists two foreignKeys on columns (${fk.columns.join(', ')}); keep one foreign key per column list.`);
+    }
+    seen.add(fk.name);
+  }
+  return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: input.access, plans: normalizePlans(input.plans) };
+}
+
+type ForeignKeyInput = NonNullable<TableInput['foreignKeys']>[number];
+
+function normalizeForeignKey(table: string, i: number, input: ForeignKeyInput, dropColumns: readonly string[]): ForeignKeySpec {
+  const label = `foreignKeys[${i}] of table '${table}'`;
+  const where = `In table '${table}', foreignKeys[${i}]`;
+  for (const col of input.columns) checkIdentifier(col, `Columns of ${label}`);
+  checkIdentifier(input.references.table, `references.table of ${label}`);
+  for (const col of input.references.columns) checkIdentifier(col, `references.columns of ${label}`);
+  if (input.columns.length < 2) {
+    throw errors.validation(`${where} has ${input.columns.length} column(s); foreignKeys are for two or more columns. For one column, use the column's references.`);
+  }
+  if (input.columns.length !== input.references.columns.length) {
+    throw errors.validation(
+      `${where} has ${input.columns.length} columns but ${input.references.columns.length} references.columns; list as many on each side, in matching order.`,
+    );
+  }
+  const twice = (list: string[]) => list.find((c, j) => list.indexOf(c) !== j);
+  const repeated = twice(input.columns) ?? twice(input.references.columns);
+  if (repeated) throw errors.validation(`${where} lists column '${repeated}' twice.`);
+  const dropped = input.columns.find((c) => dropColumns.includes(c));
+  if (dropped) throw errors.validation(`${where} uses column '${dropped}', which _dropColumns removes.`);
+  return {
+    name: foreignKeyName(table, input.columns),
+    columns: [...input.columns],
+    refTable: input.references.table,
+    refColumns: [...input.references.columns],
+    onDelete: input.onDelete ?? 'no action',
+    onUpdate: input.onUpdate ?? 'no action',
+  };
 }
 
 /** Plans compare as sets: the order an agent lists them in must not re-plan the gate. */
@@ -355,14 +450,43 @@ function normalizeColumn(table: string, name: string, input: ColumnInput): Colum
   if (input.references) {
     checkIdentifier(input.references.table, `references.table of column '${table}.${name}'`);
     checkIdentifier(input.references.column, `references.column of column '${table}.${name}'`);
+    const onUpdate = input.references.onUpdate;
     references = { table: input.references.table, column: input.references.column, onDelete: input.references.onDelete ?? 'no action' };
-    if (references.onDelete === 'set null' && (primary || input.nullable === false)) {
-      throw errors.validation(
-        `Column '${table}.${name}' has references.onDelete 'set null' but is never null (primary or nullable: false); choose 'cascade', or make the column nullable.`,
-      );
+    if (onUpdate && onUpdate !== 'no action') references.onUpdate = onUpdate;
+    for (const action of ['onDelete', 'onUpdate'] as const) {
+      if (references[action] === 'set null' && (primary || input.nullable === false)) {
+        throw errors.validation(
+          `Column '${table}.${name}' has references.${action} 'set null' but is never null (primary or nullable: false); choose 'cascade', or make the column nullable.`,
+        );
+      }
     }
   }
-  return { name, type, primary, nullable: primary ? false : input.nullable !== false, unique: input.unique === true, default: def, references };
+  const identity = input.identity === true;
+  if (identity) {
+    if (type !== 'integer' && type !== 'bigint') {
+      throw errors.validation(`Column '${table}.${name}' has identity: true but type ${input.type}; identity is only for integer and bigint primary-key columns.`);
+    }
+    if (!primary) throw errors.validation(`Column '${table}.${name}' has identity: true but is not primary; identity is only for primary-key columns. Add primary: true or remove identity.`);
+    if (def !== null) throw errors.validation(`Column '${table}.${name}' has both identity: true and a default; an identity column makes its own values. Remove default.`);
+  }
+  const column: ColumnSpec = { name, type, primary, nullable: primary ? false : input.nullable !== false, unique: input.unique === true, default: def, references };
+  const values = normalizeEnum(table, name, type, input);
+  if (values) column.enum = values;
+  if (identity) column.identity = true;
+  return column;
+}
+
+/** An enum is a CHECK over text: only text and varchar columns (not arrays, not char(N), whose padding would surprise). */
+function normalizeEnum(table: string, name: string, type: string, input: ColumnInput): string[] | null {
+  if (input.enum === undefined) return null;
+  if (type !== 'text' && !/^character varying(\(\d+\))?$/.test(type)) {
+    throw errors.validation(`Column '${table}.${name}' has enum but type ${input.type}; enum is only for text and varchar columns.`);
+  }
+  if (input.enum.length === 0 || input.enum.length > MAX_ENUM_VALUES) {
+    throw errors.validation(`Column '${table}.${name}' has ${input.enum.length} enum values; list 1 to ${MAX_ENUM_VALUES}.`);
+  }
+  if (input.enum.some((v) => v.includes('\u0000'))) throw errors.validation(`Column '${table}.${name}' has an enum value with a NUL character, which Postgres text cannot hold.`);
+  return [...new Set(input.enum)];
 }
 
 type IndexInput = NonNullable<TableInput['indexes']>[string];

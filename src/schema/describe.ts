@@ -1,13 +1,16 @@
 import { z } from 'zod';
-import type { Catalog, TableInfo } from './catalog.ts';
+import type { Catalog, ForeignKeyAction, TableInfo } from './catalog.ts';
 import { ACCESS_VALUES, ON_DELETE_VALUES, definitionType } from './definition.ts';
-import { catalogHasUserId, defaultAccess, singleForeignKeys, uniqueConstraints } from './plan.ts';
+import { catalogEnum, catalogHasUserId, compositeForeignKeys, defaultAccess, singleForeignKeys, uniqueConstraints } from './plan.ts';
 
 /**
  * The live schema in the definition's own format, so that applying what schema_get returns plans nothing.
- * Only what a definition can express is shown: single-column unique constraints and foreign keys, and
- * standalone indexes (those backing a primary key or unique constraint are implied by the columns).
+ * Only what a definition can express is shown: single-column unique constraints, single-column foreign keys as the
+ * column's references and multi-column ones as the table's foreignKeys, enums (the CHECKs a definition names), identity,
+ * and standalone indexes (those backing a primary key or unique constraint are implied by the columns).
  */
+
+const ACTION = z.enum([...ON_DELETE_VALUES, 'set default']).optional().describe("Shown unless 'no action'");
 
 export const ColumnViewSchema = z.object({
   type: z.string(),
@@ -15,14 +18,22 @@ export const ColumnViewSchema = z.object({
   nullable: z.boolean(),
   unique: z.boolean(),
   default: z.string().optional().describe('Default expression as Postgres prints it'),
-  references: z
-    .object({ table: z.string(), column: z.string(), onDelete: z.enum([...ON_DELETE_VALUES, 'set default']).optional().describe("Shown unless 'no action'") })
-    .optional(),
+  identity: z.literal(true).optional(),
+  enum: z.array(z.string()).optional(),
+  references: z.object({ table: z.string(), column: z.string(), onDelete: ACTION, onUpdate: ACTION }).optional(),
+});
+
+const ForeignKeyViewSchema = z.object({
+  columns: z.array(z.string()),
+  references: z.object({ table: z.string(), columns: z.array(z.string()) }),
+  onDelete: ACTION,
+  onUpdate: ACTION,
 });
 
 export const TableViewSchema = z.object({
   columns: z.record(z.string(), ColumnViewSchema),
   indexes: z.record(z.string(), z.object({ columns: z.array(z.string()), unique: z.boolean() })),
+  foreignKeys: z.array(ForeignKeyViewSchema).optional().describe('Multi-column foreign keys; absent when none'),
   access: z.enum(ACCESS_VALUES),
   plans: z.array(z.string()).optional().describe('Billing plans whose subscribers alone reach the rows as end users; absent when not gated'),
 });
@@ -49,14 +60,29 @@ function describeTable(info: TableInfo): TableView {
       unique: uniques.has(c.name),
     };
     if (c.default !== null) column.default = c.default;
+    if (c.identity) column.identity = true;
+    const values = catalogEnum(info, c.name)?.values;
+    if (values) column.enum = values;
     const fk = fks.get(c.name);
-    if (fk) column.references = fk.ref.onDelete === 'no action' ? { table: fk.ref.table, column: fk.ref.column } : { ...fk.ref };
+    if (fk) column.references = { table: fk.ref.table, column: fk.ref.column, ...actions(fk.ref) };
     columns[c.name] = column;
   }
   const indexes: TableView['indexes'] = {};
   // Expression indexes list no plain columns and cannot be written as a definition: left out.
   for (const i of info.indexes) if (!i.constraint && i.columns.length > 0) indexes[i.name] = { columns: i.columns, unique: i.unique };
   const view: TableView = { columns, indexes, access: info.access ?? defaultAccess(catalogHasUserId(info)) };
+  const composite = compositeForeignKeys(info);
+  if (composite.length > 0) {
+    view.foreignKeys = composite.map((fk) => ({ columns: fk.columns, references: { table: fk.refTable, columns: fk.refColumns }, ...actions(fk) }));
+  }
   if (info.plans?.length) view.plans = info.plans;
   return view;
+}
+
+/** onDelete and onUpdate, each left out when it is 'no action'. */
+function actions(fk: { onDelete: ForeignKeyAction; onUpdate?: ForeignKeyAction }): { onDelete?: ForeignKeyAction; onUpdate?: ForeignKeyAction } {
+  const out: { onDelete?: ForeignKeyAction; onUpdate?: ForeignKeyAction } = {};
+  if (fk.onDelete !== 'no action') out.onDelete = fk.onDelete;
+  if (fk.onUpdate !== undefined && fk.onUpdate !== 'no action') out.onUpdate = fk.onUpdate;
+  return out;
 }

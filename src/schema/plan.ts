@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { errors } from '../core/errors.ts';
-import type { Catalog, ForeignKeyInfo, TableAccess, TableInfo } from './catalog.ts';
-import type { ColumnSpec, Definition, IndexSpec, Reference, TableSpec } from './definition.ts';
+import type { Catalog, ForeignKeyAction, ForeignKeyInfo, TableAccess, TableInfo } from './catalog.ts';
+import { enumConstraintName, type ColumnSpec, type Definition, type ForeignKeySpec, type IndexSpec, type Reference, type TableSpec } from './definition.ts';
 
 /**
  * The plan: a pure diff of a normalized definition against the live catalog, as SQL statements.
@@ -32,17 +32,32 @@ export function uniqueConstraints(table: TableInfo): Map<string, string> {
   return out;
 }
 
-/** A foreign key as the catalog has it: its ON DELETE may be one a definition cannot say ('set default'). */
-export type LiveReference = Omit<Reference, 'onDelete'> & { onDelete: ForeignKeyInfo['onDelete'] };
+/** A foreign key as the catalog has it: its actions may be one a definition cannot say ('set default'). */
+export type LiveReference = Omit<Reference, 'onDelete' | 'onUpdate'> & { onDelete: ForeignKeyAction; onUpdate?: ForeignKeyAction };
 
 /** Single-column foreign keys by column. */
 export function singleForeignKeys(table: TableInfo): Map<string, { name: string; ref: LiveReference }> {
   const out = new Map<string, { name: string; ref: LiveReference }>();
   for (const fk of table.foreignKeys) {
     if (fk.columns.length !== 1 || fk.refColumns.length !== 1 || out.has(fk.columns[0]!)) continue;
-    out.set(fk.columns[0]!, { name: fk.name, ref: { table: fk.refTable, column: fk.refColumns[0]!, onDelete: fk.onDelete } });
+    out.set(fk.columns[0]!, {
+      name: fk.name,
+      ref: { table: fk.refTable, column: fk.refColumns[0]!, onDelete: fk.onDelete, onUpdate: fk.onUpdate ?? 'no action' },
+    });
   }
   return out;
+}
+
+/** Foreign keys over several columns: the definition's table-level `foreignKeys`. */
+export function compositeForeignKeys(table: TableInfo): ForeignKeyInfo[] {
+  return table.foreignKeys.filter((fk) => fk.columns.length > 1);
+}
+
+/** The values of a column's enum as the catalog has them (its CHECK named enumConstraintName), or null. */
+export function catalogEnum(table: TableInfo, column: string): { name: string; values: string[] | null } | undefined {
+  const name = enumConstraintName(table.name, column);
+  const check = table.checks?.find((k) => k.name === name);
+  return check && { name, values: check.values };
 }
 
 export function catalogHasUserId(table: TableInfo): boolean {
@@ -58,15 +73,30 @@ export function defaultAccess(hasUserId: boolean): TableAccess {
 
 interface FinalColumn {
   type: string;
+  nullable: boolean;
   unique: boolean;
   references: LiveReference | null;
   /** Where a foreign key comes from, for messages. */
   declared: boolean;
 }
 
+/** A multi-column foreign key of the final state. */
+interface FinalForeignKey {
+  columns: string[];
+  refTable: string;
+  refColumns: string[];
+  onDelete: ForeignKeyAction;
+  onUpdate: ForeignKeyAction;
+  /** Its position in the definition's foreignKeys, or -1 for a key the table keeps from the database. */
+  index: number;
+}
+
 interface FinalTable {
   columns: Map<string, FinalColumn>;
   primaryKey: string[];
+  /** Column sets a multi-column foreign key can point at: the primary key, unique constraints and unique indexes. */
+  keys: string[][];
+  foreignKeys: FinalForeignKey[];
 }
 
 /** The tables and columns as they will be after the apply; references are checked against it. */
@@ -81,18 +111,52 @@ function finalState(def: Definition, catalog: Catalog): Map<string, FinalTable> 
     const columns = new Map<string, FinalColumn>();
     for (const c of info.columns) {
       if (spec?.dropColumns.includes(c.name)) continue;
-      columns.set(c.name, { type: c.type, unique: uniques.has(c.name), references: fks.get(c.name)?.ref ?? null, declared: false });
+      columns.set(c.name, { type: c.type, nullable: c.nullable, unique: uniques.has(c.name), references: fks.get(c.name)?.ref ?? null, declared: false });
     }
-    for (const c of spec?.columns ?? []) columns.set(c.name, { type: c.type, unique: c.unique, references: c.references, declared: true });
-    out.set(name, { columns, primaryKey: info.primaryKey.filter((c) => columns.has(c)) });
+    for (const c of spec?.columns ?? []) columns.set(c.name, declaredColumn(c));
+    const primaryKey = info.primaryKey.filter((c) => columns.has(c));
+    // Unique indexes the table keeps: not redefined by name, not a single-column constraint a listed column now decides, and whole.
+    const kept = info.indexes.filter(
+      (i) =>
+        i.unique &&
+        !i.primary &&
+        !spec?.indexes.some((x) => x.name === i.name) &&
+        !(i.constraint && i.columns.length === 1 && spec?.columns.some((c) => c.name === i.columns[0])) &&
+        i.columns.every((c) => columns.has(c)),
+    );
+    const keys = [...(primaryKey.length > 0 ? [primaryKey] : []), ...kept.map((i) => i.columns), ...declaredKeys(spec)];
+    const foreignKeys =
+      spec?.foreignKeys?.map(finalForeignKey) ??
+      compositeForeignKeys(info)
+        .filter((fk) => fk.columns.every((c) => columns.has(c)))
+        .map((fk) => ({ ...fk, onUpdate: fk.onUpdate ?? 'no action', index: -1 }));
+    out.set(name, { columns, primaryKey, keys, foreignKeys });
   }
   for (const spec of def.tables) {
     if (spec.drop || catalog.has(spec.name)) continue;
-    const columns = new Map(spec.columns.map((c) => [c.name, { type: c.type, unique: c.unique, references: c.references, declared: true }]));
-    out.set(spec.name, { columns, primaryKey: spec.columns.filter((c) => c.primary).map((c) => c.name) });
+    const columns = new Map(spec.columns.map((c) => [c.name, declaredColumn(c)]));
+    const primaryKey = spec.columns.filter((c) => c.primary).map((c) => c.name);
+    const keys = [...(primaryKey.length > 0 ? [primaryKey] : []), ...declaredKeys(spec)];
+    out.set(spec.name, { columns, primaryKey, keys, foreignKeys: (spec.foreignKeys ?? []).map(finalForeignKey) });
   }
   return out;
 }
+
+function declaredColumn(c: ColumnSpec): FinalColumn {
+  return { type: c.type, nullable: c.nullable, unique: c.unique, references: c.references, declared: true };
+}
+
+/** Unique column sets a definition declares: unique columns and unique indexes. */
+function declaredKeys(spec: TableSpec | undefined): string[][] {
+  if (!spec) return [];
+  return [...spec.columns.filter((c) => c.unique).map((c) => [c.name]), ...spec.indexes.filter((i) => i.unique).map((i) => i.columns)];
+}
+
+function finalForeignKey(fk: ForeignKeySpec, index: number): FinalForeignKey {
+  return { columns: fk.columns, refTable: fk.refTable, refColumns: fk.refColumns, onDelete: fk.onDelete, onUpdate: fk.onUpdate, index };
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
 function finalHasUserId(table: FinalTable): boolean {
   return table.columns.get(USER_ID)?.type === 'uuid';
@@ -122,28 +186,82 @@ function checkReferences(final: Map<string, FinalTable>, dropping: ReadonlySet<s
         throw errors.validation(`${where}, but '${refTable}.${refColumn}' is neither the primary key nor unique. Reference a primary key, or give that column unique: true.`);
       }
     }
+    for (const fk of table.foreignKeys) checkCompositeReference(final, dropping, tableName, table, fk);
+  }
+}
+
+/** A multi-column foreign key: its columns exist, it points at an existing table and at that table's primary key or a unique set. */
+function checkCompositeReference(final: Map<string, FinalTable>, dropping: ReadonlySet<string>, tableName: string, table: FinalTable, fk: FinalForeignKey): void {
+  const declared = fk.index >= 0;
+  const key = `(${fk.columns.join(', ')}) references '${fk.refTable}' (${fk.refColumns.join(', ')})`;
+  const where = declared ? `In table '${tableName}', foreignKeys[${fk.index}] ${key}` : `The foreign key of table '${tableName}' ${key}`;
+  const missing = fk.columns.find((c) => !table.columns.has(c));
+  if (missing) throw errors.validation(`${where}, but table '${tableName}' has no column '${missing}'.`);
+  const target = final.get(fk.refTable);
+  if (!target) {
+    throw errors.validation(
+      declared && !dropping.has(fk.refTable)
+        ? `${where}, but table '${fk.refTable}' is neither in the schema definition nor in the database. Define '${fk.refTable}' in the same schema, or fix references.table.`
+        : `${where}, but this definition drops table '${fk.refTable}'. Remove the foreign key (list foreignKeys without it) in the same definition.`,
+    );
+  }
+  const missingRef = fk.refColumns.find((c) => !target.columns.has(c));
+  if (missingRef) throw errors.validation(`${where}, but '${fk.refTable}' has no column '${missingRef}' (or this definition drops it).`);
+  if (declared && !target.keys.some((key) => sameSet(key, fk.refColumns))) {
+    throw errors.validation(
+      `${where}, but those columns of '${fk.refTable}' are neither its primary key nor unique together. ` +
+        `Reference the primary key, or add a unique index on exactly (${fk.refColumns.join(', ')}) to '${fk.refTable}'.`,
+    );
+  }
+  const never = fk.columns.find((c) => !table.columns.get(c)!.nullable);
+  const setNull = (['onDelete', 'onUpdate'] as const).find((action) => fk[action] === 'set null');
+  if (declared && setNull && never) {
+    throw errors.validation(`${where} with ${setNull} 'set null', but column '${tableName}.${never}' is never null; choose 'cascade', or make the columns nullable.`);
   }
 }
 
 // ---------------------------------------------------------------- SQL pieces
 
-/** `REFERENCES t (c)`, plus `ON DELETE ...` unless it is Postgres's default (no action). */
-function referencesSql(ref: Reference): string {
-  const onDelete = ref.onDelete === 'no action' ? '' : ` ON DELETE ${ref.onDelete.toUpperCase()}`;
-  return `REFERENCES ${q(ref.table)} (${q(ref.column)})${onDelete}`;
+/** `ON DELETE ...` and `ON UPDATE ...`, each unless it is Postgres's default (no action, also when absent). */
+function actionsSql(actions: { onDelete: ForeignKeyAction; onUpdate?: ForeignKeyAction }): string {
+  const onDelete = actions.onDelete === 'no action' ? '' : ` ON DELETE ${actions.onDelete.toUpperCase()}`;
+  const onUpdate = (actions.onUpdate ?? 'no action') === 'no action' ? '' : ` ON UPDATE ${actions.onUpdate!.toUpperCase()}`;
+  return onDelete + onUpdate;
 }
 
-function columnSql(c: ColumnSpec, reference: Reference | null): string {
+/** `REFERENCES t (c)` and its actions. */
+function referencesSql(ref: Reference): string {
+  return `REFERENCES ${q(ref.table)} (${q(ref.column)})${actionsSql(ref)}`;
+}
+
+/** A SQL string literal; the apply runs with standard_conforming_strings on, so a backslash is just a character. */
+const sqlString = (value: string) => `'${value.replaceAll("'", "''")}'`;
+
+/** A text[] literal, every element quoted; Postgres prints it back in the form the catalog parses (catalog.ts). */
+const arrayLiteral = (values: readonly string[]) => `{${values.map((v) => `"${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
+
+/** The CHECK of a column's enum; null passes it (a nullable column stays nullable). */
+function enumCheckSql(table: string, column: string, values: readonly string[]): string {
+  return `CONSTRAINT ${q(enumConstraintName(table, column))} CHECK (${q(column)} = ANY (${sqlString(arrayLiteral(values))}::text[]))`;
+}
+
+function columnSql(table: string, c: ColumnSpec, reference: Reference | null): string {
   let sql = `${q(c.name)} ${c.type}`;
+  if (c.identity) sql += ' GENERATED BY DEFAULT AS IDENTITY';
   if (c.default !== null) sql += ` DEFAULT ${c.default}`;
   if (!c.nullable) sql += ' NOT NULL';
   if (c.unique) sql += ' UNIQUE';
+  if (c.enum) sql += ` ${enumCheckSql(table, c.name, c.enum)}`;
   if (reference) sql += ` ${referencesSql(reference)}`;
   return sql;
 }
 
 function addForeignKeySql(table: string, column: string, ref: Reference): string {
   return `ALTER TABLE ${q(table)} ADD FOREIGN KEY (${q(column)}) ${referencesSql(ref)}`;
+}
+
+function addCompositeForeignKeySql(table: string, fk: ForeignKeySpec): string {
+  return `ALTER TABLE ${q(table)} ADD CONSTRAINT ${q(fk.name)} FOREIGN KEY (${cols(fk.columns)}) REFERENCES ${q(fk.refTable)} (${cols(fk.refColumns)})${actionsSql(fk)}`;
 }
 
 function createIndexSql(table: string, index: IndexSpec): string {
@@ -263,6 +381,8 @@ class Phases {
   createTables: string[] = [];
   addForeignKeys: string[] = [];
   indexes: string[] = [];
+  /** After the indexes: a multi-column key may point at a unique index this plan creates. */
+  addCompositeForeignKeys: string[] = [];
   security: string[] = [];
 
   all(): string[] {
@@ -275,6 +395,7 @@ class Phases {
       ...this.createTables,
       ...this.addForeignKeys,
       ...this.indexes,
+      ...this.addCompositeForeignKeys,
       ...this.security,
     ];
   }
@@ -317,18 +438,34 @@ function planExistingTable(spec: TableSpec, info: TableInfo, final: FinalTable, 
     const current = existing.get(c.name);
     if (!current) {
       // A new column of an existing table: its foreign key waits until every table exists.
-      phases.alterColumns.push(`ALTER TABLE ${t} ADD COLUMN ${columnSql(c, null)}`);
+      phases.alterColumns.push(`ALTER TABLE ${t} ADD COLUMN ${columnSql(spec.name, c, null)}`);
       if (c.references) phases.addForeignKeys.push(addForeignKeySql(spec.name, c.name, c.references));
       continue;
     }
     if (current.nullable !== c.nullable) {
       phases.alterColumns.push(`ALTER TABLE ${t} ALTER COLUMN ${q(c.name)} ${c.nullable ? 'DROP' : 'SET'} NOT NULL`);
     }
+    // An identity is dropped before a default is set, and added after the old default is gone (a column has one or the other).
+    const identity = current.identity === true;
+    const wantIdentity = c.identity === true;
+    if (identity && !wantIdentity) phases.alterColumns.push(`ALTER TABLE ${t} ALTER COLUMN ${q(c.name)} DROP IDENTITY`);
     const wanted = canonical.has(`${spec.name}.${c.name}`) ? canonical.get(`${spec.name}.${c.name}`)! : c.default;
     if (wanted !== current.default) {
       phases.alterColumns.push(
         c.default === null ? `ALTER TABLE ${t} ALTER COLUMN ${q(c.name)} DROP DEFAULT` : `ALTER TABLE ${t} ALTER COLUMN ${q(c.name)} SET DEFAULT ${c.default}`,
       );
+    }
+    if (!identity && wantIdentity) {
+      // The sequence starts past the ids the rows already have, so the next generated id collides with none.
+      phases.alterColumns.push(
+        `ALTER TABLE ${t} ALTER COLUMN ${q(c.name)} ADD GENERATED BY DEFAULT AS IDENTITY`,
+        `SELECT setval(pg_get_serial_sequence(${sqlString(t)}, ${sqlString(c.name)}), greatest(max(${q(c.name)}), 0) + 1, false) FROM ${t}`,
+      );
+    }
+    const check = catalogEnum(info, c.name);
+    if (!sameList(check?.values ?? null, c.enum ?? null)) {
+      if (check) phases.dropOther.push(`ALTER TABLE ${t} DROP CONSTRAINT ${q(check.name)}`);
+      if (c.enum) phases.alterColumns.push(`ALTER TABLE ${t} ADD ${enumCheckSql(spec.name, c.name, c.enum)}`);
     }
     const uniqueName = uniques.get(c.name);
     if (c.unique && uniqueName === undefined) phases.alterColumns.push(`ALTER TABLE ${t} ADD UNIQUE (${q(c.name)})`);
@@ -340,12 +477,46 @@ function planExistingTable(spec: TableSpec, info: TableInfo, final: FinalTable, 
       if (c.references) phases.addForeignKeys.push(addForeignKeySql(spec.name, c.name, c.references));
     }
   }
+  planCompositeForeignKeys(spec, info, phases);
   planIndexes(spec, info, phases);
   planExistingSecurity(spec, info, final, phases);
 }
 
 function sameReference(a: LiveReference | null, b: Reference | null): boolean {
-  return a?.table === b?.table && a?.column === b?.column && a?.onDelete === b?.onDelete;
+  if (a === null || b === null) return a === b;
+  return a.table === b.table && a.column === b.column && a.onDelete === b.onDelete && (a.onUpdate ?? 'no action') === (b.onUpdate ?? 'no action');
+}
+
+function sameList(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/**
+ * A listed `foreignKeys` is the table's whole set of multi-column keys: a key the database has exactly (columns,
+ * referenced columns, actions) is kept, any other is dropped, and the missing ones are added (a changed key is dropped and
+ * re-added, as Postgres cannot alter one in place). Without `foreignKeys` the table keeps the keys it has.
+ */
+function planCompositeForeignKeys(spec: TableSpec, info: TableInfo | undefined, phases: Phases): void {
+  if (!spec.foreignKeys) return;
+  const live = info ? compositeForeignKeys(info) : [];
+  const kept = new Set<ForeignKeyInfo>();
+  for (const fk of spec.foreignKeys) {
+    const same = live.find((l) => !kept.has(l) && sameCompositeKey(l, fk));
+    if (same) kept.add(same);
+    else phases.addCompositeForeignKeys.push(addCompositeForeignKeySql(spec.name, fk));
+  }
+  for (const l of live) if (!kept.has(l)) phases.dropForeignKeys.push(`ALTER TABLE ${q(spec.name)} DROP CONSTRAINT ${q(l.name)}`);
+}
+
+function sameCompositeKey(live: ForeignKeyInfo, fk: ForeignKeySpec): boolean {
+  return (
+    live.refTable === fk.refTable &&
+    sameList(live.columns, fk.columns) &&
+    sameList(live.refColumns, fk.refColumns) &&
+    live.onDelete === fk.onDelete &&
+    (live.onUpdate ?? 'no action') === fk.onUpdate
+  );
 }
 
 /** Type and primary-key changes would rewrite or re-key live rows: refused, with the safe way spelled out. */
@@ -430,7 +601,7 @@ function planNewTables(def: Definition, catalog: Catalog, final: Map<string, Fin
   const created = new Set<string>();
   for (const spec of dependencyOrder(fresh)) {
     const inline = (ref: Reference | null) => ref !== null && (ref.table === spec.name || created.has(ref.table) || catalog.has(ref.table));
-    const parts = spec.columns.map((c) => columnSql(c, inline(c.references) ? c.references : null));
+    const parts = spec.columns.map((c) => columnSql(spec.name, c, inline(c.references) ? c.references : null));
     const primary = spec.columns.filter((c) => c.primary).map((c) => c.name);
     if (primary.length > 0) parts.push(`PRIMARY KEY (${cols(primary)})`);
     phases.createTables.push(`CREATE TABLE ${q(spec.name)} (${parts.join(', ')})`);
@@ -438,6 +609,7 @@ function planNewTables(def: Definition, catalog: Catalog, final: Map<string, Fin
       if (c.references && !inline(c.references)) phases.addForeignKeys.push(addForeignKeySql(spec.name, c.name, c.references));
     }
     created.add(spec.name);
+    planCompositeForeignKeys(spec, undefined, phases);
     planIndexes(spec, undefined, phases);
     const hasUserId = finalHasUserId(final.get(spec.name)!);
     const access = resolveAccess(spec, null, hasUserId);

@@ -201,6 +201,9 @@ export function statementError(err: unknown, statement: string): unknown {
       `${reason} The table has rows where this column is null: give the column a default, or add it as nullable, fill it in, then set nullable: false.`,
     );
   }
+  if (code === '23514') {
+    return errors.validation(`${reason} Existing rows hold values outside the enum: update or delete those rows, or widen the enum, then apply again.`);
+  }
   if (code === '23505') return errors.conflict(reason, 'Existing rows hold duplicate values: remove or change the duplicates, then apply again. Nothing was changed.');
   if (code === '23503') return errors.conflict(reason, 'Existing rows point at rows that do not exist: fix or delete them, then apply again. Nothing was changed.');
   if (code === '2BP01') return errors.conflict(reason, 'Something else depends on this object: remove the dependent column, reference or table first (or in the same definition). Nothing was changed.');

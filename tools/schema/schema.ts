@@ -57,8 +57,8 @@ export const schemaGet = defineTool({
   name: 'schema_get',
   title: 'Read the schema',
   description:
-    "Read an app's current tables in the same format schema_apply takes: columns (type, primary, nullable, unique, default, references), " +
-    'standalone indexes, each table\'s access (user, public or service) and plans (when gated). Edit the result and pass it to schema_apply to change the schema; ' +
+    "Read an app's current tables in the same format schema_apply takes: columns (type, primary, nullable, unique, default, identity, enum, references), " +
+    'multi-column foreignKeys, standalone indexes, each table\'s access (user, public or service) and plans (when gated). Edit the result and pass it to schema_apply to change the schema; ' +
     'passed back unchanged it plans nothing.',
   input: z.object({ app_id: AppIdSchema }),
   output: SchemaViewSchema,
