@@ -59,8 +59,12 @@ class Renderer {
     const joins: string[] = [];
     const where: string[] = [];
     const exists = new Map<string, string>();
+    const keys = new Set<string>();
     for (const item of items) {
       if (item.kind === 'embed') {
+        const key = item.alias ?? item.relation;
+        if (!item.spread && !item.hidden && keys.has(key)) throw embeddedTwice(table, item);
+        keys.add(key);
         const embed = this.#embed(table, alias, item, path);
         outputs.push(...embed.outputs);
         if (embed.join) joins.push(embed.join);
@@ -142,6 +146,14 @@ class Renderer {
     const related = `_o${++this.#aliases}`;
     return `(select ${fieldSql(rel.target, related, order.column, order.path).sql} from public.${q(rel.target.name)} ${related} where ${rel.on(alias, related)})`;
   }
+}
+
+/** Two embeds under one name would yield one key twice: PostgREST refuses it as Postgres does a repeated table name. */
+function embeddedTwice(table: TableInfo, embed: SelectEmbed): AppError {
+  const name = embed.alias ?? embed.relation;
+  const err = new AppError(400, 'INVALID_QUERY', `'${name}' is embedded twice in the select of '${table.name}'.`, `Give each embedding its own alias, e.g. first:${embed.relation}!<hint>(...), second:${embed.relation}!<hint>(...).`);
+  err.postgrest = { code: '42712', message: `table name "${table.name}_${name}_1" specified more than once`, details: null, hint: null };
+  return err;
 }
 
 function cast(expr: string, type: string | undefined): string {

@@ -84,7 +84,8 @@ function oneToMany(fk: ForeignKeyInfo, parent: TableInfo, child: TableInfo): Rel
     cardinality: unique ? 'one-to-one' : 'one-to-many',
     toOne: unique,
     on: (parentAlias, childAlias) => pairs(fk, childAlias, parentAlias),
-    describe: using(fk, child.name),
+    // Seen from the parent, as PostgREST prints it: the referenced side first.
+    describe: `${fk.name} using ${parent.name}(${fk.refColumns.join(', ')}) and ${child.name}(${fk.columns.join(', ')})`,
     hintName: fk.name,
     keys: [fk],
   };
