@@ -46,12 +46,16 @@ export const AREA_GUIDES: Readonly<Record<string, AreaGuide>> = {
 \`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, plans?, _dropColumns?, _drop? } } }\`, at most 50
 tables per call; \`schema_get\` returns the live schema in the same format, so an edited copy is the next definition.
 
-- Column: \`{ type, primary?, nullable? (default true), unique?, default?, references?: { table, column, onDelete? } }\`.
+- Column: \`{ type, primary?, nullable? (default true), unique?, default?, identity?, enum?, references?: { table,
+  column, onDelete?, onUpdate? } }\`. \`identity: true\` numbers an integer or bigint primary key; \`enum: ["a", "b"]\`
+  limits a text column to those values (a CHECK constraint). Table-level \`foreignKeys: [{ columns, references: {
+  table, columns }, onDelete?, onUpdate? }]\` declares keys over several columns.
   Example: \`{ id: { type: "uuid", primary: true, default: "gen_random_uuid()" }, user_id: { type: "uuid" },
   title: { type: "text", nullable: false }, created_at: { type: "timestamptz", default: "now()" } }\`.
 - Types: text, varchar, varchar(N), char, char(N), integer, bigint, smallint, real, float4, float8, decimal, numeric,
   numeric(P,S), boolean, bool, uuid, timestamp, timestamptz, date, time, timetz, interval, json, jsonb, bytea,
-  vector(N) (1-16000), and arrays of these but vector (\`text[]\`).
+  vector(N) (1-16000), int4range, int8range, numrange, tsrange, tstzrange, daterange, tsvector, and arrays of these
+  but vector (\`text[]\`).
 - Defaults (an allow-list): numbers, true/false, null, quoted strings such as \`'draft'\` (optionally with \`::type\`),
   now(), gen_random_uuid(), current_timestamp, current_date, empty json or arrays such as \`'{}'::jsonb\`. A default that
   does not fit its column's type is refused before anything runs.
@@ -277,10 +281,17 @@ ones.
     reference: `
 ## Query syntax (\`query\` over MCP, the query string over REST)
 
-- Filters \`col=op.value\`: eq, neq, gt, gte, lt, lte, like and ilike (\`*\` or \`%\`), is (null, true, false), in.(a,b),
-  fts (also plfts, phfts, wfts; \`fts(english).term\`); \`not.\` negates; \`or=(a.eq.1,b.gt.2)\`, \`and=(...)\`, nested.
-- \`select=col,alias:col,relation(cols)\`: one level of embedding through foreign keys (many-to-one as an object,
-  one-to-many as an array; \`!inner\`, \`!<fk or column>\` to disambiguate).
+- Filters \`col=op.value\`: eq, neq, gt, gte, lt, lte, like and ilike (\`*\` or \`%\`), match and imatch (regex), is (null,
+  not_null, true, false), isdistinct, in.(a,b), cs, cd, ov (arrays \`{a,b}\`, jsonb, ranges \`[1,5)\`), sl, sr, nxl, nxr,
+  adj (ranges), fts (also plfts, phfts, wfts; \`fts(english).term\`); \`like(any).{a*,b*}\` and \`(all)\`; \`not.\` negates;
+  \`or=(a.eq.1,b.gt.2)\`, \`and=(...)\`, nested. JSON paths \`data->key->>key\` work in filters, select and order.
+- \`select=col,alias:col,col::text,data->>key,count(),col.sum()\` (aggregates group by the other columns) and embedded
+  resources through foreign keys, nested to any depth: \`author:authors(name,posts(title))\`; many-to-one and
+  one-to-one as an object, one-to-many and many-to-many (through a join table) as an array; \`rel!inner(...)\`
+  keeps only rows with a match, \`rel!<fk or column>(...)\` disambiguates, \`...rel(cols)\` spreads the columns into
+  the row, \`rel()\` embeds only to filter. Embedded rows take filters and paging: \`posts.done=eq.false\`,
+  \`posts.order=id.desc\`, \`posts.limit=3\`; \`rel=not.is.null\` keeps rows that have one. \`order=rel(col)\` orders
+  by a to-one related column.
 - \`order=col.desc.nullslast,col2\`, \`limit\`, \`offset\`, or \`range: "items=0-9"\`. A read returns at most 1000 rows.
 - Example: \`select=id,title,author:authors(name)&done=eq.false&order=id.desc&limit=10\`.
 
@@ -301,8 +312,8 @@ own rows only, and inserts get their \`user_id\`. Over REST the caller may also 
 
 ## Errors
 
-400 INVALID_QUERY, UNKNOWN_COLUMN, UNKNOWN_RELATIONSHIP, AMBIGUOUS_RELATIONSHIP, QUERY_TOO_COMPLEX (over 20 embeds or
-200 select items), FILTER_REQUIRED (data_update and data_delete need a filter); 404 RESOURCE_NOT_FOUND; 406
+400 INVALID_QUERY (also an operator, cast or aggregate the column's type lacks), UNKNOWN_COLUMN, UNKNOWN_RELATIONSHIP;
+300 AMBIGUOUS_RELATIONSHIP (name one with !hint); 400 QUERY_TOO_COMPLEX (over 20 embeds or 200 select items), FILTER_REQUIRED (data_update and data_delete need a filter); 404 RESOURCE_NOT_FOUND; 406
 NOT_SINGLE_ROW; 409 CONFLICT (unique or foreign-key violation); 413 RESPONSE_TOO_LARGE (select fewer columns or page);
 416 INVALID_RANGE; 504 STATEMENT_TIMEOUT (5 s per request).
 `,
