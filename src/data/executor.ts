@@ -23,12 +23,24 @@ export function roleFor(caller: Caller): RoleContext {
 }
 
 export interface StatementResult {
-  /** The rows as a JSON array text; null when the statement returned only a count. */
+  /** The rows as JSON array (or CSV) text; null when the statement returned only a count. */
   body: string | null;
   rows: number;
   total: number | null;
-  /** '' or the reason the statement's result was refused (see compile.ts, resultRow). */
+  /** '' or the reason the statement's result was refused (see output.ts, resultRow). */
   abort: string;
+  /** The planner's row estimate, when the statement sent an EXPLAIN (FORMAT JSON) ahead (count=planned|estimated). */
+  planned?: number;
+  /** Rows an upsert updated instead of inserting, when the statement reports them (see write.ts, UPDATED_ROWS). */
+  updated?: number;
+}
+
+export interface RunOptions {
+  write: boolean;
+  /** Prefer: tx=rollback: the statement runs and answers, then the transaction rolls back (deferred constraints checked first). */
+  rollback?: boolean;
+  /** Prefer: timezone=...: the transaction's TimeZone. */
+  timezone?: string | undefined;
 }
 
 /** Raised by the guard when a write's result was refused: the transaction rolls back and nothing stays written. */
@@ -50,15 +62,19 @@ const ABORT_GUARD = `do $$ declare a text := current_setting('svc.abort', true);
 
 /**
  * One request, one transaction, one round trip: BEGIN, the role, the claims and timeout, the statement (with
- * the abort guard for writes) and COMMIT travel as a single simple-protocol query. Only a failure costs a second
- * trip (the ROLLBACK).
+ * the abort guard for writes) and COMMIT (or, for Prefer: tx=rollback, ROLLBACK) travel as a single simple-protocol
+ * query. Only a failure costs a second trip (the ROLLBACK). The statement may send other statements ahead of its
+ * result row (an EXPLAIN for a planned count) and after it (an upsert's updated rows); the result row is the first
+ * result that has an `abort` column.
  */
-export async function runAs(pool: pg.Pool, ctx: RoleContext, statement: string, opts: { write: boolean }): Promise<StatementResult> {
+export async function runAs(pool: pg.Pool, ctx: RoleContext, statement: string, opts: RunOptions): Promise<StatementResult> {
   const client = await pool.connect();
+  const timezone = opts.timezone === undefined ? '' : `, set_config('timezone', ${pg.escapeLiteral(opts.timezone)}, true)`;
+  const end = opts.rollback ? 'set constraints all immediate; rollback;' : 'commit;';
   const text =
     `begin; set local role ${ctx.role}; ` +
-    `select set_config('request.jwt.claims', ${pg.escapeLiteral(ctx.claims)}, true), set_config('statement_timeout', '${DATA_STATEMENT_TIMEOUT_MS}', true); ` +
-    `${statement}; ${opts.write ? `${ABORT_GUARD}; ` : ''}commit;`;
+    `select set_config('request.jwt.claims', ${pg.escapeLiteral(ctx.claims)}, true), set_config('statement_timeout', '${DATA_STATEMENT_TIMEOUT_MS}', true)${timezone}; ` +
+    `${statement}; ${opts.write ? `${ABORT_GUARD}; ` : ''}${end}`;
   let results: pg.QueryResult[];
   try {
     results = (await client.query(text)) as unknown as pg.QueryResult[];
@@ -72,6 +88,24 @@ export async function runAs(pool: pg.Pool, ctx: RoleContext, statement: string, 
     throw err;
   }
   client.release();
-  const row = results[3]!.rows[0] as { body: string | null; rows: string; total: string | null; abort: string };
-  return { body: row.body, rows: Number(row.rows), total: row.total === null ? null : Number(row.total), abort: row.abort };
+  return resultOf(results);
+}
+
+type ResultRow = { body: string | null; rows: string; total: string | null; abort: string };
+
+/** The result row among the statement's results (the 4th unless statements were sent ahead of it), and what came with it. */
+function resultOf(results: pg.QueryResult[]): StatementResult {
+  let planned: number | undefined;
+  let i = 3;
+  let row = results[i]!.rows[0] as ResultRow | undefined;
+  while (row === undefined || !('abort' in row)) {
+    const plan = (row as { 'QUERY PLAN'?: [{ Plan: { 'Plan Rows': number } }] } | undefined)?.['QUERY PLAN'];
+    if (plan) planned = plan[0].Plan['Plan Rows'];
+    row = results[++i]!.rows[0] as ResultRow | undefined;
+  }
+  const result: StatementResult = { body: row.body, rows: Number(row.rows), total: row.total === null ? null : Number(row.total), abort: row.abort };
+  if (planned !== undefined) result.planned = planned;
+  const after = results[i + 1]?.rows[0] as { updated?: string | null } | undefined;
+  if (after && 'updated' in after) result.updated = Number(after.updated || 0);
+  return result;
 }

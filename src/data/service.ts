@@ -5,10 +5,11 @@ import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
 import type { Catalog } from '../schema/catalog.ts';
 import { CatalogMiss, compileRead, idFilter, tableOf } from './compile.ts';
-import type { OutputOptions } from './output.ts';
+import { countTotal, MediaText, type OutputOptions } from './output.ts';
 import { compileDelete, compileInsert, compileUpdate, insertColumns, type WriteOutput } from './write.ts';
 import { roleFor, runAs, StatementAborted, type StatementResult } from './executor.ts';
-import { parsePrefer, parseRange, type Prefer } from './prefer.ts';
+import { checkStrict, JSON_MEDIA, maxAffected, negotiate, parsePrefer, parseRange, preferenceApplied, type Media, type Operation, type Prefer } from './prefer.ts';
+import { queryTypeError } from './statement-errors.ts';
 import { parseQuery, type ParsedQuery } from './query.ts';
 
 export interface DataRequest {
@@ -22,15 +23,35 @@ export interface DataRequest {
   accept?: string | undefined;
 }
 
-export interface DataResult {
-  status: number;
-  /** Rows, one row (single-object responses and by-id routes), or nothing (return=minimal); JSON text from Postgres. */
-  data?: JsonText;
-  content_range?: string;
+/**
+ * Response headers that only the REST wire carries (Preference-Applied): JSON serialization leaves them out, so an MCP
+ * result never shows them.
+ */
+export class RestHeaders {
+  readonly values: Readonly<Record<string, string>>;
+
+  constructor(values: Record<string, string>) {
+    this.values = values;
+  }
+
+  toJSON(): undefined {
+    return undefined;
+  }
 }
 
-const OBJECT_MEDIA_TYPE = 'application/vnd.pgrst.object+json';
-const wantsObject = (accept: string | undefined) => accept?.includes(OBJECT_MEDIA_TYPE) ?? false;
+export interface DataResult {
+  status: number;
+  /**
+   * Rows, one row (single-object responses and by-id routes), or nothing (return=minimal); JSON text from Postgres,
+   * or a MediaText for another media type (CSV, the vnd.pgrst types).
+   */
+  data?: JsonText;
+  /** PostgREST's Content-Range: `0-9/42`, `*\/42`; on writes only with a count or the rows a PATCH changed (REST sends `*\/*` otherwise). */
+  content_range?: string;
+  /** Prefer: return=headers-only on an insert of one row into a table with a primary key: `/table?pk=eq.value`. */
+  location?: string;
+  headers?: RestHeaders;
+}
 
 const notSingle = (rows: number) =>
   new AppError(406, 'NOT_SINGLE_ROW', `A single row was requested but the result has ${rows} rows.`, 'Narrow the filters to exactly one row, or drop Accept: application/vnd.pgrst.object+json.');
@@ -41,10 +62,35 @@ const badFullText = (message: string) =>
 const filterRequired = () =>
   new AppError(400, 'FILTER_REQUIRED', 'Updating or deleting a whole collection needs at least one filter.', 'Add a filter such as ?id=eq.1, or use the by-id route.');
 
+/** PostgREST's 416 for an offset past the counted rows; the REST wire adds `Content-Range: *\/<total>`. */
+export class RangeNotSatisfiable extends AppError {
+  readonly total: number;
+
+  constructor(offset: number, total: number) {
+    super(416, 'INVALID_RANGE', 'Requested range not satisfiable', `Request an offset below ${total}: the count found ${total} rows.`);
+    this.total = total;
+    this.postgrest = { code: 'PGRST103', details: `An offset of ${offset} was requested, but there are only ${total} rows.` };
+  }
+}
+
+function tooManyAffected(rows: number): AppError {
+  const err = new AppError(
+    400,
+    'MAX_AFFECTED_EXCEEDED',
+    'Query result exceeds max-affected preference constraint',
+    'Nothing was changed. Narrow the filters, or raise max-affected in Prefer.',
+  );
+  err.postgrest = { code: 'PGRST124', details: `The query affects ${rows} rows` };
+  return err;
+}
+
 export interface DataLimits {
   /** Ceiling on one response's JSON (SVC_DATA_MAX_RESPONSE_BYTES). */
   maxResponseBytes: number;
 }
+
+/** Counts of writes: PostgREST reports the affected rows as the total for count=exact and count=estimated (not planned). */
+const countsWrites = (prefer: Prefer) => prefer.count === 'exact' || prefer.count === 'estimated';
 
 /** The data API: PostgREST semantics over the app's own database, as the caller's role, through RLS. */
 export class DataService {
@@ -60,81 +106,139 @@ export class DataService {
 
   async select(req: DataRequest): Promise<DataResult> {
     const query = parseQuery(req.query);
-    const prefer = parsePrefer(req.prefer, 'representation');
+    const prefer = parsePrefer(req.prefer);
+    checkStrict(prefer);
+    const media = negotiate(req.accept);
     const range = parseRange(req.range);
     const offset = query.offset ?? range?.offset ?? 0;
     const limit = query.limit ?? range?.limit;
-    const out = this.#out(wantsObject(req.accept));
-    const result = await this.#run(req, false, (c) => compileRead(c, req.table, query, { count: prefer.count, offset, out, ...(limit === undefined ? {} : { limit }) }));
-    const content_range = `${result.rows ? `${offset}-${offset + result.rows - 1}` : '*'}/${result.total ?? '*'}`;
-    return { status: 200, data: out.single ? onlyRow(result) : new JsonText(result.body!), content_range };
+    const out = this.#out(media);
+    const result = await this.#run(req, prefer, false, (c) => compileRead(c, req.table, query, { count: prefer.count, offset, out, ...(limit === undefined ? {} : { limit }) }));
+    const rows = result.rows;
+    const total = prefer.count === undefined ? null : countTotal(prefer.count, result.total, result.planned);
+    // PostgREST's status: 416 for an offset past the total, 206 when the rows returned are fewer than the total.
+    let status = 200;
+    if (total !== null) {
+      if (offset > total) throw new RangeNotSatisfiable(offset, total);
+      if (rows < total) status = 206;
+    }
+    const content_range = `${rows && total !== 0 ? `${offset}-${offset + rows - 1}` : '*'}/${total ?? '*'}`;
+    return withHeaders({ status, data: bodyOf(result, media), content_range }, prefer, 'read');
   }
 
   async get(req: DataRequest, id: string): Promise<DataResult> {
     const query = parseQuery(req.query);
-    const result = await this.#run(req, false, (c) => compileRead(c, req.table, withId(c, req.table, query, id), { out: this.#out(false) }));
+    const prefer = parsePrefer(req.prefer);
+    checkStrict(prefer);
+    const result = await this.#run(req, prefer, false, (c) => compileRead(c, req.table, withId(c, req.table, query, id), { out: this.#out(JSON_MEDIA) }));
     if (result.rows === 0) throw rowNotFound(req.table, id);
-    return { status: 200, data: onlyRow(result) };
+    return withHeaders({ status: 200, data: onlyRow(result) }, prefer, 'read');
   }
 
   async insert(req: DataRequest, body: unknown): Promise<DataResult> {
     const rows = Array.isArray(body) ? body : [body];
     if (!rows.every(isRecord)) throw errors.validation('The body must be a JSON object or an array of objects.');
     const query = parseQuery(req.query);
-    const prefer = parsePrefer(req.prefer, 'minimal');
-    if (rows.length === 0) return { status: 201, ...(prefer.return === 'representation' ? { data: new JsonText('[]') } : {}) };
-    const out = this.#writeOut(prefer, req.accept);
+    const prefer = parsePrefer(req.prefer);
+    checkStrict(prefer);
+    const media = negotiate(req.accept);
+    const returned = prefer.return ?? 'minimal';
+    // PostgREST: a merging upsert that inserted nothing is 200.
+    const merging = prefer.resolution === 'merge-duplicates';
+    if (rows.length === 0) {
+      if (media.single) throw notSingle(0);
+      const empty: DataResult = { status: merging ? 200 : 201 };
+      if (returned === 'representation') empty.data = bodyOf({ body: media.format === 'csv' ? '\n' : '[]', rows: 0, total: null, abort: '' }, media);
+      if (countsWrites(prefer)) empty.content_range = '*/0';
+      return withHeaders(empty, prefer, 'insert');
+    }
+    const out = this.#writeOut(media, returned === 'representation');
     const missingDefault = prefer.missing === 'default';
+    let keys: string[] = [];
+    const build = (c: Catalog) => {
+      let select = query;
+      let written = out;
+      if (returned === 'headers-only') {
+        // The Location of the one inserted row: its primary key, in the table's column order, as PostgREST.
+        const table = tableOf(c, req.table);
+        keys = table.columns.filter((col) => table.primaryKey.includes(col.name)).map((col) => col.name);
+        if (keys.length) {
+          select = { ...query, select: keys.map((name) => ({ kind: 'column' as const, name })) };
+          written = { ...out, rows: true, format: 'json', stripNulls: false };
+        }
+      }
+      return compileInsert(c, req.table, select, { rows, out: written, missingDefault, ...(prefer.resolution ? { upsert: prefer.resolution } : {}) });
+    };
+    let result: StatementResult;
     try {
-      const result = await this.#run(req, true, (c) => compileInsert(c, req.table, query, { rows, out, missingDefault, ...(prefer.resolution ? { upsert: prefer.resolution } : {}) }));
-      return this.#written(201, result, out);
+      result = await this.#run(req, prefer, true, build);
     } catch (err) {
       throw missingDefault ? err : await this.#explainNotNull(err, req, insertColumns(query, rows), rows);
     }
+    const inserted = result.rows - (result.updated ?? 0);
+    const written: DataResult = { status: merging && inserted <= 0 ? 200 : 201 };
+    if (out.rows) written.data = bodyOf(result, media);
+    if (countsWrites(prefer)) written.content_range = `*/${result.rows}`;
+    if (returned === 'headers-only' && keys.length && result.rows === 1) written.location = locationOf(req.table, keys, result.body!);
+    return withHeaders(written, prefer, 'insert');
   }
 
   async update(req: DataRequest, body: unknown, id?: string): Promise<DataResult> {
     if (!isRecord(body)) throw errors.validation('The body must be a JSON object of the columns to change.');
     const query = parseQuery(req.query);
     if (id === undefined && query.filters.length === 0) throw filterRequired();
-    const prefer = parsePrefer(req.prefer, id === undefined ? 'minimal' : 'representation');
-    const out = this.#writeOut(prefer, id === undefined ? req.accept : undefined);
-    const result = await this.#run(req, true, (c) => compileUpdate(c, req.table, query, body, out, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)]));
-    if (id !== undefined) return byId(result, req.table, id);
-    return this.#written(out.rows ? 200 : 204, result, out);
+    const prefer = parsePrefer(req.prefer);
+    checkStrict(prefer);
+    const media = id === undefined ? negotiate(req.accept) : JSON_MEDIA;
+    const out = this.#writeOut(media, (prefer.return ?? (id === undefined ? 'minimal' : 'representation')) === 'representation', maxAffected(prefer));
+    const result = await this.#run(req, prefer, true, (c) =>
+      compileUpdate(c, req.table, query, body, out, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)], prefer.missing === 'default'),
+    );
+    if (id !== undefined) return withHeaders(byId(result, req.table, id), prefer, 'update');
+    const total = countsWrites(prefer) ? result.rows : '*';
+    const content_range = result.rows && total !== 0 ? `0-${result.rows - 1}/${total}` : `*/${total}`;
+    return withHeaders({ ...this.#written(out.rows ? 200 : 204, result, out, media), content_range }, prefer, 'update');
   }
 
   async delete(req: DataRequest, id?: string): Promise<DataResult> {
     const query = parseQuery(req.query);
     if (id === undefined && query.filters.length === 0) throw filterRequired();
-    const prefer = parsePrefer(req.prefer, 'minimal');
-    const out = this.#writeOut(prefer, id === undefined ? req.accept : undefined);
-    const result = await this.#run(req, true, (c) => compileDelete(c, req.table, query, out, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)])).catch(
+    const prefer = parsePrefer(req.prefer);
+    checkStrict(prefer);
+    const media = id === undefined ? negotiate(req.accept) : JSON_MEDIA;
+    const out = this.#writeOut(media, prefer.return === 'representation', maxAffected(prefer));
+    const result = await this.#run(req, prefer, true, (c) => compileDelete(c, req.table, query, out, id === undefined ? [] : [idFilter(tableOf(c, req.table), id)])).catch(
       (err: unknown) => {
         throw stillReferenced(err) ?? err;
       },
     );
-    if (id !== undefined) return byId(result, req.table, id);
-    return this.#written(out.rows ? 200 : 204, result, out);
+    if (id !== undefined) return withHeaders(byId(result, req.table, id), prefer, 'delete');
+    const written = this.#written(out.rows ? 200 : 204, result, out, media);
+    if (countsWrites(prefer)) written.content_range = `*/${result.rows}`;
+    return withHeaders(written, prefer, 'delete');
   }
 
-  #out(single: boolean): OutputOptions {
-    return { maxBytes: this.#limits.maxResponseBytes, single };
+  #out(media: Media): OutputOptions {
+    if (media === JSON_MEDIA) return { maxBytes: this.#limits.maxResponseBytes, single: false };
+    return { maxBytes: this.#limits.maxResponseBytes, single: media.single, format: media.format, stripNulls: media.stripNulls };
   }
 
-  #writeOut(prefer: Prefer, accept: string | undefined): WriteOutput {
-    return { ...this.#out(wantsObject(accept)), rows: prefer.return === 'representation' };
+  #writeOut(media: Media, rows: boolean, affected?: number): WriteOutput {
+    const out: WriteOutput = { ...this.#out(media), rows };
+    if (affected !== undefined) out.maxAffected = affected;
+    return out;
   }
 
-  #written(status: number, result: StatementResult, out: WriteOutput): DataResult {
+  #written(status: number, result: StatementResult, out: WriteOutput, media: Media): DataResult {
     if (!out.rows) return { status };
-    return { status, data: out.single ? onlyRow(result) : new JsonText(result.body!) };
+    return { status, data: bodyOf(result, media) };
   }
 
   /** Compiles against the cached catalog; a name the snapshot lacks, or a stale snapshot, costs one re-read and retry. */
-  async #run(req: DataRequest, write: boolean, build: (catalog: Catalog) => string): Promise<StatementResult> {
+  async #run(req: DataRequest, prefer: Prefer, write: boolean, build: (catalog: Catalog) => string): Promise<StatementResult> {
     const pool = this.#databases.pool(req.appId);
     const role = roleFor(req.caller);
+    const run = { write, rollback: prefer.tx === 'rollback', timezone: prefer.timezone };
     let statement: string;
     try {
       statement = build(await this.#catalogs.get(req.appId));
@@ -144,17 +248,19 @@ export class DataService {
     }
     let result: StatementResult;
     try {
-      result = await runAs(pool, role, statement, { write });
+      result = await runAs(pool, role, statement, run);
     } catch (err) {
       if (err instanceof StatementAborted) throw this.#refused(err.abort);
       const { code, message } = err as { code?: string; message?: string };
       // The only syntax Postgres parses from client text here is a full-text query.
       if (code === '42601' && message?.includes('tsquery')) throw badFullText(message);
+      const typeError = queryTypeError(err);
+      if (typeError) throw typeError;
       // 21000: one upsert proposed two rows with the same conflict key ("cannot affect row a second time").
       if (code === '21000' && message) throw new AppError(400, 'VALIDATION_FAILED', message, 'Send each on_conflict key at most once per upsert; merge the duplicate rows first.');
       if (code !== '42P01' && code !== '42703') throw err;
       this.#catalogs.invalidate(req.appId);
-      result = await runAs(pool, role, build(await this.#catalogs.get(req.appId)), { write });
+      result = await runAs(pool, role, build(await this.#catalogs.get(req.appId)), run);
     }
     if (result.abort) throw this.#refused(result.abort);
     return result;
@@ -182,10 +288,11 @@ export class DataService {
     );
   }
 
-  /** The error for a result the statement refused: 'SV413' (too large) or 'SV406:<rows>' (not one row). */
+  /** The error for a result the statement refused: 'SV413' (too large), 'SV406:<rows>' (not one row), 'SV124:<rows>' (max-affected). */
   #refused(abort: string): AppError {
     if (abort === 'SV413') return errors.responseTooLarge(this.#limits.maxResponseBytes);
-    return notSingle(Number(abort.split(':')[1]));
+    const rows = Number(abort.split(':')[1]);
+    return abort.startsWith('SV124') ? tooManyAffected(rows) : notSingle(rows);
   }
 }
 
@@ -211,6 +318,40 @@ function byId(result: StatementResult, table: string, id: string): DataResult {
 /** The one element of a one-row array, as text: `[{...}]` -> `{...}`. */
 function onlyRow(result: StatementResult): JsonText {
   return new JsonText(result.body!.slice(1, -1));
+}
+
+/** The body in the negotiated media type: the rows, or the one row of a single-object response. */
+function bodyOf(result: StatementResult, media: Media): JsonText {
+  if (media === JSON_MEDIA) return new JsonText(result.body!);
+  const text = media.single ? result.body!.slice(1, -1) : result.body!;
+  return media.contentType ? new MediaText(text, media.contentType, media.format === 'json') : new JsonText(text);
+}
+
+/** Preference-Applied, when the request gave preferences this operation honored. */
+function withHeaders(result: DataResult, prefer: Prefer, op: Operation): DataResult {
+  const applied = preferenceApplied(prefer, op);
+  if (applied) result.headers = new RestHeaders({ 'Preference-Applied': applied });
+  return result;
+}
+
+/**
+ * PostgREST's Location: `/<table>?<key>=eq.<value>` for each primary key column (`is.null` for a null), the values
+ * as JSON renders them (numbers with all their digits) and percent-encoded as in a query string.
+ */
+function locationOf(table: string, keys: readonly string[], body: string): string {
+  const parse = JSON.parse as (text: string, reviver: (key: string, value: unknown, context: { source?: string }) => unknown) => unknown;
+  const row = (parse(body, (_key, value, context) => (typeof value === 'number' ? context.source : value)) as Record<string, unknown>[])[0]!;
+  const pairs = keys.map((k) => {
+    const v = row[k];
+    const value = v === null || v === undefined ? 'is.null' : `eq.${typeof v === 'object' ? JSON.stringify(v) : String(v)}`;
+    return `${queryEncode(k)}=${queryEncode(value)}`;
+  });
+  return `/${table}?${pairs.join('&')}`;
+}
+
+/** Percent-encoding of a query string component, leaving only letters, digits and -_.~ as they are. */
+function queryEncode(text: string): string {
+  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 function withId(catalog: Catalog, table: string, query: ParsedQuery, id: string): ParsedQuery {

@@ -74,18 +74,43 @@ export function compileInsert(catalog: Catalog, tableName: string, query: Parsed
     const updates = (merged.length ? merged : target).map((c) => `${c} = excluded.${c}`);
     conflict =
       opts.upsert === 'merge-duplicates'
-        ? ` on conflict (${target.join(', ')}) do update set ${updates.join(', ')}`
+        ? ` on conflict (${target.join(', ')}) do update set ${updates.join(', ')} where ${COUNT_UPDATED}`
         : ` on conflict (${target.join(', ')}) do nothing`;
   }
-  return writeStatement(catalog, table, query, `${insert}${conflict}`, opts.out);
+  const statement = writeStatement(catalog, table, query, `${insert}${conflict}`, opts.out);
+  return opts.upsert === 'merge-duplicates' ? `${statement}; ${UPDATED_ROWS}` : statement;
 }
 
-export function compileUpdate(catalog: Catalog, tableName: string, query: ParsedQuery, patch: Record<string, unknown>, out: WriteOutput, extra: Filter[] = []): string {
+/**
+ * A merging upsert counts the rows it updates (its DO UPDATE's condition, always true, increments svc.updated), and
+ * reports them after its result row: POST answers 200 instead of 201 when it inserted nothing, as PostgREST 12.
+ */
+const COUNT_UPDATED = `set_config('svc.updated', (coalesce(nullif(current_setting('svc.updated', true), '')::int, 0) + 1)::text, true) is not null`;
+const UPDATED_ROWS = `select current_setting('svc.updated', true) as updated`;
+
+/**
+ * `set` from the body's keys, or with `columns=` from those columns only (other keys of the body are ignored); a
+ * named column the body lacks is null, or its default with Prefer: missing=default (`missingDefault`).
+ */
+export function compileUpdate(
+  catalog: Catalog,
+  tableName: string,
+  query: ParsedQuery,
+  patch: Record<string, unknown>,
+  out: WriteOutput,
+  extra: Filter[] = [],
+  missingDefault = false,
+): string {
   const table = tableOf(catalog, tableName);
-  const cols = Object.keys(patch).map((n) => q(columnOf(table, n).name));
-  if (!cols.length) throw errors.validation('The body must name at least one column to change.');
-  const source = `(select ${cols.join(', ')} from json_populate_record(null::public.${q(table.name)}, ${lit(JSON.stringify(patch))}))`;
-  return writeStatement(catalog, table, query, `update public.${q(table.name)} as _m set (${cols.join(', ')}) = ${source} ${whereSql(table, [...query.filters, ...extra])}`, out);
+  const names = (query.columns ?? Object.keys(patch)).map((n) => columnOf(table, n).name);
+  if (!names.length) throw errors.validation('The body must name at least one column to change.');
+  const cols = names.map(q);
+  const record = `json_populate_record(null::public.${q(table.name)}, ${lit(JSON.stringify(patch))})`;
+  const set =
+    missingDefault && !names.every((n) => Object.hasOwn(patch, n))
+      ? names.map((n, i) => `${cols[i]} = ${Object.hasOwn(patch, n) ? `(select ${cols[i]} from ${record})` : 'default'}`).join(', ')
+      : `(${cols.join(', ')}) = (select ${cols.join(', ')} from ${record})`;
+  return writeStatement(catalog, table, query, `update public.${q(table.name)} as _m set ${set} ${whereSql(table, [...query.filters, ...extra])}`, out);
 }
 
 export function compileDelete(catalog: Catalog, tableName: string, query: ParsedQuery, out: WriteOutput, extra: Filter[] = []): string {

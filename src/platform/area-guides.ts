@@ -297,11 +297,17 @@ ones.
 
 ## Options
 
-- \`prefer\` (the Prefer header): \`count=exact\` (total in \`content_range\`), \`return=representation\` (writes return
-  their rows; default minimal), \`resolution=merge-duplicates|ignore-duplicates\` with \`on_conflict=<columns>\` in
-  \`query\` (upsert; default the primary key), \`missing=default\` (in a bulk insert, a key a row lacks takes the
-  column's default instead of null).
-- \`accept: "application/vnd.pgrst.object+json"\`: exactly one row, as an object (406 NOT_SINGLE_ROW otherwise).
+- \`prefer\` (the Prefer header): \`count=exact|planned|estimated\` (total in \`content_range\`, status 206 when more
+  rows match than came back; planned is the planner's estimate, estimated is exact up to 1000), \`return=representation\`
+  (writes return their rows; default minimal) or \`headers-only\` (an insert's \`location\`),
+  \`resolution=merge-duplicates|ignore-duplicates\` with \`on_conflict=<columns>\` in \`query\` (upsert; default the
+  primary key), \`missing=default\` (a key a row lacks takes the column's default instead of null; with
+  \`columns=a,b\` in \`query\` an update writes only those keys), \`tx=rollback\` (dry run: the write answers, then is
+  undone), \`handling=strict\` (an unknown preference is 400) with \`max-affected=<n>\` (an update or delete of more
+  rows fails, 400 PGRST124, changing nothing), \`timezone=<zone>\`.
+- \`accept\`: \`application/vnd.pgrst.object+json\` is exactly one row, as an object (406 NOT_SINGLE_ROW otherwise);
+  \`text/csv\` makes \`data\` CSV text; \`;nulls=stripped\` on it or on \`application/vnd.pgrst.array+json\` drops null
+  fields; other types are 406 NOT_ACCEPTABLE.
 - Bodies: a row object, or an array of rows for a bulk insert; vector columns take JSON number arrays.
 
 ## Who runs the call
@@ -313,8 +319,8 @@ own rows only, and inserts get their \`user_id\`. Over REST the caller may also 
 ## Errors
 
 400 INVALID_QUERY (also an operator, cast or aggregate the column's type lacks), UNKNOWN_COLUMN, UNKNOWN_RELATIONSHIP;
-300 AMBIGUOUS_RELATIONSHIP (name one with !hint); 400 QUERY_TOO_COMPLEX (over 20 embeds or 200 select items), FILTER_REQUIRED (data_update and data_delete need a filter); 404 RESOURCE_NOT_FOUND; 406
-NOT_SINGLE_ROW; 409 CONFLICT (unique or foreign-key violation); 413 RESPONSE_TOO_LARGE (select fewer columns or page);
+300 AMBIGUOUS_RELATIONSHIP (name one with !hint); 400 QUERY_TOO_COMPLEX (over 20 embeds or 200 select items), FILTER_REQUIRED (data_update and data_delete need a filter), INVALID_PREFERENCES, MAX_AFFECTED_EXCEEDED; 404 RESOURCE_NOT_FOUND; 406
+NOT_SINGLE_ROW, NOT_ACCEPTABLE; 409 CONFLICT (unique or foreign-key violation); 413 RESPONSE_TOO_LARGE (select fewer columns or page);
 416 INVALID_RANGE; 504 STATEMENT_TIMEOUT (5 s per request).
 `,
   },

@@ -86,7 +86,11 @@ async function serve(
   subdomainAppId: string | undefined,
 ): Promise<void> {
   // A client that goes away mid-request cancels the work done for it (an upstream AI call, a relayed stream).
-  if (http.errorShape === 'postgrest') (res.locals as ShapeLocals).errorShape = 'postgrest';
+  if (http.errorShape === 'postgrest') {
+    const locals = res.locals as ShapeLocals;
+    locals.errorShape = 'postgrest';
+    if (http.errorHeaders) locals.errorHeaders = http.errorHeaders;
+  }
   const aborter = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) aborter.abort();
@@ -113,6 +117,11 @@ async function serve(
     const body = 'body' in wire ? wire.body : output;
     if (status === 204 || body === undefined) {
       res.status(status).end();
+      return;
+    }
+    // A text body whose media type the wire names (CSV, PostgREST's vnd types) goes out byte for byte, Content-Type as given.
+    if (typeof body === 'string' && wire.headers?.['Content-Type']) {
+      res.status(status).send(Buffer.from(body));
       return;
     }
     if (body instanceof JsonText) {
@@ -207,8 +216,9 @@ export function errorShapes(tools: readonly AnyTool[]) {
     buckets.get(size)!.push({
       method: http.method,
       re: pathPattern(path),
-      // PostgREST's shape is set by serve() once the route is known: raw routes (/v1/{app_id}/fn/...) share its pattern.
-      shaped: (http.errorShape !== undefined && http.errorShape !== 'standard' && http.errorShape !== 'postgrest') || !!http.errorHeaders,
+      // PostgREST's shape (and its error headers) are set by serve() once the route is known: raw routes
+      // (/v1/{app_id}/fn/...) share its pattern.
+      shaped: http.errorShape !== 'postgrest' && ((http.errorShape !== undefined && http.errorShape !== 'standard') || !!http.errorHeaders),
       locals: { errorShape: http.errorShape, errorHeaders: http.errorHeaders },
     });
   }

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineTool, type AnyTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
+import type { AppError } from '../../src/core/errors.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
-import type { DataRequest } from '../../src/data/service.ts';
+import { MediaText } from '../../src/data/output.ts';
+import { RangeNotSatisfiable, RestHeaders, type DataRequest } from '../../src/data/service.ts';
 import { actAs, UserTokenSchema } from '../shared.ts';
 
 const TableSchema = z
@@ -13,12 +15,20 @@ const QuerySchema = z
   .max(8000)
   .default('')
   .describe('PostgREST query string without the leading "?"; syntax in data_select');
-const PreferSchema = z
+const prefer = (text: string) => z.string().max(200).optional().describe(`Prefer header, comma-separated: ${text}`);
+const DRY_RUN = 'tx=rollback (dry run)';
+const MAX_AFFECTED = 'handling=strict with max-affected=<n>';
+const ReadPreferSchema = prefer('count=exact|planned|estimated, timezone=<zone>');
+const InsertPreferSchema = prefer(`return=minimal|representation|headers-only, count=exact, resolution=merge-duplicates|ignore-duplicates, missing=default, ${DRY_RUN}`);
+const UpdatePreferSchema = prefer(`return=minimal|representation, count=exact, missing=default, ${DRY_RUN}, ${MAX_AFFECTED}`);
+const DeletePreferSchema = prefer(`return=minimal|representation, count=exact, ${DRY_RUN}, ${MAX_AFFECTED}`);
+const AcceptSchema = z
   .string()
   .max(200)
   .optional()
-  .describe('Prefer header, comma-separated: return=representation|minimal, count=exact, resolution=merge-duplicates|ignore-duplicates, missing=default');
-const AcceptSchema = z.string().max(200).optional().describe('application/vnd.pgrst.object+json: exactly one row, as an object');
+  .describe('application/vnd.pgrst.object+json: one row, as an object; text/csv; ;nulls=stripped drops nulls');
+/** The by-id routes answer one row as an object whatever Accept says. */
+const RowAcceptSchema = z.string().max(200).optional().describe('Ignored: the row is an object');
 const IdSchema = z.string().min(1).max(200).describe('Primary key value of the row');
 const BodySchema = z.unknown().describe('Row object, or an array of row objects for a bulk insert');
 const PatchSchema = z.unknown().describe('Object of the columns to change and their new values');
@@ -27,12 +37,25 @@ const DataOutput = z.object({
   status: z.number().int(),
   data: z.unknown().optional().describe('The rows (an array), or one row (by-id routes and single-object requests)'),
   content_range: z.string().optional(),
+  location: z.string().optional(),
+  /** REST only (Preference-Applied): never part of an MCP result. */
+  headers: z.instanceof(RestHeaders).optional(),
 });
 
 type DataWire = z.output<typeof DataOutput>;
 
-const common = { app_id: AppIdSchema, table: TableSchema, query: QuerySchema, prefer: PreferSchema, accept: AcceptSchema, user_token: UserTokenSchema };
-const WIRE = { queryField: 'query', bodyField: 'body', headers: { prefer: 'prefer', range: 'range', accept: 'accept' }, errorShape: 'postgrest' } as const;
+const common = { app_id: AppIdSchema, table: TableSchema, query: QuerySchema, accept: AcceptSchema, user_token: UserTokenSchema };
+const read = { ...common, prefer: ReadPreferSchema };
+const insert = { ...common, prefer: InsertPreferSchema };
+const update = { ...common, prefer: UpdatePreferSchema };
+const remove = { ...common, prefer: DeletePreferSchema };
+const WIRE = {
+  queryField: 'query',
+  bodyField: 'body',
+  headers: { prefer: 'prefer', range: 'range', accept: 'accept' },
+  errorShape: 'postgrest',
+  errorHeaders: (err: AppError): Record<string, string> => (err instanceof RangeNotSatisfiable ? { 'Content-Range': `*/${err.total}` } : {}),
+} as const;
 const AUTH = ['none', 'user', 'service', 'platform'] as const;
 const ACCESS_NOTE =
   ' Runs as the caller: a platform or service key sees all rows; with user_token, as that end user (row-level security: own rows); ' +
@@ -40,9 +63,20 @@ const ACCESS_NOTE =
 /** The other data tools refer to data_select for the access rules and the query syntax, so an agent reads them once. */
 const ACCESS_REF = ' Runs as the caller, as data_select explains.';
 
-/** PostgREST's wire: status and Content-Range from the result, the rows (or row) as the bare body. */
-function respond(out: DataWire) {
-  const headers: Record<string, string> = out.content_range ? { 'Content-Range': out.content_range } : {};
+/**
+ * PostgREST's wire: status, Content-Range (on POST and DELETE `*\/*` when nothing was counted), Location,
+ * Preference-Applied, and the rows (or row) as the bare body in its media type.
+ */
+function respond(out: DataWire, unranged: boolean) {
+  const headers: Record<string, string> = {};
+  if (out.content_range) headers['Content-Range'] = out.content_range;
+  else if (unranged) headers['Content-Range'] = '*/*';
+  if (out.location) headers.Location = out.location;
+  if (out.headers) Object.assign(headers, out.headers.values);
+  if (out.data instanceof MediaText) {
+    headers['Content-Type'] = out.data.contentType;
+    return { status: out.status, headers, body: out.data.text };
+  }
   return { status: out.status, headers, body: out.data };
 }
 
@@ -58,7 +92,7 @@ const binding = (method: HttpBinding<DataWire>['method'], byId: boolean): HttpBi
   path: byId ? '/v1/{app_id}/{table}/{id}' : '/v1/{app_id}/{table}',
   subdomainPath: byId ? '/data/{table}/{id}' : '/data/{table}',
   ...WIRE,
-  respond,
+  respond: (out) => respond(out, !byId && (method === 'POST' || method === 'DELETE')),
 });
 
 export const dataSelect = defineTool({
@@ -68,8 +102,8 @@ export const dataSelect = defineTool({
     'List rows of a table with PostgREST syntax in `query`: filters col=op.value (eq, neq, gt, gte, lt, lte, like, ilike with * or %, is.null, in.(a,b), fts), not.op, ' +
     'or=(a.eq.1,b.gt.2), select=col,alias:col,relation(cols) (one level of embedding through foreign keys), order=col.desc.nullslast, limit, offset; ' +
     'e.g. "select=id,title,author:authors(name)&done=eq.false&order=id.desc&limit=10". ' +
-    `At most 1000 rows per call. Prefer: count=exact adds the total to content_range.${ACCESS_NOTE}`,
-  input: z.object({ ...common, range: z.string().max(100).optional().describe('Range: items=0-9 (inclusive), an alternative to limit/offset') }),
+    `At most 1000 rows per call. Prefer: count=exact adds the total to content_range (status 206 when it is more).${ACCESS_NOTE}`,
+  input: z.object({ ...read, range: z.string().max(100).optional().describe('Range: items=0-9 (inclusive), an alternative to limit/offset') }),
   output: DataOutput,
   auth: AUTH,
   appScoped: true,
@@ -82,7 +116,7 @@ export const dataGet = defineTool({
   name: 'data_get',
   title: 'Read one row',
   description: `Read one row by primary key; 404 RESOURCE_NOT_FOUND when it does not exist or row-level security hides it. \`query\` may carry select=.${ACCESS_REF}`,
-  input: z.object({ ...common, id: IdSchema }),
+  input: z.object({ ...read, accept: RowAcceptSchema, id: IdSchema }),
   output: DataOutput,
   auth: AUTH,
   appScoped: true,
@@ -95,11 +129,11 @@ export const dataInsert = defineTool({
   name: 'data_insert',
   title: 'Insert rows',
   description:
-    'Insert one row (object) or many (array). Status 201; the rows come back only with prefer "return=representation". ' +
+    'Insert one row (object) or many (array). Status 201; the rows come back only with prefer "return=representation" (its key as location with "return=headers-only"). ' +
     'Upsert: prefer "resolution=merge-duplicates" (or ignore-duplicates) with on_conflict=<columns> in `query` (default: the primary key). ' +
     'Rows with differing keys: a key a row lacks is null unless prefer has "missing=default". ' +
     `user_id is filled from the end user's token (user_token) automatically. vector columns take JSON number arrays.${ACCESS_REF}`,
-  input: z.object({ ...common, body: BodySchema }),
+  input: z.object({ ...insert, body: BodySchema }),
   output: DataOutput,
   auth: AUTH,
   appScoped: true,
@@ -111,7 +145,7 @@ export const dataUpdate = defineTool({
   name: 'data_update',
   title: 'Update matching rows',
   description: `Update every row matching the filters in \`query\` (at least one filter is required) with the columns in body. 204, or 200 with the rows when prefer is return=representation.${ACCESS_REF}`,
-  input: z.object({ ...common, body: PatchSchema }),
+  input: z.object({ ...update, body: PatchSchema }),
   output: DataOutput,
   auth: AUTH,
   appScoped: true,
@@ -123,7 +157,7 @@ export const dataUpdateRow = defineTool({
   name: 'data_update_row',
   title: 'Update one row',
   description: `Update one row by primary key with only the changed columns; returns the updated row (200), 404 if it does not exist or is hidden.${ACCESS_REF}`,
-  input: z.object({ ...common, id: IdSchema, body: PatchSchema }),
+  input: z.object({ ...update, accept: RowAcceptSchema, id: IdSchema, body: PatchSchema }),
   output: DataOutput,
   auth: AUTH,
   appScoped: true,
@@ -135,7 +169,7 @@ export const dataDelete = defineTool({
   name: 'data_delete',
   title: 'Delete matching rows',
   description: `Delete every row matching the filters in \`query\` (at least one filter is required). 204, or 200 with the deleted rows when prefer is return=representation.${ACCESS_REF}`,
-  input: z.object(common),
+  input: z.object(remove),
   output: DataOutput,
   auth: AUTH,
   appScoped: true,
@@ -148,7 +182,7 @@ export const dataDeleteRow = defineTool({
   name: 'data_delete_row',
   title: 'Delete one row',
   description: `Delete one row by primary key: 204 (200 with the row when prefer is return=representation), 404 if it does not exist or is hidden.${ACCESS_REF}`,
-  input: z.object({ ...common, id: IdSchema }),
+  input: z.object({ ...remove, accept: RowAcceptSchema, id: IdSchema }),
   output: DataOutput,
   auth: AUTH,
   appScoped: true,
