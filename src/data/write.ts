@@ -42,12 +42,31 @@ export function insertColumns(query: ParsedQuery, rows: readonly Record<string, 
  * null for a missing key, and an expression cannot name a column's default). They become one multi-row VALUES
  * list instead, where a missing key is the keyword DEFAULT: still one INSERT (so RETURNING keeps the rows' order
  * and ON CONFLICT sees them all), each present value converted by json_populate_record as in the bulk path.
+ *
+ * PostgREST evaluates the defaults of the inserted columns for every row and lets a row's own values override them,
+ * so a sequence (identity or serial) advances once per row even where the row brings its value; `sequenced` (the
+ * columns whose default draws from a sequence) mirrors that, so the generated ids are the ones PostgREST gives.
  */
-function valuesWithDefaults(table: TableInfo, names: readonly string[], rows: readonly Record<string, unknown>[]): string {
+function valuesWithDefaults(table: TableInfo, names: readonly string[], rows: readonly Record<string, unknown>[], sequenced: ReadonlyMap<string, string>): string {
   const record = `null::public.${q(table.name)}`;
-  const cell = (row: Record<string, unknown>, name: string) =>
-    Object.hasOwn(row, name) ? `(json_populate_record(${record}, ${lit(JSON.stringify({ [name]: row[name] }))})).${q(name)}` : 'DEFAULT';
+  const cell = (row: Record<string, unknown>, name: string) => {
+    if (!Object.hasOwn(row, name)) return 'DEFAULT';
+    const value = `(json_populate_record(${record}, ${lit(JSON.stringify({ [name]: row[name] }))})).${q(name)}`;
+    const draw = sequenced.get(name);
+    return draw ? `case when ${draw} is null then null else ${value} end` : value;
+  };
   return `values ${rows.map((row) => `(${names.map((n) => cell(row, n)).join(', ')})`).join(', ')}`;
+}
+
+/** The inserted columns whose default draws from a sequence, each with the expression that draws it. */
+function sequencedColumns(table: TableInfo, names: readonly string[]): Map<string, string> {
+  const drawn = new Map<string, string>();
+  for (const name of names) {
+    const column = columnOf(table, name);
+    if (column.identity) drawn.set(name, `nextval(pg_get_serial_sequence(${lit(`public.${q(table.name)}`)}, ${lit(name)}))`);
+    else if (column.default !== null && /^nextval\(/.test(column.default)) drawn.set(name, column.default);
+  }
+  return drawn;
 }
 
 export function compileInsert(catalog: Catalog, tableName: string, query: ParsedQuery, opts: InsertOptions): string {
@@ -55,9 +74,10 @@ export function compileInsert(catalog: Catalog, tableName: string, query: Parsed
   const names = insertColumns(query, opts.rows).map((n) => columnOf(table, n).name);
   const cols = names.map(q);
   const complete = opts.rows.every((row) => names.every((n) => Object.hasOwn(row, n)));
+  const sequenced = opts.missingDefault ? sequencedColumns(table, names) : new Map<string, string>();
   const source =
-    opts.missingDefault && !complete
-      ? valuesWithDefaults(table, names, opts.rows)
+    opts.missingDefault && (!complete || sequenced.size > 0)
+      ? valuesWithDefaults(table, names, opts.rows, sequenced)
       : `select ${cols.join(', ')} from json_populate_recordset(null::public.${q(table.name)}, ${lit(JSON.stringify(opts.rows))})`;
   // Rows naming no column at all are rows of defaults only.
   const insert = cols.length

@@ -384,6 +384,25 @@ describe('Prefer', () => {
   });
 });
 
+describe('missing=default', () => {
+  it('draws a sequence once per row, also for a row that brings its own value, as PostgREST evaluates the defaults', async () => {
+    const [{ n }] = await sql(`select nextval(pg_get_serial_sequence('messages', 'id'))::int as n`);
+    const res = await api('POST', 'messages?select=id,message', { prefer: 'missing=default, return=representation' }, [
+      { id: 100000, message: 's1', username: 'supabot' },
+      { message: 's2', username: 'supabot' },
+    ]);
+    expect([res.status, res.body]).toEqual([201, [{ id: 100000, message: 's1' }, { id: n + 2, message: 's2' }]]);
+    // Complete rows too (each gives every column), and only with the preference.
+    const complete = await api('POST', 'messages?select=id', { prefer: 'missing=default, return=representation' }, { id: 100001, message: 's3', username: 'supabot' });
+    expect(complete.body).toEqual([{ id: 100001 }]);
+    const plain = await api('POST', 'messages?select=id', { prefer: 'return=representation' }, [{ id: 100002, message: 's4', username: 'supabot' }, { message: 's5', username: 'supabot' }]);
+    expect(plain.status).toBe(400); // without the preference the missing id is null
+    const next = await api('POST', 'messages?select=id', { prefer: 'return=representation' }, { message: 's6', username: 'supabot' });
+    expect(next.body).toEqual([{ id: n + 4 }]);
+    await api('DELETE', 'messages?message=in.(s1,s2,s3,s6)');
+  });
+});
+
 describe('columns= on PATCH', () => {
   it('writes only the named columns; a named column the body lacks is null, or its default with missing=default', async () => {
     await api('POST', 'messages', {}, { message: 'cols', username: 'supabot', data: { keep: true } });
