@@ -14,7 +14,12 @@ export function parseRange(header: string | undefined): { offset: number; limit?
   const to = Number(m[2]);
   if (to < from) {
     const err = new AppError(416, 'INVALID_RANGE', `Range '${header}' ends before it starts.`, 'Send Range: items=<first>-<last> with last >= first.');
-    err.postgrest = { code: 'PGRST103', message: 'Requested range not satisfiable', details: 'The lower boundary must be lower than or equal to the upper boundary in the Range header.' };
+    err.postgrest = {
+      code: 'PGRST103',
+      message: 'Requested range not satisfiable',
+      details: 'The lower boundary must be lower than or equal to the upper boundary in the Range header.',
+      hint: null,
+    };
     throw err;
   }
   return { offset: from, limit: to - from + 1 };
@@ -95,7 +100,7 @@ export function checkStrict(prefer: Prefer): void {
     'Invalid preferences given with handling=strict',
     `Drop or fix these preferences: ${prefer.invalid.join(', ')}. Known: return, count, resolution, missing, max-affected, tx, handling, timezone.`,
   );
-  err.postgrest = { code: 'PGRST122', details: `Invalid preferences: ${prefer.invalid.join(', ')}` };
+  err.postgrest = { code: 'PGRST122', details: `Invalid preferences: ${prefer.invalid.join(', ')}`, hint: null };
   throw err;
 }
 
@@ -182,7 +187,7 @@ export function negotiate(accept: string | undefined): Media {
     `None of these media types are available: ${ranked.map((r) => r.type).join(', ')}`,
     'Accept application/json, application/vnd.pgrst.object+json, application/vnd.pgrst.array+json (either with ;nulls=stripped) or text/csv.',
   );
-  err.postgrest = { code: 'PGRST107', details: null };
+  err.postgrest = { code: 'PGRST107', details: null, hint: null };
   throw err;
 }
 

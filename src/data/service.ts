@@ -53,8 +53,12 @@ export interface DataResult {
   headers?: RestHeaders;
 }
 
-const notSingle = (rows: number) =>
-  new AppError(406, 'NOT_SINGLE_ROW', `A single row was requested but the result has ${rows} rows.`, 'Narrow the filters to exactly one row, or drop Accept: application/vnd.pgrst.object+json.');
+/** PGRST116 in the words of PostgREST 12 (the release postgrest-js's suite and Supabase answer with; 13 says "Cannot coerce the result to a single JSON object"). */
+function notSingle(rows: number): AppError {
+  const err = new AppError(406, 'NOT_SINGLE_ROW', `A single row was requested but the result has ${rows} rows.`, 'Narrow the filters to exactly one row, or drop Accept: application/vnd.pgrst.object+json.');
+  err.postgrest = { code: 'PGRST116', message: 'JSON object requested, multiple (or no) rows returned', details: `The result contains ${rows} rows`, hint: null };
+  return err;
+}
 const rowNotFound = (table: string, id: string) =>
   errors.notFound(`Row '${id}' of table '${table}'`, 'The row does not exist or row-level security hides it from this credential.');
 const badFullText = (message: string) =>
@@ -69,7 +73,7 @@ export class RangeNotSatisfiable extends AppError {
   constructor(offset: number, total: number) {
     super(416, 'INVALID_RANGE', 'Requested range not satisfiable', `Request an offset below ${total}: the count found ${total} rows.`);
     this.total = total;
-    this.postgrest = { code: 'PGRST103', details: `An offset of ${offset} was requested, but there are only ${total} rows.` };
+    this.postgrest = { code: 'PGRST103', details: `An offset of ${offset} was requested, but there are only ${total} rows.`, hint: null };
   }
 }
 
@@ -80,7 +84,7 @@ function tooManyAffected(rows: number): AppError {
     'Query result exceeds max-affected preference constraint',
     'Nothing was changed. Narrow the filters, or raise max-affected in Prefer.',
   );
-  err.postgrest = { code: 'PGRST124', details: `The query affects ${rows} rows` };
+  err.postgrest = { code: 'PGRST124', details: `The query affects ${rows} rows`, hint: null };
   return err;
 }
 

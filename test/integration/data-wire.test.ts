@@ -67,7 +67,7 @@ const path = (rest: string) => `/v1/${appId}/${rest}`;
 const api = (method: string, rest: string, headers: Record<string, string> = {}, body?: unknown, key: string = serviceKey) =>
   p.api(method, path(rest), { key, headers, body });
 /** The PostgREST fields of an error body (the envelope beside them is checked where it matters). */
-const pgrst = (body: { code: string; message: string; details: unknown; hint: unknown }) => ({ code: body.code, message: body.message, details: body.details });
+const pgrst = (body: { code: string; message: string; details: unknown; hint: unknown }) => ({ code: body.code, message: body.message, details: body.details, hint: body.hint });
 const sql = async (text: string) => (await db.query(text)).rows;
 
 describe('counts on reads', () => {
@@ -90,7 +90,7 @@ describe('counts on reads', () => {
     const past = await api('GET', 'users?offset=10', { prefer: 'count=exact' });
     expect(past.status).toBe(416);
     expect(past.headers.get('content-range')).toBe('*/5');
-    expect(pgrst(past.body)).toEqual({ code: 'PGRST103', message: 'Requested range not satisfiable', details: 'An offset of 10 was requested, but there are only 5 rows.' });
+    expect(pgrst(past.body)).toEqual({ code: 'PGRST103', message: 'Requested range not satisfiable', details: 'An offset of 10 was requested, but there are only 5 rows.', hint: null });
     expect(past.body.error.code).toBe('INVALID_RANGE');
     const atEnd = await api('GET', 'users?offset=5', { prefer: 'count=exact' });
     expect([atEnd.status, atEnd.headers.get('content-range'), atEnd.body]).toEqual([206, '*/5', []]);
@@ -116,6 +116,7 @@ describe('counts on reads', () => {
       code: 'PGRST103',
       message: 'Requested range not satisfiable',
       details: 'The lower boundary must be lower than or equal to the upper boundary in the Range header.',
+      hint: null,
     });
   });
 
@@ -253,8 +254,13 @@ describe('Accept', () => {
     expect(any.body).toEqual([{ username: 'supabot' }]);
     const refused = await api('GET', 'users', { accept: 'text/plain, application/xml' });
     expect(refused.status).toBe(406);
-    expect(pgrst(refused.body)).toEqual({ code: 'PGRST107', message: 'None of these media types are available: text/plain, application/xml', details: null });
+    expect(pgrst(refused.body)).toEqual({ code: 'PGRST107', message: 'None of these media types are available: text/plain, application/xml', details: null, hint: null });
     expect(refused.body.error.code).toBe('NOT_ACCEPTABLE');
+    const many = await api('GET', 'users', { accept: 'application/vnd.pgrst.object+json;nulls=stripped' });
+    expect([many.status, pgrst(many.body)]).toEqual([
+      406,
+      { code: 'PGRST116', message: 'JSON object requested, multiple (or no) rows returned', details: 'The result contains 5 rows', hint: null },
+    ]);
     // Writes negotiate too, before anything is written.
     const write = await api('POST', 'keyless', { accept: 'text/plain' }, { x: 1 });
     expect(write.status).toBe(406);
@@ -307,7 +313,7 @@ describe('Prefer', () => {
   it('handling=strict: unknown preferences are 400 PGRST122; lenient (the default) ignores them', async () => {
     const strict = await api('GET', 'users', { prefer: 'handling=strict, foo, bar=1, count=none' });
     expect(strict.status).toBe(400);
-    expect(pgrst(strict.body)).toEqual({ code: 'PGRST122', message: 'Invalid preferences given with handling=strict', details: 'Invalid preferences: foo, bar=1, count=none' });
+    expect(pgrst(strict.body)).toEqual({ code: 'PGRST122', message: 'Invalid preferences given with handling=strict', details: 'Invalid preferences: foo, bar=1, count=none', hint: null });
     expect(strict.body.error.code).toBe('INVALID_PREFERENCES');
     const lenient = await api('GET', 'users?limit=1', { prefer: 'handling=lenient, foo' });
     expect([lenient.status, lenient.headers.get('preference-applied')]).toEqual([200, 'handling=lenient']);
@@ -322,7 +328,7 @@ describe('Prefer', () => {
     await api('POST', 'messages', {}, [1, 2, 3].map(() => ({ message: 'ma', username: 'supabot' })));
     const over = await api('PATCH', 'messages?message=eq.ma', { prefer: 'handling=strict, max-affected=2' }, { message: 'changed' });
     expect(over.status).toBe(400);
-    expect(pgrst(over.body)).toEqual({ code: 'PGRST124', message: 'Query result exceeds max-affected preference constraint', details: 'The query affects 3 rows' });
+    expect(pgrst(over.body)).toEqual({ code: 'PGRST124', message: 'Query result exceeds max-affected preference constraint', details: 'The query affects 3 rows', hint: null });
     expect(over.body.error.code).toBe('MAX_AFFECTED_EXCEEDED');
     expect(await sql(`select count(*)::int as n from messages where message = 'ma'`)).toEqual([{ n: 3 }]);
     const del = await api('DELETE', 'messages?message=eq.ma', { prefer: 'handling=strict, max-affected=1, return=representation' });
