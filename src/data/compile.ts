@@ -106,7 +106,7 @@ class Renderer {
     const name = embed.alias ?? embed.relation;
     const path = parentPath ? `${parentPath}.${name}` : name;
     const params = this.#embedded?.get(path) ?? (embed.alias ? this.#embedded?.get(parentPath ? `${parentPath}.${embed.relation}` : embed.relation) : undefined) ?? NO_PARAMS;
-    const child = this.level(rel.target, alias, embed.columns, params, path);
+    const child = this.#embeddedLevel(rel.target, alias, embed.columns, params, path);
     const conditions = [rel.on(parentAlias, alias), ...child.where].join(' and ');
     const from = `from public.${q(rel.target.name)} ${alias}`;
     const exists = `exists (select 1 ${from} where ${conditions})`;
@@ -126,6 +126,19 @@ class Renderer {
       join: `left join lateral (${lateral}) ${spread} on true`,
       exists,
     };
+  }
+
+  /** An embedded level; a column missing from it is named as PostgREST names its alias there: `messages_1.sum`. */
+  #embeddedLevel(table: TableInfo, alias: string, items: readonly SelectItem[], params: EmbedParams, path: string): LevelSql {
+    try {
+      return this.level(table, alias, items, params, path);
+    } catch (err) {
+      const named = err instanceof CatalogMiss ? err.postgrest : undefined;
+      if (named?.message?.startsWith(`column ${table.name}.`)) {
+        named.message = named.message.replace(`column ${table.name}.`, `column ${table.name}_${path.split('.').length}.`);
+      }
+      throw err;
+    }
   }
 
   #orderBy(table: TableInfo, alias: string, order: readonly OrderTerm[]): string {
