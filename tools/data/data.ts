@@ -4,7 +4,7 @@ import type { AppError } from '../../src/core/errors.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { MediaText } from '../../src/data/output.ts';
 import { RangeNotSatisfiable, RestHeaders, type DataRequest } from '../../src/data/service.ts';
-import { actAs, UserTokenSchema } from '../shared.ts';
+import { actAs, guideRef, UserTokenSchema } from '../shared.ts';
 
 const TableSchema = z
   .string()
@@ -99,9 +99,10 @@ export const dataSelect = defineTool({
   name: 'data_select',
   title: 'Read rows',
   description:
-    'List rows of a table with PostgREST syntax in `query`: filters col=op.value (eq, neq, gt, gte, lt, lte, like, ilike with * or %, is.null, in.(a,b), fts), not.op, ' +
-    'or=(a.eq.1,b.gt.2), select=col,alias:col,relation(cols) (one level of embedding through foreign keys), order=col.desc.nullslast, limit, offset; ' +
-    'e.g. "select=id,title,author:authors(name)&done=eq.false&order=id.desc&limit=10". ' +
+    'List rows with PostgREST syntax in `query`: filters col=op.value (eq, neq, gt, lte, like, ilike, match, is.null, in.(a,b), cs, ov, fts, ...), not.op, ' +
+    'or=(a.eq.1,b.gt.2); select=col,alias:col,data->>key,count(),rel(cols) embeds through foreign keys at any depth (rel!inner, ...rel spreads; ' +
+    'rel.col=eq.x, rel.limit=3 act on embedded rows); order=col.desc.nullslast, limit, offset; ' +
+    `e.g. "select=id,title,author:authors(name)&done=eq.false&order=id.desc&limit=10". All of it: ${guideRef('data')}. ` +
     `At most 1000 rows per call. Prefer: count=exact adds the total to content_range (status 206 when it is more).${ACCESS_NOTE}`,
   input: z.object({ ...read, range: z.string().max(100).optional().describe('Range: items=0-9 (inclusive), an alternative to limit/offset') }),
   output: DataOutput,
