@@ -35,7 +35,7 @@ async function connect(path: string, headers: Record<string, string> = {}): Prom
   return client;
 }
 
-const namesOf = (areas: readonly string[]) => areas.flatMap((a) => toolAreas[a]!.map((t) => t.name)).sort();
+const namesOf = (areas: readonly string[]) => areas.flatMap((a) => toolAreas[a]!.filter((t) => t.mcp !== false).map((t) => t.name)).sort();
 /** The areas the default toolset leaves out (keys, and areas not for building an app such as ai). */
 const lacking = Object.keys(toolAreas).filter((a) => !DEFAULT_TOOLSET_AREAS.includes(a));
 

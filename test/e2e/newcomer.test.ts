@@ -128,7 +128,7 @@ describe('newcomer: schema, end users, isolated rows', () => {
     expect(removed.data).toEqual([{ title: 'alice 2' }]);
     const missing = await alice.from('nope').select();
     expect(missing.status).toBe(404);
-    expect(missing.error).toMatchObject({ code: 'PGRST205', message: "Table 'nope' not found.", details: null, error: { code: 'RESOURCE_NOT_FOUND' } });
+    expect(missing.error).toMatchObject({ code: 'PGRST205', message: "Could not find the table 'public.nope' in the schema cache", details: null, error: { code: 'RESOURCE_NOT_FOUND', message: "Table 'nope' not found." } });
   });
 
   it('errors read as PostgREST sends them: code, message, details and hint at the top level, our envelope beside', async () => {

@@ -124,9 +124,9 @@ describe('MCP', () => {
       status: 400,
       error: {
         code: 'VALIDATION_FAILED',
-        message: 'Invalid input: Unrecognized key: "filter"; the accepted keys are app_id, table, query, prefer, accept, user_token, range.',
+        message: 'Invalid input: Unrecognized key: "filter"; the accepted keys are app_id, table, query, accept, user_token, prefer, range.',
         remediation: REMEDIATION,
-        details: [{ path: '', message: 'Unrecognized key: "filter"; the accepted keys are app_id, table, query, prefer, accept, user_token, range' }],
+        details: [{ path: '', message: 'Unrecognized key: "filter"; the accepted keys are app_id, table, query, accept, user_token, prefer, range' }],
       },
     });
     const ok = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'books', query: 'select=title&title=eq.Dune' });
