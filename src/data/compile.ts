@@ -47,6 +47,8 @@ const NO_PARAMS: EmbedParams = { filters: [], order: [] };
 class Renderer {
   readonly #catalog: Catalog;
   readonly #embedded: ReadonlyMap<string, EmbedParams> | undefined;
+  /** The embed paths of the select, by alias and by relation name: an embedded filter naming any other is refused. */
+  readonly embedPaths = new Set<string>();
   #aliases = 0;
 
   constructor(catalog: Catalog, embedded: ReadonlyMap<string, EmbedParams> | undefined) {
@@ -105,7 +107,9 @@ class Renderer {
     const alias = `_e${++this.#aliases}`;
     const name = embed.alias ?? embed.relation;
     const path = parentPath ? `${parentPath}.${name}` : name;
-    const params = this.#embedded?.get(path) ?? (embed.alias ? this.#embedded?.get(parentPath ? `${parentPath}.${embed.relation}` : embed.relation) : undefined) ?? NO_PARAMS;
+    const byRelation = parentPath ? `${parentPath}.${embed.relation}` : embed.relation;
+    this.embedPaths.add(path).add(byRelation);
+    const params = this.#embedded?.get(path) ?? (embed.alias ? this.#embedded?.get(byRelation) : undefined) ?? NO_PARAMS;
     const child = this.#embeddedLevel(rel.target, alias, embed.columns, params, path);
     const conditions = [rel.on(parentAlias, alias), ...child.where].join(' and ');
     const from = `from public.${q(rel.target.name)} ${alias}`;
@@ -184,7 +188,17 @@ function outputExpr(ref: string, column: ColumnInfo): string {
 
 /** The select list of the table aliased `_m` (a read's, or a write's over its returned rows), with its spreads' joins. */
 export function selectSql(catalog: Catalog, table: TableInfo, query: ParsedQuery): LevelSql {
-  return new Renderer(catalog, query.embedded).level(table, '_m', query.select, { filters: query.filters, order: query.order }, '');
+  const renderer = new Renderer(catalog, query.embedded);
+  const level = renderer.level(table, '_m', query.select, { filters: query.filters, order: query.order }, '');
+  for (const path of query.embedded?.keys() ?? []) if (!renderer.embedPaths.has(path)) throw notEmbedded(path);
+  return level;
+}
+
+/** `rel.col=eq.1` for a `rel` the select does not embed: silently ignoring it would widen the read. */
+function notEmbedded(path: string): AppError {
+  const err = new AppError(400, 'INVALID_QUERY', `'${path}' is not an embedded resource of this request.`, `Embed it in select (e.g. select=*,${path.split('.').at(-1)}(*)) or filter a column of the table itself.`);
+  err.postgrest = { code: 'PGRST108', message: `'${path}' is not an embedded resource in this request`, details: null, hint: `Verify that '${path}' is included in the 'select' query parameter.` };
+  return err;
 }
 
 export interface ReadOptions {

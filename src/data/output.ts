@@ -64,7 +64,7 @@ function countChecks(out: OutputOptions): string {
 export function resultRow(source: string, out: OutputOptions, total = 'null::bigint'): string {
   const csv = out.format === 'csv';
   const text = csv ? `substr(_r::text, 2, length(_r::text) - 2)` : out.stripNulls ? `json_strip_nulls(row_to_json(_r))::text` : `row_to_json(_r)::text`;
-  const header = csv ? `, case when row_number() over () = 1 then (select string_agg(_k, ',') from json_object_keys(row_to_json(_r)) _k) end as h` : '';
+  const header = csv ? `, case when row_number() over () = 1 then (select string_agg(case when _k ~ '[",\r\n]' then '"' || replace(_k, '"', '""') || '"' else _k end, ',') from json_object_keys(row_to_json(_r)) _k) end as h` : '';
   const body = csv
     ? `coalesce(max(_j.h), '') || E'\\n' || coalesce(string_agg(_j.t, E'\\n') filter (where not _j.over), '')`
     : `coalesce('[' || string_agg(_j.t, ',') filter (where not _j.over) || ']', '[]')`;

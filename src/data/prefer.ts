@@ -175,7 +175,8 @@ export function negotiate(accept: string | undefined): Media {
       const specificity = (type.match(/;/g)?.length ?? 0) - (type.match(/\*/g)?.length ?? 0);
       return { type, q: Number.isNaN(q) ? 1 : q, specificity, i };
     })
-    .filter((r) => r.type !== '')
+    // q=0 means "not acceptable" (RFC 9110).
+    .filter((r) => r.type !== '' && r.q > 0)
     .sort((a, b) => b.q - a.q || b.specificity - a.specificity || a.i - b.i);
   for (const { type } of ranked) {
     const media = mediaOf(type);

@@ -152,8 +152,12 @@ export function parseCount(name: string, value: string): number {
   return Number(value);
 }
 
-/** A JSON key: an array index, a double-quoted key, or a plain one. */
-const KEY = String.raw`(?:-?\d+|"[^"]*"|[A-Za-z0-9_$ ]+)`;
+/**
+ * A JSON key: a negative array index, a double-quoted key, or a plain one (digits too). The alternatives never match
+ * the same text, so a path that fails to match is rejected in linear time (overlapping ones backtracked
+ * exponentially: `->1->1...` froze the process).
+ */
+const KEY = String.raw`(?:-\d+|"[^"]*"|[A-Za-z0-9_$ ]+)`;
 const FIELD = new RegExp(String.raw`^([A-Za-z_][A-Za-z0-9_]*)((?:->>?${KEY})*)$`);
 const STEP = new RegExp(String.raw`(->>?)(${KEY})`, 'g');
 const FIELD_PREFIX = new RegExp(String.raw`^[A-Za-z_][A-Za-z0-9_]*(?:->>?${KEY})*`);
@@ -205,7 +209,10 @@ function parseGroupValue(key: string, value: string): Group {
   const negate = key.startsWith('not.');
   const kind = (negate ? key.slice(4) : key) as 'and' | 'or';
   if (!value.startsWith('(') || !value.endsWith(')')) throw badQuery(`'${key}' needs a parenthesised list, e.g. ${key}=(a.eq.1,b.eq.2).`);
-  return { kind, negate, items: splitList(value.slice(1, -1)).map(parseGroupItem) };
+  const items = splitList(value.slice(1, -1));
+  // An empty group would be `true` (or `false`), and `and=()` would pass for the filter a collection write needs.
+  if (items.length === 0) throw badQuery(`'${key}' needs at least one condition, e.g. ${key}=(a.eq.1,b.eq.2).`);
+  return { kind, negate, items: items.map(parseGroupItem) };
 }
 
 function parseGroupItem(item: string): Filter {

@@ -47,8 +47,17 @@ export const MAX_EMBEDS = 20;
 export const MAX_SELECT_ITEMS = 200;
 
 const NAME = '[A-Za-z_][A-Za-z0-9_]*';
-/** A type to cast to: a name, optionally with modifiers and array brackets; nothing that could end the expression. */
-const CAST = String.raw`[a-z][a-z0-9_ ]*(?:\(\d+(?:,\d+)?\))?(?:\[\])?`;
+/**
+ * Types a value may be cast to (`col::text`): a fixed list, so that the name written into the statement is never
+ * more than a type name (with a length or precision and `[]`) and cannot reach the catalog (regclass, regrole, ...).
+ */
+const CAST_TYPES = [
+  'text', 'varchar', 'char', 'bpchar', 'name', 'citext', 'int', 'int2', 'int4', 'int8', 'integer', 'smallint', 'bigint',
+  'numeric', 'decimal', 'real', 'float4', 'float8', 'bool', 'boolean', 'json', 'jsonb', 'uuid', 'date', 'time', 'timetz',
+  'timestamp', 'timestamptz', 'interval', 'bytea', 'money', 'inet', 'cidr', 'int4range', 'int8range', 'numrange',
+  'tsrange', 'tstzrange', 'daterange', 'tsvector', 'tsquery', 'vector',
+].join('|');
+const CAST = String.raw`(?:${CAST_TYPES})(?:\(\d{1,4}(?:,\d{1,4})?\))?(?:\[\])?`;
 const EMBED = new RegExp(String.raw`^(?:(${NAME}):)?(\.\.\.)?(${NAME})((?:!${NAME})*)\(([\s\S]*)\)$`);
 const COUNT = new RegExp(String.raw`^(?:(${NAME}):)?count\(\)(?:::(${CAST}))?$`);
 const COLUMN = new RegExp(String.raw`^(?:(${NAME}):)?([^:.]+)(?:::(${CAST}))?(?:\.(count|sum|avg|min|max)\(\)(?:::(${CAST}))?)?$`);
