@@ -177,7 +177,7 @@ const RETURN = ['return=representation', 'return=minimal', 'return=headers-only'
 function sharedParameters(): Record<string, unknown> {
   return {
     preferReturn: preferParam(RETURN),
-    preferCount: preferParam(['count=exact']),
+    preferCount: preferParam(['count=exact', 'count=planned', 'count=estimated']),
     preferPost: preferParam([...RETURN, 'resolution=ignore-duplicates', 'resolution=merge-duplicates', 'missing=default']),
     select: queryParam('select', 'Filtering Columns'),
     on_conflict: queryParam('on_conflict', 'On Conflict'),
