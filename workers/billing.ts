@@ -23,6 +23,13 @@ export const billingMeasureDatabases =
     await s.billing.measureDatabases();
   };
 
+/** Cron, hourly: the closed period's pro overage, as pending Stripe invoice items (src/billing/overage.ts). */
+export const billingInvoiceOverage =
+  (s: Services): Task =>
+  async () => {
+    await s.billing.invoiceOverage();
+  };
+
 const NotifyPayload = z.object({ id: z.number().int().positive() });
 
 /** Sends one billing e-mail (queued with the change that caused it); retried with backoff when SMTP fails. */

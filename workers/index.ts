@@ -11,7 +11,7 @@ import { storageDeleteObject, storageSettlePending } from './storage.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
 import { substrateOutboxDeliver, substrateSnapshots } from './substrate.ts';
 import { substrateRuleFire, substrateRulesTick } from './rules.ts';
-import { billingEnforce, billingMeasureDatabases, billingNotify, billingPauseIdle } from './billing.ts';
+import { billingEnforce, billingInvoiceOverage, billingMeasureDatabases, billingNotify, billingPauseIdle } from './billing.ts';
 import { billingEntitlementSync } from './monetization.ts';
 import { integrationsPrune } from './integrations.ts';
 import { peopleEmailExpire } from './people.ts';
@@ -42,6 +42,7 @@ export function taskList(s: WorkerServices): TaskList {
     substrate_rules_tick: substrateRulesTick(s),
     substrate_rule_fire: substrateRuleFire(s),
     billing_enforce: billingEnforce(s),
+    billing_invoice_overage: billingInvoiceOverage(s),
     billing_pause_idle: billingPauseIdle(s),
     billing_measure_databases: billingMeasureDatabases(s),
     billing_notify: billingNotify(s),
@@ -53,4 +54,4 @@ export function taskList(s: WorkerServices): TaskList {
 }
 
 /** Platform crons (graphile-worker crontab syntax; UTC). */
-export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1', '5 0 * * * substrate_snapshots ?fill=1d&max=1', '* * * * * substrate_rules_tick ?max=1', '* * * * * billing_enforce ?max=1', '17 * * * * billing_pause_idle ?max=1', '*/15 * * * * billing_measure_databases ?max=1', '41 3 * * * integrations_prune ?max=1'].join('\n');
+export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1', '5 0 * * * substrate_snapshots ?fill=1d&max=1', '* * * * * substrate_rules_tick ?max=1', '* * * * * billing_enforce ?max=1', '17 * * * * billing_pause_idle ?max=1', '*/15 * * * * billing_measure_databases ?max=1', '23 * * * * billing_invoice_overage ?max=1', '41 3 * * * integrations_prune ?max=1'].join('\n');

@@ -18,6 +18,7 @@ import * as monetization from './0016_monetization.ts';
 import * as people from './0017_people.ts';
 import * as meetings from './0018_meetings.ts';
 import * as integrations from './0019_integrations.ts';
+import * as billingOverage from './0020_billing_overage.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0017_people': people,
   '0018_meetings': meetings,
   '0019_integrations': integrations,
+  '0020_billing_overage': billingOverage,
 };

@@ -125,6 +125,27 @@ export class PlatformStripe {
     return { id: session.id, url: session.url };
   }
 
+  /**
+   * A pending invoice item on the customer (overage of a closed period): Stripe adds it to the subscription's next
+   * invoice. The idempotency key makes a retry after a crash the same item.
+   */
+  async addInvoiceItem(input: { customerId: string; amountCents: number; description: string; period: { start: Date; end: Date }; metadata: Record<string, string>; idempotencyKey: string }): Promise<string> {
+    const item = await callStripe(() =>
+      this.#stripe.invoiceItems.create(
+        {
+          customer: input.customerId,
+          amount: input.amountCents,
+          currency: 'usd',
+          description: input.description,
+          period: { start: Math.floor(input.period.start.getTime() / 1000), end: Math.floor(input.period.end.getTime() / 1000) },
+          metadata: input.metadata,
+        },
+        { idempotencyKey: input.idempotencyKey },
+      ),
+    );
+    return item.id;
+  }
+
   async portal(customerId: string, returnUrl: string): Promise<string> {
     const session = await callStripe(() => this.#stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }));
     return session.url;

@@ -8,6 +8,7 @@ import { usd, type CreditLedger } from '../credits/ledger.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import { claimPaymentEvent, type PaymentEventOutcome } from './events.ts';
 import { deliverNotification, type MailSender } from './notify.ts';
+import { invoiceOverage, type OverageCharge } from './overage.ts';
 import { applyPlatformEvent } from './platform-events.ts';
 import { BillingGate } from './gate.ts';
 import { TrafficMeter } from './traffic.ts';
@@ -199,6 +200,11 @@ export class BillingService {
       where m.bytes <> coalesce(l.level, 0)
       on conflict (app_id, meter, day) do update set quantity = usage_daily.quantity + excluded.quantity
     `.execute(this.#d.db);
+  }
+
+  /** Invoices the closed period's pro overage through Stripe (the billing_invoice_overage job); returns its charges. */
+  async invoiceOverage(now = new Date()): Promise<OverageCharge[]> {
+    return invoiceOverage(this.#d.db, this.#d.stripe, now, this.#d.log);
   }
 
   /** Sends one queued billing e-mail (the billing_notify job). */

@@ -15,10 +15,11 @@ const zeroUsage = (): MeterUsage => Object.fromEntries(LIMITED_METERS.map((m) =>
 
 /**
  * Usage of each limited meter by every account in `accountIds` (undefined: every account with a free plan or a soft
- * lock, the ones enforcement looks at), in one query: levels are all-time sums, the others this period's.
+ * lock, the ones enforcement looks at), in one query, for the billing period `now` falls in: levels as they stood at
+ * its end (all-time sums up to it), the others summed over it.
  */
 export async function usageByAccount(db: Kysely<any>, now: Date, accountIds?: readonly string[]): Promise<Map<string, MeterUsage>> {
-  const { start } = billingPeriod(now);
+  const { start, end } = billingPeriod(now);
   const scope = accountIds
     ? sql`ac.id = any(${[...accountIds]}::uuid[])`
     : sql`(ac.plan = 'free' or ac.status = 'soft_locked')`;
@@ -30,6 +31,7 @@ export async function usageByAccount(db: Kysely<any>, now: Date, accountIds?: re
     where ${scope}
       and u.meter = any(${[...LIMITED_METERS]}::text[])
       and (u.meter = any(${[...LEVEL_METERS]}::text[]) or u.day >= ${isoDay(start)}::date)
+      and u.day < ${isoDay(end)}::date
     group by ac.id, u.meter
   `.execute(db);
   const byAccount = new Map<string, MeterUsage>((accountIds ?? []).map((id) => [id, zeroUsage()]));

@@ -6,6 +6,7 @@ import {
   now,
   type FakeAccount,
   type FakeCheckoutSession,
+  type FakeInvoiceItem,
   type FakePortalSession,
   type FakePrice,
   type FakeProduct,
@@ -222,6 +223,34 @@ export const routes: Route[] = [
       });
     },
   },
+
+  {
+    method: 'POST',
+    pattern: /^\/v1\/invoiceitems$/,
+    params: { customer: true, amount: true, currency: true, description: true, period: true, ...METADATA },
+    handle: ({ store, scope, params: p }) => {
+      platformOnly(scope);
+      const customer = p.str('customer', true);
+      if (!store.get(scope, customer, 'customer')) throw noSuch('customer', customer, 'customer');
+      const period = p.nested('period');
+      const created = now();
+      return store.put<FakeInvoiceItem>(scope, {
+        id: newId('ii'),
+        object: 'invoiceitem',
+        created,
+        livemode: false,
+        customer,
+        amount: p.int('amount', { required: true }),
+        currency: p.oneOf('currency', ['usd'], true)!,
+        description: p.str('description') ?? null,
+        period: { start: period.int('start') ?? created, end: period.int('end') ?? created },
+        metadata: p.metadata(),
+        invoice: null,
+        date: created,
+      });
+    },
+  },
+  retrieve('invoiceitems', 'invoiceitem'),
 
   retrieve('subscriptions', 'subscription'),
   {

@@ -106,6 +106,19 @@ export interface SessionPlan {
   paymentIntent: { metadata: Metadata; applicationFeeAmount: number | null };
 }
 
+/** A pending invoice item (the platform's overage lines), swept into the customer's next invoice. */
+export interface FakeInvoiceItem extends Base {
+  object: 'invoiceitem';
+  customer: string;
+  amount: number;
+  currency: string;
+  description: string | null;
+  period: { start: number; end: number };
+  metadata: Metadata;
+  invoice: string | null;
+  date: number;
+}
+
 export interface FakePortalSession extends Base {
   object: 'billing_portal.session';
   url: string;
@@ -239,6 +252,7 @@ export type FakeObject =
   | FakePrice
   | FakeCheckoutSession
   | FakePortalSession
+  | FakeInvoiceItem
   | FakeSubscription
   | FakeInvoice
   | FakePaymentIntent

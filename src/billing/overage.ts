@@ -1,0 +1,103 @@
+// Pro overage, charged: once a billing period has closed, each pro account's usage beyond its allowance becomes
+// pending Stripe invoice items, which Stripe adds to the subscription's next invoice.
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { PlatformStripe } from '../adapters/stripe.ts';
+import { PLANS, type LimitedMeter } from './plans.ts';
+import { billingPeriod, isoDay, overageNanos, usageByAccount } from './usage.ts';
+
+const NANOS_PER_CENT = 10_000_000;
+
+/** What one invoiced line says: the meter's words and unit. */
+const DESCRIBE: Readonly<Partial<Record<LimitedMeter, (units: number) => string>>> = {
+  monthly_active_users: (n) => `${n.toLocaleString('en-US')} monthly active users beyond the pro allowance`,
+  database_bytes: (n) => `${gb(n)} GB of database beyond the pro allowance`,
+  bandwidth_bytes: (n) => `${gb(n)} GB of bandwidth beyond the pro allowance`,
+  storage_bytes: (n) => `${gb(n)} GB of file storage beyond the pro allowance`,
+};
+
+const gb = (bytes: number) => (bytes / 1024 ** 3).toFixed(2);
+
+export interface OverageCharge {
+  accountId: string;
+  period: string;
+  meter: LimitedMeter;
+  quantity: number;
+  amountCents: number;
+  invoiceItemId: string | null;
+}
+
+/**
+ * Records the previous period's overage of every pro account with a Stripe customer (one row per meter, amounts
+ * rounded to the cent, lines under a cent dropped), then creates the Stripe invoice item of every row that has none
+ * yet. Safe to run again and after a crash: rows are written once, and an item's idempotency key is its row's key.
+ * Without Stripe the rows are still recorded; they are invoiced once a key is configured.
+ */
+export async function invoiceOverage(db: Kysely<any>, stripe: PlatformStripe | undefined, now: Date, log: Logger): Promise<OverageCharge[]> {
+  const closed = billingPeriod(new Date(billingPeriod(now).start.getTime() - 1));
+  await recordOverage(db, closed.start);
+  for (const charge of stripe ? await pending(db) : []) {
+    const period = billingPeriod(new Date(`${charge.period}T00:00:00Z`));
+    const id = await stripe!.addInvoiceItem({
+      customerId: charge.customerId,
+      amountCents: charge.amountCents,
+      description: `${DESCRIBE[charge.meter]?.(charge.quantity) ?? charge.meter}, ${charge.period.slice(0, 7)}`,
+      period,
+      metadata: { account_id: charge.accountId, period: charge.period, meter: charge.meter },
+      idempotencyKey: `overage-${charge.accountId}-${charge.period}-${charge.meter}`,
+    });
+    await sql`update billing_overage_charges set stripe_invoice_item_id = ${id}, invoiced_at = ${now}
+      where account_id = ${charge.accountId} and period = ${charge.period} and meter = ${charge.meter}`.execute(db);
+    log.info({ account_id: charge.accountId, period: charge.period, meter: charge.meter, amount_cents: charge.amountCents }, 'overage invoiced');
+  }
+  return (await sql<ChargeRow>`${SELECT_CHARGES} where c.period = ${isoDay(closed.start)}`.execute(db)).rows.map(toCharge);
+}
+
+/** The closed period's overage rows of every pro account, written once (a later run changes nothing). */
+async function recordOverage(db: Kysely<any>, periodStart: Date): Promise<void> {
+  const { rows } = await sql<{ id: string }>`select id from accounts where plan = 'pro' and stripe_customer_id is not null`.execute(db);
+  if (!rows.length) return;
+  const usage = await usageByAccount(db, periodStart, rows.map((r) => r.id));
+  const values: { accountId: string; meter: LimitedMeter; quantity: number; cents: number }[] = [];
+  for (const [accountId, used] of usage) {
+    for (const [meter, nanos] of Object.entries(overageNanos('pro', used)) as [LimitedMeter, number][]) {
+      const cents = Math.round(nanos / NANOS_PER_CENT);
+      if (cents > 0) values.push({ accountId, meter, quantity: used[meter] - PLANS.pro.limits[meter]!, cents });
+    }
+  }
+  if (!values.length) return;
+  await sql`
+    insert into billing_overage_charges (account_id, period, meter, quantity, amount_cents)
+    select * from unnest(${values.map((v) => v.accountId)}::uuid[], ${Array(values.length).fill(isoDay(periodStart))}::date[],
+      ${values.map((v) => v.meter)}::text[], ${values.map((v) => v.quantity)}::bigint[], ${values.map((v) => v.cents)}::bigint[])
+    on conflict (account_id, period, meter) do nothing
+  `.execute(db);
+}
+
+interface ChargeRow {
+  account_id: string;
+  period: string;
+  meter: LimitedMeter;
+  quantity: string;
+  amount_cents: string;
+  stripe_invoice_item_id: string | null;
+  stripe_customer_id: string | null;
+}
+
+const SELECT_CHARGES = sql`select c.account_id, c.period::text, c.meter, c.quantity::text, c.amount_cents::text, c.stripe_invoice_item_id, a.stripe_customer_id
+  from billing_overage_charges c join accounts a on a.id = c.account_id`;
+
+const toCharge = (r: ChargeRow): OverageCharge => ({
+  accountId: r.account_id,
+  period: r.period,
+  meter: r.meter,
+  quantity: Number(r.quantity),
+  amountCents: Number(r.amount_cents),
+  invoiceItemId: r.stripe_invoice_item_id,
+});
+
+/** Rows of any period still without their invoice item (a run that failed, or ran before Stripe was configured). */
+async function pending(db: Kysely<any>): Promise<Array<OverageCharge & { customerId: string }>> {
+  const { rows } = await sql<ChargeRow>`${SELECT_CHARGES} where c.stripe_invoice_item_id is null and a.stripe_customer_id is not null order by c.created_at`.execute(db);
+  return rows.map((r) => ({ ...toCharge(r), customerId: r.stripe_customer_id! }));
+}
