@@ -15,7 +15,7 @@ import { billingEnforce, billingInvoiceOverage, billingMeasureDatabases, billing
 import { billingEntitlementSync } from './monetization.ts';
 import { integrationsPrune } from './integrations.ts';
 import { peopleEmailExpire } from './people.ts';
-import { meetingsForward } from './meetings.ts';
+import { meetingsForward, meetingsLeaveOrphan } from './meetings.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
 export interface WorkerServices extends Services {
@@ -50,6 +50,7 @@ export function taskList(s: WorkerServices): TaskList {
     integrations_prune: integrationsPrune,
     people_email_expire: peopleEmailExpire(s),
     meetings_forward: meetingsForward(s),
+    meetings_leave_orphan: meetingsLeaveOrphan(s),
   };
 }
 

@@ -19,6 +19,7 @@ import * as people from './0017_people.ts';
 import * as meetings from './0018_meetings.ts';
 import * as integrations from './0019_integrations.ts';
 import * as billingOverage from './0020_billing_overage.ts';
+import * as meetingsAppDelete from './0021_meetings_app_delete.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0018_meetings': meetings,
   '0019_integrations': integrations,
   '0020_billing_overage': billingOverage,
+  '0021_meetings_app_delete': meetingsAppDelete,
 };

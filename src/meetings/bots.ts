@@ -25,6 +25,16 @@ export interface ListQuery {
   cursor?: string | undefined;
 }
 
+/** What the app's delete left in the meetings_leave_orphan job of a bot still running (db/migrations/0021). */
+export interface OrphanBot {
+  botId: string;
+  providerBotId: string;
+  accountId: string;
+  reservationId: string | null;
+  transcript: boolean;
+  startedAt: Date | null;
+}
+
 export interface BotDeps {
   db: Kysely<any>;
   credits: CreditLedger;
@@ -109,6 +119,23 @@ export class MeetingBots {
     if (pastCall(row.status)) return;
     await viaProvider(() => provider.leaveCall(row.provider_bot_id));
     await sql`update meeting_bots set leave_requested_at = coalesce(leave_requested_at, now()), updated_at = now() where id = ${row.id}`.execute(this.#deps.db);
+  }
+
+  /**
+   * A bot of a deleted app (its rows are gone with the app): told to leave its call, and the time it ran charged
+   * against its hold, once (the hold row is the proof: a second run finds it settled and charges nothing).
+   */
+  async leaveOrphan(bot: OrphanBot, now = new Date()): Promise<void> {
+    if (this.#deps.provider) await viaProvider(() => this.#deps.provider!.leaveCall(bot.providerBotId));
+    if (!bot.reservationId) return;
+    const seconds = bot.startedAt ? Math.max(0, Math.ceil((now.getTime() - bot.startedAt.getTime()) / 1000)) : 0;
+    const nanos = dimensionsOf(bot.transcript).reduce((sum, d) => sum + chargeNanos(this.#deps.config, d, seconds), 0);
+    await this.#deps.db.transaction().execute(async (tx) => {
+      const held = await sql`select 1 from credit_reservations where id = ${bot.reservationId} for update`.execute(tx);
+      if (!held.rows.length) return;
+      await this.#deps.credits.settle(tx, bot.accountId, { id: bot.reservationId!, accountId: bot.accountId }, nanos, 'meetings', `meeting_bot:${bot.botId}`);
+    });
+    this.#deps.log.info({ bot_id: bot.botId, account_id: bot.accountId, seconds }, 'bot of a deleted app left its call');
   }
 
   /** Gives a hold back without charging (a spawn that failed, a session that ended in fatal). */

@@ -255,3 +255,38 @@ describe('forward deliveries', () => {
     secret = rotated;
   });
 });
+
+describe('an app deleted while its bot is in a call', () => {
+  it('makes the bot leave and charges the time it ran, once; a finished bot is left alone', async () => {
+    const other = (await p.api('POST', '/init', { body: { name: 'short-lived' } })).body;
+    const spawn = async () => {
+      const res = await p.api('POST', `/v1/${other.app_id}/ai/meetings`, { body: { meetingUrl: ZOOM } });
+      expect(res.status).toBe(200);
+      return { id: res.body.id as string, providerId: fake.providerId(res.body.id) };
+    };
+    const running = await spawn();
+    const finished = await spawn();
+    await fake.move(running.providerId, 'in_call_recording');
+    await fake.runToDone(finished.providerId, 60);
+    await waitFor(async () => ((await p.sql('select status from meeting_bots where id = $1', [finished.id]))[0]?.status === 'done' ? true : undefined));
+    await p.sql(`update meeting_bots set started_at = now() - interval '120 seconds' where id = $1`, [running.id]);
+    const [{ reservation_id }] = await p.sql('select reservation_id from meeting_bots where id = $1', [running.id]);
+    const before = await balanceNanos(p.sql, accountId);
+
+    expect((await p.api('DELETE', `/apps/${other.app_id}`)).status).toBe(200);
+    await waitFor(async () => (fake.bot(running.providerId).leaveCalls === 1 ? true : undefined));
+    const charge = await waitFor(async () => (await p.sql(`select -amount_nanos as nanos from credit_ledger where usage_ref = $1`, [`meeting_bot:${running.id}`]))[0]);
+    const { chargeNanos, dimensionsOf } = await import('../../src/meetings/pricing.ts');
+    const cost = (seconds: number) => dimensionsOf(true).reduce((sum, d) => sum + chargeNanos(p.services.config.meetings, d, seconds), 0);
+    expect(Number(charge.nanos)).toBeGreaterThanOrEqual(cost(120));
+    expect(Number(charge.nanos)).toBeLessThanOrEqual(cost(135));
+    expect(await p.sql('select 1 from credit_reservations where id = $1', [reservation_id])).toEqual([]);
+    const after = await balanceNanos(p.sql, accountId);
+    expect(before.balance - after.balance).toBe(Number(charge.nanos));
+    expect(fake.bot(finished.providerId).leaveCalls).toBe(0);
+
+    // A second run of the job (a retry after a crash) charges nothing more.
+    await p.services.meetings.bots.leaveOrphan({ botId: running.id, providerBotId: running.providerId, accountId, reservationId: reservation_id, transcript: true, startedAt: new Date(Date.now() - 120_000) });
+    expect(await p.sql(`select count(*)::int as n from credit_ledger where usage_ref = $1`, [`meeting_bot:${running.id}`])).toEqual([{ n: 1 }]);
+  });
+});
