@@ -21,7 +21,7 @@ export const UserTokenSchema = z
   .string()
   .max(4000)
   .optional()
-  .describe('Act as this end user (an access token of this app, from auth_signup or auth_login): the call sees and does exactly what that user would.');
+  .describe('Act as this end user: an access token of this app (auth_signup, auth_login); the call sees and does what that user may.');
 
 /** Who sees which files (storage): the sentence every storage tool ends with. */
 export const OWN_FILES_NOTE = ' Keys reach every file of the app; an end user (their JWT, or user_token) only their own.';
