@@ -118,6 +118,7 @@ const EnvSchema = z.object({
   SVC_PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(5),
   // Free apps without a request for this many days are paused (0: never).
   SVC_APP_IDLE_PAUSE_DAYS: z.coerce.number().int().min(0).max(365).default(7),
+  SVC_WS_RECHECK_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   // Billing notification e-mails (payment failed, suspension): smtp(s)://user:pass@host:port; unset: logged only.
   SVC_SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional()),
   SVC_SMTP_FROM: z.string().default('billing@localhost'),
@@ -190,6 +191,8 @@ export type Config = Readonly<{
   dbAcquireTimeoutMs: number;
   /** Ceiling on the JSON one data API response may carry, enforced in the query (413 past it). */
   dataMaxResponseBytes: number;
+  /** How often open websockets' keys are rechecked (a revoked key's sockets close within this time). */
+  wsRecheckSeconds: number;
   workerConcurrency: number;
   /** Heartbeat age after which a graphile-worker worker counts as gone and its jobs are unlocked (src/jobs/). */
   workerStaleAfterSeconds: number;
@@ -369,6 +372,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     controlPoolSize: e.SVC_CONTROL_POOL_SIZE,
     dbAcquireTimeoutMs: e.SVC_DB_ACQUIRE_TIMEOUT_MS,
     dataMaxResponseBytes: e.SVC_DATA_MAX_RESPONSE_BYTES,
+    wsRecheckSeconds: e.SVC_WS_RECHECK_SECONDS,
     workerConcurrency: e.SVC_WORKER_CONCURRENCY,
     workerStaleAfterSeconds: e.SVC_WORKER_STALE_AFTER_SECONDS,
     shutdownTimeoutMs: e.SVC_SHUTDOWN_TIMEOUT_MS,

@@ -20,6 +20,7 @@ import * as meetings from './0018_meetings.ts';
 import * as integrations from './0019_integrations.ts';
 import * as billingOverage from './0020_billing_overage.ts';
 import * as meetingsAppDelete from './0021_meetings_app_delete.ts';
+import * as wsTicketCredential from './0022_ws_ticket_credential.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0019_integrations': integrations,
   '0020_billing_overage': billingOverage,
   '0021_meetings_app_delete': meetingsAppDelete,
+  '0022_ws_ticket_credential': wsTicketCredential,
 };

@@ -31,6 +31,26 @@ export interface CreatedKey extends KeyInfo {
 
 type Db = Kysely<ControlDatabase> | Transaction<ControlDatabase>;
 
+/** What a long-lived connection was opened with: a key, or an app (a function's own calls); see `stillValid`. */
+export interface CredentialRef {
+  kind: KeyKind | 'app';
+  id: string;
+}
+
+const CREDENTIAL_TABLES: Record<CredentialRef['kind'], string> = { ...Object.fromEntries(Object.entries(KEY_TABLES).map(([k, v]) => [k, v.table])), app: 'apps' } as Record<
+  CredentialRef['kind'],
+  string
+>;
+
+/** The key a caller presented (none for end users and anonymous callers, whose tokens are not revoked one by one). */
+export function credentialOf(caller: Caller): CredentialRef | undefined {
+  if (caller.kind === 'platform' || caller.kind === 'service' || caller.kind === 'substrate') return { kind: caller.kind, id: caller.keyId };
+  return undefined;
+}
+
+/** `kind:id`, the form `stillValid` answers in. */
+export const credentialKey = (c: CredentialRef): string => `${c.kind}:${c.id}`;
+
 interface KeyRow {
   id: string;
   name: string;
@@ -64,6 +84,22 @@ export class KeysService {
     const result = await sql`delete from ${sql.table(table)}
       where id = ${keyId} and ${sql.ref(owner)} = ${ownerId}`.execute(this.#db);
     if (!result.numAffectedRows) throw errors.notFound(`Key '${keyId}'`, 'List the keys to find a valid key id.');
+  }
+
+  /**
+   * Which of `credentials` still stand (as `credentialKey`s): a revoked key's row is deleted, a deleted app's too, so
+   * a connection opened with either can be closed. One query per kind present.
+   */
+  async stillValid(credentials: readonly CredentialRef[]): Promise<Set<string>> {
+    const valid = new Set<string>();
+    const byKind = Map.groupBy(credentials, (c) => c.kind);
+    for (const [kind, refs] of byKind) {
+      // Ids are text here (a function's key id is not a uuid), so compare as text.
+      const { rows } = await sql<{ id: string }>`select id::text from ${sql.table(CREDENTIAL_TABLES[kind])}
+        where id::text = any(${refs.map((r) => r.id)}::text[])`.execute(this.#db);
+      for (const { id } of rows) valid.add(credentialKey({ kind, id }));
+    }
+    return valid;
   }
 
   /** Resolves an opaque svc_ key to its caller, or undefined when it is not one of ours. */

@@ -150,7 +150,7 @@ async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, call: Subs
     case 'deleteEntity':
       return substrate.propose(actor, { capability: 'delete_entity', payload: { id: text(a, 'id'), reason: text(b, 'reason') } });
     case 'wsTicket':
-      return substrate.stream.mintTicket(actor.accountId);
+      return substrate.stream.mintTicket(actor.accountId, { kind: 'app', id: meta.appId });
     default:
       return substrate.read(actor, call.op, call.args);
   }

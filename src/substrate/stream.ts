@@ -1,6 +1,7 @@
 // The substrate change stream: single-use tickets for browsers, and one LISTEN connection per api process that fans
 // each committed change ({ org, op, tbl, id }, published by triggers with NOTIFY) out to that org's sockets.
 import { createHash, randomBytes } from 'node:crypto';
+import type { CredentialRef } from '../auth/keys.ts';
 import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
@@ -39,22 +40,27 @@ export class SubstrateStream {
     this.#log = deps.log;
   }
 
-  /** A single-use ticket for one stream connection of the org, valid TICKET_SECONDS; only its hash is stored. */
-  async mintTicket(accountId: string): Promise<{ ticket: string; expires_in: number }> {
+  /**
+   * A single-use ticket for one stream connection of the org, valid TICKET_SECONDS; only its hash is stored, with the
+   * credential that minted it (the socket closes when that is revoked).
+   */
+  async mintTicket(accountId: string, credential: CredentialRef | undefined): Promise<{ ticket: string; expires_in: number }> {
     const ticket = `wst_${randomBytes(32).toString('base64url')}`;
-    await sql`insert into substrate_ws_tickets (ticket_hash, account_id, expires_at)
-      values (${hash(ticket)}, ${accountId}, now() + make_interval(secs => ${TICKET_SECONDS}))`.execute(this.#db);
+    await sql`insert into substrate_ws_tickets (ticket_hash, account_id, expires_at, credential_kind, credential_id)
+      values (${hash(ticket)}, ${accountId}, now() + make_interval(secs => ${TICKET_SECONDS}), ${credential?.kind ?? null}, ${credential?.id ?? null})`.execute(this.#db);
     await sql`delete from substrate_ws_tickets where expires_at < now() - interval '1 hour'`.execute(this.#db);
     return { ticket, expires_in: TICKET_SECONDS };
   }
 
-  /** The org of a ticket that is known, unused and unexpired, spending it; undefined otherwise. */
-  async consumeTicket(ticket: string): Promise<string | undefined> {
+  /** The org and minting credential of a ticket that is known, unused and unexpired, spending it; undefined otherwise. */
+  async consumeTicket(ticket: string): Promise<{ org: string; credential: CredentialRef | undefined } | undefined> {
     if (!/^wst_[A-Za-z0-9_-]{43}$/.test(ticket)) return undefined;
-    const { rows } = await sql<{ account_id: string }>`
+    const { rows } = await sql<{ account_id: string; credential_kind: CredentialRef['kind'] | null; credential_id: string | null }>`
       update substrate_ws_tickets set used_at = now()
-      where ticket_hash = ${hash(ticket)} and used_at is null and expires_at > now() returning account_id`.execute(this.#db);
-    return rows[0]?.account_id;
+      where ticket_hash = ${hash(ticket)} and used_at is null and expires_at > now() returning account_id, credential_kind, credential_id`.execute(this.#db);
+    const row = rows[0];
+    if (!row) return undefined;
+    return { org: row.account_id, credential: row.credential_kind && row.credential_id ? { kind: row.credential_kind, id: row.credential_id } : undefined };
   }
 
   /** Delivers the org's changes to `listener` until the returned function is called. */

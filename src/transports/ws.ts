@@ -16,6 +16,7 @@ import { resolveCaller } from './credentials.ts';
 import { appIdFromHost } from './app-host.ts';
 import { rawErrorResponse } from './socket-reply.ts';
 import { LOST } from '../substrate/stream.ts';
+import { credentialKey, credentialOf, type CredentialRef } from '../auth/keys.ts';
 
 /** Largest message a client may send. */
 export const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -33,6 +34,8 @@ interface Session {
   appId: string;
   user: EndUser | null;
   token: string | null;
+  /** The key the socket was opened with: when it is revoked, the socket closes. */
+  credential: CredentialRef | undefined;
 }
 
 const FUNCTION_SOCKET = /^\/v1\/([a-z0-9]{16})\/ws\/?$/;
@@ -60,6 +63,15 @@ export interface WebSocketGateway {
 export function attachWebSockets(server: http.Server, services: Services, log: Logger): WebSocketGateway {
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_MESSAGE_BYTES });
   const alive = new WeakMap<WebSocket, boolean>();
+  // The credentials of open sockets (those opened with a key, or a function's ticket), rechecked every
+  // SVC_WS_RECHECK_SECONDS: a socket does not outlive the revocation of its key, nor the deletion of its app.
+  const credentials = new Map<WebSocket, CredentialRef[]>();
+  const track = (ws: WebSocket, refs: ReadonlyArray<CredentialRef | undefined>) => {
+    const present = refs.filter((r): r is CredentialRef => r !== undefined);
+    if (!present.length) return;
+    credentials.set(ws, present);
+    ws.once('close', () => credentials.delete(ws));
+  };
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     upgrade(req, socket, head).catch((err: unknown) => {
       log.error({ err }, 'websocket upgrade failed');
@@ -71,8 +83,8 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
     const url = new URL(req.url ?? '/', 'http://upgrade.invalid');
     if (SUBSTRATE_STREAM.test(url.pathname)) {
       // A browser holds no substrate key: the single-use ticket from POST /v1/me/substrate/ws-ticket is the credential.
-      const org = await services.substrate.stream.consumeTicket(url.searchParams.get('ticket') ?? '');
-      if (!org) {
+      const ticket = await services.substrate.stream.consumeTicket(url.searchParams.get('ticket') ?? '');
+      if (!ticket) {
         return reject(
           socket,
           new AppError(401, 'AUTH_INVALID_TOKEN', 'The stream ticket is missing, used, expired or unknown.', 'Mint a fresh ticket with POST /v1/me/substrate/ws-ticket (valid 60 s, one connection).'),
@@ -81,7 +93,8 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
       wss.handleUpgrade(req, socket, head, (ws) => {
         alive.set(ws, true);
         ws.on('pong', () => alive.set(ws, true));
-        substrateSocket(ws, org, services);
+        track(ws, [ticket.credential]);
+        substrateSocket(ws, ticket.org, services);
       });
       return;
     }
@@ -97,6 +110,7 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
       wss.handleUpgrade(req, socket, head, (ws) => {
         alive.set(ws, true);
         ws.on('pong', () => alive.set(ws, true));
+        track(ws, [session.credential, { kind: 'app', id: session.appId }]);
         route.connected(ws, session, services, log);
       });
       return;
@@ -117,11 +131,16 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
     }
   }, PING_MS);
   ping.unref();
+  const recheck = setInterval(() => {
+    closeRevoked(credentials, services).catch((err: unknown) => log.warn({ err }, 'websocket credential recheck failed'));
+  }, services.config.wsRecheckSeconds * 1000);
+  recheck.unref();
 
   return {
     close: async () => {
       server.off('upgrade', onUpgrade);
       clearInterval(ping);
+      clearInterval(recheck);
       for (const ws of wss.clients) ws.close(1001, 'server shutting down');
       const deadline = Date.now() + 2000;
       while (wss.clients.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -129,6 +148,18 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/** Closes (1008) every socket whose key was revoked or whose app was deleted since it opened. */
+async function closeRevoked(credentials: Map<WebSocket, CredentialRef[]>, services: Services): Promise<void> {
+  if (!credentials.size) return;
+  const all = [...new Map([...credentials.values()].flat().map((c) => [credentialKey(c), c])).values()];
+  const valid = await services.keys.stillValid(all);
+  for (const [ws, refs] of credentials) {
+    if (refs.every((r) => valid.has(credentialKey(r)))) continue;
+    credentials.delete(ws);
+    ws.close(1008, 'credential revoked');
+  }
 }
 
 /** An HTTP error answer on a socket that will not be upgraded. */
@@ -149,16 +180,16 @@ async function authorize(appId: string, url: URL, req: http.IncomingMessage, ser
   const caller: Caller = await resolveCaller(header, services);
   switch (caller.kind) {
     case 'none':
-      return { appId, user: null, token: null };
+      return { appId, user: null, token: null, credential: undefined };
     case 'user':
       if (caller.appId !== appId) throw errors.otherApp();
-      return { appId, user: { id: caller.userId, claims: caller.claims }, token: /^Bearer\s+(\S+)/i.exec(header!)![1]! };
+      return { appId, user: { id: caller.userId, claims: caller.claims }, token: /^Bearer\s+(\S+)/i.exec(header!)![1]!, credential: undefined };
     case 'service':
       if (caller.appId !== appId) throw errors.otherApp();
-      return { appId, user: null, token: null };
+      return { appId, user: null, token: null, credential: credentialOf(caller) };
     case 'platform':
       if (app.account_id !== caller.accountId) throw errors.otherApp();
-      return { appId, user: null, token: null };
+      return { appId, user: null, token: null, credential: credentialOf(caller) };
     default:
       throw errors.wrongCredential(['end-user JWT', 'service key', 'platform key', 'none']);
   }

@@ -53,13 +53,63 @@ async function waitFor(frames: Frame[], pred: (f: Frame) => boolean): Promise<Fr
 const propose = (server: SpawnedServer, body: unknown, k = key) => request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key: k, body });
 
 beforeAll(async () => {
-  a = await spawnServer({ SVC_ROLE: 'api' });
+  a = await spawnServer({ SVC_ROLE: 'api', SVC_WS_RECHECK_SECONDS: '1' });
   b = await spawnServer({ SVC_ROLE: 'api', SVC_PLATFORM_API_KEY: a.platformKey, SVC_APP_DB_PREFIX: a.appDbPrefix }, { controlDb: a.controlDb });
   key = (await request(a.url, '/substrate-keys', { method: 'POST', key: a.platformKey, body: { name: 'human' } })).json.key;
 });
 afterAll(async () => {
   await b?.close();
   await a?.close();
+});
+
+/** The close code of a socket, once it closes (within `ms`). */
+function closed(ws: WebSocket, ms = 5000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the socket stayed open')), ms);
+    ws.once('close', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+describe('sockets do not outlive their keys', () => {
+  it('revoking the key that minted a stream ticket closes its socket (1008); another key\'s socket stays open', async () => {
+    const created = await request(a.url, '/substrate-keys', { method: 'POST', key: a.platformKey, body: { name: 'short' } });
+    const doomed = await connect(a, await ticket(a, created.json.key));
+    const kept = await connect(a, await ticket(a));
+    try {
+      const closing = closed(doomed.ws);
+      expect((await request(a.url, `/substrate-keys/${created.json.id}`, { method: 'DELETE', key: a.platformKey })).status).toBeLessThan(300);
+      expect(await closing).toBe(1008);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(kept.ws.readyState).toBe(WebSocket.OPEN);
+    } finally {
+      kept.ws.close();
+    }
+  });
+
+  it("revoking a service key closes the function sockets opened with it; deleting the app closes the others", async () => {
+    const app = (await request(a.url, '/init', { method: 'POST', key: a.platformKey, body: { name: 'sockets' } })).json;
+    const second = (await request(a.url, `/apps/${app.app_id}/keys`, { method: 'POST', key: a.platformKey, body: { name: 'ws' } })).json;
+    const open = async (token?: string) => {
+      const ws = new WebSocket(`${a.url.replace('http', 'ws')}/v1/${app.app_id}/ws${token ? `?token=${token}` : ''}`);
+      await new Promise<void>((resolve, reject) => {
+        ws.once('open', () => resolve());
+        ws.once('error', reject);
+      });
+      return ws;
+    };
+    const withKey = await open(second.key);
+    const anonymous = await open();
+    const keyClosed = closed(withKey);
+    expect((await request(a.url, `/apps/${app.app_id}/keys/${second.id}`, { method: 'DELETE', key: a.platformKey })).status).toBeLessThan(300);
+    expect(await keyClosed).toBe(1008);
+    expect(anonymous.readyState).toBe(WebSocket.OPEN);
+    const appClosed = closed(anonymous);
+    expect((await request(a.url, `/apps/${app.app_id}`, { method: 'DELETE', key: a.platformKey })).status).toBe(200);
+    expect(await appClosed).toBe(1008);
+  });
 });
 
 describe('substrate change stream', () => {

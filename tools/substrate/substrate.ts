@@ -3,6 +3,7 @@ import { defineTool, type HttpBinding, type ToolContext } from '../../src/core/d
 import { AppError } from '../../src/core/errors.ts';
 import type { ActionView } from '../../src/substrate/types.ts';
 import { substrateErrors } from '../../src/substrate/service.ts';
+import { credentialOf } from '../../src/auth/keys.ts';
 
 const BASE = '/v1/me/substrate';
 /** Substrate keys over REST (a human); over MCP the platform key acts for the account's default user as an agent. */
@@ -178,7 +179,11 @@ export const substrateWsTicket = defineTool({
   output: z.object({ ticket: z.string(), expires_in: z.number().int() }),
   auth: AUTH,
   http: REST({ method: 'POST', path: `${BASE}/ws-ticket`, status: 201 }),
-  handler: async (_input, ctx) => ctx.services.substrate.stream.mintTicket((await ctx.services.substrate.actor(ctx.caller)).accountId),
+  handler: async (_input, ctx) => {
+    const { accountId } = await ctx.services.substrate.actor(ctx.caller);
+    // The socket lives as long as the key that minted its ticket.
+    return ctx.services.substrate.stream.mintTicket(accountId, credentialOf(ctx.caller));
+  },
 });
 
 export const substrateTools = [
