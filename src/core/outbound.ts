@@ -83,9 +83,38 @@ export function parseOutboundUrl(raw: string, field: string): URL {
 export async function checkOutboundUrl(url: URL, allowPrivate: boolean, field: string): Promise<void> {
   if (allowPrivate) return;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = net.isIP(host) ? [host] : (await dns.promises.lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+  const addresses = (await addressesOf(host, false).catch(() => [])).map((a) => a.address);
   if (addresses.length === 0) throw errors.validation(`'${url.hostname}' does not resolve.`, [{ path: field, message: 'host not found' }]);
   if (addresses.some(isInternalAddress)) throw outboundErrors.internal(url.hostname);
+}
+
+/**
+ * Public names are resolved by c-ares (`dns.Resolver`), with a deadline, not by getaddrinfo: getaddrinfo runs on
+ * libuv's four-thread pool with the system's own timeouts, so receivers behind slow or silent name servers (a name
+ * anyone can register) could hold every thread and stall the process's file, crypto and DNS work. With private
+ * receivers allowed (an operator's own network), the system resolver applies, /etc/hosts included.
+ */
+const publicResolver = new dns.promises.Resolver({ timeout: 2000, tries: 2 });
+
+/** Name servers of the public resolver (tests point it at a loopback server). */
+export function setOutboundNameServers(servers: string[]): void {
+  publicResolver.setServers(servers);
+}
+
+/** The addresses a host name (or literal) stands for. */
+export async function addressesOf(host: string, allowPrivate: boolean): Promise<dns.LookupAddress[]> {
+  const family = net.isIP(host);
+  if (family) return [{ address: host, family }];
+  if (allowPrivate) return dns.promises.lookup(host, { all: true });
+  // RFC 6761: *.localhost is loopback, whatever a name server would say.
+  if (host === 'localhost' || host.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }];
+  const [v4, v6] = await Promise.allSettled([publicResolver.resolve4(host), publicResolver.resolve6(host)]);
+  const found = [
+    ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+    ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+  ];
+  if (found.length) return found;
+  throw Object.assign(new Error(`${host} does not resolve`), { code: v4.status === 'rejected' ? (v4.reason as NodeJS.ErrnoException).code : 'ENOTFOUND' });
 }
 
 export interface OutboundResponse {
@@ -100,14 +129,15 @@ export interface OutboundResponse {
  */
 export function postOutbound(url: URL, body: string, headers: Record<string, string>, opts: { allowPrivate: boolean; timeoutMs: number }): Promise<OutboundResponse> {
   const lookup: net.LookupFunction = (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '', 4);
-      const list = addresses as dns.LookupAddress[];
-      const usable = opts.allowPrivate ? list : list.filter((a) => !isInternalAddress(a.address));
-      if (usable.length === 0) return callback(Object.assign(new Error(`refused: ${hostname} resolves to an internal address`), { code: 'EINTERNAL' }), '', 4);
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
-      callback(null, usable[0]!.address, usable[0]!.family);
-    });
+    addressesOf(hostname, opts.allowPrivate).then(
+      (list) => {
+        const usable = opts.allowPrivate ? list : list.filter((a) => !isInternalAddress(a.address));
+        if (usable.length === 0) return callback(Object.assign(new Error(`refused: ${hostname} resolves to an internal address`), { code: 'EINTERNAL' }), '', 4);
+        if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
+        callback(null, usable[0]!.address, usable[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 4),
+    );
   };
   const literal = url.hostname.replace(/^\[|\]$/g, '');
   if (!opts.allowPrivate && net.isIP(literal) && isInternalAddress(literal)) return Promise.reject(outboundErrors.internal(literal));
