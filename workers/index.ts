@@ -9,7 +9,7 @@ import { aiUsageMeter } from './ai.ts';
 import { frontendBuild } from './frontend.ts';
 import { storageDeleteObject, storageSettlePending } from './storage.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from './functions.ts';
-import { substrateOutboxDeliver, substrateSnapshots } from './substrate.ts';
+import { substrateOutboxDeliver, substratePrune, substrateSnapshots } from './substrate.ts';
 import { substrateRuleFire, substrateRulesTick } from './rules.ts';
 import { billingEnforce, billingInvoiceOverage, billingMeasureDatabases, billingNotify, billingPauseIdle } from './billing.ts';
 import { billingEntitlementSync } from './monetization.ts';
@@ -38,6 +38,7 @@ export function taskList(s: WorkerServices): TaskList {
     functions_run_cron: functionsRunCron(s),
     functions_logs_trim: functionsLogsTrim(s),
     substrate_snapshots: substrateSnapshots(s),
+    substrate_prune: substratePrune,
     substrate_outbox_deliver: substrateOutboxDeliver(s),
     substrate_rules_tick: substrateRulesTick(s),
     substrate_rule_fire: substrateRuleFire(s),
@@ -55,4 +56,4 @@ export function taskList(s: WorkerServices): TaskList {
 }
 
 /** Platform crons (graphile-worker crontab syntax; UTC). */
-export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1', '5 0 * * * substrate_snapshots ?fill=1d&max=1', '* * * * * substrate_rules_tick ?max=1', '* * * * * billing_enforce ?max=1', '17 * * * * billing_pause_idle ?max=1', '*/15 * * * * billing_measure_databases ?max=1', '23 * * * * billing_invoice_overage ?max=1', '41 3 * * * integrations_prune ?max=1'].join('\n');
+export const crontab = ['*/10 * * * * apps_reap ?max=1', '*/5 * * * * rate_limits_purge ?max=1', '* * * * * credits_release_expired ?max=1', '* * * * * ai_usage_meter ?max=1', '*/5 * * * * storage_settle_pending ?max=1', '* * * * * functions_cron_tick ?max=1', '*/5 * * * * functions_logs_trim ?max=1', '5 0 * * * substrate_snapshots ?fill=1d&max=1', '* * * * * substrate_rules_tick ?max=1', '* * * * * billing_enforce ?max=1', '17 * * * * billing_pause_idle ?max=1', '*/15 * * * * billing_measure_databases ?max=1', '23 * * * * billing_invoice_overage ?max=1', '41 3 * * * integrations_prune ?max=1', '53 3 * * * substrate_prune ?max=1'].join('\n');

@@ -1,5 +1,6 @@
 import type { Task } from 'graphile-worker';
 import type { WorkerServices } from './index.ts';
+import { PRUNE_SUBSTRATE_SQL } from '../src/substrate/retention.ts';
 
 /**
  * Cron, daily at 00:05 UTC (and whenever it is run again: it is idempotent): today's snapshot of every substrate user
@@ -16,4 +17,9 @@ export const substrateOutboxDeliver = (s: WorkerServices): Task => async (payloa
   const deliveryId = (payload as { delivery_id?: unknown } | null)?.delivery_id;
   if (typeof deliveryId !== 'string') throw new Error('substrate_outbox_deliver: payload needs delivery_id');
   await s.substrate.outbox.deliver(deliveryId, { number: helpers.job.attempts, max: helpers.job.max_attempts });
+};
+
+/** Cron, daily: ended outbox deliveries past their retention, and rule firings that found nothing (src/substrate/retention.ts). */
+export const substratePrune: Task = async (_payload, helpers) => {
+  await helpers.query(PRUNE_SUBSTRATE_SQL);
 };

@@ -173,3 +173,40 @@ describe('outbound addresses', () => {
     await expect(postOutbound(new URL(receiverUrl.replace('127.0.0.1', 'localhost')), '{}', {}, { allowPrivate: false, timeoutMs: 2000 })).rejects.toThrow(/internal address/);
   });
 });
+
+describe('retention', () => {
+  it('the daily prune drops ended deliveries past 90 days and rule firings that found nothing past 7, and keeps the rest', async () => {
+    const { PRUNE_SUBSTRATE_SQL } = await import('../../src/substrate/retention.ts');
+    const [{ id: userId }] = await p.sql(`select id from substrate_users limit 1`);
+    const delivery = (id: string, status: string, age: string) =>
+      p.sql(
+        `insert into substrate_outbox_deliveries (id, user_id, action_id, capability, webhook_url, body, status, updated_at)
+         values ($1, $2, 'act', 'record_learning', 'https://example.test/', '{}', $3, now() - $4::interval)`,
+        [id, userId, status, age],
+      );
+    await delivery('old-delivered', 'delivered', '91 days');
+    await delivery('old-dead', 'dead', '100 days');
+    await delivery('old-pending', 'pending', '200 days');
+    await delivery('recent-dead', 'dead', '89 days');
+    await p.sql(
+      `insert into substrate_attention_rules (id, user_id, name, trigger_cron, condition_mode, condition, action_capability, action_payload_template, enabled, max_fires_per_day)
+       values ('rule-prune', $1, 'r', '* * * * *', 'snapshot_predicate', 'true', 'record_learning', '{}', false, 1)`,
+      [userId],
+    );
+    const firing = (id: string, bindings: number, age: string, skip: string | null = null) =>
+      p.sql(
+        `insert into substrate_attention_rule_firings (id, rule_id, user_id, slot, bindings_count, bindings, proposals, skipped, skip_reason, created_at)
+         values ($1, 'rule-prune', $2, now() - $3::interval, $4, '[]', $5::jsonb, '[]', $6, now() - $3::interval)`,
+        [id, userId, age, bindings, bindings ? '[{"action_id":"a"}]' : '[]', skip],
+      );
+    await firing('empty-old', 0, '8 days');
+    await firing('empty-recent', 0, '6 days');
+    await firing('fired-old', 1, '300 days');
+    await firing('skipped-old', 0, '30 days', 'daily_limit');
+    await p.sql(PRUNE_SUBSTRATE_SQL);
+    const firings = await p.sql(`select id from substrate_attention_rule_firings where rule_id = 'rule-prune' order by id`);
+    expect(firings.map((r) => r.id)).toEqual(['empty-recent', 'fired-old', 'skipped-old']);
+    const left = await p.sql(`select id from substrate_outbox_deliveries where id = any($1) order by id`, [['old-delivered', 'old-dead', 'old-pending', 'recent-dead']]);
+    expect(left.map((r) => r.id)).toEqual(['old-pending', 'recent-dead']);
+  });
+});
