@@ -31,6 +31,15 @@ export const CONDITION_MODES = ['snapshot_predicate', 'row_query'] as const;
 export const ROW_SOURCES = ['decisions', 'commitments', 'learnings', 'entities'] as const;
 /** Bindings one fire (or preview) yields at most. */
 export const BINDINGS_MAX = 100;
+/**
+ * What names a binding in its proposal's idempotency key: a row's id (row_query), so that a retry of the slot after
+ * rows changed still matches each row to its own earlier proposal; the position for the snapshot (there is one).
+ */
+function bindingKey(binding: unknown, index: number): string {
+  const id = (binding as { id?: unknown } | null)?.id;
+  return typeof id === 'string' && id !== '' ? id : String(index);
+}
+
 /** Rows a row_query evaluates at most per fire. */
 export const ROW_SCAN_MAX = 5000;
 /** Rules per substrate user. */
@@ -486,7 +495,7 @@ export class SubstrateRules {
         skipped.push({ binding_index: i, reason: err.message });
         continue;
       }
-      const key = `rule:${rule.id}:${slotIso}:${i}`;
+      const key = `rule:${rule.id}:${slotIso}:${bindingKey(binding, i)}`;
       const seen = await sql`select 1 from substrate_actions where user_id = ${rule.user_id} and idempotency_key = ${key}`.execute(this.#db);
       const reserved = seen.rows.length === 0;
       if (reserved && !(await this.#reserve(rule.id, day, rule.max_fires_per_day))) {

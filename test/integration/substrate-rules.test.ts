@@ -206,7 +206,9 @@ describe('firing', () => {
     let actions = (await p.api('GET', `${S}/actions?source_rule_id=${ruleId}`, { key })).body.actions;
     expect(actions).toHaveLength(2);
     expect(actions[0]).toMatchObject({ capability: 'record_learning', proposer_kind: 'agent', source_rule_id: ruleId, status: 'executed' });
-    expect(actions.map((a: any) => a.idempotency_key).sort()).toEqual([`rule:${ruleId}:2031-05-05T10:00:00.000Z:0`, `rule:${ruleId}:2031-05-05T10:00:00.000Z:1`]);
+    // Keyed by the bound row's id, not its position: a retry after rows changed still matches each row to its proposal.
+    const boundIds = (await p.api('GET', `${R}/${ruleId}/firings`, { key })).body.firings[0].bindings.map((b: { id: string }) => b.id);
+    expect(actions.map((a: any) => a.idempotency_key).sort()).toEqual(boundIds.map((id: string) => `rule:${ruleId}:2031-05-05T10:00:00.000Z:${id}`).sort());
 
     // The next slot has room for one more of the day's 3.
     await fire('2031-05-05T10:10:00.000Z');
