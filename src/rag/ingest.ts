@@ -6,7 +6,7 @@ import { inTransaction } from '../db/pg.ts';
 import type { AppsService } from '../apps/service.ts';
 import type { AiGateway } from '../ai/gateway.ts';
 import type { StorageService } from '../storage/service.ts';
-import { chunkText } from './chunk.ts';
+import { chunkTextOffThread } from './chunk-thread.ts';
 import { extractText, RagExtractError } from './extract.ts';
 import { dimensionsFor, toVectorLiteral, type RagService } from './service.ts';
 import { RAG_LIMITS } from './types.ts';
@@ -57,7 +57,7 @@ export async function ingestDocument(deps: IngestDeps, appId: string, documentId
   if (!work) return;
   try {
     const text = await documentText(deps, appId, work);
-    const chunks = chunkText(text, { chunkSize: work.chunk_size, chunkOverlap: work.chunk_overlap });
+    const chunks = await chunkTextOffThread(text, { chunkSize: work.chunk_size, chunkOverlap: work.chunk_overlap });
     if (chunks.length === 0) throw new Unprocessable('The document contains no text.');
     if (chunks.length > RAG_LIMITS.maxChunksPerDocument) {
       throw new Unprocessable(
