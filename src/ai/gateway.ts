@@ -1,5 +1,6 @@
 // The AI gateway: OpenAI-compatible chat and embeddings relayed to the configured upstream, with the app's model
 // rules, per-end-user budgets, own keys (BYOK) and the account's AI credits (reserve before the call, settle after).
+import { retryUnapplied } from '../core/retry-unapplied.ts';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -47,6 +48,8 @@ const RESERVE_DEFAULT_OUTPUT_TOKENS = 1024;
 const MAX_RESERVED_OUTPUT_TOKENS = 1_000_000;
 /** How long a streamed call's credit reservation holds: streams may run long after their first byte. */
 const STREAM_RESERVATION_SECONDS = 3600;
+/** Waits between tries of a usage write Postgres refused or could not start (about 30 s in all). */
+const RECORD_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000, 8000, 15_000];
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -263,8 +266,16 @@ export class AiGateway {
     return error;
   }
 
+  /**
+   * The call's usage row and its charge, in one statement. The upstream has answered (and will bill the platform),
+   * so a write Postgres refused or could not start is tried again for about half a minute rather than left uncharged.
+   */
   #record(who: AiCaller, call: Prepared, kind: AiCallKind, tokens: TokenCounts, reportedCost: unknown, status: AiCallStatus, httpStatus: number | null): Promise<void> {
     const costNanos = tokens.prompt + tokens.completion === 0 ? 0 : callCostNanos(this.#config, call.model, tokens, reportedCost);
+    return retryUnapplied(() => this.#write(who, call, kind, tokens, costNanos, status, httpStatus), RECORD_RETRY_DELAYS_MS);
+  }
+
+  #write(who: AiCaller, call: Prepared, kind: AiCallKind, tokens: TokenCounts, costNanos: number, status: AiCallStatus, httpStatus: number | null): Promise<void> {
     return recordAiCall(this.#db, this.#ledger, {
       appId: who.app.id,
       accountId: who.app.account_id,
