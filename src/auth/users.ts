@@ -58,10 +58,10 @@ const emailTaken = () =>
 export const newRefreshToken = (): string => generateKey('');
 
 /**
- * A user's expired refresh tokens, deleted as they sign in or refresh: a token past its expiry can neither be used
- * nor matter for reuse detection, and every refresh writes a row, so without this the table only grows.
+ * A session's expired refresh tokens, deleted as it refreshes (through the family index): a token past its expiry can
+ * no longer be used, and every refresh writes a row, so without this a long session's rows only grow.
  */
-const PRUNE_EXPIRED = (userIds: string) => `delete from svc_auth.refresh_tokens where user_id = ${userIds} and expires_at < now()`;
+const PRUNE_EXPIRED = (families: string) => `delete from svc_auth.refresh_tokens where family = ${families} and expires_at < now()`;
 
 // New session: a fresh family per sign-in, so reuse detection revokes only the session that leaked.
 const SIGNUP_SQL = `
@@ -83,7 +83,7 @@ const LOGIN_SESSION_SQL = `
   ), t as (
     insert into svc_auth.refresh_tokens (user_id, token_hash, family, expires_at)
     select id, $2, gen_random_uuid(), now() + make_interval(days => $3::int) from u
-  ), expired as (${PRUNE_EXPIRED('(select id from u)')})
+  )
   select id, email, created_at from u`;
 
 // Rotation in one statement: of two concurrent uses of one token, the row lock lets exactly one through.
@@ -95,7 +95,7 @@ const ROTATE_SQL = `
   ), fresh as (
     insert into svc_auth.refresh_tokens (user_id, token_hash, family, expires_at)
     select user_id, $2, family, now() + make_interval(days => $3::int) from used
-  ), expired as (${PRUNE_EXPIRED('(select user_id from used)')})
+  ), expired as (${PRUNE_EXPIRED('(select family from used)')})
   select u.id, u.email, u.created_at from used join svc_auth.users u on u.id = used.user_id`;
 
 // A revoked token presented again means it was copied: end every token of its family, the newest included.
