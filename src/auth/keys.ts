@@ -3,6 +3,7 @@ import path from 'node:path';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { generateKey, hashKey, keyHint } from '../core/crypto.ts';
+import { isUuid } from '../core/uuid.ts';
 import { errors } from '../core/errors.ts';
 import type { Caller } from '../core/define.ts';
 import type { ControlDatabase } from '../db/types.ts';
@@ -94,9 +95,11 @@ export class KeysService {
     const valid = new Set<string>();
     const byKind = Map.groupBy(credentials, (c) => c.kind);
     for (const [kind, refs] of byKind) {
-      // Ids are text here (a function's key id is not a uuid), so compare as text.
+      // Key ids are uuids (compared as such, so the primary key serves); app ids are text.
+      const ids = refs.map((r) => r.id).filter((id) => kind === 'app' || isUuid(id));
+      if (!ids.length) continue;
       const { rows } = await sql<{ id: string }>`select id::text from ${sql.table(CREDENTIAL_TABLES[kind])}
-        where id::text = any(${refs.map((r) => r.id)}::text[])`.execute(this.#db);
+        where id = any(${ids}::${sql.raw(kind === 'app' ? 'text' : 'uuid')}[])`.execute(this.#db);
       for (const { id } of rows) valid.add(credentialKey({ kind, id }));
     }
     return valid;

@@ -90,6 +90,10 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
           new AppError(401, 'AUTH_INVALID_TOKEN', 'The stream ticket is missing, used, expired or unknown.', 'Mint a fresh ticket with POST /v1/me/substrate/ws-ticket (valid 60 s, one connection).'),
         );
       }
+      // A ticket outlives the key that minted it by at most its 60 s; the socket does not.
+      if (ticket.credential && !(await services.keys.stillValid([ticket.credential])).size) {
+        return reject(socket, new AppError(401, 'AUTH_INVALID_TOKEN', 'The key that minted this stream ticket was revoked.', 'Mint a fresh ticket with a current key.'));
+      }
       wss.handleUpgrade(req, socket, head, (ws) => {
         alive.set(ws, true);
         ws.on('pong', () => alive.set(ws, true));
@@ -153,13 +157,21 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
 /** Closes (1008) every socket whose key was revoked or whose app was deleted since it opened. */
 async function closeRevoked(credentials: Map<WebSocket, CredentialRef[]>, services: Services): Promise<void> {
   if (!credentials.size) return;
-  const all = [...new Map([...credentials.values()].flat().map((c) => [credentialKey(c), c])).values()];
+  // Judged are the sockets open when the query starts: one opened meanwhile holds a key the query did not ask about.
+  const checked = [...credentials];
+  const all = [...new Map(checked.flatMap(([, refs]) => refs).map((c) => [credentialKey(c), c])).values()];
   const valid = await services.keys.stillValid(all);
-  for (const [ws, refs] of credentials) {
+  for (const [ws, refs] of checked) {
     if (refs.every((r) => valid.has(credentialKey(r)))) continue;
     credentials.delete(ws);
-    ws.close(1008, 'credential revoked');
+    revoke(ws);
   }
+}
+
+/** Ends a socket whose credential is gone: a close frame, then the connection, whether or not the client answers. */
+function revoke(ws: WebSocket): void {
+  ws.close(1008, 'credential revoked');
+  setTimeout(() => ws.terminate(), 1000).unref();
 }
 
 /** An HTTP error answer on a socket that will not be upgraded. */
@@ -204,6 +216,8 @@ function functionSocket(ws: WebSocket, session: Session, services: Services, log
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
   };
   ws.on('message', (raw: RawData, isBinary: boolean) => {
+    // A socket being closed (its key revoked, the server stopping) runs nothing more.
+    if (ws.readyState !== ws.OPEN) return;
     let message: unknown;
     try {
       if (isBinary) throw new Error('binary');

@@ -84,6 +84,11 @@ describe('sockets do not outlive their keys', () => {
       expect(await closing).toBe(1008);
       await new Promise((r) => setTimeout(r, 1500));
       expect(kept.ws.readyState).toBe(WebSocket.OPEN);
+      // A ticket minted just before the revocation opens nothing after it.
+      const again = await request(a.url, '/substrate-keys', { method: 'POST', key: a.platformKey, body: { name: 'brief' } });
+      const early = await ticket(a, again.json.key);
+      expect((await request(a.url, `/substrate-keys/${again.json.id}`, { method: 'DELETE', key: a.platformKey })).status).toBeLessThan(300);
+      await expect(connect(a, early)).rejects.toThrow('status 401');
     } finally {
       kept.ws.close();
     }
