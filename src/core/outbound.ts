@@ -94,7 +94,11 @@ export async function checkOutboundUrl(url: URL, allowPrivate: boolean, field: s
  * anyone can register) could hold every thread and stall the process's file, crypto and DNS work. With private
  * receivers allowed (an operator's own network), the system resolver applies, /etc/hosts included.
  */
-const publicResolver = new dns.promises.Resolver({ timeout: 2000, tries: 2 });
+const publicResolver = new dns.promises.Resolver({ timeout: 1000, tries: 2 });
+/** The longest a public name's resolution may take, whatever the name servers do. */
+export const RESOLVE_DEADLINE_MS = 3000;
+/** Once one address family has answered, how long the other may still take (a server dropping AAAA costs no more). */
+const SECOND_FAMILY_GRACE_MS = 250;
 
 /** Name servers of the public resolver (tests point it at a loopback server). */
 export function setOutboundNameServers(servers: string[]): void {
@@ -108,13 +112,35 @@ export async function addressesOf(host: string, allowPrivate: boolean): Promise<
   if (allowPrivate) return dns.promises.lookup(host, { all: true });
   // RFC 6761: *.localhost is loopback, whatever a name server would say.
   if (host === 'localhost' || host.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }];
-  const [v4, v6] = await Promise.allSettled([publicResolver.resolve4(host), publicResolver.resolve6(host)]);
-  const found = [
-    ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
-    ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
-  ];
-  if (found.length) return found;
-  throw Object.assign(new Error(`${host} does not resolve`), { code: v4.status === 'rejected' ? (v4.reason as NodeJS.ErrnoException).code : 'ENOTFOUND' });
+  return resolvePublic(host);
+}
+
+/**
+ * A and AAAA queries at once, within RESOLVE_DEADLINE_MS; when one family answers first, the other has
+ * SECOND_FAMILY_GRACE_MS more. Rejects (code ENOTFOUND or ETIMEOUT) when neither gives an address in time.
+ */
+function resolvePublic(host: string): Promise<dns.LookupAddress[]> {
+  return new Promise((resolve, reject) => {
+    const found: dns.LookupAddress[] = [];
+    let pending = 2;
+    let lastError: NodeJS.ErrnoException | undefined;
+    let grace: NodeJS.Timeout | undefined;
+    const finish = () => {
+      clearTimeout(deadline);
+      clearTimeout(grace);
+      if (found.length) resolve([...found].sort((a, b) => a.family - b.family));
+      else reject(Object.assign(new Error(`${host} does not resolve`), { code: lastError?.code ?? 'ETIMEOUT' }));
+    };
+    const deadline = setTimeout(finish, RESOLVE_DEADLINE_MS);
+    const settle = (addresses: dns.LookupAddress[] | undefined, err?: NodeJS.ErrnoException) => {
+      if (addresses) found.push(...addresses);
+      if (err) lastError = err;
+      if (--pending === 0) return finish();
+      if (found.length && !grace) grace = setTimeout(finish, SECOND_FAMILY_GRACE_MS);
+    };
+    publicResolver.resolve4(host).then((a) => settle(a.map((address) => ({ address, family: 4 }))), (err: NodeJS.ErrnoException) => settle(undefined, err));
+    publicResolver.resolve6(host).then((a) => settle(a.map((address) => ({ address, family: 6 }))), (err: NodeJS.ErrnoException) => settle(undefined, err));
+  });
 }
 
 export interface OutboundResponse {

@@ -3,13 +3,16 @@
 // could run), and the outbound guard resolves, refuses internal answers, and gives up in bounded time.
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressesOf, checkOutboundUrl, setOutboundNameServers } from '../../src/core/outbound.ts';
+import { addressesOf, checkOutboundUrl, RESOLVE_DEADLINE_MS, setOutboundNameServers } from '../../src/core/outbound.ts';
 
 const RECORDS: Record<string, { a?: string[]; aaaa?: string[] }> = {
   'public.example': { a: ['93.184.216.34'], aaaa: ['2606:2800:220:1:248:1893:25c8:1946'] },
   'internal.example': { a: ['10.0.0.7'] },
+  'v4only.example': { a: ['93.184.216.35'] },
 };
 const SILENT = 'silent.example';
+/** Answers A, never AAAA (name servers that drop AAAA queries exist). */
+const NO_AAAA = 'v4only.example';
 
 let server: dgram.Socket;
 
@@ -26,7 +29,7 @@ function question(msg: Buffer): { name: string; type: number; end: number } {
 
 function answer(query: Buffer): Buffer | undefined {
   const { name, type, end } = question(query);
-  if (name === SILENT) return undefined;
+  if (name === SILENT || (name === NO_AAAA && type === 28)) return undefined;
   const record = RECORDS[name];
   const values = type === 1 ? record?.a : type === 28 ? record?.aaaa : undefined;
   const header = Buffer.alloc(12);
@@ -83,9 +86,15 @@ describe('outbound name resolution', () => {
     expect(await addressesOf('app.localhost', false)).toEqual([{ address: '127.0.0.1', family: 4 }]);
   });
 
-  it('gives up on a silent name server within its deadline instead of holding a thread', async () => {
+  it('gives up on a silent name server at its deadline instead of holding a thread', async () => {
     const started = Date.now();
     await expect(addressesOf(SILENT, false)).rejects.toMatchObject({ code: expect.any(String) });
-    expect(Date.now() - started).toBeLessThan(6000);
+    expect(Date.now() - started).toBeLessThan(RESOLVE_DEADLINE_MS + 500);
   }, 10_000);
+
+  it('does not wait out a name server that drops AAAA queries once A has answered', async () => {
+    const started = Date.now();
+    expect(await addressesOf(NO_AAAA, false)).toEqual([{ address: '93.184.216.35', family: 4 }]);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
 });
