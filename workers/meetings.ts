@@ -1,5 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
+import { BOT_STATUSES } from '../src/meetings/states.ts';
 import type { WorkerServices } from './index.ts';
 
 /** One forward of a provider event to the app's webhook (src/meetings/forwarding.ts); graphile-worker retries a failed one with backoff. */
@@ -15,7 +16,9 @@ const OrphanPayload = z.object({
   account_id: z.string(),
   reservation_id: z.string().nullable(),
   transcript: z.boolean(),
+  status: z.enum(BOT_STATUSES),
   started_at: z.string().nullable(),
+  completed_at: z.string().nullable(),
 });
 
 /** A bot of a deleted app leaves its call and its time is charged (enqueued by the app's delete, db/migrations/0021). */
@@ -27,6 +30,8 @@ export const meetingsLeaveOrphan = (s: WorkerServices): Task => async (payload) 
     accountId: p.account_id,
     reservationId: p.reservation_id,
     transcript: p.transcript,
+    status: p.status,
     startedAt: p.started_at === null ? null : new Date(p.started_at),
+    completedAt: p.completed_at === null ? null : new Date(p.completed_at),
   });
 };

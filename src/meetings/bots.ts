@@ -32,7 +32,9 @@ export interface OrphanBot {
   accountId: string;
   reservationId: string | null;
   transcript: boolean;
+  status: BotStatus;
   startedAt: Date | null;
+  completedAt: Date | null;
 }
 
 export interface BotDeps {
@@ -122,20 +124,25 @@ export class MeetingBots {
   }
 
   /**
-   * A bot of a deleted app (its rows are gone with the app): told to leave its call, and the time it ran charged
-   * against its hold, once (the hold row is the proof: a second run finds it settled and charges nothing).
+   * A bot of a deleted app (its rows are gone with the app): told to leave its call unless it already has, and the
+   * time it ran charged once, with or without a hold (an enterprise account has none; a long session's may have
+   * expired). The ledger row is the proof: a second run finds it and charges nothing.
    */
   async leaveOrphan(bot: OrphanBot, now = new Date()): Promise<void> {
-    if (this.#deps.provider) await viaProvider(() => this.#deps.provider!.leaveCall(bot.providerBotId));
-    if (!bot.reservationId) return;
-    const seconds = bot.startedAt ? Math.max(0, Math.ceil((now.getTime() - bot.startedAt.getTime()) / 1000)) : 0;
+    if (this.#deps.provider && !pastCall(bot.status)) await viaProvider(() => this.#deps.provider!.leaveCall(bot.providerBotId));
+    const end = bot.completedAt ?? now;
+    const seconds = bot.startedAt ? Math.max(0, Math.ceil((end.getTime() - bot.startedAt.getTime()) / 1000)) : 0;
     const nanos = dimensionsOf(bot.transcript).reduce((sum, d) => sum + chargeNanos(this.#deps.config, d, seconds), 0);
+    const usageRef = `meeting_bot:${bot.botId}`;
     await this.#deps.db.transaction().execute(async (tx) => {
-      const held = await sql`select 1 from credit_reservations where id = ${bot.reservationId} for update`.execute(tx);
-      if (!held.rows.length) return;
-      await this.#deps.credits.settle(tx, bot.accountId, { id: bot.reservationId!, accountId: bot.accountId }, nanos, 'meetings', `meeting_bot:${bot.botId}`);
+      await sql`select pg_advisory_xact_lock(hashtext(${usageRef}))`.execute(tx);
+      const charged = await sql`select 1 from credit_ledger where account_id = ${bot.accountId} and usage_ref = ${usageRef}`.execute(tx);
+      if (charged.rows.length) return;
+      const held = bot.reservationId ? (await sql`select 1 from credit_reservations where id = ${bot.reservationId} for update`.execute(tx)).rows.length > 0 : false;
+      const hold = held ? { id: bot.reservationId!, accountId: bot.accountId } : undefined;
+      await this.#deps.credits.settle(tx, bot.accountId, hold, nanos, 'meetings', usageRef);
     });
-    this.#deps.log.info({ bot_id: bot.botId, account_id: bot.accountId, seconds }, 'bot of a deleted app left its call');
+    this.#deps.log.info({ bot_id: bot.botId, account_id: bot.accountId, seconds }, 'bot of a deleted app: left and charged');
   }
 
   /** Gives a hold back without charging (a spawn that failed, a session that ended in fatal). */

@@ -266,7 +266,12 @@ describe('an app deleted while its bot is in a call', () => {
     };
     const running = await spawn();
     const finished = await spawn();
+    const ended = await spawn();
     await fake.move(running.providerId, 'in_call_recording');
+    await fake.move(ended.providerId, 'in_call_recording');
+    await fake.move(ended.providerId, 'call_ended');
+    await waitFor(async () => ((await p.sql('select status from meeting_bots where id = $1', [ended.id]))[0]?.status === 'ended' ? true : undefined));
+    await p.sql(`update meeting_bots set started_at = now() - interval '10 minutes', completed_at = now() - interval '9 minutes' where id = $1`, [ended.id]);
     await fake.runToDone(finished.providerId, 60);
     await waitFor(async () => ((await p.sql('select status from meeting_bots where id = $1', [finished.id]))[0]?.status === 'done' ? true : undefined));
     await p.sql(`update meeting_bots set started_at = now() - interval '120 seconds' where id = $1`, [running.id]);
@@ -281,12 +286,26 @@ describe('an app deleted while its bot is in a call', () => {
     expect(Number(charge.nanos)).toBeGreaterThanOrEqual(cost(120));
     expect(Number(charge.nanos)).toBeLessThanOrEqual(cost(135));
     expect(await p.sql('select 1 from credit_reservations where id = $1', [reservation_id])).toEqual([]);
+    await waitFor(async () => (await p.sql(`select 1 from credit_ledger where usage_ref = $1`, [`meeting_bot:${ended.id}`]))[0]);
     const after = await balanceNanos(p.sql, accountId);
-    expect(before.balance - after.balance).toBe(Number(charge.nanos));
+    expect(before.balance - after.balance).toBe(Number(charge.nanos) + cost(60));
     expect(fake.bot(finished.providerId).leaveCalls).toBe(0);
+    // The bot whose call had ended (its charge was to come with done) is charged its 60 s and not asked to leave.
+    const endedCharge = await waitFor(async () => (await p.sql(`select -amount_nanos as nanos from credit_ledger where usage_ref = $1`, [`meeting_bot:${ended.id}`]))[0]);
+    expect(Number(endedCharge.nanos)).toBe(cost(60));
+    expect(fake.bot(ended.providerId).leaveCalls).toBe(0);
 
     // A second run of the job (a retry after a crash) charges nothing more.
-    await p.services.meetings.bots.leaveOrphan({ botId: running.id, providerBotId: running.providerId, accountId, reservationId: reservation_id, transcript: true, startedAt: new Date(Date.now() - 120_000) });
+    await p.services.meetings.bots.leaveOrphan({
+      botId: running.id,
+      providerBotId: running.providerId,
+      accountId,
+      reservationId: reservation_id,
+      transcript: true,
+      status: 'recording',
+      startedAt: new Date(Date.now() - 120_000),
+      completedAt: null,
+    });
     expect(await p.sql(`select count(*)::int as n from credit_ledger where usage_ref = $1`, [`meeting_bot:${running.id}`])).toEqual([{ n: 1 }]);
   });
 });
