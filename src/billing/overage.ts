@@ -28,34 +28,49 @@ export interface OverageCharge {
 }
 
 /**
- * Records the previous period's overage of every pro account with a Stripe customer (one row per meter, amounts
+ * Records the previous period's overage of every account on pro all through it, with a Stripe customer (one row per meter, amounts
  * rounded to the cent, lines under a cent dropped), then creates the Stripe invoice item of every row that has none
- * yet. Safe to run again and after a crash: rows are written once, and an item's idempotency key is its row's key.
+ * yet. Safe to run again and after a crash: rows are written once, and an item's idempotency key is its row's key;
+ * a line Stripe refuses keeps its error (`last_error`, `attempts`) and is tried again next run.
  * Without Stripe the rows are still recorded; they are invoiced once a key is configured.
  */
 export async function invoiceOverage(db: Kysely<any>, stripe: PlatformStripe | undefined, now: Date, log: Logger): Promise<OverageCharge[]> {
   const closed = billingPeriod(new Date(billingPeriod(now).start.getTime() - 1));
   await recordOverage(db, closed.start);
   for (const charge of stripe ? await pending(db) : []) {
-    const period = billingPeriod(new Date(`${charge.period}T00:00:00Z`));
-    const id = await stripe!.addInvoiceItem({
-      customerId: charge.customerId,
-      amountCents: charge.amountCents,
-      description: `${DESCRIBE[charge.meter]?.(charge.quantity) ?? charge.meter}, ${charge.period.slice(0, 7)}`,
-      period,
-      metadata: { account_id: charge.accountId, period: charge.period, meter: charge.meter },
-      idempotencyKey: `overage-${charge.accountId}-${charge.period}-${charge.meter}`,
-    });
-    await sql`update billing_overage_charges set stripe_invoice_item_id = ${id}, invoiced_at = ${now}
-      where account_id = ${charge.accountId} and period = ${charge.period} and meter = ${charge.meter}`.execute(db);
-    log.info({ account_id: charge.accountId, period: charge.period, meter: charge.meter, amount_cents: charge.amountCents }, 'overage invoiced');
+    try {
+      await invoiceLine(db, stripe!, charge, now);
+      log.info({ account_id: charge.accountId, period: charge.period, meter: charge.meter, amount_cents: charge.amountCents }, 'overage invoiced');
+    } catch (err) {
+      // One customer Stripe refuses (deleted, say) must not hold up every other account's lines.
+      const message = err instanceof Error ? err.message.slice(0, 500) : String(err);
+      await sql`update billing_overage_charges set attempts = attempts + 1, last_error = ${message}
+        where account_id = ${charge.accountId} and period = ${charge.period} and meter = ${charge.meter}`.execute(db);
+      log.warn({ account_id: charge.accountId, period: charge.period, meter: charge.meter, err }, 'overage line not invoiced; retried next run');
+    }
   }
   return (await sql<ChargeRow>`${SELECT_CHARGES} where c.period = ${isoDay(closed.start)}`.execute(db)).rows.map(toCharge);
 }
 
-/** The closed period's overage rows of every pro account, written once (a later run changes nothing). */
+/** One line's pending Stripe invoice item, and the row marked with it. */
+async function invoiceLine(db: Kysely<any>, stripe: PlatformStripe, charge: OverageCharge & { customerId: string }, now: Date): Promise<void> {
+  const id = await stripe.addInvoiceItem({
+    customerId: charge.customerId,
+    amountCents: charge.amountCents,
+    description: `${DESCRIBE[charge.meter]?.(charge.quantity) ?? charge.meter}, ${charge.period.slice(0, 7)}`,
+    period: billingPeriod(new Date(`${charge.period}T00:00:00Z`)),
+    metadata: { account_id: charge.accountId, period: charge.period, meter: charge.meter },
+    // The customer is part of the key: a changed customer is a new request, not a conflicting replay of the old one.
+    idempotencyKey: `overage-${charge.accountId}-${charge.period}-${charge.meter}-${charge.customerId}`,
+  });
+  await sql`update billing_overage_charges set stripe_invoice_item_id = ${id}, invoiced_at = ${now}, last_error = null
+    where account_id = ${charge.accountId} and period = ${charge.period} and meter = ${charge.meter}`.execute(db);
+}
+
+/** The closed period's overage rows of every account pro all through it, written once (a later run changes nothing). */
 async function recordOverage(db: Kysely<any>, periodStart: Date): Promise<void> {
-  const { rows } = await sql<{ id: string }>`select id from accounts where plan = 'pro' and stripe_customer_id is not null`.execute(db);
+  const { rows } = await sql<{ id: string }>`select id from accounts
+    where plan = 'pro' and stripe_customer_id is not null and plan_since <= ${periodStart}`.execute(db);
   if (!rows.length) return;
   const usage = await usageByAccount(db, periodStart, rows.map((r) => r.id));
   const values: { accountId: string; meter: LimitedMeter; quantity: number; cents: number }[] = [];
@@ -98,6 +113,6 @@ const toCharge = (r: ChargeRow): OverageCharge => ({
 
 /** Rows of any period still without their invoice item (a run that failed, or ran before Stripe was configured). */
 async function pending(db: Kysely<any>): Promise<Array<OverageCharge & { customerId: string }>> {
-  const { rows } = await sql<ChargeRow>`${SELECT_CHARGES} where c.stripe_invoice_item_id is null and a.stripe_customer_id is not null order by c.created_at`.execute(db);
+  const { rows } = await sql<ChargeRow>`${SELECT_CHARGES} where c.stripe_invoice_item_id is null and a.stripe_customer_id is not null order by c.attempts, c.created_at`.execute(db);
   return rows.map((r) => ({ ...toCharge(r), customerId: r.stripe_customer_id! }));
 }

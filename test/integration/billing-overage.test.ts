@@ -24,8 +24,9 @@ afterAll(async () => {
 });
 
 /** A pro account with one app and a real customer at the fake, and usage on the given November and December days. */
-async function proAccount(usage: Array<[meter: string, day: string, quantity: number]>): Promise<{ id: string; customer: string }> {
+async function proAccount(usage: Array<[meter: string, day: string, quantity: number]>, proSince = '2026-10-01'): Promise<{ id: string; customer: string }> {
   const id = (await p.sql(`insert into accounts (name, plan) values ('big', 'pro') returning id`))[0].id as string;
+  await p.sql(`update accounts set plan_since = $2 where id = $1`, [id, proSince]);
   const { key } = await p.services.keys.create('platform', id, 'test');
   const app = await p.api('POST', '/init', { key, body: { name: 'busy' } });
   expect(app.status).toBe(201);
@@ -76,23 +77,41 @@ describe('pro overage', () => {
       metadata: { account_id: a.id, period: '2026-11-01' },
     });
     expect(items.map((r) => r.idempotencyKey).sort()).toEqual([
-      `overage-${a.id}-2026-11-01-bandwidth_bytes`,
-      `overage-${a.id}-2026-11-01-monthly_active_users`,
-      `overage-${a.id}-2026-11-01-storage_bytes`,
+      `overage-${a.id}-2026-11-01-bandwidth_bytes-${a.customer}`,
+      `overage-${a.id}-2026-11-01-monthly_active_users-${a.customer}`,
+      `overage-${a.id}-2026-11-01-storage_bytes-${a.customer}`,
     ]);
   });
 
-  it('runs again without charging twice; a Stripe failure leaves the line pending for the next run', async () => {
+  it('runs again without charging twice; a Stripe failure leaves the line pending, with its error, for the next run', async () => {
     const a = await proAccount([['bandwidth_bytes', '2026-11-02', 251 * GB]]);
     fake.failNext(500);
-    await expect(p.services.billing.invoiceOverage(NOW)).rejects.toMatchObject({ code: 'PAYMENT_PROVIDER_UNAVAILABLE' });
-    const [row] = await p.sql(`select amount_cents::int, stripe_invoice_item_id from billing_overage_charges where account_id = $1`, [a.id]);
-    expect(row).toEqual({ amount_cents: 9, stripe_invoice_item_id: null });
+    await p.services.billing.invoiceOverage(NOW);
+    const [row] = await p.sql(`select amount_cents::int, stripe_invoice_item_id, attempts, last_error is not null as failed from billing_overage_charges where account_id = $1`, [a.id]);
+    expect(row).toEqual({ amount_cents: 9, stripe_invoice_item_id: null, attempts: 1, failed: true });
     await p.services.billing.invoiceOverage(NOW);
     await p.services.billing.invoiceOverage(new Date('2026-12-01T03:00:00Z'));
     expect(itemsOf(a.customer)).toHaveLength(1);
-    const [after] = await p.sql(`select stripe_invoice_item_id from billing_overage_charges where account_id = $1`, [a.id]);
+    const [after] = await p.sql(`select stripe_invoice_item_id, last_error from billing_overage_charges where account_id = $1`, [a.id]);
     expect(after.stripe_invoice_item_id).toMatch(/^ii_/);
+    expect(after.last_error).toBeNull();
+  });
+
+  it('a customer Stripe refuses does not hold up the other accounts', async () => {
+    const gone = await proAccount([['bandwidth_bytes', '2026-11-02', 260 * GB]]);
+    await p.sql(`update accounts set stripe_customer_id = 'cus_deleted_at_stripe' where id = $1`, [gone.id]);
+    const fine = await proAccount([['bandwidth_bytes', '2026-11-02', 260 * GB]]);
+    await p.services.billing.invoiceOverage(NOW);
+    expect(itemsOf(fine.customer)).toHaveLength(1);
+    const [stuck] = await p.sql(`select stripe_invoice_item_id, attempts, last_error from billing_overage_charges where account_id = $1`, [gone.id]);
+    expect(stuck).toMatchObject({ stripe_invoice_item_id: null, attempts: 1, last_error: expect.stringContaining('No such customer') });
+  });
+
+  it('a month is charged only to an account that was pro all through it', async () => {
+    const upgradedLater = await proAccount([['bandwidth_bytes', '2026-11-02', 300 * GB]], '2026-11-20');
+    const charges = await p.services.billing.invoiceOverage(NOW);
+    expect(charges.filter((c) => c.accountId === upgradedLater.id)).toEqual([]);
+    expect(itemsOf(upgradedLater.customer)).toEqual([]);
   });
 
   it('usage within the allowance, free accounts and lines under a cent charge nothing', async () => {
