@@ -38,10 +38,12 @@ export interface CredentialRef {
   id: string;
 }
 
-const CREDENTIAL_TABLES: Record<CredentialRef['kind'], string> = { ...Object.fromEntries(Object.entries(KEY_TABLES).map(([k, v]) => [k, v.table])), app: 'apps' } as Record<
-  CredentialRef['kind'],
-  string
->;
+const CREDENTIAL_TABLES: Record<CredentialRef['kind'], string> = {
+  platform: KEY_TABLES.platform.table,
+  service: KEY_TABLES.service.table,
+  substrate: KEY_TABLES.substrate.table,
+  app: 'apps',
+};
 
 /** The key a caller presented (none for end users and anonymous callers, whose tokens are not revoked one by one). */
 export function credentialOf(caller: Caller): CredentialRef | undefined {

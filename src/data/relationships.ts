@@ -1,10 +1,9 @@
 // Relationships between tables, as PostgREST finds them from foreign keys: many-to-one, one-to-many, one-to-one
 // (a foreign key whose columns are unique) and many-to-many (through a join table whose key holds both foreign keys).
-import pg from 'pg';
 import { AppError } from '../core/errors.ts';
 import type { Catalog, ForeignKeyInfo, TableInfo } from '../schema/catalog.ts';
+import { q } from './filters.ts';
 
-const q = (name: string) => pg.escapeIdentifier(name);
 
 export type Cardinality = 'many-to-one' | 'one-to-many' | 'one-to-one' | 'many-to-many';
 

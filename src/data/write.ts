@@ -1,13 +1,11 @@
 // Inserts, updates and deletes: each one statement whose result row is shaped by src/data/output.ts.
-import pg from 'pg';
 import { errors } from '../core/errors.ts';
 import type { Catalog, TableInfo } from '../schema/catalog.ts';
 import { columnOf, selectSql, tableOf, whereSql } from './compile.ts';
+import { lit, q } from './filters.ts';
 import { countRow, resultRow, type OutputOptions } from './output.ts';
 import type { Filter, ParsedQuery } from './query.ts';
 
-const q = (name: string) => pg.escapeIdentifier(name);
-const lit = (value: string) => pg.escapeLiteral(value);
 
 export interface WriteOutput extends OutputOptions {
   /** The written rows come back (Prefer: return=representation); otherwise only their count. */

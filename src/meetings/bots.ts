@@ -10,7 +10,7 @@ import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import type { AppRecord } from '../apps/types.ts';
 import type { MeetingsProvider } from '../adapters/recall.ts';
 import { meetingsErrors, viaProvider } from './errors.ts';
-import { chargeNanos, dimensionsOf } from './pricing.ts';
+import { sessionNanos } from './pricing.ts';
 import { pastCall, type BotStatus } from './states.ts';
 import { botView, NO_MEDIA, RESERVED_METADATA_PREFIX, type BotRow, type BotView, type SpawnRequest } from './types.ts';
 
@@ -132,7 +132,7 @@ export class MeetingBots {
     if (this.#deps.provider && !pastCall(bot.status)) await viaProvider(() => this.#deps.provider!.leaveCall(bot.providerBotId));
     const end = bot.completedAt ?? now;
     const seconds = bot.startedAt ? Math.max(0, Math.ceil((end.getTime() - bot.startedAt.getTime()) / 1000)) : 0;
-    const nanos = dimensionsOf(bot.transcript).reduce((sum, d) => sum + chargeNanos(this.#deps.config, d, seconds), 0);
+    const nanos = sessionNanos(this.#deps.config, bot.transcript, seconds);
     const usageRef = `meeting_bot:${bot.botId}`;
     await this.#deps.db.transaction().execute(async (tx) => {
       await sql`select pg_advisory_xact_lock(hashtext(${usageRef}))`.execute(tx);
@@ -153,7 +153,7 @@ export class MeetingBots {
 
   async #hold(accountId: string, transcript: boolean): Promise<Reservation | undefined> {
     const prices = this.#deps.config;
-    const nanos = dimensionsOf(transcript).reduce((sum, d) => sum + chargeNanos(prices, d, HOLD_SECONDS), 0);
+    const nanos = sessionNanos(prices, transcript, HOLD_SECONDS);
     try {
       return await this.#deps.credits.reserve(accountId, nanos, HOLD_TTL_SECONDS);
     } catch (err) {

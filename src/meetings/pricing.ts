@@ -27,8 +27,12 @@ export function dimensionsOf(transcript: boolean): Dimension[] {
   return transcript ? ['recording', 'transcription'] : ['recording'];
 }
 
+/** Nano-dollars for `seconds` of a session, every dimension it is billed for together. */
+export function sessionNanos(prices: MeetingPrices, transcript: boolean, seconds: number): number {
+  return dimensionsOf(transcript).reduce((sum, d) => sum + chargeNanos(prices, d, seconds), 0);
+}
+
 /** `_estimate`: USD for a session of `minutes`, as done would charge it. */
 export function estimateUsd(prices: MeetingPrices, minutes: number, transcript: boolean): number {
-  const nanos = dimensionsOf(transcript).reduce((sum, d) => sum + chargeNanos(prices, d, minutes * 60), 0);
-  return nanos / NANOS_PER_USD;
+  return sessionNanos(prices, transcript, minutes * 60) / NANOS_PER_USD;
 }

@@ -281,8 +281,8 @@ describe('an app deleted while its bot is in a call', () => {
     expect((await p.api('DELETE', `/apps/${other.app_id}`)).status).toBe(200);
     await waitFor(async () => (fake.bot(running.providerId).leaveCalls === 1 ? true : undefined));
     const charge = await waitFor(async () => (await p.sql(`select -amount_nanos as nanos from credit_ledger where usage_ref = $1`, [`meeting_bot:${running.id}`]))[0]);
-    const { chargeNanos, dimensionsOf } = await import('../../src/meetings/pricing.ts');
-    const cost = (seconds: number) => dimensionsOf(true).reduce((sum, d) => sum + chargeNanos(p.services.config.meetings, d, seconds), 0);
+    const { sessionNanos } = await import('../../src/meetings/pricing.ts');
+    const cost = (seconds: number) => sessionNanos(p.services.config.meetings, true, seconds);
     expect(Number(charge.nanos)).toBeGreaterThanOrEqual(cost(120));
     expect(Number(charge.nanos)).toBeLessThanOrEqual(cost(135));
     expect(await p.sql('select 1 from credit_reservations where id = $1', [reservation_id])).toEqual([]);
