@@ -351,7 +351,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (fnPerApp > e.SVC_FUNCTIONS_MAX_PROCESSES) {
     throw new ConfigError('invalid environment:\n  SVC_FUNCTIONS_MAX_PROCESSES_PER_APP must not exceed SVC_FUNCTIONS_MAX_PROCESSES');
   }
-  const baseUrl = (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  const baseUrl = (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/(?<!\/)\/+$/, '');
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -436,10 +436,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       smtp: Object.freeze({ url: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM }),
     }),
     meetings: meetingsConfig(e),
-    integrations: Object.freeze({ baseUrl: e.SVC_INTEGRATIONS_BASE_URL.replace(/\/+$/, ''), apiKey: e.SVC_INTEGRATIONS_API_KEY }),
+    integrations: Object.freeze({ baseUrl: e.SVC_INTEGRATIONS_BASE_URL.replace(/(?<!\/)\/+$/, ''), apiKey: e.SVC_INTEGRATIONS_API_KEY }),
     people: peopleConfig(e),
     ai: Object.freeze({
-      baseUrl: e.SVC_AI_BASE_URL?.replace(/\/+$/, ''),
+      baseUrl: e.SVC_AI_BASE_URL?.replace(/(?<!\/)\/+$/, ''),
       apiKey: e.SVC_AI_API_KEY,
       timeoutMs: e.SVC_AI_TIMEOUT_MS,
       prices: aiPrices(e.SVC_AI_PRICES),
@@ -454,7 +454,7 @@ function meetingsConfig(e: z.infer<typeof EnvSchema>): Config['meetings'] {
     throw new ConfigError('invalid environment:\n  SVC_MEETINGS_API_KEY and SVC_MEETINGS_WEBHOOK_SECRET are required when SVC_MEETINGS_BASE_URL is set');
   }
   return Object.freeze({
-    baseUrl: e.SVC_MEETINGS_BASE_URL?.replace(/\/+$/, ''),
+    baseUrl: e.SVC_MEETINGS_BASE_URL?.replace(/(?<!\/)\/+$/, ''),
     apiKey: e.SVC_MEETINGS_API_KEY,
     webhookSecret: e.SVC_MEETINGS_WEBHOOK_SECRET,
     recordingUsdPerHour: e.SVC_MEETINGS_RECORDING_USD_PER_HOUR,
@@ -516,7 +516,7 @@ function peopleConfig(e: z.infer<typeof EnvSchema>): Config['people'] {
 function peopleSlot(name: string, url: string | undefined, key: string | undefined, kind: PeopleSlotConfig['kind']): PeopleSlotConfig | undefined {
   if (!url) return undefined;
   if (!key) throw new ConfigError(`invalid environment:\n  SVC_PEOPLE_${name}_KEY is required when SVC_PEOPLE_${name}_URL is set`);
-  return Object.freeze({ kind, baseUrl: url.replace(/\/+$/, ''), apiKey: key });
+  return Object.freeze({ kind, baseUrl: url.replace(/(?<!\/)\/+$/, ''), apiKey: key });
 }
 
 /** "query=secondary,profile=primary" over the defaults: every action on primary, natural-language queries on secondary. */

@@ -82,7 +82,7 @@ export class ComposioClient {
   readonly #timeoutMs: number;
 
   constructor(options: ComposioOptions) {
-    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#baseUrl = options.baseUrl.replace(/(?<!\/)\/+$/, '');
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }

@@ -48,7 +48,7 @@ export class ExaPeople implements PeopleProvider {
 
 /** "Jane Doe - Head of Sales - Acme | LinkedIn": the name before the first dash, the rest as a headline. */
 function titleParts(r: Record<string, unknown>): { name: string | null; rest: string | null } {
-  const title = (str(r.title) ?? '').replace(/\s*\|[^|]*$/, '');
-  const [name, ...rest] = title.split(/\s+[-–]\s+/);
+  const title = (str(r.title) ?? '').replace(/(?<!\s)\s*\|[^|]*$/, '');
+  const [name, ...rest] = title.split(/(?<!\s)\s+[-–]\s+/);
   return { name: str(name?.trim()), rest: str(rest.join(' - ').trim()) };
 }

@@ -66,7 +66,7 @@ export class RecallAdapter implements MeetingsProvider {
   readonly #timeoutMs: number;
 
   constructor(options: { baseUrl: string; apiKey: string; timeoutMs: number }) {
-    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#baseUrl = options.baseUrl.replace(/(?<!\/)\/+$/, '');
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs;
   }

@@ -35,9 +35,9 @@ export function deriveSubdomain(name: string): string {
     .replace(/\p{M}+/gu, '')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
+    .replace(/^-+|(?<!-)-+$/g, '')
     .slice(0, 40)
-    .replace(/-+$/g, '');
+    .replace(/(?<!-)-+$/g, '');
   return `${slug || 'app'}-${randomId(6)}`;
 }
 

@@ -251,7 +251,7 @@ export function dataOpenApi(catalog: Catalog, options: DataOpenApiOptions): Swag
     },
     ...(options.docsUrl ? { externalDocs: { description: 'Query syntax, limits and differences from PostgREST', url: options.docsUrl } } : {}),
     host: url.host,
-    basePath: url.pathname.replace(/\/+$/, '') || '/',
+    basePath: url.pathname.replace(/(?<!\/)\/+$/, '') || '/',
     schemes: [url.protocol.replace(/:$/, '')],
     consumes: MEDIA_TYPES,
     produces: MEDIA_TYPES,

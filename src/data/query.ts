@@ -204,20 +204,27 @@ export function parseCondition(field: string, expr: string): Condition {
   return cond;
 }
 
+/**
+ * Logical groups nested deeper than this are refused: each level scans what is inside it again (quadratic in the
+ * depth), and the parser and compiler recurse per level (thousands of levels overflowed the stack).
+ */
+export const MAX_GROUP_DEPTH = 32;
+
 /** `or=(a.eq.1,b.gt.2,and(c.is.null,d.lt.0))`. */
-function parseGroupValue(key: string, value: string): Group {
+function parseGroupValue(key: string, value: string, depth = 1): Group {
+  if (depth > MAX_GROUP_DEPTH) throw badQuery(`Logical groups are nested more than ${MAX_GROUP_DEPTH} deep; flatten the condition.`);
   const negate = key.startsWith('not.');
   const kind = (negate ? key.slice(4) : key) as 'and' | 'or';
   if (!value.startsWith('(') || !value.endsWith(')')) throw badQuery(`'${key}' needs a parenthesised list, e.g. ${key}=(a.eq.1,b.eq.2).`);
   const items = splitList(value.slice(1, -1));
   // An empty group would be `true` (or `false`), and `and=()` would pass for the filter a collection write needs.
   if (items.length === 0) throw badQuery(`'${key}' needs at least one condition, e.g. ${key}=(a.eq.1,b.eq.2).`);
-  return { kind, negate, items: items.map(parseGroupItem) };
+  return { kind, negate, items: items.map((item) => parseGroupItem(item, depth)) };
 }
 
-function parseGroupItem(item: string): Filter {
+function parseGroupItem(item: string, depth: number): Filter {
   const group = /^(not\.)?(and|or)(\([\s\S]*\))$/.exec(item);
-  if (group) return parseGroupValue((group[1] ?? '') + group[2]!, group[3]!);
+  if (group) return parseGroupValue((group[1] ?? '') + group[2]!, group[3]!, depth + 1);
   const { column, rest } = splitFieldAndRest(item);
   if (!column) throw badQuery(`Malformed condition '${item}' in a logical group; expected column.op.value.`);
   return parseCondition(column, rest);

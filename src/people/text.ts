@@ -15,7 +15,7 @@ export function normalizeProfileUrl(raw: string): { url: string } | { invalid: s
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return { invalid: 'must be an http(s) URL' };
   if (url.username || url.password) return { invalid: 'may not carry credentials' };
-  return { url: `${url.protocol}//${url.host.toLowerCase()}${url.pathname.toLowerCase().replace(/\/+$/, '')}` };
+  return { url: `${url.protocol}//${url.host.toLowerCase()}${url.pathname.toLowerCase().replace(/(?<!\/)\/+$/, '')}` };
 }
 
 type Phrase<F> = readonly [keyof F, (value: string) => string];

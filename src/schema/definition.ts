@@ -248,7 +248,7 @@ const MAX_NUMERIC_PRECISION = 1000;
 
 /** The format_type() spelling of an allowed type, or undefined when the type is not allowed. */
 export function normalizeType(raw: string): string | undefined {
-  const t = raw.trim().toLowerCase().replace(/\s*([(),])\s*/g, '$1').replace(/\s*\[\s*\]$/, '[]');
+  const t = raw.trim().toLowerCase().replace(/(?:(?<!\s)\s+)?([(),])\s*/g, '$1').replace(/(?<!\s)\s*\[\s*\]$/, '[]');
   const isArray = t.endsWith('[]');
   const base = isArray ? t.slice(0, -2) : t;
   const normalized = normalizeBaseType(base);

@@ -20,15 +20,15 @@ export function sanitizeFilename(raw: string): string {
     .replace(/[^\p{L}\p{M}\p{N} ._\-()+,@=]/gu, '_')
     .replace(/_{2,}/g, '_')
     .replace(/^[. ]+/, '')
-    .replace(/[. ]+$/, '');
+    .replace(/(?<![. ])[. ]+$/, '');
   const chars = [...name];
   if (chars.length > MAX_FILENAME_LENGTH) {
     const dot = name.lastIndexOf('.');
     const ext = dot > 0 ? [...name.slice(dot)] : [];
     if (ext.length > 1 && ext.length <= MAX_EXTENSION_LENGTH) {
-      name = chars.slice(0, MAX_FILENAME_LENGTH - ext.length).join('').replace(/[. ]+$/, '') + ext.join('');
+      name = chars.slice(0, MAX_FILENAME_LENGTH - ext.length).join('').replace(/(?<![. ])[. ]+$/, '') + ext.join('');
     } else {
-      name = chars.slice(0, MAX_FILENAME_LENGTH).join('').replace(/[. ]+$/, '');
+      name = chars.slice(0, MAX_FILENAME_LENGTH).join('').replace(/(?<![. ])[. ]+$/, '');
     }
   }
   return name || FALLBACK_FILENAME;
@@ -55,8 +55,8 @@ export function normalizeMime(value: string): string {
   return value
     .trim()
     .toLowerCase()
-    .replace(/\s*;\s*/g, ';')
-    .replace(/\s*=\s*/g, '=');
+    .replace(/(?:(?<!\s)\s+)?;\s*/g, ';')
+    .replace(/(?:(?<!\s)\s+)?=\s*/g, '=');
 }
 
 /** Whether a content type passes an allow-list of exact types and `type/*` wildcards; an empty list allows all. */
@@ -101,7 +101,7 @@ export type ByteRange = { start: number; end: number };
  */
 export function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
   if (!header) return undefined;
-  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  const m = /^\s*bytes\s*=\s*(?:(\d+)\s*)?-\s*(?:(\d+)\s*)?$/i.exec(header);
   if (!m) return undefined;
   const [, a = '', b = ''] = m;
   if (a === '' && b === '') return undefined;

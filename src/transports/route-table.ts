@@ -32,7 +32,7 @@ function compile(route: TableRoute): Compiled {
 }
 
 /** Path segments, a trailing slash ignored: routes of different lengths never match the same path. */
-export const segmentCount = (path: string): number => path.replace(/\/+$/, '').split('/').length;
+export const segmentCount = (path: string): number => path.replace(/(?<!\/)\/+$/, '').split('/').length;
 
 /**
  * A middleware serving `routes` (earlier ones win among those of the same shape, as express's order did). HEAD is
