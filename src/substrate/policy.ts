@@ -1,6 +1,7 @@
 // The policy engine: a proposal's verdict from the capability's policy, the user's yolo mode, who proposes, the
 // owner's skip flag, and the user's active principles (JSON-Logic constraints evaluated on every proposal).
-import jsonLogic from 'json-logic-js';
+import { performance } from 'node:perf_hooks';
+import { applyLogic, LOGIC_MAX_MS, LogicBudget } from './logic.ts';
 import type { Capability, Conflict, ProposerKind, Verdict } from './types.ts';
 
 export interface PrincipleRow {
@@ -24,25 +25,39 @@ export interface PolicyInput {
 /**
  * The principles a proposal violates: those that apply to its capability (and, when they name entity types, to the
  * type of the entity it is about) and whose logic is not true for it.
+ *
+ * Each principle's logic has its own budget of operations (LOGIC_MAX_OPERATIONS), so one costly principle does not
+ * starve the others; all of them share LOGIC_MAX_MS of evaluation time, so that however many principles the user has,
+ * one proposal never holds the event loop longer. A principle left without time counts as a conflict.
  */
 export function conflictsOf(capability: string, payload: unknown, principles: readonly PrincipleRow[], entityType: string | null = null): Conflict[] {
   const data = { capability, payload, entity_type: entityType };
   const out: Conflict[] = [];
+  const started = performance.now();
   for (const p of principles) {
     const scope = p.applies_to.capabilities;
     if (scope && scope.length > 0 && !scope.includes(capability)) continue;
     const types = p.applies_to.entity_types;
     if (types && types.length > 0 && (entityType === null || !types.includes(entityType))) continue;
-    let complies: boolean;
-    try {
-      complies = Boolean(jsonLogic.apply(p.constraint_spec.logic as never, data));
-    } catch {
-      // A constraint that cannot be evaluated cannot vouch for the proposal: the human decides.
-      complies = false;
+    const ms = Math.max(0, LOGIC_MAX_MS - (performance.now() - started));
+    if (!complies(p.constraint_spec.logic, data, new LogicBudget({ ms }))) {
+      out.push({ principle_id: p.id, title: p.title, mode: p.constraint_spec.mode ?? 'require_approval' });
     }
-    if (!complies) out.push({ principle_id: p.id, title: p.title, mode: p.constraint_spec.mode ?? 'require_approval' });
   }
   return out;
+}
+
+/**
+ * Whether the logic is true for the proposal (JavaScript truthiness of the result, as before: an empty array
+ * complies). A constraint that cannot be evaluated, within its budget or at all, cannot vouch for the proposal: the
+ * human decides.
+ */
+function complies(logic: unknown, data: unknown, budget: LogicBudget): boolean {
+  try {
+    return Boolean(applyLogic(logic, data, budget));
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -15,7 +15,7 @@
 // as text (objects as JSON, null as empty). A path that does not resolve fails that binding (recorded, not proposed).
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import jsonLogic from 'json-logic-js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError, errors } from '../core/errors.ts';
 import { unknownKeysMessage } from '../core/strict.ts';
@@ -23,6 +23,7 @@ import { CronError, cronNext, cronSlots, parseCron } from '../functions/cron.ts'
 import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { logicProblem } from './capabilities/principles.ts';
 import { findEntity } from './entities.ts';
+import { LOGIC_ROW_QUERY_MAX_MS, LOGIC_ROW_QUERY_MAX_OPERATIONS, LogicBudget, LogicBudgetExceeded, logicHolds } from './logic.ts';
 import { decide, type PrincipleRow } from './policy.ts';
 import type { SubstrateService } from './service.ts';
 import type { SubstrateActor, Verdict } from './types.ts';
@@ -42,6 +43,11 @@ function bindingKey(binding: unknown, index: number): string {
 
 /** Rows a row_query evaluates at most per fire. */
 export const ROW_SCAN_MAX = 5000;
+/**
+ * Evaluation time after which a row_query lets the event loop run before its next row: its budget
+ * (LOGIC_ROW_QUERY_MAX_MS) is several times what one stretch of the event loop may take.
+ */
+const ROW_YIELD_MS = 10;
 /** Rules per substrate user. */
 export const RULES_PER_USER_MAX = 200;
 /** Firings kept per rule (older ones are deleted as new ones are written). */
@@ -414,6 +420,8 @@ export class SubstrateRules {
     const state = await policyState(this.#db, userId);
     const samples: PreviewResult['sample_proposals'] = [];
     for (const binding of evaluation.bindings.slice(0, SAMPLE_MAX)) {
+      // Each sample's principles may take up to LOGIC_MAX_MS: the event loop runs between them.
+      if (samples.length) await yieldToLoop();
       let rendered: Record<string, unknown>;
       try {
         rendered = renderTemplate(body.action_payload_template, binding) as Record<string, unknown>;
@@ -558,7 +566,7 @@ export class SubstrateRules {
       const unknown = unknownVar(rule.condition, Object.keys(snapshot));
       if (unknown) return { bindings: [], skip_reason: `the condition could not be evaluated: the snapshot has no field '${unknown}'; fields: ${Object.keys(snapshot).join(', ')}` };
       try {
-        return { bindings: jsonLogic.truthy(jsonLogic.apply(rule.condition as never, snapshot)) ? [snapshot] : [], skip_reason: null };
+        return { bindings: logicHolds(rule.condition, snapshot) ? [snapshot] : [], skip_reason: null };
       } catch (err) {
         return { bindings: [], skip_reason: `the condition could not be evaluated: ${(err as Error).message}`.slice(0, 500) };
       }
@@ -568,6 +576,9 @@ export class SubstrateRules {
     if (!table) return { bindings: [], skip_reason: `the condition could not be evaluated: unknown row source '${String(from).slice(0, 50)}'` };
     const where = rule.condition.where ?? true;
     const bindings: unknown[] = [];
+    // One budget for all the rows: a costly `where` times 5,000 rows is what must stay bounded.
+    const budget = new LogicBudget({ operations: LOGIC_ROW_QUERY_MAX_OPERATIONS, ms: LOGIC_ROW_QUERY_MAX_MS });
+    let yieldedAt = 0;
     let scanned = 0;
     let after: { created_at: string; id: string } | null = null;
     while (scanned < ROW_SCAN_MAX && bindings.length < BINDINGS_MAX) {
@@ -582,9 +593,16 @@ export class SubstrateRules {
         const unknown = scanned === 1 ? unknownVar(where, Object.keys(row)) : undefined;
         if (unknown) return { bindings: [], skip_reason: `the condition could not be evaluated: ${from} rows have no field '${unknown}'; fields: ${Object.keys(row).join(', ')}` };
         try {
-          if (jsonLogic.truthy(jsonLogic.apply(where as never, row))) bindings.push(row);
+          if (logicHolds(where, row, budget)) bindings.push(row);
         } catch (err) {
+          if (err instanceof LogicBudgetExceeded) {
+            return { bindings: [], skip_reason: `the condition could not be evaluated over the ${from} rows (one budget for all of them): ${err.message}` };
+          }
           return { bindings: [], skip_reason: `the condition could not be evaluated on ${String(row.id)}: ${(err as Error).message}`.slice(0, 500) };
+        }
+        if (budget.ms - yieldedAt >= ROW_YIELD_MS) {
+          await yieldToLoop();
+          yieldedAt = budget.ms;
         }
       }
       after = { created_at: rows.at(-1)!.k_at, id: rows.at(-1)!.k_id };

@@ -1,11 +1,13 @@
 // Attention rules without a running worker (SVC_ROLE=api): CRUD and validation over REST, preview in both modes, the
 // per-minute tick's jobs inspected in graphile-worker's queue, and slots fired by calling the job itself.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { JobHelpers } from 'graphile-worker';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { substrateRuleFire, substrateRulesTick } from '../../workers/rules.ts';
+import { LOGIC_MAX_MS, LOGIC_MAX_OPERATIONS, LOGIC_ROW_QUERY_MAX_OPERATIONS } from '../../src/substrate/logic.ts';
 
 let p: TestPlatform;
 let key: string;
@@ -312,5 +314,78 @@ describe('rendering limits', () => {
     expect(renderTemplate({ a: '{{big}}', b: 'text {{big}}' }, binding)).toEqual({ a: binding.big, b: `text ${binding.big}` });
     expect(() => renderTemplate({ many: ['{{big}}', '{{big}}', '{{big}}'] }, binding)).toThrow(`exceeds ${RENDERED_MAX_BYTES} bytes`);
     expect(() => renderTemplate({ text: '{{big}}{{big}}{{big}}' }, binding)).toThrow(`exceeds ${RENDERED_MAX_BYTES} bytes`);
+  });
+});
+
+describe('evaluation budget', () => {
+  const range120 = Array.from({ length: 120 }, (_, i) => i);
+  /** An accepted condition (497 nodes, allowed operators) of 120^levels visits: json-logic-js took 16.8 s on four. */
+  const nestedSome = (levels: number): unknown => (levels === 0 ? { '==': [{ var: '' }, -1] } : { some: [range120, nestedSome(levels - 1)] });
+  /** The budget's message: the operations or (on a slow or busy machine) the time ran out first. */
+  const exceeded = (operations: number, ms: number) =>
+    `the expression (needs more than ${operations} operations to evaluate \\(limit ${operations}\\)|takes more than ${ms} ms to evaluate \\(limit ${ms} ms\\))`;
+
+  /** The work's result, how long it took and the event loop's longest stall meanwhile (ms). */
+  async function watchLoop<T>(work: () => Promise<T>): Promise<{ result: T; elapsedMs: number; maxDelayMs: number }> {
+    const h = monitorEventLoopDelay({ resolution: 10 });
+    h.enable();
+    const started = performance.now();
+    const result = await work();
+    const elapsedMs = performance.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    h.disable();
+    return { result, elapsedMs, maxDelayMs: h.max / 1e6 };
+  }
+
+  it('a preview whose condition nests four some over 120-element arrays answers 200 with the limit as skip_reason, without stalling the event loop', async () => {
+    expect((await p.api('GET', `${S}/snapshots?days=1`, { key })).status).toBe(200);
+    await commit('A row to scan');
+    const body = {
+      trigger_cron: '0 9 * * *',
+      condition_mode: 'snapshot_predicate',
+      condition: nestedSome(4),
+      action_capability: 'record_learning',
+      action_payload_template: { title: 'x', description: 'y' },
+    };
+    const snapshot = await watchLoop(() => p.api('POST', `${R}/preview`, { key, body }));
+    expect(snapshot.result.status).toBe(200);
+    expect(snapshot.result.body).toEqual({
+      bindings_count: 0,
+      sample_proposals: [],
+      skip_reason: expect.stringMatching(new RegExp(`^the condition could not be evaluated: ${exceeded(LOGIC_MAX_OPERATIONS, LOGIC_MAX_MS)}$`)),
+    });
+    expect(snapshot.maxDelayMs).toBeLessThan(200);
+
+    const rows = await watchLoop(() => p.api('POST', `${R}/preview`, { key, body: { ...body, condition_mode: 'row_query', condition: { from: 'commitments', where: nestedSome(4) } } }));
+    expect(rows.result.status).toBe(200);
+    expect(rows.result.body).toEqual({
+      bindings_count: 0,
+      sample_proposals: [],
+      skip_reason: expect.stringMatching(new RegExp(`^the condition could not be evaluated over the commitments rows \\(one budget for all of them\\): ${exceeded(LOGIC_ROW_QUERY_MAX_OPERATIONS, LOGIC_MAX_MS)}$`)),
+    });
+    expect(rows.maxDelayMs).toBeLessThan(200);
+  });
+
+  it('a principle whose logic exceeds its budget is a conflict: the proposal waits for the human, decided quickly', async () => {
+    const made = await p.api('POST', `${S}/actions/propose`, {
+      key,
+      body: {
+        capability: 'record_principle',
+        dangerously_skip_approval: true,
+        payload: { title: 'Costly', applies_to: { capabilities: ['record_learning'] }, constraint_spec: { logic: nestedSome(4) } },
+      },
+    });
+    expect(made.body.verdict.result).toBe('auto_approved');
+    const principleId = made.body.result.principle_id;
+    try {
+      const proposal = await watchLoop(() => p.api('POST', `${S}/actions/propose`, { key, body: { capability: 'record_learning', payload: { title: 'Note', description: 'Costly principles' } } }));
+      expect(proposal.result.status).toBe(200);
+      expect(proposal.result.body).toMatchObject({ requires_approval: true, verdict: { result: 'requires_approval', reason: 'conflicts with 1 principle(s)' } });
+      expect(proposal.result.body.verdict.conflicts).toEqual([{ principle_id: principleId, title: 'Costly', mode: 'require_approval' }]);
+      expect(proposal.maxDelayMs).toBeLessThan(200);
+      expect(proposal.elapsedMs).toBeLessThan(2000);
+    } finally {
+      await p.sql(`update substrate_principles set status = 'expired' where id = $1`, [principleId]);
+    }
   });
 });
