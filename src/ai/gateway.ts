@@ -275,8 +275,8 @@ export class AiGateway {
     return retryUnapplied(() => this.#write(who, call, kind, tokens, costNanos, status, httpStatus), RECORD_RETRY_DELAYS_MS);
   }
 
-  #write(who: AiCaller, call: Prepared, kind: AiCallKind, tokens: TokenCounts, costNanos: number, status: AiCallStatus, httpStatus: number | null): Promise<void> {
-    return recordAiCall(this.#db, this.#ledger, {
+  async #write(who: AiCaller, call: Prepared, kind: AiCallKind, tokens: TokenCounts, costNanos: number, status: AiCallStatus, httpStatus: number | null): Promise<void> {
+    const { shortfallNanos } = await recordAiCall(this.#db, this.#ledger, {
       appId: who.app.id,
       accountId: who.app.account_id,
       endUserId: who.endUserId,
@@ -291,6 +291,10 @@ export class AiGateway {
       reservation: call.reservation,
       userTokensHeld: call.userHold,
     });
+    if (shortfallNanos > 0) {
+      // The account paid what it had; the rest is ours. A price that keeps under-estimating wants raising.
+      this.#log.warn({ app_id: who.app.id, model: call.model, cost_nanos: costNanos, shortfall_nanos: shortfallNanos }, 'AI call cost more than the account could pay: raise this model in SVC_AI_PRICES');
+    }
   }
 }
 

@@ -74,11 +74,9 @@ export class CreditLedger {
   }
 
   /**
-   * Holds `nanos` of the account's credit for a call about to be made (the whole estimate even when less is left, so
-   * that what calls in flight hold never understates what they may cost). Refused (402) when nothing is left beyond
-   * what calls in flight hold: a call may cost more than its reservation, so the overspend is at most one call.
-   * `minAvailableNanos` raises that floor: people search refuses below its balance gate, or below the call's
-   * maximum price, so that its calls never overspend at all.
+   * Holds `nanos` of the account's credit (the call's worst case) for a call about to be made. Refused (402) unless
+   * the whole hold fits in what is left beyond what calls in flight hold, so concurrent calls can never together
+   * hold more than the balance. `minAvailableNanos` raises that floor: people search refuses below its balance gate.
    */
   async reserve(accountId: string, nanos: number, ttlSeconds: number, minAvailableNanos = 1): Promise<Reservation | undefined> {
     if (PLANS[await this.plan(accountId)].aiCredits === undefined) return undefined;
@@ -93,7 +91,7 @@ export class CreditLedger {
       set local synchronous_commit to off;
       with held as (
         update credit_balances set reserved_nanos = reserved_nanos + ${nanos}
-        where account_id = '${accountId}' and balance_nanos - reserved_nanos >= ${Math.max(1, minAvailableNanos)}
+        where account_id = '${accountId}' and balance_nanos - reserved_nanos >= ${Math.max(1, nanos, minAvailableNanos)}
         returning account_id
       )
       insert into credit_reservations (account_id, amount_nanos, expires_at)
@@ -116,22 +114,38 @@ export class CreditLedger {
   /**
    * The settlement as common table expressions, for a caller that writes its usage row and the charge in one
    * statement (one round trip): `with usage as (insert ... returning id), ${settlement} select ...`. `usageRef`
-   * may refer to the caller's own CTEs. Without a reservation and a charge (own-key calls) it touches nothing.
+   * may refer to the caller's own CTEs; `(select shortfall_nanos from charged)` is the write-off, if any. Without a
+   * reservation and a charge (own-key calls) it touches nothing.
+   *
+   * A call with a reservation (a plan with limited credits) is charged at most its hold plus the balance no other
+   * call holds, so the balance never goes below zero: a cost beyond that (the price table under-estimated what the
+   * upstream reported) is the platform's write-off, recorded as the charge row's shortfall_nanos. The balance row is
+   * locked first so that the amount is computed on its latest version.
    */
   settlement(accountId: string, reservation: Reservation | undefined, nanos: number, source: string, usageRef: RawBuilder<unknown>): RawBuilder<unknown> {
+    const hold = reservation?.id ?? null;
     return sql`
       released as (
-        delete from credit_reservations where id = ${reservation?.id ?? null}::uuid returning amount_nanos
+        delete from credit_reservations where id = ${hold}::uuid returning amount_nanos
+      ),
+      account as (
+        select balance_nanos - reserved_nanos as unheld from credit_balances where account_id = ${accountId}::uuid for update
+      ),
+      payable as (
+        select case when ${hold}::uuid is null then ${nanos}::bigint
+          else least(${nanos}::bigint, greatest(0, coalesce((select unheld from account), 0) + coalesce((select sum(amount_nanos) from released), 0)))
+          end as amount
       ),
       charged as (
-        insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref)
-        select ${accountId}::uuid, 'charge', ${-nanos}::bigint, ${source}::text, ${usageRef} where ${nanos}::bigint > 0
+        insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref, shortfall_nanos)
+        select ${accountId}::uuid, 'charge', -amount, ${source}::text, ${usageRef}, ${nanos}::bigint - amount from payable where ${nanos}::bigint > 0
+        returning shortfall_nanos
       ),
       balanced as (
         update credit_balances set
-          balance_nanos = balance_nanos - ${nanos}::bigint,
+          balance_nanos = balance_nanos - (select amount from payable),
           reserved_nanos = reserved_nanos - coalesce((select sum(amount_nanos) from released), 0)
-        where account_id = ${accountId}::uuid and (${nanos}::bigint > 0 or ${reservation?.id ?? null}::uuid is not null)
+        where account_id = ${accountId}::uuid and (${nanos}::bigint > 0 or ${hold}::uuid is not null)
       )`;
   }
 

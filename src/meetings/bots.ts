@@ -14,7 +14,7 @@ import { sessionNanos } from './pricing.ts';
 import { pastCall, type BotStatus } from './states.ts';
 import { botView, NO_MEDIA, RESERVED_METADATA_PREFIX, type BotRow, type BotView, type SpawnRequest } from './types.ts';
 
-/** The credit held at spawn: what an hour of the session would cost (its charge may be more; the ledger allows one call's overspend). */
+/** The credit held at spawn: what an hour of the session would cost (a longer one is charged at most what the account has left). */
 const HOLD_SECONDS = 3600;
 /** Sessions rarely outlive a day; a hold still open then is released by credits_release_expired (the charge still comes). */
 const HOLD_TTL_SECONDS = 26 * 3600;

@@ -245,8 +245,8 @@ describe('credits', () => {
     expect(created.status).toBe(201);
     const poor = { appId: created.json.app_id, serviceKey: created.json.service_key.key };
     const client = sdk(poor.serviceKey, poor.appId);
-    // costPerToken is $0.000001: 100,000 tokens exhaust $0.10. One call with a long prompt does it (and costs more
-    // than what was left: the overspend of the one call in flight when the balance ran out).
+    // costPerToken is $0.000001: 100,000 tokens exhaust $0.10. One call with a long prompt does it: it costs more than
+    // the table's estimate and more than the account has, so it is charged what the account has and the rest is written off.
     const words = Array.from({ length: 100_000 }, () => 'w').join(' ');
     await client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: words }] });
     await request(server.url, `/v1/${poor.appId}/ai/usage`, { key: poor.serviceKey });
@@ -255,10 +255,10 @@ describe('credits', () => {
     expect(refused.status).toBe(402);
     expect(refused.error).toMatchObject({ type: 'billing_error', code: 'insufficient_credits' });
     expect(fake.requests).toHaveLength(0);
-    const ledger = await controlQuery(`select kind, amount_nanos::bigint::text as amount from credit_ledger where account_id = $1 order by id`, [account]);
+    const ledger = await controlQuery(`select kind, amount_nanos::text as amount, shortfall_nanos::text as shortfall from credit_ledger where account_id = $1 order by id`, [account]);
     expect(ledger.rows).toEqual([
-      { kind: 'grant', amount: '100000000' },
-      { kind: 'charge', amount: String(-(100_000 + 3 + 100_001) * 1000) },
+      { kind: 'grant', amount: '100000000', shortfall: '0' },
+      { kind: 'charge', amount: '-100000000', shortfall: String((100_000 + 3 + 100_001) * 1000 - 100_000_000) },
     ]);
     await setConfig(poor.appId, poor.serviceKey, { byokKey: 'sk-own-key-0000000000000000' });
     const own = await client.chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] });
@@ -268,13 +268,32 @@ describe('credits', () => {
     expect(after.rows[0].n).toBe(2);
   });
 
-  it('concurrent calls never overspend by more than one call', async () => {
-    const account = (await controlQuery(`insert into accounts (name) values ('racer') returning id`)).rows[0].id;
-    const key = `svc_pk_${'r'.repeat(20)}${Date.now()}`;
+  /** A free account ($0.10 of credit) with an app: its service key and app id. */
+  async function freeApp(name: string): Promise<{ account: string; appId: string; serviceKey: string }> {
+    const account = (await controlQuery(`insert into accounts (name) values ($1) returning id`, [name])).rows[0].id;
+    const key = `svc_pk_${'r'.repeat(20)}${Date.now()}${Math.random().toString(36).slice(2)}`;
     await controlQuery(`insert into platform_keys (account_id, key_hash, hint, name) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'k')`, [account, key]);
-    const created = await request(server.url, '/init', { method: 'POST', key, body: { name: 'racer app' } });
-    const client = sdk(created.json.service_key.key, created.json.app_id);
-    // Each call costs 2,003 tokens = $0.002003; $0.10 pays for 49 of them. 80 at once.
+    const created = await request(server.url, '/init', { method: 'POST', key, body: { name: `${name} app` } });
+    expect(created.status).toBe(201);
+    return { account, appId: created.json.app_id, serviceKey: created.json.service_key.key };
+  }
+
+  async function ledgerOf(account: string): Promise<{ balance: string; reserved: string; charged: string; shortfall: string }> {
+    const { rows } = await controlQuery(
+      `select b.balance_nanos::text as balance, b.reserved_nanos::text as reserved,
+              (select coalesce(sum(-amount_nanos), 0)::text from credit_ledger where account_id = $1 and kind = 'charge') as charged,
+              (select coalesce(sum(shortfall_nanos), 0)::text from credit_ledger where account_id = $1) as shortfall
+       from credit_balances b where b.account_id = $1`,
+      [account],
+    );
+    return rows[0];
+  }
+
+  it('concurrent calls never take the balance below zero: each holds its worst case, which must fit', async () => {
+    const racer = await freeApp('racer');
+    const client = sdk(racer.serviceKey, racer.appId);
+    // Each call costs 2,003 tokens = $0.002003 and holds about $0.00257 (the table's price for the prompt's size and
+    // max_tokens). 80 at once; then one at a time until the next hold no longer fits.
     const words = Array.from({ length: 1_997 }, () => 'w').join(' ');
     const results = await Promise.allSettled(
       Array.from({ length: 80 }, () => client.chat.completions.create({ model: 'openai/m', max_tokens: 3, messages: [{ role: 'user', content: words }] })),
@@ -282,11 +301,9 @@ describe('credits', () => {
     let ok = results.filter((r) => r.status === 'fulfilled').length;
     const refused = results.filter((r) => r.status === 'rejected' && (r.reason as { status?: number }).status === 402).length;
     expect(ok + refused).toBe(80);
-    // Reservations are estimates a little above the real cost, so a burst may stop short; one call at a time then
-    // spends what is left, until the balance is gone.
     for (;;) {
       // The previous call's charge is written as its answer goes out: wait for it, as a usage report does.
-      await request(server.url, `/v1/${created.json.app_id}/ai/usage`, { key: created.json.service_key.key });
+      await request(server.url, `/v1/${racer.appId}/ai/usage`, { key: racer.serviceKey });
       const one = await client.chat.completions.create({ model: 'openai/m', max_tokens: 3, messages: [{ role: 'user', content: words }] }).catch((e) => e);
       if (one instanceof OpenAI.APIError) {
         expect(one.status).toBe(402);
@@ -294,13 +311,37 @@ describe('credits', () => {
       }
       ok++;
     }
-    await request(server.url, `/v1/${created.json.app_id}/ai/usage`, { key: created.json.service_key.key });
-    const balance = (await controlQuery(`select balance_nanos::text as b, reserved_nanos::text as r from credit_balances where account_id = $1`, [account])).rows[0];
-    expect(balance.r).toBe('0');
-    // Never more than one call's cost below zero, and every paid call was recorded.
-    expect(Number(balance.b)).toBeGreaterThanOrEqual(-2_003_000);
-    expect(Number(balance.b)).toBe(100_000_000 - ok * 2_003_000);
-    expect(ok).toBe(50);
+    await request(server.url, `/v1/${racer.appId}/ai/usage`, { key: racer.serviceKey });
+    // 49 calls fit; what is left ($0.001853) is less than the next call's hold.
+    expect(ok).toBe(49);
+    expect(await ledgerOf(racer.account)).toEqual({ balance: String(100_000_000 - 49 * 2_003_000), reserved: '0', charged: String(49 * 2_003_000), shortfall: '0' });
+  });
+
+  it('50 parallel calls against an upstream reporting far more than the price table: the balance ends at exactly zero, never below', async () => {
+    const racer = await freeApp('underpriced');
+    const alice = await endUserToken(racer.appId, 'alice@under.example');
+    // The upstream reports $0.001 a token (about $0.013 a call) while the table's estimate is about $0.0001: every
+    // hold fits, every call is answered, and the charges stop at what the account had. End users take the same path.
+    fake.costPerToken = 0.001;
+    try {
+      const results = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, i) =>
+          sdk(i % 2 ? alice.token : racer.serviceKey, racer.appId).chat.completions.create({ model: 'openai/m', max_tokens: 10, messages: [{ role: 'user', content: `call ${i}` }] }),
+        ),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(50);
+    } finally {
+      fake.costPerToken = 0.000001;
+    }
+    await request(server.url, `/v1/${racer.appId}/ai/usage`, { key: racer.serviceKey });
+    const cost = (await controlQuery(`select sum(cost_nanos)::text as c from ai_usage where account_id = $1`, [racer.account])).rows[0].c;
+    expect(Number(cost)).toBeGreaterThan(500_000_000);
+    expect(await ledgerOf(racer.account)).toEqual({ balance: '0', reserved: '0', charged: '100000000', shortfall: String(Number(cost) - 100_000_000) });
+    // Nothing left: the next call is refused before the upstream is asked.
+    fake.reset();
+    const next = await sdk(racer.serviceKey, racer.appId).chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    expect(next.status).toBe(402);
+    expect(fake.requests).toHaveLength(0);
   });
 });
 

@@ -70,6 +70,41 @@ describe('credit ledger', () => {
     expect(await p.sql(`select * from credit_reservations where account_id = $1`, [account])).toEqual([]);
   });
 
+  it('a charge is at most the hold plus what no other call holds: the balance never goes below zero, the rest is a recorded write-off', async () => {
+    const account = await newAccount();
+    const a = await p.services.credits.reserve(account, 40_000_000, 60);
+    const b = await p.services.credits.reserve(account, 30_000_000, 60);
+    // a's upstream reported $0.25: a pays its hold plus the $0.03 nobody holds; b's hold stays b's.
+    await p.services.credits.settle(other.db, account, a, 250_000_000, 'ai', 'ai_usage:a');
+    expect(await balance(account)).toEqual({ b: '30000000', r: '30000000' });
+    await p.services.credits.settle(other.db, account, b, 45_000_000, 'ai', 'ai_usage:b');
+    expect(await balance(account)).toEqual({ b: '0', r: '0' });
+    const rows = await p.sql(`select amount_nanos::text, shortfall_nanos::text from credit_ledger where account_id = $1 and kind = 'charge' order by id`, [account]);
+    expect(rows).toEqual([
+      { amount_nanos: '-70000000', shortfall_nanos: '180000000' },
+      { amount_nanos: '-30000000', shortfall_nanos: '15000000' },
+    ]);
+  });
+
+  it('a hold must fit whole in what is left: a $0.06 hold is refused beside one of $0.05', async () => {
+    const account = await newAccount();
+    await p.services.credits.reserve(account, 50_000_000, 60);
+    await expect(p.services.credits.reserve(account, 60_000_000, 60)).rejects.toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS' });
+    expect(await p.services.credits.reserve(account, 50_000_000, 60)).toMatchObject({ accountId: account });
+    expect(await balance(account)).toEqual({ b: '100000000', r: '100000000' });
+  });
+
+  it('a settlement whose hold expired meanwhile is charged from the unheld balance only', async () => {
+    const account = await newAccount();
+    const lost = await p.services.credits.reserve(account, 30_000_000, 0);
+    await p.services.credits.reserve(account, 90_000_000 - 30_000_000, 600);
+    await p.sql(RELEASE_EXPIRED_RESERVATIONS_SQL);
+    await p.services.credits.settle(other.db, account, lost, 55_000_000, 'ai', 'ai_usage:late');
+    expect(await balance(account)).toEqual({ b: '60000000', r: '60000000' });
+    const rows = await p.sql(`select amount_nanos::text, shortfall_nanos::text from credit_ledger where account_id = $1 and kind = 'charge'`, [account]);
+    expect(rows).toEqual([{ amount_nanos: '-40000000', shortfall_nanos: '15000000' }]);
+  });
+
   it('expired reservations (their process died) are released once; settling one later does not release it again', async () => {
     const account = await newAccount();
     const lost = await p.services.credits.reserve(account, 30_000_000, 0);
