@@ -2,6 +2,7 @@
 // itself) that the AI gateway relays to. Responses come back raw (asResponse), so the gateway passes the upstream's
 // bytes through untouched and reads usage from them; the SDK contributes auth, timeouts and its error types.
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { redactSecret } from '../core/redact.ts';
 
 /** Why an upstream call produced no usable response. */
 export type UpstreamFailure =
@@ -34,19 +35,20 @@ export class OpenAiUpstream {
 
   /** POST /chat/completions with the body as given (streaming or not); a 2xx raw response or an UpstreamError. */
   chat(body: Record<string, unknown>, apiKey: string, signal: AbortSignal | undefined): Promise<Response> {
-    return this.#raw(() => this.#client(apiKey).chat.completions.create(body as never, { signal }).asResponse());
+    return this.#raw(apiKey, () => this.#client(apiKey).chat.completions.create(body as never, { signal }).asResponse());
   }
 
   /** POST /embeddings with the body as given; encoding_format must be set (the SDK would otherwise ask for base64). */
   embeddings(body: Record<string, unknown>, apiKey: string, signal: AbortSignal | undefined): Promise<Response> {
-    return this.#raw(() => this.#client(apiKey).embeddings.create(body as never, { signal }).asResponse());
+    return this.#raw(apiKey, () => this.#client(apiKey).embeddings.create(body as never, { signal }).asResponse());
   }
 
-  async #raw(call: () => Promise<Response>): Promise<Response> {
+  /** The call's raw response; its failure with the key it was made with taken out of the provider's words. */
+  async #raw(apiKey: string, call: () => Promise<Response>): Promise<Response> {
     try {
       return await call();
     } catch (err) {
-      throw new UpstreamError(failureOf(err));
+      throw new UpstreamError(withoutKey(failureOf(err), apiKey));
     }
   }
 
@@ -59,6 +61,17 @@ export class OpenAiUpstream {
     this.#clients.set(apiKey, client);
     return client;
   }
+}
+
+/**
+ * Providers echo the key they refused ("Incorrect API key provided: sk-...") and the gateway relays their words to
+ * the caller, who may be an end user: neither the platform's key nor an app's own may reach them.
+ */
+function withoutKey(failure: UpstreamFailure, apiKey: string): UpstreamFailure {
+  if (failure.kind === 'status') {
+    return { ...failure, message: redactSecret(failure.message, apiKey), param: failure.param === null ? null : redactSecret(failure.param, apiKey) };
+  }
+  return failure.kind === 'network' ? { ...failure, message: redactSecret(failure.message, apiKey) } : failure;
 }
 
 function failureOf(err: unknown): UpstreamFailure {

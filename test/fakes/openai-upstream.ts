@@ -21,6 +21,8 @@
  *   fake/error-400         400 { error: { message: 'Invalid parameter: messages', type: 'invalid_request_error', code: null, param: 'messages' } }
  *   fake/error-500         500 { error: { message: 'upstream exploded', type: 'server_error' } }
  *   fake/error-401         401 { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }
+ *   fake/echo-key-401      401 whose message echoes the key it was sent, whole and masked as OpenAI masks it
+ *   fake/echo-key-400      400 whose message and param echo the key it was sent
  *   fake/drop              destroys the socket without answering
  *   fake/hang              never answers, until the client gives up (or close())
  *   fake/drop-mid-stream   sends two SSE chunks, then destroys the socket (non-stream: half of the JSON body)
@@ -167,6 +169,7 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
     const model: string = body.model;
     const fault = FAULTS[model];
     if (fault) return sendJson(res, fault[0], fault[1]);
+    if (model.startsWith('fake/echo-key-')) return echoKey(res, model.endsWith('401') ? 401 : 400, req.headers.authorization!.replace(/^Bearer\s+/i, ''));
     if (model === 'fake/drop') return void res.destroy();
     if (model === 'fake/hang') return; // `outcome` resolves when the client or close() ends the socket
 
@@ -332,6 +335,13 @@ async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A provider that quotes the key it refused, as OpenAI does ("sk-proj-ab****wxyz"), and once more whole. */
+function echoKey(res: ServerResponse, status: number, key: string): void {
+  const masked = `${key.slice(0, 8)}${'*'.repeat(Math.max(0, key.length - 12))}${key.slice(-4)}`;
+  const message = `Incorrect API key provided: ${masked}. You sent "${key}".`;
+  sendJson(res, status, { error: { message, type: 'invalid_request_error', code: 'invalid_api_key', param: status === 400 ? key : null } });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -94,18 +94,49 @@ describe('upstream failures', () => {
       await p.services.aiSettings.update(appId, { byokKey: null });
     }
   });
+
+  it("a provider's error that quotes the key (whole or masked) reaches the caller without it: the platform's key and an app's own", async () => {
+    const keys = ['sk-platform-0000', 'sk-own-echoed-key-1234567890'];
+    for (const key of keys) {
+      if (key !== keys[0]) await p.services.aiSettings.update(appId, { byokKey: key });
+      try {
+        for (const model of ['fake/echo-key-400', 'fake/echo-key-401']) {
+          const res = await chat(model);
+          expect(res.status).toBe(model.endsWith('400') ? 400 : 502);
+          const text = JSON.stringify(res.body);
+          // The platform's refused key is not described at all; the provider's words are relayed otherwise.
+          if (model.endsWith('400') || key !== keys[0]) expect(text).toContain('[redacted]');
+          expect(text).not.toContain(key);
+          expect(text).not.toContain(key.slice(0, 8));
+          expect(text).not.toContain(key.slice(-4));
+        }
+      } finally {
+        await p.services.aiSettings.update(appId, { byokKey: null });
+      }
+    }
+    const relayed = await chat('fake/echo-key-400');
+    expect(relayed.body.error).toEqual({ message: 'Incorrect API key provided: [redacted] You sent "[redacted]".', type: 'invalid_request_error', code: 'invalid_api_key', param: '[redacted]' });
+  });
 });
 
 const WORDS = 'one two three four five six seven eight nine ten';
 
 describe('token caps and reservations', () => {
-  it('a huge max_tokens without a cap is served (its reservation bounded by 1,000,000 output tokens), and released after', async () => {
-    const res = await p.api('POST', `/v1/${appId}/chat/completions`, {
-      body: { model: 'openai/m', max_tokens: 1e15, n: 128, messages: [{ role: 'user', content: 'x' }] },
-      key: serviceKey,
-    });
-    expect(res.status).toBe(200);
-    expect(await reserved()).toBe('0');
+  it('a huge max_tokens holds its worst case (bounded by 1,000,000 output tokens): refused on $0.10, served with $10 and released after', async () => {
+    const call = () =>
+      p.api('POST', `/v1/${appId}/chat/completions`, { body: { model: 'openai/m', max_tokens: 1e15, n: 128, messages: [{ role: 'user', content: 'x' }] }, key: serviceKey });
+    // 1,000,000 output tokens at $10 per million: a $10 hold, which $0.10 of credit cannot cover.
+    const refused = await call();
+    expect(refused.status).toBe(402);
+    expect(refused.body.error).toMatchObject({ type: 'billing_error', code: 'insufficient_credits' });
+    await p.sql(`update credit_balances set balance_nanos = balance_nanos + 10100000000 where account_id = $1`, [accountId]);
+    try {
+      const res = await call();
+      expect(res.status).toBe(200);
+      expect(await reserved()).toBe('0');
+    } finally {
+      await p.sql(`update credit_balances set balance_nanos = balance_nanos - 10100000000 where account_id = $1`, [accountId]);
+    }
   });
 
   it('the cap applies to max_tokens and max_completion_tokens alike', async () => {
