@@ -29,10 +29,18 @@ export interface ToolContext {
   /** Whether the transport can send a StreamBody output (REST can; MCP results are single messages). */
   canStream?: boolean | undefined;
   /**
-   * Asks the human at the client to confirm (MCP elicitation): true when they accept, false when they decline.
-   * Absent when the client cannot be asked (REST, or an MCP client without the elicitation capability).
+   * Sends the person at the client to a page of the platform (MCP URL-mode elicitation), where they act themselves:
+   * nothing the client answers is taken for their decision. Absent when the client cannot be asked (REST, or an MCP
+   * client without URL elicitation).
    */
-  confirm?: ((message: string) => Promise<boolean>) | undefined;
+  sendToPage?: ((message: string, url: string) => Promise<PageVisit>) | undefined;
+}
+
+/** A URL elicitation's outcome: whether the person agreed to open the page, and the notice that they are done. */
+export interface PageVisit {
+  opened: boolean;
+  /** Tells the client that what the page was for is finished (notifications/elicitation/complete). */
+  complete(): Promise<void>;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -105,7 +113,7 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
    * paused app or suspended account refuses the call, and a soft-locked account refuses writes (tools that are
    * neither read-only nor destructive: deleting is how usage drops). 'session': like the default, but served while
    * soft-locked (end users signing in to read). 'write': a write whatever its annotations say (schema_apply may
-   * drop, but mostly creates). 'exempt': always served (app management, billing itself).
+   * drop, but mostly creates). 'exempt': always served (app management).
    */
   billingGate?: 'write' | 'session' | 'exempt';
   /** false: REST only, not offered over MCP (e.g. a human's approval, which an agent must not give itself). */

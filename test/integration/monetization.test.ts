@@ -579,6 +579,61 @@ describe('monetization', () => {
       );
     });
   });
+
+  describe("the owner's account status", () => {
+    const setStatus = async (status: string) => {
+      const owner = (await p.sql(`select account_id from apps where id = $1`, [app.app_id]))[0].account_id;
+      await p.sql(`update accounts set status = $2, status_reason = 'test' where id = $1`, [owner, status]);
+      p.services.billing.gate.forget(owner);
+    };
+    const outcome = (r: { status: number; body: any }) => [r.status, r.body?.error?.code ?? null];
+
+    it('suspended: every monetization route of the app answers 402 ACCOUNT_SUSPENDED, checkouts included, and nothing is created', async () => {
+      const orders = await p.sql('select count(*)::int as n from app_orders');
+      await setStatus('suspended');
+      try {
+        const suspended = [402, 'ACCOUNT_SUSPENDED'];
+        expect(outcome(await asUser(bob, 'POST', '/purchase', { productId, successUrl: SUCCESS, cancelUrl: CANCEL }))).toEqual(suspended);
+        expect(outcome(await asUser(bob, 'POST', '/subscribe', { planId, successUrl: SUCCESS, cancelUrl: CANCEL }))).toEqual(suspended);
+        expect(outcome(await asOwner('POST', '/products', { name: 'Mug', priceCents: 900 }))).toEqual(suspended);
+        expect(outcome(await asOwner('PUT', `/plans/${planId}`, { name: 'Renamed' }))).toEqual(suspended);
+        expect(outcome(await asOwner('POST', '/connect/onboard'))).toEqual(suspended);
+        expect(outcome(await p.api('GET', billing('/products'), { key: null }))).toEqual(suspended);
+        expect(outcome(await asUser(bob, 'GET', '/orders'))).toEqual(suspended);
+        expect(await p.sql('select count(*)::int as n from app_orders')).toEqual(orders);
+      } finally {
+        await setStatus('active');
+      }
+    });
+
+    it('soft-locked: reads and an end user cancelling are served; creating, updating and checkouts answer 402 ACCOUNT_SOFT_LOCKED', async () => {
+      // Really over the free plan's storage (the enforcement job would restore a lock without a cause).
+      const storage = (delta: number) =>
+        p.sql(
+          `insert into usage_daily (app_id, meter, day, quantity) values ($1, 'storage_bytes', (now() at time zone 'utc')::date, $2)
+           on conflict (app_id, meter, day) do update set quantity = usage_daily.quantity + excluded.quantity`,
+          [app.app_id, delta],
+        );
+      await storage(2 * 1024 ** 3);
+      expect((await p.services.billing.enforce()).map((c) => c.to)).toContain('soft_locked');
+      try {
+        const locked = [402, 'ACCOUNT_SOFT_LOCKED'];
+        expect(outcome(await asOwner('POST', '/products', { name: 'Mug', priceCents: 900 }))).toEqual(locked);
+        expect(outcome(await asOwner('POST', '/plans', { name: 'Gold', priceCents: 9900 }))).toEqual(locked);
+        expect(outcome(await asOwner('PUT', `/products/${productId}`, { name: 'Renamed' }))).toEqual(locked);
+        expect(outcome(await asUser(bob, 'POST', '/purchase', { productId, successUrl: SUCCESS, cancelUrl: CANCEL }))).toEqual(locked);
+        expect(outcome(await p.api('GET', billing('/plans'), { key: null }))).toEqual([200, null]);
+        expect(outcome(await asUser(bob, 'GET', '/orders'))).toEqual([200, null]);
+        expect(outcome(await asUser(bob, 'GET', '/subscription'))).toEqual([200, null]);
+        expect(outcome(await asOwner('GET', '/connect/status'))).toEqual([200, null]);
+        // Not refused by the lock: what the cancel answers is the subscription's own business (bob may have none).
+        expect((await asUser(bob, 'POST', '/cancel')).body?.error?.code).not.toBe('ACCOUNT_SOFT_LOCKED');
+      } finally {
+        await storage(-2 * 1024 ** 3);
+        await p.services.billing.enforce();
+      }
+    });
+  });
 });
 
 describe('monetization without a Stripe key', () => {

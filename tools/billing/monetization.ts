@@ -71,7 +71,8 @@ async function payer(input: { app_id: string; user_token?: string | undefined },
   return { appId: user.appId, userId: user.userId };
 }
 
-const common = { appScoped: true, billingGate: 'exempt' } as const;
+// The account's billing status gates these as every app route: suspended answers nothing, soft-locked only reads.
+const common = { appScoped: true } as const;
 const reads = { ...common, annotations: { readOnlyHint: true } } as const;
 
 export const billingConnectOnboard = defineTool({
@@ -232,6 +233,8 @@ export const billingCancel = defineTool({
   output: Subscription,
   auth: END_USER,
   ...common,
+  // An end user can stop paying even while the owner's account is soft-locked (as deleting is allowed then).
+  billingGate: 'session',
   http: route('POST', '/cancel'),
   annotations: { idempotentHint: true },
   handler: async (input, ctx) => ctx.services.monetization.endUsers.cancel(ctx.app!, await payer(input, ctx)),
