@@ -2,6 +2,7 @@
 // changes nothing), the bot moved (states.ts decides), the forward queued, and on done the session's usage rows with
 // their credit charges; on fatal the credit hold is given back.
 import { AppError } from '../core/errors.ts';
+import { isUuid } from '../core/uuid.ts';
 import { sql, type Kysely } from 'kysely';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import type { ArtifactRef, ProviderEvent } from '../adapters/recall.ts';
@@ -58,11 +59,12 @@ const SPAWN_RACE_MS = 10 * 60_000;
 /**
  * An event about a bot we do not hold: a recent one is refused with a retryable 503 (the spawn that created the bot
  * may not have stored it yet); an older one is of a bot of another deployment sharing the provider account, or of a
- * deleted app: nothing of ours.
+ * deleted app: nothing of ours. An id that is not a uuid (the provider's ids are) can never become one of ours:
+ * acknowledged at once, or the provider would redeliver it for as long as it retries.
  */
 function unknownBot(event: ProviderEvent): EventOutcome {
   const age = Date.now() - Date.parse(event.updatedAt);
-  if (!(age < SPAWN_RACE_MS)) return { handled: false };
+  if (!(age < SPAWN_RACE_MS) || !isUuid(event.providerBotId)) return { handled: false };
   throw new AppError(503, 'PROVIDER_EVENT_EARLY', `No bot ${event.providerBotId} is known yet.`, 'The provider retries the delivery.', { retry_after_seconds: 5 });
 }
 

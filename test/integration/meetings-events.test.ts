@@ -170,13 +170,20 @@ describe('the state machine', () => {
     const legacy = await fake.send({ event: 'bot.status_change', data: { bot_id: bot.providerId, status: { code: 'in_waiting_room', sub_code: null, created_at: new Date().toISOString() } } });
     expect(legacy.answer).toEqual({ handled: true, status: 'waiting_room' });
     // A recent event about a bot we do not hold may precede its spawn's insert: retryable 503, its id not used up.
-    const early = await fake.send({ event: 'bot.done', data: { data: { code: 'done', sub_code: null, updated_at: new Date().toISOString() }, bot: { id: 'not-ours', metadata: {} } } });
+    const unknownId = '0b7d4f3e-5c1a-4e8b-9f2d-6a3c1e7b9d40';
+    const early = await fake.send({ event: 'bot.done', data: { data: { code: 'done', sub_code: null, updated_at: new Date().toISOString() }, bot: { id: unknownId, metadata: {} } } });
     expect(early.status).toBe(503);
     expect(early.answer.error.code).toBe('PROVIDER_EVENT_EARLY');
     expect((await p.sql('select count(*)::int as n from meeting_provider_events where id = $1', [early.id]))[0].n).toBe(0);
     const old = new Date(Date.now() - 3_600_000).toISOString();
-    const stranger = await fake.send({ event: 'bot.done', data: { data: { code: 'done', sub_code: null, updated_at: old }, bot: { id: 'not-ours', metadata: {} } } });
+    const stranger = await fake.send({ event: 'bot.done', data: { data: { code: 'done', sub_code: null, updated_at: old }, bot: { id: unknownId, metadata: {} } } });
     expect(stranger).toMatchObject({ status: 200, answer: { handled: false } });
+    // The provider's bot ids are uuids: a recent event about anything else can never become one of ours, so it is
+    // acknowledged at once rather than retried for ten minutes.
+    for (const id of ['not-ours', '', 'x'.repeat(300)]) {
+      const malformed = await fake.send({ event: 'bot.done', data: { data: { code: 'done', sub_code: null, updated_at: new Date().toISOString() }, bot: { id, metadata: {} } } });
+      expect(malformed).toMatchObject({ status: 200, answer: { handled: false } });
+    }
     const other = await fake.send({ event: 'calendar.sync_events', data: { calendar_id: 'c1' } });
     expect(other).toMatchObject({ status: 200, answer: { handled: false } });
   });
