@@ -16,7 +16,7 @@ export interface InvokeBase {
   log: Logger;
   signal?: AbortSignal | undefined;
   canStream?: boolean | undefined;
-  confirm?: ((message: string) => Promise<boolean>) | undefined;
+  sendToPage?: ToolContext['sendToPage'];
 }
 
 /**

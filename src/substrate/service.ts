@@ -1,5 +1,6 @@
 // The substrate ledger: every write is proposed, decided by policy or a human, executed in the transaction that
 // records it, and undoable. Scoped to one substrate user of one account (org) per call.
+import { setTimeout as delay } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Caller } from '../core/define.ts';
 import { AppError, errors, fromZod } from '../core/errors.ts';
@@ -31,7 +32,11 @@ export interface ProposeResult {
   replay?: true;
 }
 
-/** How a human decided on a proposed action. */
+/**
+ * How a person decided on a proposed action: 'rest' is their substrate key (over REST, or on the approval page, which
+ * calls the same route). 'mcp_elicitation' marks decisions of earlier versions, confirmed by a form at an agent's MCP
+ * client; none are made so any more (the client that proposed could answer the form itself).
+ */
 export type DecidedVia = 'rest' | 'mcp_elicitation';
 
 export interface ActionQuery {
@@ -72,6 +77,13 @@ export const substrateErrors = {
   unknownCapability: (name: string) =>
     errors.validation(`Unknown capability '${name.slice(0, 100)}'; known: ${[...capabilities.keys()].join(', ')}.`, [{ path: 'capability', message: 'not a capability' }]),
   actionNotFound: (id: string) => errors.notFound(`Action '${id.slice(0, 100)}'`, 'List the actions with GET /v1/me/substrate/actions.'),
+  personRequired: (verb: 'approve' | 'reject', url: string) =>
+    new AppError(
+      403,
+      'HUMAN_CONFIRMATION_REQUIRED',
+      `Only a person can ${verb} a proposed action; an agent never decides, whoever proposed.`,
+      `The person opens ${url} (signed in with their substrate key), or calls POST /v1/me/substrate/actions/{action_id}/${verb} with it.`,
+    ),
   notLinked: (appId: string) =>
     new AppError(
       409,
@@ -80,6 +92,19 @@ export const substrateErrors = {
       "The app's owner links it with substrate_app_link (POST /apps/{app_id}/substrate-link) first.",
     ),
 };
+
+/** How often a tool waiting for a person's decision looks at the action. */
+const DECISION_POLL_MS = 1000;
+
+/** The platform's approval page of an action: where a person signs in and decides. */
+export function approvalPageUrl(baseUrl: string, actionId: string): string {
+  return `${baseUrl}/approve/${encodeURIComponent(actionId)}`;
+}
+
+/** Approving and rejecting are a person's acts: a substrate key (REST, the approval page), never an agent. */
+function requirePerson(actor: SubstrateActor, verb: 'approve' | 'reject'): void {
+  if (actor.proposer !== 'human') throw substrateErrors.personRequired(verb, '/approve/{action_id}');
+}
 
 /** How long this process trusts an app's link state (checked on every function invocation). */
 const LINK_TTL_MS = 5_000;
@@ -306,26 +331,44 @@ export class SubstrateService {
     return outcome;
   }
 
-  /** Executes a proposed action as its proposer would have, and returns the updated row. */
-  async approve(actor: SubstrateActor, actionId: string, via: DecidedVia): Promise<ActionView> {
+  /**
+   * Executes a proposed action as its proposer would have, and returns the updated row. A person's act only: an
+   * agent (MCP, a function, a rule) never decides, whoever proposed.
+   */
+  async approve(actor: SubstrateActor, actionId: string): Promise<ActionView> {
+    requirePerson(actor, 'approve');
     return this.#db.transaction().execute(async (tx) => {
       const row = await this.#lockProposed(tx, actor, actionId);
       const capability = capabilities.get(row.capability)!;
       const proposer: SubstrateActor = { ...actor, proposer: row.proposer_kind, sourceAppId: row.source_app_id, sourceRuleId: row.source_rule_id };
-      await sql`update substrate_actions set decided_at = now(), requires_approval = false, decided_via = ${via} where id = ${row.id}`.execute(tx);
+      await sql`update substrate_actions set decided_at = now(), requires_approval = false, decided_via = 'rest' where id = ${row.id}`.execute(tx);
       const result = await this.#execute(tx, proposer, row.id, capability, row.payload);
       await this.#outbox.enqueue(tx, proposer, { id: row.id, capability: capability.name, payload: row.payload, result });
       return view(await this.#row(tx, actor, actionId));
     });
   }
 
-  async reject(actor: SubstrateActor, actionId: string, reason: string | undefined, via: DecidedVia): Promise<ActionView> {
+  async reject(actor: SubstrateActor, actionId: string, reason: string | undefined): Promise<ActionView> {
+    requirePerson(actor, 'reject');
     return this.#db.transaction().execute(async (tx) => {
       const row = await this.#lockProposed(tx, actor, actionId);
       await sql`update substrate_actions set status = 'rejected', requires_approval = false, reject_reason = ${reason ?? null}, decided_at = now(),
-        decided_via = ${via} where id = ${row.id}`.execute(tx);
+        decided_via = 'rest' where id = ${row.id}`.execute(tx);
       return view(await this.#row(tx, actor, actionId));
     });
+  }
+
+  /**
+   * The action once it is no longer proposed (a person decided), or as it still is after `timeoutMs` or when `signal`
+   * aborts. Polled: decisions are rare and a person takes seconds at least.
+   */
+  async awaitDecision(actor: SubstrateActor, actionId: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<ActionView> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const action = await this.get(actor, actionId);
+      if (action.status !== 'proposed' || Date.now() >= deadline || signal?.aborted) return action;
+      await delay(Math.min(DECISION_POLL_MS, Math.max(0, deadline - Date.now())), undefined, { signal }).catch(() => undefined);
+    }
   }
 
   async get(actor: SubstrateActor, actionId: string): Promise<ActionView> {

@@ -21,7 +21,7 @@ import { JsonText } from '../core/json-text.ts';
 import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
-import type { AnyTool, Caller } from '../core/define.ts';
+import type { AnyTool, Caller, PageVisit, ToolContext } from '../core/define.ts';
 import type { Services } from '../core/services.ts';
 import { resources } from '../../resources/index.ts';
 import { prompts } from '../../prompts/index.ts';
@@ -218,8 +218,8 @@ export class McpTransport {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed as never }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
-      const confirm = canElicitForm(server) ? (message: string) => confirmWithHuman(server, message, extra.requestId) : undefined;
-      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas, extra.signal, confirm);
+      const sendToPage = canElicitUrl(server) ? (message: string, url: string) => elicitUrl(server, message, url, extra.requestId) : undefined;
+      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas, extra.signal, sendToPage);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: [
@@ -286,7 +286,7 @@ export class McpTransport {
     rpcId: string,
     areas: ReadonlySet<string>,
     signal: AbortSignal,
-    confirm: ((message: string) => Promise<boolean>) | undefined,
+    sendToPage: ToolContext['sendToPage'],
   ): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
@@ -306,7 +306,7 @@ export class McpTransport {
     }
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
-      const result = await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log, signal, confirm });
+      const result = await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log, signal, sendToPage });
       // structuredContent must be a plain object: pre-serialized JSON (a relayed AI answer) is parsed back into one.
       const output = (result instanceof JsonText ? result.toJSON() : result) as Record<string, unknown>;
       const text = JSON.stringify(output);
@@ -318,33 +318,34 @@ export class McpTransport {
   }
 }
 
-/** Form elicitation: declared as `elicitation: {}` (the 2025-06 form) or with `form` (later revisions). */
-function canElicitForm(server: Server): boolean {
+/** URL-mode elicitation (MCP 2025-11-25): the client declares `elicitation: { url: {} }`. */
+function canElicitUrl(server: Server): boolean {
   const elicitation = server.getClientCapabilities()?.elicitation as Record<string, unknown> | undefined;
-  return elicitation !== undefined && (Object.keys(elicitation).length === 0 || elicitation.form !== undefined);
+  return elicitation?.url !== undefined;
 }
 
-/** How long a human may take to answer a confirmation. */
-const CONFIRM_TIMEOUT_MS = 10 * 60_000;
+/** How long a person may take to agree to open a page. */
+const ELICIT_TIMEOUT_MS = 10 * 60_000;
 
 /**
- * MCP elicitation: a yes/no question to the human in the client, sent on the stream of the tool call that asks it;
- * only an explicit acceptance with true confirms. A client that cannot be asked (no answer in time, an error) is a
- * refusal, not a failure of ours.
+ * Asks the client to send its person to a page of ours (URL-mode elicitation), on the stream of the tool call that
+ * asks. Accepting only means they open it; what they do there is theirs. A client that cannot be asked (no answer in
+ * time, an error) is a refusal, not a failure of ours.
  */
-async function confirmWithHuman(server: Server, message: string, relatedRequestId: string | number): Promise<boolean> {
+async function elicitUrl(server: Server, message: string, url: string, relatedRequestId: string | number): Promise<PageVisit> {
+  const elicitationId = randomUUID();
   try {
-    const answer = await server.elicitInput(
-      { message, requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Confirm', description: message.slice(0, 200) } }, required: ['confirm'] } },
-      { relatedRequestId, timeout: CONFIRM_TIMEOUT_MS },
-    );
-    return answer.action === 'accept' && answer.content?.confirm === true;
+    const answer = await server.elicitInput({ mode: 'url', message, url, elicitationId }, { relatedRequestId, timeout: ELICIT_TIMEOUT_MS });
+    return {
+      opened: answer.action === 'accept',
+      complete: () => server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId })().catch(() => undefined),
+    };
   } catch (err) {
     throw new AppError(
       403,
       'HUMAN_CONFIRMATION_REQUIRED',
-      `The human could not be asked through this MCP client: ${String((err as Error)?.message ?? err).slice(0, 200)}.`,
-      'The human approves or rejects over REST: POST /v1/me/substrate/actions/{action_id}/approve (or /reject) with their substrate key.',
+      `The person could not be sent to the page through this MCP client: ${String((err as Error)?.message ?? err).slice(0, 200)}.`,
+      `The person opens ${url} themselves.`,
     );
   }
 }

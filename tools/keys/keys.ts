@@ -54,10 +54,12 @@ export const substrateKeysCreate = defineTool({
   title: 'Create a substrate key',
   description:
     'Mint a substrate key (svc_sub_...) for your account. It is accepted only by substrate routes (/v1/me/substrate/...) ' +
-    'and can never touch an app database. The key is shown only once.',
+    'and can never touch an app database. The key is shown only once. It is a person\'s credential (it approves what agents ' +
+    'propose), so it is minted over REST, never by an agent over MCP.',
   input: z.object({ name: KeyNameSchema.describe('A label to recognise the key by') }),
   output: CreatedKeySchema,
   auth: ['platform'],
+  mcp: false,
   http: { method: 'POST', path: '/substrate-keys', status: 201 },
   handler: async (input, ctx) => ctx.services.keys.create('substrate', accountOf(ctx.caller), input.name),
 });

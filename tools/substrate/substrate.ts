@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
 import { AppError } from '../../src/core/errors.ts';
-import type { ActionView } from '../../src/substrate/types.ts';
-import { substrateErrors } from '../../src/substrate/service.ts';
+import type { ActionView, SubstrateActor } from '../../src/substrate/types.ts';
+import { approvalPageUrl, substrateErrors } from '../../src/substrate/service.ts';
 import { credentialOf } from '../../src/auth/keys.ts';
 
 const BASE = '/v1/me/substrate';
@@ -115,58 +115,63 @@ export const substrateActionsGet = defineTool({
   handler: async (input, ctx) => ctx.services.substrate.get(await ctx.services.substrate.actor(ctx.caller), input.action_id),
 });
 
+/** How long an MCP tool call waits for the person's decision on the approval page. */
+const DECISION_WAIT_MS = 10 * 60_000;
+
 /**
- * Over MCP the caller is an agent, who must not approve its own proposals: the human at the client confirms through
- * MCP elicitation. A client that cannot ask gets a refusal pointing to the REST route.
+ * Over REST the substrate key is the person's: they decide. Over MCP the caller is an agent, which never decides (not
+ * even through a form its own client would answer): the person is sent to the platform's approval page by URL-mode
+ * elicitation, decides there with their substrate key, and the tool returns the action as they left it.
  */
-async function humanConfirms(ctx: ToolContext, verb: 'Approve' | 'Reject', action: ActionView): Promise<void> {
-  if (ctx.caller.kind === 'substrate') return;
+async function decide(ctx: ToolContext, verb: 'Approve' | 'Reject', actionId: string, byPerson: (actor: SubstrateActor) => Promise<ActionView>): Promise<ActionView> {
+  const actor = await ctx.services.substrate.actor(ctx.caller);
+  if (ctx.caller.kind === 'substrate') return byPerson(actor);
+  const action = await ctx.services.substrate.get(actor, actionId);
   // Asked only about what can still be decided: the same 409 as without the question otherwise.
   if (action.status !== 'proposed') throw substrateErrors.wrongStatus(action.action_id, action.status);
-  if (!ctx.confirm) {
+  const url = approvalPageUrl(ctx.services.config.baseUrl, action.action_id);
+  if (!ctx.sendToPage) {
     throw new AppError(
       403,
       'HUMAN_CONFIRMATION_REQUIRED',
-      `${verb === 'Approve' ? 'Approving' : 'Rejecting'} needs the human, and this MCP client cannot ask them (no elicitation capability).`,
-      `The human ${verb.toLowerCase()}s over REST: POST /v1/me/substrate/actions/${action.action_id}/${verb.toLowerCase()} with their substrate key.`,
+      `${verb === 'Approve' ? 'Approving' : 'Rejecting'} is the person's act, and this MCP client cannot send them to the approval page (no URL elicitation).`,
+      `Give the person this link: ${url} (they sign in with their substrate key and decide), or they call POST /v1/me/substrate/actions/${action.action_id}/${verb.toLowerCase()}.`,
     );
   }
-  const question = `${verb} ${action.capability} (action ${action.action_id}, proposed by ${action.proposer_kind === 'agent' ? 'an agent' : 'a human'}): ${JSON.stringify(action.payload).slice(0, 500)}?`;
-  if (!(await ctx.confirm(question))) {
-    throw new AppError(403, 'HUMAN_DECLINED', `The human did not confirm: action ${action.action_id} stays proposed.`, 'Nothing changed; ask the human again later or over REST.');
+  const visit = await ctx.sendToPage(`${verb} ${action.capability} (proposed by ${action.proposer_kind === 'agent' ? 'an agent' : 'a person'})? Decide on the platform's approval page.`, url);
+  if (!visit.opened) {
+    throw new AppError(403, 'HUMAN_DECLINED', `The person did not open the approval page: action ${action.action_id} stays proposed.`, `Nothing changed; they can decide later at ${url}.`);
   }
+  const decided = await ctx.services.substrate.awaitDecision(actor, action.action_id, DECISION_WAIT_MS, ctx.signal);
+  if (decided.status === 'proposed') {
+    throw new AppError(403, 'HUMAN_DECISION_PENDING', `The person has not decided yet: action ${action.action_id} stays proposed.`, `Read it later with substrate_actions_get; they decide at ${url}.`);
+  }
+  await visit.complete();
+  return decided;
 }
+
+const OVER_MCP = 'Over MCP the person is sent to the approval page (URL elicitation) and decides there; you get the action as they left it.';
 
 export const substrateActionsApprove = defineTool({
   name: 'substrate_actions_approve',
   title: 'Approve a substrate action',
-  description:
-    'Approve a proposed action: it executes now; returns the updated action (409 wrong_status when not proposed). Over MCP the human at your client ' +
-    'is asked to confirm (elicitation); without elicitation the human approves over REST.',
+  description: `Approve a proposed action: it executes now; returns the updated action (409 wrong_status when not proposed). ${OVER_MCP}`,
   input: z.object({ action_id: ActionId }),
   output: Action,
   auth: AUTH,
   http: REST({ method: 'POST', path: `${BASE}/actions/{action_id}/approve` }),
-  handler: async (input, ctx) => {
-    const actor = await ctx.services.substrate.actor(ctx.caller);
-    await humanConfirms(ctx, 'Approve', await ctx.services.substrate.get(actor, input.action_id));
-    return ctx.services.substrate.approve(actor, input.action_id, ctx.caller.kind === 'substrate' ? 'rest' : 'mcp_elicitation');
-  },
+  handler: async (input, ctx) => decide(ctx, 'Approve', input.action_id, (actor) => ctx.services.substrate.approve(actor, input.action_id)),
 });
 
 export const substrateActionsReject = defineTool({
   name: 'substrate_actions_reject',
   title: 'Reject a substrate action',
-  description: 'Reject a proposed action with an optional reason; returns the updated action (409 wrong_status when not proposed). Over MCP the human confirms, as for approve.',
+  description: `Reject a proposed action with an optional reason; returns the updated action (409 wrong_status when not proposed). ${OVER_MCP}`,
   input: z.object({ action_id: ActionId, reason: z.string().max(2000).optional() }),
   output: Action,
   auth: AUTH,
   http: REST({ method: 'POST', path: `${BASE}/actions/{action_id}/reject` }),
-  handler: async (input, ctx) => {
-    const actor = await ctx.services.substrate.actor(ctx.caller);
-    await humanConfirms(ctx, 'Reject', await ctx.services.substrate.get(actor, input.action_id));
-    return ctx.services.substrate.reject(actor, input.action_id, input.reason, ctx.caller.kind === 'substrate' ? 'rest' : 'mcp_elicitation');
-  },
+  handler: async (input, ctx) => decide(ctx, 'Reject', input.action_id, (actor) => ctx.services.substrate.reject(actor, input.action_id, input.reason)),
 });
 
 export const substrateWsTicket = defineTool({

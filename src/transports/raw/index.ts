@@ -6,6 +6,7 @@ import { functionRoutes } from './functions.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { peopleRawRoutes } from './people.ts';
 import { meetingsRawRoutes } from './meetings.ts';
+import { approvalRoutes } from './approvals.ts';
 
 /**
  * Routes outside the descriptor registry, for wire shapes a tool cannot have (presigned blob PUT/GET with raw
@@ -17,4 +18,4 @@ export interface RawRoutes {
   fallback?: (router: Router, services: Services) => void;
 }
 
-export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes];
+export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes];
