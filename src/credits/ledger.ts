@@ -77,25 +77,32 @@ export class CreditLedger {
    * Holds `nanos` of the account's credit (the call's worst case) for a call about to be made. Refused (402) unless
    * the whole hold fits in what is left beyond what calls in flight hold, so concurrent calls can never together
    * hold more than the balance. `minAvailableNanos` raises that floor: people search refuses below its balance gate.
+   * `upTo`: hold what is left when that is less (and at least 1 nano, or minAvailableNanos), for work whose length
+   * nobody knows in advance (a meeting bot): its charge is then capped by the settlement as any other.
    */
-  async reserve(accountId: string, nanos: number, ttlSeconds: number, minAvailableNanos = 1): Promise<Reservation | undefined> {
+  async reserve(accountId: string, nanos: number, ttlSeconds: number, opts: { minAvailableNanos?: number; upTo?: boolean } = {}): Promise<Reservation | undefined> {
     if (PLANS[await this.plan(accountId)].aiCredits === undefined) return undefined;
-    if (!isUuid(accountId) || ![nanos, ttlSeconds, minAvailableNanos].every(Number.isSafeInteger) || nanos < 0) {
+    const minAvailable = opts.minAvailableNanos ?? 1;
+    if (!isUuid(accountId) || ![nanos, ttlSeconds, minAvailable].every(Number.isSafeInteger) || nanos < 0) {
       throw new Error('reserve: account id must be a uuid, amounts and ttl safe integers');
     }
+    const floor = Math.max(1, minAvailable, opts.upTo ? 0 : nanos);
     // One round trip, committed without waiting for the WAL flush: every call of the account updates this one row,
     // and holding its lock through a disk sync serialized them. A reservation lost to a database crash only stops
     // holding credit (the call's charge is written durably when it settles), so it needs no durability of its own.
+    // The subquery locks the balance row, so the amount is computed on its latest version.
     const results = await this.#oneTransaction(`
       begin;
       set local synchronous_commit to off;
       with held as (
-        update credit_balances set reserved_nanos = reserved_nanos + ${nanos}
-        where account_id = '${accountId}' and balance_nanos - reserved_nanos >= ${Math.max(1, nanos, minAvailableNanos)}
-        returning account_id
+        update credit_balances b set reserved_nanos = b.reserved_nanos + x.amount
+        from (select least(${nanos}, balance_nanos - reserved_nanos) as amount, balance_nanos - reserved_nanos as unheld
+              from credit_balances where account_id = '${accountId}' for update) x
+        where b.account_id = '${accountId}' and x.unheld >= ${floor}
+        returning b.account_id, x.amount
       )
       insert into credit_reservations (account_id, amount_nanos, expires_at)
-      select account_id, ${nanos}, now() + make_interval(secs => ${ttlSeconds}) from held
+      select account_id, amount, now() + make_interval(secs => ${ttlSeconds}) from held
       returning id;
       commit;`);
     const id = (results[2]?.rows[0] as { id?: string } | undefined)?.id;

@@ -14,7 +14,7 @@ import { sessionNanos } from './pricing.ts';
 import { pastCall, type BotStatus } from './states.ts';
 import { botView, NO_MEDIA, RESERVED_METADATA_PREFIX, type BotRow, type BotView, type SpawnRequest } from './types.ts';
 
-/** The credit held at spawn: what an hour of the session would cost (a longer one is charged at most what the account has left). */
+/** The credit held at spawn: what an hour of the session would cost, or what is left (a session is charged at most what the account has). */
 const HOLD_SECONDS = 3600;
 /** Sessions rarely outlive a day; a hold still open then is released by credits_release_expired (the charge still comes). */
 const HOLD_TTL_SECONDS = 26 * 3600;
@@ -155,7 +155,8 @@ export class MeetingBots {
     const prices = this.#deps.config;
     const nanos = sessionNanos(prices, transcript, HOLD_SECONDS);
     try {
-      return await this.#deps.credits.reserve(accountId, nanos, HOLD_TTL_SECONDS);
+      // A session's length is unknown: the hold is an hour or what is left, and the spec refuses only an empty balance.
+      return await this.#deps.credits.reserve(accountId, nanos, HOLD_TTL_SECONDS, { upTo: true });
     } catch (err) {
       // The ledger's refusal speaks of AI credits; the balance fields are the spec's for meetings too.
       if (err instanceof AppError && err.code === 'INSUFFICIENT_CREDITS') throw meetingsErrors.insufficientCredits(err.details);

@@ -42,7 +42,7 @@ export interface CreditHold {
  */
 export async function reserveCredit(ledger: CreditLedger, hold: CreditHold, gateUsd: number): Promise<Reservation | undefined> {
   try {
-    return await ledger.reserve(hold.accountId, hold.nanos, hold.ttlSeconds, hold.floorNanos);
+    return await ledger.reserve(hold.accountId, hold.nanos, hold.ttlSeconds, { minAvailableNanos: hold.floorNanos });
   } catch (err) {
     if (err instanceof AppError && err.status === 402) throw peopleErrors.insufficientCredits(hold.slot, gateUsd);
     throw err;

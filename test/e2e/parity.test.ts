@@ -24,13 +24,13 @@ afterAll(async () => {
 });
 
 describe('REST and MCP parity', () => {
-  it('every tool with an http binding is an MCP tool of the same name, except those marked REST only (a human\'s approval, the OAuth callback a browser follows, the OpenAPI document an MCP resource serves)', async () => {
+  it('every tool with an http binding is an MCP tool of the same name, except those marked REST only (a human\'s key and settings, the OAuth callback a browser follows, the OpenAPI document an MCP resource serves)', async () => {
     const { tools: listed } = await mcp.client.listTools();
     const names = new Set(listed.map((t) => t.name));
     const httpTools = tools.filter((t) => t.http);
     expect(httpTools.length).toBeGreaterThan(0);
     for (const tool of httpTools) expect(names.has(tool.name), tool.name).toBe(tool.mcp !== false);
-    expect(tools.filter((t) => t.mcp === false).map((t) => t.name)).toEqual(['data_openapi', 'substrate_yolo_set', 'substrate_app_propose', 'integrations_callback']);
+    expect(tools.filter((t) => t.mcp === false).map((t) => t.name)).toEqual(['substrate_keys_create', 'data_openapi', 'substrate_yolo_set', 'substrate_app_propose', 'integrations_callback']);
   });
 
   it.each([

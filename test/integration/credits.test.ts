@@ -94,6 +94,18 @@ describe('credit ledger', () => {
     expect(await balance(account)).toEqual({ b: '100000000', r: '100000000' });
   });
 
+  it('upTo holds what is left when the whole does not fit (a meeting bot), and nothing is refused until the balance is held', async () => {
+    const account = await newAccount();
+    await p.services.credits.reserve(account, 70_000_000, 60);
+    await p.services.credits.reserve(account, 50_000_000, 60, { upTo: true });
+    expect(await balance(account)).toEqual({ b: '100000000', r: '100000000' });
+    expect(await p.sql(`select amount_nanos::text from credit_reservations where account_id = $1 order by amount_nanos`, [account])).toEqual([
+      { amount_nanos: '30000000' },
+      { amount_nanos: '70000000' },
+    ]);
+    await expect(p.services.credits.reserve(account, 50_000_000, 60, { upTo: true })).rejects.toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS' });
+  });
+
   it('a settlement whose hold expired meanwhile is charged from the unheld balance only', async () => {
     const account = await newAccount();
     const lost = await p.services.credits.reserve(account, 30_000_000, 0);
