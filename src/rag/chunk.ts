@@ -111,6 +111,10 @@ export function countTokens(text: string): number {
  * joiners stay: emoji and some scripts need them); exotic spaces become a space; runs of spaces and tabs inside a
  * line become one space (leading indentation stays); trailing spaces go; more than one blank line becomes one;
  * the text is trimmed.
+ *
+ * Linear in the text, whatever it holds: each pattern is a character class, a greedy run of one class, or a run
+ * of blanks that only the first blank of a run may start (the lookbehinds), so a run is tried once, not once per
+ * blank: /[ \t]+$/m alone retried from every blank of a long run before a letter (quadratic: 7 s for 60 KB).
  */
 export function normalizeText(text: string): string {
   return text
@@ -119,7 +123,7 @@ export function normalizeText(text: string): string {
     .replace(/[\u0000-\u0008\u000e-\u001f\u007f\u00ad\u200b\u2060\ufeff]/g, '')
     .replace(/[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/g, ' ')
     .replace(/(?<=\S)[ \t]+(?=\S)/g, ' ')
-    .replace(/[ \t]+$/gm, '')
+    .replace(/(?<![ \t])[ \t]+$/gm, '')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
@@ -135,33 +139,61 @@ const CLOSERS = new Set(['"', "'", ')', ']', '}', '»', '’', '”', '›', '�
 const CJK_SENTENCE_END = new Set(['。', '！', '？']);
 const CJK_CLAUSE_END = new Set(['，', '、', '；', '：']);
 
+function isCjkMark(c: string): boolean {
+  return CJK_SENTENCE_END.has(c) || CJK_CLAUSE_END.has(c);
+}
+
 function isSpace(c: string | undefined): boolean {
   return c === ' ' || c === '\n' || c === '\t';
 }
 
-/** The strength of a cut at character position p of normalized text (0 < p < text.length). */
-function strengthAt(text: string, p: number): number {
-  const before = text[p - 1];
-  if (!isSpace(before) && !isSpace(text[p])) {
-    if (before !== undefined && CJK_SENTENCE_END.has(before)) return SENTENCE;
-    if (before !== undefined && CJK_CLAUSE_END.has(before)) return WORD;
-    return MID_WORD;
-  }
-  let a = p;
-  while (a > 0 && isSpace(text[a - 1])) a--;
-  let b = p;
-  while (b < text.length && isSpace(text[b])) b++;
+/**
+ * strength[i]: how good a cut before piece i is (0 < i < n), for pieces starting at `start` in normalized text.
+ * A cut in or next to a run of whitespace is judged by the whole run; the runs are measured once each (the cuts
+ * come in text order), so a long run cut into many pieces costs its length once, not once per piece.
+ */
+function strengthsOf(text: string, start: readonly number[], n: number): Uint8Array {
+  const strength = new Uint8Array(n + 1);
+  let runFrom = 0; // the blank run last measured, [runFrom, runTo), and its line breaks
+  let runTo = 0;
   let newlines = 0;
-  for (let i = a; i < b; i++) if (text[i] === '\n') newlines++;
-  if (newlines >= 2) return PARAGRAPH;
-  if (newlines === 1) return SENTENCE;
-  // A sentence ends at . ! ? (perhaps followed by closing quotes or brackets), unless the next word starts in
-  // lower case ("e.g. this").
+  for (let i = 1; i < n; i++) {
+    const p = start[i]!;
+    const before = text[p - 1];
+    if (!isSpace(before) && !isSpace(text[p])) {
+      strength[i] = strengthInWord(before);
+      continue;
+    }
+    if (!(runFrom < runTo && runFrom <= p && p <= runTo)) {
+      runFrom = p;
+      while (runFrom > 0 && isSpace(text[runFrom - 1])) runFrom--;
+      runTo = p;
+      while (runTo < text.length && isSpace(text[runTo])) runTo++;
+      newlines = 0;
+      for (let k = runFrom; k < runTo; k++) if (text[k] === '\n') newlines++;
+    }
+    strength[i] = newlines >= 2 ? PARAGRAPH : newlines === 1 || sentenceEndsAt(text, runFrom, runTo) ? SENTENCE : WORD;
+  }
+  strength[n] = PARAGRAPH;
+  return strength;
+}
+
+/** A cut between two non-blank characters: after a CJK sentence or clause mark, else inside a word. */
+function strengthInWord(before: string | undefined): number {
+  if (before !== undefined && CJK_SENTENCE_END.has(before)) return SENTENCE;
+  if (before !== undefined && CJK_CLAUSE_END.has(before)) return WORD;
+  return MID_WORD;
+}
+
+/**
+ * Whether the text before the blank run [a, b) ends a sentence: . ! ? (perhaps followed by closing quotes or
+ * brackets), unless the next word starts in lower case ("e.g. this").
+ */
+function sentenceEndsAt(text: string, a: number, b: number): boolean {
   let k = a - 1;
   for (let j = 0; j < 3 && k >= 0 && CLOSERS.has(text[k]!); j++) k--;
   const next = text[b];
-  if (k >= 0 && SENTENCE_END.has(text[k]!) && !(next !== undefined && /\p{Ll}/u.test(next))) return SENTENCE;
-  return WORD;
+  return k >= 0 && SENTENCE_END.has(text[k]!) && !(next !== undefined && /\p{Ll}/u.test(next));
 }
 
 /** The pieces of normalized text: start offsets (plus text.length at the end) and their token counts. */
@@ -179,10 +211,15 @@ function piecesOf(text: string, chunkSize: number): Pieces {
   const maxPieceTokens = Math.max(1, Math.floor(chunkSize / 4));
   const push = (from: number, to: number, n: number) => {
     // The pre-tokenizer glues punctuation to the letters after it; CJK sentence and clause marks are split off so
-    // that a chunk can end right after them.
-    if (to - from > 1 && (CJK_SENTENCE_END.has(text[from]!) || CJK_CLAUSE_END.has(text[from]!))) {
-      push(from, from + 1, t.countTokens(text[from]!, PLAIN_TEXT));
-      push(from + 1, to, t.countTokens(text.slice(from + 1, to), PLAIN_TEXT));
+    // that a chunk can end right after them: each leading mark is a piece, the rest one more, counted once (not
+    // once per mark: a run of marks would cost the square of its length).
+    if (to - from > 1 && isCjkMark(text[from]!)) {
+      let at = from;
+      for (; to - at > 1 && isCjkMark(text[at]!); at++) {
+        start.push(at);
+        tokens.push(t.countTokens(text[at]!, PLAIN_TEXT));
+      }
+      push(at, to, t.countTokens(text.slice(at, to), PLAIN_TEXT));
       return;
     }
     if (n > maxPieceTokens && to - from > 1) {
@@ -251,10 +288,7 @@ export function chunkText(text: string, opts: ChunkOptions): Chunk[] {
   // cum[i]: tokens before piece i.
   const cum = new Float64Array(n + 1);
   for (let i = 0; i < n; i++) cum[i + 1] = cum[i]! + tokens[i]!;
-  // strength[i]: how good a cut before piece i is (0 < i < n).
-  const strength = new Uint8Array(n + 1);
-  for (let i = 1; i < n; i++) strength[i] = strengthAt(norm, start[i]!);
-  strength[n] = PARAGRAPH;
+  const strength = strengthsOf(norm, start, n);
 
   const chunks: Chunk[] = [];
   let s = 0;

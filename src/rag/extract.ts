@@ -11,18 +11,22 @@
 // - PDF: application/pdf; .pdf. Text of each page (PDF.js through unpdf), pages separated by a blank line.
 // - DOCX: application/vnd.openxmlformats-officedocument.wordprocessingml.document; .docx. Raw text of the
 //   paragraphs (mammoth).
-// - JSON: application/json and any */*+json; .json. Parsed, then pretty-printed with 2-space indentation: keys
-//   stay next to their values, which is what a question about the data needs. Invalid JSON fails.
+// - JSON: application/json and any */*+json; .json. Parsed, then pretty-printed with 2-space indentation (as
+//   JSON.stringify(value, null, 2) does, except that nesting deeper than JSON_MAX_INDENT_LEVELS is indented no
+//   further): keys stay next to their values, which is what a question about the data needs. Invalid JSON fails.
 // Every result goes through normalizeText (see chunk.ts); a result with no text fails.
 //
-// PDF and DOCX are parsed in a worker thread with a heap limit and a wall-clock timeout, so a damaged or hostile
-// file can neither crash the process (out of memory) nor hang it (an endless parse): the worker is terminated
-// and the document fails. Text, Markdown, HTML and JSON are parsed here, in linear time over a bounded input.
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+// Every step here is linear in the input or bounded by the limits below; the libraries' parsers are not all so.
+// Callers run this in the document process (document-process.ts), whose time and heap limits bound the whole
+// extraction, so that a damaged or hostile file can neither crash the platform's process (out of memory) nor hold
+// its event loop (an endless parse).
 import { Parser } from 'htmlparser2';
 import { normalizeText } from './chunk.ts';
 
-/** Failure to get text out of a file. `message` is written for the document's `errorMessage`. */
+/**
+ * A document that cannot be ingested as it is (no text, unreadable, over a limit): final, no retry helps.
+ * `message` is written for the document's `errorMessage`.
+ */
 export class RagExtractError extends Error {
   override name = 'RagExtractError';
 }
@@ -33,10 +37,11 @@ export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_EXTRACTED_CHARS = 5_000_000;
 /** Most pages of a PDF. */
 export const MAX_PDF_PAGES = 2_000;
-/** Wall-clock limit of one PDF or DOCX extraction (ms). */
-export const EXTRACT_TIMEOUT_MS = 60_000;
-/** Heap limit of the worker that parses a PDF or DOCX (MB). */
-export const EXTRACT_WORKER_HEAP_MB = 512;
+/**
+ * JSON nested deeper than this is indented no further: with indentation growing with the depth, the text grows
+ * with the square of the depth (6 KB of brackets made 9 MB of spaces).
+ */
+export const JSON_MAX_INDENT_LEVELS = 16;
 
 export const SUPPORTED_KINDS_TEXT = 'text, Markdown, HTML, PDF, DOCX, JSON';
 
@@ -49,8 +54,6 @@ export interface ExtractOptions {
   maxBytes?: number;
   /** Default MAX_PDF_PAGES. */
   maxPdfPages?: number;
-  /** Default EXTRACT_TIMEOUT_MS. */
-  timeoutMs?: number;
 }
 
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -127,7 +130,8 @@ function tooLong(maxChars: number): RagExtractError {
 
 /**
  * The text of a file from an app's storage, normalized (normalizeText). Throws RagExtractError for an
- * unsupported type, a file too large, damaged, encrypted or without text, or a text over the limits.
+ * unsupported type, a file too large, damaged, encrypted or without text, or a text over the limits. PDF and DOCX
+ * are parsed by libraries whose time and memory only the document process's limits bound.
  */
 export async function extractText(bytes: Buffer, contentType: string, filename: string, options: ExtractOptions = {}): Promise<string> {
   const maxChars = options.maxChars ?? MAX_EXTRACTED_CHARS;
@@ -147,11 +151,13 @@ export async function extractText(bytes: Buffer, contentType: string, filename: 
       raw = htmlToText(decodeText(bytes, kind));
       break;
     case 'json':
-      raw = jsonToText(decodeText(bytes, kind));
+      raw = jsonToText(decodeText(bytes, kind), maxChars);
       break;
     case 'pdf':
+      raw = await pdfText(bytes, maxChars, options.maxPdfPages ?? MAX_PDF_PAGES);
+      break;
     case 'docx':
-      raw = await inWorker({ flag: WORKER_FLAG, kind, bytes: new Uint8Array(bytes), maxChars, maxPdfPages: options.maxPdfPages ?? MAX_PDF_PAGES }, options.timeoutMs ?? EXTRACT_TIMEOUT_MS);
+      raw = await docxText(bytes, maxChars);
       break;
   }
   const text = normalizeText(raw);
@@ -175,18 +181,91 @@ function decodeText(bytes: Uint8Array, kind: RagFileKind): string {
   return new TextDecoder('utf-8').decode(bytes); // replaces invalid bytes with U+FFFD; drops a UTF-8 BOM
 }
 
-function jsonToText(source: string): string {
+function jsonToText(source: string, maxChars: number): string {
   let value: unknown;
   try {
     value = JSON.parse(source);
   } catch (err) {
     throw new RagExtractError(`The JSON could not be parsed: ${errorText(err)}`);
   }
-  try {
-    return JSON.stringify(value, null, 2) ?? '';
-  } catch (err) {
-    throw new RagExtractError(`The JSON could not be turned into text: ${errorText(err)}`); // nesting too deep
+  return prettyJson(value, maxChars);
+}
+
+const INDENTS = Array.from({ length: JSON_MAX_INDENT_LEVELS + 1 }, (_, depth) => '  '.repeat(depth));
+
+function indent(depth: number): string {
+  return INDENTS[Math.min(depth, JSON_MAX_INDENT_LEVELS)]!;
+}
+
+/**
+ * A text written in parts that stops with RagExtractError once it passes twice maxChars (the caller checks the
+ * normalized length exactly).
+ */
+class BoundedText {
+  readonly #parts: string[] = [];
+  #length = 0;
+  readonly #maxChars: number;
+
+  constructor(maxChars: number) {
+    this.#maxChars = maxChars;
   }
+
+  write(s: string): void {
+    this.#length += s.length;
+    if (this.#length > this.#maxChars * 2) throw tooLong(this.#maxChars);
+    this.#parts.push(s);
+  }
+
+  text(): string {
+    return this.#parts.join('');
+  }
+}
+
+/** An array or object being written: its values, its keys (null for an array), the next entry, its depth. */
+interface JsonFrame {
+  values: readonly unknown[];
+  keys: readonly string[] | null;
+  next: number;
+  depth: number;
+}
+
+/**
+ * JSON.stringify(value, null, 2) for a value from JSON.parse, except that nesting deeper than
+ * JSON_MAX_INDENT_LEVELS is indented no further. Iterative (any depth) and linear in the output, which stops at
+ * twice maxChars.
+ */
+function prettyJson(root: unknown, maxChars: number): string {
+  const out = new BoundedText(maxChars);
+  const stack: JsonFrame[] = [];
+  openJson(root, 0, out, stack);
+  for (let frame = stack.at(-1); frame; frame = stack.at(-1)) {
+    if (frame.next < frame.values.length) {
+      const i = frame.next++;
+      const key = frame.keys ? `${JSON.stringify(frame.keys[i])}: ` : '';
+      out.write(`${i === 0 ? '\n' : ',\n'}${indent(frame.depth + 1)}${key}`);
+      openJson(frame.values[i], frame.depth + 1, out, stack);
+    } else {
+      stack.pop();
+      out.write(`\n${indent(frame.depth)}${frame.keys ? '}' : ']'}`);
+    }
+  }
+  return out.text();
+}
+
+/** Writes a primitive or an empty container whole; opens any other container (a frame for prettyJson's loop). */
+function openJson(value: unknown, depth: number, out: BoundedText, stack: JsonFrame[]): void {
+  if (value === null || typeof value !== 'object') {
+    out.write(JSON.stringify(value));
+    return;
+  }
+  const keys = Array.isArray(value) ? null : Object.keys(value);
+  const values = keys ? Object.values(value) : (value as unknown[]);
+  if (values.length === 0) {
+    out.write(keys ? '{}' : '[]');
+    return;
+  }
+  out.write(keys ? '{' : '[');
+  stack.push({ values, keys, next: 0, depth });
 }
 
 /** Elements whose content is not visible text. */
@@ -199,7 +278,11 @@ const PARAGRAPH_BLOCKS = new Set([
 /** Block elements that make a line break before and after. */
 const LINE_BLOCKS = new Set(['div', 'li', 'dt', 'dd', 'tr', 'caption', 'figcaption', 'summary', 'legend', 'option', 'center', 'thead', 'tbody', 'tfoot']);
 
-/** The visible text of an HTML document (see the header of this file). Linear in the input. */
+/**
+ * The visible text of an HTML document (see the header of this file). Linear in the input, except in deep
+ * nesting: htmlparser2 keeps the open elements in an array it shifts and searches, so markup nested N deep costs
+ * up to N squared (the document process's time limit bounds it).
+ */
 export function htmlToText(html: string): string {
   const out: string[] = [];
   let pendingBreak = 0; // newlines owed before the next text: 1 line break, 2 paragraph break
@@ -278,66 +361,7 @@ export function htmlToText(html: string): string {
   return out.join('');
 }
 
-// --- PDF and DOCX, in a worker thread ---------------------------------------------------------------------------
-
-const WORKER_FLAG = 'svc-rag-extract-worker-v1';
-
-interface WorkerJob {
-  flag: typeof WORKER_FLAG;
-  kind: 'pdf' | 'docx';
-  bytes: Uint8Array;
-  maxChars: number;
-  maxPdfPages: number;
-}
-
-type WorkerReply = { ok: true; text: string } | { ok: false; message: string };
-
-function inWorker(job: WorkerJob, timeoutMs: number): Promise<string> {
-  const label = KIND_LABEL[job.kind];
-  return new Promise<string>((resolve, reject) => {
-    let worker: Worker;
-    try {
-      // This very module is the worker's script (see the end of the file).
-      worker = new Worker(new URL(import.meta.url), {
-        workerData: job,
-        transferList: [job.bytes.buffer as ArrayBuffer],
-        resourceLimits: { maxOldGenerationSizeMb: EXTRACT_WORKER_HEAP_MB },
-      });
-    } catch (err) {
-      reject(new RagExtractError(`The ${label} could not be read: the extraction could not start (${errorText(err)})`));
-      return;
-    }
-    let done = false;
-    const finish = (settle: () => void) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      settle();
-    };
-    const timer = setTimeout(
-      () => finish(() => reject(new RagExtractError(`The ${label} could not be read: extracting its text took longer than ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`} (it is damaged or too complex)`))),
-      timeoutMs,
-    );
-    worker.once('message', (reply: WorkerReply) => finish(() => (reply.ok ? resolve(reply.text) : reject(new RagExtractError(reply.message)))));
-    worker.once('error', (err: Error & { code?: string }) =>
-      finish(() =>
-        reject(
-          new RagExtractError(
-            err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-              ? `The ${label} could not be read: extracting its text needs more than ${EXTRACT_WORKER_HEAP_MB} MB of memory (it is damaged or too complex)`
-              : `The ${label} could not be read: ${errorText(err)}`,
-          ),
-        ),
-      ),
-    );
-    worker.once('exit', (code) => finish(() => reject(new RagExtractError(`The ${label} could not be read: the extraction stopped unexpectedly (exit code ${code})`))));
-  });
-}
-
-async function runJob(job: WorkerJob): Promise<string> {
-  return job.kind === 'pdf' ? pdfText(job.bytes, job.maxChars, job.maxPdfPages) : docxText(job.bytes, job.maxChars);
-}
+// --- PDF and DOCX ---------------------------------------------------------------------------------------------
 
 interface PdfTextItem {
   str?: string;
@@ -348,7 +372,8 @@ async function pdfText(bytes: Uint8Array, maxChars: number, maxPages: number): P
   const { getDocumentProxy } = await import('unpdf');
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
-    pdf = await getDocumentProxy(bytes, {
+    // PDF.js refuses a Buffer: a plain view of the same bytes.
+    pdf = await getDocumentProxy(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
       isEvalSupported: false, // never compile font programs to JS
       useSystemFonts: false,
       disableFontFace: true,
@@ -397,19 +422,8 @@ async function docxText(bytes: Uint8Array, maxChars: number): Promise<string> {
   return value;
 }
 
-function errorText(err: unknown): string {
+/** An error's message on one line, at most 300 characters (for an errorMessage). */
+export function errorText(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   return message.replace(/\s+/g, ' ').trim().slice(0, 300) || 'unknown error';
-}
-
-// This module is also the worker's script: run the job it was given and post the reply.
-if (!isMainThread && parentPort && (workerData as Partial<WorkerJob> | null)?.flag === WORKER_FLAG) {
-  const job = workerData as WorkerJob;
-  let reply: WorkerReply;
-  try {
-    reply = { ok: true, text: await runJob(job) };
-  } catch (err) {
-    reply = { ok: false, message: err instanceof RagExtractError ? err.message : `The ${KIND_LABEL[job.kind]} could not be read: ${errorText(err)}` };
-  }
-  parentPort.postMessage(reply);
 }

@@ -1,4 +1,8 @@
-// Small real documents for RAG tests: a PDF with text pages and a DOCX with paragraphs, built byte by byte.
+// Small real documents for RAG tests: a PDF with text pages and a DOCX with paragraphs, built byte by byte; a DOCX
+// zip bomb; and the event loop's longest delay while some work runs.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ZipFile } from 'yazl';
 
 /** A real PDF 1.4 file: one Helvetica text line per entry, one page per array, a correct xref table. */
@@ -26,9 +30,12 @@ export function makePdf(pages: string[][]): Buffer {
   return Buffer.from(pdf, 'latin1');
 }
 
-export function zip(entries: Record<string, string>): Promise<Buffer> {
+export function zip(entries: Record<string, string | Readable>): Promise<Buffer> {
   const z = new ZipFile();
-  for (const [name, content] of Object.entries(entries)) z.addBuffer(Buffer.from(content, 'utf8'), name);
+  for (const [name, content] of Object.entries(entries)) {
+    if (typeof content === 'string') z.addBuffer(Buffer.from(content, 'utf8'), name);
+    else z.addReadStream(content, name);
+  }
   z.end();
   const parts: Buffer[] = [];
   return new Promise((resolve, reject) => {
@@ -38,10 +45,9 @@ export function zip(entries: Record<string, string>): Promise<Buffer> {
   });
 }
 
-/** A real DOCX from the minimal OOXML parts: content types, package relationships, the main document. */
-export function makeDocx(paragraphs: string[]): Promise<Buffer> {
-  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  return zip({
+/** The minimal OOXML parts of a DOCX around the main document's XML. */
+function docxParts(documentXml: string | Readable): Record<string, string | Readable> {
+  return {
     '[Content_Types].xml':
       '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' +
       '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
@@ -54,11 +60,51 @@ export function makeDocx(paragraphs: string[]): Promise<Buffer> {
       '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
       '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/>' +
       '</Relationships>',
-    'word/document.xml':
-      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' +
-      '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>' +
-      paragraphs.map((p) => `<w:p><w:r><w:t xml:space="preserve">${esc(p)}</w:t></w:r></w:p>`).join('') +
-      '</w:body></w:document>',
-  });
+    'word/document.xml': documentXml,
+  };
 }
 
+const DOCUMENT_XML_HEAD =
+  '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>';
+const DOCUMENT_XML_TAIL = '</w:body></w:document>';
+
+/** A real DOCX from the minimal OOXML parts: content types, package relationships, the main document. */
+export function makeDocx(paragraphs: string[]): Promise<Buffer> {
+  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const body = paragraphs.map((p) => `<w:p><w:r><w:t xml:space="preserve">${esc(p)}</w:t></w:r></w:p>`).join('');
+  return zip(docxParts(DOCUMENT_XML_HEAD + body + DOCUMENT_XML_TAIL));
+}
+
+/**
+ * A zip bomb dressed as a DOCX: a few hundred KB whose word/document.xml inflates to `inflatedMb` MB of empty
+ * paragraphs (a DOM node each once parsed). Streamed into the zip, so building it holds 1 MB at a time.
+ */
+export function makeDocxBomb(inflatedMb: number): Promise<Buffer> {
+  const block = Buffer.from('<w:p/>'.repeat((1024 * 1024) / 8)); // 768 KB
+  const blocks = Math.ceil((inflatedMb * 1024 * 1024) / block.length);
+  function* xml(): Generator<Buffer> {
+    yield Buffer.from(DOCUMENT_XML_HEAD);
+    for (let i = 0; i < blocks; i++) yield block;
+    yield Buffer.from(DOCUMENT_XML_TAIL);
+  }
+  return zip(docxParts(Readable.from(xml())));
+}
+
+/**
+ * Runs work while sampling the event loop every 10 ms: its result and the longest delay seen (ms). A loop held
+ * by synchronous work for N ms shows a delay of about N ms.
+ */
+export async function withEventLoopDelay<T>(work: () => Promise<T>): Promise<{ result: T; maxDelayMs: number }> {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  try {
+    // The monitor records the time between two of its ticks, from its second tick on: a loop held before that
+    // would go unseen.
+    await sleep(30);
+    const result = await work();
+    await sleep(30); // and its tick after work that ended synchronously
+    return { result, maxDelayMs: h.max / 1e6 };
+  } finally {
+    h.disable();
+  }
+}
