@@ -414,8 +414,10 @@ name); the AI gateway's 402, 429 and 502 apply to queries.
 ## Who acts
 
 Over MCP (platform key) you act for the account's substrate user as an **agent**; over REST a substrate key
-(svc_sub_...) acts as the **human**. Yolo mode is the human's (REST). Approving or rejecting over MCP asks the human at
-your client to confirm (elicitation); a client without elicitation is refused (the human uses REST). A linked app
+(svc_sub_...) acts as the **human**. Yolo mode is the human's (REST). Approving and rejecting are the person's: over
+MCP the tool sends them to the platform's approval page (URL elicitation; /approve/<action_id>, signed in with their
+substrate key) and returns the action once they decided; a client without URL elicitation gets the link to pass on.
+Agents never mint substrate keys (REST only). A linked app
 (substrate_app_link) proposes as an agent with its service key or from functions (ctx.substrate).
 substrate_ws_ticket mints a 60-second, single-use ticket for the live change stream (websocket
 /v1/me/substrate/stream?ticket=...): { type: "hello" }, then { org, op, tbl, id } per committed change.
@@ -452,7 +454,8 @@ first outcome with \`replay: true\` and runs nothing.
 
 A principle applies to the capabilities in \`applies_to.capabilities\` and the entity types in \`applies_to.entity_types\`
 (each empty: any); its \`logic\` over \`{ capability, payload, entity_type }\` must be true for a proposal, e.g.
-\`{ "<=": [{ "var": "payload.amount" }, 100] }\`. A logic that cannot be evaluated counts as a conflict.
+\`{ "<=": [{ "var": "payload.amount" }, 100] }\`. A logic that cannot be evaluated counts as a conflict, as does one
+needing more than 100,000 operations or 50 ms (a proposal's principles share the 50 ms).
 
 ## Entities
 
@@ -471,7 +474,8 @@ RESOURCE_NOT_FOUND; 409 wrong_status (approve or reject of an action not propose
 NOT_EXECUTED, STALE_ENTITY
 (patch with an old if_updated_at), ENTITY_GONE and ENTITY_MERGED_INTO (reverts), ARTIFACT_GONE (revert of a deleted
 artifact), CONFLICT (external ids already used by another artifact), SUBSTRATE_NOT_LINKED (an app's
-proposal before substrate_app_link); 403 HUMAN_CONFIRMATION_REQUIRED and HUMAN_DECLINED (approve or reject over MCP).
+proposal before substrate_app_link); 403 HUMAN_CONFIRMATION_REQUIRED, HUMAN_DECLINED and HUMAN_DECISION_PENDING
+(approve or reject over MCP: the person has not decided on the page).
 `,
   },
   memory: {
@@ -711,7 +715,8 @@ rule:<rule_id>:<slot>:<index>, so a slot never proposes twice; approval capabili
 Proposals beyond max_fires_per_day in one UTC day are skipped. substrate_rule_firings lists, newest slot first,
 { slot, bindings_count, bindings, proposals: [{ binding_index, action_id, verdict, requires_approval }], skipped:
 [{ binding_index, reason }], skip_reason } (the last 500 per rule); skip_reason: no snapshot yet, or the condition
-cannot be evaluated (e.g. a var naming no field).
+cannot be evaluated (e.g. a var naming no field, or past its budget: 100,000 operations and 50 ms for a snapshot;
+500,000 operations and 250 ms for all the rows of a row_query, 50 ms per row).
 
 substrate_rule_preview takes the same body (name optional) and writes nothing: { bindings_count, sample_proposals (up
 to 10): [{ binding, rendered_payload, would_require_approval, verdict, error? }], skip_reason }. substrate_rule_update
