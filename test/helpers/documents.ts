@@ -1,8 +1,6 @@
 // Small real documents for RAG tests: a PDF with text pages and a DOCX with paragraphs, built byte by byte; a DOCX
 // zip bomb; and the event loop's longest delay while some work runs.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ZipFile } from 'yazl';
 
 /** A real PDF 1.4 file: one Helvetica text line per entry, one page per array, a correct xref table. */
@@ -90,21 +88,3 @@ export function makeDocxBomb(inflatedMb: number): Promise<Buffer> {
   return zip(docxParts(Readable.from(xml())));
 }
 
-/**
- * Runs work while sampling the event loop every 10 ms: its result and the longest delay seen (ms). A loop held
- * by synchronous work for N ms shows a delay of about N ms.
- */
-export async function withEventLoopDelay<T>(work: () => Promise<T>): Promise<{ result: T; maxDelayMs: number }> {
-  const h = monitorEventLoopDelay({ resolution: 10 });
-  h.enable();
-  try {
-    // The monitor records the time between two of its ticks, from its second tick on: a loop held before that
-    // would go unseen.
-    await sleep(30);
-    const result = await work();
-    await sleep(30); // and its tick after work that ended synchronously
-    return { result, maxDelayMs: h.max / 1e6 };
-  } finally {
-    h.disable();
-  }
-}

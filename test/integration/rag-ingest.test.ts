@@ -3,7 +3,8 @@
 // on the last attempt. Hostile documents end ready or failed with a clear message, and never hold the event loop.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDocxBomb, withEventLoopDelay } from '../helpers/documents.ts';
+import { makeDocxBomb } from '../helpers/documents.ts';
+import { withEventLoopDelay } from '../helpers/event-loop.ts';
 import { startFakeOpenAIProcess, type FakeOpenAIProcess } from '../helpers/fake-openai-process.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import type { AppRecord } from '../../src/apps/types.ts';

@@ -1,6 +1,6 @@
 // Attention rules without a running worker (SVC_ROLE=api): CRUD and validation over REST, preview in both modes, the
 // per-minute tick's jobs inspected in graphile-worker's queue, and slots fired by calling the job itself.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { withEventLoopDelay } from '../helpers/event-loop.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { JobHelpers } from 'graphile-worker';
@@ -325,16 +325,11 @@ describe('evaluation budget', () => {
   const exceeded = (operations: number, ms: number) =>
     `the expression (needs more than ${operations} operations to evaluate \\(limit ${operations}\\)|takes more than ${ms} ms to evaluate \\(limit ${ms} ms\\))`;
 
-  /** The work's result, how long it took and the event loop's longest stall meanwhile (ms). */
+  /** The work's result, how long it took and the event loop's longest hold meanwhile (ms). */
   async function watchLoop<T>(work: () => Promise<T>): Promise<{ result: T; elapsedMs: number; maxDelayMs: number }> {
-    const h = monitorEventLoopDelay({ resolution: 10 });
-    h.enable();
     const started = performance.now();
-    const result = await work();
-    const elapsedMs = performance.now() - started;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    h.disable();
-    return { result, elapsedMs, maxDelayMs: h.max / 1e6 };
+    const { result, maxDelayMs } = await withEventLoopDelay(work);
+    return { result, elapsedMs: performance.now() - started, maxDelayMs };
   }
 
   it('a preview whose condition nests four some over 120-element arrays answers 200 with the limit as skip_reason, without stalling the event loop', async () => {

@@ -11,7 +11,8 @@ import {
   type DocumentSource,
 } from '../../src/rag/document-process.ts';
 import { RagExtractError } from '../../src/rag/extract.ts';
-import { makePdf, withEventLoopDelay } from '../helpers/documents.ts';
+import { makePdf } from '../helpers/documents.ts';
+import { withEventLoopDelay } from '../helpers/event-loop.ts';
 
 const LIMITS: DocumentLimits = { chunkSize: 200, chunkOverlap: 20, maxChunks: 10_000 };
 const paragraph = (i: number) => `Paragraph ${i}. ${'The quick brown fox jumps over the lazy dog. '.repeat(12)}\n\n`;

@@ -1,7 +1,7 @@
 // The JSON-Logic evaluator of principles and attention rules (src/substrate/logic.ts): json-logic-js's results for the
 // allowed operators (the table's expected values were produced by json-logic-js 2.0.5, which the project no longer
 // depends on), and the budget that keeps a costly expression from holding the event loop.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { withEventLoopDelay } from '../helpers/event-loop.ts';
 import { describe, expect, it } from 'vitest';
 import { LOGIC_OPERATORS, logicProblem } from '../../src/substrate/capabilities/principles.ts';
 import {
@@ -195,18 +195,11 @@ function thrown(fn: () => unknown): unknown {
   throw new Error('expected a throw');
 }
 
-/** The event loop's longest stall, in ms, while the works run one after the other, each in its own macrotask. */
+/** The event loop's longest hold, in ms, while the works run one after the other, each in its own macrotask. */
 async function maxLoopDelayMs(works: Array<() => void>): Promise<number> {
-  const h = monitorEventLoopDelay({ resolution: 10 });
-  h.enable();
-  const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
-  await tick();
-  for (const work of works) {
-    await new Promise<void>((resolve) => setImmediate(() => (work(), resolve())));
-    await tick();
-  }
-  h.disable();
-  return h.max / 1e6;
+  let max = 0;
+  for (const work of works) max = Math.max(max, (await withEventLoopDelay(work)).maxDelayMs);
+  return max;
 }
 
 describe('semantics (json-logic-js parity)', () => {
