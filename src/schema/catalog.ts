@@ -98,7 +98,7 @@ select c.relname as name, c.relrowsecurity as rls, ta.access,
     from pg_constraint fk join pg_class rc on rc.oid = fk.confrelid
     where fk.conrelid = c.oid and fk.contype = 'f'), '[]') as "foreignKeys",
   -- An enum's values come back through Postgres's own array parser from the literal it prints: the check is written
-  -- as col = ANY ('{...}'::text[]) (src/schema/plan.ts), which pg_get_constraintdef prints as one quoted literal.
+  -- as col = ANY ('{...}'::text[]) (src/schema/render.ts), which pg_get_constraintdef prints as one quoted literal.
   coalesce((select json_agg(json_build_object(
       'name', ck.conname,
       'columns', (select json_agg(a.attname order by k.ord) from unnest(ck.conkey) with ordinality k(attnum, ord)

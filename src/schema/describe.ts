@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Catalog, ForeignKeyAction, TableInfo } from './catalog.ts';
 import { ACCESS_VALUES, ON_DELETE_VALUES, definitionType } from './definition.ts';
-import { catalogEnum, catalogHasUserId, compositeForeignKeys, defaultAccess, singleForeignKeys, uniqueConstraints } from './plan.ts';
+import { catalogEnum, catalogHasUserId, compositeForeignKeys, defaultAccess, singleForeignKeys, uniqueConstraints } from './table-info.ts';
 
 /**
  * The live schema in the definition's own format, so that applying what schema_get returns plans nothing.
