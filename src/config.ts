@@ -1,6 +1,27 @@
-// The only module that reads process.env: everything else receives this frozen object.
+// The only module that reads process.env: everything else receives this frozen object. The environment's schema and
+// the Config it builds live here; parsers of what a variable holds (price tables, routing, origin lists) live in
+// src/config-values.ts, and their types are exported from here too so that callers import config from one place.
 import path from 'node:path';
 import { z } from 'zod';
+import {
+  commaList,
+  invalidEnvironment,
+  parseMcpOrigins,
+  parseModelPrice,
+  parseModelPrices,
+  parsePeoplePrices,
+  parsePeopleRouting,
+  withoutTrailingSlash,
+  type McpOrigins,
+  type ModelPrice,
+  type PeoplePrices,
+  type PeopleRouting,
+  type PeopleSlot,
+  type PeopleSlotConfig,
+} from './config-values.ts';
+
+export { ConfigError, PEOPLE_ROUTES, PEOPLE_SLOTS } from './config-values.ts';
+export type { McpOrigins, ModelPrice, PeoplePrice, PeoplePrices, PeopleRoute, PeopleRouting, PeopleSlot, PeopleSlotConfig } from './config-values.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -174,13 +195,7 @@ export type Config = Readonly<{
   baseDomain: string | undefined;
   role: 'all' | 'api' | 'worker';
   /** Which browser origins may call /mcp (requests without Origin always may). */
-  mcp: Readonly<{
-    /** Exact origins (scheme://host[:port], as URL.origin writes them), the base URL's among them. */
-    allowedOrigins: readonly string[];
-    /** http(s)://localhost, 127.0.0.1 and [::1] on any port: the default when SVC_MCP_ALLOWED_ORIGINS is unset. */
-    allowLoopbackOrigins: boolean;
-    allowAnyOrigin: boolean;
-  }>;
+  mcp: McpOrigins;
   /** Proxy hops whose X-Forwarded-For is trusted for the client address (rate limits). */
   trustProxy: number;
   bodyLimit: string;
@@ -277,7 +292,7 @@ export type Config = Readonly<{
     /** The provider of each slot; undefined: no provider registered there. */
     slots: Readonly<Record<PeopleSlot, PeopleSlotConfig | undefined>>;
     /** Which slot serves each action; `query` is any search sent with a natural-language query. */
-    routing: Readonly<Record<PeopleRoute, PeopleSlot>>;
+    routing: PeopleRouting;
     /** Below this available balance (USD) a billed call is refused with 402 before the provider is called. */
     minBalanceUsd: number;
     prices: PeoplePrices;
@@ -297,61 +312,23 @@ export type Config = Readonly<{
   }>;
 }>;
 
-/** USD per million tokens. */
-export interface ModelPrice {
-  input: number;
-  output: number;
-}
-
-export const PEOPLE_SLOTS = ['primary', 'secondary'] as const;
-export type PeopleSlot = (typeof PEOPLE_SLOTS)[number];
-/** What the routing setting assigns to a slot: each action, and natural-language searches (`query`) of either kind. */
-export const PEOPLE_ROUTES = ['search_person', 'search_company', 'query', 'profile', 'profile_email'] as const;
-export type PeopleRoute = (typeof PEOPLE_ROUTES)[number];
-
-export interface PeopleSlotConfig {
-  /** proxycurl: a Proxycurl-style v2 API (every action but `query`); exa: a semantic search API (searches only). */
-  kind: 'proxycurl' | 'exa';
-  baseUrl: string;
-  apiKey: string;
-}
-
-/** Credits (the unit the spec reports) and USD charged to the account's credit ledger. */
-export interface PeoplePrice {
-  credits: number;
-  usd: number;
-}
-
-export interface PeoplePrices {
-  /** A search page of up to includedResults results; each result beyond adds the extra price. Empty pages cost 0. */
-  search: PeoplePrice & { includedResults: number; extraResultCredits: number; extraResultUsd: number };
-  /** A profile fetched from the provider (a cache hit and a not_found cost 0). */
-  profile: PeoplePrice;
-  /** A work-email lookup queued, and one resolved with an e-mail. */
-  emailQueue: PeoplePrice;
-  emailResolved: PeoplePrice;
-}
-
-export class ConfigError extends Error {}
-
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid environment:\n  ${lines.join('\n  ')}`);
+    throw invalidEnvironment(...parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }
   const e = parsed.data;
   if (e.SVC_STORAGE_BACKEND === 's3' && !e.SVC_S3_BUCKET) {
-    throw new ConfigError('invalid environment:\n  SVC_S3_BUCKET is required when SVC_STORAGE_BACKEND is s3');
+    throw invalidEnvironment('SVC_S3_BUCKET is required when SVC_STORAGE_BACKEND is s3');
   }
   if (e.SVC_APP_POOL_SIZE > e.SVC_APP_POOL_BUDGET) {
-    throw new ConfigError('invalid environment:\n  SVC_APP_POOL_SIZE must not exceed SVC_APP_POOL_BUDGET');
+    throw invalidEnvironment('SVC_APP_POOL_SIZE must not exceed SVC_APP_POOL_BUDGET');
   }
   const fnPerApp = e.SVC_FUNCTIONS_MAX_PROCESSES_PER_APP ?? Math.max(1, Math.floor(e.SVC_FUNCTIONS_MAX_PROCESSES / 2));
   if (fnPerApp > e.SVC_FUNCTIONS_MAX_PROCESSES) {
-    throw new ConfigError('invalid environment:\n  SVC_FUNCTIONS_MAX_PROCESSES_PER_APP must not exceed SVC_FUNCTIONS_MAX_PROCESSES');
+    throw invalidEnvironment('SVC_FUNCTIONS_MAX_PROCESSES_PER_APP must not exceed SVC_FUNCTIONS_MAX_PROCESSES');
   }
-  const baseUrl = (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/(?<!\/)\/+$/, '');
+  const baseUrl = withoutTrailingSlash(e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`);
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -364,7 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseUrl,
     baseDomain: e.SVC_BASE_DOMAIN?.toLowerCase(),
     role: e.SVC_ROLE,
-    mcp: mcpOrigins(e.SVC_MCP_ALLOWED_ORIGINS, baseUrl),
+    mcp: parseMcpOrigins('SVC_MCP_ALLOWED_ORIGINS', e.SVC_MCP_ALLOWED_ORIGINS, baseUrl),
     trustProxy: e.SVC_TRUST_PROXY,
     bodyLimit: e.SVC_BODY_LIMIT,
     appPoolSize: e.SVC_APP_POOL_SIZE,
@@ -393,7 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }),
       maxFileBytes: e.SVC_STORAGE_MAX_FILE_BYTES,
       maxAppBytes: e.SVC_STORAGE_MAX_APP_BYTES,
-      allowedContentTypes: Object.freeze(e.SVC_STORAGE_ALLOWED_CONTENT_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)),
+      allowedContentTypes: commaList(e.SVC_STORAGE_ALLOWED_CONTENT_TYPES.toLowerCase()),
       userPendingUploads: e.SVC_STORAGE_USER_PENDING_UPLOADS,
       userPendingPercent: e.SVC_STORAGE_USER_PENDING_PERCENT,
     }),
@@ -418,7 +395,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       logRetention: e.SVC_FUNCTIONS_LOG_RETENTION,
       maxBodyBytes: e.SVC_FUNCTIONS_MAX_BODY_BYTES,
       rssHeadroomMb: e.SVC_FUNCTIONS_RSS_HEADROOM_MB,
-      denyNet: Object.freeze(e.SVC_FUNCTIONS_DENY_NET.split(',').map((s) => s.trim()).filter(Boolean)),
+      denyNet: commaList(e.SVC_FUNCTIONS_DENY_NET),
       allowPrivateNet: e.SVC_FUNCTIONS_ALLOW_PRIVATE_NET === 'true',
     }),
     outboundAllowPrivate: e.SVC_OUTBOUND_ALLOW_PRIVATE === 'true',
@@ -436,14 +413,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       smtp: Object.freeze({ url: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM }),
     }),
     meetings: meetingsConfig(e),
-    integrations: Object.freeze({ baseUrl: e.SVC_INTEGRATIONS_BASE_URL.replace(/(?<!\/)\/+$/, ''), apiKey: e.SVC_INTEGRATIONS_API_KEY }),
+    integrations: Object.freeze({ baseUrl: withoutTrailingSlash(e.SVC_INTEGRATIONS_BASE_URL), apiKey: e.SVC_INTEGRATIONS_API_KEY }),
     people: peopleConfig(e),
     ai: Object.freeze({
-      baseUrl: e.SVC_AI_BASE_URL?.replace(/(?<!\/)\/+$/, ''),
+      baseUrl: e.SVC_AI_BASE_URL === undefined ? undefined : withoutTrailingSlash(e.SVC_AI_BASE_URL),
       apiKey: e.SVC_AI_API_KEY,
       timeoutMs: e.SVC_AI_TIMEOUT_MS,
-      prices: aiPrices(e.SVC_AI_PRICES),
-      defaultPrice: Object.freeze(((input, output) => ({ input: Number(input), output: Number(output) }))(...(e.SVC_AI_DEFAULT_PRICE.split(',') as [string, string]))),
+      prices: parseModelPrices('SVC_AI_PRICES', e.SVC_AI_PRICES),
+      defaultPrice: parseModelPrice(e.SVC_AI_DEFAULT_PRICE),
     }),
   });
 }
@@ -451,10 +428,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** The meetings provider is all or nothing: a base URL without its key or webhook secret could spawn bots it never hears from. */
 function meetingsConfig(e: z.infer<typeof EnvSchema>): Config['meetings'] {
   if (e.SVC_MEETINGS_BASE_URL && (!e.SVC_MEETINGS_API_KEY || !e.SVC_MEETINGS_WEBHOOK_SECRET)) {
-    throw new ConfigError('invalid environment:\n  SVC_MEETINGS_API_KEY and SVC_MEETINGS_WEBHOOK_SECRET are required when SVC_MEETINGS_BASE_URL is set');
+    throw invalidEnvironment('SVC_MEETINGS_API_KEY and SVC_MEETINGS_WEBHOOK_SECRET are required when SVC_MEETINGS_BASE_URL is set');
   }
   return Object.freeze({
-    baseUrl: e.SVC_MEETINGS_BASE_URL?.replace(/(?<!\/)\/+$/, ''),
+    baseUrl: e.SVC_MEETINGS_BASE_URL === undefined ? undefined : withoutTrailingSlash(e.SVC_MEETINGS_BASE_URL),
     apiKey: e.SVC_MEETINGS_API_KEY,
     webhookSecret: e.SVC_MEETINGS_WEBHOOK_SECRET,
     recordingUsdPerHour: e.SVC_MEETINGS_RECORDING_USD_PER_HOUR,
@@ -464,38 +441,6 @@ function meetingsConfig(e: z.infer<typeof EnvSchema>): Config['meetings'] {
   });
 }
 
-const PriceTable = z.record(z.string().min(1), z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() }));
-
-function aiPrices(json: string): Readonly<Record<string, ModelPrice>> {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    throw new ConfigError('invalid environment:\n  SVC_AI_PRICES: not valid JSON');
-  }
-  const parsed = PriceTable.safeParse(value);
-  if (!parsed.success) {
-    throw new ConfigError('invalid environment:\n  SVC_AI_PRICES: expected {"<vendor>/<model>": {"input": <USD per 1M tokens>, "output": <USD per 1M tokens>}}');
-  }
-  return Object.freeze(parsed.data);
-}
-
-/** The spec's typical people pricing. */
-const PEOPLE_DEFAULT_PRICES: PeoplePrices = {
-  search: { credits: 7, usd: 0.0084, includedResults: 10, extraResultCredits: 1, extraResultUsd: 0.0012 },
-  profile: { credits: 2, usd: 0.04 },
-  emailQueue: { credits: 3, usd: 0.06 },
-  emailResolved: { credits: 1, usd: 0.02 },
-};
-
-const PeoplePriceFields = { credits: z.number().int().min(0), usd: z.number().min(0).max(1000) };
-const PeoplePriceOverrides = z.strictObject({
-  search: z.strictObject({ ...PeoplePriceFields, includedResults: z.number().int().min(1), extraResultCredits: z.number().int().min(0), extraResultUsd: z.number().min(0) }).partial(),
-  profile: z.strictObject(PeoplePriceFields).partial(),
-  emailQueue: z.strictObject(PeoplePriceFields).partial(),
-  emailResolved: z.strictObject(PeoplePriceFields).partial(),
-}).partial();
-
 function peopleConfig(e: z.infer<typeof EnvSchema>): Config['people'] {
   return Object.freeze({
     enabled: e.SVC_PEOPLE_ENABLED === 'true',
@@ -504,9 +449,9 @@ function peopleConfig(e: z.infer<typeof EnvSchema>): Config['people'] {
       primary: peopleSlot('PRIMARY', e.SVC_PEOPLE_PRIMARY_URL, e.SVC_PEOPLE_PRIMARY_KEY, e.SVC_PEOPLE_PRIMARY_KIND),
       secondary: peopleSlot('SECONDARY', e.SVC_PEOPLE_SECONDARY_URL, e.SVC_PEOPLE_SECONDARY_KEY, e.SVC_PEOPLE_SECONDARY_KIND),
     }),
-    routing: peopleRouting(e.SVC_PEOPLE_ROUTING),
+    routing: parsePeopleRouting('SVC_PEOPLE_ROUTING', e.SVC_PEOPLE_ROUTING),
     minBalanceUsd: e.SVC_PEOPLE_MIN_BALANCE_USD,
-    prices: peoplePrices(e.SVC_PEOPLE_PRICES),
+    prices: parsePeoplePrices('SVC_PEOPLE_PRICES', e.SVC_PEOPLE_PRICES),
     timeoutMs: e.SVC_PEOPLE_TIMEOUT_MS,
     emailLookupDeadlineSeconds: e.SVC_PEOPLE_EMAIL_LOOKUP_DEADLINE_SECONDS,
   });
@@ -515,69 +460,6 @@ function peopleConfig(e: z.infer<typeof EnvSchema>): Config['people'] {
 /** A slot with a URL must have its key: a keyless provider would answer every call with 401, billed as an outage. */
 function peopleSlot(name: string, url: string | undefined, key: string | undefined, kind: PeopleSlotConfig['kind']): PeopleSlotConfig | undefined {
   if (!url) return undefined;
-  if (!key) throw new ConfigError(`invalid environment:\n  SVC_PEOPLE_${name}_KEY is required when SVC_PEOPLE_${name}_URL is set`);
-  return Object.freeze({ kind, baseUrl: url.replace(/(?<!\/)\/+$/, ''), apiKey: key });
-}
-
-/** "query=secondary,profile=primary" over the defaults: every action on primary, natural-language queries on secondary. */
-function peopleRouting(setting: string): Config['people']['routing'] {
-  const routing: Record<PeopleRoute, PeopleSlot> = { search_person: 'primary', search_company: 'primary', query: 'secondary', profile: 'primary', profile_email: 'primary' };
-  for (const entry of setting.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [route, slot] = entry.split('=').map((s) => s.trim());
-    if (!PEOPLE_ROUTES.includes(route as PeopleRoute) || !PEOPLE_SLOTS.includes(slot as PeopleSlot)) {
-      throw new ConfigError(`invalid environment:\n  SVC_PEOPLE_ROUTING: '${entry}' is not <${PEOPLE_ROUTES.join('|')}>=<primary|secondary>`);
-    }
-    routing[route as PeopleRoute] = slot as PeopleSlot;
-  }
-  return Object.freeze(routing);
-}
-
-function peoplePrices(json: string): PeoplePrices {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    throw new ConfigError('invalid environment:\n  SVC_PEOPLE_PRICES: not valid JSON');
-  }
-  const parsed = PeoplePriceOverrides.safeParse(value);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid environment:\n  SVC_PEOPLE_PRICES: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
-  }
-  const o = parsed.data;
-  const d = PEOPLE_DEFAULT_PRICES;
-  return Object.freeze({
-    search: Object.freeze({ ...d.search, ...o.search }),
-    profile: Object.freeze({ ...d.profile, ...o.profile }),
-    emailQueue: Object.freeze({ ...d.emailQueue, ...o.emailQueue }),
-    emailResolved: Object.freeze({ ...d.emailResolved, ...o.emailResolved }),
-  });
-}
-
-function mcpOrigins(list: string | undefined, baseUrl: string): Config['mcp'] {
-  const entries = (list ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  const origins = new Set<string>();
-  const base = originOf(baseUrl);
-  if (base) origins.add(base);
-  for (const entry of entries) {
-    if (entry === '*') continue;
-    const origin = originOf(entry);
-    if (!origin || !/^https?:\/\/[^/?#@]+\/?$/i.test(entry)) {
-      throw new ConfigError(`invalid environment:\n  SVC_MCP_ALLOWED_ORIGINS: '${entry}' is not an origin such as https://app.example.com (scheme, host and optional port, no path)`);
-    }
-    origins.add(origin);
-  }
-  return Object.freeze({
-    allowedOrigins: Object.freeze([...origins]),
-    allowLoopbackOrigins: list === undefined,
-    allowAnyOrigin: entries.includes('*'),
-  });
-}
-
-function originOf(url: string): string | undefined {
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : undefined;
-  } catch {
-    return undefined;
-  }
+  if (!key) throw invalidEnvironment(`SVC_PEOPLE_${name}_KEY is required when SVC_PEOPLE_${name}_URL is set`);
+  return Object.freeze({ kind, baseUrl: withoutTrailingSlash(url), apiKey: key });
 }

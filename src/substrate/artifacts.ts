@@ -1,5 +1,5 @@
 // Source artifacts: the reads (list with full-text search, one with content) and what upsert_source_artifact shares
-// (row shape, views). Writes go through the ledger: src/substrate/capabilities/upsert_source_artifact.ts.
+// (row shape, views). Writes go through the ledger: src/substrate/capabilities/upsert-source-artifact.ts.
 import { sql, type Kysely } from 'kysely';
 import { errors } from '../core/errors.ts';
 

@@ -1,6 +1,6 @@
 // Substrate entities: the reads (list, one) and what the entity capabilities share (row shape, alias resolution,
-// the view the API returns). Writes go through the ledger: src/substrate/capabilities/ (upsert_entity.ts,
-// update_entity.ts, patch_entity.ts, merge_entities.ts, delete_entity.ts; their shared pieces in entity-writes.ts).
+// the view the API returns). Writes go through the ledger: src/substrate/capabilities/ (upsert-entity.ts,
+// update-entity.ts, patch-entity.ts, merge-entities.ts, delete-entity.ts; their shared pieces in entity-writes.ts).
 import { sql, type Kysely } from 'kysely';
 import { errors } from '../core/errors.ts';
 

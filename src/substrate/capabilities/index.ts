@@ -1,21 +1,21 @@
 import { z } from 'zod';
 import { strictInput } from '../../core/strict.ts';
 import type { Capability } from '../types.ts';
-import { recordDecision } from './record_decision.ts';
-import { recordCommitment } from './record_commitment.ts';
-import { recordLearning } from './record_learning.ts';
-import { recordPrinciple } from './record_principle.ts';
-import { supersedeDecision } from './supersede_decision.ts';
-import { retirePrinciple } from './retire_principle.ts';
-import { revertAction } from './revert_action.ts';
-import { bulkRevertActions } from './bulk_revert_actions.ts';
-import { sendEmailDraft } from './send_email_draft.ts';
-import { upsertEntity } from './upsert_entity.ts';
-import { updateEntity } from './update_entity.ts';
-import { patchEntity } from './patch_entity.ts';
-import { mergeEntities } from './merge_entities.ts';
-import { deleteEntity } from './delete_entity.ts';
-import { upsertSourceArtifact } from './upsert_source_artifact.ts';
+import { recordDecision } from './record-decision.ts';
+import { recordCommitment } from './record-commitment.ts';
+import { recordLearning } from './record-learning.ts';
+import { recordPrinciple } from './record-principle.ts';
+import { supersedeDecision } from './supersede-decision.ts';
+import { retirePrinciple } from './retire-principle.ts';
+import { revertAction } from './revert-action.ts';
+import { bulkRevertActions } from './bulk-revert-actions.ts';
+import { sendEmailDraft } from './send-email-draft.ts';
+import { upsertEntity } from './upsert-entity.ts';
+import { updateEntity } from './update-entity.ts';
+import { patchEntity } from './patch-entity.ts';
+import { mergeEntities } from './merge-entities.ts';
+import { deleteEntity } from './delete-entity.ts';
+import { upsertSourceArtifact } from './upsert-source-artifact.ts';
 
 /** The capabilities the ledger can propose, by name. */
 export const capabilities: ReadonlyMap<string, Capability> = new Map(

@@ -1,0 +1,22 @@
+// The auth area's hand-written guide (GET /llms.txt?area=auth); src/platform/area-guides.ts lists it.
+import type { AreaGuide } from '../platform/area-guide.ts';
+
+export const AUTH_GUIDE: AreaGuide = {
+  summary:
+    "End users of an app: sign up, log in, refresh and log out, read the signed-in account; list an app's users; the public keys that verify their tokens.",
+  reference: `
+- \`auth_signup\` and \`auth_login\` (no credential needed) return \`{ access_token, token_type: "bearer", expires_in,
+  refresh_token, user }\`. Send the access token as \`Authorization: Bearer\` to the app's routes, or pass it as
+  \`user_token\` with your key to any tool that serves end users (data, storage, auth_user, auth_logout,
+  functions_invoke): the call then sees and does exactly what that user would.
+- Passwords are 8-200 characters; emails are case-insensitive. An email already registered is 409 CONFLICT; a wrong
+  password or unknown email 401 AUTH_INVALID_CREDENTIALS. Signup and login are rate-limited per client and app: 429
+  RATE_LIMITED with \`details.retry_after_seconds\`.
+- Access tokens are ES256 JWTs (issuer the base URL, audience the app_id, claims \`sub\`, \`email\`,
+  \`role: "authenticated"\`), short-lived and stateless: they stay valid until they expire, also after logout. Refresh
+  tokens work once: \`auth_refresh\` returns a new pair; presenting a used one again ends that whole session. An
+  invalid, expired or revoked token is 401 AUTH_INVALID_TOKEN.
+- auth_user and auth_logout act for an end user: their own token as the credential, or a key with \`user_token\`
+  (a key without it is 400 VALIDATION_FAILED).
+`,
+};

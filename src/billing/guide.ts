@@ -1,0 +1,42 @@
+// The billing area's hand-written guide (GET /llms.txt?area=billing); src/platform/area-guides.ts lists it.
+import type { AreaGuide } from '../platform/area-guide.ts';
+
+export const BILLING_GUIDE: AreaGuide = {
+  summary:
+    "The account's plan, usage and status (soft lock, grace, suspension), upgrading through Stripe, and apps charging their own end users through Stripe Connect (plans, products, subscriptions, orders, entitlements in RLS and functions).",
+  reference: `
+**Platform billing** (platform key): \`billing_get\` (GET /dashboard/billing) answers \`{ plan, status, statusReason,
+graceEndsAt, period: { start, end }, usage, limits, percentages, overageUsd, subscription }\`; usage, limits and
+percentages are keyed by meter: \`monthly_active_users\`, \`database_bytes\`, \`bandwidth_bytes\`, \`storage_bytes\`,
+\`lambda_invocations\` (summed over the account's apps) and \`ai_credits\` (USD). Monthly meters count the current UTC
+month; storage and database size are levels. \`billing_usage\` (GET /dashboard/usage?startDate&endDate&meterType)
+answers \`{ startDate, endDate, rows: [{ date, meterType, quantity }] }\` (also \`ai_tokens\`, \`ai_credits\` in USD).
+Plans: free ($0.10 AI credits once, 50,000 MAU, 500 MB database, 5 GB bandwidth, 1 GB files, 50,000 invocations a
+month), pro ($25/month: $10 AI credits a month, 100,000 MAU, 8 GB, 250 GB, 100 GB, 500,000; overage per MAU $0.00325,
+per GB $0.125 database, $0.09 bandwidth, $0.021 files), enterprise (unlimited, arranged with the operator).
+
+Account \`status\`: \`active\`; \`soft_locked\` (free plan over an allowance: app writes answer 402
+ACCOUNT_SOFT_LOCKED naming the meter, reads, sign-in and deletes still work) back to \`active\` ("restored", with
+\`statusReason\`) when usage drops or the plan is paid; \`grace\` (a pro payment failed: everything works for 7 days,
+e-mail sent) then \`suspended\` (every app call answers 402 ACCOUNT_SUSPENDED; e-mail) until the invoice is paid.
+Free apps without requests for 7 days are paused: their calls answer 423 APP_PAUSED until \`apps_restore\`.
+\`billing_checkout\` \`{ planId: "pro" }\` returns a Stripe Checkout \`url\`; \`billing_portal\` the self-service portal.
+Without Stripe on the platform these answer 503 STRIPE_NOT_CONFIGURED; plans, meters and limits still apply.
+
+**Monetization** (an app charging its end users; Stripe Connect, the platform keeps SVC_PLATFORM_FEE_PERCENT):
+1. \`billing_connect_onboard\` (once per owner) returns \`{ accountId, onboardingUrl }\`: the owner completes it in a
+   browser; \`billing_connect_status\` shows \`chargesEnabled\` and \`payoutsEnabled\`.
+2. \`billing_plans_create\` \`{ name, priceCents, interval, features }\` and \`billing_products_create\` \`{ name,
+   priceCents, description, metadata }\`; lists are public (the app's catalog, no credential).
+3. End users (their JWT, or a key with \`user_token\`): \`billing_subscribe\` \`{ planId, successUrl, cancelUrl }\` and
+   \`billing_purchase\` \`{ productId, quantity?, successUrl, cancelUrl }\` return a checkout \`url\` (purchase also
+   \`orderId\`); \`billing_subscription_get\`, \`billing_cancel\` (at period end), \`billing_orders_list\`,
+   \`billing_orders_get\` show the caller's own only.
+Subscription \`status\`: \`pending\` (checkout open), \`active\`, \`past_due\` (a renewal failed; still entitled),
+\`canceled\`. Order \`status\`: \`pending\`, \`paid\`, \`failed\`, \`refunded\` (a partial refund stays paid).
+Entitlements: the table option \`plans: ["<plan id>"]\` in schema_apply opens rows only to end users whose
+subscription to one of those plans is active or past_due (keys see all); SQL \`public.current_user_plan()\` returns
+that plan id for your own policies and views; functions call \`await ctx.billing.plan()\` or
+\`ctx.billing.subscription()\`. Stripe's events reach POST /webhooks/payments/connect; entitlements follow within seconds.
+`,
+};

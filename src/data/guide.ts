@@ -1,0 +1,52 @@
+// The data area's hand-written guide (GET /llms.txt?area=data); src/platform/area-guides.ts lists it.
+import type { AreaGuide } from '../platform/area-guide.ts';
+
+export const DATA_GUIDE: AreaGuide = {
+  summary:
+    "Read and write an app's tables with PostgREST syntax, as the app (your key) or as an end user (user_token) under row-level security.",
+  reference: `
+## Query syntax (\`query\` over MCP, the query string over REST)
+
+- Filters \`col=op.value\`: eq, neq, gt, gte, lt, lte, like and ilike (\`*\` or \`%\`), match and imatch (regex), is (null,
+  not_null, true, false), isdistinct, in.(a,b), cs, cd, ov (arrays \`{a,b}\`, jsonb, ranges \`[1,5)\`), sl, sr, nxl, nxr,
+  adj (ranges), fts (also plfts, phfts, wfts; \`fts(english).term\`); \`like(any).{a*,b*}\` and \`(all)\`; \`not.\` negates;
+  \`or=(a.eq.1,b.gt.2)\`, \`and=(...)\`, nested. JSON paths \`data->key->>key\` work in filters, select and order.
+- \`select=col,alias:col,col::text,data->>key,count(),col.sum()\` (aggregates group by the other columns) and embedded
+  resources through foreign keys, nested to any depth: \`author:authors(name,posts(title))\`; many-to-one and
+  one-to-one as an object, one-to-many and many-to-many (through a join table) as an array; \`rel!inner(...)\`
+  keeps only rows with a match, \`rel!<fk or column>(...)\` disambiguates, \`...rel(cols)\` spreads the columns into
+  the row, \`rel()\` embeds only to filter. Embedded rows take filters and paging: \`posts.done=eq.false\`,
+  \`posts.order=id.desc\`, \`posts.limit=3\`; \`rel=not.is.null\` keeps rows that have one. \`order=rel(col)\` orders
+  by a to-one related column.
+- \`order=col.desc.nullslast,col2\`, \`limit\`, \`offset\`, or \`range: "items=0-9"\`. A read returns at most 1000 rows.
+- Example: \`select=id,title,author:authors(name)&done=eq.false&order=id.desc&limit=10\`.
+
+## Options
+
+- \`prefer\` (the Prefer header): \`count=exact|planned|estimated\` (total in \`content_range\`, status 206 when more
+  rows match than came back; planned is the planner's estimate, estimated is exact up to 1000), \`return=representation\`
+  (writes return their rows; default minimal) or \`headers-only\` (an insert's \`location\`),
+  \`resolution=merge-duplicates|ignore-duplicates\` with \`on_conflict=<columns>\` in \`query\` (upsert; default the
+  primary key), \`missing=default\` (a key a row lacks takes the column's default instead of null; with
+  \`columns=a,b\` in \`query\` an update writes only those keys), \`tx=rollback\` (dry run: the write answers, then is
+  undone), \`handling=strict\` (an unknown preference is 400) with \`max-affected=<n>\` (an update or delete of more
+  rows fails, 400 PGRST124, changing nothing), \`timezone=<zone>\`.
+- \`accept\`: \`application/vnd.pgrst.object+json\` is exactly one row, as an object (406 NOT_SINGLE_ROW otherwise);
+  \`text/csv\` makes \`data\` CSV text; \`;nulls=stripped\` on it or on \`application/vnd.pgrst.array+json\` drops null
+  fields; other types are 406 NOT_ACCEPTABLE.
+- Bodies: a row object, or an array of rows for a bulk insert; vector columns take JSON number arrays.
+
+## Who runs the call
+
+A platform or service key sees all rows. With \`user_token\`, the call runs as that end user under row-level security:
+own rows only, and inserts get their \`user_id\`. Over REST the caller may also be an end-user JWT, or no credential
+(public tables only). A row hidden by row-level security is absent (404 on by-id routes); a write it refuses is 403.
+
+## Errors
+
+400 INVALID_QUERY (also an operator, cast or aggregate the column's type lacks), UNKNOWN_COLUMN, UNKNOWN_RELATIONSHIP;
+300 AMBIGUOUS_RELATIONSHIP (name one with !hint); 400 QUERY_TOO_COMPLEX (over 20 embeds or 200 select items), FILTER_REQUIRED (data_update and data_delete need a filter), INVALID_PREFERENCES, MAX_AFFECTED_EXCEEDED; 404 RESOURCE_NOT_FOUND; 406
+NOT_SINGLE_ROW, NOT_ACCEPTABLE; 409 CONFLICT (unique or foreign-key violation); 413 RESPONSE_TOO_LARGE (select fewer columns or page);
+416 INVALID_RANGE; 504 STATEMENT_TIMEOUT (5 s per request).
+`,
+};

@@ -1,0 +1,68 @@
+// The functions area's hand-written guide (GET /llms.txt?area=functions); src/platform/area-guides.ts lists it.
+import { MB, type AreaGuide } from '../platform/area-guide.ts';
+import { LIMITS } from './types.ts';
+
+export const FUNCTIONS_GUIDE: AreaGuide = {
+  summary:
+    'Serverless functions (TypeScript or JavaScript on Deno 2) run over HTTP, on a cron schedule or for websocket events; test-invoke them, read their logs, manage their variables.',
+  reference: `
+## Runtime contract
+
+\`\`\`ts
+export default async (request: Request, ctx) => Response.json({ hello: new URL(request.url).searchParams.get("name") });
+\`\`\`
+
+- The module default-exports \`async (request: Request, ctx) => Response\` with web-standard Request and Response
+  (TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). It is loaded when deployed: code
+  that does not parse, throws while loading or has no default-exported function is 400 FUNCTION_INVALID with the
+  compiler or runtime message, and the previous version keeps serving.
+- \`ctx = { env, appId, user, token, data, billing, integrations, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
+  (\`{base_url}/v1/{app_id}\`); \`user\` is \`{ id, claims }\` when the caller sent an end-user JWT of this app (else
+  null) and \`token\` that JWT.
+- \`ctx.data\` reads and writes this app's tables without a key, as that end user (row-level security) or else as the
+  app: \`await ctx.data.from("books").select("id,title", { query: "order=id", count: true })\`, \`.insert(rows)\`,
+  \`.update(patch, "id=eq.5")\`, \`.delete("id=eq.5")\` resolve to \`{ data, error, status, count }\` (PostgREST query
+  syntax as data_select; nothing throws).
+- \`ctx.billing\` tells what the calling end user pays for: \`await ctx.billing.subscription()\` is their current
+  subscription (as billing_subscription_get returns it) and \`await ctx.billing.plan()\` the plan id it entitles them to
+  (status active or past_due), each null without an end user; a refusal rejects with a BillingError (code, status).
+- \`ctx.integrations.execute(toolName, params)\` runs a tool of the app's enabled toolkits as the calling end user,
+  through their connected account (as integrations_execute): \`{ successful: true, data }\`. Without an end user (key,
+  cron) pass \`{ userId }\` as a third argument; a refusal rejects with an IntegrationsError (code, status).
+- \`ctx.substrate\` exists while the app is linked to a substrate user (substrate_app_link): \`propose(capability, payload,
+  { idempotency_key }?)\`, \`getEntity\`, \`findEntities\`, \`searchMemory\`, \`patchEntity\`, \`mergeEntities\`, \`deleteEntity\`, for
+  that user as an agent (platform_guide area=substrate); a refusal rejects with a SubstrateError (code, status).
+- \`fetch()\` to a URL under SVC_API_URL (any platform route, with the Authorization you pass) is forwarded by the
+  platform, also on loopback deployments. Other URLs go to the network.
+- \`request.url\` is the origin of \`{base_url}\`, then the path after the function name ("/" when none) and the query;
+  the header \`x-forwarded-prefix\` holds \`/v1/{app_id}/fn/{name}\`. console.* output goes to the invocation log.
+- Sandbox: outbound network only (no files, environment or subprocesses); loopback, private networks and the
+  database hosts are unreachable (the error names the setting that governs it). npm: imports are not available,
+  https: imports from public module hosts are.
+
+## Triggers
+
+- \`{ type: "http" }\` (default): public at \`url\` = \`{base_url}/v1/{app_id}/fn/{name}[/rest]\`, any method; the body
+  (up to 6 MB) and the response stream through. End-user JWTs and the app's service key are passed on; platform keys
+  are stripped.
+- \`{ type: "cron", config: { schedule: "*/5 * * * *" } }\`: 5-field, UTC; runs as POST with JSON \`{ scheduled_at }\` once
+  per due slot.
+- \`{ type: "websocket", config: { event: "chat" } }\`: runs for messages \`{ event, data }\` on \`/v1/{app_id}/ws\` as POST
+  with JSON \`{ event, data }\`; the response body goes back on the socket.
+
+## Limits
+
+Code at most ${LIMITS.codeMaxBytes / MB} MB (a deploy request may be 4 MB, over MCP and REST alike); \`timeoutMs\` ${LIMITS.timeoutMin}-${LIMITS.timeoutMax}
+(default ${LIMITS.timeoutDefault}); \`memoryLimitMb\` ${LIMITS.memoryMin}-${LIMITS.memoryMax} (default ${LIMITS.memoryDefault}); at most ${LIMITS.envMaxVars} variables; console output
+${LIMITS.consoleMaxBytes / 1024} KB per invocation; the newest 1000 invocations per function are logged.
+
+## Failures of a function
+
+A failure is the function's response (and, in functions_invoke, a result with \`error\` saying why, not an error of the
+tool): 500 FUNCTION_ERROR (it threw or returned no Response; the message is in the logs), 504 FUNCTION_TIMEOUT, 500
+FUNCTION_OUT_OF_MEMORY, 500 FUNCTION_CPU_EXCEEDED, 502 FUNCTION_ABORTED (another invocation sharing its process
+exceeded its limits: retry), 503 FUNCTION_BUSY (no free process in time: retry after Retry-After). Every invocation,
+functions_invoke's too (trigger "test"), is logged and counted; functions_logs with \`level: "error"\` lists the failed
+ones.
+`,
+};

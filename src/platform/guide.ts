@@ -1,0 +1,6 @@
+// The platform area's hand-written guide (GET /llms.txt?area=platform); src/platform/area-guides.ts lists it.
+import type { AreaGuide } from './area-guide.ts';
+
+export const PLATFORM_GUIDE: AreaGuide = {
+  summary: 'The platform itself: this guide and its per-area sections, liveness and readiness checks, and suggestions to its maintainers.',
+};

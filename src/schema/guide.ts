@@ -1,0 +1,73 @@
+// The schema area's hand-written guide (GET /llms.txt?area=schema); src/platform/area-guides.ts lists it.
+import type { AreaGuide } from '../platform/area-guide.ts';
+
+export const SCHEMA_GUIDE: AreaGuide = {
+  summary:
+    "Declare an app's tables (columns, indexes, references, row-level security access) and apply the difference as a migration; read the live schema and the migration history.",
+  reference: `
+## Definition
+
+\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, plans?, _dropColumns?, _drop? } } }\`, at most 50
+tables per call; \`schema_get\` returns the live schema in the same format, so an edited copy is the next definition.
+
+- Column: \`{ type, primary?, nullable? (default true), unique?, default?, identity?, enum?, references?: { table,
+  column, onDelete?, onUpdate? } }\`. \`identity: true\` numbers an integer or bigint primary key; \`enum: ["a", "b"]\`
+  limits a text column to those values (a CHECK constraint). Table-level \`foreignKeys: [{ columns, references: {
+  table, columns }, onDelete?, onUpdate? }]\` declares keys over several columns.
+  Example: \`{ id: { type: "uuid", primary: true, default: "gen_random_uuid()" }, user_id: { type: "uuid" },
+  title: { type: "text", nullable: false }, created_at: { type: "timestamptz", default: "now()" } }\`.
+- Types: text, varchar, varchar(N), char, char(N), integer, bigint, smallint, real, float4, float8, decimal, numeric,
+  numeric(P,S), boolean, bool, uuid, timestamp, timestamptz, date, time, timetz, interval, json, jsonb, bytea,
+  vector(N) (1-16000), int4range, int8range, numrange, tsrange, tstzrange, daterange, tsvector, and arrays of these
+  but vector (\`text[]\`).
+- Defaults (an allow-list): numbers, true/false, null, quoted strings such as \`'draft'\` (optionally with \`::type\`),
+  now(), gen_random_uuid(), current_timestamp, current_date, empty json or arrays such as \`'{}'::jsonb\`. A default that
+  does not fit its column's type is refused before anything runs.
+- Names match \`^[a-z_][a-z0-9_]{0,62}$\`, are not SQL reserved words and do not start with svc_ or pg_; table names
+  are not route segments of the app API (schema, migrations, auth, storage, functions, fn, frontend, ai, rag, people,
+  integrations, billing, chat, embeddings, data, keys, app, sites).
+- Index: \`{ columns: [...], unique? }\`; index names are unique per app and distinct from table names.
+
+## How a definition is applied
+
+The platform diffs the definition against the live database and runs only what differs, in one transaction recorded
+as a migration (schema_migrations); applying the same definition twice plans nothing; \`dry_run: true\` returns the
+SQL and runs nothing. Leaving out a table or column never drops it: only \`_dropColumns: [...]\` and \`_drop: true\`
+destroy data. On a column you list, the properties are declarative (leaving out \`default\` removes the default).
+Column types and primary keys cannot change in place: add a new column, copy the data, then \`_dropColumns\` the old one.
+
+## Access (row-level security)
+
+| access | default when | no credential | end user (JWT, or a key with user_token) | service or platform key |
+|---|---|---|---|---|
+| user | the table has a \`user_id uuid\` column | nothing | own rows (user_id is theirs) | all |
+| public | never | reads all rows | reads all; writes own rows if there is a user_id | all |
+| service | no \`user_id uuid\` column | nothing | nothing | all |
+
+An end user's insert gets their id in \`user_id\` automatically. An existing table keeps its access unless a definition
+sets it.
+
+## Premium rows (plans)
+
+\`plans: ["pln_..."]\` (1-20 ids of the app's billing plans) gates a \`user\` or \`public\` table: end users and anonymous
+callers reach its rows, as its access allows, only while the end user's subscription to one of these plans is
+\`active\` or \`past_due\`; service and platform keys reach every row. It is a restrictive row-level security policy
+calling \`public.current_user_plan()\` (the caller's entitled plan id, else null). A subscription change reaches the
+app database within seconds. An existing table keeps its plans unless a definition sets them; \`plans: null\` removes
+the gate; schema_get shows them.
+
+## References between per-user rows
+
+Postgres checks a foreign key without row-level security: an end user can insert a row that points at another user's
+row if they know its id, and with the default onDelete the owner then cannot delete their own row (409 CONFLICT).
+Give references between per-user tables \`onDelete: "cascade"\` (or \`"set null"\` on a nullable column) and use uuid
+keys with gen_random_uuid(). onDelete: \`no action\` (default: the delete is refused with 409 while rows point at it),
+\`restrict\` (the same, checked at once), \`cascade\` (those rows are deleted too), \`set null\` (their column becomes null).
+
+## Errors
+
+400 VALIDATION_FAILED names what is wrong (a type, default, name, reference or index) and nothing runs; 409 CONFLICT
+when existing rows prevent a change (duplicates under a new unique constraint, rows pointing at missing rows, objects
+that depend on a dropped one); nothing is changed then either.
+`,
+};
