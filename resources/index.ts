@@ -1,4 +1,4 @@
-import type { Services } from '../src/core/services.ts';
+import type { Services } from '../src/services.ts';
 import { AREA_GUIDES } from '../src/platform/area-guides.ts';
 import { areaLink, areaResource } from '../src/platform/docs.ts';
 import { toolAreas } from '../tools/index.ts';

@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DEFAULT_TOOLSET_AREAS, toolAreas } from '../tools/index.ts';
 import { withAreaIndex } from '../src/platform/docs.ts';
-import { LLMS_TXT_PATH } from '../src/platform.ts';
+import { LLMS_TXT_PATH } from '../src/composition.ts';
 
 writeFileSync(LLMS_TXT_PATH, withAreaIndex(readFileSync(LLMS_TXT_PATH, 'utf8'), toolAreas, DEFAULT_TOOLSET_AREAS));
 console.log('llms.txt updated');

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { SecretBox } from './core/crypto.ts';
 import { loadMasterKey } from './core/master-key.ts';
-import type { Services } from './core/services.ts';
+import { appAdmission, type Services } from './services.ts';
 import { ensureDatabase, migrateControl, openControlDb } from './db/control.ts';
 import { AppDatabases } from './apps/app-databases.ts';
 import { AppsService } from './apps/service.ts';
@@ -38,6 +38,7 @@ import { IntegrationsService } from './integrations/service.ts';
 import { SubstrateOutbox } from './substrate/outbox.ts';
 import { SubstrateStream } from './substrate/stream.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
+import { FunctionsPlatformChannel } from './transports/platform-channel.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { createHttpServer } from './transports/http-app.ts';
 import { toolAreas, tools } from '../tools/index.ts';
@@ -99,6 +100,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const ai = new AiGateway({ db: control.db, ledger: credits, settings: aiSettings, config: config.ai, upstream, log });
   const services: Services = {
     config,
+    admission: appAdmission(apps, billing),
     apps,
     databases,
     catalogs,
@@ -141,8 +143,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   appPurgers.push(services.storage);
   appPurgers.push(services.functions);
   appPurgers.push(services.integrations);
-  // ctx.data and fetch() to the platform's own URL from functions (src/functions/platform-channel.ts).
-  services.functions.attach({ services, tools });
+  // ctx.data and fetch() to the platform's own URL from functions: a transport into the tools, as the functions' port.
+  const functionsChannel = new FunctionsPlatformChannel({ services, tools }, config, log);
+  services.functions.attach(functionsChannel);
 
   let server: http.Server | undefined;
   let mcp: McpTransport | undefined;
@@ -163,7 +166,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     url = `http://127.0.0.1:${port}`;
     // The address functions' platform calls are sent to: the listener itself (a wildcard bind answers on loopback).
     const local = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
-    services.functions.attach({ services, tools, listenUrl: `http://${local}:${port}` });
+    functionsChannel.listen(`http://${local}:${port}`);
     log.info({ port, base_url: config.baseUrl }, 'http server listening');
   }
 

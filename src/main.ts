@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './core/logger.ts';
-import { startPlatform } from './platform.ts';
+import { startPlatform } from './composition.ts';
 
 const [major] = process.versions.node.split('.').map(Number);
 if (major! < 24) {

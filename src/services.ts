@@ -1,32 +1,40 @@
-import type { AppsService } from '../apps/service.ts';
-import type { AppDatabases } from '../apps/app-databases.ts';
-import type { CatalogCache } from '../schema/catalog-cache.ts';
-import type { DataService } from '../data/service.ts';
-import type { KeysService } from '../auth/keys.ts';
-import type { EndUserTokens } from '../auth/end-user-tokens.ts';
-import type { EndUsers } from '../auth/users.ts';
-import type { RateLimiter } from '../auth/rate-limit.ts';
-import type { SuggestionsService } from '../platform/suggestions.ts';
-import type { HealthService } from '../platform/health.ts';
-import type { StorageService } from '../storage/service.ts';
-import type { FrontendService } from '../frontend/service.ts';
-import type { FunctionsService } from '../functions/service.ts';
-import type { Config } from '../config.ts';
-import type { Docs } from '../platform/docs.ts';
-import type { AiGateway } from '../ai/gateway.ts';
-import type { AiSettingsStore } from '../ai/settings.ts';
-import type { CreditLedger } from '../credits/ledger.ts';
-import type { RagService } from '../rag/service.ts';
-import type { SubstrateService } from '../substrate/service.ts';
-import type { BillingService } from '../billing/service.ts';
-import type { MonetizationService } from '../monetization/service.ts';
-import type { PeopleService } from '../people/service.ts';
-import type { MeetingsService } from '../meetings/service.ts';
-import type { IntegrationsService } from '../integrations/service.ts';
+import type { AppsService } from './apps/service.ts';
+import type { AppDatabases } from './apps/app-databases.ts';
+import type { CatalogCache } from './schema/catalog-cache.ts';
+import type { DataService } from './data/service.ts';
+import type { KeysService } from './auth/keys.ts';
+import type { EndUserTokens } from './auth/end-user-tokens.ts';
+import type { EndUsers } from './auth/users.ts';
+import type { RateLimiter } from './auth/rate-limit.ts';
+import type { SuggestionsService } from './platform/suggestions.ts';
+import type { HealthService } from './platform/health.ts';
+import type { StorageService } from './storage/service.ts';
+import type { FrontendService } from './frontend/service.ts';
+import type { FunctionsService } from './functions/service.ts';
+import type { Config } from './config.ts';
+import type { Docs } from './platform/docs.ts';
+import type { AiGateway } from './ai/gateway.ts';
+import type { AiSettingsStore } from './ai/settings.ts';
+import type { CreditLedger } from './credits/ledger.ts';
+import type { RagService } from './rag/service.ts';
+import type { SubstrateService } from './substrate/service.ts';
+import type { BillingService } from './billing/service.ts';
+import type { MonetizationService } from './monetization/service.ts';
+import type { PeopleService } from './people/service.ts';
+import type { MeetingsService } from './meetings/service.ts';
+import type { IntegrationsService } from './integrations/service.ts';
+import type { AppAdmission } from './core/invoke.ts';
+import type { AnyTool } from './core/define.ts';
+import type { Caller } from './core/caller.ts';
+import { errors } from './core/errors.ts';
+import type { AppRecord } from './apps/types.ts';
+import { toolAccess } from './billing/gate.ts';
 
-/** Everything a tool handler may reach, built once at start (src/platform.ts). */
+/** Everything the transports and jobs may reach, built once at start by the composition root (src/composition.ts). */
 export interface Services {
   config: Config;
+  /** How invoke() admits an app-scoped call: the caller's binding to the app, then its pause and billing status. */
+  admission: AppAdmission<AppRecord>;
   apps: AppsService;
   /** Per-app databases and their bounded pools. */
   databases: AppDatabases;
@@ -69,4 +77,25 @@ export interface Services {
   meetings: MeetingsService;
   /** Third-party integrations: enabled toolkits, end users' connected accounts, tool executions and their log. */
   integrations: IntegrationsService;
+}
+
+/**
+ * The admission invoke() applies to app-scoped tools. A credential reaches only the apps it was issued for (a service
+ * key or end-user token its own app, a platform key its account's apps); then a paused app or an account's billing
+ * status may refuse the tool, and what passes is the app's activity.
+ */
+export function appAdmission(apps: AppsService, billing: BillingService): AppAdmission<AppRecord> {
+  return {
+    resolve: async (appId: string, caller: Caller) => {
+      if ((caller.kind === 'service' || caller.kind === 'user') && caller.appId !== appId) throw errors.otherApp();
+      const app = await apps.get(appId);
+      if (!app) throw errors.notFound(`App '${appId}'`, 'List your apps with apps_list (GET /apps) to find a valid app_id.');
+      if (caller.kind === 'platform' && app.account_id !== caller.accountId) throw errors.otherApp();
+      return app;
+    },
+    admit: async (app: AppRecord, tool: AnyTool) => {
+      await billing.gate.check(app, toolAccess(tool));
+      billing.traffic.touch(app.id);
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { Caller } from '../src/core/define.ts';
+import type { Caller } from '../src/core/caller.ts';
 
 /** The account behind an account-level credential; the tool's auth list guarantees the kind. */
 export function accountOf(caller: Caller): string {

@@ -1,6 +1,8 @@
 // Texts, schemas and helpers that several areas' tools share, so that they read and behave the same everywhere.
 import { z } from 'zod';
-import type { Caller, HttpBinding, HttpMethod, ToolContext } from '../src/core/define.ts';
+import type { HttpBinding, HttpMethod } from '../src/core/define.ts';
+import type { Ctx } from './define.ts';
+import type { Caller } from '../src/core/caller.ts';
 import { errors } from '../src/core/errors.ts';
 
 /** Where an area's reference is (limits, errors, formats): its section of the guide, GET /llms.txt?area=<area>. */
@@ -29,7 +31,7 @@ export const OWN_FILES_NOTE = ' Keys reach every file of the app; an end user (t
 type EndUserCaller = Extract<Caller, { kind: 'user' }>;
 
 /** Only a key holder of the app may act as one of its end users, and only with a token that user was issued. */
-export async function actAs(token: string, appId: string, ctx: ToolContext): Promise<EndUserCaller> {
+export async function actAs(token: string, appId: string, ctx: Ctx<'endUserTokens'>): Promise<EndUserCaller> {
   if (ctx.caller.kind !== 'platform' && ctx.caller.kind !== 'service') throw errors.wrongCredential(['platform key', 'service key']);
   const user = await ctx.services.endUserTokens.verify(token);
   if (!user) throw errors.invalidToken();
@@ -38,12 +40,12 @@ export async function actAs(token: string, appId: string, ctx: ToolContext): Pro
 }
 
 /** Who the call runs as: the end user of `user_token` when one is given, otherwise the caller itself. */
-export async function effectiveCaller(input: { app_id: string; user_token?: string | undefined }, ctx: ToolContext): Promise<Caller> {
+export async function effectiveCaller(input: { app_id: string; user_token?: string | undefined }, ctx: Ctx<'endUserTokens'>): Promise<Caller> {
   return input.user_token ? actAs(input.user_token, input.app_id, ctx) : ctx.caller;
 }
 
 /** For tools that only make sense for an end user: their token as the credential, or a key with user_token. */
-export async function endUserCaller(input: { app_id: string; user_token?: string | undefined }, ctx: ToolContext): Promise<EndUserCaller> {
+export async function endUserCaller(input: { app_id: string; user_token?: string | undefined }, ctx: Ctx<'endUserTokens'>): Promise<EndUserCaller> {
   const caller = await effectiveCaller(input, ctx);
   if (caller.kind === 'user') return caller;
   throw errors.validation(

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import type { Services } from '../src/core/services.ts';
+import type { Services } from '../src/services.ts';
 
 /** Cron, every minute: soft locks and their lifting, and grace periods that ran out (src/billing/status.ts). */
 export const billingEnforce =

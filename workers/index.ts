@@ -1,6 +1,6 @@
 import type { TaskList } from 'graphile-worker';
 import type { AppPurger } from '../src/apps/types.ts';
-import type { Services } from '../src/core/services.ts';
+import type { Services } from '../src/services.ts';
 import { appsDropDatabase, appsPurgeFiles, appsReap } from './apps.ts';
 import { rateLimitsPurge } from './rate-limits.ts';
 import { creditsReleaseExpired } from './credits.ts';

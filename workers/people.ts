@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import type { Services } from '../src/core/services.ts';
+import type { Services } from '../src/services.ts';
 
 const ExpirePayload = z.object({ lookup_id: z.guid() });
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, exportPKCS8, generateKeyPair, importJWK, importPKCS8, jwtVerify, type CryptoKey, type JWK } from 'jose';
 import type { Kysely, Transaction } from 'kysely';
 import type { SecretBox } from '../core/crypto.ts';
-import type { Caller } from '../core/define.ts';
+import type { Caller } from '../core/caller.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 const ALG = 'ES256';

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { generateKey, hashKey, keyHint } from '../core/crypto.ts';
 import { isUuid } from '../core/uuid.ts';
 import { errors } from '../core/errors.ts';
-import type { Caller } from '../core/define.ts';
+import type { Caller } from '../core/caller.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 export const KEY_PREFIX = { platform: 'svc_pk_', service: 'svc_sk_', substrate: 'svc_sub_' } as const;

@@ -1,29 +1,22 @@
 import type { z } from 'zod';
 import { strictInput } from './strict.ts';
 import type { Logger } from 'pino';
-import type { Services } from './services.ts';
-import type { AppRecord } from '../apps/types.ts';
 import type { AppError } from './errors.ts';
+import type { Caller, CallerKind } from './caller.ts';
 
-/** Who is calling, resolved once per request from the Authorization header (or its absence). */
-export type Caller =
-  | { kind: 'none' }
-  | { kind: 'platform'; accountId: string; keyId: string }
-  | { kind: 'service'; accountId: string; appId: string; keyId: string }
-  | { kind: 'user'; appId: string; userId: string; claims: Record<string, unknown> }
-  | { kind: 'substrate'; accountId: string; keyId: string };
-
-export type CallerKind = Caller['kind'];
-
-export interface ToolContext {
-  services: Services;
+/**
+ * What a handler gets besides its input. `S` is the services its tools declare they use, `A` the app record of
+ * app-scoped tools: both are given by the layer above (tools/define.ts), so that core knows no area.
+ */
+export interface ToolContext<S = unknown, A = unknown> {
+  services: S;
   caller: Caller;
   requestId: string;
   /** Client address for rate limits: the HTTP peer (honouring X-Forwarded-For), or `mcp:<account>` over MCP. */
   clientId: string;
   log: Logger;
   /** The app named by the input's app_id, already authorized for this caller; set when the tool is app-scoped. */
-  app: AppRecord | undefined;
+  app: A | undefined;
   /** Aborted when the client went away (REST connection closed, MCP request cancelled): stop outbound work. */
   signal?: AbortSignal | undefined;
   /** Whether the transport can send a StreamBody output (REST can; MCP results are single messages). */
@@ -95,7 +88,7 @@ export interface WireResponse {
   body?: unknown;
 }
 
-export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType, S = unknown, A = unknown> {
   /** snake_case <area>_<verb>[_<noun>] */
   name: string;
   title: string;
@@ -119,17 +112,17 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
   /** false: REST only, not offered over MCP (e.g. a human's approval, which an agent must not give itself). */
   mcp?: false;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
-  handler: (input: z.output<I>, ctx: ToolContext) => Promise<z.input<O>>;
+  handler: (input: z.output<I>, ctx: ToolContext<S, A>) => Promise<z.input<O>>;
 }
 
-export type AnyTool = ToolDescriptor<z.ZodType, z.ZodType>;
+export type AnyTool = ToolDescriptor<z.ZodType, z.ZodType, any, any>;
 
 /**
  * Registers nothing by itself; checks the name and makes the input strict: every `z.object` in it refuses keys it
  * does not declare (see strictInput), so no tool silently ignores an argument. Declare user data that may carry any
  * key as `z.unknown()`, `z.record()` or `z.looseObject()`.
  */
-export function defineTool<I extends z.ZodType, O extends z.ZodType>(tool: ToolDescriptor<I, O>): AnyTool {
+export function defineTool<I extends z.ZodType, O extends z.ZodType, S, A>(tool: ToolDescriptor<I, O, S, A>): AnyTool {
   if (!/^[a-z][a-z0-9]*(_[a-z0-9]+)+$/.test(tool.name)) throw new Error(`tool name ${tool.name} is not <area>_<verb>`);
   return { ...tool, input: strictInput(tool.input) } as unknown as AnyTool;
 }

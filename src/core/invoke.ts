@@ -3,13 +3,23 @@ import type { Logger } from 'pino';
 import { AppError, errors, fromZod } from './errors.ts';
 import { mapPgError } from './pg-errors.ts';
 import { unknownKeysMessage } from './strict.ts';
-import type { AnyTool, Caller, ToolContext } from './define.ts';
-import type { Services } from './services.ts';
-import type { AppRecord } from '../apps/types.ts';
-import { toolAccess } from '../billing/gate.ts';
+import type { AnyTool, ToolContext } from './define.ts';
+import type { Caller } from './caller.ts';
 
-export interface InvokeBase {
-  services: Services;
+/**
+ * How an app-scoped call is admitted, installed by the composition root (apps and billing know how): the pipeline
+ * stays one legible sequence without core knowing either area.
+ */
+export interface AppAdmission<A> {
+  /** The app named by the input, bound to the caller (a key reaches only its own app or account), or an AppError. */
+  resolve(appId: string, caller: Caller): Promise<A>;
+  /** Refuses the call when the app may not serve this tool now (paused, its account's billing status); counts activity. */
+  admit(app: A, tool: AnyTool): Promise<void>;
+}
+
+export interface InvokeBase<S = unknown, A = unknown> {
+  services: S;
+  admission: AppAdmission<A>;
   caller: Caller;
   requestId: string;
   clientId: string;
@@ -23,20 +33,18 @@ export interface InvokeBase {
  * The one pipeline both transports call: parse input, authorize, handle, shape output, map errors.
  * It always resolves to the tool's output or throws an AppError.
  */
-export async function invoke(tool: AnyTool, rawInput: unknown, base: InvokeBase): Promise<unknown> {
+export async function invoke<S, A>(tool: AnyTool, rawInput: unknown, base: InvokeBase<S, A>): Promise<unknown> {
   try {
     authorizeKind(tool, base.caller);
     screenInput(rawInput);
     const parsed = tool.input.safeParse(rawInput ?? {}, { error: unknownKeysMessage });
     if (!parsed.success) throw fromZod(parsed.error);
     const input = parsed.data as Record<string, unknown>;
-    const app = tool.appScoped ? await authorizeApp(String(input.app_id), base) : undefined;
-    if (app) {
-      // The account's billing status and the app's pause decide before anything runs; what passes is activity.
-      await base.services.billing.gate.check(app, toolAccess(tool));
-      base.services.billing.traffic.touch(app.id);
-    }
-    const ctx: ToolContext = { ...base, app };
+    const app = tool.appScoped ? await base.admission.resolve(String(input.app_id), base.caller) : undefined;
+    // The app's state decides before anything runs; what passes is activity.
+    if (app !== undefined) await base.admission.admit(app, tool);
+    const { admission: _admission, ...context } = base;
+    const ctx: ToolContext<S, A> = { ...context, app };
     const result = await tool.handler(input, ctx);
     return tool.output.parse(result);
   } catch (err) {
@@ -48,16 +56,6 @@ function authorizeKind(tool: AnyTool, caller: Caller): void {
   if (tool.auth.includes(caller.kind)) return;
   if (caller.kind === 'none') throw errors.authRequired();
   throw errors.wrongCredential(tool.auth.filter((k) => k !== 'none'));
-}
-
-/** A credential is bound: it reaches only the apps it was issued for (or, for a platform key, the account's apps). */
-async function authorizeApp(appId: string, base: InvokeBase): Promise<AppRecord> {
-  const { caller, services } = base;
-  if ((caller.kind === 'service' || caller.kind === 'user') && caller.appId !== appId) throw errors.otherApp();
-  const app = await services.apps.get(appId);
-  if (!app) throw errors.notFound(`App '${appId}'`, 'List your apps with apps_list (GET /apps) to find a valid app_id.');
-  if (caller.kind === 'platform' && app.account_id !== caller.accountId) throw errors.otherApp();
-  return app;
 }
 
 /** Deeper input than any tool needs; far below where recursive code (JSON.stringify, Postgres' jsonb parser) overflows. */

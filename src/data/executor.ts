@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Caller } from '../core/define.ts';
+import type { Caller } from '../core/caller.ts';
 
 /** Longest a data API statement may run before Postgres cancels it (57014 -> 504 STATEMENT_TIMEOUT). */
 export const DATA_STATEMENT_TIMEOUT_MS = 5000;

@@ -1,6 +1,6 @@
 import { AppError, errors } from '../core/errors.ts';
 import { JsonText } from '../core/json-text.ts';
-import type { Caller } from '../core/define.ts';
+import type { Caller } from '../core/caller.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
 import type { Catalog } from '../schema/catalog.ts';

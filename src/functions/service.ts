@@ -1,6 +1,6 @@
 // Serverless functions: deploy (validated in the sandbox), manage, invoke through the process pool, log, and
 // dispatch cron and websocket triggers. See README "Functions". The pieces live beside it: the platform channel
-// (platform-channel.ts), trigger requests (requests.ts), buffered responses (responses.ts), the function row and its
+// (src/transports/platform-channel.ts, attached as a port), trigger requests (requests.ts), buffered responses (responses.ts), the function row and its
 // view (records.ts), the cron tick (cron-dispatch.ts), log reads (logs.ts) and Deno's emit cache (sandbox.ts).
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -15,14 +15,13 @@ import { dispatchCron } from './cron-dispatch.ts';
 import { functionErrors } from './errors.ts';
 import { InitError, type InstanceSpec, type ResponseSink, type RunOutcome } from './instance.ts';
 import { InvocationLog, readLogs, trimLogs, type InvocationRecord, type LogQuery } from './logs.ts';
-import { platformCall, platformOrigins, type PlatformAccess } from './platform-channel.ts';
 import { ClientGone, FunctionPool, type PoolTarget } from './pool.ts';
 import type { EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
 import { checkEnvSize, functionView, META_COLUMNS, metaOf, metricsOf, ROW_COLUMNS, triggerOf, type FunctionMetrics, type FunctionRow } from './records.ts';
 import { cronRequest, testRequest, websocketRequest, type InvocationInput, type TestInvokeInput } from './requests.ts';
 import { BufferSink, decodeBody, envelopeOf, failureError, type BodyEncoding } from './responses.ts';
 import { buildDenyList, EMIT_CACHE_MAX_AGE_MS, ensureDir, pruneEmitCache, resolveDenoBinary } from './sandbox.ts';
-import { LIMITS, type ConsoleLine, type FunctionMeta, type FunctionTables, type FunctionView, type LogEntryView, type Trigger } from './types.ts';
+import { LIMITS, platformOrigins, type ConsoleLine, type FunctionMeta, type FunctionTables, type FunctionView, type LogEntryView, type PlatformChannel, type Trigger } from './types.ts';
 
 
 type Db = Kysely<ControlDatabase & FunctionTables>;
@@ -90,7 +89,7 @@ export class FunctionsService implements AppPurger {
   readonly #versionSweep: NodeJS.Timeout;
   readonly #cachePrune: NodeJS.Timeout;
   readonly #denoDir: string;
-  #platform: PlatformAccess | undefined;
+  #platform: PlatformChannel | undefined;
 
   /** Resolves the Deno binary and the network deny list (DNS of the database hosts) before anything runs. */
   static async create(deps: FunctionsServiceDeps): Promise<FunctionsService> {
@@ -136,11 +135,11 @@ export class FunctionsService implements AppPurger {
   }
 
   /**
-   * Wires ctx.data and fetch() to the platform's own URL (called by src/platform.ts once services exist, and again
-   * with the listener once the HTTP server listens). Before this, such calls are refused with 501.
+   * Wires ctx.data, ctx.substrate and fetch() to the platform's own URL (src/transports/platform-channel.ts, attached
+   * by src/composition.ts once services exist). Before this, such calls are refused with 501.
    */
-  attach(access: PlatformAccess): void {
-    this.#platform = { ...this.#platform, ...access };
+  attach(channel: PlatformChannel): void {
+    this.#platform = channel;
   }
 
   // ---- management ----------------------------------------------------------------------------------------
@@ -345,9 +344,9 @@ export class FunctionsService implements AppPurger {
           body: input.body,
           user: input.user,
           token: input.token,
-          substrate: this.#platform ? await this.#platform.services.substrate.isLinked(meta.appId) : false,
+          substrate: this.#platform ? await this.#platform.substrateLinked(meta.appId) : false,
           timeoutMs: meta.timeoutMs,
-          ...(this.#platform ? { calls: (call: PlatformCall) => this.#platformCall(meta, input.user, call) } : {}),
+          ...(this.#platform ? { calls: (call: PlatformCall) => this.#platform!.call(meta, input.user, call) } : {}),
         },
         sink,
         input.signal,
@@ -513,7 +512,7 @@ export class FunctionsService implements AppPurger {
       code,
       env: { ...env, SVC_APP_ID: f.appId, SVC_API_URL: `${this.#config.baseUrl}/v1/${f.appId}` },
       memoryLimitMb: f.memoryLimitMb,
-      platformOrigins: platformOrigins(this.#config),
+      platformOrigins: platformOrigins(this.#config.baseUrl),
       allowPrivateNet: this.#config.functions.allowPrivateNet,
     };
   }
@@ -521,13 +520,6 @@ export class FunctionsService implements AppPurger {
   /** Scheme and host of request.url for invocations that arrive through no HTTP request (test, cron, websocket). */
   #origin(): string {
     return new URL(this.#config.baseUrl).origin;
-  }
-
-  /** One ctx.data call or platform fetch of a running invocation (platform-channel.ts); attach() must have run. */
-  async #platformCall(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
-    const access = this.#platform;
-    if (!access) throw new Error('platform access is not wired');
-    return platformCall({ access, config: this.#config, log: this.#log }, meta, user, call);
   }
 
   #openEnv(sealed: string | null): Record<string, string> {

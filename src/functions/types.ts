@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import { z } from 'zod';
 import { CronError, parseCron, cronNext } from './cron.ts';
+import type { EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
 
 export const TRIGGER_TYPES = ['http', 'cron', 'websocket'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -182,3 +183,22 @@ export const LogEntrySchema = z.object({
   created_at: z.string(),
 });
 export type LogEntryView = z.infer<typeof LogEntrySchema>;
+
+/**
+ * How a running function reaches its platform (ctx.data, ctx.substrate, ctx.billing, ctx.integrations and fetch() to
+ * the platform's own URL): a transport (src/transports/platform-channel.ts) that the composition root attaches.
+ */
+export interface PlatformChannel {
+  /** Whether the app is linked to a substrate user (ctx.substrate is then present). */
+  substrateLinked(appId: string): Promise<boolean>;
+  /** One call of a running invocation; a platform error is its result (the function sees a response). */
+  call(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult>;
+}
+
+/**
+ * The origins whose fetch() a function hands to the platform: the base URL's, the one SVC_API_URL is under. Not the
+ * listener's own address: functions are given SVC_API_URL, and other loopback URLs stay closed like any other.
+ */
+export function platformOrigins(baseUrl: string): string[] {
+  return [new URL(baseUrl).origin];
+}

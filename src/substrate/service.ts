@@ -2,7 +2,7 @@
 // records it, and undoable. Scoped to one substrate user of one account (org) per call.
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
-import type { Caller } from '../core/define.ts';
+import type { Caller } from '../core/caller.ts';
 import { AppError, errors, fromZod } from '../core/errors.ts';
 import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { unknownKeysMessage } from '../core/strict.ts';

@@ -1,4 +1,4 @@
-import type { Services } from '../core/services.ts';
+import type { Services } from '../services.ts';
 
 /** The subdomain of a `{subdomain}.{base_domain}` Host header (port ignored), or undefined for any other host. */
 export function subdomainOf(hostHeader: string | undefined, baseDomain: string): string | undefined {

@@ -1,6 +1,6 @@
-import type { Caller } from '../core/define.ts';
+import type { Caller } from '../core/caller.ts';
 import { errors } from '../core/errors.ts';
-import type { Services } from '../core/services.ts';
+import type { Services } from '../services.ts';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 

@@ -5,7 +5,7 @@ import { requestLog } from './request-log.ts';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
-import type { Services } from '../core/services.ts';
+import type { Services } from '../services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
 import { errorShapes, JSON_TYPES, largeBodyParsers, mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
 import { mcpOriginGuard, type McpTransport } from './mcp.ts';

@@ -21,8 +21,9 @@ import { JsonText } from '../core/json-text.ts';
 import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
-import type { AnyTool, Caller, PageVisit, ToolContext } from '../core/define.ts';
-import type { Services } from '../core/services.ts';
+import type { AnyTool, PageVisit, ToolContext } from '../core/define.ts';
+import type { Caller } from '../core/caller.ts';
+import type { Services } from '../services.ts';
 import { resources } from '../../resources/index.ts';
 import { prompts } from '../../prompts/index.ts';
 import { DEFAULT_TOOLSET_AREAS, toolAreas } from '../../tools/index.ts';
@@ -274,7 +275,7 @@ export class McpTransport {
       call: (name, args) => {
         const tool = this.#registry.get(name);
         if (!tool) throw errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.');
-        return invoke(tool, args, { services: this.#services, caller, requestId: String(extra.requestId), clientId, log });
+        return invoke(tool, args, { services: this.#services, admission: this.#services.admission, caller, requestId: String(extra.requestId), clientId, log });
       },
     };
   }
@@ -306,7 +307,7 @@ export class McpTransport {
     }
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
-      const result = await invoke(tool, args, { services: this.#services, caller, requestId: rpcId, clientId, log, signal, sendToPage });
+      const result = await invoke(tool, args, { services: this.#services, admission: this.#services.admission, caller, requestId: rpcId, clientId, log, signal, sendToPage });
       // structuredContent must be a plain object: pre-serialized JSON (a relayed AI answer) is parsed back into one.
       const output = (result instanceof JsonText ? result.toJSON() : result) as Record<string, unknown>;
       const text = JSON.stringify(output);

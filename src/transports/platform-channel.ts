@@ -7,17 +7,18 @@ import https from 'node:https';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { AppError, errors } from '../core/errors.ts';
-import type { AnyTool, Caller } from '../core/define.ts';
+import type { AnyTool } from '../core/define.ts';
+import type { Caller } from '../core/caller.ts';
 import { invoke as invokeTool, screenInput } from '../core/invoke.ts';
 import { mapPgError } from '../core/pg-errors.ts';
-import type { Services } from '../core/services.ts';
+import type { Services } from '../services.ts';
 import { entitledPlan, type SubscriptionLike } from '../monetization/entitlement.ts';
-import { functionErrors } from './errors.ts';
-import type { DataOp, EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
-import type { FunctionMeta } from './types.ts';
+import { functionErrors } from '../functions/errors.ts';
+import type { DataOp, EndUser, PlatformCall, PlatformCallResult } from '../functions/protocol.ts';
+import { platformOrigins, type FunctionMeta, type PlatformChannel } from '../functions/types.ts';
 
-/** What ctx.data and fetch() to the platform's own URL need, wired once the platform is built (src/platform.ts). */
-export interface PlatformAccess {
+/** What ctx.data and fetch() to the platform's own URL need, wired once the platform is built (src/composition.ts). */
+interface PlatformAccess {
   services: Services;
   tools: readonly AnyTool[];
   /** This process's HTTP listener (http://127.0.0.1:port) when it serves HTTP; else calls go to config.baseUrl. */
@@ -25,7 +26,7 @@ export interface PlatformAccess {
 }
 
 /** What one call needs besides the access itself. */
-export interface ChannelContext {
+interface ChannelContext {
   access: PlatformAccess;
   config: Config;
   log: Logger;
@@ -50,20 +51,12 @@ const HOP_RESPONSE_HEADERS = ['connection', 'keep-alive', 'transfer-encoding'];
 const FORWARD_TIMEOUT_MS = 60_000;
 
 /**
- * The origins whose fetch() a function hands to the platform: the base URL's, the one SVC_API_URL is under. Not the
- * listener's own address: functions are given SVC_API_URL, and other loopback URLs stay closed like any other.
- */
-export function platformOrigins(config: Config): string[] {
-  return [new URL(config.baseUrl).origin];
-}
-
-/**
  * One call of a running invocation to its own platform. The app is always the function's own (the runner names
  * none), and the caller is the invocation's: the verified end user whose token reached the function, else the app
  * itself as a service caller (all rows of this app, like a service key of it; never another app).
  * A platform error becomes the call's result (the function sees it as a response), anything else rejects.
  */
-export async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
+async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
   try {
     if (call.kind === 'fetch') return await platformFetch(ctx, call);
     if (call.kind === 'substrate') return { status: 200, result: await substrateCall(ctx, meta, call) };
@@ -81,7 +74,7 @@ export async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user
 async function runTool(ctx: ChannelContext, meta: FunctionMeta, caller: Caller, name: string, input: Record<string, unknown>): Promise<unknown> {
   const tool = ctx.access.tools.find((t) => t.name === name);
   if (!tool) throw new Error(`tool ${name} is not registered`);
-  return invokeTool(tool, input, { services: ctx.access.services, caller, requestId: randomUUID(), clientId: `function:${meta.id}`, log: ctx.log });
+  return invokeTool(tool, input, { services: ctx.access.services, admission: ctx.access.services.admission, caller, requestId: randomUUID(), clientId: `function:${meta.id}`, log: ctx.log });
 }
 
 /** ctx.data: one data tool run through invoke() as the invocation's caller. */
@@ -188,7 +181,7 @@ function parsePlatformUrl(config: Config, raw: string): URL {
   } catch {
     throw errors.validation(`Invalid URL '${raw.slice(0, 200)}'.`);
   }
-  if (!platformOrigins(config).includes(url.origin)) throw errors.validation(`'${url.origin}' is not this platform's address.`);
+  if (!platformOrigins(config.baseUrl).includes(url.origin)) throw errors.validation(`'${url.origin}' is not this platform's address.`);
   return url;
 }
 
@@ -240,4 +233,33 @@ function responseHeaders(raw: string[]): Array<[string, string]> {
     out.push([key, raw[i + 1]!]);
   }
   return out;
+}
+
+/**
+ * The functions area's port to the platform, as a transport: a running function's calls enter the tools' invoke()
+ * (or this process's HTTP listener) like any client's. Built by the composition root once services exist.
+ */
+export class FunctionsPlatformChannel implements PlatformChannel {
+  #access: PlatformAccess;
+  readonly #config: Config;
+  readonly #log: Logger;
+
+  constructor(access: { services: Services; tools: readonly AnyTool[] }, config: Config, log: Logger) {
+    this.#access = access;
+    this.#config = config;
+    this.#log = log;
+  }
+
+  /** From now on platform fetches go to this process's own listener (http://127.0.0.1:port). */
+  listen(listenUrl: string): void {
+    this.#access = { ...this.#access, listenUrl };
+  }
+
+  substrateLinked(appId: string): Promise<boolean> {
+    return this.#access.services.substrate.isLinked(appId);
+  }
+
+  call(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
+    return platformCall({ access: this.#access, config: this.#config, log: this.#log }, meta, user, call);
+  }
 }

@@ -7,7 +7,7 @@ import { StreamBody } from '../core/stream-body.ts';
 import { JsonText } from '../core/json-text.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import type { AnyTool, ErrorShape, HttpBinding } from '../core/define.ts';
-import type { Services } from '../core/services.ts';
+import type { Services } from '../services.ts';
 import { resolveCaller } from './credentials.ts';
 import { pathParams } from '../core/schema.ts';
 import { routeTable, segmentCount, type TableRoute } from './route-table.ts';
@@ -101,6 +101,7 @@ async function serve(
     if (http.restAuth && !http.restAuth.includes(caller.kind)) throw caller.kind === 'service' ? errors.wrongCredential(http.restAuth) : errors.invalidToken();
     const output = await invoke(tool, input, {
       services,
+      admission: services.admission,
       caller,
       requestId: req.id,
       clientId: req.ip ?? 'unknown',

@@ -699,6 +699,9 @@ describe('findings: the exact answers that used to be 500 or bare', () => {
   });
 });
 
+/** A fuzz sends thousands of requests: seconds alone, several times that beside other test files on 2 cores. */
+const FUZZ_TIMEOUT_MS = 180_000;
+
 describe('fuzz', () => {
   it('no operation of /openapi.json answers 5xx to hostile input, with a credential or without', async () => {
     const doc = (await request(server.url, '/openapi.json')).json as { paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> };
@@ -712,7 +715,7 @@ describe('fuzz', () => {
     const cases = operations.flatMap((op) => [...httpCases(op, credentialFor(op.operationId), random, true), ...httpCases(op, {}, random, false)]);
     expect(cases.length).toBeGreaterThan(1000);
     expect(await fiveHundreds(cases)).toEqual([]);
-  });
+  }, FUZZ_TIMEOUT_MS);
 
   it('no raw route (blob, upload, sites, public functions) answers 5xx to hostile path segments', async () => {
     const credentials: Array<Record<string, string>> = [{}, { authorization: `Bearer ${server.platformKey}` }];
@@ -765,7 +768,7 @@ describe('fuzz', () => {
       await mcp.close();
     }
     expect(failures).toEqual([]);
-  });
+  }, FUZZ_TIMEOUT_MS);
 
   it('the process is still alive and ready', async () => {
     expect(server.child.exitCode).toBeNull();

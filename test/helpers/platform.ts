@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { startPlatform, type Platform } from '../../src/platform.ts';
+import { startPlatform, type Platform } from '../../src/composition.ts';
 import { generateKey } from '../../src/core/crypto.ts';
 import { cloneControlDatabase, databaseUrl, dropDatabase, dropDatabasesWithPrefix, uniqueSuffix } from './db.ts';
 

@@ -2,7 +2,7 @@
 // instance starts the build, a worker started afterwards on the same control database finishes it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, startWorkerFor, type TestPlatform } from '../helpers/platform.ts';
-import type { Platform } from '../../src/platform.ts';
+import type { Platform } from '../../src/composition.ts';
 import { pathOf, siteZip, waitFor } from './frontend-helpers.ts';
 
 let api: TestPlatform;

@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, startWorkerFor, type TestPlatform } from '../helpers/platform.ts';
-import type { Platform } from '../../src/platform.ts';
+import type { Platform } from '../../src/composition.ts';
 import { pathOf, siteZip, waitFor } from './frontend-helpers.ts';
 
 const STALE_AFTER_SECONDS = '1';

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
-import { LLMS_TXT_PATH } from '../../src/platform.ts';
+import { LLMS_TXT_PATH } from '../../src/composition.ts';
 import { renderAreaSection } from '../../src/platform/docs.ts';
 import { McpTransport, requestedAreas } from '../../src/transports/mcp.ts';
-import type { Services } from '../../src/core/services.ts';
+import type { Services } from '../../src/services.ts';
 
 /*
  * Context budget (issue 9, "Cost in context"): what an MCP-only agent must read before its first call.

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
 import { areaLink, buildOpenApi, INDEX_BEGIN, INDEX_END, renderAreaSection, withAreaIndex } from '../../src/platform/docs.ts';
-import { LLMS_TXT_PATH } from '../../src/platform.ts';
+import { LLMS_TXT_PATH } from '../../src/composition.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../src/core/schema.ts';
 
 describe('generated documentation', () => {

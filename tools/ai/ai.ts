@@ -1,8 +1,12 @@
 import { z } from 'zod';
-import { defineTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
+import { type HttpBinding } from '../../src/core/define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { AiCaller } from '../../src/ai/gateway.ts';
 import { effectiveCaller, UserTokenSchema } from '../shared.ts';
+
+type Uses = 'ai' | 'aiSettings' | 'endUserTokens';
+const defineTool = toolsUsing<Uses>();
 
 const ModelSchema = z
   .string()
@@ -27,7 +31,7 @@ const BILLING =
   '(their JWT, or user_token) count against endUserDailyTokenLimit. Usage: ai_usage.';
 
 /** The call's app and end user: an end-user JWT, or a key with user_token, makes it an end-user call. */
-async function aiCaller(input: { app_id: string; user_token?: string | undefined }, ctx: ToolContext): Promise<AiCaller> {
+async function aiCaller(input: { app_id: string; user_token?: string | undefined }, ctx: Ctx<Uses>): Promise<AiCaller> {
   const caller = await effectiveCaller(input, ctx);
   return { app: ctx.app!, endUserId: caller.kind === 'user' ? caller.userId : null };
 }

@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { defineTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { AppIdSchema, AppNameSchema, AppSchema } from '../../src/apps/types.ts';
 import { CreatedKeySchema } from '../keys/schemas.ts';
 import { accountOf } from '../caller.ts';
+
+type Uses = 'apps';
+const defineTool = toolsUsing<Uses>();
 
 export const appsList = defineTool({
   name: 'apps_list',

@@ -1,10 +1,14 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type ToolContext } from '../../src/core/define.ts';
+import { type AnyTool } from '../../src/core/define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../src/auth/passwords.ts';
 import { rateLimitBucket, routeLimit, type RateLimitedRoute } from '../../src/auth/rate-limit.ts';
 import { USERS_LIST_LIMIT } from '../../src/auth/users.ts';
 import { endUserCaller, UserTokenSchema } from '../shared.ts';
+
+type Uses = 'config' | 'endUserTokens' | 'endUsers' | 'rateLimits';
+const defineTool = toolsUsing<Uses>();
 
 // .email() after trim/toLowerCase: the format is checked on the normalized value, and the JSON Schema keeps format: email.
 export const EmailSchema = z.string().trim().toLowerCase().max(254, 'email is at most 254 characters').email('email must be a valid email address');
@@ -48,7 +52,7 @@ const JwkSchema = z.object({
 const ANYONE = ['none', 'service', 'platform', 'user'] as const;
 
 /** Counted before any password work: argon2 is the expensive part, so a flood never reaches it. */
-async function enforceLimit(ctx: ToolContext, route: RateLimitedRoute, appId: string): Promise<void> {
+async function enforceLimit(ctx: Ctx<Uses>, route: RateLimitedRoute, appId: string): Promise<void> {
   const { rateLimits, config } = ctx.services;
   await rateLimits.enforce(rateLimitBucket(route, appId, ctx.clientId), routeLimit(config, route));
 }

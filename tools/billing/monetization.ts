@@ -1,10 +1,13 @@
 // Apps charging their own end users (Stripe Connect): the owner's connected account, the app's catalog, and end users'
 // subscriptions, purchases and orders. Billing itself is never gated by the account's billing status.
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../../src/core/define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { EndUser } from '../../src/monetization/types.ts';
 import { appRoute, endUserCaller, UserTokenSchema } from '../shared.ts';
+
+type Uses = 'endUserTokens' | 'monetization';
+const defineTool = toolsUsing<Uses>();
 
 const OWNER = ['platform', 'service'] as const;
 const ANYONE = ['none', 'platform', 'service', 'user'] as const;
@@ -66,7 +69,7 @@ const Order = z.object({
 });
 
 /** The end user paying: their JWT, or a key with their user_token. */
-async function payer(input: { app_id: string; user_token?: string | undefined }, ctx: ToolContext): Promise<EndUser> {
+async function payer(input: { app_id: string; user_token?: string | undefined }, ctx: Ctx<Uses>): Promise<EndUser> {
   const user = await endUserCaller(input, ctx);
   return { appId: user.appId, userId: user.userId };
 }

@@ -1,9 +1,12 @@
 // The platform's billing of its customers (the account behind the platform key): plan, usage, checkout, portal.
 import { z } from 'zod';
-import { defineTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { METERS, LIMITED_METERS } from '../../src/billing/plans.ts';
 import { ACCOUNT_STATUSES } from '../../src/billing/status.ts';
 import { accountOf } from '../caller.ts';
+
+type Uses = 'billing';
+const defineTool = toolsUsing<Uses>();
 
 const meterRecord = <T extends z.ZodType>(value: T) =>
   z.object(Object.fromEntries([...LIMITED_METERS, 'ai_credits'].map((m) => [m, value])) as Record<(typeof LIMITED_METERS)[number] | 'ai_credits', T>);

@@ -1,10 +1,14 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
+import { type AnyTool, type HttpBinding } from '../../src/core/define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import type { AppError } from '../../src/core/errors.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { MediaText } from '../../src/data/output.ts';
 import { RangeNotSatisfiable, RestHeaders, type DataRequest } from '../../src/data/service.ts';
 import { actAs, guideRef, UserTokenSchema } from '../shared.ts';
+
+type Uses = 'data' | 'endUserTokens';
+const defineTool = toolsUsing<Uses>();
 
 const TableSchema = z
   .string()
@@ -82,7 +86,7 @@ function respond(out: DataWire, unranged: boolean) {
 
 type DataInput = { app_id: string; table: string; query: string; prefer?: string | undefined; range?: string | undefined; accept?: string | undefined; user_token?: string | undefined };
 
-async function request(input: DataInput, ctx: ToolContext): Promise<DataRequest> {
+async function request(input: DataInput, ctx: Ctx<Uses>): Promise<DataRequest> {
   const caller = input.user_token ? await actAs(input.user_token, input.app_id, ctx) : ctx.caller;
   return { appId: input.app_id, caller, table: input.table, query: input.query, prefer: input.prefer, range: input.range, accept: input.accept };
 }

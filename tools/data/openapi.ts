@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { defineTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { roleFor } from '../../src/data/executor.ts';
 import { dataOpenApi, OPENAPI_MEDIA_TYPE } from '../../src/data/openapi.ts';
+
+type Uses = 'catalogs' | 'config';
+const defineTool = toolsUsing<Uses>();
 
 const SwaggerOutput = z.looseObject({
   swagger: z.literal('2.0'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool } from '../../src/core/define.ts';
+import { type AnyTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import {
   DeploymentIdSchema,
@@ -13,6 +14,9 @@ import {
   UPLOAD_URL_TTL_SECONDS,
 } from '../../src/frontend/types.ts';
 import { decodeContent, ENCODINGS, guideRef } from '../shared.ts';
+
+type Uses = 'frontend';
+const defineTool = toolsUsing<Uses>();
 
 const AUTH = ['platform', 'service'] as const;
 const BASE = '/v1/{app_id}/frontend/deployments';

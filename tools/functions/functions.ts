@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool } from '../../src/core/define.ts';
+import { type AnyTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { EndUser } from '../../src/functions/protocol.ts';
 import { actAs, guideRef, UserTokenSchema } from '../shared.ts';
@@ -13,6 +14,9 @@ import {
   MetricsSchema,
   TriggerSchema,
 } from '../../src/functions/types.ts';
+
+type Uses = 'endUserTokens' | 'functions';
+const defineTool = toolsUsing<Uses>();
 
 const AUTH = ['platform', 'service'] as const;
 const BASE = '/v1/{app_id}/functions';

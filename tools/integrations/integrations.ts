@@ -3,10 +3,13 @@
 // or a key with userId) lists and runs an end user's connected tools through these same tools; functions reach
 // integrations_execute through ctx.integrations (src/functions/platform-channel.ts).
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../../src/core/define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { integrationErrors } from '../../src/integrations/types.ts';
 import { actAs, appRoute, UserTokenSchema } from '../shared.ts';
+
+type Uses = 'endUserTokens' | 'integrations';
+const defineTool = toolsUsing<Uses>();
 
 const ADMIN = ['platform', 'service'] as const;
 const END_USER = ['platform', 'service', 'user'] as const;
@@ -27,7 +30,7 @@ const Config = z.object({ integrations: z.array(EnabledToolkit), redirectOrigins
 const Connection = z.object({ id: z.string(), toolkit: z.string(), userId: z.string(), status: z.enum(['active', 'toolkit_disabled']), createdAt: z.string() });
 
 /** The end user a call names: the caller's token, user_token, or (keys) userId; null when a key names none. */
-async function namedUser(input: { app_id: string; userId?: string | undefined; user_token?: string | undefined }, ctx: ToolContext): Promise<string | null> {
+async function namedUser(input: { app_id: string; userId?: string | undefined; user_token?: string | undefined }, ctx: Ctx<Uses>): Promise<string | null> {
   if (input.user_token !== undefined) {
     if (input.userId !== undefined) throw integrationErrors.userTwice();
     return (await actAs(input.user_token, input.app_id, ctx)).userId;
@@ -39,7 +42,7 @@ async function namedUser(input: { app_id: string; userId?: string | undefined; u
   return input.userId ?? null;
 }
 
-async function requiredUser(input: { app_id: string; userId?: string | undefined; user_token?: string | undefined }, ctx: ToolContext): Promise<string> {
+async function requiredUser(input: { app_id: string; userId?: string | undefined; user_token?: string | undefined }, ctx: Ctx<Uses>): Promise<string> {
   const user = await namedUser(input, ctx);
   if (user === null) throw integrationErrors.userRequired();
   return user;

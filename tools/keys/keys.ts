@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { defineTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { CreatedKeySchema, KeyInfoSchema, KeyNameSchema } from './schemas.ts';
 import { accountOf } from '../caller.ts';
+
+type Uses = 'keys';
+const defineTool = toolsUsing<Uses>();
 
 const KeyIdSchema = z.string().uuid('key_id is the id returned when the key was created or listed');
 

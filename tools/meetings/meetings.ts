@@ -1,10 +1,14 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type HttpBinding } from '../../src/core/define.ts';
+import { type AnyTool, type HttpBinding } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { BOT_STATUSES } from '../../src/meetings/states.ts';
 import { isMeetingUrl, MEETING_PLATFORMS } from '../../src/meetings/hosts.ts';
 import { RESERVED_METADATA_PREFIX } from '../../src/meetings/types.ts';
 import { guideRef } from '../shared.ts';
+
+type Uses = 'meetings';
+const defineTool = toolsUsing<Uses>();
 
 // Authentication rule 3: the app's owner only, by a service key of the app or the owner's platform key (MCP).
 const OWNER = ['platform', 'service'] as const;

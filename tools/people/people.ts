@@ -1,9 +1,13 @@
 import { z } from 'zod';
-import { defineTool, type HttpBinding, type HttpMethod, type WireResponse } from '../../src/core/define.ts';
+import { type HttpBinding, type HttpMethod, type WireResponse } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { PEOPLE_SLOTS } from '../../src/config.ts';
 import { peopleErrorHeaders, peopleHeaders } from '../../src/people/headers.ts';
 import { guideRef } from '../shared.ts';
+
+type Uses = 'people';
+const defineTool = toolsUsing<Uses>();
 
 const GUIDE = guideRef('people');
 /** Calls that spend credits are the app owner's: a service key of the app or its owner's platform key (rule 3). */

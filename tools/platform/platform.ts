@@ -1,8 +1,12 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool } from '../../src/core/define.ts';
+import { type AnyTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { errors } from '../../src/core/errors.ts';
 import { SuggestionInput } from '../../src/platform/suggestions.ts';
 import { accountOf } from '../caller.ts';
+
+type Uses = 'docs' | 'health' | 'suggestions';
+const defineTool = toolsUsing<Uses>();
 
 export const platformHealth = defineTool({
   name: 'platform_health',

@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../../src/core/define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { EMBEDDING_MODELS, RAG_LIMITS, type RagCaller } from '../../src/rag/types.ts';
 import { effectiveCaller, UserTokenSchema } from '../shared.ts';
+
+type Uses = 'endUserTokens' | 'rag';
+const defineTool = toolsUsing<Uses>();
 
 const NameSchema = z
   .string()
@@ -47,7 +50,7 @@ const ACCESS =
   'without an owner and their own.';
 
 /** The caller for access rules: an end user (JWT or user_token) or the app's keys. */
-async function ragCaller(input: { app_id: string; user_token?: string | undefined }, ctx: ToolContext): Promise<RagCaller> {
+async function ragCaller(input: { app_id: string; user_token?: string | undefined }, ctx: Ctx<Uses>): Promise<RagCaller> {
   const caller = await effectiveCaller(input, ctx);
   return { app: ctx.app!, endUserId: caller.kind === 'user' ? caller.userId : null };
 }

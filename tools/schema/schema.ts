@@ -1,11 +1,15 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool } from '../../src/core/define.ts';
+import { type AnyTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { SchemaDefinitionSchema, definitionUsesPlans } from '../../src/schema/definition.ts';
 import { preparePlanGates } from '../../src/monetization/entitlement.ts';
 import { SchemaViewSchema } from '../../src/schema/describe.ts';
 import { applySchema, getSchema, listMigrations } from '../../src/schema/service.ts';
 import { guideRef } from '../shared.ts';
+
+type Uses = 'catalogs' | 'databases' | 'monetization';
+const defineTool = toolsUsing<Uses>();
 
 const MigrationSummarySchema = z.object({
   id: z.number().int(),

@@ -1,15 +1,20 @@
 import { z } from 'zod';
-import { defineTool, type AnyTool, type Caller, type ToolContext } from '../../src/core/define.ts';
+import { type AnyTool } from '../../src/core/define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
+import type { Caller } from '../../src/core/caller.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { ALLOW_ENTRY_RE, isMimeType } from '../../src/storage/names.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, INLINE_MAX_BYTES, LIST_MAX, UPLOAD_URL_TTL_SECONDS, type Owner } from '../../src/storage/service.ts';
 import { decodeContent, effectiveCaller, encodeContent, ENCODINGS, guideRef, OWN_FILES_NOTE as ACCESS_NOTE, UserTokenSchema } from '../shared.ts';
 
+type Uses = 'endUserTokens' | 'storage';
+const defineTool = toolsUsing<Uses>();
+
 const AUTH = ['platform', 'service', 'user'] as const;
 const GUIDE = guideRef('storage');
 
 /** Authentication rule 2: keys act for the app (uploads have no user), an end-user token (or user_token) for that user only. */
-async function ownerOf(input: { app_id: string; user_token?: string | undefined }, ctx: ToolContext): Promise<Owner> {
+async function ownerOf(input: { app_id: string; user_token?: string | undefined }, ctx: Ctx<Uses>): Promise<Owner> {
   const caller: Caller = await effectiveCaller(input, ctx);
   return caller.kind === 'user' ? { kind: 'user', userId: caller.userId } : { kind: 'service' };
 }

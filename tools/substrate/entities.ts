@@ -1,6 +1,10 @@
 import { z } from 'zod';
-import { defineTool, type HttpBinding } from '../../src/core/define.ts';
+import { type HttpBinding } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { ENTITY_TYPES, entityNotFound } from '../../src/substrate/entities.ts';
+
+type Uses = 'substrate';
+const defineTool = toolsUsing<Uses>();
 
 const BASE = '/v1/me/substrate';
 /** As in substrate.ts: substrate keys over REST (a human); over MCP the platform key acts as an agent. */

@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { defineTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { accountOf } from '../caller.ts';
 import { substratePropose } from './substrate.ts';
+
+type Uses = 'substrate';
+const defineTool = toolsUsing<Uses>();
 
 const Link = z.object({ app_id: z.string(), substrate_user_id: z.string().nullable() });
 

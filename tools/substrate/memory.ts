@@ -1,6 +1,10 @@
 import { z } from 'zod';
-import { defineTool, type HttpBinding } from '../../src/core/define.ts';
+import { type HttpBinding } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { MEMORY_KINDS, parseKinds } from '../../src/substrate/memory.ts';
+
+type Uses = 'substrate';
+const defineTool = toolsUsing<Uses>();
 
 const BASE = '/v1/me/substrate';
 /** As in substrate.ts: substrate keys over REST (a human); over MCP the platform key acts as an agent. */

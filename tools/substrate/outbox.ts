@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import { defineTool } from '../../src/core/define.ts';
+import { toolsUsing } from '../define.ts';
 import { capabilities } from '../../src/substrate/capabilities/index.ts';
+
+type Uses = 'substrate';
+const defineTool = toolsUsing<Uses>();
 
 const BASE = '/v1/me/substrate';
 const AUTH = ['substrate', 'platform'] as const;

@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../../src/core/define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { refineBody, ruleShape, type RuleBody } from '../../src/substrate/rules.ts';
+
+type Uses = 'substrate';
+const defineTool = toolsUsing<Uses>();
 
 const BASE = '/v1/me/substrate/attention-rules';
 /** Substrate keys over REST; over MCP the platform key acts for the account's default user. */
@@ -38,8 +41,8 @@ const Firing = z.object({
   updated_at: z.string(),
 });
 
-const userOf = async (ctx: ToolContext) => (await ctx.services.substrate.actor(ctx.caller)).userId;
-const rules = (ctx: ToolContext) => ctx.services.substrate.rules;
+const userOf = async (ctx: Ctx<Uses>) => (await ctx.services.substrate.actor(ctx.caller)).userId;
+const rules = (ctx: Ctx<Uses>) => ctx.services.substrate.rules;
 
 const Body = z.object(ruleShape).superRefine(refineBody);
 const UpdateBody = z.object({ rule_id: RuleId, ...ruleShape }).superRefine(refineBody);

@@ -1,9 +1,13 @@
 import { z } from 'zod';
-import { defineTool, type HttpBinding, type ToolContext } from '../../src/core/define.ts';
+import { type HttpBinding } from '../../src/core/define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { AppError } from '../../src/core/errors.ts';
 import type { ActionView, SubstrateActor } from '../../src/substrate/types.ts';
 import { approvalPageUrl, substrateErrors } from '../../src/substrate/service.ts';
 import { credentialOf } from '../../src/auth/keys.ts';
+
+type Uses = 'config' | 'substrate';
+const defineTool = toolsUsing<Uses>();
 
 const BASE = '/v1/me/substrate';
 /** Substrate keys over REST (a human); over MCP the platform key acts for the account's default user as an agent. */
@@ -123,7 +127,7 @@ const DECISION_WAIT_MS = 10 * 60_000;
  * even through a form its own client would answer): the person is sent to the platform's approval page by URL-mode
  * elicitation, decides there with their substrate key, and the tool returns the action as they left it.
  */
-async function decide(ctx: ToolContext, verb: 'Approve' | 'Reject', actionId: string, byPerson: (actor: SubstrateActor) => Promise<ActionView>): Promise<ActionView> {
+async function decide(ctx: Ctx<Uses>, verb: 'Approve' | 'Reject', actionId: string, byPerson: (actor: SubstrateActor) => Promise<ActionView>): Promise<ActionView> {
   const actor = await ctx.services.substrate.actor(ctx.caller);
   if (ctx.caller.kind === 'substrate') return byPerson(actor);
   const action = await ctx.services.substrate.get(actor, actionId);

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Services } from '../../core/services.ts';
+import type { Services } from '../../services.ts';
 import type { AppRecord } from '../../apps/types.ts';
 
 /**

@@ -1,8 +1,8 @@
 import type { Request, Response, Router } from 'express';
-import type { Caller } from '../../core/define.ts';
+import type { Caller } from '../../core/caller.ts';
 import { AppError, errors } from '../../core/errors.ts';
 import { toAppError } from '../../core/invoke.ts';
-import type { Services } from '../../core/services.ts';
+import type { Services } from '../../services.ts';
 import type { ResponseSink } from '../../functions/instance.ts';
 import { ClientGone } from '../../functions/pool.ts';
 import type { EndUser } from '../../functions/protocol.ts';

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { Services } from '../../core/services.ts';
+import type { Services } from '../../services.ts';
 import { storageRawRoutes } from './storage.ts';
 import { siteRoutes } from './sites.ts';
 import { functionRoutes } from './functions.ts';

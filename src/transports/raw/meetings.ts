@@ -1,5 +1,5 @@
 import express, { type Router } from 'express';
-import type { Services } from '../../core/services.ts';
+import type { Services } from '../../services.ts';
 import { toAppError } from '../../core/invoke.ts';
 import { sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';

@@ -1,5 +1,5 @@
 import type { Request, Response, NextFunction, Router } from 'express';
-import type { Services } from '../../core/services.ts';
+import type { Services } from '../../services.ts';
 import { errors } from '../../core/errors.ts';
 import { toAppError } from '../../core/invoke.ts';
 import { sendError, type SubdomainLocals } from '../rest.ts';

@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response, Router } from 'express';
-import type { Services } from '../../core/services.ts';
+import type { Services } from '../../services.ts';
 import { toAppError } from '../../core/invoke.ts';
 import { sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';

@@ -1,5 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
-import type { Services } from '../../core/services.ts';
+import type { Services } from '../../services.ts';
 import { toAppError } from '../../core/invoke.ts';
 import { paymentErrors, verifyPaymentEvent, type PaymentEvent } from '../../adapters/stripe.ts';
 import type { PaymentEventOutcome } from '../../billing/events.ts';
