@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { createClient, createPool } from '../db/pg.ts';
+import { AppMigrator } from './app-migrations.ts';
 
-const BOOTSTRAP_SQL = readFileSync(new URL('../../db/app-bootstrap.sql', import.meta.url), 'utf8');
 export const APP_ROLES = ['svc_anon', 'svc_user', 'svc_service'] as const;
+
+type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
 
 export interface AppDatabasesOptions {
   /** Connection string of the cluster holding app databases; its database name is ignored. */
@@ -20,20 +21,23 @@ export interface AppDatabasesOptions {
 }
 
 /**
- * Owns every per-app database: creation with its bootstrap, dropping, and a bounded LRU of pools so that
- * a thousand apps never hold a thousand pools (at most budget / poolSize pools live at once).
+ * Owns every per-app database: creation at the latest migration version, dropping, and a bounded LRU of pools so
+ * that a thousand apps never hold a thousand pools (at most budget / poolSize pools live at once). A pool's first
+ * checkout in this process brings an older app database up to date (src/apps/app-migrations.ts).
  */
 export class AppDatabases {
   readonly #opts: AppDatabasesOptions;
   readonly #maintenance: pg.Pool;
   readonly #pools = new Map<string, pg.Pool>();
   readonly #maxPools: number;
+  readonly #migrator: AppMigrator;
   #rolesReady: Promise<void> | undefined;
 
   constructor(opts: AppDatabasesOptions) {
     this.#opts = opts;
     this.#maintenance = createPool({ connectionString: this.#urlFor('postgres'), max: 2 });
     this.#maxPools = Math.max(1, Math.floor(opts.budget / opts.poolSize));
+    this.#migrator = new AppMigrator(opts.log);
   }
 
   dbName(appId: string): string {
@@ -44,7 +48,7 @@ export class AppDatabases {
     return this.#opts.prefix;
   }
 
-  /** Creates and bootstraps the app's database; on any failure nothing of it remains. */
+  /** Creates the app's database and applies every app migration; on any failure nothing of it remains. */
   async create(appId: string): Promise<string> {
     await this.#ensureRoles();
     const name = this.dbName(appId);
@@ -54,7 +58,7 @@ export class AppDatabases {
       const client = createClient(this.#urlFor(name));
       await client.connect();
       try {
-        await client.query(BOOTSTRAP_SQL);
+        await this.#migrator.migrate(appId, client);
       } finally {
         await client.end();
       }
@@ -73,7 +77,9 @@ export class AppDatabases {
 
   async dropByName(name: string): Promise<void> {
     if (!name.startsWith(this.#opts.prefix)) throw new Error(`refusing to drop ${name}: not an app database`);
-    await this.#evict(name.slice(this.#opts.prefix.length));
+    const appId = name.slice(this.#opts.prefix.length);
+    await this.#evict(appId);
+    this.#migrator.forget(appId);
     await this.#maintenance.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
   }
 
@@ -109,12 +115,27 @@ export class AppDatabases {
       idleTimeoutMillis: 30_000,
       acquireTimeoutMs: this.#opts.acquireTimeoutMs,
     });
+    this.#gateUntilMigrated(appId, pool);
     this.#pools.set(appId, pool);
     while (this.#pools.size > this.#maxPools) {
       const oldest = this.#pools.keys().next().value as string;
       void this.#evict(oldest);
     }
     return pool;
+  }
+
+  /**
+   * The app database's platform migration version (the latest applied of db/app-migrations), migrating it first when
+   * this process has not yet seen it up to date.
+   */
+  async migrationVersion(appId: string): Promise<number> {
+    const known = this.#migrator.version(appId);
+    if (known !== undefined) return known;
+    // The first checkout of the pool migrates (see #gateUntilMigrated) and leaves the version known.
+    (await this.pool(appId).connect()).release();
+    const version = this.#migrator.version(appId);
+    if (version === undefined) throw new Error(`app ${appId}: its database was dropped while being opened`);
+    return version;
   }
 
   get openPools(): number {
@@ -128,6 +149,25 @@ export class AppDatabases {
   async close(): Promise<void> {
     await Promise.all([...this.#pools.keys()].map((id) => this.#evict(id)));
     await this.#maintenance.end();
+  }
+
+  /**
+   * Makes every checkout of the pool wait until the app database is at the latest version, once per process: callers
+   * hold a plain pg.Pool and use query() or connect(), and pg-pool's query() checks out through connect(), so wrapping
+   * connect() covers both. Once the version is known the wrapper only looks it up.
+   */
+  #gateUntilMigrated(appId: string, pool: pg.Pool): void {
+    const connect = pool.connect.bind(pool) as (callback?: ConnectCallback) => Promise<pg.PoolClient> | undefined;
+    const migrated = () => this.#migrator.ensure(appId, () => connect() as Promise<pg.PoolClient>);
+    pool.connect = ((callback?: ConnectCallback) => {
+      if (this.#migrator.version(appId) !== undefined) return connect(callback);
+      if (!callback) return migrated().then(() => connect());
+      migrated().then(
+        () => connect(callback),
+        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), undefined, () => {}),
+      );
+      return undefined;
+    }) as pg.Pool['connect'];
   }
 
   async #evict(appId: string): Promise<void> {

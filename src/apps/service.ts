@@ -5,7 +5,7 @@ import type { ControlDatabase } from '../db/types.ts';
 import type { KeysService, CreatedKey } from '../auth/keys.ts';
 import type { EndUserTokens } from '../auth/end-user-tokens.ts';
 import type { AppDatabases } from './app-databases.ts';
-import type { AppRecord, AppView } from './types.ts';
+import type { AppDetails, AppRecord, AppView } from './types.ts';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /**
@@ -73,6 +73,11 @@ export class AppsService {
       url: baseDomain ? `${scheme}//${app.subdomain}.${baseDomain}` : baseUrl,
       created_at: app.created_at.toISOString(),
     };
+  }
+
+  /** The view and the app database's migration version (which brings the database up to date first, once per process). */
+  async details(app: AppRecord): Promise<AppDetails> {
+    return { ...this.view(app), migration_version: await this.#d.databases.migrationVersion(app.id) };
   }
 
   async list(accountId: string): Promise<AppRecord[]> {

@@ -31,6 +31,15 @@ export const AppSchema = z.object({
 });
 export type AppView = z.infer<typeof AppSchema>;
 
+/** apps_get's record: the app and the version of its database. */
+export const AppDetailsSchema = AppSchema.extend({
+  migration_version: z
+    .number()
+    .int()
+    .describe("The app database's platform migration version: the latest applied of the platform's app-database migrations"),
+});
+export type AppDetails = z.infer<typeof AppDetailsSchema>;
+
 /** Something holding an app's data outside its database (stored objects, hosted sites): removed when the app is deleted. */
 export interface AppPurger {
   purgeApp(appId: string): Promise<void>;

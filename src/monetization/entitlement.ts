@@ -9,13 +9,7 @@ import { AppError, errors } from '../core/errors.ts';
 import { inTransaction } from '../db/pg.ts';
 import type { SchemaDefinitionInput } from '../schema/definition.ts';
 import type { Catalog } from './catalog.ts';
-import {
-  DELETE_ENTITLEMENT_SQL,
-  ENTITLED_STATUSES,
-  ENTITLEMENT_SCHEMA_SQL,
-  ENTITLING_SUBSCRIPTION_SQL,
-  UPSERT_ENTITLEMENT_SQL,
-} from './entitlement.sql.ts';
+import { DELETE_ENTITLEMENT_SQL, ENTITLED_STATUSES, ENTITLING_SUBSCRIPTION_SQL, UPSERT_ENTITLEMENT_SQL } from './entitlement.sql.ts';
 
 export const ENTITLEMENT_SYNC_TASK = 'billing_entitlement_sync';
 
@@ -39,35 +33,12 @@ export function entitledPlan(subscription: SubscriptionLike | null): string | nu
   return subscription && (ENTITLED_STATUSES as readonly string[]).includes(subscription.status) ? subscription.planId : null;
 }
 
-/** Apps whose entitlement schema this process has ensured, by pool: an evicted pool's app is simply ensured again. */
-const ensured = new WeakMap<pg.Pool, Promise<void>>();
-
 /**
- * Creates (or brings up to date) the entitlement schema and functions of an app database, once per pool in this
- * process. Apps made before monetization have none, so every path that needs them calls this first: the sync job,
- * and a schema apply that gates tables by plan.
+ * What a schema apply that gates tables by plan needs first: every named plan is one of the app's. (The functions the
+ * gate calls are in every app database: app migration 0003 made them before the pool's first connection.) Retired
+ * plans count, since their subscribers keep access; an unknown id, a typo, would close the table to every end user.
  */
-export function ensureEntitlementSchema(pool: pg.Pool): Promise<void> {
-  let ready = ensured.get(pool);
-  if (!ready) {
-    ready = inTransaction(pool, (client) => client.query(ENTITLEMENT_SCHEMA_SQL)).then(() => undefined);
-    ready.catch(() => ensured.delete(pool));
-    ensured.set(pool, ready);
-  }
-  return ready;
-}
-
-/**
- * What a schema apply that gates tables by plan needs first: every named plan is one of the app's, and the app database
- * has the functions the gate calls.
- */
-export async function preparePlanGates(catalog: Pick<Catalog, 'plan'>, appId: string, pool: pg.Pool, input: SchemaDefinitionInput): Promise<void> {
-  await checkPlansOfApp(catalog, appId, input);
-  await ensureEntitlementSchema(pool);
-}
-
-/** Refuses ids that are no plan of the app (retired plans count: their subscribers keep access): a typo would close the table to every end user. */
-async function checkPlansOfApp(catalog: Pick<Catalog, 'plan'>, appId: string, input: SchemaDefinitionInput): Promise<void> {
+export async function preparePlanGates(catalog: Pick<Catalog, 'plan'>, appId: string, input: SchemaDefinitionInput): Promise<void> {
   const checked = new Set<string>();
   for (const [table, spec] of Object.entries(input.tables)) {
     for (const planId of spec.plans ?? []) {
@@ -117,9 +88,7 @@ interface EntitlingSubscription {
 export async function syncEntitlement(deps: EntitlementSyncDeps, appId: string, userId: string): Promise<EntitlementSyncOutcome> {
   if (!(await appExists(deps.control, appId))) return 'app_gone';
   try {
-    const pool = deps.databases.pool(appId);
-    await ensureEntitlementSchema(pool);
-    return await inTransaction(pool, (client) => writeEntitlement(client, deps.control, appId, userId));
+    return await inTransaction(deps.databases.pool(appId), (client) => writeEntitlement(client, deps.control, appId, userId));
   } catch (err) {
     // Deleting an app drops its database (with force): connections fail, and there is nothing left to sync.
     if (!(await appExists(deps.control, appId))) return 'app_gone';

@@ -12,7 +12,7 @@ import type { AiSettingsStore } from '../ai/settings.ts';
 import type { StorageService } from '../storage/service.ts';
 import { errors } from '../core/errors.ts';
 import { inTransaction } from '../db/pg.ts';
-import { RAG_DIMENSIONS, RAG_SCHEMA_SQL } from './store.sql.ts';
+import { RAG_DIMENSIONS } from './store.sql.ts';
 import {
   DEFAULT_EMBEDDING_MODEL,
   DEFAULT_SYNTHESIS_MODEL,
@@ -98,21 +98,14 @@ export interface RagDeps {
 
 export class RagService {
   readonly #d: RagDeps;
-  /** Apps whose svc_rag schema this process has ensured. */
-  readonly #ready = new Set<string>();
 
   constructor(deps: RagDeps) {
     this.#d = deps;
   }
 
-  /** The app's pool with the RAG schema in place (created on first use: apps older than RAG have none). */
+  /** The app's pool; svc_rag is there, made by app migration 0002 before the pool's first connection. */
   async db(appId: string): Promise<pg.Pool> {
-    const pool = this.#d.databases.pool(appId);
-    if (!this.#ready.has(appId)) {
-      await inTransaction(pool, (client) => client.query(RAG_SCHEMA_SQL));
-      this.#ready.add(appId);
-    }
-    return pool;
+    return this.#d.databases.pool(appId);
   }
 
   // ---- collections ------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databasesWithPrefix } from '../helpers/db.ts';
 import { tools } from '../../tools/index.ts';
+import { appMigrations } from '../../src/apps/app-migrations.ts';
 import { APP_ID, ISO_DATE, UUID, request, type RawResponse } from './e2e-helpers.ts';
 
 interface CreatedApp {
@@ -16,6 +17,9 @@ interface CreatedApp {
 }
 
 const viewOf = ({ service_key: _key, ...view }: CreatedApp) => view;
+/** apps_get adds the version of the app database: the latest app migration of this release. */
+const LATEST_APP_VERSION = (await appMigrations()).length;
+const detailsOf = (app: CreatedApp) => ({ ...viewOf(app), migration_version: LATEST_APP_VERSION });
 
 function expectError(res: RawResponse, status: number, code: string): void {
   expect(res.status, res.text).toBe(status);
@@ -88,10 +92,10 @@ describe('apps', () => {
   it('GET /apps/{id} returns the app with the platform key and with its own service key', async () => {
     const res = await request(server.url, `/apps/${appA.app_id}`, { key: server.platformKey });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual(viewOf(appA));
+    expect(res.json).toEqual(detailsOf(appA));
     const own = await request(server.url, `/apps/${appA.app_id}`, { key: appA.service_key.key });
     expect(own.status).toBe(200);
-    expect(own.json).toEqual(viewOf(appA));
+    expect(own.json).toEqual(detailsOf(appA));
   });
 
   it('GET /apps/{id} of an unknown app is 404 RESOURCE_NOT_FOUND; a malformed id is 400', async () => {
@@ -233,7 +237,7 @@ describe('service keys', () => {
     expectError(await request(server.url, `/apps/${appA.app_id}`, { key: secret }), 401, 'AUTH_INVALID_TOKEN');
     const original = await request(server.url, `/apps/${appA.app_id}`, { key: appA.service_key.key });
     expect(original.status).toBe(200);
-    expect(original.json).toEqual(viewOf(appA));
+    expect(original.json).toEqual(detailsOf(appA));
     const after = await request(server.url, `/apps/${appA.app_id}/keys`, { key: server.platformKey });
     expect(after.json.keys.map((k: { id: string }) => k.id)).toEqual([appA.service_key.id]);
   });
@@ -427,7 +431,7 @@ describe('subdomain routing (SVC_BASE_DOMAIN=apps.test)', () => {
   it("GET /app on the app's host with its service key returns the app", async () => {
     const res = await request(sub.url, '/app', { key: app.service_key.key, headers: { host: `${app.subdomain}.apps.test` } });
     expect(res.status, res.text).toBe(200);
-    expect(res.json).toEqual(viewOf(app));
+    expect(res.json).toEqual(detailsOf(app));
     expect(res.json).toEqual((await request(sub.url, `/apps/${app.app_id}`, { key: sub.platformKey })).json);
     // The host's port and letter case do not matter.
     const withPort = await request(sub.url, '/app', { key: app.service_key.key, headers: { host: `${app.subdomain.toUpperCase()}.APPS.TEST:8443` } });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { databaseUrl, databasesWithPrefix } from '../helpers/db.ts';
+import { appMigrations } from '../../src/apps/app-migrations.ts';
 
 let p: TestPlatform;
 beforeAll(async () => {
@@ -33,6 +34,9 @@ describe('per-app database', () => {
       expect(roles.rows.map((r) => r.rolname)).toEqual(['svc_anon', 'svc_service', 'svc_user']);
       const table = await c.query(`select count(*)::int as n from svc_meta.migrations`);
       expect(table.rows[0].n).toBe(0);
+      // The platform's own versions are recorded apart from the user's schema history: every app migration, once.
+      const versions = await c.query(`select version from svc_meta.platform_migrations order by version`);
+      expect(versions.rows.map((r) => r.version)).toEqual((await appMigrations()).map((m) => m.version));
 
       await c.query('begin');
       await c.query(`select set_config('request.jwt.claims', $1, true)`, [JSON.stringify({ sub: '6f1c2d8e-2b7e-4a57-9a55-0d5d4c1e8b11', role: 'authenticated' })]);
@@ -47,6 +51,10 @@ describe('per-app database', () => {
       await c.query('begin');
       await c.query('set local role svc_user');
       await expect(c.query('select * from svc_meta.migrations')).rejects.toMatchObject({ code: '42501' });
+      await c.query('rollback');
+      await c.query('begin');
+      await c.query('set local role svc_service');
+      await expect(c.query('select * from svc_meta.platform_migrations')).rejects.toMatchObject({ code: '42501' });
       await c.query('rollback');
       await c.query('begin');
       await c.query('set local role svc_service');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
-import { AppIdSchema, AppNameSchema, AppSchema } from '../../src/apps/types.ts';
+import { AppDetailsSchema, AppIdSchema, AppNameSchema, AppSchema } from '../../src/apps/types.ts';
 import { CreatedKeySchema } from '../keys/schemas.ts';
 import { accountOf } from '../caller.ts';
 
@@ -41,15 +41,17 @@ export const appsCreate = defineTool({
 export const appsGet = defineTool({
   name: 'apps_get',
   title: 'Get an app',
-  description: 'Read one app by app_id. With subdomain routing on, GET /app on the app\'s own host returns the same record.',
+  description:
+    'Read one app by app_id, with migration_version (the platform migration its database is at). ' +
+    "With subdomain routing on, GET /app on the app's own host returns the same record.",
   input: z.object({ app_id: AppIdSchema }),
-  output: AppSchema,
+  output: AppDetailsSchema,
   auth: ['platform', 'service'],
   appScoped: true,
   billingGate: 'exempt',
   http: { method: 'GET', path: '/apps/{app_id}', subdomainPath: '/app' },
   annotations: { readOnlyHint: true },
-  handler: async (_input, ctx) => ctx.services.apps.view(ctx.app!),
+  handler: async (_input, ctx) => ctx.services.apps.details(ctx.app!),
 });
 
 export const appsDelete = defineTool({

@@ -50,7 +50,7 @@ export const schemaApply = defineTool({
   handler: async (input, ctx) => {
     const appId = ctx.app!.id;
     const pool = ctx.services.databases.pool(appId);
-    if (definitionUsesPlans(input.schema)) await preparePlanGates(ctx.services.monetization.catalog, appId, pool, input.schema);
+    if (definitionUsesPlans(input.schema)) await preparePlanGates(ctx.services.monetization.catalog, appId, input.schema);
     const result = await applySchema(pool, input);
     if (result.applied) ctx.services.catalogs.invalidate(appId);
     return result;

@@ -1,4 +1,6 @@
--- Bootstrap of every per-app database, run once inside a fresh database by src/apps/app-databases.ts.
+-- App-database migration 1: the bootstrap of every app database (until versioned migrations, db/app-bootstrap.sql),
+-- run by src/apps/app-migrations.ts in a fresh database only: a database the previous release bootstrapped is
+-- recorded as already at version 1 (see the runner). Never edit an applied migration; add the next file instead.
 -- The roles svc_anon, svc_user and svc_service are cluster-wide and created beforehand.
 create extension if not exists vector;
 create extension if not exists pgcrypto;
