@@ -2,16 +2,17 @@
 // hostile input and require the process to stay responsive.
 //
 // A timer ticks every TICK_MS. A gap between two ticks longer than the tick is the loop being held; it counts as
-// far as this process used CPU during it (process.cpuUsage), because on a 2-core machine shared with another test
-// file, Postgres and the platform's child processes, a gap in which this process was not scheduled at all is not
-// its work. A synchronous block of N ms of this process's own work still shows as about N ms.
+// far as the event loop's own thread used CPU during it (process.threadCpuUsage), because on a 2-core machine shared
+// with another test file, Postgres and the platform's child processes, a gap in which the thread was not scheduled
+// is not its work, and neither is what the process's other threads (GC helpers, libuv's pool) did meanwhile. A
+// synchronous block of N ms of the loop's own work still shows as about N ms.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const TICK_MS = 5;
 
 export interface LoopWatch<T> {
   result: T;
-  /** The longest hold of the event loop by this process's own work (ms). */
+  /** The longest hold of the event loop by its own thread's work (ms). */
   maxDelayMs: number;
 }
 
@@ -38,6 +39,6 @@ export async function withEventLoopDelay<T>(work: () => Promise<T> | T): Promise
 }
 
 function cpuMs(): number {
-  const { user, system } = process.cpuUsage();
+  const { user, system } = process.threadCpuUsage();
   return (user + system) / 1000;
 }

@@ -3,10 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { withEventLoopDelay } from '../helpers/event-loop.ts';
 
-/** Keeps the thread busy until the process has used `ms` of CPU (on a loaded machine, that takes longer). */
+/** Keeps the thread busy until it has used `ms` of CPU (on a loaded machine, that takes longer). */
 function busy(ms: number): number {
   const cpu = () => {
-    const { user, system } = process.cpuUsage();
+    const { user, system } = process.threadCpuUsage();
     return (user + system) / 1000;
   };
   const end = cpu() + ms;
