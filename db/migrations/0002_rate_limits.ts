@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 /**
  * Fixed one-minute rate-limit windows, shared by every api instance through the control database.
  * Unlogged: counters are worth no WAL (a crash or failover simply resets them, which is harmless), and
- * every login attempt writes here. The window_start index serves the purge cron (workers/rate-limits.ts).
+ * every login attempt writes here. The window_start index serves the purge cron (src/auth/jobs.ts).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`

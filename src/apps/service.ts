@@ -6,6 +6,8 @@ import type { KeysService, CreatedKey } from '../auth/keys.ts';
 import type { EndUserTokens } from '../auth/end-user-tokens.ts';
 import type { AppDatabases } from './app-databases.ts';
 import type { AppDetails, AppRecord, AppView } from './types.ts';
+import { enqueue } from '../core/jobs.ts';
+import { appsDropDatabase, appsPurgeFiles } from './jobs.ts';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /**
@@ -155,10 +157,8 @@ export class AppsService {
     const { db, databases } = this.#d;
     await db.transaction().execute(async (tx) => {
       await tx.deleteFrom('apps').where('id', '=', appId).execute();
-      await sql`select graphile_worker.add_job('apps_drop_database', json_build_object('db_name', ${databases.dbName(appId)}::text),
-        job_key => ${'drop:' + appId}::text, max_attempts => 25)`.execute(tx);
-      await sql`select graphile_worker.add_job('apps_purge_files', json_build_object('app_id', ${appId}::text),
-        job_key => ${'purge:' + appId}::text, max_attempts => 25)`.execute(tx);
+      await enqueue(tx, appsDropDatabase, { db_name: databases.dbName(appId) }, { jobKey: 'drop:' + appId });
+      await enqueue(tx, appsPurgeFiles, { app_id: appId }, { jobKey: 'purge:' + appId });
     });
     this.#cache.delete(appId);
     this.#d.tokens.forget(appId);

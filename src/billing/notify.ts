@@ -3,6 +3,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Mail } from '../adapters/smtp.ts';
+import { enqueueSql } from '../core/jobs.ts';
+import { billingNotify } from './jobs.ts';
 
 export interface Notification {
   accountId: string;
@@ -26,7 +28,7 @@ export async function queueNotification(tx: Kysely<any>, n: Notification): Promi
       on conflict (account_id, kind, dedupe_key) do nothing
       returning id
     )
-    select graphile_worker.add_job('billing_notify', json_build_object('id', id), job_key => 'billing_notify:' || id, max_attempts => 10)
+    ${enqueueSql(billingNotify, sql`json_build_object('id', id)`, { jobKey: sql`${billingNotify.name}::text || ':' || id` })}
     from queued
   `.execute(tx);
 }

@@ -22,6 +22,8 @@ import {
   type Framework,
   type FrontendTables,
 } from './types.ts';
+import { enqueue } from '../core/jobs.ts';
+import { frontendBuild } from './jobs.ts';
 
 type Db = Kysely<ControlDatabase & FrontendTables>;
 type Tx = Transaction<ControlDatabase & FrontendTables>;
@@ -66,15 +68,13 @@ export interface Site {
 
 const APP_ID = /^[a-z0-9]{16}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const BUILD_TASK = 'frontend_build';
-const BUILD_MAX_ATTEMPTS = 3;
 /** Live-site lookups are cached this long; a publish or delete in this process evicts at once. */
 const SITE_CACHE_TTL_MS = 1000;
 const SITE_CACHE_MAX = 5000;
 
 const ACTIVE: readonly DeploymentStatus[] = ['WAITING', 'UPLOADING', 'BUILDING'];
 
-const jobKey = (id: string) => `${BUILD_TASK}:${id}`;
+const jobKey = (id: string) => `${frontendBuild.name}:${id}`;
 
 function stateError(status: DeploymentStatus, message: string, remediation: string): AppError {
   return new AppError(409, 'INVALID_DEPLOYMENT_STATE', message, remediation, { status });
@@ -330,8 +330,7 @@ export class FrontendService implements AppPurger {
   }
 
   async #enqueue(tx: Tx, id: string): Promise<void> {
-    await sql`select graphile_worker.add_job(${BUILD_TASK}::text, json_build_object('deployment_id', ${id}::text),
-      max_attempts => ${BUILD_MAX_ATTEMPTS}::int, job_key => ${jobKey(id)}::text)`.execute(tx);
+    await enqueue(tx, frontendBuild, { deployment_id: id }, { jobKey: jobKey(id) });
   }
 
   /**

@@ -3,6 +3,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { cronSlots, parseCron } from './cron.ts';
+import { enqueue } from '../core/jobs.ts';
+import { functionsRunCron } from './jobs.ts';
 
 /** A cron function dispatches at most this many missed slots per tick, from at most this far back. */
 const CRON_CATCH_UP_SLOTS = 60;
@@ -57,6 +59,5 @@ function dueSlots(row: DueRow, now: Date, log: Logger): Date[] {
 /** The slot-derived job key de-duplicates a slot enqueued twice (at-least-once ticks). */
 async function enqueueSlot(tx: Kysely<any>, functionId: string, slot: Date): Promise<void> {
   const at = slot.toISOString();
-  await sql`select graphile_worker.add_job('functions_run_cron', json_build_object('function_id', ${functionId}::text, 'scheduled_at', ${at}::text),
-    job_key => ${`fncron:${functionId}:${at}`}::text, job_key_mode => 'preserve_run_at', max_attempts => 3)`.execute(tx);
+  await enqueue(tx, functionsRunCron, { function_id: functionId, scheduled_at: at }, { jobKey: `fncron:${functionId}:${at}`, jobKeyMode: 'preserve_run_at' });
 }

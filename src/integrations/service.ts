@@ -29,7 +29,7 @@ interface Parts {
   executions: Executions;
 }
 
-/** Finished connection requests and old execution rows are kept this long (workers/integrations.ts deletes them). */
+/** Finished connection requests and old execution rows are kept this long (the integrations_prune job deletes them). */
 export const PRUNE_INTEGRATIONS_SQL = `
   delete from integration_connection_requests where expires_at < now() - interval '1 day';
   delete from integration_executions where created_at < now() - interval '90 days';

@@ -8,8 +8,9 @@ import type { Config } from '../config.ts';
 import { generateKey, type SecretBox } from '../core/crypto.ts';
 import { checkOutboundUrl, parseOutboundUrl, postOutbound } from '../core/outbound.ts';
 import { meetingsErrors } from './errors.ts';
+import { enqueue } from '../core/jobs.ts';
+import { meetingsForward } from './jobs.ts';
 
-export const FORWARD_TASK = 'meetings_forward';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
 
@@ -82,8 +83,7 @@ export class MeetingForwarding {
       select ${appId}, ${botId}::uuid, ${event}, ${body} where exists (select 1 from meeting_webhooks where app_id = ${appId})
       returning id`.execute(tx);
     if (!rows[0]) return;
-    await sql`select graphile_worker.add_job(${FORWARD_TASK}::text, json_build_object('forward_id', ${rows[0].id}::text),
-      job_key := ${`mfw:${rows[0].id}`}::text, max_attempts := ${this.#deps.config.outbox.maxAttempts}::int)`.execute(tx);
+    await enqueue(tx, meetingsForward, { forward_id: rows[0].id }, { jobKey: `mfw:${rows[0].id}`, maxAttempts: this.#deps.config.outbox.maxAttempts });
   }
 
   /**

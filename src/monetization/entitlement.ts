@@ -2,7 +2,7 @@
 // Connect webhooks and end-user calls); whenever a row changes, billing_entitlement_sync copies what that user is
 // entitled to into the app database (svc_billing.entitlements), where public.current_user_plan() lets row-level
 // security gate "premium rows" (the schema definition's `plans` option) without a round trip to the control database.
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import { AppError, errors } from '../core/errors.ts';
@@ -10,16 +10,15 @@ import { inTransaction } from '../db/pg.ts';
 import type { SchemaDefinitionInput } from '../schema/definition.ts';
 import type { Catalog } from './catalog.ts';
 import { DELETE_ENTITLEMENT_SQL, ENTITLED_STATUSES, ENTITLING_SUBSCRIPTION_SQL, UPSERT_ENTITLEMENT_SQL } from './entitlement.sql.ts';
-
-export const ENTITLEMENT_SYNC_TASK = 'billing_entitlement_sync';
+import { enqueue } from '../core/jobs.ts';
+import { billingEntitlementSync } from './jobs.ts';
 
 /**
  * Enqueues the sync of one end user's entitlement in the caller's transaction (the outbox: no change is committed
  * without its sync). The job_key per app and user folds a burst of events into one run.
  */
 export async function enqueueEntitlementSync(tx: Kysely<any>, appId: string, userId: string): Promise<void> {
-  await sql`select graphile_worker.add_job(${ENTITLEMENT_SYNC_TASK}::text, json_build_object('app_id', ${appId}::text, 'user_id', ${userId}::text),
-    job_key := ${`entitlement:${appId}:${userId}`}::text)`.execute(tx);
+  await enqueue(tx, billingEntitlementSync, { app_id: appId, user_id: userId }, { jobKey: `entitlement:${appId}:${userId}` });
 }
 
 /** The fields of a subscription view (billing_subscription_get) that say what it entitles its user to. */

@@ -7,8 +7,10 @@ import type { PeopleSlot } from '../config.ts';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import { FREE, type Charge } from './pricing.ts';
 import { recordUsage, releaseCredit } from './usage.ts';
+import { enqueueSql } from '../core/jobs.ts';
+import { peopleEmailExpire } from './jobs.ts';
 
-export const EXPIRE_TASK = 'people_email_expire';
+const expireKey = (lookupId: string): string => `${peopleEmailExpire.name}:${lookupId}`;
 
 export type LookupStatus = 'pending' | 'resolved' | 'failed' | 'expired';
 
@@ -54,8 +56,7 @@ export async function insertLookup(db: Kysely<any>, l: NewLookup): Promise<void>
       values (${l.id}, ${l.appId}, ${l.accountId}, ${l.slot}, ${l.socialUrl}, 'pending', ${sha256(l.secret)}, ${l.hold?.id ?? null}, ${l.deadline})
       returning id
     )
-    select graphile_worker.add_job(${EXPIRE_TASK}::text, json_build_object('lookup_id', id::text), run_at => ${l.deadline}::timestamptz,
-      job_key => ${`${EXPIRE_TASK}:${l.id}`}::text, max_attempts => 10) from inserted
+    ${enqueueSql(peopleEmailExpire, sql`json_build_object('lookup_id', id::text)`, { runAt: l.deadline, jobKey: expireKey(l.id) })} from inserted
   `.execute(db);
 }
 
@@ -66,7 +67,7 @@ export async function insertLookup(db: Kysely<any>, l: NewLookup): Promise<void>
 export async function dropLookup(db: Kysely<any>, id: string): Promise<void> {
   await sql`
     with gone as (delete from people_email_lookups where id = ${id} and status = 'pending' returning id)
-    select graphile_worker.remove_job(${`${EXPIRE_TASK}:${id}`}::text) from gone
+    select graphile_worker.remove_job(${expireKey(id)}::text) from gone
   `.execute(db);
 }
 

@@ -26,10 +26,9 @@ import {
   type RetrievedChunk,
 } from './types.ts';
 import { synthesisMessages, NO_ANSWER } from './synthesis.ts';
+import { enqueue } from '../core/jobs.ts';
+import { ragIngest } from './jobs.ts';
 
-export const INGEST_TASK = 'rag_ingest';
-/** Attempts of an ingestion job before its document is marked failed. */
-export const INGEST_MAX_ATTEMPTS = 5;
 /** A document still pending this long after creation has lost its job (see #repair). */
 const PENDING_REPAIR_MS = 2 * 60_000;
 
@@ -284,8 +283,7 @@ export class RagService {
 
   #enqueue(appId: string, documentId: string): Promise<unknown> {
     // job_key: one job per document, however often it is enqueued (ingest, then a repair).
-    return sql`select graphile_worker.add_job(${INGEST_TASK}::text, json_build_object('app_id', ${appId}::text, 'document_id', ${documentId}::text),
-      job_key := ${`rag:${documentId}`}::text, max_attempts := ${INGEST_MAX_ATTEMPTS}::int)`.execute(this.#d.control);
+    return enqueue(this.#d.control, ragIngest, { app_id: appId, document_id: documentId }, { jobKey: `rag:${documentId}` });
   }
 
   async #cancelJob(appId: string, documentId: string): Promise<void> {

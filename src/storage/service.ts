@@ -15,6 +15,8 @@ import { LocalBackend, ReceiveError } from './local.ts';
 import { allowEntryWithin, contentDisposition, contentTypeAllowed, normalizeMime, parseRange, sanitizeFilename } from './names.ts';
 import { UrlSigner } from './signing.ts';
 import type { ObjectRef, PendingReservations, StorageBackend } from './types.ts';
+import { enqueue } from '../core/jobs.ts';
+import { storageDeleteObject } from './jobs.ts';
 
 /** Upload URL lifetime (spec: 5 minutes). */
 export const UPLOAD_URL_TTL_SECONDS = 300;
@@ -330,9 +332,7 @@ export class StorageService implements AppPurger {
       const deleted = rows[0];
       if (!deleted) throw storageErrors.objectNotFound(objectId);
       if (deleted.status === 'ready') await recordUsage(tx, appId, STORAGE_METER, -Number(deleted.size_bytes));
-      await sql`select graphile_worker.add_job('storage_delete_object',
-        json_build_object('app_id', ${appId}::text, 'object_id', ${objectId}::text, 'object_key', ${deleted.object_key}::text),
-        max_attempts => 25)`.execute(tx);
+      await enqueue(tx, storageDeleteObject, { app_id: appId, object_id: objectId, object_key: deleted.object_key });
       return deleted;
     });
     await this.removeBytes(ref(row)).catch((err: unknown) =>

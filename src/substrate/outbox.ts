@@ -9,8 +9,9 @@ import { errors } from '../core/errors.ts';
 import { checkOutboundUrl, parseOutboundUrl, postOutbound } from '../core/outbound.ts';
 import { newId } from './ids.ts';
 import type { SubstrateActor } from './types.ts';
+import { enqueue } from '../core/jobs.ts';
+import { substrateOutboxDeliver } from './jobs.ts';
 
-export const DELIVER_TASK = 'substrate_outbox_deliver';
 
 export interface TargetView {
   capability: string;
@@ -168,8 +169,7 @@ export class SubstrateOutbox {
   }
 
   #addJob(tx: Kysely<any>, id: string, key: string): Promise<unknown> {
-    return sql`select graphile_worker.add_job(${DELIVER_TASK}::text, json_build_object('delivery_id', ${id}::text), job_key := ${key}::text,
-      max_attempts := ${this.#config.outbox.maxAttempts}::int)`.execute(tx);
+    return enqueue(tx, substrateOutboxDeliver, { delivery_id: id }, { jobKey: key, maxAttempts: this.#config.outbox.maxAttempts });
   }
 }
 

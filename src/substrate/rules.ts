@@ -27,6 +27,8 @@ import { LOGIC_ROW_QUERY_MAX_MS, LOGIC_ROW_QUERY_MAX_OPERATIONS, LogicBudget, Lo
 import { decide, type PrincipleRow } from './policy.ts';
 import type { SubstrateService } from './service.ts';
 import type { SubstrateActor, Verdict } from './types.ts';
+import { enqueue } from '../core/jobs.ts';
+import { substrateRuleFire } from './jobs.ts';
 
 export const CONDITION_MODES = ['snapshot_predicate', 'row_query'] as const;
 export const ROW_SOURCES = ['decisions', 'commitments', 'learnings', 'entities'] as const;
@@ -466,8 +468,7 @@ export class SubstrateRules {
         }
         for (const slot of slots) {
           const at = slot.toISOString();
-          await sql`select graphile_worker.add_job('substrate_rule_fire', json_build_object('rule_id', ${row.id}::text, 'slot', ${at}::text),
-            job_key => ${`rule:${row.id}:${at}`}::text, job_key_mode => 'preserve_run_at', max_attempts => 3)`.execute(tx);
+          await enqueue(tx, substrateRuleFire, { rule_id: row.id, slot: at }, { jobKey: `rule:${row.id}:${at}`, jobKeyMode: 'preserve_run_at' });
           enqueued++;
         }
         await sql`update substrate_attention_rules set cron_cursor = ${now} where id = ${row.id}`.execute(tx);

@@ -3,7 +3,8 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { openControlDb, type ControlDb } from '../../src/db/control.ts';
 import { RateLimiter, rateLimitBucket } from '../../src/auth/rate-limit.ts';
-import { rateLimitsPurge } from '../../workers/rate-limits.ts';
+import { rateLimitsPurge } from '../../src/auth/jobs.ts';
+import { toTask } from '../../workers/index.ts';
 
 const PASSWORD = 'correct horse battery';
 const LIMIT = 3;
@@ -158,10 +159,11 @@ describe('RateLimiter', () => {
     await seed();
     const logs: string[] = [];
     const helpers = {
+      job: { attempts: 1, max_attempts: 1 },
       query: (text: string, values?: unknown[]) => one.pool.query(text, values),
       logger: { debug: (m: string) => logs.push(m) },
     };
-    await rateLimitsPurge({}, helpers as never);
+    await toTask(rateLimitsPurge, {})({}, helpers as never);
     expect(await buckets()).toEqual([recent]);
     expect(logs[0]).toMatch(/^purged \d+ old rate-limit windows$/);
   });

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobHelpers } from 'graphile-worker';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { functionsCronTick, functionsRunCron } from '../../workers/functions.ts';
+import { functionsCronTick, functionsRunCron } from '../../src/functions/jobs.ts';
+import { toTask } from '../../workers/index.ts';
 
 let p: TestPlatform;
 let appId: string;
@@ -16,7 +17,7 @@ const CODE = `export default async (req: Request) => {
   return Response.json({ scheduled_at });
 };`;
 
-const helpers = { logger: { debug() {}, info() {}, warn() {}, error() {} } } as unknown as JobHelpers;
+const helpers = { job: { attempts: 1, max_attempts: 1 }, logger: { debug() {}, info() {}, warn() {}, error() {} } } as unknown as JobHelpers;
 
 async function jobs(): Promise<Array<{ key: string; payload: any; max_attempts: number }>> {
   return p.sql(
@@ -61,7 +62,7 @@ describe('functions_cron_tick', () => {
   });
 
   it('the graphile cron item passes its own timestamp as now', async () => {
-    await functionsCronTick(p.services as never)({ _cron: { ts: '2031-05-05T10:40:00.000Z', backfilled: false } }, helpers);
+    await toTask(functionsCronTick, p.services as never)({ _cron: { ts: '2031-05-05T10:40:00.000Z', backfilled: false } }, helpers);
     expect((await jobs()).map((r) => r.key).at(-1)).toBe(`fncron:${fnId}:2031-05-05T10:40:00.000Z`);
   });
 
@@ -72,7 +73,7 @@ describe('functions_cron_tick', () => {
   });
 
   it('runs a slot as POST { scheduled_at } and logs it as trigger cron', async () => {
-    await functionsRunCron(p.services as never)({ function_id: fnId, scheduled_at: '2031-05-05T10:00:00.000Z' }, helpers);
+    await toTask(functionsRunCron, p.services as never)({ function_id: fnId, scheduled_at: '2031-05-05T10:00:00.000Z' }, helpers);
     const logs = await p.api('GET', `/v1/${appId}/functions/every-10/logs`, { key });
     expect(logs.body.logs).toHaveLength(1);
     expect(logs.body.logs[0]).toMatchObject({ trigger: 'cron', method: 'POST', path: '/', status_code: 200 });
@@ -81,8 +82,8 @@ describe('functions_cron_tick', () => {
 
   it('skips a slot whose function is gone or no longer cron', async () => {
     await p.api('POST', `/v1/${appId}/functions`, { key, body: { name: 'every-10', code: CODE, trigger: { type: 'http' } } });
-    await functionsRunCron(p.services as never)({ function_id: fnId, scheduled_at: '2031-05-05T10:10:00.000Z' }, helpers);
-    await functionsRunCron(p.services as never)({ function_id: '00000000-0000-4000-8000-000000000000', scheduled_at: '2031-05-05T10:10:00.000Z' }, helpers);
+    await toTask(functionsRunCron, p.services as never)({ function_id: fnId, scheduled_at: '2031-05-05T10:10:00.000Z' }, helpers);
+    await toTask(functionsRunCron, p.services as never)({ function_id: '00000000-0000-4000-8000-000000000000', scheduled_at: '2031-05-05T10:10:00.000Z' }, helpers);
     const logs = await p.api('GET', `/v1/${appId}/functions/every-10/logs`, { key });
     expect(logs.body.logs).toHaveLength(1);
   });

@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import type { SubstrateActor } from '../../src/substrate/types.ts';
-import { substrateSnapshots } from '../../workers/substrate.ts';
-import type { WorkerServices } from '../../workers/index.ts';
+import { substrateSnapshots } from '../../src/substrate/jobs.ts';
+import { toTask, type WorkerServices } from '../../workers/index.ts';
 
 let p: TestPlatform;
 let key: string;
@@ -374,8 +374,8 @@ describe('snapshots', () => {
     // A second GET keeps today's row; the cron task refreshes it (and is safe to run again).
     await record('record_learning', { title: 'After the snapshot', description: 'counted by the cron' });
     expect((await get('snapshots')).body.snapshots[0].learning_count).toBe(snap.learning_count);
-    const task = substrateSnapshots(p.services as unknown as WorkerServices);
-    const helpers = { logger: { debug() {} } } as unknown as Parameters<typeof task>[1];
+    const task = toTask(substrateSnapshots, p.services as unknown as WorkerServices);
+    const helpers = { job: { attempts: 1, max_attempts: 1 }, logger: { debug() {} } } as unknown as Parameters<typeof task>[1];
     await task({}, helpers);
     await task({}, helpers);
     const refreshed = (await get('snapshots')).body.snapshots;

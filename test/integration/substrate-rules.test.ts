@@ -6,14 +6,15 @@ import pg from 'pg';
 import type { JobHelpers } from 'graphile-worker';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { databaseUrl } from '../helpers/db.ts';
-import { substrateRuleFire, substrateRulesTick } from '../../workers/rules.ts';
+import { substrateRuleFire, substrateRulesTick } from '../../src/substrate/jobs.ts';
+import { toTask } from '../../workers/index.ts';
 import { LOGIC_MAX_MS, LOGIC_MAX_OPERATIONS, LOGIC_ROW_QUERY_MAX_OPERATIONS } from '../../src/substrate/logic.ts';
 
 let p: TestPlatform;
 let key: string;
 const S = '/v1/me/substrate';
 const R = `${S}/attention-rules`;
-const helpers = { logger: { debug() {}, info() {}, warn() {}, error() {} } } as unknown as JobHelpers;
+const helpers = { job: { attempts: 1, max_attempts: 1 }, logger: { debug() {}, info() {}, warn() {}, error() {} } } as unknown as JobHelpers;
 
 const learningRule = {
   name: 'Open commitments',
@@ -192,17 +193,17 @@ describe('firing', () => {
     await p.sql(`update substrate_attention_rules set cron_cursor = $1 where id = $2`, ['2031-05-05T09:55:00Z', ruleId]);
     const now = '2031-05-05T10:21:10.000Z';
     await Promise.all([
-      substrateRulesTick(p.services as never)({ _cron: { ts: now } }, helpers),
-      substrateRulesTick(p.services as never)({ _cron: { ts: now } }, helpers),
+      toTask(substrateRulesTick, p.services as never)({ _cron: { ts: now } }, helpers),
+      toTask(substrateRulesTick, p.services as never)({ _cron: { ts: now } }, helpers),
     ]);
-    await substrateRulesTick(p.services as never)({ now }, helpers);
+    await toTask(substrateRulesTick, p.services as never)({ now }, helpers);
     const mine = (await jobs()).filter((j) => j.key.startsWith(`rule:${ruleId}:`));
     expect(mine.map((j) => j.key)).toEqual([`rule:${ruleId}:2031-05-05T10:00:00.000Z`, `rule:${ruleId}:2031-05-05T10:10:00.000Z`, `rule:${ruleId}:2031-05-05T10:20:00.000Z`]);
     expect(mine[0]!.payload).toEqual({ rule_id: ruleId, slot: '2031-05-05T10:00:00.000Z' });
   });
 
   it('a slot proposes per binding as an agent with source_rule_id, once even when run again, within max_fires_per_day', async () => {
-    const fire = (slot: string) => substrateRuleFire(p.services as never)({ rule_id: ruleId, slot }, helpers);
+    const fire = (slot: string) => toTask(substrateRuleFire, p.services as never)({ rule_id: ruleId, slot }, helpers);
     await fire('2031-05-05T10:00:00.000Z');
     await fire('2031-05-05T10:00:00.000Z');
     let actions = (await p.api('GET', `${S}/actions?source_rule_id=${ruleId}`, { key })).body.actions;

@@ -1,0 +1,36 @@
+// The apps area's jobs: what an app delete leaves to do outside the request, and the reaper.
+import { z } from 'zod';
+import { defineCron, defineJob, type JobContext } from '../core/jobs.ts';
+import type { AppDatabases } from './app-databases.ts';
+import type { AppsService } from './service.ts';
+import type { AppPurger } from './types.ts';
+
+/** Enqueued with every app delete; dropping an already-dropped database is a no-op, so reruns are safe. */
+export const appsDropDatabase = defineJob({
+  name: 'apps_drop_database',
+  payload: z.object({ db_name: z.string().min(1) }),
+  maxAttempts: 25,
+  handler: async ({ db_name }, { deps }: JobContext<{ databases: AppDatabases }>) => {
+    await deps.databases.dropByName(db_name);
+  },
+});
+
+/** Enqueued with every app delete: each purger removes what it keeps for the app outside its database. */
+export const appsPurgeFiles = defineJob({
+  name: 'apps_purge_files',
+  payload: z.object({ app_id: z.string().min(1) }),
+  maxAttempts: 25,
+  handler: async ({ app_id }, { deps }: JobContext<{ purgers: readonly AppPurger[] }>) => {
+    for (const purger of deps.purgers) await purger.purgeApp(app_id);
+  },
+});
+
+/** Cron: removes provisioning rows of crashed creates and app databases no app row claims. */
+export const appsReap = defineCron({
+  name: 'apps_reap',
+  cron: '*/10 * * * *',
+  handler: async (_payload, { deps, logger }: JobContext<{ apps: AppsService }>) => {
+    const reaped = await deps.apps.reap();
+    if (reaped.rows || reaped.databases) logger.info(`reaped ${reaped.rows} stale app rows, ${reaped.databases} orphan databases`);
+  },
+});
