@@ -122,8 +122,12 @@ describe('deployment lifecycle', () => {
     const done = await settled(created.id);
     expect(done).toMatchObject({ status: 'READY', live: true, error: null, file_count: 3, url: `${p.services.config.baseUrl}/sites/${appId}/` });
     expect(done.ready_at).toBeTruthy();
-    // The zip is gone once the site is in place.
-    expect(walk(deploymentDir(created.id)).sort()).toEqual(['site/assets/app-0123abcd.js', 'site/index.html', 'site/robots.txt']);
+    // The zip is removed once the site is live (right after READY is committed, so that a rerun could still build).
+    const files = await waitFor(async () => {
+      const now = walk(deploymentDir(created.id)).sort();
+      return now.includes('upload.zip') ? undefined : now;
+    });
+    expect(files).toEqual(['site/assets/app-0123abcd.js', 'site/index.html', 'site/robots.txt']);
 
     const page = await fetch(`${p.url}/sites/${appId}/`);
     expect(page.status).toBe(200);
