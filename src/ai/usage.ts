@@ -1,7 +1,7 @@
 // AI usage rows (ai_usage): one per gateway call, written with its meters and its credit charge in one transaction.
 import { sql, type Kysely } from 'kysely';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
-import { NANOS_PER_USD } from '../billing/plans.ts';
+import { NANOS_PER_USD } from '../core/money.ts';
 
 export type AiCallKind = 'chat' | 'embedding';
 export type AiCallStatus = 'ok' | 'error' | 'aborted';

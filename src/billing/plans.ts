@@ -1,9 +1,9 @@
 // The plan allowances of the platform (the spec's plan table), in one place: credits, meters and enforcement read it.
+import { NANOS_PER_USD } from '../core/money.ts';
 
 export type PlanId = 'free' | 'pro' | 'enterprise';
 
 /** USD amounts are nano-dollars (1e-9 USD), the unit of the credit ledger. */
-export const NANOS_PER_USD = 1_000_000_000;
 
 /**
  * The metered quantities a plan bounds, by their usage_daily meter name. Levels (what exists now: the sum of every

@@ -4,7 +4,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.ts';
 import { paymentErrors, type PaymentEvent, type PlatformStripe } from '../adapters/stripe.ts';
-import { usd, type CreditLedger } from '../credits/ledger.ts';
+import type { CreditLedger } from '../credits/ledger.ts';
+import { usd } from '../core/money.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import { claimPaymentEvent, type PaymentEventOutcome } from './events.ts';
 import { deliverNotification, type MailSender } from './notify.ts';
@@ -13,7 +14,7 @@ import { applyPlatformEvent } from './platform-events.ts';
 import { BillingGate } from './gate.ts';
 import { TrafficMeter } from './traffic.ts';
 import { enforceLimits, suspendExpiredGrace, type AccountStatus, type StatusChange } from './status.ts';
-import { LIMITED_METERS, NANOS_PER_USD, PLANS, SELF_SERVE_PLANS, isPlanId, type LimitedMeter, type Meter, type PlanId } from './plans.ts';
+import { LIMITED_METERS, PLANS, SELF_SERVE_PLANS, isPlanId, type LimitedMeter, type Meter, type PlanId } from './plans.ts';
 import { aiCreditsSpent, billingPeriod, isoDay, overageNanos, usageByAccount } from './usage.ts';
 
 export interface BillingDeps {

@@ -1,6 +1,7 @@
 // What an account has used, summed over its apps, against what its plan allows.
 import { sql, type Kysely } from 'kysely';
-import { LEVEL_METERS, LIMITED_METERS, NANOS_PER_USD, PLANS, type LimitedMeter, type Meter, type PlanId } from './plans.ts';
+import { NANOS_PER_USD } from '../core/money.ts';
+import { LEVEL_METERS, LIMITED_METERS, PLANS, type LimitedMeter, type Meter, type PlanId } from './plans.ts';
 
 /** The billing period of the monthly meters: the current UTC calendar month (pro subscriptions renew in step with it). */
 export function billingPeriod(now: Date): { start: Date; end: Date } {

@@ -3,7 +3,8 @@
 import type pg from 'pg';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { AppError } from '../core/errors.ts';
-import { isPlanId, NANOS_PER_USD, PLANS, type PlanId } from '../billing/plans.ts';
+import { isPlanId, PLANS, type PlanId } from '../billing/plans.ts';
+import { usd } from '../core/money.ts';
 import { isUuid } from '../core/uuid.ts';
 
 type Db = Kysely<any>;
@@ -180,7 +181,6 @@ export class CreditLedger {
   }
 }
 
-export const usd = (nanos: number): number => nanos / NANOS_PER_USD;
 
 function insufficientCredits(b: { balanceNanos: number; reservedNanos: number }): AppError {
   return new AppError(

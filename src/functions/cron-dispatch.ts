@@ -2,7 +2,7 @@
 // cron.ts). Separate from the service because it only touches the control database and graphile-worker's queue.
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { cronSlots, parseCron } from './cron.ts';
+import { cronSlots, parseCron } from '../core/cron.ts';
 import { enqueue } from '../core/jobs.ts';
 import { functionsRunCron } from './jobs.ts';
 

@@ -1,7 +1,7 @@
 // The function row as stored and as shown: the columns a view needs, the view itself, the cached invocation
 // metadata (FunctionMeta), and the env-size rule deploy and env updates share.
 import { errors } from '../core/errors.ts';
-import { cronNext, parseCron } from './cron.ts';
+import { cronNext, parseCron } from '../core/cron.ts';
 import { LIMITS, type FunctionMeta, type FunctionView, type Trigger, type TriggerType } from './types.ts';
 
 export interface FunctionRow {

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import { z } from 'zod';
-import { CronError, parseCron, cronNext } from './cron.ts';
+import { CronError, parseCron, cronNext } from '../core/cron.ts';
 import type { EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
 
 export const TRIGGER_TYPES = ['http', 'cron', 'websocket'] as const;

@@ -1,6 +1,6 @@
 // What a session costs: the operator's prices per hour, charged per second, in whole micro-dollars so that the
 // usage row's usd_charged (6 decimals) is exactly what the ledger was charged.
-import { NANOS_PER_USD } from '../billing/plans.ts';
+import { NANOS_PER_USD } from '../core/money.ts';
 
 export type Dimension = 'recording' | 'transcription';
 

@@ -1,7 +1,7 @@
 // What a people call costs the account, from the operator's price table (SVC_PEOPLE_PRICES over the spec's typical
 // pricing). Money is nano-dollars, as in the credit ledger.
 import type { PeoplePrice, PeoplePrices } from '../config.ts';
-import { NANOS_PER_USD } from '../billing/plans.ts';
+import { NANOS_PER_USD } from '../core/money.ts';
 
 export interface Charge {
   credits: number;

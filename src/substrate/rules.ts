@@ -19,7 +19,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError, errors } from '../core/errors.ts';
 import { unknownKeysMessage } from '../core/strict.ts';
-import { CronError, cronNext, cronSlots, parseCron } from '../functions/cron.ts';
+import { CronError, cronNext, cronSlots, parseCron } from '../core/cron.ts';
 import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { logicProblem } from './capabilities/principles.ts';
 import { findEntity } from './entities.ts';

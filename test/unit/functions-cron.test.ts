@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CronError, cronMatches, cronNext, cronSlots, parseCron } from '../../src/functions/cron.ts';
+import { CronError, cronMatches, cronNext, cronSlots, parseCron } from '../../src/core/cron.ts';
 
 const at = (iso: string) => new Date(iso);
 const sorted = (s: ReadonlySet<number>) => [...s].sort((a, b) => a - b);
