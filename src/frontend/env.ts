@@ -1,0 +1,55 @@
+// The frontend environment of an app: variables sealed at rest with the master key, shipped decrypted to
+// browsers by /__env.js together with the platform's own SVC_APP_ID and SVC_API_URL.
+import type { Config } from '../config.ts';
+import type { SecretBox } from '../core/crypto.ts';
+import { errors } from '../core/errors.ts';
+import type { FrontendDb } from './records.ts';
+import { ENV_RESERVED_PREFIX } from './types.ts';
+
+export interface FrontendEnvDeps {
+  db: FrontendDb;
+  box: SecretBox;
+  config: Config;
+}
+
+export class FrontendEnv {
+  readonly #deps: FrontendEnvDeps;
+
+  constructor(deps: FrontendEnvDeps) {
+    this.#deps = deps;
+  }
+
+  /** Replaces the whole frontend environment of an app (PUT semantics); values are sealed with the master key. */
+  async set(appId: string, env: Record<string, string>): Promise<{ keys: string[]; updated_at: string }> {
+    const reserved = Object.keys(env).filter((k) => k.startsWith(ENV_RESERVED_PREFIX));
+    if (reserved.length) {
+      throw errors.validation(`Variable names starting with ${ENV_RESERVED_PREFIX} are reserved for the platform: ${reserved.join(', ')}.`, [
+        { path: reserved[0]!, message: 'reserved prefix' },
+      ]);
+    }
+    const { db, box } = this.#deps;
+    const updatedAt = new Date();
+    await db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('frontend_env').where('app_id', '=', appId).execute();
+      const rows = Object.entries(env).map(([name, value]) => ({ app_id: appId, name, value_sealed: box.seal(value), updated_at: updatedAt as never }));
+      if (rows.length) await tx.insertInto('frontend_env').values(rows).execute();
+    });
+    return { keys: Object.keys(env).sort(), updated_at: updatedAt.toISOString() };
+  }
+
+  async keys(appId: string): Promise<string[]> {
+    const rows = await this.#deps.db.selectFrom('frontend_env').select('name').where('app_id', '=', appId).orderBy('name').execute();
+    return rows.map((r) => r.name);
+  }
+
+  /** The decrypted environment plus SVC_APP_ID and SVC_API_URL: what /__env.js ships to browsers. */
+  async public(appId: string): Promise<Record<string, string>> {
+    const { db, box, config } = this.#deps;
+    const rows = await db.selectFrom('frontend_env').select(['name', 'value_sealed']).where('app_id', '=', appId).orderBy('name').execute();
+    const env: Record<string, string> = {};
+    for (const r of rows) env[r.name] = box.open(r.value_sealed);
+    env.SVC_APP_ID = appId;
+    env.SVC_API_URL = `${config.baseUrl}/v1/${appId}`;
+    return env;
+  }
+}
