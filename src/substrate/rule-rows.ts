@@ -1,0 +1,68 @@
+// The stored shapes shared by the rules' CRUD (rules.ts) and their engine (rule-engine.ts): the rule row, the
+// firing as the API returns it, and the ids of both.
+import { randomBytes } from 'node:crypto';
+import type { RuleBody } from './rule-body.ts';
+import type { Verdict } from './types.ts';
+
+export interface RuleRow {
+  id: string;
+  user_id: string;
+  name: string;
+  description: string | null;
+  trigger_cron: string;
+  condition_mode: RuleBody['condition_mode'];
+  condition: Record<string, unknown>;
+  action_capability: string;
+  action_payload_template: Record<string, unknown>;
+  enabled: boolean;
+  max_fires_per_day: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface FiringProposal {
+  binding_index: number;
+  action_id: string;
+  verdict: Verdict['result'];
+  requires_approval: boolean;
+  replay?: true;
+}
+
+export interface FiringView {
+  firing_id: string;
+  rule_id: string;
+  slot: string;
+  bindings_count: number;
+  bindings: unknown[];
+  proposals: FiringProposal[];
+  skipped: Array<{ binding_index: number; reason: string }>;
+  /** Set when the whole slot was skipped: no snapshot, or the condition could not be evaluated. */
+  skip_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A new rule or firing id: `<prefix>_` and 20 lowercase base32 characters. */
+export function id(prefix: 'rul' | 'frg'): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  let out = '';
+  for (const b of randomBytes(20)) out += alphabet[b & 31];
+  return `${prefix}_${out}`;
+}
+
+/** A firing row as the API returns it. */
+export function firingView(r: any): FiringView {
+  return {
+    firing_id: r.id,
+    rule_id: r.rule_id,
+    slot: r.slot.toISOString(),
+    bindings_count: r.bindings_count,
+    bindings: r.bindings,
+    proposals: r.proposals,
+    skipped: r.skipped,
+    skip_reason: r.skip_reason,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+
