@@ -13,6 +13,7 @@ import { rawRoutes, type RawRoutes } from './raw/index.ts';
 import { subdomainOf } from './app-host.ts';
 import { answerClientError, MAX_HEADER_BYTES } from './socket-reply.ts';
 import { postgrestAlias } from './postgrest-alias.ts';
+import { settleUnreadBody } from './raw/unread-body.ts';
 
 /**
  * The body limit of /mcp (a tools/call carries whole function sources, up to 1 MB of code and more once JSON-escaped,
@@ -107,7 +108,9 @@ function requestErrorHandler(limit: string): ErrorRequestHandler {
     if (err instanceof URIError) return sendError(res, errors.validation('A path segment is not valid percent-encoded UTF-8; encode each segment as encodeURIComponent does.'));
     // Some routes (/mcp, those with largeBody) have their own larger parser: name the limit that applied.
     const applied = typeof err.limit === 'number' && err.limit % 1048576 === 0 ? `${err.limit / 1048576}mb` : limit;
-    if (err.type === 'entity.too.large') return sendError(res, errors.payloadTooLarge(applied));
+    // The rest of an over-long body is read and discarded first (bounded): a client still sending would otherwise see
+    // its connection reset (ECONNRESET) instead of the 413.
+    if (err.type === 'entity.too.large') return void settleUnreadBody(req, res).then(() => sendError(res, errors.payloadTooLarge(applied)));
     if (err.type === 'entity.parse.failed') return sendError(res, errors.invalidJson());
     if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
       return sendError(res, errors.validation('Unsupported body encoding or charset; send UTF-8 JSON.'));

@@ -25,6 +25,8 @@ export async function settleUnreadBody(req: Request, res: Response): Promise<voi
     };
     const timer = setTimeout(done, DISCARD_TIMEOUT_MS);
     req.on('data', onData);
+    // A body parser that gave up paused the stream; nothing flows to the listener until it is resumed.
+    req.resume();
     req.once('end', done);
     req.once('close', done);
     req.once('error', done);
