@@ -26,12 +26,15 @@ import { AiGateway } from './ai/gateway.ts';
 import { AiSettingsStore } from './ai/settings.ts';
 import { CreditLedger } from './credits/ledger.ts';
 import { OpenAiUpstream } from './adapters/openai.ts';
+import { RecallAdapter } from './adapters/recall.ts';
+import { ComposioClient } from './adapters/composio.ts';
 import { RagService } from './rag/service.ts';
 import { SubstrateService } from './substrate/service.ts';
 import { BillingService } from './billing/service.ts';
 import { PlatformStripe, stripeClient } from './adapters/stripe.ts';
 import { SmtpMailer } from './adapters/smtp.ts';
 import { MonetizationService } from './monetization/service.ts';
+import { ConnectStripe } from './adapters/stripe-connect.ts';
 import { PeopleService } from './people/service.ts';
 import { MeetingsService } from './meetings/service.ts';
 import { IntegrationsService } from './integrations/service.ts';
@@ -97,6 +100,13 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   });
   // Monthly active users: every end-user token issued or used counts its user for the month.
   endUserTokens.onUse((appId, userId) => billing.traffic.activeUser(appId, userId));
+  // The areas' vendor ports (meetings/provider.ts, integrations/vendor-port.ts), built here from the configuration.
+  const { meetings: meetingsConfig, integrations: integrationsConfig } = config;
+  const meetingsProvider =
+    meetingsConfig.baseUrl && meetingsConfig.apiKey
+      ? new RecallAdapter({ baseUrl: meetingsConfig.baseUrl, apiKey: meetingsConfig.apiKey, timeoutMs: meetingsConfig.timeoutMs })
+      : undefined;
+  const integrationsVendor = integrationsConfig.apiKey ? new ComposioClient({ baseUrl: integrationsConfig.baseUrl, apiKey: integrationsConfig.apiKey }) : undefined;
   const ai = new AiGateway({ db: control.db, ledger: credits, settings: aiSettings, config: config.ai, upstream, log });
   const services: Services = {
     config,
@@ -130,10 +140,10 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       new SubstrateStream({ db: control.db, databaseUrl: config.databaseUrl, log }),
     ),
     billing,
-    monetization: new MonetizationService({ db: control.db, config, log }),
+    monetization: new MonetizationService({ db: control.db, config, stripe: stripe && new ConnectStripe(stripe), log }),
     people: new PeopleService({ db: control.db, ledger: credits, config, log }),
-    meetings: new MeetingsService({ db: control.db, box, credits, config, log }),
-    integrations: new IntegrationsService({ db: control.db, apps, config, log }),
+    meetings: new MeetingsService({ db: control.db, box, credits, config, provider: meetingsProvider, log }),
+    integrations: new IntegrationsService({ db: control.db, apps, config, vendor: integrationsVendor, log }),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
   };
 

@@ -1,63 +1,17 @@
 // The only module that speaks to the integrations vendor: Composio's v3 REST API (x-api-key header, JSON bodies).
 // What it reads from the vendor's answers is narrowed here to the few fields the platform uses, so a connected
-// account's OAuth tokens (which Composio returns in `state`) never travel further than this file.
+// account's OAuth tokens (which Composio returns in `state`) never travel further than this file. It implements the
+// port integrations declares (src/integrations/vendor-port.ts).
 
-/** Why a vendor call produced no usable answer. */
-export type VendorFailure =
-  | { kind: 'status'; status: number; message: string }
-  | { kind: 'timeout' }
-  | { kind: 'aborted' }
-  | { kind: 'network'; message: string }
-  | { kind: 'malformed'; message: string };
-
-export class VendorError extends Error {
-  readonly failure: VendorFailure;
-
-  constructor(failure: VendorFailure) {
-    super(failure.kind === 'status' || failure.kind === 'network' || failure.kind === 'malformed' ? failure.message : failure.kind);
-    this.failure = failure;
-  }
-}
-
-export interface VendorToolkit {
-  slug: string;
-  name: string;
-  description: string | null;
-  logo: string | null;
-}
-
-export interface VendorTool {
-  /** e.g. GMAIL_SEND_EMAIL */
-  slug: string;
-  name: string;
-  description: string;
-  toolkit: string;
-  /** JSON Schema of the tool's arguments. */
-  inputSchema: Record<string, unknown>;
-}
-
-/** Composio's statuses: INITIALIZING, INITIATED, ACTIVE, FAILED, EXPIRED, INACTIVE. */
-export interface VendorConnectedAccount {
-  id: string;
-  status: string;
-  toolkit: string | null;
-  statusReason: string | null;
-}
-
-export interface ConnectLink {
-  /** The hosted page the end user's browser is sent to. */
-  redirectUrl: string;
-  /** The connected account the link completes (INITIATED until the user finishes). */
-  connectedAccountId: string;
-  expiresAt: Date | null;
-}
-
-export interface ToolExecution {
-  successful: boolean;
-  data: unknown;
-  /** The tool's own failure message when successful is false. */
-  error: string | null;
-}
+import {
+  VendorError,
+  type ConnectLink,
+  type IntegrationsVendor,
+  type ToolExecution,
+  type VendorConnectedAccount,
+  type VendorTool,
+  type VendorToolkit,
+} from '../integrations/vendor-port.ts';
 
 export interface ComposioOptions {
   baseUrl: string;
@@ -76,7 +30,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 /** The most of a non-JSON error body quoted in a message. */
 const EXCERPT_CHARS = 300;
 
-export class ComposioClient {
+export class ComposioClient implements IntegrationsVendor {
   readonly #baseUrl: string;
   readonly #apiKey: string;
   readonly #timeoutMs: number;

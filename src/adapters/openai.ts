@@ -3,27 +3,12 @@
 // bytes through untouched and reads usage from them; the SDK contributes auth, timeouts and its error types.
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { redactSecret } from '../core/redact.ts';
-
-/** Why an upstream call produced no usable response. */
-export type UpstreamFailure =
-  | { kind: 'status'; status: number; message: string; type: string; code: string | null; param: string | null }
-  | { kind: 'timeout' }
-  | { kind: 'aborted' }
-  | { kind: 'network'; message: string };
-
-export class UpstreamError extends Error {
-  readonly failure: UpstreamFailure;
-
-  constructor(failure: UpstreamFailure) {
-    super(failure.kind === 'status' ? failure.message : failure.kind);
-    this.failure = failure;
-  }
-}
+import { UpstreamError, type AiUpstream, type UpstreamFailure } from '../ai/upstream.ts';
 
 /** Distinct keys whose clients are kept (the platform key plus apps' own keys); the oldest is dropped past it. */
 const MAX_CLIENTS = 256;
 
-export class OpenAiUpstream {
+export class OpenAiUpstream implements AiUpstream {
   readonly #baseUrl: string;
   readonly #timeoutMs: number;
   readonly #clients = new Map<string, OpenAI>();

@@ -1,55 +1,18 @@
 // The meetings provider: Recall.ai's v1 bot API (create a bot, retrieve it with its media shortcuts, make it leave)
 // and its webhooks, which Recall sends through Svix. Everything vendor-shaped stays here: the service sees
-// MeetingsProvider, ProviderEvent and MeetingsProviderError.
+// MeetingsProvider, ProviderEvent and MeetingsProviderError, which it declares (src/meetings/provider.ts).
 import { createHmac, timingSafeEqual } from 'node:crypto';
-
-export type RecordingKind = 'mp4' | 'audio_only' | 'none';
-
-/** Our automaticLeave, in seconds; omitted fields keep the provider's defaults. */
-export interface AutomaticLeave {
-  waitingRoomTimeoutSec?: number | undefined;
-  noOneJoinedTimeoutSec?: number | undefined;
-  everyoneLeftTimeoutSec?: number | undefined;
-  inCallNotRecordingTimeoutSec?: number | undefined;
-}
-
-export interface BotRequest {
-  meetingUrl: string;
-  botName: string;
-  transcript: boolean;
-  recording: RecordingKind;
-  automaticLeave: AutomaticLeave;
-  /** Sent to the provider as the bot's metadata (the service adds its own svc_ keys). */
-  metadata: Record<string, string>;
-}
-
-/** Download URLs the provider issues on each read; they expire within hours. */
-export interface BotMedia {
-  recordingUrl: string | null;
-  transcriptUrl: string | null;
-}
-
-export interface MeetingsProvider {
-  createBot(request: BotRequest): Promise<{ id: string }>;
-  media(providerBotId: string, recording: RecordingKind): Promise<BotMedia>;
-  /** Makes the bot leave; a bot that already left (or never joined) is no failure. */
-  leaveCall(providerBotId: string): Promise<void>;
-}
-
-/**
- * A provider call that failed: `status` is the provider's HTTP status (null: unreachable or timed out); `fields`
- * holds the provider's per-field complaints of a 400 (Recall answers `{ "<field>": ["why", ...] }`).
- */
-export class MeetingsProviderError extends Error {
-  readonly status: number | null;
-  readonly fields: Readonly<Record<string, string>>;
-
-  constructor(status: number | null, message: string, fields: Record<string, string> = {}) {
-    super(message);
-    this.status = status;
-    this.fields = fields;
-  }
-}
+import {
+  MeetingsProviderError,
+  WebhookSignatureError,
+  type ArtifactRef,
+  type BotMedia,
+  type BotRequest,
+  type MeetingsProvider,
+  type ProviderEvent,
+  type RecordingKind,
+  type WebhookHeaders,
+} from '../meetings/provider.ts';
 
 /** Recall's request fields as our spawn body names them, to point a provider 400 at the caller's field. */
 const FIELD_NAMES: Readonly<Record<string, string>> = {
@@ -91,6 +54,14 @@ export class RecallAdapter implements MeetingsProvider {
       if (err instanceof MeetingsProviderError && err.status !== null && [400, 404, 409].includes(err.status)) return;
       throw err;
     }
+  }
+
+  verifyWebhook(body: Buffer, headers: WebhookHeaders, secret: string): string {
+    return verifyWebhook(body, headers, secret);
+  }
+
+  parseEvent(payload: unknown): ProviderEvent | undefined {
+    return parseProviderEvent(payload);
   }
 
   async #call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
@@ -191,11 +162,7 @@ function fieldErrors(json: unknown): Record<string, string> {
 /** How far a webhook's timestamp may be from our clock (either way): a captured delivery cannot be replayed later. */
 export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
 
-export class WebhookSignatureError extends Error {}
-
-type HeaderMap = Readonly<Record<string, string | string[] | undefined>>;
-
-function header(headers: HeaderMap, ...names: string[]): string | undefined {
+function header(headers: WebhookHeaders, ...names: string[]): string | undefined {
   for (const name of names) {
     const value = headers[name];
     if (typeof value === 'string' && value !== '') return value;
@@ -209,7 +176,7 @@ function header(headers: HeaderMap, ...names: string[]): string | undefined {
  * the signature list holds space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` (several during a secret
  * rotation: one match is enough).
  */
-export function verifyWebhook(body: Buffer, headers: HeaderMap, secret: string, nowSeconds = Math.floor(Date.now() / 1000)): string {
+export function verifyWebhook(body: Buffer, headers: WebhookHeaders, secret: string, nowSeconds = Math.floor(Date.now() / 1000)): string {
   const id = header(headers, 'svix-id', 'webhook-id');
   const timestamp = header(headers, 'svix-timestamp', 'webhook-timestamp');
   const signatures = header(headers, 'svix-signature', 'webhook-signature');
@@ -233,24 +200,6 @@ function webhookSignature(secret: string, id: string, timestamp: string, body: B
 
 function sameBytes(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** A provider event, normalized from either of Recall's payload formats. */
-export interface ProviderEvent {
-  /** Recall's event name: `bot.<status code>` for status changes, `recording.done`, `transcript.done`, ... */
-  event: string;
-  providerBotId: string;
-  code: string;
-  subCode: string | null;
-  /** When the provider says it happened (ISO 8601). */
-  updatedAt: string;
-  recording: ArtifactRef | undefined;
-  transcript: ArtifactRef | undefined;
-}
-
-export interface ArtifactRef {
-  id: string;
-  metadata: Record<string, string>;
 }
 
 /**

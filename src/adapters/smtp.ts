@@ -1,13 +1,8 @@
 // The only module that imports nodemailer: billing e-mails over SMTP (SVC_SMTP_URL).
 import nodemailer, { type Transporter } from 'nodemailer';
+import type { Mail, MailSender } from '../billing/mail-port.ts';
 
-export interface Mail {
-  to: string;
-  subject: string;
-  text: string;
-}
-
-export class SmtpMailer {
+export class SmtpMailer implements MailSender {
   readonly #transport: Transporter;
   readonly #from: string;
 

@@ -3,53 +3,9 @@
 // platform takes an application fee). Every call but account creation runs on the connected account (stripeAccount).
 import Stripe from 'stripe';
 import { callStripe, paymentProviderError } from './stripe.ts';
+import type { CatalogItemChange, CatalogItemInput, CheckoutInput, ConnectedAccountState, ConnectPayments, PriceTerms, SubscriptionObject } from '../monetization/connect-port.ts';
 
-/** What onboarding and payout readiness are read from. */
-export interface ConnectedAccountState {
-  id: string;
-  chargesEnabled: boolean;
-  payoutsEnabled: boolean;
-  detailsSubmitted: boolean;
-  /** Stripe's requirements.currently_due: fields the owner still has to provide. */
-  requirementsDue: string[];
-  disabledReason: string | null;
-}
-
-export interface PriceTerms {
-  unitAmount: number;
-  currency: string;
-  /** Set for a plan (a recurring price), absent for a one-off product. */
-  interval?: 'day' | 'week' | 'month' | 'year' | undefined;
-}
-
-export interface CatalogItemInput extends PriceTerms {
-  name: string;
-  description?: string | null | undefined;
-  metadata: Record<string, string>;
-}
-
-export interface CatalogItemChange {
-  name?: string | undefined;
-  description?: string | null | undefined;
-  active?: boolean | undefined;
-}
-
-export interface CheckoutInput {
-  /** Our row (subscription or order) the session pays for: its idempotency key and client_reference_id. */
-  reference: string;
-  priceId: string;
-  quantity: number;
-  successUrl: string;
-  cancelUrl: string;
-  metadata: Record<string, string>;
-  /** The platform's share: a percent of every invoice (subscription) or an amount of the payment (one-off). */
-  fee: { percent: number } | { amountCents: number };
-}
-
-/** A Stripe subscription as a plain object, read by the same code that reads webhook payloads. */
-export type SubscriptionObject = Record<string, unknown>;
-
-export class ConnectStripe {
+export class ConnectStripe implements ConnectPayments {
   readonly #stripe: Stripe;
 
   constructor(stripe: Stripe) {

@@ -3,20 +3,11 @@
 // SVC_STRIPE_API_URL when set (a fake on loopback in tests, stripe-mock), else to api.stripe.com.
 import Stripe from 'stripe';
 import { AppError } from '../core/errors.ts';
+import { paymentErrors, type PaymentEvent, type PlatformPayments } from '../billing/payments-port.ts';
 
 export interface StripeSettings {
   secretKey: string | undefined;
   apiUrl: string | undefined;
-}
-
-/** A Stripe event as the billing code reads it: the SDK's types stay in the adapters. */
-export interface PaymentEvent {
-  id: string;
-  type: string;
-  /** The connected account the event happened on (Connect events); undefined for the platform's own. */
-  account: string | undefined;
-  created: number;
-  object: Record<string, unknown>;
 }
 
 /** The SDK client for the configured key and API address; undefined when no secret key is configured. */
@@ -31,20 +22,6 @@ export function stripeClient(settings: StripeSettings): Stripe | undefined {
   }
   return new Stripe(settings.secretKey, options);
 }
-
-export const paymentErrors = {
-  notConfigured: () =>
-    new AppError(
-      503,
-      'STRIPE_NOT_CONFIGURED',
-      'Payments are not configured on this platform.',
-      'The operator sets SVC_STRIPE_SECRET_KEY (and SVC_STRIPE_API_URL for a Stripe-compatible server); plans, meters and limits work without it.',
-    ),
-  signature: (why: string) =>
-    new AppError(400, 'WEBHOOK_SIGNATURE_INVALID', `The Stripe-Signature header does not verify: ${why}`, 'Send the raw body Stripe signed, with its Stripe-Signature header, to the endpoint whose secret signed it.'),
-  secretMissing: (variable: string) =>
-    new AppError(503, 'WEBHOOK_NOT_CONFIGURED', 'This webhook endpoint has no signing secret configured.', `The operator sets ${variable} to the endpoint's signing secret (whsec_...).`),
-};
 
 /**
  * A Stripe failure as the caller's error: Stripe refusing the request (400 PAYMENT_PROVIDER_REJECTED, with Stripe's
@@ -94,7 +71,7 @@ export function verifyPaymentEvent(rawBody: Buffer, signature: string | undefine
 }
 
 /** The platform's own subscription (accounts paying for pro): Stripe Customers, Checkout and the billing portal. */
-export class PlatformStripe {
+export class PlatformStripe implements PlatformPayments {
   readonly #stripe: Stripe;
 
   constructor(stripe: Stripe) {

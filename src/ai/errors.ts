@@ -2,7 +2,7 @@
 // and in the standard envelope over MCP.
 import { AppError, errors } from '../core/errors.ts';
 import { RelayedError } from '../core/error-shapes.ts';
-import type { UpstreamFailure } from '../adapters/openai.ts';
+import type { UpstreamFailure } from './upstream.ts';
 
 export const aiErrors = {
   providerUnavailable: () =>

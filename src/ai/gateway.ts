@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { AppRecord } from '../apps/types.ts';
 import { JsonText } from '../core/json-text.ts';
 import { StreamBody } from '../core/stream-body.ts';
-import { UpstreamError, type OpenAiUpstream, type UpstreamFailure } from '../adapters/openai.ts';
+import { UpstreamError, type AiUpstream, type UpstreamFailure } from './upstream.ts';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import { aiErrors } from './errors.ts';
 import { callCostNanos, priceOf, roughTokens, tableCostNanos } from './pricing.ts';
@@ -64,12 +64,12 @@ export class AiGateway {
   readonly #ledger: CreditLedger;
   readonly #settings: AiSettingsStore;
   readonly #config: Config['ai'];
-  readonly #upstream: OpenAiUpstream | undefined;
+  readonly #upstream: AiUpstream | undefined;
   readonly #log: Logger;
   /** Usage records being written after their answers went out. */
   readonly #recording = new Set<Promise<void>>();
 
-  constructor(deps: { db: Kysely<any>; ledger: CreditLedger; settings: AiSettingsStore; config: Config['ai']; upstream: OpenAiUpstream | undefined; log: Logger }) {
+  constructor(deps: { db: Kysely<any>; ledger: CreditLedger; settings: AiSettingsStore; config: Config['ai']; upstream: AiUpstream | undefined; log: Logger }) {
     this.#db = deps.db;
     this.#ledger = deps.ledger;
     this.#settings = deps.settings;
@@ -170,7 +170,7 @@ export class AiGateway {
     this.#recording.add(tracked);
   }
 
-  #requireUpstream(): OpenAiUpstream {
+  #requireUpstream(): AiUpstream {
     if (!this.#upstream) throw aiErrors.providerUnavailable();
     return this.#upstream;
   }

@@ -1,6 +1,6 @@
 // Inbound Stripe events, shared by the platform's endpoint (src/billing) and apps' Connect endpoint (src/monetization).
 import { sql, type Kysely } from 'kysely';
-import type { PaymentEvent } from '../adapters/stripe.ts';
+import type { PaymentEvent } from './payments-port.ts';
 
 export type PaymentEndpoint = 'platform' | 'connect';
 

@@ -2,7 +2,7 @@
 // billing_notify job; without SVC_SMTP_URL (or an address to send to) the row is marked skipped and logged.
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Mail } from '../adapters/smtp.ts';
+import type { MailSender } from './mail-port.ts';
 import { enqueueSql } from '../core/jobs.ts';
 import { billingNotify } from './jobs.ts';
 
@@ -14,10 +14,6 @@ export interface Notification {
   to: string | undefined;
   subject: string;
   body: string;
-}
-
-export interface MailSender {
-  send(mail: Mail): Promise<void>;
 }
 
 export async function queueNotification(tx: Kysely<any>, n: Notification): Promise<void> {

@@ -2,7 +2,7 @@
 // pending Stripe invoice items, which Stripe adds to the subscription's next invoice.
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { PlatformStripe } from '../adapters/stripe.ts';
+import type { PlatformPayments } from './payments-port.ts';
 import { PLANS, type LimitedMeter } from './plans.ts';
 import { billingPeriod, isoDay, overageNanos, usageByAccount } from './usage.ts';
 
@@ -34,7 +34,7 @@ export interface OverageCharge {
  * a line Stripe refuses keeps its error (`last_error`, `attempts`) and is tried again next run.
  * Without Stripe the rows are still recorded; they are invoiced once a key is configured.
  */
-export async function invoiceOverage(db: Kysely<any>, stripe: PlatformStripe | undefined, now: Date, log: Logger): Promise<OverageCharge[]> {
+export async function invoiceOverage(db: Kysely<any>, stripe: PlatformPayments | undefined, now: Date, log: Logger): Promise<OverageCharge[]> {
   const closed = billingPeriod(new Date(billingPeriod(now).start.getTime() - 1));
   await recordOverage(db, closed.start);
   for (const charge of stripe ? await pending(db) : []) {
@@ -53,7 +53,7 @@ export async function invoiceOverage(db: Kysely<any>, stripe: PlatformStripe | u
 }
 
 /** One line's pending Stripe invoice item, and the row marked with it. */
-async function invoiceLine(db: Kysely<any>, stripe: PlatformStripe, charge: OverageCharge & { customerId: string }, now: Date): Promise<void> {
+async function invoiceLine(db: Kysely<any>, stripe: PlatformPayments, charge: OverageCharge & { customerId: string }, now: Date): Promise<void> {
   const id = await stripe.addInvoiceItem({
     customerId: charge.customerId,
     amountCents: charge.amountCents,

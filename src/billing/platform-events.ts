@@ -7,7 +7,7 @@
 //   invoice.payment_failed                         -> grace (7 days, e-mail), then suspended by the enforcer
 // The account is found by the Stripe customer, else by the account id the checkout carried (metadata, client ref).
 import { sql, type Kysely } from 'kysely';
-import type { PaymentEvent } from '../adapters/stripe.ts';
+import type { PaymentEvent } from './payments-port.ts';
 import { isPlanId, type PlanId } from './plans.ts';
 import { enterGrace, paymentSucceeded } from './status.ts';
 import { isUuid } from '../core/uuid.ts';

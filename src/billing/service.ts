@@ -3,12 +3,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.ts';
-import { paymentErrors, type PaymentEvent, type PlatformStripe } from '../adapters/stripe.ts';
+import { paymentErrors, type PaymentEvent, type PlatformPayments } from './payments-port.ts';
 import type { CreditLedger } from '../credits/ledger.ts';
 import { usd } from '../core/money.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import { claimPaymentEvent, type PaymentEventOutcome } from './events.ts';
-import { deliverNotification, type MailSender } from './notify.ts';
+import { deliverNotification } from './notify.ts';
+import type { MailSender } from './mail-port.ts';
 import { invoiceOverage, type OverageCharge } from './overage.ts';
 import { applyPlatformEvent } from './platform-events.ts';
 import { BillingGate } from './gate.ts';
@@ -22,7 +23,7 @@ export interface BillingDeps {
   credits: CreditLedger;
   databases: AppDatabases;
   /** undefined without SVC_STRIPE_SECRET_KEY: checkout and portal answer 503, the rest works. */
-  stripe: PlatformStripe | undefined;
+  stripe: PlatformPayments | undefined;
   proPriceId: string | undefined;
   baseUrl: string;
   idlePauseDays: number;
@@ -213,12 +214,12 @@ export class BillingService {
     await deliverNotification(this.#d.db, this.#d.mailer, id, this.#d.log);
   }
 
-  #stripe(): PlatformStripe {
+  #stripe(): PlatformPayments {
     if (!this.#d.stripe) throw paymentErrors.notConfigured();
     return this.#d.stripe;
   }
 
-  async #customer(accountId: string, stripe: PlatformStripe): Promise<string> {
+  async #customer(accountId: string, stripe: PlatformPayments): Promise<string> {
     const { rows } = await sql<{ name: string; stripe_customer_id: string | null }>`select name, stripe_customer_id from accounts where id = ${accountId}`.execute(this.#d.db);
     const existing = rows[0]?.stripe_customer_id;
     if (existing) return existing;

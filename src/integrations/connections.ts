@@ -10,7 +10,7 @@ import { errors } from '../core/errors.ts';
 import { checkRedirect, parseRedirectUrl, withOutcome } from './redirects.ts';
 import type { Toolkits } from './toolkits.ts';
 import { integrationErrors, iso, type ConnectionView, type IntegrationsDeps, type IntegrationsTables } from './types.ts';
-import type { VendorConnectedAccount } from '../adapters/composio.ts';
+import type { VendorConnectedAccount } from './vendor-port.ts';
 import { askVendor } from './vendor.ts';
 
 type RequestRow = Selectable<IntegrationsTables['integration_connection_requests']>;

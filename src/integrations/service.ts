@@ -1,10 +1,10 @@
-// Third-party integrations through the vendor's toolkits (src/adapters/composio.ts): the toolkits an app enables
-// (toolkits.ts), its end users' connected accounts (connections.ts), tool executions and their log (executions.ts).
-// Tables: db/migrations/0019_integrations.ts. Without SVC_INTEGRATIONS_API_KEY there is no vendor, and every part
-// answers 400 INTEGRATIONS_NOT_CONFIGURED.
+// Third-party integrations through the vendor's toolkits (the port vendor-port.ts, which src/adapters/composio.ts
+// implements and the composition root passes in): the toolkits an app enables (toolkits.ts), its end users'
+// connected accounts (connections.ts), tool executions and their log (executions.ts). Tables:
+// db/migrations/0019_integrations.ts. Without SVC_INTEGRATIONS_API_KEY there is no vendor, and every part answers
+// 400 INTEGRATIONS_NOT_CONFIGURED.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { ComposioClient } from '../adapters/composio.ts';
 import type { AppsService } from '../apps/service.ts';
 import type { AppPurger } from '../apps/types.ts';
 import type { Config } from '../config.ts';
@@ -14,11 +14,14 @@ import { Executions } from './executions.ts';
 import { ToolCatalog } from './tool-catalog.ts';
 import { Toolkits } from './toolkits.ts';
 import { integrationErrors, type IntegrationsDb, type IntegrationsTables } from './types.ts';
+import type { IntegrationsVendor } from './vendor-port.ts';
 
 export interface IntegrationsServiceDeps {
   db: Kysely<ControlDatabase>;
   apps: AppsService;
   config: Config;
+  /** The vendor the composition root built from the configuration (undefined: SVC_INTEGRATIONS_API_KEY unset). */
+  vendor: IntegrationsVendor | undefined;
   log: Logger;
 }
 
@@ -39,11 +42,9 @@ export class IntegrationsService implements AppPurger {
   readonly #parts: Parts | undefined;
   readonly #db: IntegrationsDb;
 
-  constructor({ db, apps, config, log }: IntegrationsServiceDeps) {
+  constructor({ db, apps, config, vendor, log }: IntegrationsServiceDeps) {
     this.#db = db.withTables<IntegrationsTables>();
-    const { baseUrl, apiKey } = config.integrations;
-    if (!apiKey) return;
-    const vendor = new ComposioClient({ baseUrl, apiKey });
+    if (!vendor) return;
     const deps = { db: this.#db, vendor, apps, baseUrl: config.baseUrl, log };
     const toolkits = new Toolkits(deps);
     const connections = new Connections(deps, toolkits);

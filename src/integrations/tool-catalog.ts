@@ -1,8 +1,8 @@
 // The vendor's tools per toolkit, kept for a few minutes: listing them is a large answer that rarely changes, and
 // every execution needs to know which toolkit a tool belongs to (to check it is enabled and find the connection).
 // Vendor failures are thrown as they are (VendorError): the caller maps them for its route.
-import type { ComposioClient, VendorTool } from '../adapters/composio.ts';
 import { integrationErrors } from './types.ts';
+import type { IntegrationsVendor, VendorTool } from './vendor-port.ts';
 
 /** How long this process trusts a toolkit's tool list. */
 const TTL_MS = 5 * 60_000;
@@ -13,11 +13,11 @@ const MAX_TOOLKITS = 500;
 const MAX_SLUGS = 50_000;
 
 export class ToolCatalog {
-  readonly #vendor: ComposioClient;
+  readonly #vendor: IntegrationsVendor;
   readonly #lists = new Map<string, { tools: VendorTool[]; until: number }>();
   readonly #toolkitOfSlug = new Map<string, string>();
 
-  constructor(vendor: ComposioClient) {
+  constructor(vendor: IntegrationsVendor) {
     this.#vendor = vendor;
   }
 

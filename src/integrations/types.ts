@@ -1,10 +1,10 @@
 // Rows, views and errors of third-party integrations (tables of db/migrations/0019_integrations.ts).
 import type { Generated, Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { ComposioClient } from '../adapters/composio.ts';
 import type { AppsService } from '../apps/service.ts';
 import { AppError, errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
+import type { IntegrationsVendor } from './vendor-port.ts';
 
 type Stamp = Generated<Date>;
 
@@ -65,7 +65,7 @@ export type IntegrationsDb = Kysely<ControlDatabase & IntegrationsTables>;
 /** What the parts of the service share; they exist only when the vendor is configured. */
 export interface IntegrationsDeps {
   db: IntegrationsDb;
-  vendor: ComposioClient;
+  vendor: IntegrationsVendor;
   apps: AppsService;
   /** Where the vendor sends the browser back: {baseUrl}/v1/{app_id}/integrations/callback. */
   baseUrl: string;

@@ -1,9 +1,9 @@
 // How the vendor's failures reach callers. Two families: tool executions, whose every failure is the spec's
 // INTEGRATIONS_EXECUTION_FAILED (422 the tool's or its arguments' fault, 502 the vendor unreachable), and the other
 // calls (catalog, auth configs, connect links), whose outages are 502 UPSTREAM_ERROR and refusals 400 UPSTREAM_REJECTED.
-import { VendorError, type VendorFailure } from '../adapters/composio.ts';
 import type { AppError } from '../core/errors.ts';
 import { integrationErrors } from './types.ts';
+import { VendorError, type VendorFailure } from './vendor-port.ts';
 
 /** Runs a catalog, configuration or connection call, mapping the vendor's failures. */
 export async function askVendor<T>(call: () => Promise<T>): Promise<T> {

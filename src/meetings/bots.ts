@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import { AppError } from '../core/errors.ts';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import type { AppRecord } from '../apps/types.ts';
-import type { MeetingsProvider } from '../adapters/recall.ts';
+import type { MeetingsProvider } from './provider.ts';
 import { meetingsErrors, viaProvider } from './errors.ts';
 import { sessionNanos } from './pricing.ts';
 import { pastCall, type BotStatus } from './states.ts';

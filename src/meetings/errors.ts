@@ -1,7 +1,7 @@
 // The meetings routes' own refusals. Rendered in OpenAI's shape on REST (the spec's Meetings table) and in the
 // standard envelope over MCP.
 import { AppError, errors } from '../core/errors.ts';
-import { MeetingsProviderError } from '../adapters/recall.ts';
+import { MeetingsProviderError } from './provider.ts';
 
 export const meetingsErrors = {
   providerUnavailable: () =>

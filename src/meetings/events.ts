@@ -5,9 +5,9 @@ import { AppError } from '../core/errors.ts';
 import { isUuid } from '../core/uuid.ts';
 import { sql, type Kysely } from 'kysely';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
-import type { ArtifactRef, ProviderEvent } from '../adapters/recall.ts';
 import type { MeetingForwarding } from './forwarding.ts';
 import { chargeNanos, dimensionsOf, type MeetingPrices } from './pricing.ts';
+import type { ArtifactRef, ProviderEvent } from './provider.ts';
 import { inCall, moves, pastCall, statusOfCode, type BotStatus } from './states.ts';
 import { FORWARDED_EVENTS, type BotRow } from './types.ts';
 

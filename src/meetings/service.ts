@@ -6,12 +6,12 @@ import type { Config } from '../config.ts';
 import type { SecretBox } from '../core/crypto.ts';
 import type { CreditLedger } from '../credits/ledger.ts';
 import type { AppRecord } from '../apps/types.ts';
-import { parseProviderEvent, RecallAdapter, verifyWebhook, WebhookSignatureError, type MeetingsProvider } from '../adapters/recall.ts';
 import { MeetingBots, type ListQuery } from './bots.ts';
 import { applyProviderEvent, type EventOutcome } from './events.ts';
 import { MeetingForwarding, type DeliveryStatus } from './forwarding.ts';
 import { meetingsErrors } from './errors.ts';
 import { estimateUsd, usdString, type Dimension } from './pricing.ts';
+import { WebhookSignatureError, type MeetingsProvider, type WebhookHeaders } from './provider.ts';
 import type { SpawnRequest } from './types.ts';
 
 /** The spec's "last 100 rows". */
@@ -23,8 +23,8 @@ export interface MeetingsDeps {
   credits: CreditLedger;
   config: Config;
   log: Logger;
-  /** Overrides the provider built from the configuration (undefined there: no provider). */
-  provider?: MeetingsProvider | undefined;
+  /** The bot provider the composition root built from the configuration (undefined: none configured). */
+  provider: MeetingsProvider | undefined;
 }
 
 export interface UsageRow {
@@ -48,7 +48,7 @@ export class MeetingsService {
     this.#db = deps.db;
     this.#config = deps.config;
     this.#credits = deps.credits;
-    this.#provider = 'provider' in deps ? deps.provider : providerFrom(deps.config.meetings);
+    this.#provider = deps.provider;
     this.bots = new MeetingBots({ db: deps.db, credits: deps.credits, config: deps.config.meetings, provider: this.#provider, log: deps.log });
     this.forwarding = new MeetingForwarding({ db: deps.db, box: deps.box, config: deps.config, log: deps.log });
   }
@@ -94,12 +94,12 @@ export class MeetingsService {
    * POST /webhooks/meetings/recall: verified on the raw bytes with SVC_MEETINGS_WEBHOOK_SECRET, then applied once
    * per Svix message id. An event about something else than a bot is acknowledged and ignored.
    */
-  async receiveWebhook(body: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): Promise<EventOutcome> {
+  async receiveWebhook(body: Buffer, headers: WebhookHeaders): Promise<EventOutcome> {
     const secret = this.#config.meetings.webhookSecret;
     if (!this.#provider || !secret) throw meetingsErrors.providerUnavailable();
     let eventId: string;
     try {
-      eventId = verifyWebhook(body, headers, secret);
+      eventId = this.#provider.verifyWebhook(body, headers, secret);
     } catch (err) {
       if (err instanceof WebhookSignatureError) throw meetingsErrors.webhookSignature(err.message);
       throw err;
@@ -110,7 +110,7 @@ export class MeetingsService {
     } catch {
       throw meetingsErrors.webhookNotJson();
     }
-    const event = parseProviderEvent(payload);
+    const event = this.#provider.parseEvent(payload);
     if (!event) return { handled: false };
     return applyProviderEvent(
       {
@@ -124,9 +124,4 @@ export class MeetingsService {
       event,
     );
   }
-}
-
-function providerFrom(config: Config['meetings']): MeetingsProvider | undefined {
-  if (!config.baseUrl || !config.apiKey) return undefined;
-  return new RecallAdapter({ baseUrl: config.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
 }

@@ -1,5 +1,5 @@
 // The shapes the meetings code shares: bot rows and the bot object of the spec, and the spawn request.
-import type { AutomaticLeave, RecordingKind } from '../adapters/recall.ts';
+import type { AutomaticLeave, RecordingKind } from './provider.ts';
 import type { BotStatus } from './states.ts';
 
 /** Metadata keys the platform keeps for itself on the provider's bot; callers may not use the prefix. */

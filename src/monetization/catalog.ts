@@ -2,7 +2,7 @@
 // on the owner's connected account. Rows are never deleted (subscriptions and orders point at them): `active: false`
 // takes an item out of the public lists and out of sale.
 import { sql, type Selectable } from 'kysely';
-import type { PriceTerms } from '../adapters/stripe-connect.ts';
+import type { PriceTerms } from './connect-port.ts';
 import { randomId } from '../apps/service.ts';
 import type { AppRecord } from '../apps/types.ts';
 import type { ConnectAccounts } from './connect.ts';

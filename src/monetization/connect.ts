@@ -1,8 +1,8 @@
 // The app owner's connected Stripe account: created once per platform account (by the first onboarding of any of
 // the owner's apps) and shared by all of them, so the owner onboards and receives payouts in one place.
 import { sql } from 'kysely';
-import type { ConnectedAccountState, ConnectStripe } from '../adapters/stripe-connect.ts';
-import { paymentErrors } from '../adapters/stripe.ts';
+import { paymentErrors } from '../billing/payments-port.ts';
+import type { ConnectedAccountState, ConnectPayments } from './connect-port.ts';
 import type { AppRecord } from '../apps/types.ts';
 import { monetizationErrors, type ConnectStatusView, type MonetizationDeps } from './types.ts';
 
@@ -22,7 +22,7 @@ export class ConnectAccounts {
   }
 
   /** The Connect client; 503 STRIPE_NOT_CONFIGURED without a secret key. */
-  stripe(): ConnectStripe {
+  stripe(): ConnectPayments {
     if (!this.#d.stripe) throw paymentErrors.notConfigured();
     return this.#d.stripe;
   }

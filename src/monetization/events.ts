@@ -29,7 +29,7 @@
  *   invoice.payment_failed                      active -> past_due (a pending checkout's failed attempt stays pending)
  */
 import { sql, type Kysely } from 'kysely';
-import type { PaymentEvent } from '../adapters/stripe.ts';
+import type { PaymentEvent } from '../billing/payments-port.ts';
 import { claimPaymentEvent, type PaymentEventOutcome } from '../billing/events.ts';
 import { updateOrder, updateSubscription, type OrderRow, type SubscriptionRow } from './checkout.ts';
 import type { ConnectAccounts } from './connect.ts';

@@ -3,20 +3,22 @@
 // (events.ts). Tables: db/migrations/0016_monetization.ts.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { ConnectStripe } from '../adapters/stripe-connect.ts';
-import { stripeClient, type PaymentEvent } from '../adapters/stripe.ts';
 import type { PaymentEventOutcome } from '../billing/events.ts';
+import type { PaymentEvent } from '../billing/payments-port.ts';
 import type { Config } from '../config.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { Catalog } from './catalog.ts';
 import { EndUserBilling } from './checkout.ts';
 import { ConnectAccounts } from './connect.ts';
 import { ConnectEvents } from './events.ts';
+import type { ConnectPayments } from './connect-port.ts';
 import type { MonetizationTables } from './types.ts';
 
 export interface MonetizationServiceDeps {
   db: Kysely<ControlDatabase>;
   config: Config;
+  /** Undefined without SVC_STRIPE_SECRET_KEY: the calls that need Stripe answer 503 STRIPE_NOT_CONFIGURED. */
+  stripe: ConnectPayments | undefined;
   log: Logger;
 }
 
@@ -26,11 +28,10 @@ export class MonetizationService {
   readonly endUsers: EndUserBilling;
   readonly #events: ConnectEvents;
 
-  constructor({ db, config, log }: MonetizationServiceDeps) {
-    const stripe = stripeClient(config.billing.stripe);
+  constructor({ db, config, stripe, log }: MonetizationServiceDeps) {
     const deps = {
       db: db.withTables<MonetizationTables>(),
-      stripe: stripe ? new ConnectStripe(stripe) : undefined,
+      stripe,
       feePercent: config.billing.platformFeePercent,
       baseUrl: config.baseUrl,
       log,

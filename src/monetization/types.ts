@@ -1,9 +1,9 @@
 // Rows, views and errors of monetization (tables of db/migrations/0016_monetization.ts).
 import type { ColumnType, Generated, Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { ConnectStripe } from '../adapters/stripe-connect.ts';
 import { AppError, errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
+import type { ConnectPayments } from './connect-port.ts';
 
 type Stamp = Generated<Date>;
 /** jsonb: read parsed, written as JSON text (pg would send a JS array as a Postgres array). */
@@ -88,7 +88,7 @@ export type MonetizationDb = Kysely<ControlDatabase & MonetizationTables>;
 export interface MonetizationDeps {
   db: MonetizationDb;
   /** Undefined without SVC_STRIPE_SECRET_KEY: the calls that need Stripe answer 503 STRIPE_NOT_CONFIGURED. */
-  stripe: ConnectStripe | undefined;
+  stripe: ConnectPayments | undefined;
   /** SVC_PLATFORM_FEE_PERCENT: the platform's application fee on every end-user payment. */
   feePercent: number;
   /** Where Stripe sends the owner back after onboarding when they name no URL. */

@@ -71,6 +71,14 @@ describe('architecture', () => {
     expect(outside).toEqual([]);
   });
 
+  it('areas that do not import adapters: src/adapters implements the ports these areas declare', () => {
+    const areas = ['billing', 'monetization', 'ai', 'meetings', 'integrations'];
+    const reaching = [...graph]
+      .filter(([file]) => areas.some((area) => file.startsWith(`src/${area}/`)))
+      .flatMap(([file, deps]) => deps.filter((d) => d.startsWith('src/adapters/')).map((d) => `${file} -> ${d}`));
+    expect(reaching).toEqual([]);
+  });
+
   it('no import circle spans more than one folder', () => {
     const spanning = circles(graph).filter((c) => new Set(c.map((f) => path.dirname(f))).size > 1);
     expect(spanning).toEqual([]);

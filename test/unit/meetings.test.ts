@@ -2,7 +2,8 @@
 // moves, prices and the meeting hosts.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseProviderEvent, verifyWebhook, WebhookSignatureError } from '../../src/adapters/recall.ts';
+import { parseProviderEvent, verifyWebhook } from '../../src/adapters/recall.ts';
+import { WebhookSignatureError } from '../../src/meetings/provider.ts';
 import { moves, statusOfCode, BOT_STATUSES, type BotStatus } from '../../src/meetings/states.ts';
 import { chargeNanos, estimateUsd, usdString } from '../../src/meetings/pricing.ts';
 import { isMeetingUrl } from '../../src/meetings/hosts.ts';

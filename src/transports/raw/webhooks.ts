@@ -1,7 +1,8 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { Services } from '../../services.ts';
 import { toAppError } from '../../core/invoke.ts';
-import { paymentErrors, verifyPaymentEvent, type PaymentEvent } from '../../adapters/stripe.ts';
+import { verifyPaymentEvent } from '../../adapters/stripe.ts';
+import { paymentErrors, type PaymentEvent } from '../../billing/payments-port.ts';
 import type { PaymentEventOutcome } from '../../billing/events.ts';
 import { sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';

@@ -1,0 +1,26 @@
+// What the AI gateway asks of its upstream: an OpenAI-compatible API (OpenRouter-style router or OpenAI itself) that
+// answers raw responses the gateway passes through untouched, or fails with an UpstreamError. Implemented by
+// src/adapters/openai.ts; the composition root (src/composition.ts) builds it when SVC_AI_BASE_URL is set.
+
+/** Why an upstream call produced no usable response. */
+export type UpstreamFailure =
+  | { kind: 'status'; status: number; message: string; type: string; code: string | null; param: string | null }
+  | { kind: 'timeout' }
+  | { kind: 'aborted' }
+  | { kind: 'network'; message: string };
+
+export class UpstreamError extends Error {
+  readonly failure: UpstreamFailure;
+
+  constructor(failure: UpstreamFailure) {
+    super(failure.kind === 'status' ? failure.message : failure.kind);
+    this.failure = failure;
+  }
+}
+
+export interface AiUpstream {
+  /** POST /chat/completions with the body as given (streaming or not); a 2xx raw response or an UpstreamError. */
+  chat(body: Record<string, unknown>, apiKey: string, signal: AbortSignal | undefined): Promise<Response>;
+  /** POST /embeddings with the body as given; a 2xx raw response or an UpstreamError. */
+  embeddings(body: Record<string, unknown>, apiKey: string, signal: AbortSignal | undefined): Promise<Response>;
+}
