@@ -70,7 +70,8 @@ describe('plan limits', () => {
     expect(Object.keys(all)).toHaveLength(2);
     expect(all[a.id]).toMatchObject({ status: 'READY', live: false, url: null });
     expect(all[b.id]).toMatchObject({ status: 'READY', live: true });
-    expect(existsSync(siteDir(appId, a.id))).toBe(false);
+    // The old files go right after the publish commits.
+    await waitFor(async () => (existsSync(siteDir(appId, a.id)) ? undefined : true));
     expect(await page(`/sites/${appId}/`)).toEqual({ status: 200, text: '<p>B</p>' });
     expect((await page(`/sites/${appId}/d/${a.id}/`)).status).toBe(404);
     // The live deployment is also reachable under its own id.
@@ -110,7 +111,8 @@ describe('plan limits', () => {
     expect(after[d.id]!.live).toBe(true);
     for (const old of [b.id, c.id]) {
       expect(after[old]).toMatchObject({ status: 'READY', live: false, url: null });
-      expect(existsSync(siteDir(appId, old))).toBe(false);
+      // Pruned files go right after the publish commits (READY is visible a moment before they are gone).
+      await waitFor(async () => (existsSync(siteDir(appId, old)) ? undefined : true));
     }
   });
 });
