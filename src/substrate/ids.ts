@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'act' | 'dec' | 'com' | 'lrn' | 'prn' | 'ent' | 'art' | 'dlv';
+export type IdPrefix = 'act' | 'dec' | 'com' | 'lrn' | 'prn' | 'ent' | 'art' | 'dlv' | 'rul' | 'frg';
 
 /** `<prefix>_` and 20 lowercase base32 characters (100 bits): readable in logs, never guessable. */
 export function newId(prefix: IdPrefix): string {

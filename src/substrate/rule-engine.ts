@@ -22,9 +22,10 @@ import { substrateRuleFire } from './jobs.ts';
 import { LOGIC_ROW_QUERY_MAX_MS, LOGIC_ROW_QUERY_MAX_OPERATIONS, LogicBudget, LogicBudgetExceeded, logicHolds } from './logic.ts';
 import { decide, type PrincipleRow } from './policy.ts';
 import { MissingVariable, renderTemplate, unknownVar, type RuleBody, type ROW_SOURCES } from './rule-body.ts';
-import { firingView, id, type FiringProposal, type FiringView, type RuleRow } from './rule-rows.ts';
+import { firingView, type FiringProposal, type FiringView, type RuleRow } from './rule-rows.ts';
 import type { SubstrateService } from './service.ts';
 import type { SubstrateActor, Verdict } from './types.ts';
+import { newId } from './ids.ts';
 
 /** Bindings one fire (or preview) yields at most. */
 export const BINDINGS_MAX = 100;
@@ -229,7 +230,7 @@ export class RuleEngine {
     const { rule, slotIso, day, proposals, skipped } = firing;
     const { rows } = await sql<any>`
       insert into substrate_attention_rule_firings (id, rule_id, user_id, slot, bindings_count, bindings, proposals, skipped, skip_reason)
-      values (${id('frg')}, ${rule.id}, ${rule.user_id}, ${slotIso}, ${evaluation.bindings.length}, ${JSON.stringify(evaluation.bindings.map(storedBinding))}::jsonb,
+      values (${newId('frg')}, ${rule.id}, ${rule.user_id}, ${slotIso}, ${evaluation.bindings.length}, ${JSON.stringify(evaluation.bindings.map(storedBinding))}::jsonb,
               ${JSON.stringify(proposals)}::jsonb, ${JSON.stringify(skipped)}::jsonb, ${evaluation.skip_reason})
       on conflict (rule_id, slot) do update set bindings_count = excluded.bindings_count, bindings = excluded.bindings, proposals = excluded.proposals,
         skipped = excluded.skipped, skip_reason = excluded.skip_reason, updated_at = date_trunc('milliseconds', now())

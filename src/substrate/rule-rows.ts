@@ -1,6 +1,5 @@
 // The stored shapes shared by the rules' CRUD (rules.ts) and their engine (rule-engine.ts): the rule row, the
 // firing as the API returns it, and the ids of both.
-import { randomBytes } from 'node:crypto';
 import type { RuleBody } from './rule-body.ts';
 import type { Verdict } from './types.ts';
 
@@ -40,14 +39,6 @@ export interface FiringView {
   skip_reason: string | null;
   created_at: string;
   updated_at: string;
-}
-
-/** A new rule or firing id: `<prefix>_` and 20 lowercase base32 characters. */
-export function id(prefix: 'rul' | 'frg'): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
-  let out = '';
-  for (const b of randomBytes(20)) out += alphabet[b & 31];
-  return `${prefix}_${out}`;
 }
 
 /** A firing row as the API returns it. */

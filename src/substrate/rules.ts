@@ -6,8 +6,9 @@ import { AppError, errors } from '../core/errors.ts';
 import { cronNext, parseCron } from '../core/cron.ts';
 import { MAX_FIRES_DEFAULT, type RuleBody } from './rule-body.ts';
 import { RuleEngine, type PreviewResult } from './rule-engine.ts';
-import { firingView, id, type FiringView, type RuleRow } from './rule-rows.ts';
+import { firingView, type FiringView, type RuleRow } from './rule-rows.ts';
 import type { SubstrateService } from './service.ts';
+import { newId } from './ids.ts';
 
 // Callers (tools, tests) import the rule body's schema and rendering from here, as before the split.
 export { CONDITION_MODES, MAX_FIRES_DEFAULT, RENDERED_MAX_BYTES, ROW_SOURCES, refineBody, renderTemplate, ruleShape, unknownVar, type RuleBody } from './rule-body.ts';
@@ -85,7 +86,7 @@ export class SubstrateRules {
       const { rows } = await sql<RuleRow>`
         insert into substrate_attention_rules (id, user_id, name, description, trigger_cron, condition_mode, condition, action_capability,
                                                action_payload_template, enabled, max_fires_per_day)
-        values (${id('rul')}, ${userId}, ${body.name}, ${body.description ?? null}, ${body.trigger_cron}, ${body.condition_mode},
+        values (${newId('rul')}, ${userId}, ${body.name}, ${body.description ?? null}, ${body.trigger_cron}, ${body.condition_mode},
                 ${JSON.stringify(body.condition)}::jsonb, ${body.action_capability}, ${JSON.stringify(body.action_payload_template)}::jsonb,
                 ${body.enabled ?? true}, ${body.max_fires_per_day ?? MAX_FIRES_DEFAULT})
         returning *`.execute(tx);
