@@ -327,8 +327,10 @@ describe('credits', () => {
     const alice = await endUserToken(racer.appId, 'alice@under.example');
     // The upstream reports $0.001 a token ($0.008 a call: 5 prompt and 3 completion tokens) while the table's estimate
     // is about $0.0002: every hold fits, every call is answered, and the charges stop at what the account had. End
-    // users take the same path.
+    // users take the same path. The upstream answers once all 50 have reached it, so every hold is taken before the
+    // first charge (on a slow machine, early answers would otherwise empty the account before the last calls hold).
     fake.costPerToken = 0.001;
+    fake.answerTogether(50);
     try {
       const results = await Promise.allSettled(
         Array.from({ length: 50 }, (_, i) =>

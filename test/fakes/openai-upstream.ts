@@ -50,8 +50,11 @@ export interface FakeOpenAI {
   requests: FakeRequest[];
   /** usage.cost reporting (OpenRouter style): USD per token; undefined = no cost field. Read per request, so tests may change it. */
   costPerToken: number | undefined;
+  /** Holds every answer until this many requests have arrived, then answers them all (a barrier, so parallel calls all
+   * reach the upstream before any is answered); cleared when it releases. */
+  answerTogether(count: number): void;
   close(): Promise<void>;
-  /** clears requests (in place, so a held reference stays live) */
+  /** clears requests (in place, so a held reference stays live) and releases a barrier */
   reset(): void;
 }
 
@@ -97,6 +100,7 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
   });
   const { port } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
+  let barrier: { count: number; waiting: (() => void)[] } | undefined;
 
   const fake: FakeOpenAI = {
     url: `http://127.0.0.1:${port}${BASE}`,
@@ -110,10 +114,27 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
       });
       return closing;
     },
+    answerTogether(count) {
+      barrier = { count, waiting: [] };
+    },
     reset() {
       requests.length = 0;
+      const held = barrier;
+      barrier = undefined;
+      for (const release of held?.waiting ?? []) release();
     },
   };
+
+  function waitForTheOthers(): Promise<void> {
+    if (!barrier) return Promise.resolve();
+    const held = barrier;
+    return new Promise<void>((resolve) => {
+      held.waiting.push(resolve);
+      if (held.waiting.length < held.count) return;
+      barrier = undefined;
+      for (const release of held.waiting) release();
+    });
+  }
 
   /** Usage with OpenRouter's `cost` only when configured, so tests cover both upstream kinds. */
   const withCost = <T extends { total_tokens: number }>(usage: T): T & { cost?: number } =>
@@ -150,6 +171,7 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
       }
     }
     if (opts.record !== false) requests.push({ path, authorization: req.headers.authorization, body, outcome });
+    await waitForTheOthers();
 
     if (!/^Bearer\s+\S/i.test(req.headers.authorization ?? '')) {
       return sendJson(res, 401, { error: { message: 'Missing API key', type: 'invalid_request_error', code: 'invalid_api_key' } });
