@@ -15,6 +15,7 @@ import type { AiSettings, AiSettingsStore } from './settings.ts';
 import { relayEvents, type RelayState } from './sse.ts';
 import { holdEndUserTokens, releaseEndUserTokens, recordAiCall, usageReport, type AiCallKind, type AiCallStatus, type AiUsageReport, type TokenCounts } from './usage.ts';
 import { errors } from '../core/errors.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** Who a call is for: the app (its account pays) and, for end-user calls, the end user (metered and budgeted). */
 export interface AiCaller {
@@ -60,7 +61,7 @@ const SSE_HEADERS = {
 };
 
 export class AiGateway {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #ledger: CreditLedger;
   readonly #settings: AiSettingsStore;
   readonly #config: Config['ai'];
@@ -69,7 +70,7 @@ export class AiGateway {
   /** Usage records being written after their answers went out. */
   readonly #recording = new Set<Promise<void>>();
 
-  constructor(deps: { db: Kysely<any>; ledger: CreditLedger; settings: AiSettingsStore; config: Config['ai']; upstream: AiUpstream | undefined; log: Logger }) {
+  constructor(deps: { db: Kysely<ControlDatabase>; ledger: CreditLedger; settings: AiSettingsStore; config: Config['ai']; upstream: AiUpstream | undefined; log: Logger }) {
     this.#db = deps.db;
     this.#ledger = deps.ledger;
     this.#settings = deps.settings;

@@ -2,6 +2,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { SecretBox } from '../core/crypto.ts';
 import { errors } from '../core/errors.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** What the gateway needs for a call; the own key is opened only here, never returned. */
 export interface AiSettings {
@@ -64,11 +65,11 @@ export function providerKeyHint(key: string): string {
 export const SETTINGS_TTL_MS = 5_000;
 
 export class AiSettingsStore {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #box: SecretBox;
   readonly #cache = new Map<string, { settings: AiSettings; until: number }>();
 
-  constructor(db: Kysely<any>, box: SecretBox) {
+  constructor(db: Kysely<ControlDatabase>, box: SecretBox) {
     this.#db = db;
     this.#box = box;
   }

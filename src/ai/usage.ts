@@ -2,6 +2,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import { NANOS_PER_USD } from '../core/money.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export type AiCallKind = 'chat' | 'embedding';
 export type AiCallStatus = 'ok' | 'error' | 'aborted';
@@ -52,7 +53,7 @@ export interface AiUsageReport {
  * could not pay (see CreditLedger.settlement). The meters (ai_tokens, and ai_credits in
  * nano-dollars of credit charged) are added to usage_daily from these rows by the ai_usage_meter job.
  */
-export async function recordAiCall(db: Kysely<any>, ledger: CreditLedger, call: AiCallRecord): Promise<{ shortfallNanos: number }> {
+export async function recordAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallRecord): Promise<{ shortfallNanos: number }> {
   const total = call.tokens.prompt + call.tokens.completion;
   const charged = call.ownKey ? 0 : call.costNanos;
   // An own-key call has no reservation and pays nothing: its settlement charges 0 and releases nothing.
@@ -102,7 +103,7 @@ export const METER_AI_USAGE_SQL = (batch: number) => `
  * Holds `tokens` of the end user's budget for today (UTC) if they have not used it up: one conditional upsert, so
  * parallel calls of one end user are counted as they start. False when the budget is used up.
  */
-export async function holdEndUserTokens(db: Kysely<any>, appId: string, endUserId: string, tokens: number, limit: number): Promise<boolean> {
+export async function holdEndUserTokens(db: Kysely<ControlDatabase>, appId: string, endUserId: string, tokens: number, limit: number): Promise<boolean> {
   const { rows } = await sql<{ tokens: string }>`
     insert into ai_user_daily as d (app_id, end_user_id, day, tokens) values (${appId}, ${endUserId}, (now() at time zone 'utc')::date, ${tokens})
     on conflict (app_id, end_user_id, day) do update set tokens = d.tokens + excluded.tokens where d.tokens < ${limit}::bigint
@@ -112,7 +113,7 @@ export async function holdEndUserTokens(db: Kysely<any>, appId: string, endUserI
 }
 
 /** Gives back a hold whose call never started. */
-export async function releaseEndUserTokens(db: Kysely<any>, appId: string, endUserId: string, tokens: number): Promise<void> {
+export async function releaseEndUserTokens(db: Kysely<ControlDatabase>, appId: string, endUserId: string, tokens: number): Promise<void> {
   await sql`
     update ai_user_daily set tokens = greatest(0, tokens - ${tokens}::bigint)
     where app_id = ${appId} and end_user_id = ${endUserId} and day = (now() at time zone 'utc')::date
@@ -120,7 +121,7 @@ export async function releaseEndUserTokens(db: Kysely<any>, appId: string, endUs
 }
 
 /** Totals between two UTC dates, both inclusive. */
-export async function usageReport(db: Kysely<any>, appId: string, startDate: string, endDate: string): Promise<AiUsageReport> {
+export async function usageReport(db: Kysely<ControlDatabase>, appId: string, startDate: string, endDate: string): Promise<AiUsageReport> {
   const { rows } = await sql<{ model: string; end_user_id: string | null; own_key: boolean; tokens: string; cost: string; requests: string }>`
     select model, end_user_id::text, own_key, sum(total_tokens)::text as tokens, sum(cost_nanos)::text as cost, count(*)::text as requests
     from ai_usage

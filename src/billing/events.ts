@@ -1,6 +1,7 @@
 // Inbound Stripe events, shared by the platform's endpoint (src/billing) and apps' Connect endpoint (src/monetization).
 import { sql, type Kysely } from 'kysely';
 import type { PaymentEvent } from './payments-port.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export type PaymentEndpoint = 'platform' | 'connect';
 
@@ -8,7 +9,7 @@ export type PaymentEndpoint = 'platform' | 'connect';
  * Records the event as handled, inside the transaction that applies it: true the first time, false for a redelivery
  * (whose effects are then skipped). A failure rolls the record back with the effects, so Stripe's retry applies both.
  */
-export async function claimPaymentEvent(tx: Kysely<any>, endpoint: PaymentEndpoint, event: PaymentEvent): Promise<boolean> {
+export async function claimPaymentEvent(tx: Kysely<ControlDatabase>, endpoint: PaymentEndpoint, event: PaymentEvent): Promise<boolean> {
   const { rows } = await sql`
     insert into payment_events (endpoint, id, type) values (${endpoint}, ${event.id}, ${event.type})
     on conflict (endpoint, id) do nothing returning id

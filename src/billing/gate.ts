@@ -5,6 +5,7 @@ import { AppError } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
 import type { AppRecord } from '../apps/types.ts';
 import type { AccountStatus } from './status.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** How long an account's status is trusted in this process; a change made here is seen at once (forget()). */
 const STATUS_TTL_MS = 5000;
@@ -50,10 +51,10 @@ export const gateErrors = {
 };
 
 export class BillingGate {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #statuses = new Map<string, KnownStatus>();
 
-  constructor(db: Kysely<any>) {
+  constructor(db: Kysely<ControlDatabase>) {
     this.#db = db;
   }
 

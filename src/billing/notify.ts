@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { MailSender } from './mail-port.ts';
 import { enqueueSql } from '../core/jobs.ts';
 import { billingNotify } from './jobs.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export interface Notification {
   accountId: string;
@@ -16,7 +17,7 @@ export interface Notification {
   body: string;
 }
 
-export async function queueNotification(tx: Kysely<any>, n: Notification): Promise<void> {
+export async function queueNotification(tx: Kysely<ControlDatabase>, n: Notification): Promise<void> {
   await sql`
     with queued as (
       insert into billing_notifications (account_id, kind, dedupe_key, to_address, subject, body)
@@ -30,7 +31,7 @@ export async function queueNotification(tx: Kysely<any>, n: Notification): Promi
 }
 
 /** Sends one queued message; safe to run twice (a message already sent or skipped is left alone). */
-export async function deliverNotification(db: Kysely<any>, mailer: MailSender | undefined, id: number, log: Logger): Promise<void> {
+export async function deliverNotification(db: Kysely<ControlDatabase>, mailer: MailSender | undefined, id: number, log: Logger): Promise<void> {
   const { rows } = await sql<{ to_address: string | null; subject: string; body: string; status: string }>`
     select to_address, subject, body, status from billing_notifications where id = ${id}
   `.execute(db);

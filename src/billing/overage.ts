@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { PlatformPayments } from './payments-port.ts';
 import { PLANS, type LimitedMeter } from './plans.ts';
 import { billingPeriod, isoDay, overageNanos, usageByAccount } from './usage.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 const NANOS_PER_CENT = 10_000_000;
 
@@ -34,7 +35,7 @@ export interface OverageCharge {
  * a line Stripe refuses keeps its error (`last_error`, `attempts`) and is tried again next run.
  * Without Stripe the rows are still recorded; they are invoiced once a key is configured.
  */
-export async function invoiceOverage(db: Kysely<any>, stripe: PlatformPayments | undefined, now: Date, log: Logger): Promise<OverageCharge[]> {
+export async function invoiceOverage(db: Kysely<ControlDatabase>, stripe: PlatformPayments | undefined, now: Date, log: Logger): Promise<OverageCharge[]> {
   const closed = billingPeriod(new Date(billingPeriod(now).start.getTime() - 1));
   await recordOverage(db, closed.start);
   for (const charge of stripe ? await pending(db) : []) {
@@ -53,7 +54,7 @@ export async function invoiceOverage(db: Kysely<any>, stripe: PlatformPayments |
 }
 
 /** One line's pending Stripe invoice item, and the row marked with it. */
-async function invoiceLine(db: Kysely<any>, stripe: PlatformPayments, charge: OverageCharge & { customerId: string }, now: Date): Promise<void> {
+async function invoiceLine(db: Kysely<ControlDatabase>, stripe: PlatformPayments, charge: OverageCharge & { customerId: string }, now: Date): Promise<void> {
   const id = await stripe.addInvoiceItem({
     customerId: charge.customerId,
     amountCents: charge.amountCents,
@@ -68,7 +69,7 @@ async function invoiceLine(db: Kysely<any>, stripe: PlatformPayments, charge: Ov
 }
 
 /** The closed period's overage rows of every account pro all through it, written once (a later run changes nothing). */
-async function recordOverage(db: Kysely<any>, periodStart: Date): Promise<void> {
+async function recordOverage(db: Kysely<ControlDatabase>, periodStart: Date): Promise<void> {
   const { rows } = await sql<{ id: string }>`select id from accounts
     where plan = 'pro' and stripe_customer_id is not null and plan_since <= ${periodStart}`.execute(db);
   if (!rows.length) return;
@@ -112,7 +113,7 @@ const toCharge = (r: ChargeRow): OverageCharge => ({
 });
 
 /** Rows of any period still without their invoice item (a run that failed, or ran before Stripe was configured). */
-async function pending(db: Kysely<any>): Promise<Array<OverageCharge & { customerId: string }>> {
+async function pending(db: Kysely<ControlDatabase>): Promise<Array<OverageCharge & { customerId: string }>> {
   const { rows } = await sql<ChargeRow>`${SELECT_CHARGES} where c.stripe_invoice_item_id is null and a.stripe_customer_id is not null order by c.attempts, c.created_at`.execute(db);
   return rows.map((r) => ({ ...toCharge(r), customerId: r.stripe_customer_id! }));
 }

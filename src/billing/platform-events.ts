@@ -11,6 +11,7 @@ import type { PaymentEvent } from './payments-port.ts';
 import { isPlanId, type PlanId } from './plans.ts';
 import { enterGrace, paymentSucceeded } from './status.ts';
 import { isUuid } from '../core/uuid.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** Stripe subscription statuses that keep the plan paid for (past_due: Stripe is still retrying the payment). */
 const PAYING = new Set(['active', 'trialing', 'past_due']);
@@ -22,7 +23,7 @@ export interface PlatformEventEffect {
 
 type Obj = Record<string, unknown>;
 
-export async function applyPlatformEvent(tx: Kysely<any>, event: PaymentEvent, now: Date): Promise<PlatformEventEffect> {
+export async function applyPlatformEvent(tx: Kysely<ControlDatabase>, event: PaymentEvent, now: Date): Promise<PlatformEventEffect> {
   const o = event.object;
   switch (event.type) {
     case 'checkout.session.completed':
@@ -48,7 +49,7 @@ export async function applyPlatformEvent(tx: Kysely<any>, event: PaymentEvent, n
   }
 }
 
-async function checkoutCompleted(tx: Kysely<any>, session: Obj): Promise<PlatformEventEffect> {
+async function checkoutCompleted(tx: Kysely<ControlDatabase>, session: Obj): Promise<PlatformEventEffect> {
   if (session.mode !== 'subscription') return { accountId: undefined };
   const accountId = await accountOf(tx, session);
   if (!accountId) return { accountId };
@@ -63,7 +64,7 @@ async function checkoutCompleted(tx: Kysely<any>, session: Obj): Promise<Platfor
   return { accountId };
 }
 
-async function subscriptionChanged(tx: Kysely<any>, sub: Obj, status: string): Promise<PlatformEventEffect> {
+async function subscriptionChanged(tx: Kysely<ControlDatabase>, sub: Obj, status: string): Promise<PlatformEventEffect> {
   const accountId = await accountOf(tx, sub);
   if (!accountId) return { accountId };
   const paying = PAYING.has(status);
@@ -88,7 +89,7 @@ function planOf(o: Obj): PlanId {
   return named && isPlanId(named) && named !== 'free' ? named : 'pro';
 }
 
-async function accountOf(tx: Kysely<any>, o: Obj): Promise<string | undefined> {
+async function accountOf(tx: Kysely<ControlDatabase>, o: Obj): Promise<string | undefined> {
   const customer = str(o.customer);
   if (customer) {
     const { rows } = await sql<{ id: string }>`select id from accounts where stripe_customer_id = ${customer}`.execute(tx);

@@ -17,9 +17,10 @@ import { TrafficMeter } from './traffic.ts';
 import { enforceLimits, suspendExpiredGrace, type AccountStatus, type StatusChange } from './status.ts';
 import { LIMITED_METERS, PLANS, SELF_SERVE_PLANS, isPlanId, type LimitedMeter, type Meter, type PlanId } from './plans.ts';
 import { aiCreditsSpent, billingPeriod, isoDay, overageNanos, usageByAccount } from './usage.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export interface BillingDeps {
-  db: Kysely<any>;
+  db: Kysely<ControlDatabase>;
   credits: CreditLedger;
   databases: AppDatabases;
   /** undefined without SVC_STRIPE_SECRET_KEY: checkout and portal answer 503, the rest works. */

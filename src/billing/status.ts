@@ -8,6 +8,7 @@ import { sql, type Kysely } from 'kysely';
 import { isPlanId, PLANS } from './plans.ts';
 import { describeOver, overLimits, usageByAccount } from './usage.ts';
 import { queueNotification } from './notify.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export const ACCOUNT_STATUSES = ['active', 'soft_locked', 'grace', 'suspended'] as const;
 export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
@@ -27,7 +28,7 @@ export interface StatusChange {
  * Soft-locks free accounts over an allowance and restores soft-locked ones that are back within theirs (or moved to
  * a plan that does not lock); `accountIds` limits the pass to those accounts (after a plan change, in tests).
  */
-export async function enforceLimits(db: Kysely<any>, now: Date, accountIds?: readonly string[]): Promise<StatusChange[]> {
+export async function enforceLimits(db: Kysely<ControlDatabase>, now: Date, accountIds?: readonly string[]): Promise<StatusChange[]> {
   const usage = await usageByAccount(db, now, accountIds);
   const scope = accountIds ? sql`id = any(${[...accountIds]}::uuid[])` : sql`(plan = 'free' or status = 'soft_locked')`;
   const { rows } = await sql<{ id: string; plan: string; status: AccountStatus }>`
@@ -50,7 +51,7 @@ export async function enforceLimits(db: Kysely<any>, now: Date, accountIds?: rea
 
 const zero = () => ({ monthly_active_users: 0, database_bytes: 0, bandwidth_bytes: 0, storage_bytes: 0, lambda_invocations: 0 });
 
-async function move(db: Kysely<any>, accountId: string, from: AccountStatus, to: AccountStatus, reason: string, now: Date): Promise<boolean> {
+async function move(db: Kysely<ControlDatabase>, accountId: string, from: AccountStatus, to: AccountStatus, reason: string, now: Date): Promise<boolean> {
   const { rows } = await sql`
     update accounts set status = ${to}, status_reason = ${reason}, status_changed_at = ${now}
     where id = ${accountId} and status = ${from} returning id
@@ -59,7 +60,7 @@ async function move(db: Kysely<any>, accountId: string, from: AccountStatus, to:
 }
 
 /** A pro payment failed: 7 days of grace (once per failing streak) and an e-mail per failed invoice. */
-export async function enterGrace(tx: Kysely<any>, accountId: string, invoice: { id: string; email: string | undefined }, now: Date): Promise<void> {
+export async function enterGrace(tx: Kysely<ControlDatabase>, accountId: string, invoice: { id: string; email: string | undefined }, now: Date): Promise<void> {
   const graceEnds = new Date(now.getTime() + GRACE_DAYS * DAY_MS);
   await sql`
     update accounts set status = 'grace', grace_ends_at = ${graceEnds}, status_changed_at = ${now},
@@ -85,7 +86,7 @@ export async function enterGrace(tx: Kysely<any>, accountId: string, invoice: { 
 }
 
 /** An invoice was paid: grace and suspension end. */
-export async function paymentSucceeded(tx: Kysely<any>, accountId: string, now: Date): Promise<void> {
+export async function paymentSucceeded(tx: Kysely<ControlDatabase>, accountId: string, now: Date): Promise<void> {
   await sql`
     update accounts set status = 'active', grace_ends_at = null, status_changed_at = ${now}, status_reason = 'restored: invoice paid'
     where id = ${accountId} and status in ('grace', 'suspended')
@@ -93,7 +94,7 @@ export async function paymentSucceeded(tx: Kysely<any>, accountId: string, now: 
 }
 
 /** Accounts whose grace ran out unpaid are suspended, each with an e-mail. */
-export async function suspendExpiredGrace(db: Kysely<any>, now: Date): Promise<StatusChange[]> {
+export async function suspendExpiredGrace(db: Kysely<ControlDatabase>, now: Date): Promise<StatusChange[]> {
   return db.transaction().execute(async (tx) => {
     const { rows } = await sql<{ id: string; billing_email: string | null }>`
       update accounts set status = 'suspended', status_changed_at = ${now},

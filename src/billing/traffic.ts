@@ -4,6 +4,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { isUuid } from '../core/uuid.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export const BANDWIDTH_METER = 'bandwidth_bytes';
 export const MAU_METER = 'monthly_active_users';
@@ -19,7 +20,7 @@ export interface MeteredSocket {
 }
 
 export class TrafficMeter {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #log: Logger;
   #bytes = new Map<string, number>();
   #touched = new Set<string>();
@@ -28,7 +29,7 @@ export class TrafficMeter {
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
 
-  constructor(db: Kysely<any>, log: Logger) {
+  constructor(db: Kysely<ControlDatabase>, log: Logger) {
     this.#db = db;
     this.#log = log;
   }

@@ -2,6 +2,7 @@
 import { sql, type Kysely } from 'kysely';
 import { NANOS_PER_USD } from '../core/money.ts';
 import { LEVEL_METERS, LIMITED_METERS, PLANS, type LimitedMeter, type Meter, type PlanId } from './plans.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** The billing period of the monthly meters: the current UTC calendar month (pro subscriptions renew in step with it). */
 export function billingPeriod(now: Date): { start: Date; end: Date } {
@@ -19,7 +20,7 @@ const zeroUsage = (): MeterUsage => Object.fromEntries(LIMITED_METERS.map((m) =>
  * lock, the ones enforcement looks at), in one query, for the billing period `now` falls in: levels as they stood at
  * its end (all-time sums up to it), the others summed over it.
  */
-export async function usageByAccount(db: Kysely<any>, now: Date, accountIds?: readonly string[]): Promise<Map<string, MeterUsage>> {
+export async function usageByAccount(db: Kysely<ControlDatabase>, now: Date, accountIds?: readonly string[]): Promise<Map<string, MeterUsage>> {
   const { start, end } = billingPeriod(now);
   const scope = accountIds
     ? sql`ac.id = any(${[...accountIds]}::uuid[])`
@@ -45,7 +46,7 @@ export async function usageByAccount(db: Kysely<any>, now: Date, accountIds?: re
 }
 
 /** AI credits spent, in nano-dollars: over the account's lifetime (free) or this period (pro). */
-export async function aiCreditsSpent(db: Kysely<any>, accountId: string, plan: PlanId, now: Date): Promise<number> {
+export async function aiCreditsSpent(db: Kysely<ControlDatabase>, accountId: string, plan: PlanId, now: Date): Promise<number> {
   const since = PLANS[plan].aiCredits?.per === 'lifetime' ? new Date(0) : billingPeriod(now).start;
   const { rows } = await sql<{ spent: string | null }>`
     select (-sum(amount_nanos))::text as spent from credit_ledger

@@ -78,8 +78,8 @@ export type EnqueueSqlOptions = { [K in keyof EnqueueOptions]?: EnqueueOptions[K
  * Enqueues one job on `db`: pass the transaction of the write that causes the job, so both commit or neither does
  * (the outbox). The payload is validated first: a bad one throws before the database is touched.
  */
-export async function enqueue<P extends z.ZodType>(
-  db: Kysely<any>,
+export async function enqueue<P extends z.ZodType, DB>(
+  db: Kysely<DB>,
   job: JobDefinition<P, never>,
   payload: NoInfer<z.input<P>>,
   opts: EnqueueOptions = {},

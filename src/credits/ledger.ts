@@ -6,8 +6,9 @@ import { AppError } from '../core/errors.ts';
 import { isPlanId, PLANS, type PlanId } from '../billing/plans.ts';
 import { usd } from '../core/money.ts';
 import { isUuid } from '../core/uuid.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
-type Db = Kysely<any>;
+type Db = Kysely<ControlDatabase>;
 
 /** What a call in flight holds; undefined for accounts whose plan has unlimited credits. */
 export interface Reservation {

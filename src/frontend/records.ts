@@ -5,10 +5,10 @@ import type { Config } from '../config.ts';
 import { AppError, errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { siteUrl } from './sites.ts';
-import type { DeploymentStatus, DeploymentView, Framework, FrontendTables } from './types.ts';
+import type { DeploymentStatus, DeploymentView, Framework } from './types.ts';
 
-export type FrontendDb = Kysely<ControlDatabase & FrontendTables>;
-export type FrontendTx = Transaction<ControlDatabase & FrontendTables>;
+export type FrontendDb = Kysely<ControlDatabase>;
+export type FrontendTx = Transaction<ControlDatabase>;
 
 /** A deployment row joined with its app's subdomain (bigint columns arrive as strings from pg). */
 export interface DeploymentRow {

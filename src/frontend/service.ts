@@ -14,7 +14,7 @@ import { FrontendEnv } from './env.ts';
 import { FrontendFiles } from './files.ts';
 import { DeploymentRecords } from './records.ts';
 import { SiteCache, Sites, siteUrl, type Site } from './sites.ts';
-import type { DeploymentView, Framework, FrontendTables } from './types.ts';
+import type { DeploymentView, Framework } from './types.ts';
 import { Uploads, type IncomingZip } from './uploads.ts';
 
 export type { CreatedDeployment, IncomingZip, Site, SyncAction };
@@ -44,7 +44,7 @@ export class FrontendService implements AppPurger {
   readonly #env: FrontendEnv;
 
   constructor({ db: control, box, masterKey, config, log }: FrontendServiceDeps) {
-    const db = control.withTables<FrontendTables>();
+    const db = control;
     const files = new FrontendFiles(config.dataDir);
     const records = new DeploymentRecords({ db, config });
     const siteCache = this.#siteCache;

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { isAppId, isDeploymentId, type FrontendFiles } from './files.ts';
-import type { Framework, FrontendTables } from './types.ts';
+import type { Framework } from './types.ts';
 
 /** A servable site: the folder of a READY deployment whose files are on disk. */
 export interface Site {
@@ -45,7 +45,7 @@ export class SiteCache {
 }
 
 export interface SitesDeps {
-  db: Kysely<ControlDatabase & FrontendTables>;
+  db: Kysely<ControlDatabase>;
   files: FrontendFiles;
   cache: SiteCache;
 }

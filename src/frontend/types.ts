@@ -1,4 +1,3 @@
-import type { ColumnType, Generated } from 'kysely';
 import { z } from 'zod';
 
 export const FRAMEWORKS = ['react-vite', 'nextjs-static', 'static', 'other'] as const;
@@ -15,36 +14,6 @@ export const ENV_MAX_VALUE_LENGTH = 4096;
 export const ENV_MAX_VARS = 100;
 /** Injected by the platform into window.__ENV__; a user variable may not start with it. */
 export const ENV_RESERVED_PREFIX = 'SVC_';
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-type BigIntColumn = ColumnType<string | null, number | null | undefined, number | null>;
-
-/** Tables of migration 0004, added to the control database's type with Kysely.withTables. */
-export type FrontendTables = {
-  frontend_deployments: {
-    id: Generated<string>;
-    app_id: string;
-    framework: Framework;
-    status: Generated<DeploymentStatus>;
-    error: string | null;
-    size_bytes: BigIntColumn;
-    unzipped_bytes: BigIntColumn;
-    file_count: number | null;
-    live: Generated<boolean>;
-    has_site: Generated<boolean>;
-    upload_expires_at: Timestamp;
-    created_at: Generated<Date>;
-    updated_at: Generated<Date>;
-    uploaded_at: Timestamp | null;
-    ready_at: Timestamp | null;
-  };
-  frontend_env: {
-    app_id: string;
-    name: string;
-    value_sealed: string;
-    updated_at: Generated<Date>;
-  };
-};
 
 export const DeploymentIdSchema = z
   .string()

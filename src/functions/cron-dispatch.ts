@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { cronSlots, parseCron } from '../core/cron.ts';
 import { enqueue } from '../core/jobs.ts';
 import { functionsRunCron } from './jobs.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** A cron function dispatches at most this many missed slots per tick, from at most this far back. */
 const CRON_CATCH_UP_SLOTS = 60;
@@ -24,7 +25,7 @@ interface DueRow {
  * transaction. Rows are claimed with SKIP LOCKED, so concurrent ticks on several workers never dispatch the same
  * slot twice.
  */
-export async function dispatchCron(db: Kysely<any>, log: Logger, now: Date): Promise<{ functions: number; enqueued: number }> {
+export async function dispatchCron(db: Kysely<ControlDatabase>, log: Logger, now: Date): Promise<{ functions: number; enqueued: number }> {
   return db.transaction().execute(async (tx) => {
     const { rows } = await sql<DueRow>`
       select f.id, f.trigger_config, f.cron_cursor, f.created_at, (a.paused_at is not null or ac.status = 'suspended') as halted
@@ -57,7 +58,7 @@ function dueSlots(row: DueRow, now: Date, log: Logger): Date[] {
 }
 
 /** The slot-derived job key de-duplicates a slot enqueued twice (at-least-once ticks). */
-async function enqueueSlot(tx: Kysely<any>, functionId: string, slot: Date): Promise<void> {
+async function enqueueSlot(tx: Kysely<ControlDatabase>, functionId: string, slot: Date): Promise<void> {
   const at = slot.toISOString();
   await enqueue(tx, functionsRunCron, { function_id: functionId, scheduled_at: at }, { jobKey: `fncron:${functionId}:${at}`, jobKeyMode: 'preserve_run_at' });
 }

@@ -5,7 +5,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { recordUsage } from '../usage/meters.ts';
-import type { ConsoleLine, FunctionTables, LogEntryView } from './types.ts';
+import type { ConsoleLine, LogEntryView } from './types.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export const INVOCATIONS_METER = 'lambda_invocations';
 
@@ -30,13 +31,13 @@ const MAX_PATH = 2000;
 const MAX_ERROR = 4000;
 
 export class InvocationLog {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #log: Logger;
   #pending: InvocationRecord[] = [];
   #timer: NodeJS.Timeout | undefined;
   #chain: Promise<void> = Promise.resolve();
 
-  constructor(db: Kysely<any>, log: Logger) {
+  constructor(db: Kysely<ControlDatabase>, log: Logger) {
     this.#db = db;
     this.#log = log;
   }
@@ -119,7 +120,7 @@ export class InvocationLog {
 }
 
 /** Keeps the newest `keep` log rows of every function (the retention cron). Returns the number deleted. */
-export async function trimLogs(db: Kysely<any>, keep: number): Promise<number> {
+export async function trimLogs(db: Kysely<ControlDatabase>, keep: number): Promise<number> {
   const result = await sql`
     delete from function_logs l
     using (
@@ -138,7 +139,7 @@ export interface LogQuery {
 }
 
 /** One function's log rows, newest first, as functions_logs shows them (flush first to include pending rows). */
-export async function readLogs(db: Kysely<FunctionTables>, functionId: string, q: LogQuery): Promise<LogEntryView[]> {
+export async function readLogs(db: Kysely<ControlDatabase>, functionId: string, q: LogQuery): Promise<LogEntryView[]> {
   let query = db
     .selectFrom('function_logs')
     .select(['id', 'trigger', 'method', 'path', 'status_code', 'duration_ms', 'memory_mb', 'error', 'level', 'console', 'created_at'])
@@ -156,7 +157,8 @@ export async function readLogs(db: Kysely<FunctionTables>, functionId: string, q
     memory_mb: r.memory_mb,
     error: r.error,
     level: r.level,
-    console: r.console,
+    // Written by InvocationLog from ConsoleLine[] only.
+    console: r.console as unknown as ConsoleLine[],
     created_at: r.created_at.toISOString(),
   }));
 }

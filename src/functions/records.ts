@@ -1,24 +1,14 @@
 // The function row as stored and as shown: the columns a view needs, the view itself, the cached invocation
 // metadata (FunctionMeta), and the env-size rule deploy and env updates share.
+import type { Selectable } from 'kysely';
 import { errors } from '../core/errors.ts';
 import { cronNext, parseCron } from '../core/cron.ts';
+import { jsonObject, type JsonValue } from '../db/json.ts';
+import type { ControlDatabase } from '../db/types.ts';
 import { LIMITS, type FunctionMeta, type FunctionView, type Trigger, type TriggerType } from './types.ts';
 
-export interface FunctionRow {
-  id: string;
-  app_id: string;
-  name: string;
-  description: string;
-  env_names: string[];
-  timeout_ms: number;
-  memory_limit_mb: number;
-  trigger_type: TriggerType;
-  trigger_config: Record<string, unknown>;
-  version: string;
-  code_bytes: number;
-  created_at: Date;
-  updated_at: Date;
-}
+type Functions = Selectable<ControlDatabase['functions']>;
+export type FunctionRow = Pick<Functions, (typeof ROW_COLUMNS)[number]> & { code_bytes: number };
 
 /** Selected with `octet_length(code) as code_bytes` so a view never loads the code itself. */
 export const ROW_COLUMNS = [
@@ -39,16 +29,7 @@ export const ROW_COLUMNS = [
 /** The columns metaOf reads: what an invocation needs, without the code. */
 export const META_COLUMNS = ['id', 'app_id', 'name', 'version', 'timeout_ms', 'memory_limit_mb', 'trigger_type', 'trigger_config'] as const;
 
-export interface MetaRow {
-  id: string;
-  app_id: string;
-  name: string;
-  version: string;
-  timeout_ms: number;
-  memory_limit_mb: number;
-  trigger_type: TriggerType;
-  trigger_config: Record<string, unknown>;
-}
+export type MetaRow = Pick<Functions, (typeof META_COLUMNS)[number]>;
 
 /** Counter columns of the function row (written in batches by logs.ts). */
 export interface CounterRow {
@@ -109,7 +90,8 @@ export function metaOf(row: MetaRow): FunctionMeta {
 }
 
 /** The stored trigger config is JSON: only the field its type uses is kept, as a string. */
-export function triggerOf(type: TriggerType, config: Record<string, unknown>): Trigger {
+export function triggerOf(type: TriggerType, stored: JsonValue): Trigger {
+  const config = jsonObject(stored);
   if (type === 'cron') return { type, config: { schedule: String(config.schedule) } };
   if (type === 'websocket') return { type, config: { event: String(config.event) } };
   return { type: 'http', config: {} };

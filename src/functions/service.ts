@@ -10,21 +10,22 @@ import type { Config } from '../config.ts';
 import type { SecretBox } from '../core/crypto.ts';
 import { AppError, errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
+import { jsonObject } from '../db/json.ts';
 import type { AppPurger, AppRecord } from '../apps/types.ts';
 import { dispatchCron } from './cron-dispatch.ts';
 import { functionErrors } from './errors.ts';
 import { InitError, type InstanceSpec, type ResponseSink, type RunOutcome } from './instance.ts';
 import { InvocationLog, readLogs, trimLogs, type InvocationRecord, type LogQuery } from './logs.ts';
 import { ClientGone, FunctionPool, type PoolTarget } from './pool.ts';
-import type { EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
+import type { EndUser, PlatformCall } from './protocol.ts';
 import { checkEnvSize, functionView, META_COLUMNS, metaOf, metricsOf, ROW_COLUMNS, triggerOf, type FunctionMetrics, type FunctionRow } from './records.ts';
 import { cronRequest, testRequest, websocketRequest, type InvocationInput, type TestInvokeInput } from './requests.ts';
 import { BufferSink, decodeBody, envelopeOf, failureError, type BodyEncoding } from './responses.ts';
 import { buildDenyList, EMIT_CACHE_MAX_AGE_MS, ensureDir, pruneEmitCache, resolveDenoBinary } from './sandbox.ts';
-import { LIMITS, platformOrigins, type ConsoleLine, type FunctionMeta, type FunctionTables, type FunctionView, type LogEntryView, type PlatformChannel, type Trigger } from './types.ts';
+import { LIMITS, platformOrigins, type ConsoleLine, type FunctionMeta, type FunctionView, type LogEntryView, type PlatformChannel, type Trigger } from './types.ts';
 
 
-type Db = Kysely<ControlDatabase & FunctionTables>;
+type Db = Kysely<ControlDatabase>;
 
 export interface FunctionsServiceDeps {
   db: Kysely<ControlDatabase>;
@@ -105,7 +106,7 @@ export class FunctionsService implements AppPurger {
   }
 
   private constructor(deps: FunctionsServiceDeps, sandbox: { deno: string; denoDir: string; denyNet: string[] }) {
-    this.#db = deps.db.withTables<FunctionTables>();
+    this.#db = deps.db;
     this.#box = deps.box;
     this.#config = deps.config;
     this.#log = deps.log.child({ area: 'functions' });
@@ -179,7 +180,7 @@ export class FunctionsService implements AppPurger {
     const sealed = Object.keys(env).length ? this.#box.seal(JSON.stringify(env)) : null;
     const names = Object.keys(env).sort();
     const schedule = trigger.type === 'cron' ? trigger.config.schedule : undefined;
-    const oldSchedule = existing?.trigger_type === 'cron' ? String(existing.trigger_config.schedule) : undefined;
+    const oldSchedule = existing?.trigger_type === 'cron' ? String(jsonObject(existing.trigger_config).schedule) : undefined;
     let row: FunctionRow;
     let created = false;
     try {

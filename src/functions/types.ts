@@ -1,4 +1,3 @@
-import type { ColumnType, Generated } from 'kysely';
 import { z } from 'zod';
 import { CronError, parseCron, cronNext } from '../core/cron.ts';
 import type { EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
@@ -77,53 +76,6 @@ export const TriggerSchema = z
   ])
   .describe('How the function runs: http (default; public route /v1/{app_id}/fn/{name}), cron { schedule } or websocket { event }');
 export type Trigger = z.output<typeof TriggerSchema>;
-
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-/** int8 columns come back from pg as strings. */
-type Counter = ColumnType<string, number | undefined, number>;
-
-/** Tables of migration 0005, added to the control database's type with Kysely.withTables. */
-export type FunctionTables = {
-  functions: {
-    id: Generated<string>;
-    app_id: string;
-    name: string;
-    description: string;
-    code: string;
-    /** SecretBox-sealed JSON object of the variables; null when there are none. */
-    env_sealed: string | null;
-    env_names: string[];
-    timeout_ms: number;
-    memory_limit_mb: number;
-    trigger_type: TriggerType;
-    trigger_config: ColumnType<Record<string, unknown>, string, string>;
-    /** Changes whenever what a process is bound to changes (code, variables, memory limit). */
-    version: string;
-    /** Cron functions: slots up to this instant have been dispatched. */
-    cron_cursor: Timestamp | null;
-    invocations: Counter;
-    error_count: Counter;
-    total_duration_ms: Counter;
-    last_invocation_at: Timestamp | null;
-    created_at: Generated<Date>;
-    updated_at: Generated<Date>;
-  };
-  function_logs: {
-    id: Generated<string>;
-    function_id: string;
-    app_id: string;
-    trigger: string;
-    method: string;
-    path: string;
-    status_code: number;
-    duration_ms: number;
-    memory_mb: number | null;
-    error: string | null;
-    level: 'info' | 'error';
-    console: ColumnType<ConsoleLine[], string, string>;
-    created_at: Generated<Date>;
-  };
-};
 
 export interface ConsoleLine {
   level: 'log' | 'info' | 'warn' | 'error' | 'debug';

@@ -7,14 +7,15 @@ import { sql, type Selectable } from 'kysely';
 import type { AppRecord } from '../apps/types.ts';
 import { hashKey } from '../core/crypto.ts';
 import { errors } from '../core/errors.ts';
+import type { ControlDatabase } from '../db/types.ts';
 import { checkRedirect, parseRedirectUrl, withOutcome } from './redirects.ts';
 import type { Toolkits } from './toolkits.ts';
-import { integrationErrors, iso, type ConnectionView, type IntegrationsDeps, type IntegrationsTables } from './types.ts';
+import { integrationErrors, iso, type ConnectionView, type IntegrationsDeps } from './types.ts';
 import type { VendorConnectedAccount } from './vendor-port.ts';
 import { askVendor } from './vendor.ts';
 
-type RequestRow = Selectable<IntegrationsTables['integration_connection_requests']>;
-export type ConnectionRow = Selectable<IntegrationsTables['integration_connections']>;
+type RequestRow = Selectable<ControlDatabase['integration_connection_requests']>;
+export type ConnectionRow = Selectable<ControlDatabase['integration_connections']>;
 
 /** How long a connect link may wait for its callback (the vendor's own link expiry, when sooner, wins). */
 const REQUEST_TTL_MS = 60 * 60_000;

@@ -13,7 +13,7 @@ import { Connections } from './connections.ts';
 import { Executions } from './executions.ts';
 import { ToolCatalog } from './tool-catalog.ts';
 import { Toolkits } from './toolkits.ts';
-import { integrationErrors, type IntegrationsDb, type IntegrationsTables } from './types.ts';
+import { integrationErrors, type IntegrationsDb } from './types.ts';
 import type { IntegrationsVendor } from './vendor-port.ts';
 
 export interface IntegrationsServiceDeps {
@@ -43,7 +43,7 @@ export class IntegrationsService implements AppPurger {
   readonly #db: IntegrationsDb;
 
   constructor({ db, apps, config, vendor, log }: IntegrationsServiceDeps) {
-    this.#db = db.withTables<IntegrationsTables>();
+    this.#db = db;
     if (!vendor) return;
     const deps = { db: this.#db, vendor, apps, baseUrl: config.baseUrl, log };
     const toolkits = new Toolkits(deps);

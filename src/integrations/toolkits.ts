@@ -3,12 +3,13 @@
 import { createHash } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import type { AppRecord } from '../apps/types.ts';
+import type { ControlDatabase } from '../db/types.ts';
 import { CURATED_TOOLKITS, isCurated } from './curated.ts';
 import { normalizeOrigin } from './redirects.ts';
-import { integrationErrors, iso, type AvailableToolkit, type ConfigView, type IntegrationsDeps, type IntegrationsTables } from './types.ts';
+import { integrationErrors, iso, type AvailableToolkit, type ConfigView, type IntegrationsDeps } from './types.ts';
 import { askVendor } from './vendor.ts';
 
-export type EnabledToolkit = Selectable<IntegrationsTables['integration_toolkits']>;
+export type EnabledToolkit = Selectable<ControlDatabase['integration_toolkits']>;
 
 export interface ConfigureInput {
   toolkit: string;

@@ -1,66 +1,12 @@
 // Rows, views and errors of third-party integrations (tables of db/migrations/0019_integrations.ts).
-import type { Generated, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AppsService } from '../apps/service.ts';
 import { AppError, errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import type { IntegrationsVendor } from './vendor-port.ts';
 
-type Stamp = Generated<Date>;
-
-/** A type, not an interface: Kysely.withTables needs an index-compatible record. */
-export type IntegrationsTables = {
-  integration_toolkits: {
-    app_id: string;
-    toolkit: string;
-    display_name: string;
-    scopes: string[] | null;
-    auth_config_id: string;
-    created_at: Stamp;
-    updated_at: Stamp;
-  };
-  integration_settings: {
-    app_id: string;
-    redirect_origins: string[];
-    updated_at: Stamp;
-  };
-  integration_connection_requests: {
-    id: string;
-    state_hash: string;
-    app_id: string;
-    user_id: string;
-    toolkit: string;
-    redirect_url: string;
-    vendor_account_id: string;
-    status: Generated<'pending' | 'completed' | 'failed'>;
-    connection_id: string | null;
-    created_at: Stamp;
-    expires_at: Date;
-    finished_at: Date | null;
-  };
-  integration_connections: {
-    id: string;
-    app_id: string;
-    user_id: string;
-    toolkit: string;
-    vendor_account_id: string;
-    created_at: Stamp;
-    updated_at: Stamp;
-  };
-  integration_executions: {
-    id: Generated<string>;
-    app_id: string;
-    user_id: string;
-    tool: string;
-    toolkit: string | null;
-    success: boolean;
-    duration_ms: number;
-    error: string | null;
-    created_at: Stamp;
-  };
-};
-
-export type IntegrationsDb = Kysely<ControlDatabase & IntegrationsTables>;
+export type IntegrationsDb = Kysely<ControlDatabase>;
 
 /** What the parts of the service share; they exist only when the vendor is configured. */
 export interface IntegrationsDeps {

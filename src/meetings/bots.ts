@@ -13,6 +13,7 @@ import { meetingsErrors, viaProvider } from './errors.ts';
 import { sessionNanos } from './pricing.ts';
 import { pastCall, type BotStatus } from './states.ts';
 import { botView, NO_MEDIA, RESERVED_METADATA_PREFIX, type BotRow, type BotView, type SpawnRequest } from './types.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** The credit held at spawn: what an hour of the session would cost, or what is left (a session is charged at most what the account has). */
 const HOLD_SECONDS = 3600;
@@ -38,7 +39,7 @@ export interface OrphanBot {
 }
 
 export interface BotDeps {
-  db: Kysely<any>;
+  db: Kysely<ControlDatabase>;
   credits: CreditLedger;
   config: Config['meetings'];
   provider: MeetingsProvider | undefined;
@@ -146,7 +147,7 @@ export class MeetingBots {
   }
 
   /** Gives a hold back without charging (a spawn that failed, a session that ended in fatal). */
-  async release(accountId: string, reservationId: string | null, botId: string, tx: Kysely<any> = this.#deps.db): Promise<void> {
+  async release(accountId: string, reservationId: string | null, botId: string, tx: Kysely<ControlDatabase> = this.#deps.db): Promise<void> {
     if (!reservationId) return;
     await this.#deps.credits.settle(tx, accountId, { id: reservationId, accountId }, 0, 'meetings', `meeting_bot:${botId}`);
   }

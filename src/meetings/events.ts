@@ -10,6 +10,7 @@ import { chargeNanos, dimensionsOf, type MeetingPrices } from './pricing.ts';
 import type { ArtifactRef, ProviderEvent } from './provider.ts';
 import { inCall, moves, pastCall, statusOfCode, type BotStatus } from './states.ts';
 import { FORWARDED_EVENTS, type BotRow } from './types.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export interface EventOutcome {
   /** false: a redelivery of an event already applied, or an event about no bot of ours. */
@@ -19,12 +20,12 @@ export interface EventOutcome {
 }
 
 export interface EventDeps {
-  db: Kysely<any>;
+  db: Kysely<ControlDatabase>;
   credits: CreditLedger;
   prices: MeetingPrices;
   forwarding: MeetingForwarding;
   /** Gives the spawn's credit hold back without a charge. */
-  release: (tx: Kysely<any>, accountId: string, reservationId: string | null, botId: string) => Promise<void>;
+  release: (tx: Kysely<ControlDatabase>, accountId: string, reservationId: string | null, botId: string) => Promise<void>;
 }
 
 type LockedBot = BotRow & { account_id: string };
@@ -68,7 +69,7 @@ function unknownBot(event: ProviderEvent): EventOutcome {
   throw new AppError(503, 'PROVIDER_EVENT_EARLY', `No bot ${event.providerBotId} is known yet.`, 'The provider retries the delivery.', { retry_after_seconds: 5 });
 }
 
-async function moveBot(deps: EventDeps, tx: Kysely<any>, bot: LockedBot, next: BotStatus, event: ProviderEvent, at: Date): Promise<void> {
+async function moveBot(deps: EventDeps, tx: Kysely<ControlDatabase>, bot: LockedBot, next: BotStatus, event: ProviderEvent, at: Date): Promise<void> {
   const startedAt = bot.started_at ?? (inCall(next) ? at : null);
   const completedAt = bot.completed_at ?? (pastCall(next) ? at : null);
   const duration = startedAt && completedAt ? Math.max(0, Math.ceil((completedAt.getTime() - startedAt.getTime()) / 1000)) : null;
@@ -84,7 +85,7 @@ async function moveBot(deps: EventDeps, tx: Kysely<any>, bot: LockedBot, next: B
  * One usage row per dimension of the finished session, each with its ledger charge in this transaction; the first
  * charge settles the spawn's hold. A row that exists already (unique per bot and dimension) is not charged again.
  */
-async function chargeSession(deps: EventDeps, tx: Kysely<any>, bot: LockedBot, seconds: number): Promise<void> {
+async function chargeSession(deps: EventDeps, tx: Kysely<ControlDatabase>, bot: LockedBot, seconds: number): Promise<void> {
   let hold: Reservation | undefined = bot.reservation_id ? { id: bot.reservation_id, accountId: bot.account_id } : undefined;
   for (const dimension of dimensionsOf(bot.transcript)) {
     const nanos = chargeNanos(deps.prices, dimension, seconds);

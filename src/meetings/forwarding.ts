@@ -10,6 +10,7 @@ import { checkOutboundUrl, parseOutboundUrl, postOutbound } from '../core/outbou
 import { meetingsErrors } from './errors.ts';
 import { enqueue } from '../core/jobs.ts';
 import { meetingsForward } from './jobs.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
@@ -42,7 +43,7 @@ export function forwardSignature(secret: string, body: string): string {
 }
 
 export interface ForwardingDeps {
-  db: Kysely<any>;
+  db: Kysely<ControlDatabase>;
   box: SecretBox;
   config: Config;
   log: Logger;
@@ -77,7 +78,7 @@ export class MeetingForwarding {
   }
 
   /** In the transaction that applied the event: a delivery and its job, when the app forwards at all. */
-  async enqueue(tx: Kysely<any>, appId: string, botId: string, event: string, body: string): Promise<void> {
+  async enqueue(tx: Kysely<ControlDatabase>, appId: string, botId: string, event: string, body: string): Promise<void> {
     const { rows } = await sql<{ id: string }>`
       insert into meeting_forwards (app_id, bot_id, event, body)
       select ${appId}, ${botId}::uuid, ${event}, ${body} where exists (select 1 from meeting_webhooks where app_id = ${appId})
@@ -92,7 +93,7 @@ export class MeetingForwarding {
    * A delivery no longer pending is left alone, so a job run twice sends nothing twice.
    */
   async deliver(id: string, attempt: { number: number; max: number }): Promise<void> {
-    const { db, box, config } = this.#deps;
+    const { db, box } = this.#deps;
     const row = (await sql<{ body: string; event: string; status: DeliveryStatus; forward_url: string | null; secret_sealed: string | null }>`
       select f.body, f.event, f.status, w.forward_url, w.secret_sealed from meeting_forwards f
       left join meeting_webhooks w on w.app_id = f.app_id where f.id = ${id}::uuid`.execute(db)).rows[0];

@@ -13,12 +13,13 @@ import { meetingsErrors } from './errors.ts';
 import { estimateUsd, usdString, type Dimension } from './pricing.ts';
 import { WebhookSignatureError, type MeetingsProvider, type WebhookHeaders } from './provider.ts';
 import type { SpawnRequest } from './types.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** The spec's "last 100 rows". */
 const USAGE_ROWS = 100;
 
 export interface MeetingsDeps {
-  db: Kysely<any>;
+  db: Kysely<ControlDatabase>;
   box: SecretBox;
   credits: CreditLedger;
   config: Config;
@@ -39,7 +40,7 @@ export interface UsageRow {
 export class MeetingsService {
   readonly bots: MeetingBots;
   readonly forwarding: MeetingForwarding;
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #config: Config;
   readonly #credits: CreditLedger;
   readonly #provider: MeetingsProvider | undefined;

@@ -5,8 +5,9 @@ import { sql, type Selectable } from 'kysely';
 import type { PriceTerms } from './connect-port.ts';
 import { randomId } from '../apps/service.ts';
 import type { AppRecord } from '../apps/types.ts';
+import type { ControlDatabase } from '../db/types.ts';
 import type { ConnectAccounts } from './connect.ts';
-import { monetizationErrors, stamps, type Interval, type MonetizationDeps, type MonetizationTables, type PlanView, type ProductView } from './types.ts';
+import { monetizationErrors, stamps, type Interval, type MonetizationDeps, type PlanView, type ProductView } from './types.ts';
 
 export interface PlanInput {
   name: string;
@@ -28,8 +29,8 @@ export interface ProductInput {
 export type PlanChange = Partial<Omit<PlanInput, 'currency'>> & { active?: boolean | undefined };
 export type ProductChange = Partial<Omit<ProductInput, 'currency' | 'description'>> & { description?: string | null | undefined; active?: boolean | undefined };
 
-type PlanRow = Selectable<MonetizationTables['app_plans']>;
-type ProductRow = Selectable<MonetizationTables['app_products']>;
+type PlanRow = Selectable<ControlDatabase['app_plans']>;
+type ProductRow = Selectable<ControlDatabase['app_products']>;
 
 /** What the Stripe side of an item needs to follow a change. */
 interface MirroredItem {
@@ -134,11 +135,11 @@ export class Catalog {
   }
 
   /** The app's items of one kind (one of them when `id` is given), oldest first. */
-  async #items<T extends 'app_plans' | 'app_products'>(table: T, appId: string, id: string | undefined, activeOnly: boolean): Promise<Selectable<MonetizationTables[T]>[]> {
+  async #items<T extends 'app_plans' | 'app_products'>(table: T, appId: string, id: string | undefined, activeOnly: boolean): Promise<Selectable<ControlDatabase[T]>[]> {
     let query = this.#d.db.selectFrom(table as 'app_plans').selectAll().where('app_id', '=', appId);
     if (id !== undefined) query = query.where('id', '=', id);
     if (activeOnly) query = query.where('active', '=', true);
-    return (await query.orderBy('created_at').orderBy('id').execute()) as Selectable<MonetizationTables[T]>[];
+    return (await query.orderBy('created_at').orderBy('id').execute()) as Selectable<ControlDatabase[T]>[];
   }
 
   /** Creates the item's Stripe Product and Price; its metadata names the app and our id, for anyone reading Stripe. */
@@ -175,15 +176,17 @@ function differs<T>(next: T | undefined, current: T): boolean {
   return next !== undefined && next !== current;
 }
 
+// features and metadata are written from the validated input only (a list of strings, a map of strings).
+
 /** What plans and products show alike. */
 function itemView(row: PlanRow | ProductRow) {
   return { id: row.id, name: row.name, priceCents: row.price_cents, currency: row.currency, active: row.active, ...stamps(row) };
 }
 
 function planView(row: PlanRow): PlanView {
-  return { ...itemView(row), interval: row.interval, features: row.features };
+  return { ...itemView(row), interval: row.interval, features: row.features as string[] };
 }
 
 function productView(row: ProductRow): ProductView {
-  return { ...itemView(row), description: row.description, metadata: row.metadata };
+  return { ...itemView(row), description: row.description, metadata: row.metadata as Record<string, string> };
 }

@@ -13,13 +13,13 @@ import {
   stamps,
   type EndUser,
   type MonetizationDeps,
-  type MonetizationTables,
   type OrderView,
   type SubscriptionView,
 } from './types.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
-export type SubscriptionRow = Selectable<MonetizationTables['app_subscriptions']>;
-export type OrderRow = Selectable<MonetizationTables['app_orders']>;
+export type SubscriptionRow = Selectable<ControlDatabase['app_subscriptions']>;
+export type OrderRow = Selectable<ControlDatabase['app_orders']>;
 type SubscriptionChange = Partial<Pick<SubscriptionRow, 'status' | 'current_period_end' | 'cancel_at_period_end' | 'stripe_subscription_id' | 'stripe_customer_id'>>;
 type OrderChange = Partial<Pick<OrderRow, 'status' | 'stripe_payment_intent_id'>>;
 
@@ -165,15 +165,14 @@ export class EndUserBilling {
 }
 
 /** Every change of a subscription row goes through here: the user's entitlements are recomputed in the same transaction. */
-export async function updateSubscription(tx: Kysely<any>, row: SubscriptionRow, change: SubscriptionChange): Promise<SubscriptionRow> {
-  const db = tx as Kysely<MonetizationTables>;
-  const updated = await db.updateTable('app_subscriptions').set({ ...change, updated_at: sql`now()` }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+export async function updateSubscription(tx: Kysely<ControlDatabase>, row: SubscriptionRow, change: SubscriptionChange): Promise<SubscriptionRow> {
+  const updated = await tx.updateTable('app_subscriptions').set({ ...change, updated_at: sql`now()` }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
   await enqueueEntitlementSync(tx, row.app_id, row.user_id);
   return updated;
 }
 
-export async function updateOrder(tx: Kysely<any>, row: OrderRow, change: OrderChange): Promise<void> {
-  await (tx as Kysely<MonetizationTables>).updateTable('app_orders').set({ ...change, updated_at: sql`now()` }).where('id', '=', row.id).execute();
+export async function updateOrder(tx: Kysely<ControlDatabase>, row: OrderRow, change: OrderChange): Promise<void> {
+  await tx.updateTable('app_orders').set({ ...change, updated_at: sql`now()` }).where('id', '=', row.id).execute();
 }
 
 export function subscriptionView(row: SubscriptionRow): SubscriptionView {

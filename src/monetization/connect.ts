@@ -1,18 +1,13 @@
 // The app owner's connected Stripe account: created once per platform account (by the first onboarding of any of
 // the owner's apps) and shared by all of them, so the owner onboards and receives payouts in one place.
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { paymentErrors } from '../billing/payments-port.ts';
 import type { ConnectedAccountState, ConnectPayments } from './connect-port.ts';
 import type { AppRecord } from '../apps/types.ts';
+import type { ControlDatabase } from '../db/types.ts';
 import { monetizationErrors, type ConnectStatusView, type MonetizationDeps } from './types.ts';
 
-interface AccountRow {
-  stripe_account_id: string;
-  charges_enabled: boolean;
-  payouts_enabled: boolean;
-  details_submitted: boolean;
-  requirements_due: string[];
-}
+type AccountRow = Pick<Selectable<ControlDatabase['connected_accounts']>, 'stripe_account_id' | 'charges_enabled' | 'payouts_enabled' | 'details_submitted' | 'requirements_due'>;
 
 export class ConnectAccounts {
   readonly #d: MonetizationDeps;
@@ -54,7 +49,8 @@ export class ConnectAccounts {
       chargesEnabled: row.charges_enabled,
       payoutsEnabled: row.payouts_enabled,
       detailsSubmitted: row.details_submitted,
-      requirementsDue: row.requirements_due,
+      // Written by #record from Stripe's list of strings.
+      requirementsDue: row.requirements_due as string[],
     };
   }
 

@@ -12,12 +12,13 @@ import type { Catalog } from './catalog.ts';
 import { DELETE_ENTITLEMENT_SQL, ENTITLED_STATUSES, ENTITLING_SUBSCRIPTION_SQL, UPSERT_ENTITLEMENT_SQL } from './entitlement.sql.ts';
 import { enqueue } from '../core/jobs.ts';
 import { billingEntitlementSync } from './jobs.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /**
  * Enqueues the sync of one end user's entitlement in the caller's transaction (the outbox: no change is committed
  * without its sync). The job_key per app and user folds a burst of events into one run.
  */
-export async function enqueueEntitlementSync(tx: Kysely<any>, appId: string, userId: string): Promise<void> {
+export async function enqueueEntitlementSync(tx: Kysely<ControlDatabase>, appId: string, userId: string): Promise<void> {
   await enqueue(tx, billingEntitlementSync, { app_id: appId, user_id: userId }, { jobKey: `entitlement:${appId}:${userId}` });
 }
 
@@ -63,7 +64,7 @@ async function isPlanOfApp(catalog: Pick<Catalog, 'plan'>, appId: string, planId
 }
 
 /** A query on the control database: the worker's own (graphile-worker's helpers.query) or any pool's. */
-export type ControlQuery = (text: string, values?: unknown[]) => Promise<{ rows: any[] }>;
+export type ControlQuery = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>;
 
 export interface EntitlementSyncDeps {
   databases: AppDatabases;

@@ -46,6 +46,7 @@ import {
   type SubscriptionFacts,
 } from './stripe-objects.ts';
 import type { MonetizationDeps } from './types.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** An event with the account it came from: only that account's apps' rows may be touched. */
 interface ConnectEvent extends PaymentEvent {
@@ -98,7 +99,7 @@ function isConnectEvent(event: PaymentEvent): event is ConnectEvent {
 }
 
 /** Applies one event; true when it concerned a row of this account's apps. */
-async function apply(tx: Kysely<any>, event: ConnectEvent, completedSubscription: SubscriptionFacts | undefined): Promise<boolean> {
+async function apply(tx: Kysely<ControlDatabase>, event: ConnectEvent, completedSubscription: SubscriptionFacts | undefined): Promise<boolean> {
   switch (event.type) {
     case 'checkout.session.completed': {
       const session = checkoutFacts(event.object);
@@ -121,7 +122,7 @@ async function apply(tx: Kysely<any>, event: ConnectEvent, completedSubscription
   }
 }
 
-async function subscriptionCheckoutCompleted(tx: Kysely<any>, event: ConnectEvent, session: CheckoutFacts, stripe: SubscriptionFacts | undefined): Promise<boolean> {
+async function subscriptionCheckoutCompleted(tx: Kysely<ControlDatabase>, event: ConnectEvent, session: CheckoutFacts, stripe: SubscriptionFacts | undefined): Promise<boolean> {
   const row = await lockOwned<SubscriptionRow>(tx, 'app_subscriptions', event, session.metadata, { stripe_checkout_session_id: session.id });
   if (!row) return false;
   await updateSubscription(tx, row, {
@@ -134,7 +135,7 @@ async function subscriptionCheckoutCompleted(tx: Kysely<any>, event: ConnectEven
   return true;
 }
 
-async function subscriptionChanged(tx: Kysely<any>, event: ConnectEvent, stripe: SubscriptionFacts, deleted: boolean): Promise<boolean> {
+async function subscriptionChanged(tx: Kysely<ControlDatabase>, event: ConnectEvent, stripe: SubscriptionFacts, deleted: boolean): Promise<boolean> {
   // Found by its Stripe id, or (an update that overtook the checkout's completion) by our id in its metadata.
   const row = await lockOwned<SubscriptionRow>(tx, 'app_subscriptions', event, stripe.metadata, {
     stripe_subscription_id: stripe.id,
@@ -151,7 +152,7 @@ async function subscriptionChanged(tx: Kysely<any>, event: ConnectEvent, stripe:
   return true;
 }
 
-async function invoiceSettled(tx: Kysely<any>, event: ConnectEvent, paid: boolean): Promise<boolean> {
+async function invoiceSettled(tx: Kysely<ControlDatabase>, event: ConnectEvent, paid: boolean): Promise<boolean> {
   const invoice = invoiceFacts(event.object);
   if (!invoice.subscriptionId && !invoice.metadata.subscription_id) return false;
   const row = await lockOwned<SubscriptionRow>(tx, 'app_subscriptions', event, invoice.metadata, {
@@ -168,7 +169,7 @@ async function invoiceSettled(tx: Kysely<any>, event: ConnectEvent, paid: boolea
   return true;
 }
 
-async function orderCheckoutCompleted(tx: Kysely<any>, event: ConnectEvent, session: CheckoutFacts): Promise<boolean> {
+async function orderCheckoutCompleted(tx: Kysely<ControlDatabase>, event: ConnectEvent, session: CheckoutFacts): Promise<boolean> {
   const row = await lockOwned<OrderRow>(tx, 'app_orders', event, session.metadata, { stripe_checkout_session_id: session.id });
   if (!row) return false;
   const settles = session.paid && (row.status === 'pending' || row.status === 'failed');
@@ -176,7 +177,7 @@ async function orderCheckoutCompleted(tx: Kysely<any>, event: ConnectEvent, sess
   return true;
 }
 
-async function paymentFailed(tx: Kysely<any>, event: ConnectEvent): Promise<boolean> {
+async function paymentFailed(tx: Kysely<ControlDatabase>, event: ConnectEvent): Promise<boolean> {
   const intentId = refId(event.object.id);
   const metadata = metadataOf(event.object);
   // The intent may fail before the checkout completes, while the order does not know its id yet.
@@ -186,7 +187,7 @@ async function paymentFailed(tx: Kysely<any>, event: ConnectEvent): Promise<bool
   return true;
 }
 
-async function chargeRefunded(tx: Kysely<any>, event: ConnectEvent): Promise<boolean> {
+async function chargeRefunded(tx: Kysely<ControlDatabase>, event: ConnectEvent): Promise<boolean> {
   const charge = chargeFacts(event.object);
   const row = await lockOwned<OrderRow>(tx, 'app_orders', event, charge.metadata, { stripe_payment_intent_id: charge.paymentIntentId, id: charge.metadata.order_id });
   if (!row) return false;
@@ -200,7 +201,7 @@ async function chargeRefunded(tx: Kysely<any>, event: ConnectEvent): Promise<boo
  * the metadata names, if any).
  */
 async function lockOwned<Row>(
-  tx: Kysely<any>,
+  tx: Kysely<ControlDatabase>,
   table: 'app_subscriptions' | 'app_orders',
   event: ConnectEvent,
   metadata: Record<string, string | undefined>,

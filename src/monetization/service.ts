@@ -12,7 +12,6 @@ import { EndUserBilling } from './checkout.ts';
 import { ConnectAccounts } from './connect.ts';
 import { ConnectEvents } from './events.ts';
 import type { ConnectPayments } from './connect-port.ts';
-import type { MonetizationTables } from './types.ts';
 
 export interface MonetizationServiceDeps {
   db: Kysely<ControlDatabase>;
@@ -30,7 +29,7 @@ export class MonetizationService {
 
   constructor({ db, config, stripe, log }: MonetizationServiceDeps) {
     const deps = {
-      db: db.withTables<MonetizationTables>(),
+      db,
       stripe,
       feePercent: config.billing.platformFeePercent,
       baseUrl: config.baseUrl,

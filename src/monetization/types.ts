@@ -1,89 +1,15 @@
 // Rows, views and errors of monetization (tables of db/migrations/0016_monetization.ts).
-import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { AppError, errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import type { ConnectPayments } from './connect-port.ts';
 
-type Stamp = Generated<Date>;
-/** jsonb: read parsed, written as JSON text (pg would send a JS array as a Postgres array). */
-type Json<T> = ColumnType<T, string, string>;
-
 export type Interval = 'day' | 'week' | 'month' | 'year';
 export type SubscriptionStatus = 'pending' | 'active' | 'past_due' | 'canceled';
 export type OrderStatus = 'pending' | 'paid' | 'failed' | 'refunded';
 
-/** A type, not an interface: Kysely.withTables needs an index-compatible record. */
-export type MonetizationTables = {
-  connected_accounts: {
-    account_id: string;
-    stripe_account_id: string;
-    charges_enabled: boolean;
-    payouts_enabled: boolean;
-    details_submitted: boolean;
-    requirements_due: Json<string[]>;
-    created_at: Stamp;
-    updated_at: Stamp;
-  };
-  app_plans: {
-    id: string;
-    app_id: string;
-    name: string;
-    price_cents: number;
-    currency: string;
-    interval: Interval;
-    features: Json<string[]>;
-    active: Generated<boolean>;
-    stripe_product_id: string;
-    stripe_price_id: string;
-    created_at: Stamp;
-    updated_at: Stamp;
-  };
-  app_products: {
-    id: string;
-    app_id: string;
-    name: string;
-    description: string | null;
-    price_cents: number;
-    currency: string;
-    metadata: Json<Record<string, string>>;
-    active: Generated<boolean>;
-    stripe_product_id: string;
-    stripe_price_id: string;
-    created_at: Stamp;
-    updated_at: Stamp;
-  };
-  app_subscriptions: {
-    id: string;
-    app_id: string;
-    user_id: string;
-    plan_id: string;
-    status: SubscriptionStatus;
-    current_period_end: Date | null;
-    cancel_at_period_end: Generated<boolean>;
-    stripe_checkout_session_id: string | null;
-    stripe_subscription_id: string | null;
-    stripe_customer_id: string | null;
-    created_at: Stamp;
-    updated_at: Stamp;
-  };
-  app_orders: {
-    id: string;
-    app_id: string;
-    user_id: string;
-    product_id: string;
-    quantity: number;
-    amount_cents: number;
-    currency: string;
-    status: OrderStatus;
-    stripe_checkout_session_id: string | null;
-    stripe_payment_intent_id: string | null;
-    created_at: Stamp;
-    updated_at: Stamp;
-  };
-};
-
-export type MonetizationDb = Kysely<ControlDatabase & MonetizationTables>;
+export type MonetizationDb = Kysely<ControlDatabase>;
 
 export interface MonetizationDeps {
   db: MonetizationDb;

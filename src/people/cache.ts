@@ -3,6 +3,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { PeopleSlot } from '../config.ts';
 import type { EnrichedProfile } from './provider.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -18,7 +19,7 @@ export interface CachedProfile {
 }
 
 /** The live ok or not_found entry of `url` at `now`, if any. */
-export async function readCache(db: Kysely<any>, url: string, now: Date): Promise<CachedProfile | undefined> {
+export async function readCache(db: Kysely<ControlDatabase>, url: string, now: Date): Promise<CachedProfile | undefined> {
   const { rows } = await sql<CachedProfile>`
     select result, profile from people_profile_cache where url = ${url} and result <> 'failed' and expires_at > ${now}
   `.execute(db);
@@ -29,7 +30,7 @@ export async function readCache(db: Kysely<any>, url: string, now: Date): Promis
  * Stores what the provider answered for `url`. A failure never replaces a live ok or not_found entry (a forced live
  * fetch that fails keeps the profile cached before it).
  */
-export async function writeCache(db: Kysely<any>, url: string, result: CacheResult, profile: EnrichedProfile | null, slot: PeopleSlot, now: Date): Promise<void> {
+export async function writeCache(db: Kysely<ControlDatabase>, url: string, result: CacheResult, profile: EnrichedProfile | null, slot: PeopleSlot, now: Date): Promise<void> {
   const expires = new Date(now.getTime() + CACHE_TTL_MS[result]);
   await sql`
     insert into people_profile_cache as c (url, result, profile, slot, fetched_at, expires_at)

@@ -9,6 +9,7 @@ import { FREE, type Charge } from './pricing.ts';
 import { recordUsage, releaseCredit } from './usage.ts';
 import { enqueueSql } from '../core/jobs.ts';
 import { peopleEmailExpire } from './jobs.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 const expireKey = (lookupId: string): string => `${peopleEmailExpire.name}:${lookupId}`;
 
@@ -49,7 +50,7 @@ export function secretMatches(row: LookupRow, secret: string): boolean {
 }
 
 /** The row and its expiry job, in one statement: no pending lookup exists without the job that ends it. */
-export async function insertLookup(db: Kysely<any>, l: NewLookup): Promise<void> {
+export async function insertLookup(db: Kysely<ControlDatabase>, l: NewLookup): Promise<void> {
   await sql`
     with inserted as (
       insert into people_email_lookups (id, app_id, account_id, slot, social_url, status, secret_sha256, hold_reservation_id, deadline)
@@ -64,14 +65,14 @@ export async function insertLookup(db: Kysely<any>, l: NewLookup): Promise<void>
  * Removes a lookup whose queueing failed, unless the provider's callback already settled it (it may call back before
  * its answer to the queue request fails): a resolved lookup was billed and stays pollable.
  */
-export async function dropLookup(db: Kysely<any>, id: string): Promise<void> {
+export async function dropLookup(db: Kysely<ControlDatabase>, id: string): Promise<void> {
   await sql`
     with gone as (delete from people_email_lookups where id = ${id} and status = 'pending' returning id)
     select graphile_worker.remove_job(${expireKey(id)}::text) from gone
   `.execute(db);
 }
 
-export async function findLookup(db: Kysely<any>, id: string): Promise<LookupRow | undefined> {
+export async function findLookup(db: Kysely<ControlDatabase>, id: string): Promise<LookupRow | undefined> {
   const { rows } = await sql<LookupRow>`select * from people_email_lookups where id = ${id}`.execute(db);
   return rows[0];
 }
@@ -80,7 +81,7 @@ export async function findLookup(db: Kysely<any>, id: string): Promise<LookupRow
  * The provider's outcome: `resolved` (billed `charge`, from the credit held at queue time) with an e-mail, `failed`
  * (free) without. Only a pending lookup moves; the status the lookup has afterwards is returned either way.
  */
-export async function settleLookup(db: Kysely<any>, ledger: CreditLedger, id: string, email: string | null, charge: Charge, now: Date): Promise<LookupStatus | undefined> {
+export async function settleLookup(db: Kysely<ControlDatabase>, ledger: CreditLedger, id: string, email: string | null, charge: Charge, now: Date): Promise<LookupStatus | undefined> {
   return db.transaction().execute(async (tx) => {
     const billed = email ? charge : FREE;
     const { rows } = await sql<LookupRow>`
@@ -97,7 +98,7 @@ export async function settleLookup(db: Kysely<any>, ledger: CreditLedger, id: st
 }
 
 /** A pending lookup past its deadline becomes `expired` and gives its held credit back; false when it was not one. */
-export async function expireLookup(db: Kysely<any>, ledger: CreditLedger, id: string, now: Date): Promise<boolean> {
+export async function expireLookup(db: Kysely<ControlDatabase>, ledger: CreditLedger, id: string, now: Date): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     const { rows } = await sql<LookupRow>`
       update people_email_lookups set status = 'expired', settled_at = ${now}

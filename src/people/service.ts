@@ -17,6 +17,7 @@ import { readCache, writeCache } from './cache.ts';
 import { recordUsage, releaseCredit, reserveCredit, type PeopleAction } from './usage.ts';
 import { addCredits, dropLookup, expireLookup, findLookup, insertLookup, newSecret, secretMatches, settleLookup, type LookupStatus } from './lookups.ts';
 import { isUuid } from '../core/uuid.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export interface Usage {
   creditsConsumed: number;
@@ -86,7 +87,7 @@ const RESERVATION_MARGIN_SECONDS = 60;
 const HOLD_MARGIN_SECONDS = 3600;
 
 export class PeopleService {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #ledger: CreditLedger;
   readonly #config: Config['people'];
   readonly #baseUrl: string;
@@ -94,7 +95,7 @@ export class PeopleService {
   readonly #clock: () => Date;
   readonly #log: Logger;
 
-  constructor(deps: { db: Kysely<any>; ledger: CreditLedger; config: Config; log: Logger; clock?: () => Date }) {
+  constructor(deps: { db: Kysely<ControlDatabase>; ledger: CreditLedger; config: Config; log: Logger; clock?: () => Date }) {
     this.#db = deps.db;
     this.#ledger = deps.ledger;
     this.#config = deps.config.people;

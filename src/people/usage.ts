@@ -6,6 +6,7 @@ import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import { AppError } from '../core/errors.ts';
 import { peopleErrors } from './errors.ts';
 import { toUsd, type Charge } from './pricing.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export type PeopleAction = 'search_person' | 'search_company' | 'profile' | 'profile_email_queue' | 'profile_email_resolved';
 export type LoggedAction = PeopleAction | `${PeopleAction}_error` | 'profile_cache_hit';
@@ -50,7 +51,7 @@ export async function reserveCredit(ledger: CreditLedger, hold: CreditHold, gate
 }
 
 /** The row, its charge and the end of its reservation, all or nothing; `also` runs in the same statement. */
-export async function recordUsage(db: Kysely<any>, ledger: CreditLedger, usage: PeopleUsage, reservation: Reservation | undefined, also?: RawBuilder<unknown>): Promise<void> {
+export async function recordUsage(db: Kysely<ControlDatabase>, ledger: CreditLedger, usage: PeopleUsage, reservation: Reservation | undefined, also?: RawBuilder<unknown>): Promise<void> {
   const settlement = ledger.settlement(usage.accountId, reservation, usage.charge.nanos, SOURCE, sql`'people_usage:' || (select id from usage)`);
   const charged = toUsd(usage.charge.nanos);
   await sql`
@@ -67,6 +68,6 @@ export async function recordUsage(db: Kysely<any>, ledger: CreditLedger, usage: 
 }
 
 /** Gives a reservation back unused (the call never reached the provider). */
-export async function releaseCredit(db: Kysely<any>, ledger: CreditLedger, accountId: string, reservation: Reservation | undefined): Promise<void> {
+export async function releaseCredit(db: Kysely<ControlDatabase>, ledger: CreditLedger, accountId: string, reservation: Reservation | undefined): Promise<void> {
   if (reservation) await ledger.settle(db, accountId, reservation, 0, SOURCE, 'people_usage:none');
 }

@@ -28,6 +28,7 @@ import {
 import { synthesisMessages, NO_ANSWER } from './synthesis.ts';
 import { enqueue } from '../core/jobs.ts';
 import { ragIngest } from './jobs.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** A document still pending this long after creation has lost its job (see #repair). */
 const PENDING_REPAIR_MS = 2 * 60_000;
@@ -85,7 +86,7 @@ interface DocumentRow {
 const DOC_COLUMNS = 'id, collection_id, filename, status, chunk_count, metadata, error_message, owner_user_id, created_at, updated_at';
 
 export interface RagDeps {
-  control: Kysely<any>;
+  control: Kysely<ControlDatabase>;
   apps: AppsService;
   databases: AppDatabases;
   ai: AiGateway;

@@ -2,6 +2,7 @@
 // (row shape, views). Writes go through the ledger: src/substrate/capabilities/upsert-source-artifact.ts.
 import { sql, type Kysely } from 'kysely';
 import { errors } from '../core/errors.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export interface ArtifactLinks {
   entity_ids?: string[];
@@ -86,7 +87,7 @@ export const artifactNotFound = (id: string) =>
   errors.notFound(`Source artifact '${id.slice(0, 100)}'`, 'List the artifacts with GET /v1/me/substrate/source-artifacts (substrate_artifacts_list) to find a valid id.');
 
 /** The artifact row of this user, or undefined. `forUpdate` locks it for the rest of the transaction. */
-export async function findArtifact(db: Kysely<any>, userId: string, id: string, forUpdate = false): Promise<ArtifactRow | undefined> {
+export async function findArtifact(db: Kysely<ControlDatabase>, userId: string, id: string, forUpdate = false): Promise<ArtifactRow | undefined> {
   const lock = forUpdate ? sql`for update` : sql``;
   const { rows } = await sql<ArtifactRow>`select ${ARTIFACT_COLUMNS}, content from substrate_artifacts where id = ${id} and user_id = ${userId} ${lock}`.execute(db);
   return rows[0];
@@ -96,7 +97,7 @@ export async function findArtifact(db: Kysely<any>, userId: string, id: string, 
  * A memory capability's `source_artifact_id` must name an artifact of the same user (capability rule 3): 404 naming
  * it otherwise. The row is share-locked so a concurrent delete waits for the reference (then nulls it).
  */
-export async function requireArtifactRef(db: Kysely<any>, userId: string, id: string | undefined | null): Promise<void> {
+export async function requireArtifactRef(db: Kysely<ControlDatabase>, userId: string, id: string | undefined | null): Promise<void> {
   if (id === undefined || id === null) return;
   const { rows } = await sql`select 1 from substrate_artifacts where id = ${id} and user_id = ${userId} for key share`.execute(db);
   if (!rows[0]) throw artifactNotFound(id);
@@ -124,9 +125,9 @@ export function tsQuery(q: string, match: 'and' | 'or' | 'phrase' = 'and') {
 
 /** Artifact reads of one substrate user (upsert_source_artifact writes). */
 export class SubstrateArtifacts {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
 
-  constructor(db: Kysely<any>) {
+  constructor(db: Kysely<ControlDatabase>) {
     this.#db = db;
   }
 

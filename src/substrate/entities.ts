@@ -3,6 +3,7 @@
 // update-entity.ts, patch-entity.ts, merge-entities.ts, delete-entity.ts; their shared pieces in entity-writes.ts).
 import { sql, type Kysely } from 'kysely';
 import { errors } from '../core/errors.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export const ENTITY_TYPES = ['person', 'company', 'fund', 'workspace', 'team', 'project', 'event', 'agent', 'self'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
@@ -53,7 +54,7 @@ export const entityNotFound = (id: string) =>
  * The entity an id names for this user: itself, or the winner it was merged into (an alias). Undefined when neither.
  * `forUpdate` locks the row for the rest of the transaction.
  */
-export async function findEntity(db: Kysely<any>, userId: string, id: string, forUpdate = false): Promise<EntityRow | undefined> {
+export async function findEntity(db: Kysely<ControlDatabase>, userId: string, id: string, forUpdate = false): Promise<EntityRow | undefined> {
   const lock = forUpdate ? sql`for update of e` : sql``;
   const { rows } = await sql<EntityRow>`
     select e.* from substrate_entities e
@@ -64,7 +65,7 @@ export async function findEntity(db: Kysely<any>, userId: string, id: string, fo
 }
 
 /** Like findEntity, but 404 RESOURCE_NOT_FOUND when the id names no entity of this user. */
-export async function requireEntity(db: Kysely<any>, userId: string, id: string, forUpdate = false): Promise<EntityRow> {
+export async function requireEntity(db: Kysely<ControlDatabase>, userId: string, id: string, forUpdate = false): Promise<EntityRow> {
   const row = await findEntity(db, userId, id, forUpdate);
   if (!row) throw entityNotFound(id);
   return row;
@@ -77,9 +78,9 @@ function likeLiteral(term: string): string {
 
 /** Entity reads of one substrate user (the capabilities write). */
 export class SubstrateEntities {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
 
-  constructor(db: Kysely<any>) {
+  constructor(db: Kysely<ControlDatabase>) {
     this.#db = db;
   }
 

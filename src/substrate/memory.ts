@@ -3,6 +3,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { errors } from '../core/errors.ts';
 import { tsQuery } from './artifacts.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export const MEMORY_KINDS = ['decisions', 'commitments', 'learnings', 'source_artifacts'] as const;
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
@@ -115,9 +116,9 @@ export function parseCursor(before: string): { ts: string; id: string | null } {
 }
 
 export class SubstrateMemory {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
 
-  constructor(db: Kysely<any>) {
+  constructor(db: Kysely<ControlDatabase>) {
     this.#db = db;
   }
 

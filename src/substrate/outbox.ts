@@ -11,6 +11,7 @@ import { newId } from './ids.ts';
 import type { SubstrateActor } from './types.ts';
 import { enqueue } from '../core/jobs.ts';
 import { substrateOutboxDeliver } from './jobs.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 
 export interface TargetView {
@@ -40,12 +41,12 @@ export function signature(secret: string, body: string): string {
 }
 
 export class SubstrateOutbox {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #box: SecretBox;
   readonly #config: Config;
   readonly #log: Logger;
 
-  constructor(deps: { db: Kysely<any>; box: SecretBox; config: Config; log: Logger }) {
+  constructor(deps: { db: Kysely<ControlDatabase>; box: SecretBox; config: Config; log: Logger }) {
     this.#db = deps.db;
     this.#box = deps.box;
     this.#config = deps.config;
@@ -79,7 +80,7 @@ export class SubstrateOutbox {
    * In the transaction that executed the action: a delivery row and its job, when the user has a target for the
    * capability (and, for a target scoped to an app, the action came from that app).
    */
-  async enqueue(tx: Kysely<any>, actor: SubstrateActor, action: { id: string; capability: string; payload: unknown; result: unknown }): Promise<void> {
+  async enqueue(tx: Kysely<ControlDatabase>, actor: SubstrateActor, action: { id: string; capability: string; payload: unknown; result: unknown }): Promise<void> {
     const target = (
       await sql<{ webhook_url: string; source_app_id: string | null }>`
         select webhook_url, source_app_id from substrate_outbox_targets where user_id = ${actor.userId} and capability = ${action.capability}`.execute(tx)
@@ -168,7 +169,7 @@ export class SubstrateOutbox {
     if (last) this.#log.warn({ delivery_id: row.id, error }, 'outbox delivery is dead');
   }
 
-  #addJob(tx: Kysely<any>, id: string, key: string): Promise<unknown> {
+  #addJob(tx: Kysely<ControlDatabase>, id: string, key: string): Promise<unknown> {
     return enqueue(tx, substrateOutboxDeliver, { delivery_id: id }, { jobKey: key, maxAttempts: this.#config.outbox.maxAttempts });
   }
 }

@@ -22,10 +22,11 @@ import { substrateRuleFire } from './jobs.ts';
 import { LOGIC_ROW_QUERY_MAX_MS, LOGIC_ROW_QUERY_MAX_OPERATIONS, LogicBudget, LogicBudgetExceeded, logicHolds } from './logic.ts';
 import { decide, type PrincipleRow } from './policy.ts';
 import { MissingVariable, renderTemplate, unknownVar, type RuleBody, type ROW_SOURCES } from './rule-body.ts';
-import { firingView, type FiringProposal, type FiringView, type RuleRow } from './rule-rows.ts';
+import { firingView, type FiringProposal, type FiringRow, type FiringView, type RuleRow } from './rule-rows.ts';
 import type { SubstrateService } from './service.ts';
 import type { SubstrateActor, Verdict } from './types.ts';
 import { newId } from './ids.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** Bindings one fire (or preview) yields at most. */
 export const BINDINGS_MAX = 100;
@@ -99,10 +100,10 @@ function storedBinding(b: unknown): unknown {
 
 /** The dispatcher and firing of every user's rules, and the dry run of one rule body. */
 export class RuleEngine {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #service: SubstrateService;
 
-  constructor(db: Kysely<any>, service: SubstrateService) {
+  constructor(db: Kysely<ControlDatabase>, service: SubstrateService) {
     this.#db = db;
     this.#service = service;
   }
@@ -228,7 +229,7 @@ export class RuleEngine {
   /** The firing row of the slot (a rerun overwrites it), then the firings and daily usage past keeping are deleted. */
   async #record(firing: Firing, evaluation: Evaluation): Promise<FiringView> {
     const { rule, slotIso, day, proposals, skipped } = firing;
-    const { rows } = await sql<any>`
+    const { rows } = await sql<FiringRow>`
       insert into substrate_attention_rule_firings (id, rule_id, user_id, slot, bindings_count, bindings, proposals, skipped, skip_reason)
       values (${newId('frg')}, ${rule.id}, ${rule.user_id}, ${slotIso}, ${evaluation.bindings.length}, ${JSON.stringify(evaluation.bindings.map(storedBinding))}::jsonb,
               ${JSON.stringify(proposals)}::jsonb, ${JSON.stringify(skipped)}::jsonb, ${evaluation.skip_reason})
@@ -239,7 +240,7 @@ export class RuleEngine {
       delete from substrate_attention_rule_firings where rule_id = ${rule.id} and slot < (
         select slot from substrate_attention_rule_firings where rule_id = ${rule.id} order by slot desc offset ${FIRINGS_KEPT - 1} limit 1)`.execute(this.#db);
     await sql`delete from substrate_attention_rule_usage where rule_id = ${rule.id} and day < ${day}::date - 2`.execute(this.#db);
-    return firingView(rows[0]);
+    return firingView(rows[0]!);
   }
 
   /** One more proposal of the rule on that day, unless the cap is reached. */
@@ -258,11 +259,11 @@ export class RuleEngine {
 }
 
 /** The bindings of a condition now: the latest snapshot's, or the matching rows'; skip_reason when there are none to take. */
-async function evaluate(db: Kysely<any>, userId: string, rule: Pick<RuleBody, 'condition_mode' | 'condition'>): Promise<Evaluation> {
+async function evaluate(db: Kysely<ControlDatabase>, userId: string, rule: Pick<RuleBody, 'condition_mode' | 'condition'>): Promise<Evaluation> {
   return rule.condition_mode === 'snapshot_predicate' ? evaluateSnapshot(db, userId, rule.condition) : evaluateRows(db, userId, rule.condition);
 }
 
-async function evaluateSnapshot(db: Kysely<any>, userId: string, condition: Record<string, unknown>): Promise<Evaluation> {
+async function evaluateSnapshot(db: Kysely<ControlDatabase>, userId: string, condition: Record<string, unknown>): Promise<Evaluation> {
   const snapshot = (
     await sql<Record<string, unknown>>`
       select snapshot_date::text as snapshot_date, entity_count, decision_count, commitment_count, learning_count, principle_count, artifact_count,
@@ -279,7 +280,7 @@ async function evaluateSnapshot(db: Kysely<any>, userId: string, condition: Reco
   }
 }
 
-async function evaluateRows(db: Kysely<any>, userId: string, condition: Record<string, unknown>): Promise<Evaluation> {
+async function evaluateRows(db: Kysely<ControlDatabase>, userId: string, condition: Record<string, unknown>): Promise<Evaluation> {
   const from = condition.from as (typeof ROW_SOURCES)[number];
   const table = TABLES[from];
   if (!table) return { bindings: [], skip_reason: `the condition could not be evaluated: unknown row source '${String(from).slice(0, 50)}'` };
@@ -330,7 +331,7 @@ function isoTimestamps(row: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-async function policyState(db: Kysely<any>, userId: string): Promise<{ yolo: boolean; principles: PrincipleRow[] }> {
+async function policyState(db: Kysely<ControlDatabase>, userId: string): Promise<{ yolo: boolean; principles: PrincipleRow[] }> {
   const row = (
     await sql<{ yolo_mode: boolean; principles: PrincipleRow[] }>`
       select u.yolo_mode, coalesce((select json_agg(json_build_object('id', p.id, 'title', p.title, 'applies_to', p.applies_to, 'constraint_spec', p.constraint_spec))
@@ -341,7 +342,7 @@ async function policyState(db: Kysely<any>, userId: string): Promise<{ yolo: boo
 }
 
 /** As the ledger's policy sees it: payload.type, else the type of the entity named by id or loser_id. */
-async function entityTypeOf(db: Kysely<any>, userId: string, payload: Record<string, unknown>): Promise<string | null> {
+async function entityTypeOf(db: Kysely<ControlDatabase>, userId: string, payload: Record<string, unknown>): Promise<string | null> {
   if (typeof payload.type === 'string') return payload.type;
   const eid = typeof payload.id === 'string' ? payload.id : typeof payload.loser_id === 'string' ? payload.loser_id : null;
   if (!eid?.startsWith('ent_')) return null;

@@ -1,5 +1,7 @@
 // The stored shapes shared by the rules' CRUD (rules.ts) and their engine (rule-engine.ts): the rule row, the
 // firing as the API returns it, and the ids of both.
+import type { Selectable } from 'kysely';
+import type { ControlDatabase } from '../db/types.ts';
 import type { RuleBody } from './rule-body.ts';
 import type { Verdict } from './types.ts';
 
@@ -41,16 +43,18 @@ export interface FiringView {
   updated_at: string;
 }
 
-/** A firing row as the API returns it. */
-export function firingView(r: any): FiringView {
+export type FiringRow = Selectable<ControlDatabase['substrate_attention_rule_firings']>;
+
+/** A firing row as the API returns it (its jsonb columns hold what the engine wrote in these shapes). */
+export function firingView(r: FiringRow): FiringView {
   return {
     firing_id: r.id,
     rule_id: r.rule_id,
     slot: r.slot.toISOString(),
     bindings_count: r.bindings_count,
-    bindings: r.bindings,
-    proposals: r.proposals,
-    skipped: r.skipped,
+    bindings: r.bindings as unknown[],
+    proposals: r.proposals as unknown as FiringProposal[],
+    skipped: r.skipped as FiringView['skipped'],
     skip_reason: r.skip_reason,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),

@@ -6,9 +6,10 @@ import { AppError, errors } from '../core/errors.ts';
 import { cronNext, parseCron } from '../core/cron.ts';
 import { MAX_FIRES_DEFAULT, type RuleBody } from './rule-body.ts';
 import { RuleEngine, type PreviewResult } from './rule-engine.ts';
-import { firingView, type FiringView, type RuleRow } from './rule-rows.ts';
+import { firingView, type FiringRow, type FiringView, type RuleRow } from './rule-rows.ts';
 import type { SubstrateService } from './service.ts';
 import { newId } from './ids.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 // Callers (tools, tests) import the rule body's schema and rendering from here, as before the split.
 export { CONDITION_MODES, MAX_FIRES_DEFAULT, RENDERED_MAX_BYTES, ROW_SOURCES, refineBody, renderTemplate, ruleShape, unknownVar, type RuleBody } from './rule-body.ts';
@@ -58,10 +59,10 @@ const ruleNotFound = (ruleId: string) => errors.notFound(`Attention rule '${rule
 
 /** Rules of one substrate user (CRUD, firings), and through the engine the preview, dispatcher and firing of every user's rules. */
 export class SubstrateRules {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #engine: RuleEngine;
 
-  constructor(db: Kysely<any>, service: SubstrateService) {
+  constructor(db: Kysely<ControlDatabase>, service: SubstrateService) {
     this.#db = db;
     this.#engine = new RuleEngine(db, service);
   }
@@ -129,7 +130,7 @@ export class SubstrateRules {
   /** Newest slot first. */
   async firings(userId: string, ruleId: string, limit: number): Promise<{ firings: FiringView[] }> {
     await this.#row(this.#db, userId, ruleId);
-    const { rows } = await sql<any>`
+    const { rows } = await sql<FiringRow>`
       select * from substrate_attention_rule_firings where rule_id = ${ruleId} and user_id = ${userId}
       order by slot desc, created_at desc limit ${limit}`.execute(this.#db);
     return {
@@ -152,7 +153,7 @@ export class SubstrateRules {
     return this.#engine.fire(ruleId, slot);
   }
 
-  async #row(db: Kysely<any>, userId: string, ruleId: string): Promise<RuleRow> {
+  async #row(db: Kysely<ControlDatabase>, userId: string, ruleId: string): Promise<RuleRow> {
     const row = (await sql<RuleRow>`select * from substrate_attention_rules where id = ${ruleId} and user_id = ${userId}`.execute(db)).rows[0];
     if (!row) throw ruleNotFound(ruleId);
     return row;

@@ -16,6 +16,7 @@ import { SubstrateArtifacts } from './artifacts.ts';
 import { SubstrateMemory, parseKinds } from './memory.ts';
 import { SubstrateSnapshots } from './snapshots.ts';
 import { SubstrateRules } from './rules.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 export interface ProposeInput {
   capability: string;
@@ -113,7 +114,7 @@ const LINK_TTL_MS = 5_000;
 class Replay extends Error {}
 
 export class SubstrateService {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #links = new Map<string, { linked: boolean; until: number }>();
   /** Substrate key id -> its user, and account -> its default user: both fixed once known. */
   readonly #keyUsers = new Map<string, string>();
@@ -123,7 +124,7 @@ export class SubstrateService {
   /** Stream tickets and the LISTEN fan-out of committed changes (started by api processes). */
   readonly stream: SubstrateStream;
 
-  constructor(db: Kysely<any>, outbox: SubstrateOutbox, stream: SubstrateStream) {
+  constructor(db: Kysely<ControlDatabase>, outbox: SubstrateOutbox, stream: SubstrateStream) {
     this.#db = db;
     this.#outbox = outbox;
     this.stream = stream;
@@ -391,13 +392,13 @@ export class SubstrateService {
     return { actions: rows.map((r) => compact(view(r))) };
   }
 
-  #context(tx: Kysely<any>, actor: SubstrateActor, actionId: string): CapabilityContext {
+  #context(tx: Kysely<ControlDatabase>, actor: SubstrateActor, actionId: string): CapabilityContext {
     const ctx: CapabilityContext = { tx, actor, actionId, revert: (target) => this.#revert(ctx, target) };
     return ctx;
   }
 
   /** Executes an approved action whose row exists (approve) and writes its outcome on the row. */
-  async #execute(tx: Kysely<any>, actor: SubstrateActor, actionId: string, capability: Capability, payload: Record<string, unknown>): Promise<unknown> {
+  async #execute(tx: Kysely<ControlDatabase>, actor: SubstrateActor, actionId: string, capability: Capability, payload: Record<string, unknown>): Promise<unknown> {
     const { result, undo } = await capability.execute(this.#context(tx, actor, actionId), payload);
     await sql`update substrate_actions set status = 'executed', executed_at = now(), result = ${JSON.stringify(result ?? null)}::jsonb,
       undo = ${capability.reversible && undo !== undefined ? JSON.stringify(undo) : null}::jsonb where id = ${actionId}`.execute(tx);
@@ -418,14 +419,14 @@ export class SubstrateService {
     await sql`update substrate_actions set reverted_by = ${ctx.actionId} where id = ${target}`.execute(ctx.tx);
   }
 
-  async #lockProposed(tx: Kysely<any>, actor: SubstrateActor, actionId: string): Promise<ActionRow> {
+  async #lockProposed(tx: Kysely<ControlDatabase>, actor: SubstrateActor, actionId: string): Promise<ActionRow> {
     const row = (await sql<ActionRow>`select * from substrate_actions where id = ${actionId} and user_id = ${actor.userId} for update`.execute(tx)).rows[0];
     if (!row) throw substrateErrors.actionNotFound(actionId);
     if (row.status !== 'proposed') throw substrateErrors.wrongStatus(actionId, row.status);
     return row;
   }
 
-  async #row(db: Kysely<any>, actor: SubstrateActor, actionId: string): Promise<ActionRow> {
+  async #row(db: Kysely<ControlDatabase>, actor: SubstrateActor, actionId: string): Promise<ActionRow> {
     const row = (await sql<ActionRow>`select * from substrate_actions where id = ${actionId} and user_id = ${actor.userId}`.execute(db)).rows[0];
     if (!row) throw substrateErrors.actionNotFound(actionId);
     return row;
@@ -473,7 +474,7 @@ function checkPrincipleScope(payload: Record<string, unknown>): void {
  * The type of the entity a proposal is about: `payload.type` (upsert_entity), else the entity named by `id` or
  * `loser_id` (aliases followed); null for proposals about no entity.
  */
-async function entityTypeOf(tx: Kysely<any>, userId: string, payload: Record<string, unknown>): Promise<string | null> {
+async function entityTypeOf(tx: Kysely<ControlDatabase>, userId: string, payload: Record<string, unknown>): Promise<string | null> {
   if (typeof payload.type === 'string') return payload.type;
   const id = typeof payload.id === 'string' ? payload.id : typeof payload.loser_id === 'string' ? payload.loser_id : null;
   if (!id?.startsWith('ent_')) return null;

@@ -1,6 +1,7 @@
 // Daily snapshots: one row of counters per substrate user and UTC day (the substrate_snapshots cron writes them; GET
 // snapshots makes today's when it is missing). Attention rules (part 2) evaluate predicates over today's row.
 import { sql, type Kysely } from 'kysely';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** A snapshot as the API returns it. Counts are of the user's rows when the snapshot was taken (`taken_at`). */
 export interface SnapshotView {
@@ -33,7 +34,7 @@ const BATCH = 500;
  * Writes today's snapshot of each of these users. `replace`: a row already written today is refreshed (the cron);
  * otherwise it is kept (on demand). Returns the number of rows written.
  */
-async function write(db: Kysely<any>, userIds: readonly string[], replace: boolean): Promise<number> {
+async function write(db: Kysely<ControlDatabase>, userIds: readonly string[], replace: boolean): Promise<number> {
   if (userIds.length === 0) return 0;
   const onConflict = replace
     ? sql`do update set entity_count = excluded.entity_count, decision_count = excluded.decision_count, commitment_count = excluded.commitment_count,
@@ -61,9 +62,9 @@ async function write(db: Kysely<any>, userIds: readonly string[], replace: boole
 }
 
 export class SubstrateSnapshots {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
 
-  constructor(db: Kysely<any>) {
+  constructor(db: Kysely<ControlDatabase>) {
     this.#db = db;
   }
 

@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { createClient } from '../db/pg.ts';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** How long a stream ticket may wait for its connection. */
 export const TICKET_SECONDS = 60;
@@ -26,7 +27,7 @@ type Listener = (frame: ChangeFrame | typeof LOST) => void;
 const hash = (ticket: string) => createHash('sha256').update(ticket).digest('hex');
 
 export class SubstrateStream {
-  readonly #db: Kysely<any>;
+  readonly #db: Kysely<ControlDatabase>;
   readonly #databaseUrl: string;
   readonly #log: Logger;
   readonly #listeners = new Map<string, Set<Listener>>();
@@ -34,7 +35,7 @@ export class SubstrateStream {
   #stopped = false;
   #retry: NodeJS.Timeout | undefined;
 
-  constructor(deps: { db: Kysely<any>; databaseUrl: string; log: Logger }) {
+  constructor(deps: { db: Kysely<ControlDatabase>; databaseUrl: string; log: Logger }) {
     this.#db = deps.db;
     this.#databaseUrl = deps.databaseUrl;
     this.#log = deps.log;

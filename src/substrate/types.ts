@@ -1,6 +1,7 @@
 // The substrate's shared types: who proposes, what a capability is, and the shapes the API returns.
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
+import type { ControlDatabase } from '../db/types.ts';
 
 export type ProposerKind = 'human' | 'agent';
 
@@ -30,7 +31,7 @@ export interface Verdict {
 
 /** What a capability's execute and revert run with: the ledger's transaction and the actor. */
 export interface CapabilityContext {
-  tx: Kysely<any>;
+  tx: Kysely<ControlDatabase>;
   actor: SubstrateActor;
   actionId: string;
   /** Undoes an executed action of the same user in this transaction (revert_action, bulk_revert_actions). */

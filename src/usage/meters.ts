@@ -1,10 +1,11 @@
 import { sql, type Kysely } from 'kysely';
+import type { ControlDatabase } from '../db/types.ts';
 
 /** Meter names recorded in usage_daily. Later areas add theirs (lambda_invocations, ai_tokens, ...). */
 export type MeterName = 'storage_bytes' | (string & {});
 
 /** Any kysely handle: the control database or a transaction on it (the meter joins the caller's transaction). */
-type Db = Kysely<any>;
+type Db = Kysely<ControlDatabase>;
 
 /**
  * Adds `delta` (may be negative) to today's (UTC) aggregate of `meter` for the app. One upsert; concurrent

@@ -7,6 +7,8 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueEntitlementSync, syncEntitlement, type EntitlementSyncDeps } from '../../src/monetization/entitlement.ts';
+import type { ControlDatabase } from '../../src/db/types.ts';
+import type { SubscriptionStatus } from '../../src/monetization/types.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { createApp, deployNew, fetchFunction } from '../helpers/functions.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -14,7 +16,7 @@ import { freePort } from '../helpers/server.ts';
 import { waitFor } from './frontend-helpers.ts';
 
 let p: TestPlatform;
-let control: Kysely<any>;
+let control: Kysely<ControlDatabase>;
 let controlPool: pg.Pool;
 let appDb: pg.Pool;
 let appId: string;
@@ -47,7 +49,7 @@ async function addPlan(id: string, app: string): Promise<void> {
 let subscriptions = 0;
 
 /** A subscription row as the monetization side writes it, and its sync enqueued in the same transaction. */
-async function subscribe(user: string, plan: string, status: string, createdAt = new Date()): Promise<string> {
+async function subscribe(user: string, plan: string, status: SubscriptionStatus, createdAt = new Date()): Promise<string> {
   const id = `sbn_test${++subscriptions}`;
   await control.transaction().execute(async (tx) => {
     await tx
@@ -59,7 +61,7 @@ async function subscribe(user: string, plan: string, status: string, createdAt =
   return id;
 }
 
-async function setStatus(subscriptionId: string, user: string, status: string): Promise<void> {
+async function setStatus(subscriptionId: string, user: string, status: SubscriptionStatus): Promise<void> {
   await control.transaction().execute(async (tx) => {
     await tx.updateTable('app_subscriptions').set({ status, updated_at: new Date() }).where('id', '=', subscriptionId).execute();
     await enqueueEntitlementSync(tx, appId, user);
@@ -87,7 +89,7 @@ beforeAll(async () => {
   const port = await freePort();
   p = await startTestPlatform({ PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}` });
   controlPool = new pg.Pool({ connectionString: databaseUrl(p.controlDb), max: 2 });
-  control = new Kysely({ dialect: new PostgresDialect({ pool: controlPool }) });
+  control = new Kysely<ControlDatabase>({ dialect: new PostgresDialect({ pool: controlPool }) });
   ({ appId, key: serviceKey } = await createApp(p, 'premium'));
   appDb = new pg.Pool({ connectionString: databaseUrl(p.appDbPrefix + appId), max: 2 });
   await addPlan(PRO, appId);

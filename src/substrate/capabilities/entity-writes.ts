@@ -5,6 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import { AppError } from '../../core/errors.ts';
 import { ENTITY_TYPES, type EntityRow } from '../entities.ts';
 import type { CapabilityContext } from '../types.ts';
+import type { ControlDatabase } from '../../db/types.ts';
 
 export const EntityType = z.enum(ENTITY_TYPES);
 export const EntityId = z.string().regex(/^ent_[a-z2-7]{20}$/, 'an entity id is ent_ followed by 20 characters (a merged-away id still works)');
@@ -60,7 +61,7 @@ export async function revertEntity(ctx: CapabilityContext, undo: EntityUndo): Pr
 
 /** The fields set by update and patch; undefined leaves a field as it is, null clears primary_email. */
 export async function writeFields(
-  tx: Kysely<any>,
+  tx: Kysely<ControlDatabase>,
   row: EntityRow,
   fields: { display_name?: string | undefined; primary_email?: string | null | undefined; attrs?: Record<string, unknown> | undefined },
 ): Promise<EntityRow> {

@@ -1,4 +1,4 @@
-import type { Request, Response, NextFunction, Router } from 'express';
+import type { Request, Response, NextFunction } from 'express';
 import type { Services } from '../../services.ts';
 import { errors } from '../../core/errors.ts';
 import { toAppError } from '../../core/invoke.ts';
