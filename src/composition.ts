@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Logger as WorkerLogger, run as runWorker, type Runner } from 'graphile-worker';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import type { Config, PeopleSlotConfig } from './config.ts';
 import { SecretBox } from './core/crypto.ts';
 import { loadMasterKey } from './core/master-key.ts';
 import { appAdmission, type Services } from './services.ts';
@@ -21,6 +21,7 @@ import { SuggestionsService } from './platform/suggestions.ts';
 import { HealthService } from './platform/health.ts';
 import { FrontendService } from './frontend/service.ts';
 import { StorageService } from './storage/service.ts';
+import { S3Backend } from './adapters/s3.ts';
 import { FunctionsService } from './functions/service.ts';
 import { AiGateway } from './ai/gateway.ts';
 import { AiSettingsStore } from './ai/settings.ts';
@@ -36,6 +37,9 @@ import { SmtpMailer } from './adapters/smtp.ts';
 import { MonetizationService } from './monetization/service.ts';
 import { ConnectStripe } from './adapters/stripe-connect.ts';
 import { PeopleService } from './people/service.ts';
+import type { PeopleProvider } from './people/provider.ts';
+import { ExaPeople } from './adapters/people-exa.ts';
+import { ProxycurlPeople } from './adapters/people-proxycurl.ts';
 import { MeetingsService } from './meetings/service.ts';
 import { IntegrationsService } from './integrations/service.ts';
 import { SubstrateOutbox } from './substrate/outbox.ts';
@@ -85,7 +89,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const credits = new CreditLedger(control.db, control.pool);
   const aiSettings = new AiSettingsStore(control.db, box);
   const upstream = config.ai.baseUrl ? new OpenAiUpstream({ baseUrl: config.ai.baseUrl, timeoutMs: config.ai.timeoutMs }) : undefined;
-  const storage = new StorageService({ db: control.db, config, masterKey, log });
+  // S3 is a vendor adapter, built here; without one the storage area builds its own local-disk backend.
+  const storageBackend = config.storage.backend === 's3' ? new S3Backend(config.storage.s3) : undefined;
+  const storage = new StorageService({ db: control.db, config, masterKey, backend: storageBackend, log });
   const stripe = stripeClient(config.billing.stripe);
   const billing = new BillingService({
     db: control.db,
@@ -100,13 +106,16 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   });
   // Monthly active users: every end-user token issued or used counts its user for the month.
   endUserTokens.onUse((appId, userId) => billing.traffic.activeUser(appId, userId));
-  // The areas' vendor ports (meetings/provider.ts, integrations/vendor-port.ts), built here from the configuration.
+  // The areas' vendor ports (meetings/provider.ts, integrations/vendor-port.ts, people/provider.ts), built here from
+  // the configuration.
   const { meetings: meetingsConfig, integrations: integrationsConfig } = config;
   const meetingsProvider =
     meetingsConfig.baseUrl && meetingsConfig.apiKey
       ? new RecallAdapter({ baseUrl: meetingsConfig.baseUrl, apiKey: meetingsConfig.apiKey, timeoutMs: meetingsConfig.timeoutMs })
       : undefined;
   const integrationsVendor = integrationsConfig.apiKey ? new ComposioClient({ baseUrl: integrationsConfig.baseUrl, apiKey: integrationsConfig.apiKey }) : undefined;
+  const { slots: peopleSlots, timeoutMs: peopleTimeoutMs } = config.people;
+  const peopleProviders = { primary: peopleProvider(peopleSlots.primary, peopleTimeoutMs), secondary: peopleProvider(peopleSlots.secondary, peopleTimeoutMs) };
   const ai = new AiGateway({ db: control.db, ledger: credits, settings: aiSettings, config: config.ai, upstream, log });
   const services: Services = {
     config,
@@ -141,7 +150,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     ),
     billing,
     monetization: new MonetizationService({ db: control.db, config, stripe: stripe && new ConnectStripe(stripe), log }),
-    people: new PeopleService({ db: control.db, ledger: credits, config, log }),
+    people: new PeopleService({ db: control.db, ledger: credits, config, providers: peopleProviders, log }),
     meetings: new MeetingsService({ db: control.db, box, credits, config, provider: meetingsProvider, log }),
     integrations: new IntegrationsService({ db: control.db, apps, config, vendor: integrationsVendor, log }),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
@@ -227,6 +236,13 @@ async function closeServer(server: http.Server, mcp: McpTransport, timeoutMs: nu
   const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
   await closed;
   clearTimeout(timer);
+}
+
+/** The adapter of one people slot's configured vendor (SVC_PEOPLE_<SLOT>_KIND); undefined: the slot is empty. */
+function peopleProvider(slot: PeopleSlotConfig | undefined, timeoutMs: number): PeopleProvider | undefined {
+  if (!slot) return undefined;
+  const options = { baseUrl: slot.baseUrl, apiKey: slot.apiKey, timeoutMs };
+  return slot.kind === 'exa' ? new ExaPeople(options) : new ProxycurlPeople(options);
 }
 
 function workerLogger(log: Logger): WorkerLogger {

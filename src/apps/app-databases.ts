@@ -1,9 +1,20 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { createClient, createPool } from '../db/pg.ts';
+import { createClient, createPool, inTransaction, type TransactionOptions } from '../db/pg.ts';
 import { AppMigrator } from './app-migrations.ts';
 
 export const APP_ROLES = ['svc_anon', 'svc_user', 'svc_service'] as const;
+
+/**
+ * Statements on one app's database as the platform (the database's owner, so row-level security does not apply). Every
+ * area reaches app databases through this; only the data API's executor holds the pool itself, because it sends BEGIN,
+ * the role, the statement and COMMIT in one round trip (src/data/executor.ts).
+ */
+export interface AppSql {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  /** `fn` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, opts?: TransactionOptions<T>): Promise<T>;
+}
 
 type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
 
@@ -99,6 +110,15 @@ export class AppDatabases {
       [this.#opts.prefix],
     );
     return new Map(rows.map((r) => [r.datname.slice(this.#opts.prefix.length), Number(r.bytes)]));
+  }
+
+  /** Statements on the app's database; the first in this process brings it up to date (see #gateUntilMigrated). */
+  sql(appId: string): AppSql {
+    const pool = this.pool(appId);
+    return {
+      query: (text, values) => pool.query(text, values),
+      transaction: (fn, opts) => inTransaction(pool, fn, opts),
+    };
   }
 
   /** The app's pool, most recently used last; the least recently used pool is closed past the budget. */

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { withinTransaction } from '../db/pg.ts';
 
 export interface AppMigration {
   version: number;
@@ -96,11 +97,11 @@ async function applyPending(client: pg.ClientBase, migrations: readonly AppMigra
   const database = (client as { database?: string }).database;
   if (state.baseline && migrations[0]) {
     // Bootstrapped by the release before versioned migrations: its objects are exactly 0001's, so it is recorded, not run.
-    await inTransaction(client, () => record(client, migrations[0]!));
+    await withinTransaction(client, () => record(client, migrations[0]!));
     log.info({ database, version: 1 }, 'app database: bootstrap of the previous release recorded as version 1');
   }
   for (const migration of pendingOf(migrations, state.versions)) {
-    await inTransaction(client, async () => {
+    await withinTransaction(client, async () => {
       await migration.up(client);
       await record(client, migration);
     });
@@ -141,17 +142,6 @@ async function appliedVersions(client: pg.ClientBase): Promise<AppliedVersions> 
 async function record(client: pg.ClientBase, migration: AppMigration): Promise<void> {
   await client.query(TRACKING_TABLE_SQL);
   await client.query('insert into svc_meta.platform_migrations (version, name) values ($1, $2)', [migration.version, migration.name]);
-}
-
-async function inTransaction(client: pg.ClientBase, fn: () => Promise<void>): Promise<void> {
-  await client.query('begin');
-  try {
-    await fn();
-    await client.query('commit');
-  } catch (err) {
-    await client.query('rollback').catch(() => undefined);
-    throw err;
-  }
 }
 
 function pendingOf(migrations: readonly AppMigration[], applied: ReadonlySet<number>): AppMigration[] {

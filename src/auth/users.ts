@@ -1,8 +1,7 @@
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import { generateKey, hashKey } from '../core/crypto.ts';
 import { AppError, errors } from '../core/errors.ts';
-import type { AppDatabases } from '../apps/app-databases.ts';
+import type { AppDatabases, AppSql } from '../apps/app-databases.ts';
 import type { EndUserTokens } from './end-user-tokens.ts';
 import { dummyHash, hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 
@@ -145,7 +144,7 @@ export class EndUsers {
     const refreshToken = newRefreshToken();
     let user: UserRow;
     try {
-      const { rows } = await this.#pool(appId).query<UserRow>(SIGNUP_SQL, [email, passwordHash, hashKey(refreshToken), this.#opts.refreshTokenTtlDays]);
+      const { rows } = await this.#db(appId).query<UserRow>(SIGNUP_SQL, [email, passwordHash, hashKey(refreshToken), this.#opts.refreshTokenTtlDays]);
       user = rows[0]!;
     } catch (err) {
       if (isEmailConflict(err)) throw emailTaken();
@@ -155,13 +154,13 @@ export class EndUsers {
   }
 
   async login(appId: string, email: string, password: string): Promise<AuthSession> {
-    const pool = this.#pool(appId);
-    const { rows } = await pool.query<UserRow & { password_hash: string }>(LOGIN_LOOKUP_SQL, [email]);
+    const db = this.#db(appId);
+    const { rows } = await db.query<UserRow & { password_hash: string }>(LOGIN_LOOKUP_SQL, [email]);
     const found = rows[0];
     const ok = found ? await verifyPassword(found.password_hash, password) : await verifyAgainstDummy(password);
     if (!found || !ok) throw invalidCredentials();
     const refreshToken = newRefreshToken();
-    const session = await pool.query<UserRow>(LOGIN_SESSION_SQL, [found.id, hashKey(refreshToken), this.#opts.refreshTokenTtlDays]);
+    const session = await db.query<UserRow>(LOGIN_SESSION_SQL, [found.id, hashKey(refreshToken), this.#opts.refreshTokenTtlDays]);
     // Deleted between the lookup and now: as if it never existed.
     if (!session.rows[0]) throw invalidCredentials();
     return this.#session(appId, session.rows[0], refreshToken);
@@ -169,12 +168,12 @@ export class EndUsers {
 
   /** Rotates: the presented token is revoked and a new one of the same family is issued. */
   async refresh(appId: string, refreshToken: string): Promise<AuthSession> {
-    const pool = this.#pool(appId);
+    const db = this.#db(appId);
     const presented = hashKey(refreshToken);
     const next = newRefreshToken();
-    const { rows } = await pool.query<UserRow>(ROTATE_SQL, [presented, hashKey(next), this.#opts.refreshTokenTtlDays]);
+    const { rows } = await db.query<UserRow>(ROTATE_SQL, [presented, hashKey(next), this.#opts.refreshTokenTtlDays]);
     if (rows[0]) return this.#session(appId, rows[0], next);
-    const reuse = await pool.query(REVOKE_REUSED_FAMILY_SQL, [presented]);
+    const reuse = await db.query(REVOKE_REUSED_FAMILY_SQL, [presented]);
     if (reuse.rowCount) this.#opts.log.warn({ app_id: appId, revoked: reuse.rowCount }, 'refresh token reuse: session family revoked');
     throw invalidRefreshToken();
   }
@@ -185,22 +184,22 @@ export class EndUsers {
    * issued stay valid until they expire.
    */
   async logout(appId: string, userId: string, refreshToken: string | undefined): Promise<number> {
-    const pool = this.#pool(appId);
+    const db = this.#db(appId);
     const result = refreshToken === undefined
-      ? await pool.query(LOGOUT_ALL_SQL, [userId])
-      : await pool.query(LOGOUT_FAMILY_SQL, [hashKey(refreshToken), userId]);
+      ? await db.query(LOGOUT_ALL_SQL, [userId])
+      : await db.query(LOGOUT_FAMILY_SQL, [hashKey(refreshToken), userId]);
     return result.rowCount ?? 0;
   }
 
   async get(appId: string, userId: string): Promise<EndUserView> {
-    const { rows } = await this.#pool(appId).query<FullUserRow>(USER_SQL, [userId]);
+    const { rows } = await this.#db(appId).query<FullUserRow>(USER_SQL, [userId]);
     if (!rows[0]) throw errors.notFound('User', 'The account was deleted; sign up again with auth_signup.');
     return toView(rows[0]);
   }
 
   /** Newest first, at most USERS_LIST_LIMIT. */
   async list(appId: string): Promise<EndUserView[]> {
-    const { rows } = await this.#pool(appId).query<FullUserRow>(USERS_LIST_SQL, [USERS_LIST_LIMIT]);
+    const { rows } = await this.#db(appId).query<FullUserRow>(USERS_LIST_SQL, [USERS_LIST_LIMIT]);
     return rows.map(toView);
   }
 
@@ -216,7 +215,7 @@ export class EndUsers {
     };
   }
 
-  #pool(appId: string): pg.Pool {
-    return this.#opts.databases.pool(appId);
+  #db(appId: string): AppSql {
+    return this.#opts.databases.sql(appId);
   }
 }

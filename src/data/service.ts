@@ -240,6 +240,7 @@ export class DataService {
 
   /** Compiles against the cached catalog; a name the snapshot lacks, or a stale snapshot, costs one re-read and retry. */
   async #run(req: DataRequest, prefer: Prefer, write: boolean, build: (catalog: Catalog) => string): Promise<StatementResult> {
+    // The pool itself, not databases.sql(): runAs sends BEGIN, the role, the statement and COMMIT in one round trip.
     const pool = this.#databases.pool(req.appId);
     const role = roleFor(req.caller);
     const run = { write, rollback: prefer.tx === 'rollback', timezone: prefer.timezone };

@@ -59,19 +59,38 @@ export function createClient(connectionString: string, options: { keepAlive?: bo
   return client;
 }
 
-/** Runs `fn` in a transaction on one connection of the pool: committed when it resolves, rolled back when it throws. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export interface TransactionOptions<T> {
+  /** Statements sent with BEGIN in the same round trip (SET LOCAL, advisory locks). */
+  setup?: string;
+  /** Whether what `fn` returned is committed; otherwise it is rolled back (a dry run). Default: always committed. */
+  commit?: (out: T) => boolean;
+}
+
+/** Runs `fn` in a transaction on a connection the caller holds: committed when it resolves, rolled back when it throws. */
+export function withinTransaction<T>(client: pg.ClientBase, fn: () => Promise<T>, opts: TransactionOptions<T> = {}): Promise<T> {
+  return transact(client, fn, opts, () => {});
+}
+
+/** Runs `fn` in a transaction on one connection of the pool; a connection whose rollback failed is discarded, not pooled. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, opts: TransactionOptions<T> = {}): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
-    await client.query('begin');
-    const out = await fn(client);
-    await client.query('commit');
+    return await transact(client, () => fn(client), opts, (err) => (broken = err));
+  } finally {
+    client.release(broken);
+  }
+}
+
+async function transact<T>(client: pg.ClientBase, fn: () => Promise<T>, opts: TransactionOptions<T>, onBroken: (err: Error) => void): Promise<T> {
+  try {
+    await client.query(opts.setup ? `begin; ${opts.setup}` : 'begin');
+    const out = await fn();
+    await client.query(opts.commit && !opts.commit(out) ? 'rollback' : 'commit');
     return out;
   } catch (err) {
-    await client.query('rollback').catch(() => undefined);
+    await client.query('rollback').catch((rollbackErr: unknown) => onBroken(rollbackErr instanceof Error ? rollbackErr : new Error('rollback failed')));
     throw err;
-  } finally {
-    client.release();
   }
 }
 

@@ -6,7 +6,6 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import { AppError, errors } from '../core/errors.ts';
-import { inTransaction } from '../db/pg.ts';
 import type { SchemaDefinitionInput } from '../schema/definition.ts';
 import type { Catalog } from './catalog.ts';
 import { DELETE_ENTITLEMENT_SQL, ENTITLED_STATUSES, ENTITLING_SUBSCRIPTION_SQL, UPSERT_ENTITLEMENT_SQL } from './entitlement.sql.ts';
@@ -88,7 +87,7 @@ interface EntitlingSubscription {
 export async function syncEntitlement(deps: EntitlementSyncDeps, appId: string, userId: string): Promise<EntitlementSyncOutcome> {
   if (!(await appExists(deps.control, appId))) return 'app_gone';
   try {
-    return await inTransaction(deps.databases.pool(appId), (client) => writeEntitlement(client, deps.control, appId, userId));
+    return await deps.databases.sql(appId).transaction((client) => writeEntitlement(client, deps.control, appId, userId));
   } catch (err) {
     // Deleting an app drops its database (with force): connections fail, and there is nothing left to sync.
     if (!(await appExists(deps.control, appId))) return 'app_gone';

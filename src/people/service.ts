@@ -8,7 +8,7 @@ import type { Config, PeopleRoute, PeopleSlot } from '../config.ts';
 import type { AppRecord } from '../apps/types.ts';
 import type { CreditLedger } from '../credits/ledger.ts';
 import { AppError } from '../core/errors.ts';
-import { PeopleSlots, type Routed } from './slots.ts';
+import { PeopleSlots, type PeopleProviders, type Routed } from './slots.ts';
 import { peopleErrors } from './errors.ts';
 import { ProviderFailure, type CompanyFilters, type CompanyResult, type EnrichedProfile, type PeopleProvider, type PersonFilters, type PersonResult, type SearchPage, type SearchRequest } from './provider.ts';
 import { FREE, flatCharge, searchCharge, toNanos, toUsd, type Charge } from './pricing.ts';
@@ -95,12 +95,12 @@ export class PeopleService {
   readonly #clock: () => Date;
   readonly #log: Logger;
 
-  constructor(deps: { db: Kysely<ControlDatabase>; ledger: CreditLedger; config: Config; log: Logger; clock?: () => Date }) {
+  constructor(deps: { db: Kysely<ControlDatabase>; ledger: CreditLedger; config: Config; providers: PeopleProviders; log: Logger; clock?: () => Date }) {
     this.#db = deps.db;
     this.#ledger = deps.ledger;
     this.#config = deps.config.people;
     this.#baseUrl = deps.config.baseUrl;
-    this.#slots = new PeopleSlots(deps.config.people);
+    this.#slots = new PeopleSlots(deps.providers, deps.config.people.routing);
     this.#clock = deps.clock ?? (() => new Date());
     this.#log = deps.log;
   }

@@ -1,12 +1,14 @@
 // The provider slots (primary, secondary) and the routing setting that sends each action to one of them. A request
 // is answered in the spec's 503s when its slot has no provider, or a provider without the action.
-import type { Config, PeopleRoute, PeopleSlot, PeopleSlotConfig } from '../config.ts';
-import { ProxycurlPeople } from '../adapters/people-proxycurl.ts';
-import { ExaPeople } from '../adapters/people-exa.ts';
+import type { PeopleRoute, PeopleRouting, PeopleSlot } from '../config.ts';
 import type { PeopleProvider } from './provider.ts';
 import { peopleErrors } from './errors.ts';
 
-type PeopleConfig = Config['people'];
+/**
+ * The provider in each slot: the vendor adapters the composition root built from SVC_PEOPLE_<SLOT>_*, so this area
+ * knows providers only through the port (provider.ts). Undefined: no provider registered in that slot.
+ */
+export type PeopleProviders = Readonly<Record<PeopleSlot, PeopleProvider | undefined>>;
 
 /** Where a request goes: the slot (reply header x-people-provider) and what its provider does for the request. */
 export interface Routed<M> {
@@ -16,12 +18,12 @@ export interface Routed<M> {
 }
 
 export class PeopleSlots {
-  readonly #providers: Readonly<Record<PeopleSlot, PeopleProvider | undefined>>;
-  readonly #routing: PeopleConfig['routing'];
+  readonly #providers: PeopleProviders;
+  readonly #routing: PeopleRouting;
 
-  constructor(config: PeopleConfig) {
-    this.#providers = { primary: providerFor(config.slots.primary, config.timeoutMs), secondary: providerFor(config.slots.secondary, config.timeoutMs) };
-    this.#routing = config.routing;
+  constructor(providers: PeopleProviders, routing: PeopleRouting) {
+    this.#providers = providers;
+    this.#routing = routing;
   }
 
   /** The slot a route is sent to, whether or not a provider is there (for the headers of early refusals). */
@@ -47,10 +49,4 @@ export class PeopleSlots {
     if (call === undefined) throw peopleErrors.actionUnsupported(slot, route);
     return { slot, provider, call };
   }
-}
-
-function providerFor(slot: PeopleSlotConfig | undefined, timeoutMs: number): PeopleProvider | undefined {
-  if (!slot) return undefined;
-  const options = { baseUrl: slot.baseUrl, apiKey: slot.apiKey, timeoutMs };
-  return slot.kind === 'exa' ? new ExaPeople(options) : new ProxycurlPeople(options);
 }

@@ -3,7 +3,6 @@
 // gateway (billed to the app), and its chunks written in one transaction.
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
-import { inTransaction } from '../db/pg.ts';
 import type { AppsService } from '../apps/service.ts';
 import type { AiGateway } from '../ai/gateway.ts';
 import type { StorageService } from '../storage/service.ts';
@@ -53,7 +52,7 @@ class Unprocessable extends Error {}
 export async function ingestDocument(deps: IngestDeps, appId: string, documentId: string, attempt: { number: number; max: number }): Promise<void> {
   const app = await deps.apps.get(appId);
   if (!app) return;
-  const db = await deps.rag.db(appId);
+  const db = deps.rag.db(appId);
   const { rows } = await db.query<Work>(
     `update svc_rag.documents d set status = 'processing', updated_at = now()
      from svc_rag.collections c
@@ -102,8 +101,7 @@ async function documentSource(deps: IngestDeps, appId: string, work: Work): Prom
 }
 
 async function writeChunks(deps: IngestDeps, appId: string, work: Work, chunks: readonly { text: string; vector: number[] }[]): Promise<void> {
-  const db = await deps.rag.db(appId);
-  await inTransaction(db, async (client) => {
+  await deps.rag.db(appId).transaction(async (client) => {
     const { rowCount } = await client.query(`select 1 from svc_rag.documents where id = $1 and status = 'processing' for update`, [work.id]);
     // Deleted, or finished by a concurrent run, meanwhile: nothing to write.
     if (rowCount === 0) return;

@@ -1,9 +1,8 @@
 // RAG collections, documents and retrieval, in each app's own database (schema svc_rag). Ingestion itself runs
 // in the rag_ingest job (src/rag/ingest.ts); this module creates the documents and enqueues it.
-import type pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { AppDatabases } from '../apps/app-databases.ts';
+import type { AppDatabases, AppSql } from '../apps/app-databases.ts';
 import type { AppRecord } from '../apps/types.ts';
 import type { AppsService } from '../apps/service.ts';
 import { ingestDocument } from './ingest.ts';
@@ -11,7 +10,6 @@ import type { AiGateway } from '../ai/gateway.ts';
 import type { AiSettingsStore } from '../ai/settings.ts';
 import type { StorageService } from '../storage/service.ts';
 import { errors } from '../core/errors.ts';
-import { inTransaction } from '../db/pg.ts';
 import { RAG_DIMENSIONS } from './store.sql.ts';
 import {
   DEFAULT_EMBEDDING_MODEL,
@@ -103,9 +101,9 @@ export class RagService {
     this.#d = deps;
   }
 
-  /** The app's pool; svc_rag is there, made by app migration 0002 before the pool's first connection. */
-  async db(appId: string): Promise<pg.Pool> {
-    return this.#d.databases.pool(appId);
+  /** The app's database; svc_rag is there, made by app migration 0002 before its first statement in this process. */
+  db(appId: string): AppSql {
+    return this.#d.databases.sql(appId);
   }
 
   // ---- collections ------------------------------------------------------------------------------------
@@ -116,7 +114,7 @@ export class RagService {
         { path: 'chunkOverlap', message: 'must be smaller than chunkSize' },
       ]);
     }
-    const db = await this.db(app.id);
+    const db = this.db(app.id);
     const { rows } = await db.query<CollectionRow>(
       `insert into svc_rag.collections (name, description, access_mode, chunk_size, chunk_overlap, embedding_model)
        values ($1, $2, $3, $4, $5, $6) on conflict (name) do nothing returning *`,
@@ -128,7 +126,7 @@ export class RagService {
 
   /** The app's collections; an end user sees those open to end users (shared and custom). */
   async listCollections(who: RagCaller): Promise<CollectionView[]> {
-    const db = await this.db(who.app.id);
+    const db = this.db(who.app.id);
     const { rows } = await db.query<CollectionRow>(
       `select * from svc_rag.collections where $1::boolean or access_mode <> 'private' order by created_at, name`,
       [who.endUserId === null],
@@ -138,7 +136,7 @@ export class RagService {
 
   async getCollection(who: RagCaller, name: string): Promise<CollectionDetails> {
     const collection = await this.#collection(who, name);
-    const db = await this.db(who.app.id);
+    const db = this.db(who.app.id);
     const { rows } = await db.query<{ documents: string; chunks: string }>(
       `select count(*)::text as documents, coalesce(sum(chunk_count), 0)::text as chunks from svc_rag.documents where collection_id = $1 and ${visibleTo('$2')}`,
       [collection.id, ownerFilter(who, collection)],
@@ -148,7 +146,7 @@ export class RagService {
 
   /** Deletes the collection with its documents and chunks (cascade), and cancels their pending ingestion jobs. */
   async deleteCollection(app: AppRecord, name: string): Promise<void> {
-    const db = await this.db(app.id);
+    const db = this.db(app.id);
     const found = await db.query<{ id: string }>(`select id from svc_rag.collections where name = $1`, [name]);
     if (!found.rows[0]) throw ragErrors.collectionNotFound(name);
     const id = found.rows[0].id;
@@ -178,7 +176,7 @@ export class RagService {
       const ticket = await this.#d.storage.download(who.app.id, owner, input.storage_object_id!);
       filename ??= ticket.filename;
     }
-    const db = await this.db(who.app.id);
+    const db = this.db(who.app.id);
     const { rows } = await db.query<{ id: string }>(
       `insert into svc_rag.documents (collection_id, filename, metadata, owner_user_id, source_text, storage_object_id)
        values ($1, $2, $3, $4, $5, $6) returning id`,
@@ -196,7 +194,7 @@ export class RagService {
 
   async listDocuments(who: RagCaller, name: string): Promise<DocumentView[]> {
     const collection = await this.#collection(who, name);
-    const db = await this.db(who.app.id);
+    const db = this.db(who.app.id);
     const { rows } = await db.query<DocumentRow>(
       `select ${DOC_COLUMNS} from svc_rag.documents where collection_id = $1 and ${visibleTo('$2')} order by created_at, id limit 1000`,
       [collection.id, ownerFilter(who, collection)],
@@ -217,7 +215,7 @@ export class RagService {
     if (who.endUserId !== null && collection.access_mode !== 'custom') throw ragErrors.endUserReadOnly();
     const row = await this.#document(who, collection, documentId);
     if (who.endUserId !== null && row.owner_user_id !== who.endUserId) throw ragErrors.notOwner();
-    const db = await this.db(who.app.id);
+    const db = this.db(who.app.id);
     await db.query(`delete from svc_rag.documents where id = $1`, [documentId]);
     if (row.status === 'pending' || row.status === 'processing') await this.#cancelJob(who.app.id, documentId);
   }
@@ -236,8 +234,8 @@ export class RagService {
   async query(who: RagCaller, name: string, input: QueryInput): Promise<{ chunks: RetrievedChunk[]; answer?: string; model?: string }> {
     const collection = await this.#collection(who, name);
     const [vector] = await this.#d.ai.embedTexts(who, collection.embedding_model, [input.query], dimensionsFor(collection.embedding_model));
-    const db = await this.db(who.app.id);
-    const rows = await inTransaction(db, async (client) => {
+    const db = this.db(who.app.id);
+    const rows = await db.transaction(async (client) => {
       // Filters apply after the index scan: let it keep scanning until topK rows pass them (pgvector >= 0.8).
       await client.query(`set local hnsw.iterative_scan = relaxed_order; set local hnsw.ef_search = ${Math.max(40, input.topK * 2)}`);
       const result = await client.query<{ text: string; score: number; document_id: string; metadata: Record<string, unknown> }>(
@@ -264,7 +262,7 @@ export class RagService {
   // ---- internals --------------------------------------------------------------------------------------
 
   async #collection(who: RagCaller, name: string): Promise<CollectionRow> {
-    const db = await this.db(who.app.id);
+    const db = this.db(who.app.id);
     const { rows } = await db.query<CollectionRow>(`select * from svc_rag.collections where name = $1`, [name]);
     const row = rows[0];
     if (!row) throw ragErrors.collectionNotFound(name);
@@ -273,7 +271,7 @@ export class RagService {
   }
 
   async #document(who: RagCaller, collection: CollectionRow, documentId: string): Promise<DocumentRow> {
-    const db = await this.db(who.app.id);
+    const db = this.db(who.app.id);
     const { rows } = await db.query<DocumentRow>(
       `select ${DOC_COLUMNS} from svc_rag.documents where id = $1 and collection_id = $2 and ${visibleTo('$3')}`,
       [documentId, collection.id, ownerFilter(who, collection)],

@@ -40,7 +40,7 @@ export class CatalogCache {
   }
 
   #load(appId: string): Promise<Catalog> {
-    const catalog = readCatalog(this.#databases.pool(appId));
+    const catalog = readCatalog(this.#databases.sql(appId));
     catalog.catch(() => this.#entries.delete(appId));
     if (this.#entries.size >= MAX_APPS) this.#entries.delete(this.#entries.keys().next().value as string);
     this.#entries.set(appId, { catalog, readAt: Date.now() });

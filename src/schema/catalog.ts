@@ -61,7 +61,8 @@ export interface TableInfo {
 
 export type Catalog = Map<string, TableInfo>;
 
-type Queryable = Pick<pg.Pool | pg.PoolClient | pg.Client, 'query'>;
+/** A pool, a connection or an app database's AppSql: readCatalog only sends queries. */
+type Queryable = { query<R extends pg.QueryResultRow>(text: string): Promise<pg.QueryResult<R>> };
 
 /** Every user table of the app's public schema, read in one round trip. */
 const CATALOG_SQL = `

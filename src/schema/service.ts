@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import type { AppSql } from '../apps/app-databases.ts';
 import { errors } from '../core/errors.ts';
 import { readCatalog } from './catalog.ts';
 import { normalizeDefinition, type Definition, type SchemaDefinitionInput } from './definition.ts';
@@ -40,45 +41,37 @@ export interface MigrationRecord extends MigrationSummary {
  * an advisory lock, the plan is made from the catalog read under that lock, and any failure rolls back
  * every statement and the migration row together.
  */
-export async function applySchema(pool: pg.Pool, request: ApplyRequest): Promise<ApplyResult> {
+export async function applySchema(db: AppSql, request: ApplyRequest): Promise<ApplyResult> {
   const def = normalizeDefinition(request.schema);
-  const client = await pool.connect();
-  let broken: Error | undefined;
+  // Literals in defaults are only safe with standard strings (a backslash is then just a character).
+  // The advisory lock waits up to 30 s for another apply; DDL then waits at most 5 s for table locks.
+  const setup =
+    `set local standard_conforming_strings = on; set local lock_timeout = '30s'; ` +
+    (request.dry_run ? '' : `select pg_advisory_xact_lock(${APPLY_LOCK_KEY}); `) +
+    `set local lock_timeout = '5s'`;
   try {
-    // Literals in defaults are only safe with standard strings (a backslash is then just a character).
-    // The advisory lock waits up to 30 s for another apply; DDL then waits at most 5 s for table locks.
-    await client.query(
-      `begin; set local standard_conforming_strings = on; set local lock_timeout = '30s'; ` +
-        (request.dry_run ? '' : `select pg_advisory_xact_lock(${APPLY_LOCK_KEY}); `) +
-        `set local lock_timeout = '5s'`,
+    return await db.transaction(
+      async (client): Promise<ApplyResult> => {
+        const catalog = await readCatalog(client);
+        const statements = planSchema(def, catalog, await canonicalDefaults(client, def));
+        if (request.dry_run || statements.length === 0) return { dry_run: request.dry_run, applied: false, statements, migration: null };
+        for (const statement of statements) await runStatement(client, statement);
+        const migration = await recordMigration(client, request.name, statements);
+        return { dry_run: false, applied: true, statements, migration };
+      },
+      { setup, commit: (result) => result.applied },
     );
-    const catalog = await readCatalog(client);
-    const statements = planSchema(def, catalog, await canonicalDefaults(client, def));
-    if (request.dry_run || statements.length === 0) {
-      await client.query('rollback');
-      return { dry_run: request.dry_run, applied: false, statements, migration: null };
-    }
-    for (const statement of statements) await runStatement(client, statement);
-    const migration = await recordMigration(client, request.name, statements);
-    await client.query('commit');
-    return { dry_run: false, applied: true, statements, migration };
   } catch (err) {
-    await client.query('rollback').catch((rollbackErr: unknown) => {
-      broken = rollbackErr instanceof Error ? rollbackErr : new Error('rollback failed');
-    });
     throw lockError(err);
-  } finally {
-    // A connection whose rollback failed is in an unknown state: destroy it rather than pool it.
-    client.release(broken);
   }
 }
 
-export async function getSchema(pool: pg.Pool): Promise<SchemaView> {
-  return describeCatalog(await readCatalog(pool));
+export async function getSchema(db: AppSql): Promise<SchemaView> {
+  return describeCatalog(await readCatalog(db));
 }
 
-export async function listMigrations(pool: pg.Pool): Promise<MigrationRecord[]> {
-  const { rows } = await pool.query<{ id: string; name: string; checksum: string; statements: string[]; applied_at: Date }>(
+export async function listMigrations(db: AppSql): Promise<MigrationRecord[]> {
+  const { rows } = await db.query<{ id: string; name: string; checksum: string; statements: string[]; applied_at: Date }>(
     'select id, name, checksum, statements, applied_at from svc_meta.migrations order by id',
   );
   return rows.map((r) => ({ id: Number(r.id), name: r.name, checksum: r.checksum, statements: r.statements, applied_at: r.applied_at.toISOString() }));

@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import type { AppPurger } from '../apps/types.ts';
-import { S3Backend } from '../adapters/s3.ts';
 import { LocalBlobs, type BlobResponse, type Received } from './blobs.ts';
 import type { StorageContext } from './context.ts';
 import { INLINE_MAX_BYTES, InlineTransfers, type InlineStored } from './inline.ts';
@@ -31,8 +30,11 @@ export interface StorageServiceDeps {
   config: Config;
   masterKey: Buffer;
   log: Logger;
-  /** Tests and the S3 suite inject a backend; otherwise config.storage.backend chooses. */
-  backend?: StorageBackend;
+  /**
+   * The external byte store the composition root built from the configuration (S3 when SVC_STORAGE_BACKEND=s3);
+   * undefined: this area's own local-disk backend, which signs with the service's URL signer.
+   */
+  backend: StorageBackend | undefined;
 }
 
 /**
@@ -52,11 +54,7 @@ export class StorageService implements AppPurger {
 
   constructor(deps: StorageServiceDeps) {
     const signer = new UrlSigner(deps.masterKey);
-    this.backend =
-      deps.backend ??
-      (deps.config.storage.backend === 's3'
-        ? new S3Backend(deps.config.storage.s3)
-        : new LocalBackend(deps.config.dataDir, deps.config.baseUrl, signer));
+    this.backend = deps.backend ?? new LocalBackend(deps.config.dataDir, deps.config.baseUrl, signer);
     const ctx: StorageContext = { db: deps.db, config: deps.config, log: deps.log.child({ area: 'storage' }), signer, backend: this.backend };
     const rows = new ObjectRows(ctx.db);
     this.#rows = rows;

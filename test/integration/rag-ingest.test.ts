@@ -35,9 +35,9 @@ const who = () => ({ app, endUserId: null });
 const LONG = Array.from({ length: 400 }, (_, i) => `Sentence number ${i} talks about topic ${i % 7}.`).join(' ');
 
 async function state(documentId: string) {
-  const db = await p.services.rag.db(app.id);
-  const doc = (await db.query(`select status, chunk_count, error_message from svc_rag.documents where id = $1`, [documentId])).rows[0];
-  const chunks = (await db.query(`select count(*)::int as n, count(distinct chunk_index)::int as distinct_n from svc_rag.chunks where document_id = $1`, [documentId])).rows[0];
+  const db = p.services.rag.db(app.id);
+  const doc = (await db.query<{ status: string; chunk_count: number; error_message: string | null }>(`select status, chunk_count, error_message from svc_rag.documents where id = $1`, [documentId])).rows[0];
+  const chunks = (await db.query<{ n: number; distinct_n: number }>(`select count(*)::int as n, count(distinct chunk_index)::int as distinct_n from svc_rag.chunks where document_id = $1`, [documentId])).rows[0]!;
   return { ...doc, chunks };
 }
 
@@ -55,7 +55,7 @@ describe('rag ingestion job', () => {
 
   it('a run that dies before its chunks are written (the upstream hangs) leaves none; the retry writes every chunk once', async () => {
     const { documentId } = await p.services.rag.ingest(who(), 'c', { text: LONG });
-    const db = await p.services.rag.db(app.id);
+    const db = p.services.rag.db(app.id);
     // The collection's model is switched to one the fake never answers for the first run only.
     await db.query(`update svc_rag.collections set embedding_model = 'fake/hang' where name = 'c'`);
     await expect(p.services.rag.process(app.id, documentId, { number: 1, max: 5 })).rejects.toMatchObject({ status: 502 });
@@ -69,7 +69,7 @@ describe('rag ingestion job', () => {
 
   it('an upstream rate limit (429) is retried, not a failure of the document', async () => {
     const { documentId } = await p.services.rag.ingest(who(), 'c', { text: 'short text' });
-    const db = await p.services.rag.db(app.id);
+    const db = p.services.rag.db(app.id);
     await db.query(`update svc_rag.collections set embedding_model = 'fake/error-429' where name = 'c'`);
     try {
       await expect(p.services.rag.process(app.id, documentId, { number: 1, max: 5 })).rejects.toMatchObject({ status: 429 });
@@ -83,7 +83,7 @@ describe('rag ingestion job', () => {
 
   it('a transient failure on the last attempt fails the document with the reason', async () => {
     const { documentId } = await p.services.rag.ingest(who(), 'c', { text: 'short text' });
-    const db = await p.services.rag.db(app.id);
+    const db = p.services.rag.db(app.id);
     await db.query(`update svc_rag.collections set embedding_model = 'fake/error-500' where name = 'c'`);
     await p.services.rag.process(app.id, documentId, { number: 5, max: 5 });
     await db.query(`update svc_rag.collections set embedding_model = 'openai/text-embedding-3-small' where name = 'c'`);

@@ -49,9 +49,9 @@ export const schemaApply = defineTool({
   annotations: { destructiveHint: true, idempotentHint: true },
   handler: async (input, ctx) => {
     const appId = ctx.app!.id;
-    const pool = ctx.services.databases.pool(appId);
+    const db = ctx.services.databases.sql(appId);
     if (definitionUsesPlans(input.schema)) await preparePlanGates(ctx.services.monetization.catalog, appId, input.schema);
-    const result = await applySchema(pool, input);
+    const result = await applySchema(db, input);
     if (result.applied) ctx.services.catalogs.invalidate(appId);
     return result;
   },
@@ -70,7 +70,7 @@ export const schemaGet = defineTool({
   appScoped: true,
   http: { method: 'GET', path: '/v1/{app_id}/schema', subdomainPath: '/schema' },
   annotations: { readOnlyHint: true },
-  handler: async (_input, ctx) => getSchema(ctx.services.databases.pool(ctx.app!.id)),
+  handler: async (_input, ctx) => getSchema(ctx.services.databases.sql(ctx.app!.id)),
 });
 
 export const schemaMigrations = defineTool({
@@ -85,7 +85,7 @@ export const schemaMigrations = defineTool({
   appScoped: true,
   http: { method: 'GET', path: '/v1/{app_id}/migrations', subdomainPath: '/migrations' },
   annotations: { readOnlyHint: true },
-  handler: async (_input, ctx) => ({ migrations: await listMigrations(ctx.services.databases.pool(ctx.app!.id)) }),
+  handler: async (_input, ctx) => ({ migrations: await listMigrations(ctx.services.databases.sql(ctx.app!.id)) }),
 });
 
 /** Schema tools: schema_apply, schema_get, schema_migrations. */
