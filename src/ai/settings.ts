@@ -1,5 +1,5 @@
 // Per-app AI configuration (ai_configs): what ai_config_get/set show and what the gateway enforces on every call.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { SecretBox } from '../core/crypto.ts';
 import { errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
@@ -33,15 +33,8 @@ export interface AiConfigPatch {
   endUserDailyTokenLimit?: number | null | undefined;
 }
 
-interface ConfigRow {
-  default_model: string | null;
-  byok_key_sealed: string | null;
-  byok_key_hint: string | null;
-  max_tokens_per_request: number | null;
-  allowed_models: string[] | null;
-  end_user_daily_token_limit: number | null;
-  updated_at: Date | null;
-}
+/** A stored configuration, or EMPTY for an app that never saved one (hence no app and no update time). */
+type ConfigRow = Omit<Selectable<ControlDatabase['ai_configs']>, 'app_id' | 'updated_at'> & { updated_at: Date | null };
 
 const EMPTY: ConfigRow = {
   default_model: null,
@@ -91,7 +84,7 @@ export class AiSettingsStore {
   }
 
   async view(appId: string): Promise<AiConfigView> {
-    return toView(await this.#row(appId));
+    return aiConfigView(await this.#row(appId));
   }
 
   /** One upsert: the fields given replace theirs (null clears), the others stay. */
@@ -125,7 +118,7 @@ export class AiSettingsStore {
     });
     // Again after the write: a call that read the old row meanwhile must not have cached it past the change.
     this.#cache.delete(appId);
-    return toView(row);
+    return aiConfigView(row);
   }
 
   async #row(appId: string): Promise<ConfigRow> {
@@ -134,7 +127,7 @@ export class AiSettingsStore {
   }
 }
 
-function toView(row: ConfigRow): AiConfigView {
+function aiConfigView(row: ConfigRow): AiConfigView {
   return {
     defaultModel: row.default_model,
     byokKeySet: row.byok_key_sealed !== null,

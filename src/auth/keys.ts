@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { generateKey, hashKey, keyHint } from '../core/crypto.ts';
 import { isUuid } from '../core/uuid.ts';
@@ -54,14 +54,12 @@ export function credentialOf(caller: Caller): CredentialRef | undefined {
 /** `kind:id`, the form `stillValid` answers in. */
 export const credentialKey = (c: CredentialRef): string => `${c.kind}:${c.id}`;
 
-interface KeyRow {
-  id: string;
-  name: string;
-  hint: string;
-  created_at: Date;
-}
+/** The columns every key table shares. */
+type KeyRow = Pick<Selectable<ControlDatabase[(typeof KEY_TABLES)[KeyKind]['table']]>, 'id' | 'name' | 'hint' | 'created_at'>;
 
-const toInfo = (r: KeyRow): KeyInfo => ({ id: r.id, name: r.name, hint: r.hint, created_at: r.created_at.toISOString() });
+function keyView(row: KeyRow): KeyInfo {
+  return { id: row.id, name: row.name, hint: row.hint, created_at: row.created_at.toISOString() };
+}
 
 export class KeysService {
   readonly #db: Kysely<ControlDatabase>;
@@ -78,7 +76,7 @@ export class KeysService {
     const { table, owner } = KEY_TABLES[kind];
     const { rows } = await sql<KeyRow>`select id, name, hint, created_at from ${sql.table(table)}
       where ${sql.ref(owner)} = ${ownerId} order by created_at, id`.execute(this.#db);
-    return rows.map(toInfo);
+    return rows.map(keyView);
   }
 
   /** Revoking deletes the row: the hash is gone, so the key can never resolve again. */
@@ -163,6 +161,6 @@ export class KeysService {
     const hint = keyHint(key);
     const { rows } = await sql<KeyRow>`insert into ${sql.table(table)} (${sql.ref(owner)}, key_hash, hint, name)
       values (${ownerId}, ${hashKey(key)}, ${hint}, ${name}) returning id, name, hint, created_at`.execute(db);
-    return { ...toInfo(rows[0]!), key };
+    return { ...keyView(rows[0]!), key };
   }
 }

@@ -1,6 +1,6 @@
 // Pro overage, charged: once a billing period has closed, each pro account's usage beyond its allowance becomes
 // pending Stripe invoice items, which Stripe adds to the subscription's next invoice.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { PlatformPayments } from './payments-port.ts';
 import { PLANS, type LimitedMeter } from './plans.ts';
@@ -50,7 +50,7 @@ export async function invoiceOverage(db: Kysely<ControlDatabase>, stripe: Platfo
       log.warn({ account_id: charge.accountId, period: charge.period, meter: charge.meter, err }, 'overage line not invoiced; retried next run');
     }
   }
-  return (await sql<ChargeRow>`${SELECT_CHARGES} where c.period = ${isoDay(closed.start)}`.execute(db)).rows.map(toCharge);
+  return (await sql<ChargeRow>`${SELECT_CHARGES} where c.period = ${isoDay(closed.start)}`.execute(db)).rows.map(chargeView);
 }
 
 /** One line's pending Stripe invoice item, and the row marked with it. */
@@ -90,30 +90,27 @@ async function recordOverage(db: Kysely<ControlDatabase>, periodStart: Date): Pr
   `.execute(db);
 }
 
-interface ChargeRow {
-  account_id: string;
-  period: string;
-  meter: LimitedMeter;
-  quantity: string;
-  amount_cents: string;
-  stripe_invoice_item_id: string | null;
-  stripe_customer_id: string | null;
-}
+/** A charge with its account's Stripe customer; `period` is selected as text (the day the period starts). */
+type ChargeRow = Pick<Selectable<ControlDatabase['billing_overage_charges']>, 'account_id' | 'meter' | 'quantity' | 'amount_cents' | 'stripe_invoice_item_id'> &
+  Pick<Selectable<ControlDatabase['accounts']>, 'stripe_customer_id'> & { period: string };
 
 const SELECT_CHARGES = sql`select c.account_id, c.period::text, c.meter, c.quantity::text, c.amount_cents::text, c.stripe_invoice_item_id, a.stripe_customer_id
   from billing_overage_charges c join accounts a on a.id = c.account_id`;
 
-const toCharge = (r: ChargeRow): OverageCharge => ({
-  accountId: r.account_id,
-  period: r.period,
-  meter: r.meter,
-  quantity: Number(r.quantity),
-  amountCents: Number(r.amount_cents),
-  invoiceItemId: r.stripe_invoice_item_id,
-});
+function chargeView(r: ChargeRow): OverageCharge {
+  return {
+    accountId: r.account_id,
+    period: r.period,
+    // recordOverage writes only limited meters.
+    meter: r.meter as LimitedMeter,
+    quantity: Number(r.quantity),
+    amountCents: Number(r.amount_cents),
+    invoiceItemId: r.stripe_invoice_item_id,
+  };
+}
 
 /** Rows of any period still without their invoice item (a run that failed, or ran before Stripe was configured). */
 async function pending(db: Kysely<ControlDatabase>): Promise<Array<OverageCharge & { customerId: string }>> {
   const { rows } = await sql<ChargeRow>`${SELECT_CHARGES} where c.stripe_invoice_item_id is null and a.stripe_customer_id is not null order by c.attempts, c.created_at`.execute(db);
-  return rows.map((r) => ({ ...toCharge(r), customerId: r.stripe_customer_id! }));
+  return rows.map((r) => ({ ...chargeView(r), customerId: r.stripe_customer_id! }));
 }

@@ -1,6 +1,6 @@
 // Platform billing: the account's plan and usage, the platform's Stripe subscription (checkout, portal, webhook),
 // and the periodic passes that enforce the plan (limits, grace, idle pause, database size).
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.ts';
 import { paymentErrors, type PaymentEvent, type PlatformPayments } from './payments-port.ts';
@@ -47,10 +47,19 @@ export interface BillingOverview {
   subscription: { status: string; currentPeriodEnd: string | null } | null;
 }
 
-export interface UsageRow {
+export interface UsageView {
   date: string;
   meterType: Meter;
   quantity: number;
+}
+
+/** One day and meter summed over the account's apps: `day` as YYYY-MM-DD, `quantity` the sum as text. */
+type UsageRow = Pick<Selectable<ControlDatabase['usage_daily']>, 'meter' | 'quantity'> & { day: string };
+
+function usageView(r: UsageRow): UsageView {
+  // The meters record usage only under Meter names.
+  const meter = r.meter as Meter;
+  return { date: r.day, meterType: meter, quantity: meter === 'ai_credits' ? usd(Number(r.quantity)) : Number(r.quantity) };
 }
 
 const DAY_MS = 86_400_000;
@@ -74,7 +83,7 @@ export class BillingService {
     // The status shown is current: this account's limits are looked at now, not only at the next periodic pass.
     await this.enforce(now, [accountId]);
     const usage = (await usageByAccount(db, now, [accountId])).get(accountId)!;
-    const { rows } = await sql<{ status: AccountStatus; status_reason: string | null; grace_ends_at: Date | null; subscription_status: string | null; current_period_end: Date | null }>`
+    const { rows } = await sql<Pick<Selectable<ControlDatabase['accounts']>, 'status' | 'status_reason' | 'grace_ends_at' | 'subscription_status' | 'current_period_end'>>`
       select status, status_reason, grace_ends_at, subscription_status, current_period_end from accounts where id = ${accountId}
     `.execute(db);
     const account = rows[0]!;
@@ -99,13 +108,13 @@ export class BillingService {
   }
 
   /** Daily rows of the account's apps (summed over them), oldest first; level meters' rows are the day's change. */
-  async usage(accountId: string, query: { startDate?: string | undefined; endDate?: string | undefined; meterType?: Meter | undefined }, now = new Date()): Promise<{ startDate: string; endDate: string; rows: UsageRow[] }> {
+  async usage(accountId: string, query: { startDate?: string | undefined; endDate?: string | undefined; meterType?: Meter | undefined }, now = new Date()): Promise<{ startDate: string; endDate: string; rows: UsageView[] }> {
     const endDate = query.endDate ?? isoDay(now);
     const startDate = query.startDate ?? isoDay(new Date(Date.parse(endDate) - 29 * DAY_MS));
     const span = (Date.parse(endDate) - Date.parse(startDate)) / DAY_MS;
     if (span < 0) throw errors.validation(`startDate ${startDate} is after endDate ${endDate}.`, [{ path: 'startDate', message: 'must not be after endDate' }]);
     if (span >= MAX_USAGE_DAYS) throw errors.validation(`At most ${MAX_USAGE_DAYS} days per query.`, [{ path: 'startDate', message: `at most ${MAX_USAGE_DAYS} days before endDate` }]);
-    const { rows } = await sql<{ day: string; meter: Meter; quantity: string }>`
+    const { rows } = await sql<UsageRow>`
       select to_char(u.day, 'YYYY-MM-DD') as day, u.meter, sum(u.quantity)::text as quantity
       from usage_daily u join apps a on a.id = u.app_id
       where a.account_id = ${accountId} and u.day between ${startDate}::date and ${endDate}::date
@@ -115,7 +124,7 @@ export class BillingService {
     return {
       startDate,
       endDate,
-      rows: rows.map((r) => ({ date: r.day, meterType: r.meter, quantity: r.meter === 'ai_credits' ? usd(Number(r.quantity)) : Number(r.quantity) })),
+      rows: rows.map(usageView),
     };
   }
 
@@ -221,7 +230,7 @@ export class BillingService {
   }
 
   async #customer(accountId: string, stripe: PlatformPayments): Promise<string> {
-    const { rows } = await sql<{ name: string; stripe_customer_id: string | null }>`select name, stripe_customer_id from accounts where id = ${accountId}`.execute(this.#d.db);
+    const { rows } = await sql<Pick<Selectable<ControlDatabase['accounts']>, 'name' | 'stripe_customer_id'>>`select name, stripe_customer_id from accounts where id = ${accountId}`.execute(this.#d.db);
     const existing = rows[0]?.stripe_customer_id;
     if (existing) return existing;
     // Idempotent at Stripe (keyed by the account), so two concurrent checkouts get the same customer.

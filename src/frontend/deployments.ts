@@ -7,7 +7,7 @@ import { enqueue } from '../core/jobs.ts';
 import { releaseGoneWorkers } from '../jobs/liveness.ts';
 import type { FrontendFiles } from './files.ts';
 import { frontendBuild } from './jobs.ts';
-import { stateError, type DeploymentRecords, type DeploymentRow, type FrontendDb, type FrontendTx } from './records.ts';
+import { deploymentView, stateError, type DeploymentRecords, type FrontendDb, type FrontendTx } from './records.ts';
 import type { SiteCache } from './sites.ts';
 import { UPLOAD_URL_TTL_SECONDS, type DeploymentStatus, type DeploymentView, type Framework } from './types.ts';
 import { zipOfFiles, type Uploads } from './uploads.ts';
@@ -58,14 +58,14 @@ export class Deployments {
   }
 
   async list(appId: string, limit = 50): Promise<DeploymentView[]> {
-    const { records } = this.#deps;
+    const { records, config } = this.#deps;
     const rows = await records.select().where('d.app_id', '=', appId).orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(limit).execute();
-    return rows.map((r) => records.view(r as DeploymentRow));
+    return rows.map((r) => deploymentView(r, config));
   }
 
   async get(appId: string, id: string): Promise<DeploymentView> {
-    const { records } = this.#deps;
-    return records.view(await records.row(appId, id));
+    const { records, config } = this.#deps;
+    return deploymentView(await records.row(appId, id), config);
   }
 
   /**
@@ -88,7 +88,7 @@ export class Deployments {
 
   /** UPLOADING -> BUILDING, with the build job enqueued in the same transaction (it survives a restart). */
   async start(appId: string, id: string): Promise<DeploymentView> {
-    const { db, records } = this.#deps;
+    const { db, config, records } = this.#deps;
     return db.transaction().execute(async (tx) => {
       const row = await records.locked(tx, appId, id);
       if (row.status === 'WAITING') {
@@ -101,7 +101,7 @@ export class Deployments {
       }
       await tx.updateTable('frontend_deployments').set({ status: 'BUILDING', updated_at: sql<Date>`clock_timestamp()` as never }).where('id', '=', id).execute();
       await this.#enqueue(tx, id);
-      return records.view({ ...row, status: 'BUILDING', updated_at: new Date() });
+      return deploymentView({ ...row, status: 'BUILDING', updated_at: new Date() }, config);
     });
   }
 

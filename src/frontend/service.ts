@@ -46,7 +46,7 @@ export class FrontendService implements AppPurger {
   constructor({ db: control, box, masterKey, config, log }: FrontendServiceDeps) {
     const db = control;
     const files = new FrontendFiles(config.dataDir);
-    const records = new DeploymentRecords({ db, config });
+    const records = new DeploymentRecords({ db });
     const siteCache = this.#siteCache;
     this.#config = config;
     this.#files = files;

@@ -11,7 +11,7 @@ import type { Config } from '../config.ts';
 import { AppError, errors } from '../core/errors.ts';
 import { entrySegments, ZipRejected } from './extract.ts';
 import { isAppId, isDeploymentId, type FrontendFiles } from './files.ts';
-import { stateError, type DeploymentRecords, type FrontendDb } from './records.ts';
+import { deploymentView, stateError, type DeploymentRecords, type FrontendDb } from './records.ts';
 import { deriveKey, UploadSigner } from './signing.ts';
 import { UPLOAD_URL_TTL_SECONDS, type DeploymentView } from './types.ts';
 import { storedZip } from './zip.ts';
@@ -112,7 +112,7 @@ export class Uploads {
 
   /** A complete zip in its part file becomes the deployment's upload (WAITING -> UPLOADING), under the row lock. */
   async #accept(appId: string, id: string, part: string, size: number): Promise<DeploymentView> {
-    const { db, records, files, log } = this.#deps;
+    const { db, config, records, files, log } = this.#deps;
     return db.transaction().execute(async (tx) => {
       const cur = await records.locked(tx, appId, id);
       if (cur.status !== 'WAITING') {
@@ -126,7 +126,7 @@ export class Uploads {
         .where('id', '=', id)
         .execute();
       log.info({ app_id: appId, deployment_id: id, size_bytes: size }, 'frontend zip received');
-      return records.view({ ...cur, status: 'UPLOADING', size_bytes: String(size), uploaded_at: new Date(), updated_at: new Date() });
+      return deploymentView({ ...cur, status: 'UPLOADING', size_bytes: String(size), uploaded_at: new Date(), updated_at: new Date() }, config);
     });
   }
 }

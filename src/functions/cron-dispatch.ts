@@ -1,23 +1,19 @@
 // The cron dispatcher's tick: due slots of cron functions become functions_run_cron jobs (the matcher itself is
 // cron.ts). Separate from the service because it only touches the control database and graphile-worker's queue.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import { cronSlots, parseCron } from '../core/cron.ts';
 import { enqueue } from '../core/jobs.ts';
 import { functionsRunCron } from './jobs.ts';
+import { jsonObject } from '../db/json.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 /** A cron function dispatches at most this many missed slots per tick, from at most this far back. */
 const CRON_CATCH_UP_SLOTS = 60;
 const CRON_CATCH_UP_MS = 60 * 60_000;
 
-interface DueRow {
-  id: string;
-  trigger_config: { schedule?: string };
-  cron_cursor: Date | null;
-  created_at: Date;
-  halted: boolean;
-}
+/** `halted`: the app is paused or its account suspended. */
+type DueRow = Pick<Selectable<ControlDatabase['functions']>, 'id' | 'trigger_config' | 'cron_cursor' | 'created_at'> & { halted: boolean };
 
 /**
  * For each cron function, the slots after its cursor up to `now` (at most the last hour) are enqueued as
@@ -50,7 +46,7 @@ function dueSlots(row: DueRow, now: Date, log: Logger): Date[] {
   const cursor = row.cron_cursor ?? row.created_at;
   const after = new Date(Math.max(cursor.getTime(), now.getTime() - CRON_CATCH_UP_MS));
   try {
-    return cronSlots(parseCron(String(row.trigger_config.schedule)), after, now, CRON_CATCH_UP_SLOTS);
+    return cronSlots(parseCron(String(jsonObject(row.trigger_config).schedule)), after, now, CRON_CATCH_UP_SLOTS);
   } catch (err) {
     log.error({ err, function_id: row.id }, 'stored cron schedule does not parse');
     return [];

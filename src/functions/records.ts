@@ -32,12 +32,7 @@ export const META_COLUMNS = ['id', 'app_id', 'name', 'version', 'timeout_ms', 'm
 export type MetaRow = Pick<Functions, (typeof META_COLUMNS)[number]>;
 
 /** Counter columns of the function row (written in batches by logs.ts). */
-export interface CounterRow {
-  invocations: number | string | bigint;
-  error_count: number | string | bigint;
-  total_duration_ms: number | string | bigint;
-  last_invocation_at: Date | string | null;
-}
+export type CounterRow = Pick<Functions, 'invocations' | 'error_count' | 'total_duration_ms' | 'last_invocation_at'>;
 
 export type FunctionMetrics = { total_invocations: number; error_count: number; error_rate: number; avg_duration_ms: number; last_invocation: string | null };
 
@@ -64,7 +59,7 @@ export function functionView(row: FunctionRow, baseUrl: string): FunctionView {
 }
 
 /** Counters as shown: the error rate in percent and the mean duration, both to two decimals. */
-export function metricsOf(row: CounterRow): FunctionMetrics {
+export function metricsView(row: CounterRow): FunctionMetrics {
   const total = Number(row.invocations);
   const errorCount = Number(row.error_count);
   const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -73,7 +68,7 @@ export function metricsOf(row: CounterRow): FunctionMetrics {
     error_count: errorCount,
     error_rate: total ? round2((errorCount / total) * 100) : 0,
     avg_duration_ms: total ? round2(Number(row.total_duration_ms) / total) : 0,
-    last_invocation: row.last_invocation_at ? new Date(row.last_invocation_at).toISOString() : null,
+    last_invocation: row.last_invocation_at?.toISOString() ?? null,
   };
 }
 

@@ -18,7 +18,7 @@ import { InitError, type InstanceSpec, type ResponseSink, type RunOutcome } from
 import { InvocationLog, readLogs, trimLogs, type InvocationRecord, type LogQuery } from './logs.ts';
 import { ClientGone, FunctionPool, type PoolTarget } from './pool.ts';
 import type { EndUser, PlatformCall } from './protocol.ts';
-import { checkEnvSize, functionView, META_COLUMNS, metaOf, metricsOf, ROW_COLUMNS, triggerOf, type FunctionMetrics, type FunctionRow } from './records.ts';
+import { checkEnvSize, functionView, META_COLUMNS, metaOf, metricsView, ROW_COLUMNS, triggerOf, type FunctionMetrics, type FunctionRow } from './records.ts';
 import { cronRequest, testRequest, websocketRequest, type InvocationInput, type TestInvokeInput } from './requests.ts';
 import { BufferSink, decodeBody, envelopeOf, failureError, type BodyEncoding } from './responses.ts';
 import { buildDenyList, EMIT_CACHE_MAX_AGE_MS, ensureDir, pruneEmitCache, resolveDenoBinary } from './sandbox.ts';
@@ -250,7 +250,7 @@ export class FunctionsService implements AppPurger {
       .where('name', '=', name)
       .executeTakeFirst();
     if (!row) throw functionErrors.notFound(name);
-    return { ...this.view(row), code: row.code, metrics: metricsOf(row) };
+    return { ...this.view(row), code: row.code, metrics: metricsView(row) };
   }
 
   async delete(appId: string, name: string): Promise<void> {

@@ -2,7 +2,7 @@
 // deliveries (written with their graphile-worker job in the transaction that applied the event), one attempt per job
 // run, retried with backoff by graphile-worker and dead after the attempt limit, and their list.
 import { createHmac } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { generateKey, type SecretBox } from '../core/crypto.ts';
@@ -35,7 +35,12 @@ export interface DeliveryView {
   delivered_at: string | null;
 }
 
-type DeliveryRow = Omit<DeliveryView, 'created_at' | 'delivered_at'> & { created_at: Date; delivered_at: Date | null };
+type ForwardRow = Selectable<ControlDatabase['meeting_forwards']>;
+type DeliveryRow = Pick<ForwardRow, 'id' | 'bot_id' | 'event' | 'status' | 'attempts' | 'last_status' | 'last_error' | 'created_at' | 'delivered_at'>;
+
+function deliveryView(r: DeliveryRow): DeliveryView {
+  return { ...r, created_at: r.created_at.toISOString(), delivered_at: r.delivered_at?.toISOString() ?? null };
+}
 
 /** `v1,` and the base64 HMAC-SHA256 of the raw body keyed with the app's secret (the whole wsec_... string). */
 export function forwardSignature(secret: string, body: string): string {
@@ -94,7 +99,7 @@ export class MeetingForwarding {
    */
   async deliver(id: string, attempt: { number: number; max: number }): Promise<void> {
     const { db, box } = this.#deps;
-    const row = (await sql<{ body: string; event: string; status: DeliveryStatus; forward_url: string | null; secret_sealed: string | null }>`
+    const row = (await sql<Pick<ForwardRow, 'body' | 'event' | 'status'> & { forward_url: string | null; secret_sealed: string | null }>`
       select f.body, f.event, f.status, w.forward_url, w.secret_sealed from meeting_forwards f
       left join meeting_webhooks w on w.app_id = f.app_id where f.id = ${id}::uuid`.execute(db)).rows[0];
     if (!row || row.status !== 'pending') return;
@@ -108,7 +113,7 @@ export class MeetingForwarding {
     const { rows } = await sql<DeliveryRow>`
       select id, bot_id, event, status, attempts, last_status, last_error, created_at, delivered_at from meeting_forwards where app_id = ${appId} and (${q.status ?? null}::text is null or status = ${q.status ?? null})
       order by created_at desc, id desc limit ${q.limit}`.execute(this.#deps.db);
-    return { deliveries: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), delivered_at: r.delivered_at?.toISOString() ?? null })) };
+    return { deliveries: rows.map(deliveryView) };
   }
 
   async #post(id: string, url: string, secret: string, row: { body: string; event: string }): Promise<{ status: number | null; error: string | null }> {

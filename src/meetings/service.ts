@@ -1,6 +1,6 @@
 // Meeting bots: the service the tools, the provider's webhook route and the forwarding job reach. The parts live
 // beside it: bots.ts (spawn, read, list, leave), events.ts (provider events), forwarding.ts (the app's webhook).
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../core/crypto.ts';
@@ -28,13 +28,19 @@ export interface MeetingsDeps {
   provider: MeetingsProvider | undefined;
 }
 
-export interface UsageRow {
+export interface UsageView {
   id: string;
   bot_id: string;
   dimension: Dimension;
   seconds: number;
   usd_charged: string;
   created_at: string;
+}
+
+type UsageRow = Pick<Selectable<ControlDatabase['meeting_usage']>, 'id' | 'bot_id' | 'dimension' | 'seconds' | 'usd_nanos' | 'created_at'>;
+
+function usageView(r: UsageRow): UsageView {
+  return { id: r.id, bot_id: r.bot_id, dimension: r.dimension, seconds: r.seconds, usd_charged: usdString(Number(r.usd_nanos)), created_at: r.created_at.toISOString() };
 }
 
 export class MeetingsService {
@@ -67,14 +73,12 @@ export class MeetingsService {
     return { usd: estimateUsd(this.#config.meetings, durationMinutes, transcript) };
   }
 
-  async usage(appId: string): Promise<{ rows: UsageRow[] }> {
+  async usage(appId: string): Promise<{ rows: UsageView[] }> {
     this.bots.requireProvider();
-    const { rows } = await sql<{ id: string; bot_id: string; dimension: Dimension; seconds: number; usd_nanos: string; created_at: Date }>`
+    const { rows } = await sql<UsageRow>`
       select id, bot_id, dimension, seconds, usd_nanos::text, created_at from meeting_usage where app_id = ${appId}
       order by created_at desc, id desc limit ${USAGE_ROWS}`.execute(this.#db);
-    return {
-      rows: rows.map((r) => ({ id: r.id, bot_id: r.bot_id, dimension: r.dimension, seconds: r.seconds, usd_charged: usdString(Number(r.usd_nanos)), created_at: r.created_at.toISOString() })),
-    };
+    return { rows: rows.map(usageView) };
   }
 
   list(appId: string, q: ListQuery) {

@@ -1,5 +1,7 @@
 // The shapes the meetings code shares: bot rows and the bot object of the spec, and the spawn request.
-import type { AutomaticLeave, RecordingKind } from './provider.ts';
+import type { Selectable } from 'kysely';
+import type { ControlDatabase } from '../db/types.ts';
+import type { AutomaticLeave } from './provider.ts';
 import type { BotStatus } from './states.ts';
 
 /** Metadata keys the platform keeps for itself on the provider's bot; callers may not use the prefix. */
@@ -24,23 +26,7 @@ export interface SpawnRequest {
   automaticLeave: AutomaticLeave;
 }
 
-export interface BotRow {
-  id: string;
-  app_id: string;
-  provider_bot_id: string;
-  status: BotStatus;
-  status_at: Date | null;
-  bot_name: string;
-  meeting_url: string;
-  metadata: Record<string, string>;
-  transcript: boolean;
-  recording: RecordingKind;
-  reservation_id: string | null;
-  started_at: Date | null;
-  completed_at: Date | null;
-  duration_seconds: number | null;
-  created_at: Date;
-}
+export type BotRow = Selectable<ControlDatabase['meeting_bots']>;
 
 export interface BotView {
   id: string;
@@ -70,7 +56,8 @@ export function botView(row: BotRow, media: { recordingUrl: string | null; trans
     recordingUrl: media.recordingUrl,
     transcriptUrl: media.transcriptUrl,
     botName: row.bot_name,
-    metadata: row.metadata,
+    // spawn stores SpawnRequest.metadata: strings by key.
+    metadata: row.metadata as Record<string, string>,
     meetingUrl: row.meeting_url,
     transcript: row.transcript,
     recording: row.recording === 'none' ? false : row.recording,

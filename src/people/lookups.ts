@@ -2,7 +2,7 @@
 // (`resolved` with an e-mail and billed, `failed` without one) or the deadline (`expired`). Every transition is a
 // conditional update of a pending row, so a callback, its redelivery and the expiry job can race: one wins.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { PeopleSlot } from '../config.ts';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import { FREE, type Charge } from './pricing.ts';
@@ -13,21 +13,8 @@ import type { ControlDatabase } from '../db/types.ts';
 
 const expireKey = (lookupId: string): string => `${peopleEmailExpire.name}:${lookupId}`;
 
-export type LookupStatus = 'pending' | 'resolved' | 'failed' | 'expired';
-
-export interface LookupRow {
-  id: string;
-  app_id: string;
-  account_id: string;
-  slot: PeopleSlot;
-  social_url: string;
-  status: LookupStatus;
-  email: string | null;
-  credits_consumed: number;
-  secret_sha256: string;
-  hold_reservation_id: string | null;
-  deadline: Date;
-}
+export type LookupRow = Selectable<ControlDatabase['people_email_lookups']>;
+export type LookupStatus = LookupRow['status'];
 
 export interface NewLookup {
   id: string;

@@ -3,7 +3,7 @@
 import type { LocalBlobs } from './blobs.ts';
 import type { StorageContext } from './context.ts';
 import { storageErrors } from './errors.ts';
-import { listed, type ListedObject, type ObjectRow, type ObjectRows, type Owner } from './objects.ts';
+import { objectView, type ListedObject, type ObjectRow, type ObjectRows, type Owner } from './objects.ts';
 import type { Settlement } from './settlement.ts';
 import type { Tickets, UploadRequest } from './tickets.ts';
 
@@ -51,7 +51,7 @@ export class InlineTransfers {
       else await this.#putToBucket(ticket.uploadUrl, pending, bytes);
       const row = await rows.byId(ticket.objectId);
       if (row?.status !== 'ready') throw new Error(`inline upload ${ticket.objectId} did not become ready`);
-      return { objectId: row.id, objectKey: row.object_key, ...listed(row) };
+      return { objectId: row.id, objectKey: row.object_key, ...objectView(row) };
     } catch (err) {
       await settlement.discard(pending, false).catch((e: unknown) => this.#deps.log.warn({ err: e, object_id: pending.id }, 'removing a failed inline upload failed'));
       throw err;
@@ -68,7 +68,7 @@ export class InlineTransfers {
     const size = Number(row.size_bytes);
     if (size > maxBytes) throw storageErrors.inlineReadTooLarge(objectId, size, maxBytes);
     const bytes = blobs.local ? await blobs.readAll(row) : await this.#getFromBucket(row);
-    return { object: listed(row), bytes };
+    return { object: objectView(row), bytes };
   }
 
   /** S3: the bytes go to the presigned PUT URL like a client's, then the row is settled by its probe. */

@@ -1,6 +1,6 @@
 // The storage_objects rows every part of the storage service reads: their shape, the caller's view of them and
 // the per-app lock that serializes quota changes.
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { ControlDatabase } from '../db/types.ts';
 import type { ObjectRef } from './types.ts';
 import { storageErrors } from './errors.ts';
@@ -21,18 +21,7 @@ export interface ListedObject {
   created_at: string;
 }
 
-export interface ObjectRow {
-  id: string;
-  app_id: string;
-  user_id: string | null;
-  filename: string;
-  content_type: string;
-  size_bytes: string;
-  object_key: string;
-  status: 'pending' | 'ready';
-  created_at: Date;
-  expires_at: Date | null;
-}
+export type ObjectRow = Selectable<ControlDatabase['storage_objects']>;
 
 export interface Page {
   limit?: number | undefined;
@@ -48,13 +37,9 @@ export const ref = (row: ObjectRow): ObjectRef => ({
   sizeBytes: Number(row.size_bytes),
 });
 
-export const listed = (row: ObjectRow): ListedObject => ({
-  id: row.id,
-  filename: row.filename,
-  content_type: row.content_type,
-  size_bytes: Number(row.size_bytes),
-  created_at: row.created_at.toISOString(),
-});
+export function objectView(row: ObjectRow): ListedObject {
+  return { id: row.id, filename: row.filename, content_type: row.content_type, size_bytes: Number(row.size_bytes), created_at: row.created_at.toISOString() };
+}
 
 /** The rows an owner may see: an end user's own only. */
 export const scope = (owner: Owner): RawBuilder<unknown> => (owner.kind === 'user' ? sql`and user_id = ${owner.userId}::uuid` : sql``);
@@ -95,6 +80,6 @@ export class ObjectRows {
       order by created_at desc, id desc
       limit ${Math.min(page.limit ?? LIST_MAX, LIST_MAX)} offset ${page.offset ?? 0}
     `.execute(this.#db);
-    return rows.map(listed);
+    return rows.map(objectView);
   }
 }

@@ -1,6 +1,6 @@
 // Source artifacts: the reads (list with full-text search, one with content) and what upsert_source_artifact shares
 // (row shape, views). Writes go through the ledger: src/substrate/capabilities/upsert-source-artifact.ts.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
@@ -9,23 +9,8 @@ export interface ArtifactLinks {
   project_tags?: string[];
 }
 
-export interface ArtifactRow {
-  id: string;
-  user_id: string;
-  kind: string;
-  external_system: string | null;
-  external_id: string | null;
-  title: string;
-  summary: string | null;
-  content: string | null;
-  url: string | null;
-  storage_object_id: string | null;
-  links: ArtifactLinks;
-  attrs: Record<string, unknown>;
-  source_app_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** Every column but the search vector (`tsv`), which no read returns. */
+export type ArtifactRow = Omit<Selectable<ControlDatabase['substrate_artifacts']>, 'tsv'>;
 
 /** An artifact as lists return it (no `content`). */
 export interface ArtifactView {
@@ -71,8 +56,9 @@ export function artifactView(r: Omit<ArtifactRow, 'content'>): ArtifactView {
     summary: r.summary,
     url: r.url,
     storage_object_id: r.storage_object_id,
-    links: r.links,
-    attrs: r.attrs,
+    // upsert_source_artifact writes both as objects (links validated as ArtifactLinks).
+    links: r.links as ArtifactLinks,
+    attrs: r.attrs as Record<string, unknown>,
     source_app_id: r.source_app_id,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),

@@ -1,29 +1,22 @@
 // Substrate entities: the reads (list, one) and what the entity capabilities share (row shape, alias resolution,
 // the view the API returns). Writes go through the ledger: src/substrate/capabilities/ (upsert-entity.ts,
 // update-entity.ts, patch-entity.ts, merge-entities.ts, delete-entity.ts; their shared pieces in entity-writes.ts).
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 export const ENTITY_TYPES = ['person', 'company', 'fund', 'workspace', 'team', 'project', 'event', 'agent', 'self'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
-export interface EntityRow {
-  id: string;
-  user_id: string;
-  type: EntityType;
-  display_name: string;
-  primary_email: string | null;
-  canonical_keys: Record<string, unknown>;
-  attrs: Record<string, unknown>;
-  linked_app_user_id: string | null;
-  linked_app_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type EntityRow = Selectable<ControlDatabase['substrate_entities']>;
 
 /** An entity as the API returns it: the row without its owner, timestamps as ISO strings. */
-export type EntityView = Omit<EntityRow, 'user_id' | 'created_at' | 'updated_at'> & { created_at: string; updated_at: string };
+export type EntityView = Omit<EntityRow, 'user_id' | 'canonical_keys' | 'attrs' | 'created_at' | 'updated_at'> & {
+  canonical_keys: Record<string, unknown>;
+  attrs: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+};
 
 export interface EntityQuery {
   type?: EntityType | undefined;
@@ -38,8 +31,9 @@ export function entityView(r: EntityRow): EntityView {
     type: r.type,
     display_name: r.display_name,
     primary_email: r.primary_email,
-    canonical_keys: r.canonical_keys,
-    attrs: r.attrs,
+    // The entity capabilities write both as objects (CanonicalKeys, Attrs in entity-writes.ts).
+    canonical_keys: r.canonical_keys as Record<string, unknown>,
+    attrs: r.attrs as Record<string, unknown>,
     linked_app_user_id: r.linked_app_user_id,
     linked_app_id: r.linked_app_id,
     created_at: r.created_at.toISOString(),

@@ -10,7 +10,7 @@ export type MemoryKind = (typeof MEMORY_KINDS)[number];
 export type MatchMode = 'and' | 'or' | 'phrase';
 
 /** The memory result row of the spec. */
-export interface MemoryRow {
+export interface MemoryView {
   id: string;
   kind: 'decision' | 'commitment' | 'learning' | 'source_artifact';
   title: string;
@@ -80,12 +80,13 @@ const SOURCES: Record<MemoryKind, { table: string; columns: RawBuilder<unknown> 
   },
 };
 
-interface Row extends Omit<MemoryRow, 'updated_at'> {
-  updated_at: Date;
-  cursor_ts: string;
-}
+/**
+ * A row of the union of SOURCES: every column is computed per kind (no one table has this shape), so it is the view
+ * with the timestamp as pg returns it, plus the cursor's timestamp where memory/list selects it.
+ */
+type MemoryRow = Omit<MemoryView, 'updated_at'> & { updated_at: Date; cursor_ts: string };
 
-function view(r: Row): MemoryRow {
+function memoryView(r: MemoryRow): MemoryView {
   return {
     id: r.id,
     kind: r.kind,
@@ -126,7 +127,7 @@ export class SubstrateMemory {
    * Full-text search (english configuration) over the chosen kinds, best `ts_rank` first (ties: newest first).
    * `q` omitted, empty or `*`: the most recently updated rows, rank null. See tsQuery for the match modes.
    */
-  async search(userId: string, query: MemorySearchQuery): Promise<{ results: MemoryRow[] }> {
+  async search(userId: string, query: MemorySearchQuery): Promise<{ results: MemoryView[] }> {
     const kinds = query.kinds?.length ? query.kinds : MEMORY_KINDS;
     const q = query.q?.trim() ?? '';
     const limit = query.limit;
@@ -135,8 +136,8 @@ export class SubstrateMemory {
         (k) => sql`(select ${SOURCES[k].columns}, null::real as rank from ${sql.table(SOURCES[k].table)}
           where user_id = ${userId} order by updated_at desc, id desc limit ${limit})`,
       );
-      const { rows } = await sql<Row>`select * from (${sql.join(branches, sql` union all `)}) m order by updated_at desc, id desc limit ${limit}`.execute(this.#db);
-      return { results: rows.map(view) };
+      const { rows } = await sql<MemoryRow>`select * from (${sql.join(branches, sql` union all `)}) m order by updated_at desc, id desc limit ${limit}`.execute(this.#db);
+      return { results: rows.map(memoryView) };
     }
     const tsq = tsQuery(q, query.match ?? 'and');
     // Each kind's best `limit` matches (through its GIN index), then the best `limit` of those.
@@ -144,11 +145,11 @@ export class SubstrateMemory {
       (k) => sql`(select ${SOURCES[k].columns}, ts_rank(tsv, fts.q) as rank from ${sql.table(SOURCES[k].table)}, fts
         where user_id = ${userId} and tsv @@ fts.q order by rank desc, updated_at desc, id desc limit ${limit})`,
     );
-    const { rows } = await sql<Row>`
+    const { rows } = await sql<MemoryRow>`
       with fts as (select ${tsq} as q)
       select * from (${sql.join(branches, sql` union all `)}) m
       order by rank desc, updated_at desc, id desc limit ${limit}`.execute(this.#db);
-    return { results: rows.map(view) };
+    return { results: rows.map(memoryView) };
   }
 
   /**
@@ -156,7 +157,7 @@ export class SubstrateMemory {
    * `source_artifact_id` keeps the decisions, commitments and learnings that cite it (artifacts are left out);
    * `superseded: false` leaves out superseded decisions and expired commitments.
    */
-  async list(userId: string, query: MemoryListQuery): Promise<{ results: MemoryRow[]; next_before: string | null }> {
+  async list(userId: string, query: MemoryListQuery): Promise<{ results: MemoryView[]; next_before: string | null }> {
     let kinds = query.kinds?.length ? query.kinds : MEMORY_KINDS;
     if (query.source_artifact_id !== undefined) kinds = kinds.filter((k) => k !== 'source_artifacts');
     if (kinds.length === 0) return { results: [], next_before: null };
@@ -175,11 +176,11 @@ export class SubstrateMemory {
       (k) => sql`(select ${SOURCES[k].columns}, null::real as rank, ${CURSOR_TS} as cursor_ts from ${sql.table(SOURCES[k].table)}
         where user_id = ${userId} ${after} ${linked} ${current(k)} order by updated_at desc, id desc limit ${take})`,
     );
-    const { rows } = await sql<Row>`select * from (${sql.join(branches, sql` union all `)}) m order by updated_at desc, id desc limit ${take}`.execute(
+    const { rows } = await sql<MemoryRow>`select * from (${sql.join(branches, sql` union all `)}) m order by updated_at desc, id desc limit ${take}`.execute(
       this.#db,
     );
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
-    return { results: page.map(view), next_before: rows.length > query.limit && last ? `${last.cursor_ts}~${last.id}` : null };
+    return { results: page.map(memoryView), next_before: rows.length > query.limit && last ? `${last.cursor_ts}~${last.id}` : null };
   }
 }

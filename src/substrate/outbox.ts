@@ -1,7 +1,7 @@
 // The substrate outbox: webhook targets per user and capability, and the deliveries of executed actions to them,
 // signed with the target's secret, retried by graphile-worker with backoff, dead after SVC_OUTBOX_MAX_ATTEMPTS.
 import { createHmac, randomBytes } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../core/crypto.ts';
@@ -82,7 +82,7 @@ export class SubstrateOutbox {
    */
   async enqueue(tx: Kysely<ControlDatabase>, actor: SubstrateActor, action: { id: string; capability: string; payload: unknown; result: unknown }): Promise<void> {
     const target = (
-      await sql<{ webhook_url: string; source_app_id: string | null }>`
+      await sql<Pick<TargetRow, 'webhook_url' | 'source_app_id'>>`
         select webhook_url, source_app_id from substrate_outbox_targets where user_id = ${actor.userId} and capability = ${action.capability}`.execute(tx)
     ).rows[0];
     if (!target || (target.source_app_id !== null && target.source_app_id !== actor.sourceAppId)) return;
@@ -174,28 +174,8 @@ export class SubstrateOutbox {
   }
 }
 
-interface TargetRow {
-  capability: string;
-  webhook_url: string;
-  source_app_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface DeliveryRow {
-  id: string;
-  user_id: string;
-  action_id: string;
-  capability: string;
-  webhook_url: string;
-  body: string;
-  status: DeliveryView['status'];
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: Date;
-  delivered_at: Date | null;
-}
+type TargetRow = Selectable<ControlDatabase['substrate_outbox_targets']>;
+type DeliveryRow = Selectable<ControlDatabase['substrate_outbox_deliveries']>;
 
 function targetView(r: TargetRow): TargetView {
   return { capability: r.capability, webhook_url: r.webhook_url, source_app_id: r.source_app_id, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() };

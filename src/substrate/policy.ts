@@ -1,15 +1,16 @@
 // The policy engine: a proposal's verdict from the capability's policy, the user's yolo mode, who proposes, the
 // owner's skip flag, and the user's active principles (JSON-Logic constraints evaluated on every proposal).
 import { performance } from 'node:perf_hooks';
+import type { Selectable } from 'kysely';
+import type { ControlDatabase } from '../db/types.ts';
 import { applyLogic, LOGIC_MAX_MS, LogicBudget } from './logic.ts';
 import type { Capability, Conflict, ProposerKind, Verdict } from './types.ts';
 
-export interface PrincipleRow {
-  id: string;
-  title: string;
+/** An active principle as the policy reads it; its jsonb fields have the shapes record_principle validated. */
+export type PrincipleRow = Pick<Selectable<ControlDatabase['substrate_principles']>, 'id' | 'title'> & {
   applies_to: { capabilities?: string[]; entity_types?: string[] };
   constraint_spec: { logic: Record<string, unknown>; mode?: 'require_approval' | 'reject' };
-}
+};
 
 export interface PolicyInput {
   capability: Capability;

@@ -147,7 +147,7 @@ export class RuleEngine {
    */
   async dispatch(now: Date): Promise<{ rules: number; enqueued: number }> {
     return this.#db.transaction().execute(async (tx) => {
-      const { rows } = await sql<{ id: string; trigger_cron: string; cron_cursor: Date }>`
+      const { rows } = await sql<Pick<RuleRow, 'id' | 'trigger_cron' | 'cron_cursor'>>`
         select id, trigger_cron, cron_cursor from substrate_attention_rules
         where enabled and cron_cursor < ${now}
         for update skip locked`.execute(tx);
@@ -186,7 +186,8 @@ export class RuleEngine {
     const slotIso = new Date(slot).toISOString();
     const actor: SubstrateActor = { accountId: rule.account_id, userId: rule.user_id, proposer: 'agent', sourceAppId: null, sourceRuleId: rule.id };
     const firing: Firing = { rule, actor, slotIso, day: slotIso.slice(0, 10), proposals: [], skipped: [] };
-    const evaluation = await evaluate(this.#db, rule.user_id, rule);
+    // rules.ts stored the condition from a validated RuleBody.
+    const evaluation = await evaluate(this.#db, rule.user_id, { condition_mode: rule.condition_mode, condition: rule.condition as RuleBody['condition'] });
     for (const [i, binding] of evaluation.bindings.entries()) await this.#fireBinding(firing, i, binding);
     return this.#record(firing, evaluation);
   }

@@ -2,24 +2,9 @@
 // firing as the API returns it, and the ids of both.
 import type { Selectable } from 'kysely';
 import type { ControlDatabase } from '../db/types.ts';
-import type { RuleBody } from './rule-body.ts';
 import type { Verdict } from './types.ts';
 
-export interface RuleRow {
-  id: string;
-  user_id: string;
-  name: string;
-  description: string | null;
-  trigger_cron: string;
-  condition_mode: RuleBody['condition_mode'];
-  condition: Record<string, unknown>;
-  action_capability: string;
-  action_payload_template: Record<string, unknown>;
-  enabled: boolean;
-  max_fires_per_day: number;
-  created_at: Date;
-  updated_at: Date;
-}
+export type RuleRow = Selectable<ControlDatabase['substrate_attention_rules']>;
 
 export interface FiringProposal {
   binding_index: number;

@@ -19,8 +19,10 @@ export type { FiringProposal, FiringView } from './rule-rows.ts';
 /** Rules per substrate user. */
 export const RULES_PER_USER_MAX = 200;
 
-/** A rule as the API returns it: the stored columns, the id as rule_id, the next slot and ISO timestamps. */
-export interface RuleView extends Omit<RuleRow, 'id' | 'user_id' | 'created_at' | 'updated_at'> {
+/** A rule as the API returns it: the stored body, the id as rule_id, the next slot and ISO timestamps. */
+export interface RuleView
+  extends Omit<RuleRow, 'id' | 'user_id' | 'condition' | 'action_payload_template' | 'cron_cursor' | 'created_at' | 'updated_at'>,
+    Pick<RuleBody, 'condition' | 'action_payload_template'> {
   rule_id: string;
   /** The next slot (UTC) when enabled; null when disabled. */
   next_fire_at: string | null;
@@ -44,9 +46,10 @@ function ruleView(r: RuleRow): RuleView {
     description: r.description,
     trigger_cron: r.trigger_cron,
     condition_mode: r.condition_mode,
-    condition: r.condition,
+    // create and update store both from a validated RuleBody.
+    condition: r.condition as RuleBody['condition'],
     action_capability: r.action_capability,
-    action_payload_template: r.action_payload_template,
+    action_payload_template: r.action_payload_template as RuleBody['action_payload_template'],
     enabled: r.enabled,
     max_fires_per_day: r.max_fires_per_day,
     next_fire_at: nextFire(r),

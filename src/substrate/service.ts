@@ -1,7 +1,7 @@
 // The substrate ledger: every write is proposed, decided by policy or a human, executed in the transaction that
 // records it, and undoable. Scoped to one substrate user of one account (org) per call.
 import { setTimeout as delay } from 'node:timers/promises';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Caller } from '../core/caller.ts';
 import { AppError, errors, fromZod } from '../core/errors.ts';
 import { capabilities, payloadSchemas } from './capabilities/index.ts';
@@ -17,6 +17,7 @@ import { SubstrateMemory, parseKinds } from './memory.ts';
 import { SubstrateSnapshots } from './snapshots.ts';
 import { SubstrateRules } from './rules.ts';
 import type { ControlDatabase } from '../db/types.ts';
+import { jsonObject } from '../db/json.ts';
 
 export interface ProposeInput {
   capability: string;
@@ -33,13 +34,6 @@ export interface ProposeResult {
   replay?: true;
 }
 
-/**
- * How a person decided on a proposed action: 'rest' is their substrate key (over REST, or on the approval page, which
- * calls the same route). 'mcp_elicitation' marks decisions of earlier versions, confirmed by a form at an agent's MCP
- * client; none are made so any more (the client that proposed could answer the form itself).
- */
-export type DecidedVia = 'rest' | 'mcp_elicitation';
-
 export interface ActionQuery {
   status?: 'proposed' | 'executed' | 'rejected' | 'all' | undefined;
   capability?: string | undefined;
@@ -49,28 +43,12 @@ export interface ActionQuery {
   source_rule_id?: string | undefined;
 }
 
-interface ActionRow {
-  id: string;
-  user_id: string;
-  capability: string;
-  payload: Record<string, unknown>;
-  proposer_kind: 'human' | 'agent';
-  source_app_id: string | null;
-  source_rule_id: string | null;
-  status: 'proposed' | 'executed' | 'rejected';
-  verdict: Verdict;
-  requires_approval: boolean;
-  skip_approval: boolean;
-  result: unknown;
-  undo: unknown;
-  reverted_by: string | null;
-  reject_reason: string | null;
-  decided_via: DecidedVia | null;
-  idempotency_key: string | null;
-  created_at: Date;
-  decided_at: Date | null;
-  executed_at: Date | null;
-}
+/**
+ * `decided_via`, how a person decided on a proposed action: 'rest' is their substrate key (over REST, or on the
+ * approval page, which calls the same route). 'mcp_elicitation' marks decisions of earlier versions, confirmed by a
+ * form at an agent's MCP client; none are made so any more (the client that proposed could answer the form itself).
+ */
+type ActionRow = Selectable<ControlDatabase['substrate_actions']>;
 
 export const substrateErrors = {
   wrongStatus: (id: string, status: string) =>
@@ -188,7 +166,7 @@ export class SubstrateService {
    */
   async actorForApp(appId: string): Promise<SubstrateActor> {
     const row = (
-      await sql<{ account_id: string; substrate_user_id: string | null }>`select account_id, substrate_user_id from apps where id = ${appId}`.execute(this.#db)
+      await sql<Pick<Selectable<ControlDatabase['apps']>, 'account_id' | 'substrate_user_id'>>`select account_id, substrate_user_id from apps where id = ${appId}`.execute(this.#db)
     ).rows[0];
     if (!row?.substrate_user_id) throw substrateErrors.notLinked(appId);
     return { accountId: row.account_id, userId: row.substrate_user_id, proposer: 'agent', sourceAppId: appId, sourceRuleId: null };
@@ -343,9 +321,10 @@ export class SubstrateService {
       const capability = capabilities.get(row.capability)!;
       const proposer: SubstrateActor = { ...actor, proposer: row.proposer_kind, sourceAppId: row.source_app_id, sourceRuleId: row.source_rule_id };
       await sql`update substrate_actions set decided_at = now(), requires_approval = false, decided_via = 'rest' where id = ${row.id}`.execute(tx);
-      const result = await this.#execute(tx, proposer, row.id, capability, row.payload);
-      await this.#outbox.enqueue(tx, proposer, { id: row.id, capability: capability.name, payload: row.payload, result });
-      return view(await this.#row(tx, actor, actionId));
+      const payload = jsonObject(row.payload);
+      const result = await this.#execute(tx, proposer, row.id, capability, payload);
+      await this.#outbox.enqueue(tx, proposer, { id: row.id, capability: capability.name, payload, result });
+      return actionView(await this.#row(tx, actor, actionId));
     });
   }
 
@@ -355,7 +334,7 @@ export class SubstrateService {
       const row = await this.#lockProposed(tx, actor, actionId);
       await sql`update substrate_actions set status = 'rejected', requires_approval = false, reject_reason = ${reason ?? null}, decided_at = now(),
         decided_via = 'rest' where id = ${row.id}`.execute(tx);
-      return view(await this.#row(tx, actor, actionId));
+      return actionView(await this.#row(tx, actor, actionId));
     });
   }
 
@@ -373,7 +352,7 @@ export class SubstrateService {
   }
 
   async get(actor: SubstrateActor, actionId: string): Promise<ActionView> {
-    return view(await this.#row(this.#db, actor, actionId));
+    return actionView(await this.#row(this.#db, actor, actionId));
   }
 
   /** Newest first, created before `before` (default now). */
@@ -389,7 +368,7 @@ export class SubstrateService {
         and created_at < coalesce(${q.before ?? null}::timestamptz, now() + interval '1 second')
       order by created_at desc, id desc
       limit ${q.limit}`.execute(this.#db);
-    return { actions: rows.map((r) => compact(view(r))) };
+    return { actions: rows.map((r) => compact(actionView(r))) };
   }
 
   #context(tx: Kysely<ControlDatabase>, actor: SubstrateActor, actionId: string): CapabilityContext {
@@ -435,11 +414,12 @@ export class SubstrateService {
   /** The original outcome of an idempotency key: conflicts empty, requires_approval as it is now, nothing executed. */
   async #replay(actor: SubstrateActor, key: string): Promise<ProposeResult> {
     const row = (await sql<ActionRow>`select * from substrate_actions where user_id = ${actor.userId} and idempotency_key = ${key}`.execute(this.#db)).rows[0]!;
+    const action = actionView(row);
     return {
-      action_id: row.id,
-      verdict: { ...row.verdict, conflicts: [] },
-      requires_approval: row.status === 'proposed',
-      ...(row.status === 'executed' ? { result: row.result } : {}),
+      action_id: action.action_id,
+      verdict: { ...action.verdict, conflicts: [] },
+      requires_approval: action.requires_approval,
+      ...(action.status === 'executed' ? { result: action.result } : {}),
       replay: true,
     };
   }
@@ -493,7 +473,7 @@ function compact(action: ActionView): ActionView {
   return { ...action, payload: shrink(action.payload), result: shrink(action.result) };
 }
 
-function view(r: ActionRow): ActionView {
+function actionView(r: ActionRow): ActionView {
   return {
     action_id: r.id,
     capability: r.capability,
@@ -502,7 +482,8 @@ function view(r: ActionRow): ActionView {
     proposer_kind: r.proposer_kind,
     source_app_id: r.source_app_id,
     source_rule_id: r.source_rule_id,
-    verdict: r.verdict,
+    // Written by #proposeOnce: the policy's decision (decide).
+    verdict: r.verdict as unknown as Verdict,
     requires_approval: r.status === 'proposed',
     dangerously_skip_approval: r.skip_approval,
     result: r.result,
