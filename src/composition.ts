@@ -13,6 +13,8 @@ import { AppsService } from './apps/service.ts';
 import type { AppPurger } from './apps/types.ts';
 import { CatalogCache } from './schema/catalog-cache.ts';
 import { DataService } from './data/service.ts';
+import { IdentityService } from './identity/service.ts';
+import { ensureOwnerClaim } from './identity/invitations.ts';
 import { KeysService } from './auth/keys.ts';
 import { EndUserTokens } from './auth/end-user-tokens.ts';
 import { EndUsers } from './auth/users.ts';
@@ -70,6 +72,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   await migrateControl(control, log, async () => {
     if (config.platformApiKey) await keys.ensureOwnerKey(config.platformApiKey);
     else await keys.ensureFirstAccount(config.dataDir, log);
+    await ensureOwnerClaim(control.db, config.dataDir, log);
   });
 
   const masterKey = loadMasterKey(config.masterKey, config.dataDir, log);
@@ -125,6 +128,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     catalogs,
     data: new DataService(databases, catalogs, { maxResponseBytes: config.dataMaxResponseBytes }),
     keys,
+    identity: new IdentityService(control.db, config.identity),
     endUserTokens,
     endUsers: new EndUsers({
       databases,

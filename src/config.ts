@@ -178,6 +178,12 @@ const EnvSchema = z.object({
   SVC_PEOPLE_PRICES: z.string().default('{}'),
   SVC_PEOPLE_TIMEOUT_MS: positiveInt.max(300_000).default(30_000),
   SVC_PEOPLE_EMAIL_LOOKUP_DEADLINE_SECONDS: positiveInt.max(30 * 86_400).default(86_400),
+  // People on the platform (src/identity): who may sign up: open (anyone, into an account of their own), invite (only
+  // with an invitation; the first person claims the owner account with the file <data dir>/owner-invitation), closed.
+  SVC_SIGNUP: z.enum(['open', 'invite', 'closed']).default('invite'),
+  // A session ends after this many hours without a request, and this many days after sign-in in any case.
+  SVC_SESSION_IDLE_HOURS: positiveInt.max(24 * 90).default(72),
+  SVC_SESSION_MAX_DAYS: positiveInt.max(365).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -192,6 +198,11 @@ export type Config = Readonly<{
   dataDir: string;
   masterKey: string | undefined;
   baseUrl: string;
+  /** The origin of baseUrl: a request authenticated by the session cookie must come from it. */
+  platformOrigin: string;
+  /** Session cookies carry Secure when the base URL is https. */
+  secureCookies: boolean;
+  identity: Readonly<{ signup: 'open' | 'invite' | 'closed'; idleHours: number; maxDays: number }>;
   baseDomain: string | undefined;
   role: 'all' | 'api' | 'worker';
   /** Which browser origins may call /mcp (requests without Origin always may). */
@@ -339,6 +350,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.SVC_DATA_DIR),
     masterKey: e.SVC_MASTER_KEY,
     baseUrl,
+    platformOrigin: new URL(baseUrl).origin,
+    secureCookies: baseUrl.startsWith('https://'),
+    identity: Object.freeze({ signup: e.SVC_SIGNUP, idleHours: e.SVC_SESSION_IDLE_HOURS, maxDays: e.SVC_SESSION_MAX_DAYS }),
     baseDomain: e.SVC_BASE_DOMAIN?.toLowerCase(),
     role: e.SVC_ROLE,
     mcp: parseMcpOrigins('SVC_MCP_ALLOWED_ORIGINS', e.SVC_MCP_ALLOWED_ORIGINS, baseUrl),

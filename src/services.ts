@@ -3,6 +3,7 @@ import type { AppDatabases } from './apps/app-databases.ts';
 import type { CatalogCache } from './schema/catalog-cache.ts';
 import type { DataService } from './data/service.ts';
 import type { KeysService } from './auth/keys.ts';
+import type { IdentityService } from './identity/service.ts';
 import type { EndUserTokens } from './auth/end-user-tokens.ts';
 import type { EndUsers } from './auth/users.ts';
 import type { RateLimiter } from './auth/rate-limit.ts';
@@ -42,6 +43,7 @@ export interface Services {
   catalogs: CatalogCache;
   data: DataService;
   keys: KeysService;
+  identity: IdentityService;
   endUserTokens: EndUserTokens;
   /** End-user accounts and sessions of each app (signup, login, refresh, logout). */
   endUsers: EndUsers;

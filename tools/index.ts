@@ -21,12 +21,13 @@ import { substrateEntityTools } from './substrate/entities.ts';
 import { substrateLinkTools } from './substrate/links.ts';
 import { substrateOutboxTools } from './substrate/outbox.ts';
 import { substrateRuleTools } from './substrate/rules.ts';
+import { identityTools } from './identity/session.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
 const areaTools: Record<string, readonly AnyTool[]> = {
   apps: [appsList, appsCreate, appsGet, appsDelete, appsRestore],
-  keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke],
+  keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke, ...identityTools],
   schema: schemaTools,
   auth: authTools,
   platform: [suggestionsCreate, platformHealth, platformReady],
@@ -74,6 +75,7 @@ export const tools: readonly AnyTool[] = [
   substrateKeysCreate,
   substrateKeysList,
   substrateKeysRevoke,
+  ...identityTools,
   ...schemaTools,
   ...authTools,
   suggestionsCreate,

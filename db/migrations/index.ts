@@ -22,6 +22,7 @@ import * as billingOverage from './0020_billing_overage.ts';
 import * as meetingsAppDelete from './0021_meetings_app_delete.ts';
 import * as wsTicketCredential from './0022_ws_ticket_credential.ts';
 import * as creditShortfall from './0023_credit_shortfall.ts';
+import * as persons from './0024_persons.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0021_meetings_app_delete': meetingsAppDelete,
   '0022_ws_ticket_credential': wsTicketCredential,
   '0023_credit_shortfall': creditShortfall,
+  '0024_persons': persons,
 };

@@ -3,10 +3,14 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const KEYS_GUIDE: AreaGuide = {
   summary:
-    'Extra service keys of an app (full access to that one app, e.g. for a server of your own) and substrate keys; an agent with its platform key and user_token rarely needs them.',
+    'Credentials: extra service keys of an app and substrate keys (an agent with its platform key rarely needs them); people\'s sign-in and roles.',
   reference: `
 - Service key \`svc_sk_...\`: full access to one app (data as \`svc_service\`, bypassing row-level security); 403
   FORBIDDEN on any other app. Substrate key \`svc_sub_...\`: substrate routes only, never an app database.
 - A new key is returned once (\`key\`) and stored hashed; lists show \`hint\` only. Revoking takes effect at once.
+- Roles in an account, highest first: owner, admin, developer, viewer. Platform keys and people's sessions carry one;
+  read-only tools need viewer, the rest developer unless a tool says more; below it: 403 FORBIDDEN_ROLE naming the role.
+- People sign in over REST only (\`/dashboard/signup\`, \`/dashboard/signin\`): the session is the HttpOnly cookie
+  \`svc_session\`, accepted wherever a platform key is; a write with it from another origin is 403 CROSS_SITE_REQUEST.
 `,
 };

@@ -47,7 +47,8 @@ const CREDENTIAL_TABLES: Record<CredentialRef['kind'], string> = {
 
 /** The key a caller presented (none for end users and anonymous callers, whose tokens are not revoked one by one). */
 export function credentialOf(caller: Caller): CredentialRef | undefined {
-  if (caller.kind === 'platform' || caller.kind === 'service' || caller.kind === 'substrate') return { kind: caller.kind, id: caller.keyId };
+  if (caller.kind === 'service' || caller.kind === 'substrate') return { kind: caller.kind, id: caller.keyId };
+  if (caller.kind === 'platform' && caller.keyId !== null) return { kind: 'platform', id: caller.keyId };
   return undefined;
 }
 
@@ -119,8 +120,8 @@ export class KeysService {
       return row && { kind: 'service', accountId: row.account_id, appId: row.app_id, keyId: row.id };
     }
     if (bearer.startsWith(KEY_PREFIX.platform)) {
-      const row = await this.#db.selectFrom('platform_keys').select(['id', 'account_id']).where('key_hash', '=', hash).executeTakeFirst();
-      return row && { kind: 'platform', accountId: row.account_id, keyId: row.id };
+      const row = await this.#db.selectFrom('platform_keys').select(['id', 'account_id', 'role']).where('key_hash', '=', hash).executeTakeFirst();
+      return row && { kind: 'platform', accountId: row.account_id, role: row.role, via: 'key', keyId: row.id, personId: null };
     }
     if (bearer.startsWith(KEY_PREFIX.substrate)) {
       const row = await this.#db.selectFrom('substrate_keys').select(['id', 'account_id']).where('key_hash', '=', hash).executeTakeFirst();

@@ -1,9 +1,24 @@
 // Who is calling: the one type every layer shares, so it imports nothing.
 
-/** Who is calling, resolved once per request from the Authorization header (or its absence). */
+/** A member's role in an account, highest first: each may do what the ones after it may. */
+export const ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Whether `role` may do what `required` may. */
+export function roleAtLeast(role: Role, required: Role): boolean {
+  return ROLES.indexOf(role) <= ROLES.indexOf(required);
+}
+
+/**
+ * How a platform caller proved itself: a platform key (`keyId`), a person's browser session, or an OAuth access token
+ * an MCP client holds for a person (`personId` set for both).
+ */
+export type PlatformVia = 'key' | 'session' | 'oauth';
+
+/** Who is calling, resolved once per request from the Authorization header or the session cookie (or their absence). */
 export type Caller =
   | { kind: 'none' }
-  | { kind: 'platform'; accountId: string; keyId: string }
+  | { kind: 'platform'; accountId: string; role: Role; via: PlatformVia; keyId: string | null; personId: string | null }
   | { kind: 'service'; accountId: string; appId: string; keyId: string }
   | { kind: 'user'; appId: string; userId: string; claims: Record<string, unknown> }
   | { kind: 'substrate'; accountId: string; keyId: string };

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { strictInput } from './strict.ts';
 import type { Logger } from 'pino';
 import type { AppError } from './errors.ts';
-import type { Caller, CallerKind } from './caller.ts';
+import type { Caller, CallerKind, Role } from './caller.ts';
 
 /**
  * What a handler gets besides its input. `S` is the services its tools declare they use, `A` the app record of
@@ -27,6 +27,14 @@ export interface ToolContext<S = unknown, A = unknown> {
    * client without URL elicitation).
    */
   sendToPage?: ((message: string, url: string) => Promise<PageVisit>) | undefined;
+  /** The browser session of a REST request (the session routes set and clear it); absent over MCP. */
+  session?: SessionChannel | undefined;
+}
+
+/** A REST request's session cookie: the token it carried, and a way to set a new one or clear it. */
+export interface SessionChannel {
+  token: string | undefined;
+  set(session: { token: string; expiresAt: Date } | null): void;
 }
 
 /** A URL elicitation's outcome: whether the person agreed to open the page, and the notice that they are done. */
@@ -76,6 +84,8 @@ export interface HttpBinding<O> {
    * key is then refused with 403, any other credential with 401 AUTH_INVALID_TOKEN.
    */
   restAuth?: readonly CallerKind[];
+  /** Refuse a state-changing request from a foreign web origin even without a session cookie (sign-in: login CSRF). */
+  sameOrigin?: true;
 }
 
 /** standard: the envelope; openai: OpenAI's body (AI gateway); people: the spec's flat `{ error: "<code>" }`. */
@@ -98,6 +108,11 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
   output: O;
   /** Credential kinds that may call the tool. */
   auth: readonly CallerKind[];
+  /**
+   * The lowest account role a platform caller (key, session or OAuth token) needs. Default: viewer for read-only tools
+   * (annotations.readOnlyHint), developer for the rest (requiredRole).
+   */
+  role?: Role;
   /** Whether input.app_id names an app the caller must be entitled to. */
   appScoped?: boolean;
   http: HttpBinding<z.output<O>> | false;
@@ -116,6 +131,11 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
 }
 
 export type AnyTool = ToolDescriptor<z.ZodType, z.ZodType, any, any>;
+
+/** The role a platform caller needs for this tool (see ToolDescriptor.role). */
+export function requiredRole(tool: Pick<AnyTool, 'role' | 'annotations'>): Role {
+  return tool.role ?? (tool.annotations?.readOnlyHint ? 'viewer' : 'developer');
+}
 
 /**
  * Registers nothing by itself; checks the name and makes the input strict: every `z.object` in it refuses keys it

@@ -42,6 +42,14 @@ export const errors = {
     new AppError(401, 'AUTH_INVALID_TOKEN', 'The credential is invalid, revoked or expired.', 'Use a current key or sign in again for a fresh token.'),
   wrongCredential: (accepted: readonly string[]) =>
     new AppError(403, 'FORBIDDEN', `This route does not accept this kind of credential; it accepts: ${accepted.join(', ')}.`, 'Call it with one of the accepted credentials.'),
+  roleTooLow: (required: string, role: string) =>
+    new AppError(
+      403,
+      'FORBIDDEN_ROLE',
+      `This call needs the role ${required} or higher in the account; the credential has ${role}.`,
+      'Ask an owner or admin of the account for a higher role, or use a credential of a member who has it.',
+      { required_role: required, role },
+    ),
   otherApp: () =>
     new AppError(403, 'FORBIDDEN', 'The credential does not grant access to this app.', 'Use a credential issued for this app, or the platform key of its owner.'),
   originNotAllowed: (origin: string) =>

@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import { AppError, errors, fromZod } from './errors.ts';
 import { mapPgError } from './pg-errors.ts';
 import { unknownKeysMessage } from './strict.ts';
-import type { AnyTool, ToolContext } from './define.ts';
-import type { Caller } from './caller.ts';
+import { requiredRole, type AnyTool, type ToolContext } from './define.ts';
+import { roleAtLeast, type Caller } from './caller.ts';
 
 /**
  * How an app-scoped call is admitted, installed by the composition root (apps and billing know how): the pipeline
@@ -27,6 +27,7 @@ export interface InvokeBase<S = unknown, A = unknown> {
   signal?: AbortSignal | undefined;
   canStream?: boolean | undefined;
   sendToPage?: ToolContext['sendToPage'];
+  session?: ToolContext['session'];
 }
 
 /**
@@ -36,6 +37,7 @@ export interface InvokeBase<S = unknown, A = unknown> {
 export async function invoke<S, A>(tool: AnyTool, rawInput: unknown, base: InvokeBase<S, A>): Promise<unknown> {
   try {
     authorizeKind(tool, base.caller);
+    authorizeRole(tool, base.caller);
     screenInput(rawInput);
     const parsed = tool.input.safeParse(rawInput ?? {}, { error: unknownKeysMessage });
     if (!parsed.success) throw fromZod(parsed.error);
@@ -56,6 +58,13 @@ function authorizeKind(tool: AnyTool, caller: Caller): void {
   if (tool.auth.includes(caller.kind)) return;
   if (caller.kind === 'none') throw errors.authRequired();
   throw errors.wrongCredential(tool.auth.filter((k) => k !== 'none'));
+}
+
+/** A platform caller acts with its role in the account: a key's, or the person's behind a session or OAuth token. */
+function authorizeRole(tool: AnyTool, caller: Caller): void {
+  if (caller.kind !== 'platform') return;
+  const required = requiredRole(tool);
+  if (!roleAtLeast(caller.role, required)) throw errors.roleTooLow(required, caller.role);
 }
 
 /** Deeper input than any tool needs; far below where recursive code (JSON.stringify, Postgres' jsonb parser) overflows. */

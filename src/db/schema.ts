@@ -17,6 +17,13 @@ export type Numeric = ColumnType<string, number | string, number | string>;
 
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
+export interface AccountMembers {
+  account_id: string;
+  created_at: Generated<Timestamp>;
+  person_id: string;
+  role: ColumnType<'owner' | 'admin' | 'developer' | 'viewer', 'owner' | 'admin' | 'developer' | 'viewer', 'owner' | 'admin' | 'developer' | 'viewer'>;
+}
+
 export interface Accounts {
   billing_email: string | null;
   created_at: Generated<Timestamp>;
@@ -151,6 +158,19 @@ export interface AppSubscriptions {
   stripe_subscription_id: string | null;
   updated_at: Generated<Timestamp>;
   user_id: string;
+}
+
+export interface AuditLog {
+  account_id: string;
+  action: string;
+  actor_id: string | null;
+  actor_kind: ColumnType<'person' | 'key' | 'platform', 'person' | 'key' | 'platform', 'person' | 'key' | 'platform'>;
+  created_at: Generated<Timestamp>;
+  details: ColumnType<JsonValue, string | undefined, string>;
+  id: Generated<Int8>;
+  ip: string | null;
+  resource_id: string | null;
+  resource_type: string;
 }
 
 export interface BillingNotifications {
@@ -332,6 +352,20 @@ export interface IntegrationToolkits {
   updated_at: Generated<Timestamp>;
 }
 
+export interface Invitations {
+  accepted_at: Timestamp | null;
+  accepted_by: string | null;
+  account_id: string;
+  created_at: Generated<Timestamp>;
+  email: string | null;
+  expires_at: Timestamp;
+  id: Generated<string>;
+  invited_by: string | null;
+  revoked_at: Timestamp | null;
+  role: ColumnType<'owner' | 'admin' | 'developer' | 'viewer', 'owner' | 'admin' | 'developer' | 'viewer', 'owner' | 'admin' | 'developer' | 'viewer'>;
+  token_hash: string;
+}
+
 export interface MeetingBots {
   app_id: string;
   automatic_leave: ColumnType<JsonValue, string | undefined, string>;
@@ -448,13 +482,41 @@ export interface PeopleUsageLogs {
   usd_cost: Generated<Numeric>;
 }
 
+export interface PersonIdentities {
+  created_at: Generated<Timestamp>;
+  email: string | null;
+  issuer: string;
+  person_id: string;
+  subject: string;
+}
+
+export interface Persons {
+  created_at: Generated<Timestamp>;
+  email: string;
+  email_verified_at: Timestamp | null;
+  id: Generated<string>;
+  name: Generated<string>;
+  password_hash: string | null;
+}
+
+export interface PersonTokens {
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+  person_id: string;
+  purpose: ColumnType<'verify_email' | 'reset_password', 'verify_email' | 'reset_password', 'verify_email' | 'reset_password'>;
+  token_hash: string;
+  used_at: Timestamp | null;
+}
+
 export interface PlatformKeys {
   account_id: string;
   created_at: Generated<Timestamp>;
+  created_by: string | null;
   hint: string;
   id: Generated<string>;
   key_hash: string;
   name: string;
+  role: ColumnType<'owner' | 'admin' | 'developer' | 'viewer', 'owner' | 'admin' | 'developer' | 'viewer' | undefined, 'owner' | 'admin' | 'developer' | 'viewer'>;
 }
 
 export interface RateLimits {
@@ -470,6 +532,17 @@ export interface ServiceKeys {
   id: Generated<string>;
   key_hash: string;
   name: string;
+}
+
+export interface Sessions {
+  account_id: string;
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+  id_hash: string;
+  ip: string | null;
+  last_seen_at: Generated<Timestamp>;
+  person_id: string;
+  user_agent: string | null;
 }
 
 export interface StorageLimits {
@@ -497,6 +570,7 @@ export interface SubstrateActions {
   capability: string;
   created_at: Generated<Timestamp>;
   decided_at: Timestamp | null;
+  decided_by: string | null;
   decided_via: ColumnType<'rest' | 'mcp_elicitation' | null, 'rest' | 'mcp_elicitation' | null | undefined, 'rest' | 'mcp_elicitation' | null> | null;
   executed_at: Timestamp | null;
   id: string;
@@ -709,6 +783,7 @@ export interface SubstrateUsers {
   id: Generated<string>;
   is_default: Generated<boolean>;
   name: string;
+  person_id: string | null;
   yolo_mode: Generated<boolean>;
 }
 
@@ -746,6 +821,7 @@ export interface WorkerHeartbeats {
 }
 
 export interface DB {
+  account_members: AccountMembers;
   accounts: Accounts;
   ai_configs: AiConfigs;
   ai_usage: AiUsage;
@@ -756,6 +832,7 @@ export interface DB {
   app_signing_keys: AppSigningKeys;
   app_subscriptions: AppSubscriptions;
   apps: Apps;
+  audit_log: AuditLog;
   billing_notifications: BillingNotifications;
   billing_overage_charges: BillingOverageCharges;
   connected_accounts: ConnectedAccounts;
@@ -771,6 +848,7 @@ export interface DB {
   integration_executions: IntegrationExecutions;
   integration_settings: IntegrationSettings;
   integration_toolkits: IntegrationToolkits;
+  invitations: Invitations;
   meeting_bots: MeetingBots;
   meeting_forwards: MeetingForwards;
   meeting_provider_events: MeetingProviderEvents;
@@ -781,9 +859,13 @@ export interface DB {
   people_email_lookups: PeopleEmailLookups;
   people_profile_cache: PeopleProfileCache;
   people_usage_logs: PeopleUsageLogs;
+  person_identities: PersonIdentities;
+  person_tokens: PersonTokens;
+  persons: Persons;
   platform_keys: PlatformKeys;
   rate_limits: RateLimits;
   service_keys: ServiceKeys;
+  sessions: Sessions;
   storage_limits: StorageLimits;
   storage_objects: StorageObjects;
   substrate_actions: SubstrateActions;

@@ -53,7 +53,9 @@ export function renderAreaIndex(areas: Areas, defaultAreas: readonly string[]): 
   const lines = [INDEX_BEGIN, ''];
   for (const [area, tools] of Object.entries(areas)) {
     const toolset = defaultAreas.includes(area) ? '' : ' Not in the default toolset.';
-    lines.push(`- **${area}**: ${summaryOf(area, tools)}${toolset} Tools: ${tools.map((t) => t.name).join(', ')}. Section: ${areaLink(area)}`);
+    // The tools an agent can call; the area's REST-only routes (a person's sign-in, key minting) are in its section.
+    const callable = tools.filter((t) => t.mcp !== false);
+    lines.push(`- **${area}**: ${summaryOf(area, tools)}${toolset} Tools: ${callable.map((t) => t.name).join(', ')}. Section: ${areaLink(area)}`);
   }
   lines.push('', INDEX_END);
   return lines.join('\n');

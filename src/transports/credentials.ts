@@ -1,8 +1,19 @@
+import type { Request } from 'express';
 import type { Caller } from '../core/caller.ts';
 import { errors } from '../core/errors.ts';
 import type { Services } from '../services.ts';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/**
+ * The caller of an HTTP request: its Authorization header when it has one, else a person's session cookie. A cookie
+ * that no longer resolves (signed out, expired) counts as no credential, so public routes still answer.
+ */
+export async function resolveRequestCaller(req: Request, services: Services, sessionToken: string | undefined): Promise<{ caller: Caller; viaCookie: boolean }> {
+  if (req.headers.authorization !== undefined || sessionToken === undefined) return { caller: await resolveCaller(req.headers.authorization, services), viaCookie: false };
+  const caller = await services.identity.sessions.resolve(sessionToken);
+  return caller ? { caller, viaCookie: true } : { caller: { kind: 'none' }, viaCookie: false };
+}
 
 /** Authorization header to caller. No header is `none`; anything present but not valid is a 401. */
 export async function resolveCaller(header: string | undefined, services: Services): Promise<Caller> {

@@ -8,7 +8,9 @@ import { JsonText } from '../core/json-text.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import type { AnyTool, ErrorShape, HttpBinding } from '../core/define.ts';
 import type { Services } from '../services.ts';
-import { resolveCaller } from './credentials.ts';
+import { resolveRequestCaller } from './credentials.ts';
+import { sameOriginWrite, sessionCookieHeader, sessionCookieOf } from './session-cookie.ts';
+import { identityErrors } from '../identity/errors.ts';
 import { pathParams } from '../core/schema.ts';
 import { routeTable, segmentCount, type TableRoute } from './route-table.ts';
 
@@ -97,7 +99,9 @@ async function serve(
   });
   try {
     const input = restInput(http, fields, req, subdomainAppId);
-    const caller = await resolveCaller(req.headers.authorization, services);
+    const sessionToken = sessionCookieOf(req);
+    const { caller, viaCookie } = await resolveRequestCaller(req, services, sessionToken);
+    if ((viaCookie || http.sameOrigin) && !sameOriginWrite(req, services.config.platformOrigin)) throw identityErrors.crossSiteRequest();
     if (http.restAuth && !http.restAuth.includes(caller.kind)) throw caller.kind === 'service' ? errors.wrongCredential(http.restAuth) : errors.invalidToken();
     const output = await invoke(tool, input, {
       services,
@@ -108,6 +112,10 @@ async function serve(
       log: req.log,
       signal: aborter.signal,
       canStream: true,
+      session: {
+        token: sessionToken,
+        set: (session) => res.append('Set-Cookie', sessionCookieHeader(session, services.config.secureCookies)),
+      },
     });
     // Bytes served by an app's routes are its bandwidth (bandwidth_bytes), headers included.
     if (tool.appScoped) services.billing.traffic.meterResponse(String(input.app_id), req.socket, (done) => res.once('close', done));

@@ -37,7 +37,7 @@ beforeAll(async () => {
   p = await startTestPlatform({ SVC_ROLE: 'api' });
   key = (await p.api('POST', '/substrate-keys', { body: { name: 'me' } })).body.key;
   const accountId = (await p.sql(`select account_id from platform_keys limit 1`))[0].account_id;
-  agent = await p.services.substrate.actor({ kind: 'platform', accountId, keyId: 'k' });
+  agent = await p.services.substrate.actor({ kind: 'platform', accountId, role: 'owner', via: 'key', keyId: 'k', personId: null });
 });
 afterAll(() => p?.close());
 

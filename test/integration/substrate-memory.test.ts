@@ -30,7 +30,7 @@ beforeAll(async () => {
   p = await startTestPlatform({ SVC_ROLE: 'api' });
   key = (await p.api('POST', '/substrate-keys', { body: { name: 'me' } })).body.key;
   const accountId = (await p.sql(`select account_id from platform_keys limit 1`))[0].account_id;
-  agent = await p.services.substrate.actor({ kind: 'platform', accountId, keyId: 'k' });
+  agent = await p.services.substrate.actor({ kind: 'platform', accountId, role: 'owner', via: 'key', keyId: 'k', personId: null });
   const otherAccount = (await p.sql(`insert into accounts (name) values ('other') returning id`))[0].id;
   otherKey = `svc_sub_${'q'.repeat(43)}`;
   await p.sql(`insert into substrate_keys (account_id, key_hash, hint, name) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'o')`, [otherAccount, otherKey]);

@@ -271,7 +271,7 @@ describe('firing', () => {
 
   it('a snapshot rule without a snapshot records the skip reason', async () => {
     const fresh = (await p.sql(`insert into accounts (name) values ('fresh') returning id`))[0].id;
-    const actor = await p.services.substrate.actor({ kind: 'platform', accountId: fresh, keyId: 'k' });
+    const actor = await p.services.substrate.actor({ kind: 'platform' as const, accountId: fresh, role: 'owner' as const, via: 'key' as const, keyId: 'k', personId: null });
     const rule = await p.services.substrate.rules.create(actor.userId, {
       name: 'snap',
       trigger_cron: '* * * * *',

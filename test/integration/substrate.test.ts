@@ -16,7 +16,7 @@ beforeAll(async () => {
   p = await startTestPlatform({ SVC_ROLE: 'api' });
   key = (await p.api('POST', '/substrate-keys', { body: { name: 'me' } })).body.key;
   const accountId = (await p.sql(`select account_id from platform_keys limit 1`))[0].account_id;
-  agent = await p.services.substrate.actor({ kind: 'platform', accountId, keyId: 'k' });
+  agent = await p.services.substrate.actor({ kind: 'platform', accountId, role: 'owner', via: 'key', keyId: 'k', personId: null });
 });
 afterAll(() => p?.close());
 
@@ -263,7 +263,7 @@ describe('guards from review', () => {
     expect((await p.api('GET', `${S}/actions/${big.body.action_id}`, { key })).body.payload.description).toHaveLength(10_000);
 
     const fresh = (await p.sql(`insert into accounts (name) values ('fresh') returning id`))[0].id;
-    const users = await Promise.all(Array.from({ length: 8 }, (_, i) => p.services.substrate.actor({ kind: 'platform', accountId: fresh, keyId: `k${i}` })));
+    const users = await Promise.all(Array.from({ length: 8 }, (_, i) => p.services.substrate.actor({ kind: 'platform', accountId: fresh, role: 'owner', via: 'key', keyId: `k${i}`, personId: null })));
     expect(new Set(users.map((u) => u.userId)).size).toBe(1);
   });
 });

@@ -16,7 +16,7 @@ describe('generated documentation', () => {
     for (const [area, list] of Object.entries(toolAreas)) {
       const line = committed.split('\n').find((l) => l.startsWith(`- **${area}**: `));
       expect(line, area).toBeDefined();
-      expect(line).toContain(`Tools: ${list.map((t) => t.name).join(', ')}. Section: ${areaLink(area)}`);
+      expect(line).toContain(`Tools: ${list.filter((t) => t.mcp !== false).map((t) => t.name).join(', ')}. Section: ${areaLink(area)}`);
       expect(line!.includes('Not in the default toolset'), area).toBe(!DEFAULT_TOOLSET_AREAS.includes(area));
       const section = renderAreaSection(area, list);
       for (const t of list) expect(section, `${area}: ${t.name}`).toContain(`### ${t.name}: ${t.title}`);

@@ -73,6 +73,8 @@ export const billingCheckout = defineTool({
     cancelUrl: HttpUrl.optional(),
   }),
   output: z.object({ url: z.string(), sessionId: z.string() }),
+  // The account's plan and payment method are its owners' to change.
+  role: 'owner',
   auth: ['platform'],
   http: { method: 'POST', path: '/dashboard/billing/checkout' },
   annotations: { idempotentHint: false },
@@ -85,6 +87,8 @@ export const billingPortal = defineTool({
   description: "A Stripe billing portal URL for the account: payment method, invoices, cancellation. Needs a past checkout.",
   input: z.object({ returnUrl: HttpUrl.optional() }),
   output: z.object({ url: z.string() }),
+  // The account's plan and payment method are its owners' to change.
+  role: 'owner',
   auth: ['platform'],
   http: { method: 'POST', path: '/dashboard/billing/portal' },
   annotations: { idempotentHint: false },

@@ -61,6 +61,8 @@ export const substrateKeysCreate = defineTool({
     'propose), so it is minted over REST, never by an agent over MCP.',
   input: z.object({ name: KeyNameSchema.describe('A label to recognise the key by') }),
   output: CreatedKeySchema,
+  // Keys are credentials of the whole account: admins hand them out and take them back.
+  role: 'admin',
   auth: ['platform'],
   mcp: false,
   http: { method: 'POST', path: '/substrate-keys', status: 201 },
@@ -85,6 +87,8 @@ export const substrateKeysRevoke = defineTool({
   description: 'Revoke one of your substrate keys; requests using it get 401 from then on.',
   input: z.object({ key_id: KeyIdSchema }),
   output: z.object({ revoked: z.literal(true), key_id: z.string() }),
+  // Keys are credentials of the whole account: admins hand them out and take them back.
+  role: 'admin',
   auth: ['platform'],
   http: { method: 'DELETE', path: '/substrate-keys/{key_id}' },
   annotations: { destructiveHint: true },

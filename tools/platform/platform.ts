@@ -64,6 +64,8 @@ export const suggestionsCreate = defineTool({
     'name the tool in affected_tool. Returns { id, status: "received", created_at }.',
   input: SuggestionInput,
   output: z.object({ id: z.string(), status: z.literal('received'), created_at: z.string() }),
+  // Every member may report a problem.
+  role: 'viewer',
   auth: ['platform'],
   http: { method: 'POST', path: '/suggestions', status: 201 },
   handler: async (input, ctx) => ctx.services.suggestions.create(accountOf(ctx.caller), input),

@@ -1,0 +1,128 @@
+// People on the platform signing up, in and out (src/identity). REST only: a session is a browser's credential, set
+// as the HttpOnly cookie svc_session, never handed to an agent.
+import { z } from 'zod';
+import { toolsUsing } from '../define.ts';
+import { EmailSchema, PasswordSchema } from '../auth/auth.ts';
+import { ROLES, type Caller } from '../../src/core/caller.ts';
+import type { SessionChannel, ToolContext } from '../../src/core/define.ts';
+import { errors } from '../../src/core/errors.ts';
+import type { SignedIn } from '../../src/identity/service.ts';
+
+type Uses = 'identity';
+const defineTool = toolsUsing<Uses>();
+
+const PersonSchema = z.object({ id: z.string(), email: z.string(), name: z.string(), email_verified: z.boolean(), created_at: z.string() });
+const SignedInSchema = z.object({ person: PersonSchema, account_id: z.string(), role: z.enum(ROLES) });
+const MembershipSchema = z.object({ account_id: z.string(), account_name: z.string(), role: z.enum(ROLES) });
+
+/** The session channel of a REST request; the session routes are REST only, so it is always there. */
+function sessionOf(ctx: Pick<ToolContext, 'session'>): SessionChannel {
+  if (!ctx.session) throw new Error('session routes are served over REST only');
+  return ctx.session;
+}
+
+/** Sets the new session's cookie and answers without its token. */
+function signedIn(ctx: Pick<ToolContext, 'session'>, result: SignedIn) {
+  sessionOf(ctx).set(result.session);
+  return { person: result.person, account_id: result.account_id, role: result.role };
+}
+
+function personOf(caller: Caller): string {
+  if (caller.kind !== 'platform' || caller.personId === null) throw errors.wrongCredential(['a person\'s session']);
+  return caller.personId;
+}
+
+const client = (ctx: { clientId: string }) => ({ ip: ctx.clientId, userAgent: undefined });
+
+export const accountSignup = defineTool({
+  name: 'account_signup',
+  title: 'Sign up as a person',
+  description:
+    'Create a person on the platform and sign them in (cookie svc_session). With invitation_token they join that ' +
+    'account with its role; without, where the operator opened sign-up (SVC_SIGNUP=open), they own a new account.',
+  input: z.object({
+    email: EmailSchema,
+    password: PasswordSchema,
+    name: z.string().trim().max(200, 'name is at most 200 characters').optional(),
+    invitation_token: z.string().max(200, 'invitation_token is at most 200 characters').optional().describe('From an invitation, or the file <data dir>/owner-invitation of a fresh platform'),
+  }),
+  output: SignedInSchema,
+  auth: ['none', 'platform'],
+  role: 'viewer',
+  mcp: false,
+  http: { method: 'POST', path: '/dashboard/signup', status: 201, sameOrigin: true },
+  handler: async (input, ctx) => signedIn(ctx, await ctx.services.identity.signUp(input, client(ctx))),
+});
+
+export const accountSignin = defineTool({
+  name: 'account_signin',
+  title: 'Sign in as a person',
+  description: 'Sign in with e-mail and password; the session is the HttpOnly cookie svc_session, in the account the person joined first.',
+  input: z.object({ email: EmailSchema, password: z.string().max(200, 'password is at most 200 characters') }),
+  output: SignedInSchema,
+  auth: ['none', 'platform'],
+  role: 'viewer',
+  mcp: false,
+  http: { method: 'POST', path: '/dashboard/signin', sameOrigin: true },
+  handler: async (input, ctx) => {
+    const session = sessionOf(ctx);
+    // Sign-in rotates: a session the browser still held ends here.
+    if (session.token) await ctx.services.identity.sessions.end(session.token);
+    return signedIn(ctx, await ctx.services.identity.signIn(input.email, input.password, client(ctx)));
+  },
+});
+
+export const accountSignout = defineTool({
+  name: 'account_signout',
+  title: 'Sign out',
+  description: 'End this browser\'s session and clear its cookie. Idempotent.',
+  input: z.object({}),
+  output: z.object({}),
+  auth: ['none', 'platform'],
+  role: 'viewer',
+  mcp: false,
+  http: { method: 'POST', path: '/dashboard/signout', status: 204 },
+  handler: async (_input, ctx) => {
+    const session = sessionOf(ctx);
+    if (session.token) await ctx.services.identity.sessions.end(session.token);
+    session.set(null);
+    return {};
+  },
+});
+
+export const accountSignoutAll = defineTool({
+  name: 'account_signout_all',
+  title: 'Sign out everywhere',
+  description: 'End every session of the signed-in person, on every device, and clear this browser\'s cookie.',
+  input: z.object({}),
+  output: z.object({ ended: z.number().int() }),
+  auth: ['platform'],
+  role: 'viewer',
+  mcp: false,
+  http: { method: 'POST', path: '/dashboard/signout-all' },
+  handler: async (_input, ctx) => {
+    const ended = await ctx.services.identity.sessions.endAll(personOf(ctx.caller));
+    sessionOf(ctx).set(null);
+    return { ended };
+  },
+});
+
+export const accountSession = defineTool({
+  name: 'account_session',
+  title: 'The signed-in person',
+  description: 'Who is signed in: the person, the account the session acts in with their role, and every account they belong to.',
+  input: z.object({}),
+  output: z.object({ person: PersonSchema, account_id: z.string(), role: z.enum(ROLES), accounts: z.array(MembershipSchema) }),
+  auth: ['platform'],
+  mcp: false,
+  annotations: { readOnlyHint: true },
+  http: { method: 'GET', path: '/dashboard/session' },
+  handler: async (_input, ctx) => {
+    const personId = personOf(ctx.caller);
+    if (ctx.caller.kind !== 'platform') throw errors.authRequired();
+    const { identity } = ctx.services;
+    return { person: await identity.person(personId), account_id: ctx.caller.accountId, role: ctx.caller.role, accounts: await identity.memberships(personId) };
+  },
+});
+
+export const identityTools = [accountSignup, accountSignin, accountSignout, accountSignoutAll, accountSession];
