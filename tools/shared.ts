@@ -81,3 +81,6 @@ export function encodeContent(bytes: Buffer, encoding: ContentEncoding): string 
     throw errors.validation("The file is not valid UTF-8 text; read it with encoding 'base64'.", [{ path: 'encoding', message: 'not UTF-8 text' }]);
   }
 }
+
+/** Each person's substrate is their own (a session reaches only theirs): every member of the account may use it. */
+export const SUBSTRATE_ROLE = 'viewer' as const;

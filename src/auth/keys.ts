@@ -34,7 +34,7 @@ type Db = Kysely<ControlDatabase> | Transaction<ControlDatabase>;
 
 /** What a long-lived connection was opened with: a key, or an app (a function's own calls); see `stillValid`. */
 export interface CredentialRef {
-  kind: KeyKind | 'app';
+  kind: KeyKind | 'app' | 'session';
   id: string;
 }
 
@@ -43,12 +43,14 @@ const CREDENTIAL_TABLES: Record<CredentialRef['kind'], string> = {
   service: KEY_TABLES.service.table,
   substrate: KEY_TABLES.substrate.table,
   app: 'apps',
+  session: 'sessions',
 };
 
 /** The key a caller presented (none for end users and anonymous callers, whose tokens are not revoked one by one). */
 export function credentialOf(caller: Caller): CredentialRef | undefined {
   if (caller.kind === 'service' || caller.kind === 'substrate') return { kind: caller.kind, id: caller.keyId };
   if (caller.kind === 'platform' && caller.keyId !== null) return { kind: 'platform', id: caller.keyId };
+  if (caller.kind === 'platform' && caller.sessionId !== undefined) return { kind: 'session', id: caller.sessionId };
   return undefined;
 }
 
@@ -96,11 +98,15 @@ export class KeysService {
     const valid = new Set<string>();
     const byKind = Map.groupBy(credentials, (c) => c.kind);
     for (const [kind, refs] of byKind) {
-      // Key ids are uuids (compared as such, so the primary key serves); app ids are text.
-      const ids = refs.map((r) => r.id).filter((id) => kind === 'app' || isUuid(id));
+      // Key ids are uuids (compared as such, so the primary key serves); app ids and session hashes are text.
+      const textual = kind === 'app' || kind === 'session';
+      const ids = refs.map((r) => r.id).filter((id) => textual || isUuid(id));
       if (!ids.length) continue;
-      const { rows } = await sql<{ id: string }>`select id::text from ${sql.table(CREDENTIAL_TABLES[kind])}
-        where id = any(${ids}::${sql.raw(kind === 'app' ? 'text' : 'uuid')}[])`.execute(this.#db);
+      const { rows } = await (kind === 'session'
+        ? sql<{ id: string }>`select id_hash as id from sessions where id_hash = any(${ids}::text[]) and expires_at > now()`
+        : sql<{ id: string }>`select id::text from ${sql.table(CREDENTIAL_TABLES[kind])}
+        where id = any(${ids}::${sql.raw(textual ? 'text' : 'uuid')}[])`
+      ).execute(this.#db);
       for (const { id } of rows) valid.add(credentialKey({ kind, id }));
     }
     return valid;

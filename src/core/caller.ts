@@ -18,7 +18,16 @@ export type PlatformVia = 'key' | 'session' | 'oauth';
 /** Who is calling, resolved once per request from the Authorization header or the session cookie (or their absence). */
 export type Caller =
   | { kind: 'none' }
-  | { kind: 'platform'; accountId: string; role: Role; via: PlatformVia; keyId: string | null; personId: string | null }
+  | {
+      kind: 'platform';
+      accountId: string;
+      role: Role;
+      via: PlatformVia;
+      keyId: string | null;
+      personId: string | null;
+      /** A browser session's id (the hash of its cookie), so what it opens can close when it ends. */
+      sessionId?: string;
+    }
   | { kind: 'service'; accountId: string; appId: string; keyId: string }
   | { kind: 'user'; appId: string; userId: string; claims: Record<string, unknown> }
   | { kind: 'substrate'; accountId: string; keyId: string };

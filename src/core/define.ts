@@ -80,10 +80,11 @@ export interface HttpBinding<O> {
   errorHeaders?: (err: AppError) => Record<string, string>;
   /**
    * The credentials this route accepts over REST when fewer than the tool's `auth` (which MCP uses): the substrate's
-   * routes take substrate keys only, while MCP sessions (platform key) reach the same tools as an agent. A service
+   * routes take substrate keys and people's browser sessions ('session': a platform caller via a session cookie, the
+   * spec's identity-provider session), while MCP sessions (platform key) reach the same tools as an agent. A service
    * key is then refused with 403, any other credential with 401 AUTH_INVALID_TOKEN.
    */
-  restAuth?: readonly CallerKind[];
+  restAuth?: readonly (CallerKind | 'session')[];
   /** Refuse a state-changing request from a foreign web origin even without a session cookie (sign-in: login CSRF). */
   sameOrigin?: true;
 }

@@ -70,7 +70,7 @@ export class Sessions {
       .executeTakeFirst();
     if (!row) return undefined;
     if (row.stale) await this.#db.updateTable('sessions').set({ last_seen_at: sql`now()` }).where('id_hash', '=', idHash).execute();
-    return { kind: 'platform', accountId: row.account_id, role: row.role, via: 'session', keyId: null, personId: row.person_id };
+    return { kind: 'platform', accountId: row.account_id, role: row.role, via: 'session', keyId: null, personId: row.person_id, sessionId: idHash };
   }
 
   /** Ends one session (sign-out); unknown tokens are ignored. */

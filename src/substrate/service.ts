@@ -44,8 +44,8 @@ export interface ActionQuery {
 }
 
 /**
- * `decided_via`, how a person decided on a proposed action: 'rest' is their substrate key (over REST, or on the
- * approval page, which calls the same route). 'mcp_elicitation' marks decisions of earlier versions, confirmed by a
+ * `decided_via`, how a person decided on a proposed action: 'rest' is their substrate key or signed-in session (over
+ * REST, or on the approval page, which calls the same route; `decided_by` names the person when signed in). 'mcp_elicitation' marks decisions of earlier versions, confirmed by a
  * form at an agent's MCP client; none are made so any more (the client that proposed could answer the form itself).
  */
 type ActionRow = Selectable<ControlDatabase['substrate_actions']>;
@@ -139,8 +139,10 @@ export class SubstrateService {
   }
 
   /**
-   * Who a call acts for. A substrate key: its user (or the account's default user), proposing as a human. A platform
-   * key (MCP): the account's default user, proposing as an agent. Other credentials never reach the substrate.
+   * Who a call acts for. A substrate key: its user (or the account's default user), proposing as a human. A person's
+   * browser session: that person's own substrate user, as a human. An OAuth token (an MCP client acting for a person):
+   * that person's user, as an agent. A platform key (MCP): the account's default user, as an agent. Other credentials
+   * never reach the substrate.
    */
   async actor(caller: Caller): Promise<SubstrateActor> {
     if (caller.kind === 'substrate') {
@@ -153,6 +155,11 @@ export class SubstrateService {
         this.#keyUsers.set(caller.keyId, userId);
       }
       return { accountId: caller.accountId, userId, proposer: 'human', sourceAppId: null, sourceRuleId: null };
+    }
+    if (caller.kind === 'platform' && caller.personId !== null) {
+      const userId = await this.#personUser(caller.accountId, caller.personId, caller.role === 'owner');
+      const proposer = caller.via === 'session' ? 'human' : 'agent';
+      return { accountId: caller.accountId, userId, proposer, sourceAppId: null, sourceRuleId: null, personId: caller.personId };
     }
     if (caller.kind === 'platform') {
       return { accountId: caller.accountId, userId: await this.#defaultUser(caller.accountId), proposer: 'agent', sourceAppId: null, sourceRuleId: null };
@@ -320,7 +327,8 @@ export class SubstrateService {
       const row = await this.#lockProposed(tx, actor, actionId);
       const capability = capabilities.get(row.capability)!;
       const proposer: SubstrateActor = { ...actor, proposer: row.proposer_kind, sourceAppId: row.source_app_id, sourceRuleId: row.source_rule_id };
-      await sql`update substrate_actions set decided_at = now(), requires_approval = false, decided_via = 'rest' where id = ${row.id}`.execute(tx);
+      await sql`update substrate_actions set decided_at = now(), requires_approval = false, decided_via = 'rest', decided_by = ${actor.personId ?? null}
+        where id = ${row.id}`.execute(tx);
       const payload = jsonObject(row.payload);
       const result = await this.#execute(tx, proposer, row.id, capability, payload);
       await this.#outbox.enqueue(tx, proposer, { id: row.id, capability: capability.name, payload, result });
@@ -333,7 +341,7 @@ export class SubstrateService {
     return this.#db.transaction().execute(async (tx) => {
       const row = await this.#lockProposed(tx, actor, actionId);
       await sql`update substrate_actions set status = 'rejected', requires_approval = false, reject_reason = ${reason ?? null}, decided_at = now(),
-        decided_via = 'rest' where id = ${row.id}`.execute(tx);
+        decided_via = 'rest', decided_by = ${actor.personId ?? null} where id = ${row.id}`.execute(tx);
       return actionView(await this.#row(tx, actor, actionId));
     });
   }
@@ -424,6 +432,28 @@ export class SubstrateService {
     };
   }
 
+  /**
+   * A person's own substrate user in the account, made on first use. The account's default user (where platform-key
+   * agents propose) belongs to its first owner to sign in, so that owner decides what those agents propose.
+   */
+  async #personUser(accountId: string, personId: string, owner: boolean): Promise<string> {
+    const mine = await sql<{ id: string }>`select id from substrate_users where account_id = ${accountId} and person_id = ${personId}`.execute(this.#db);
+    if (mine.rows[0]) return mine.rows[0].id;
+    if (owner) {
+      const defaultUser = await this.#defaultUser(accountId);
+      const claimed = await sql<{ id: string }>`
+        update substrate_users set person_id = ${personId} where id = ${defaultUser} and person_id is null
+          and not exists (select 1 from substrate_users where account_id = ${accountId} and person_id = ${personId})
+        returning id`.execute(this.#db).catch(unlessRaced);
+      if (claimed.rows[0]) return claimed.rows[0].id;
+    }
+    await sql`insert into substrate_users (account_id, name, person_id)
+      select ${accountId}, p.email, p.id from persons p where p.id = ${personId}
+      on conflict (account_id, person_id) where person_id is not null do nothing`.execute(this.#db);
+    // A concurrent first call may have made it (or claimed the default user): read it in a statement of its own.
+    return (await sql<{ id: string }>`select id from substrate_users where account_id = ${accountId} and person_id = ${personId}`.execute(this.#db)).rows[0]!.id;
+  }
+
   async #defaultUser(accountId: string): Promise<string> {
     const known = this.#defaultUsers.get(accountId);
     if (known) return known;
@@ -437,6 +467,12 @@ export class SubstrateService {
     this.#defaultUsers.set(accountId, id);
     return id;
   }
+}
+
+/** A concurrent first call of the same person took the row first (unique violation): no rows, the caller reads theirs. */
+function unlessRaced(err: unknown): { rows: { id: string }[] } {
+  if ((err as { code?: string }).code === '23505') return { rows: [] };
+  throw err;
 }
 
 /** A principle scoped to a capability that does not exist would govern nothing: refused, naming the known ones. */
@@ -490,6 +526,7 @@ function actionView(r: ActionRow): ActionView {
     reverted_by: r.reverted_by,
     reject_reason: r.reject_reason,
     decided_via: r.decided_via,
+    decided_by: r.decided_by,
     idempotency_key: r.idempotency_key,
     created_at: r.created_at.toISOString(),
     decided_at: r.decided_at ? r.decided_at.toISOString() : null,

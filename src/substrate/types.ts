@@ -12,6 +12,8 @@ export interface SubstrateActor {
   proposer: ProposerKind;
   sourceAppId: string | null;
   sourceRuleId: string | null;
+  /** The person behind the call (a browser session, or an OAuth token an MCP client holds for them). */
+  personId?: string;
 }
 
 export type VerdictResult = 'auto_approved' | 'auto_approved_yolo' | 'requires_approval' | 'rejected';
@@ -71,8 +73,10 @@ export interface ActionView {
   result: unknown;
   reverted_by: string | null;
   reject_reason: string | null;
-  /** How the human decided: 'rest' (their substrate key) or 'mcp_elicitation' (confirmed at an agent's client). */
+  /** How the human decided: 'rest' (their substrate key or session) or 'mcp_elicitation' (confirmed at an agent's client). */
   decided_via: 'rest' | 'mcp_elicitation' | null;
+  /** The person who decided, when they did it signed in (a substrate key names no person). */
+  decided_by: string | null;
   idempotency_key: string | null;
   created_at: string;
   decided_at: string | null;

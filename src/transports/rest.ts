@@ -8,6 +8,7 @@ import { JsonText } from '../core/json-text.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import type { AnyTool, ErrorShape, HttpBinding } from '../core/define.ts';
 import type { Services } from '../services.ts';
+import type { Caller, CallerKind } from '../core/caller.ts';
 import { resolveRequestCaller } from './credentials.ts';
 import { sameOriginWrite, sessionCookieHeader, sessionCookieOf } from './session-cookie.ts';
 import { identityErrors } from '../identity/errors.ts';
@@ -102,7 +103,7 @@ async function serve(
     const sessionToken = sessionCookieOf(req);
     const { caller, viaCookie } = await resolveRequestCaller(req, services, sessionToken);
     if ((viaCookie || http.sameOrigin) && !sameOriginWrite(req, services.config.platformOrigin)) throw identityErrors.crossSiteRequest();
-    if (http.restAuth && !http.restAuth.includes(caller.kind)) throw caller.kind === 'service' ? errors.wrongCredential(http.restAuth) : errors.invalidToken();
+    if (http.restAuth && !http.restAuth.includes(restKindOf(caller))) throw caller.kind === 'service' ? errors.wrongCredential(http.restAuth) : errors.invalidToken();
     const output = await invoke(tool, input, {
       services,
       admission: services.admission,
@@ -148,6 +149,11 @@ async function serve(
 function inputFields(tool: AnyTool): ReadonlySet<string> {
   const shape = (tool.input._zod.def as { shape?: Record<string, unknown> }).shape;
   return new Set(shape ? Object.keys(shape) : []);
+}
+
+/** The credential kind a route's restAuth names: a person's browser session is its own kind there. */
+function restKindOf(caller: Caller): CallerKind | 'session' {
+  return caller.kind === 'platform' && caller.via === 'session' ? 'session' : caller.kind;
 }
 
 /**

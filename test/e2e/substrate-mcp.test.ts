@@ -61,7 +61,7 @@ async function personAtPage(url: string, key: string, button?: 'approve' | 'reje
   try {
     await page.goto(url);
     await page.fill('#key', key);
-    await page.click('#signin button[type=submit]');
+    await page.click('#bykey button[type=submit]');
     await page.waitForFunction(() => !document.getElementById('action')!.hidden || document.getElementById('error')!.textContent !== '');
     if (button) {
       if (reason) await page.fill('#reject-reason', reason);

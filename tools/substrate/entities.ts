@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SUBSTRATE_ROLE } from '../shared.ts';
 import { type HttpBinding } from '../../src/core/define.ts';
 import { toolsUsing } from '../define.ts';
 import { ENTITY_TYPES, entityNotFound } from '../../src/substrate/entities.ts';
@@ -9,7 +10,7 @@ const defineTool = toolsUsing<Uses>();
 const BASE = '/v1/me/substrate';
 /** As in substrate.ts: substrate keys over REST (a human); over MCP the platform key acts as an agent. */
 const AUTH = ['substrate', 'platform'] as const;
-const REST = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, restAuth: ['substrate'] });
+const REST = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, restAuth: ['substrate', 'session'] });
 const EntityId = z.string().min(1).max(100).describe('An entity id (ent_...); a merged-away id answers its winner');
 
 const Entity = z.object({
@@ -46,6 +47,7 @@ export const substrateEntitiesList = defineTool({
   }),
   output: z.object({ entities: z.array(Entity), total: z.number().int().optional() }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/entities` }),
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.substrate.entities.list((await ctx.services.substrate.actor(ctx.caller)).userId, input),
@@ -58,6 +60,7 @@ export const substrateEntitiesGet = defineTool({
   input: z.object({ entity_id: EntityId }),
   output: Entity,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/entities/{entity_id}` }),
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.substrate.entities.get((await ctx.services.substrate.actor(ctx.caller)).userId, input.entity_id),
@@ -83,6 +86,7 @@ export const substrateEntitiesPatch = defineTool({
     }),
   output: z.object({ action_id: z.string(), verdict: Verdict, requires_approval: z.boolean(), result: z.unknown().optional(), replay: z.literal(true).optional() }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'PATCH', path: `${BASE}/entities/{entity_id}` }),
   handler: async (input, ctx) => {
     const { entity_id, idempotency_key, ...fields } = input;

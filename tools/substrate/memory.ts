@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SUBSTRATE_ROLE } from '../shared.ts';
 import { type HttpBinding } from '../../src/core/define.ts';
 import { toolsUsing } from '../define.ts';
 import { MEMORY_KINDS, parseKinds } from '../../src/substrate/memory.ts';
@@ -9,7 +10,7 @@ const defineTool = toolsUsing<Uses>();
 const BASE = '/v1/me/substrate';
 /** As in substrate.ts: substrate keys over REST (a human); over MCP the platform key acts as an agent. */
 const AUTH = ['substrate', 'platform'] as const;
-const REST = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, restAuth: ['substrate'] });
+const REST = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, restAuth: ['substrate', 'session'] });
 /** `count=true` over REST (a query string), `count: true` over MCP. */
 const Flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 /** Memory kinds, comma-separated (checked by parseKinds: 400 naming an unknown one). */
@@ -70,6 +71,7 @@ export const substrateArtifactsList = defineTool({
   }),
   output: z.object({ artifacts: z.array(Artifact), total: z.number().int().optional() }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/source-artifacts` }),
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.substrate.artifacts.list((await ctx.services.substrate.actor(ctx.caller)).userId, input),
@@ -82,6 +84,7 @@ export const substrateArtifactsGet = defineTool({
   input: z.object({ artifact_id: z.string().min(1).max(100) }),
   output: Artifact.extend({ content: z.string().nullable() }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/source-artifacts/{artifact_id}` }),
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.substrate.artifacts.get((await ctx.services.substrate.actor(ctx.caller)).userId, input.artifact_id),
@@ -101,6 +104,7 @@ export const substrateMemorySearch = defineTool({
   }),
   output: z.object({ results: z.array(MemoryRow) }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/memory` }),
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) =>
@@ -122,6 +126,7 @@ export const substrateMemoryList = defineTool({
   }),
   output: z.object({ results: z.array(MemoryRow), next_before: z.string().nullable() }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/memory/list` }),
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) =>
@@ -137,6 +142,7 @@ export const substrateSnapshotsList = defineTool({
   input: z.object({ days: z.coerce.number().int().min(1).max(365).default(7) }),
   output: z.object({ snapshots: z.array(Snapshot) }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/snapshots` }),
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.substrate.snapshots.list((await ctx.services.substrate.actor(ctx.caller)).userId, input.days),

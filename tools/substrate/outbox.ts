@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SUBSTRATE_ROLE } from '../shared.ts';
 import { toolsUsing } from '../define.ts';
 import { capabilities } from '../../src/substrate/capabilities/index.ts';
 
@@ -7,7 +8,7 @@ const defineTool = toolsUsing<Uses>();
 
 const BASE = '/v1/me/substrate';
 const AUTH = ['substrate', 'platform'] as const;
-const REST = { restAuth: ['substrate'] as const };
+const REST = { restAuth: ['substrate', 'session'] as const };
 
 const Capability = z
   .string()
@@ -36,6 +37,7 @@ export const outboxTargetsList = defineTool({
   input: z.object({}),
   output: z.object({ targets: z.array(Target) }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'GET', path: `${BASE}/outbox-targets`, ...REST },
   annotations: { readOnlyHint: true },
   handler: async (_input, ctx) => ctx.services.substrate.outbox.targets(await userOf(ctx)),
@@ -55,6 +57,7 @@ export const outboxTargetSet = defineTool({
   }),
   output: Target,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'PUT', path: `${BASE}/outbox-targets/{capability}`, ...REST },
   annotations: { idempotentHint: true },
   handler: async ({ capability, ...input }, ctx) => ctx.services.substrate.outbox.setTarget(await userOf(ctx), capability, input),
@@ -67,6 +70,7 @@ export const outboxTargetDelete = defineTool({
   input: z.object({ capability: z.string().max(100) }),
   output: z.object({ deleted: z.literal(true), capability: z.string() }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'DELETE', path: `${BASE}/outbox-targets/{capability}`, status: 204, ...REST },
   annotations: { destructiveHint: true, idempotentHint: true },
   handler: async (input, ctx) => {
@@ -82,6 +86,7 @@ export const outboxDeliveriesList = defineTool({
   input: z.object({ status: z.enum(['pending', 'delivered', 'dead']).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) }),
   output: z.object({ deliveries: z.array(Delivery) }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'GET', path: `${BASE}/outbox-deliveries`, ...REST },
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.substrate.outbox.deliveries(await userOf(ctx), input),
@@ -94,6 +99,7 @@ export const outboxRedeliver = defineTool({
   input: z.object({ delivery_id: z.string().min(1).max(100) }),
   output: Delivery,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'POST', path: `${BASE}/outbox-deliveries/{delivery_id}/redeliver`, ...REST },
   handler: async (input, ctx) => ctx.services.substrate.outbox.redeliver(await userOf(ctx), input.delivery_id),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SUBSTRATE_ROLE } from '../shared.ts';
 import { toolsUsing, type Ctx } from '../define.ts';
 import { refineBody, ruleShape, type RuleBody } from '../../src/substrate/rules.ts';
 
@@ -8,7 +9,7 @@ const defineTool = toolsUsing<Uses>();
 const BASE = '/v1/me/substrate/attention-rules';
 /** Substrate keys over REST; over MCP the platform key acts for the account's default user. */
 const AUTH = ['substrate', 'platform'] as const;
-const REST = { restAuth: ['substrate'] as const };
+const REST = { restAuth: ['substrate', 'session'] as const };
 const RuleId = z.string().min(1).max(100).describe('A rule id (rul_...)');
 
 const Rule = z.object({
@@ -55,6 +56,7 @@ export const rulesList = defineTool({
   input: z.object({}),
   output: z.object({ rules: z.array(Rule) }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'GET', path: BASE, ...REST },
   annotations: { readOnlyHint: true },
   handler: async (_input, ctx) => rules(ctx).list(await userOf(ctx)),
@@ -70,6 +72,7 @@ export const ruleCreate = defineTool({
   input: Body,
   output: Rule,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'POST', path: BASE, status: 201, ...REST },
   handler: async (input, ctx) => rules(ctx).create(await userOf(ctx), input as RuleBody),
 });
@@ -81,6 +84,7 @@ export const ruleGet = defineTool({
   input: z.object({ rule_id: RuleId }),
   output: Rule,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'GET', path: `${BASE}/{rule_id}`, ...REST },
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => rules(ctx).get(await userOf(ctx), input.rule_id),
@@ -93,6 +97,7 @@ export const ruleUpdate = defineTool({
   input: UpdateBody,
   output: Rule,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'PUT', path: `${BASE}/{rule_id}`, ...REST },
   annotations: { idempotentHint: true },
   handler: async ({ rule_id, ...body }, ctx) => rules(ctx).update(await userOf(ctx), rule_id, body as RuleBody),
@@ -105,6 +110,7 @@ export const ruleDelete = defineTool({
   input: z.object({ rule_id: RuleId }),
   output: z.object({ deleted: z.literal(true), rule_id: z.string() }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'DELETE', path: `${BASE}/{rule_id}`, status: 204, ...REST },
   annotations: { destructiveHint: true, idempotentHint: true },
   handler: async (input, ctx) => {
@@ -120,6 +126,7 @@ export const ruleEnable = defineTool({
   input: z.object({ rule_id: RuleId }),
   output: Rule,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'POST', path: `${BASE}/{rule_id}/enable`, ...REST },
   annotations: { idempotentHint: true },
   handler: async (input, ctx) => rules(ctx).setEnabled(await userOf(ctx), input.rule_id, true),
@@ -132,6 +139,7 @@ export const ruleDisable = defineTool({
   input: z.object({ rule_id: RuleId }),
   output: Rule,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'POST', path: `${BASE}/{rule_id}/disable`, ...REST },
   annotations: { idempotentHint: true },
   handler: async (input, ctx) => rules(ctx).setEnabled(await userOf(ctx), input.rule_id, false),
@@ -144,6 +152,7 @@ export const ruleFirings = defineTool({
   input: z.object({ rule_id: RuleId, limit: z.coerce.number().int().min(1).max(200).default(50) }),
   output: z.object({ firings: z.array(Firing) }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'GET', path: `${BASE}/{rule_id}/firings`, ...REST },
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => rules(ctx).firings(await userOf(ctx), input.rule_id, input.limit),
@@ -170,6 +179,7 @@ export const rulePreview = defineTool({
     skip_reason: z.string().nullable(),
   }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: { method: 'POST', path: `${BASE}/preview`, ...REST },
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => rules(ctx).preview(await userOf(ctx), input as RuleBody),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SUBSTRATE_ROLE } from '../shared.ts';
 import { type HttpBinding } from '../../src/core/define.ts';
 import { toolsUsing, type Ctx } from '../define.ts';
 import { AppError } from '../../src/core/errors.ts';
@@ -12,7 +13,7 @@ const defineTool = toolsUsing<Uses>();
 const BASE = '/v1/me/substrate';
 /** Substrate keys over REST (a human); over MCP the platform key acts for the account's default user as an agent. */
 const AUTH = ['substrate', 'platform'] as const;
-const REST = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, restAuth: ['substrate'] });
+const REST = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, restAuth: ['substrate', 'session'] });
 const ActionId = z.string().min(1).max(100).describe('An action id (act_...)');
 
 const Verdict = z.object({
@@ -35,6 +36,7 @@ const Action = z.object({
   reverted_by: z.string().nullable(),
   reject_reason: z.string().nullable(),
   decided_via: z.enum(['rest', 'mcp_elicitation']).nullable(),
+  decided_by: z.string().nullable().describe('The person who decided, when signed in; null for a substrate key'),
   idempotency_key: z.string().nullable(),
   created_at: z.string(),
   decided_at: z.string().nullable(),
@@ -49,6 +51,7 @@ export const substrateSettingsGet = defineTool({
   input: z.object({}),
   output: Settings,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/settings` }),
   annotations: { readOnlyHint: true },
   handler: async (_input, ctx) => ctx.services.substrate.settings(await ctx.services.substrate.actor(ctx.caller)),
@@ -84,6 +87,7 @@ export const substratePropose = defineTool({
   }),
   output: z.object({ action_id: z.string(), verdict: Verdict, requires_approval: z.boolean(), result: z.unknown().optional(), replay: z.literal(true).optional() }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'POST', path: `${BASE}/actions/propose` }),
   handler: async (input, ctx) => ctx.services.substrate.propose(await ctx.services.substrate.actor(ctx.caller), input),
 });
@@ -102,6 +106,7 @@ export const substrateActionsList = defineTool({
   }),
   output: z.object({ actions: z.array(Action) }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/actions` }),
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.substrate.list(await ctx.services.substrate.actor(ctx.caller), input),
@@ -114,6 +119,7 @@ export const substrateActionsGet = defineTool({
   input: z.object({ action_id: ActionId }),
   output: Action,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/actions/{action_id}` }),
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.substrate.get(await ctx.services.substrate.actor(ctx.caller), input.action_id),
@@ -123,13 +129,14 @@ export const substrateActionsGet = defineTool({
 const DECISION_WAIT_MS = 10 * 60_000;
 
 /**
- * Over REST the substrate key is the person's: they decide. Over MCP the caller is an agent, which never decides (not
- * even through a form its own client would answer): the person is sent to the platform's approval page by URL-mode
- * elicitation, decides there with their substrate key, and the tool returns the action as they left it.
+ * Over REST the substrate key or the browser session is the person's: they decide. Over MCP the caller is an agent,
+ * which never decides (not even through a form its own client would answer): the person is sent to the platform's
+ * approval page by URL-mode elicitation, decides there signed in, and the tool returns the action as they left it.
  */
 async function decide(ctx: Ctx<Uses>, verb: 'Approve' | 'Reject', actionId: string, byPerson: (actor: SubstrateActor) => Promise<ActionView>): Promise<ActionView> {
   const actor = await ctx.services.substrate.actor(ctx.caller);
-  if (ctx.caller.kind === 'substrate') return byPerson(actor);
+  // A substrate key or a signed-in person (session) is the person: they decide.
+  if (actor.proposer === 'human') return byPerson(actor);
   const action = await ctx.services.substrate.get(actor, actionId);
   // Asked only about what can still be decided: the same 409 as without the question otherwise.
   if (action.status !== 'proposed') throw substrateErrors.wrongStatus(action.action_id, action.status);
@@ -139,7 +146,7 @@ async function decide(ctx: Ctx<Uses>, verb: 'Approve' | 'Reject', actionId: stri
       403,
       'HUMAN_CONFIRMATION_REQUIRED',
       `${verb === 'Approve' ? 'Approving' : 'Rejecting'} is the person's act, and this MCP client cannot send them to the approval page (no URL elicitation).`,
-      `Give the person this link: ${url} (they sign in with their substrate key and decide), or they call POST /v1/me/substrate/actions/${action.action_id}/${verb.toLowerCase()}.`,
+      `Give the person this link: ${url} (they sign in and decide), or they call POST /v1/me/substrate/actions/${action.action_id}/${verb.toLowerCase()}.`,
     );
   }
   const visit = await ctx.sendToPage(`${verb} ${action.capability} (proposed by ${action.proposer_kind === 'agent' ? 'an agent' : 'a person'})? Decide on the platform's approval page.`, url);
@@ -163,6 +170,7 @@ export const substrateActionsApprove = defineTool({
   input: z.object({ action_id: ActionId }),
   output: Action,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'POST', path: `${BASE}/actions/{action_id}/approve` }),
   handler: async (input, ctx) => decide(ctx, 'Approve', input.action_id, (actor) => ctx.services.substrate.approve(actor, input.action_id)),
 });
@@ -174,6 +182,7 @@ export const substrateActionsReject = defineTool({
   input: z.object({ action_id: ActionId, reason: z.string().max(2000).optional() }),
   output: Action,
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'POST', path: `${BASE}/actions/{action_id}/reject` }),
   handler: async (input, ctx) => decide(ctx, 'Reject', input.action_id, (actor) => ctx.services.substrate.reject(actor, input.action_id, input.reason)),
 });
@@ -187,6 +196,7 @@ export const substrateWsTicket = defineTool({
   input: z.object({}),
   output: z.object({ ticket: z.string(), expires_in: z.number().int() }),
   auth: AUTH,
+  role: SUBSTRATE_ROLE,
   http: REST({ method: 'POST', path: `${BASE}/ws-ticket`, status: 201 }),
   handler: async (_input, ctx) => {
     const { accountId } = await ctx.services.substrate.actor(ctx.caller);

@@ -1,5 +1,6 @@
-// The approval page: a person signs in with their substrate key and decides on one proposed action through the same
-// REST routes every client uses (GET, then POST .../approve or .../reject under /v1/me/substrate/actions/).
+// The approval page: a person, signed in (their session cookie) or holding their substrate key, decides on one proposed
+// action through the same REST routes every client uses (GET, then POST .../approve or .../reject under
+// /v1/me/substrate/actions/).
 'use strict';
 (function () {
   var KEY = 'svc_substrate_key';
@@ -11,9 +12,12 @@
   function fail(message) { $('error').textContent = message; }
 
   function call(method, path, body) {
-    var headers = { authorization: 'Bearer ' + sessionStorage.getItem(KEY) };
+    var headers = {};
+    var key = sessionStorage.getItem(KEY);
+    // A key, when the person gave one, is their credential; otherwise the session cookie is (same origin only).
+    if (key) headers.authorization = 'Bearer ' + key;
     if (body) headers['content-type'] = 'application/json';
-    return fetch(path, { method: method, headers: headers, body: body ? JSON.stringify(body) : undefined, credentials: 'omit' }).then(function (res) {
+    return fetch(path, { method: method, headers: headers, body: body ? JSON.stringify(body) : undefined, credentials: 'same-origin' }).then(function (res) {
       return res.json().catch(function () { return {}; }).then(function (json) { return { status: res.status, json: json }; });
     });
   }
@@ -41,7 +45,8 @@
   function load() {
     fail('');
     call('GET', api).then(function (r) {
-      if (r.status === 401 || r.status === 403) return signIn('That key was refused (' + ((r.json.error && r.json.error.message) || r.status) + ').');
+      if (r.status === 401) return signIn(sessionStorage.getItem(KEY) ? 'That key was refused.' : '');
+      if (r.status === 403) return signIn('Refused: ' + ((r.json.error && r.json.error.message) || r.status));
       if (r.status !== 200) return fail((r.json.error && r.json.error.message) || 'The action could not be read (' + r.status + ').');
       render(r.json);
     }, function () { fail('The platform could not be reached.'); });
@@ -61,7 +66,16 @@
     });
   }
 
-  $('signin').addEventListener('submit', function (e) {
+  $('person').addEventListener('submit', function (e) {
+    e.preventDefault();
+    sessionStorage.removeItem(KEY);
+    call('POST', '/dashboard/signin', { email: $('email').value.trim(), password: $('password').value }).then(function (r) {
+      $('password').value = '';
+      if (r.status !== 200) return fail((r.json.error && r.json.error.message) || 'Sign-in failed (' + r.status + ').');
+      load();
+    }, function () { fail('The platform could not be reached.'); });
+  });
+  $('bykey').addEventListener('submit', function (e) {
     e.preventDefault();
     sessionStorage.setItem(KEY, $('key').value.trim());
     $('key').value = '';
@@ -69,5 +83,6 @@
   });
   $('approve').addEventListener('click', function () { decide('approve'); });
   $('reject').addEventListener('click', function () { decide('reject'); });
-  if (sessionStorage.getItem(KEY)) load(); else signIn();
+  // Signed in already (or holding a key in this tab): straight to the action; otherwise the sign-in forms.
+  load();
 })();
