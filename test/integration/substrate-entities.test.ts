@@ -435,7 +435,7 @@ describe('tools', () => {
       expect(toolAreas.substrate).toContain(t);
       expect(t.description.length, t.name).toBeLessThanOrEqual(350);
       expect(t.auth).toEqual(['substrate', 'platform']);
-      expect(t.http && t.http.restAuth).toEqual(['substrate']);
+      expect(t.http && t.http.restAuth).toEqual(['substrate', 'session']);
     }
     expect(substrateEntityTools[2]!.description).toContain('if_updated_at');
     expect(substrateEntityTools[1]!.description).toContain('merged');
