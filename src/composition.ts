@@ -15,6 +15,11 @@ import { CatalogCache } from './schema/catalog-cache.ts';
 import { DataService } from './data/service.ts';
 import { IdentityService } from './identity/service.ts';
 import { ensureOwnerClaim } from './identity/invitations.ts';
+import { MembersService } from './identity/members.ts';
+import { AuditLog } from './identity/audit.ts';
+import { OIDC_CALLBACK_PATH, OidcSignIn } from './identity/oidc.ts';
+import { OAuthGrants } from './identity/oauth.ts';
+import { OpenIdConnectClient } from './adapters/openid-connect.ts';
 import { KeysService } from './auth/keys.ts';
 import { EndUserTokens } from './auth/end-user-tokens.ts';
 import { EndUsers } from './auth/users.ts';
@@ -96,6 +101,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const storageBackend = config.storage.backend === 's3' ? new S3Backend(config.storage.s3) : undefined;
   const storage = new StorageService({ db: control.db, config, masterKey, backend: storageBackend, log });
   const stripe = stripeClient(config.billing.stripe);
+  // One SMTP adapter for billing's e-mails and people's (verification, password reset): it is each area's mail port.
+  const mailer = config.billing.smtp.url ? new SmtpMailer(config.billing.smtp.url, config.billing.smtp.from) : undefined;
   const billing = new BillingService({
     db: control.db,
     credits,
@@ -104,7 +111,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     proPriceId: config.billing.stripe.proPriceId,
     baseUrl: config.baseUrl,
     idlePauseDays: config.billing.idlePauseDays,
-    mailer: config.billing.smtp.url ? new SmtpMailer(config.billing.smtp.url, config.billing.smtp.from) : undefined,
+    mailer,
     log,
   });
   // Monthly active users: every end-user token issued or used counts its user for the month.
@@ -120,15 +127,27 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const { slots: peopleSlots, timeoutMs: peopleTimeoutMs } = config.people;
   const peopleProviders = { primary: peopleProvider(peopleSlots.primary, peopleTimeoutMs), secondary: peopleProvider(peopleSlots.secondary, peopleTimeoutMs) };
   const ai = new AiGateway({ db: control.db, ledger: credits, settings: aiSettings, config: config.ai, upstream, log });
+  const identity = new IdentityService(control.db, config.identity, { sender: mailer, baseUrl: config.baseUrl, log });
+  const oidcConfig = config.identity.oidc;
+  // The OpenID Connect port (identity/oidc-port.ts); the provider sends people back to the callback route.
+  const oidcProvider = oidcConfig && {
+    name: oidcConfig.name,
+    client: new OpenIdConnectClient({ ...oidcConfig, redirectUri: config.baseUrl + OIDC_CALLBACK_PATH }),
+  };
   const services: Services = {
     config,
     admission: appAdmission(apps, billing),
+    // invoke() records the tools that declare `audit` through it, as it admits app calls through `admission`.
+    audit: new AuditLog(control.db),
     apps,
     databases,
     catalogs,
     data: new DataService(databases, catalogs, { maxResponseBytes: config.dataMaxResponseBytes }),
     keys,
-    identity: new IdentityService(control.db, config.identity),
+    identity,
+    members: new MembersService({ db: control.db, sender: mailer, baseUrl: config.baseUrl, log }),
+    oidc: new OidcSignIn({ db: control.db, identity, signup: config.identity.signup, provider: oidcProvider, log }),
+    oauth: new OAuthGrants(control.db, config.oauth),
     endUserTokens,
     endUsers: new EndUsers({
       databases,

@@ -68,6 +68,9 @@ const EnvSchema = z.object({
   SVC_REFRESH_TOKEN_TTL_DAYS: positiveInt.max(365).default(30),
   SVC_AUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(10),
   SVC_AUTH_REFRESH_RATE_LIMIT_PER_MINUTE: positiveInt.default(60),
+  // Verification and password reset e-mails to one address per minute: lower than the routes' own limit, so that no
+  // one can flood a mailbox (or the mail server's reputation) through the platform.
+  SVC_PERSON_MAIL_RATE_LIMIT_PER_MINUTE: positiveInt.max(60).default(3),
   SVC_STORAGE_BACKEND: z.enum(['local', 's3']).default('local'),
   SVC_S3_ENDPOINT: optionalString,
   SVC_S3_REGION: z.string().default('us-east-1'),
@@ -184,6 +187,21 @@ const EnvSchema = z.object({
   // A session ends after this many hours without a request, and this many days after sign-in in any case.
   SVC_SESSION_IDLE_HOURS: positiveInt.max(24 * 90).default(72),
   SVC_SESSION_MAX_DAYS: positiveInt.max(365).default(30),
+  // Accounts' audit log entries are deleted this many days after they were written (the daily audit_purge job).
+  SVC_AUDIT_RETENTION_DAYS: positiveInt.max(36_500).default(365),
+  // OAuth for MCP clients (src/identity/oauth.ts): an access token's lifetime, and a refresh token's (renewed on each
+  // rotation).
+  SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS: positiveInt.min(60).max(86_400).default(3600),
+  SVC_OAUTH_REFRESH_TOKEN_TTL_DAYS: positiveInt.max(365).default(30),
+  // OpenID Connect sign-in of people: the provider's issuer (https://, or http:// on a loopback host; discovery at
+  // <issuer>/.well-known/openid-configuration), the platform's client there (redirect URI
+  // <SVC_BASE_URL>/dashboard/oidc/callback) and the sign-in button's label. Unset issuer: no OpenID Connect sign-in.
+  SVC_OIDC_ISSUER: optionalString.pipe(z.string().url().optional()),
+  SVC_OIDC_CLIENT_ID: optionalString,
+  SVC_OIDC_CLIENT_SECRET: optionalString,
+  SVC_OIDC_NAME: z.string().trim().min(1).max(60).default('OpenID Connect'),
+  // Each request to the provider (discovery, keys, code exchange, userinfo) gives up after this long.
+  SVC_OIDC_TIMEOUT_MS: positiveInt.max(60_000).default(10_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -202,7 +220,17 @@ export type Config = Readonly<{
   platformOrigin: string;
   /** Session cookies carry Secure when the base URL is https. */
   secureCookies: boolean;
-  identity: Readonly<{ signup: 'open' | 'invite' | 'closed'; idleHours: number; maxDays: number }>;
+  identity: Readonly<{
+    signup: 'open' | 'invite' | 'closed';
+    idleHours: number;
+    maxDays: number;
+    /** The OpenID Connect provider people may sign in with; undefined: none. */
+    oidc: OidcConfig | undefined;
+  }>;
+  /** Days an audit log entry is kept. */
+  auditRetentionDays: number;
+  /** Lifetimes of the tokens MCP clients get through OAuth (the issuer is baseUrl). */
+  oauth: Readonly<{ accessTokenTtlSeconds: number; refreshTokenTtlDays: number }>;
   baseDomain: string | undefined;
   role: 'all' | 'api' | 'worker';
   /** Which browser origins may call /mcp (requests without Origin always may). */
@@ -231,6 +259,8 @@ export type Config = Readonly<{
   authRateLimitPerMinute: number;
   /** Per client, app and minute, for auth refresh. */
   refreshRateLimitPerMinute: number;
+  /** Per e-mail address and minute, verification and password reset e-mails of people on the platform. */
+  personMailRateLimitPerMinute: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   storage: Readonly<{
     backend: 'local' | 's3';
@@ -323,6 +353,8 @@ export type Config = Readonly<{
   }>;
 }>;
 
+export type OidcConfig = Readonly<{ issuer: string; clientId: string; clientSecret: string; name: string; timeoutMs: number }>;
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -352,7 +384,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseUrl,
     platformOrigin: new URL(baseUrl).origin,
     secureCookies: baseUrl.startsWith('https://'),
-    identity: Object.freeze({ signup: e.SVC_SIGNUP, idleHours: e.SVC_SESSION_IDLE_HOURS, maxDays: e.SVC_SESSION_MAX_DAYS }),
+    identity: Object.freeze({ signup: e.SVC_SIGNUP, idleHours: e.SVC_SESSION_IDLE_HOURS, maxDays: e.SVC_SESSION_MAX_DAYS, oidc: oidcConfig(e) }),
+    auditRetentionDays: e.SVC_AUDIT_RETENTION_DAYS,
+    oauth: Object.freeze({ accessTokenTtlSeconds: e.SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS, refreshTokenTtlDays: e.SVC_OAUTH_REFRESH_TOKEN_TTL_DAYS }),
     baseDomain: e.SVC_BASE_DOMAIN?.toLowerCase(),
     role: e.SVC_ROLE,
     mcp: parseMcpOrigins('SVC_MCP_ALLOWED_ORIGINS', e.SVC_MCP_ALLOWED_ORIGINS, baseUrl),
@@ -371,6 +405,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshTokenTtlDays: e.SVC_REFRESH_TOKEN_TTL_DAYS,
     authRateLimitPerMinute: e.SVC_AUTH_RATE_LIMIT_PER_MINUTE,
     refreshRateLimitPerMinute: e.SVC_AUTH_REFRESH_RATE_LIMIT_PER_MINUTE,
+    personMailRateLimitPerMinute: e.SVC_PERSON_MAIL_RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
     storage: Object.freeze({
       backend: e.SVC_STORAGE_BACKEND,
@@ -452,6 +487,28 @@ function meetingsConfig(e: z.infer<typeof EnvSchema>): Config['meetings'] {
     transcriptionUsdPerHour: e.SVC_MEETINGS_TRANSCRIPTION_USD_PER_HOUR,
     defaultBotName: e.SVC_MEETINGS_DEFAULT_BOT_NAME,
     timeoutMs: e.SVC_MEETINGS_TIMEOUT_MS,
+  });
+}
+
+/** Hosts an http:// issuer may have: a provider on this machine, which no one can listen in on (development, tests). */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** All or nothing, like the meetings provider: an issuer without its client could only fail every sign-in. */
+function oidcConfig(e: z.infer<typeof EnvSchema>): OidcConfig | undefined {
+  if (!e.SVC_OIDC_ISSUER) return undefined;
+  if (!e.SVC_OIDC_CLIENT_ID || !e.SVC_OIDC_CLIENT_SECRET) {
+    throw invalidEnvironment('SVC_OIDC_CLIENT_ID and SVC_OIDC_CLIENT_SECRET are required when SVC_OIDC_ISSUER is set');
+  }
+  const issuer = new URL(e.SVC_OIDC_ISSUER);
+  if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && LOOPBACK_HOSTS.has(issuer.hostname))) {
+    throw invalidEnvironment('SVC_OIDC_ISSUER must be an https:// URL (http:// only on localhost, 127.0.0.1 or [::1])');
+  }
+  return Object.freeze({
+    issuer: e.SVC_OIDC_ISSUER,
+    clientId: e.SVC_OIDC_CLIENT_ID,
+    clientSecret: e.SVC_OIDC_CLIENT_SECRET,
+    name: e.SVC_OIDC_NAME,
+    timeoutMs: e.SVC_OIDC_TIMEOUT_MS,
   });
 }
 

@@ -4,6 +4,10 @@ import type { CatalogCache } from './schema/catalog-cache.ts';
 import type { DataService } from './data/service.ts';
 import type { KeysService } from './auth/keys.ts';
 import type { IdentityService } from './identity/service.ts';
+import type { MembersService } from './identity/members.ts';
+import type { AuditLog } from './identity/audit.ts';
+import type { OidcSignIn } from './identity/oidc.ts';
+import type { OAuthGrants } from './identity/oauth.ts';
 import type { EndUserTokens } from './auth/end-user-tokens.ts';
 import type { EndUsers } from './auth/users.ts';
 import type { RateLimiter } from './auth/rate-limit.ts';
@@ -44,6 +48,14 @@ export interface Services {
   data: DataService;
   keys: KeysService;
   identity: IdentityService;
+  /** An account's members, their roles and invitations. */
+  members: MembersService;
+  /** The accounts' audit logs; also invoke()'s recorder of audited tools. */
+  audit: AuditLog;
+  /** People signing in with the configured OpenID Connect provider (start, callback, linking by verified e-mail). */
+  oidc: OidcSignIn;
+  /** The platform as the OAuth authorization server of /mcp: MCP clients, consents, codes and tokens. */
+  oauth: OAuthGrants;
   endUserTokens: EndUserTokens;
   /** End-user accounts and sessions of each app (signup, login, refresh, logout). */
   endUsers: EndUsers;

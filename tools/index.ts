@@ -22,12 +22,17 @@ import { substrateLinkTools } from './substrate/links.ts';
 import { substrateOutboxTools } from './substrate/outbox.ts';
 import { substrateRuleTools } from './substrate/rules.ts';
 import { identityTools } from './identity/session.ts';
+import { oidcTools } from './identity/oidc.ts';
+import { identityMailTools } from './identity/email.ts';
+import { membersTools } from './members/members.ts';
+import { platformKeysTools } from './members/platform-keys.ts';
+import { auditList } from './members/audit.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
 const areaTools: Record<string, readonly AnyTool[]> = {
   apps: [appsList, appsCreate, appsGet, appsDelete, appsRestore],
-  keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke, ...identityTools],
+  keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke, ...identityTools, ...identityMailTools, ...oidcTools],
   schema: schemaTools,
   auth: authTools,
   platform: [suggestionsCreate, platformHealth, platformReady],
@@ -45,6 +50,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   people: peopleTools,
   meetings: meetingsTools,
   integrations: integrationsTools,
+  members: [...membersTools, ...platformKeysTools, auditList],
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -76,6 +82,8 @@ export const tools: readonly AnyTool[] = [
   substrateKeysList,
   substrateKeysRevoke,
   ...identityTools,
+  ...identityMailTools,
+  ...oidcTools,
   ...schemaTools,
   ...authTools,
   suggestionsCreate,
@@ -100,4 +108,7 @@ export const tools: readonly AnyTool[] = [
   ...peopleTools,
   ...meetingsTools,
   ...integrationsTools,
+  ...membersTools,
+  ...platformKeysTools,
+  auditList,
 ];

@@ -8,6 +8,7 @@ import { rateLimitsPurge } from '../src/auth/jobs.ts';
 import { billingEnforce, billingInvoiceOverage, billingMeasureDatabases, billingNotify, billingPauseIdle } from '../src/billing/jobs.ts';
 import { creditsReleaseExpired } from '../src/credits/jobs.ts';
 import { frontendBuild } from '../src/frontend/jobs.ts';
+import { auditPurge, identityMail } from '../src/identity/jobs.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from '../src/functions/jobs.ts';
 import { integrationsPrune } from '../src/integrations/jobs.ts';
 import { meetingsForward, meetingsLeaveOrphan } from '../src/meetings/jobs.ts';
@@ -50,6 +51,8 @@ export const jobs: readonly RunnableJob<WorkerServices>[] = [
   billingInvoiceOverage,
   billingNotify,
   billingEntitlementSync,
+  identityMail,
+  auditPurge,
   integrationsPrune,
   substratePrune,
   peopleEmailExpire,

@@ -23,6 +23,8 @@ import * as meetingsAppDelete from './0021_meetings_app_delete.ts';
 import * as wsTicketCredential from './0022_ws_ticket_credential.ts';
 import * as creditShortfall from './0023_credit_shortfall.ts';
 import * as persons from './0024_persons.ts';
+import * as oauth from './0025_oauth.ts';
+import * as oidc from './0026_oidc.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +52,6 @@ export const migrations: Record<string, Migration> = {
   '0022_ws_ticket_credential': wsTicketCredential,
   '0023_credit_shortfall': creditShortfall,
   '0024_persons': persons,
+  '0025_oauth': oauth,
+  '0026_oidc': oidc,
 };

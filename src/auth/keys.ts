@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { generateKey, hashKey, keyHint } from '../core/crypto.ts';
 import { isUuid } from '../core/uuid.ts';
 import { errors } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Caller, Role } from '../core/caller.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 export const KEY_PREFIX = { platform: 'svc_pk_', service: 'svc_sk_', substrate: 'svc_sub_' } as const;
@@ -27,6 +27,16 @@ export interface KeyInfo {
 
 export interface CreatedKey extends KeyInfo {
   /** The secret itself: returned once, stored only as a hash. */
+  key: string;
+}
+
+/** A platform key acts with its role in the account; `created_by` is the person who made it (null: a key or the platform). */
+export interface PlatformKeyInfo extends KeyInfo {
+  role: Role;
+  created_by: string | null;
+}
+
+export interface CreatedPlatformKey extends PlatformKeyInfo {
   key: string;
 }
 
@@ -64,6 +74,13 @@ function keyView(row: KeyRow): KeyInfo {
   return { id: row.id, name: row.name, hint: row.hint, created_at: row.created_at.toISOString() };
 }
 
+const PLATFORM_KEY_COLUMNS = ['id', 'name', 'hint', 'created_at', 'role', 'created_by'] as const;
+type PlatformKeyRow = Pick<Selectable<ControlDatabase['platform_keys']>, (typeof PLATFORM_KEY_COLUMNS)[number]>;
+
+function platformKeyView(row: PlatformKeyRow): PlatformKeyInfo {
+  return { ...keyView(row), role: row.role, created_by: row.created_by };
+}
+
 export class KeysService {
   readonly #db: Kysely<ControlDatabase>;
 
@@ -88,6 +105,28 @@ export class KeysService {
     const result = await sql`delete from ${sql.table(table)}
       where id = ${keyId} and ${sql.ref(owner)} = ${ownerId}`.execute(this.#db);
     if (!result.numAffectedRows) throw errors.notFound(`Key '${keyId}'`, 'List the keys to find a valid key id.');
+  }
+
+  /** A platform key of the account with a role (its maker checks it is not above their own) and its maker. */
+  async createPlatform(accountId: string, name: string, grant: { role: Role; createdBy: string | null }): Promise<CreatedPlatformKey> {
+    const key = generateKey(KEY_PREFIX.platform);
+    const row = await this.#db
+      .insertInto('platform_keys')
+      .values({ account_id: accountId, key_hash: hashKey(key), hint: keyHint(key), name, role: grant.role, created_by: grant.createdBy })
+      .returning(PLATFORM_KEY_COLUMNS)
+      .executeTakeFirstOrThrow();
+    return { ...platformKeyView(row), key };
+  }
+
+  async listPlatform(accountId: string): Promise<PlatformKeyInfo[]> {
+    const rows = await this.#db.selectFrom('platform_keys').select(PLATFORM_KEY_COLUMNS).where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+    return rows.map(platformKeyView);
+  }
+
+  /** The role of one of the account's platform keys; undefined when the account has no such key. */
+  async platformKeyRole(accountId: string, keyId: string): Promise<Role | undefined> {
+    const row = await this.#db.selectFrom('platform_keys').select('role').where('id', '=', keyId).where('account_id', '=', accountId).executeTakeFirst();
+    return row?.role;
   }
 
   /**

@@ -2,12 +2,17 @@ import { sql, type Kysely } from 'kysely';
 import { AppError } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
-/** Routes with their own limit; each is also the first part of its bucket name. */
-export type RateLimitedRoute = 'signup' | 'login' | 'refresh';
+/**
+ * Routes with their own limit; each is also the first part of its bucket name. End users: signup, login, refresh.
+ * People on the platform: person_signup, person_signin, password_reset, verify_email_send, and person_mail (the
+ * verification and reset e-mails sent to one address, whichever route asked).
+ */
+export type RateLimitedRoute = 'signup' | 'login' | 'refresh' | 'person_signup' | 'person_signin' | 'password_reset' | 'verify_email_send' | 'person_mail';
 
 export interface RateLimitConfig {
   authRateLimitPerMinute: number;
   refreshRateLimitPerMinute: number;
+  personMailRateLimitPerMinute: number;
 }
 
 export interface RateLimitHit {
@@ -25,12 +30,15 @@ export interface RateLimitHit {
  */
 export const PURGE_RATE_LIMITS_SQL = `delete from rate_limits where window_start < now() - interval '5 minutes'`;
 
-export function rateLimitBucket(route: RateLimitedRoute, appId: string, clientId: string): string {
-  return `${route}:${appId}:${clientId}`;
+/** `scope`: the app of an end-user route; for people on the platform, what the key is (a RateLimitKey). */
+export function rateLimitBucket(route: RateLimitedRoute, scope: string, clientId: string): string {
+  return `${route}:${scope}:${clientId}`;
 }
 
 export function routeLimit(config: RateLimitConfig, route: RateLimitedRoute): number {
-  return route === 'refresh' ? config.refreshRateLimitPerMinute : config.authRateLimitPerMinute;
+  if (route === 'refresh') return config.refreshRateLimitPerMinute;
+  if (route === 'person_mail') return config.personMailRateLimitPerMinute;
+  return config.authRateLimitPerMinute;
 }
 
 /** The verdict for a counted request; pure so the boundary cases are unit-testable. */
@@ -38,12 +46,17 @@ export function decide(hits: number, limit: number, secondsLeft: number): RateLi
   return { hits, limit, allowed: hits <= limit, retryAfterSeconds: Math.max(1, Math.ceil(secondsLeft)) };
 }
 
-export function rateLimited(retryAfterSeconds: number): AppError {
+/** Whose requests a bucket counts: the client's, or (people on the platform) those naming one e-mail address. */
+export type RateLimitKey = 'client' | 'email';
+
+const KEY_PHRASE: Record<RateLimitKey, string> = { client: 'from this client', email: 'for this e-mail address' };
+
+export function rateLimited(retryAfterSeconds: number, key: RateLimitKey = 'client'): AppError {
   const unit = retryAfterSeconds === 1 ? 'second' : 'seconds';
   return new AppError(
     429,
     'RATE_LIMITED',
-    `Too many requests to this route from this client; retry in ${retryAfterSeconds} ${unit}.`,
+    `Too many requests to this route ${KEY_PHRASE[key]}; retry in ${retryAfterSeconds} ${unit}.`,
     `Wait ${retryAfterSeconds} ${unit} (the end of the current one-minute window) before retrying; do not retry in a loop.`,
     { retry_after_seconds: retryAfterSeconds },
   );
@@ -73,9 +86,9 @@ export class RateLimiter {
   }
 
   /** Throws 429 RATE_LIMITED when the request is over the limit; call it before any expensive work. */
-  async enforce(bucket: string, limit: number): Promise<void> {
+  async enforce(bucket: string, limit: number, key: RateLimitKey = 'client'): Promise<void> {
     const verdict = await this.hit(bucket, limit);
-    if (!verdict.allowed) throw rateLimited(verdict.retryAfterSeconds);
+    if (!verdict.allowed) throw rateLimited(verdict.retryAfterSeconds, key);
   }
 
   /** Deletes windows that can no longer count; returns how many rows went. */

@@ -127,11 +127,31 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
   billingGate?: 'write' | 'session' | 'exempt';
   /** false: REST only, not offered over MCP (e.g. a human's approval, which an agent must not give itself). */
   mcp?: false;
+  /** What a successful call changed, for the account's audit log (see ToolAudit). */
+  audit?: ToolAudit<z.output<I>, z.output<O>>;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   handler: (input: z.output<I>, ctx: ToolContext<S, A>) => Promise<z.input<O>>;
 }
 
 export type AnyTool = ToolDescriptor<z.ZodType, z.ZodType, any, any>;
+
+/**
+ * A tool's entry in the account's audit log, written by invoke() after the call succeeded (through the recorder the
+ * composition root installs, as it installs the app admission): who, from which address, comes from the caller. A
+ * change whose entry needs what only its transaction knows is recorded in that transaction instead, by its area.
+ */
+export interface ToolAudit<I = any, O = any> {
+  /** `<resource>.<verb>`, e.g. app.create. */
+  action: string;
+  /** The kind of resource changed, e.g. app, function, service_key. */
+  resource: string;
+  /** The changed resource's id. */
+  id: (input: I, output: O) => string;
+  /** Facts worth keeping beside it (never a secret). */
+  details?: (input: I, output: O) => Record<string, unknown>;
+  /** Whether this call changed anything (default: every successful call did); e.g. a dry run did not. */
+  when?: (input: I, output: O, caller: Caller) => boolean;
+}
 
 /** The role a platform caller needs for this tool (see ToolDescriptor.role). */
 export function requiredRole(tool: Pick<AnyTool, 'role' | 'annotations'>): Role {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { AppError, errors, fromZod } from './errors.ts';
 import { mapPgError } from './pg-errors.ts';
 import { unknownKeysMessage } from './strict.ts';
-import { requiredRole, type AnyTool, type ToolContext } from './define.ts';
+import { requiredRole, type AnyTool, type ToolAudit, type ToolContext } from './define.ts';
 import { roleAtLeast, type Caller } from './caller.ts';
 
 /**
@@ -17,9 +17,25 @@ export interface AppAdmission<A> {
   admit(app: A, tool: AnyTool): Promise<void>;
 }
 
+/** One successful call of a tool that declares `audit`, as the audit log receives it. */
+export interface AuditedCall {
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  details: Record<string, unknown>;
+  caller: Caller;
+  clientId: string;
+}
+
+/** Writes audited calls to the account's audit log; installed by the composition root (core knows no area). */
+export interface CallAuditor {
+  recordCall(call: AuditedCall): Promise<void>;
+}
+
 export interface InvokeBase<S = unknown, A = unknown> {
   services: S;
   admission: AppAdmission<A>;
+  audit: CallAuditor;
   caller: Caller;
   requestId: string;
   clientId: string;
@@ -45,12 +61,34 @@ export async function invoke<S, A>(tool: AnyTool, rawInput: unknown, base: Invok
     const app = tool.appScoped ? await base.admission.resolve(String(input.app_id), base.caller) : undefined;
     // The app's state decides before anything runs; what passes is activity.
     if (app !== undefined) await base.admission.admit(app, tool);
-    const { admission: _admission, ...context } = base;
+    const { admission: _admission, audit: _audit, ...context } = base;
     const ctx: ToolContext<S, A> = { ...context, app };
     const result = await tool.handler(input, ctx);
-    return tool.output.parse(result);
+    const output = tool.output.parse(result);
+    if (tool.audit) await recordAudited(tool.audit, input, output, base);
+    return output;
   } catch (err) {
     throw toAppError(err, base.log, tool.name);
+  }
+}
+
+/**
+ * The audit entry of a call that succeeded. The change is made by now, so a failure here (the descriptor's functions
+ * included) is logged, never turned into the caller's error: a retry would make the change twice.
+ */
+async function recordAudited(audit: ToolAudit, input: unknown, output: unknown, base: Pick<InvokeBase, 'audit' | 'caller' | 'clientId' | 'log'>): Promise<void> {
+  try {
+    if (audit.when && !audit.when(input, output, base.caller)) return;
+    await base.audit.recordCall({
+      action: audit.action,
+      resourceType: audit.resource,
+      resourceId: audit.id(input, output),
+      details: audit.details?.(input, output) ?? {},
+      caller: base.caller,
+      clientId: base.clientId,
+    });
+  } catch (err) {
+    base.log.error({ err, action: audit.action }, 'audit entry not recorded');
   }
 }
 

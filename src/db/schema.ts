@@ -435,6 +435,51 @@ export interface MonthlyActiveUsers {
   user_id: string;
 }
 
+export interface OauthClients {
+  client_id: string;
+  created_at: Generated<Timestamp>;
+  metadata: ColumnType<JsonValue, string, string>;
+}
+
+export interface OauthCodes {
+  account_id: string;
+  client_id: string;
+  code_challenge: string;
+  code_hash: string | null;
+  consent_hash: string;
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+  id: Generated<string>;
+  person_id: string;
+  redirect_uri: string;
+  session_hash: string;
+  state: string | null;
+  used_at: Timestamp | null;
+}
+
+export interface OauthTokens {
+  account_id: string;
+  client_id: string;
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+  grant_id: string;
+  kind: ColumnType<'access' | 'refresh', 'access' | 'refresh', 'access' | 'refresh'>;
+  person_id: string;
+  rotated_at: Timestamp | null;
+  token_hash: string;
+}
+
+export interface OidcSignins {
+  binding_hash: string;
+  code_verifier: string;
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+  invitation_hash: string | null;
+  nonce: string;
+  redirect: string;
+  state_hash: string;
+}
+
 export interface PaymentEvents {
   endpoint: ColumnType<'platform' | 'connect', 'platform' | 'connect', 'platform' | 'connect'>;
   id: string;
@@ -855,6 +900,10 @@ export interface DB {
   meeting_usage: MeetingUsage;
   meeting_webhooks: MeetingWebhooks;
   monthly_active_users: MonthlyActiveUsers;
+  oauth_clients: OauthClients;
+  oauth_codes: OauthCodes;
+  oauth_tokens: OauthTokens;
+  oidc_signins: OidcSignins;
   payment_events: PaymentEvents;
   people_email_lookups: PeopleEmailLookups;
   people_profile_cache: PeopleProfileCache;

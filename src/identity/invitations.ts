@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Role } from '../core/caller.ts';
 import { generateKey, hashKey } from '../core/crypto.ts';
 import type { ControlDatabase } from '../db/types.ts';
+import { audit } from './audit.ts';
 import { identityErrors } from './errors.ts';
 
 export const INVITATION_PREFIX = 'svc_inv_';
@@ -23,23 +24,36 @@ export interface AcceptedInvitation {
 
 /**
  * Takes the invitation for `email` in the caller's transaction: valid only once, before it expires, unrevoked, and for
- * the e-mail it names (when it names one). The row is locked, so two people cannot both accept it.
+ * the e-mail it names (when it names one). The row is locked, so two people cannot both accept it. A member of the
+ * account already is refused, the invitation left open: roles change where the last owner is guarded (PATCH
+ * /dashboard/members/{person_id}), never by accepting a lower one. The acceptance and the new member go into the audit
+ * log, with the client's address (`ip`) when the caller knows it.
  */
-export async function acceptInvitation(tx: Db, token: string, email: string, personId: string): Promise<AcceptedInvitation> {
+export async function acceptInvitation(tx: Db, token: string, email: string, personId: string, ip: string | null = null): Promise<AcceptedInvitation> {
+  return acceptHashedInvitation(tx, hashKey(token), email, personId, ip);
+}
+
+/** acceptInvitation for a token held only as its hash (an OpenID Connect sign-in keeps it so until its callback). */
+export async function acceptHashedInvitation(tx: Db, tokenHash: string, email: string, personId: string, ip: string | null = null): Promise<AcceptedInvitation> {
   const row = await tx
     .selectFrom('invitations')
     .select(['id', 'account_id', 'role', 'email', 'accepted_at', 'revoked_at', sql<boolean>`expires_at <= now()`.as('expired')])
-    .where('token_hash', '=', hashKey(token))
+    .where('token_hash', '=', tokenHash)
     .forUpdate()
     .executeTakeFirst();
   if (!row || row.revoked_at || row.accepted_at || row.expired) throw identityErrors.invitationInvalid();
   if (row.email !== null && row.email !== email) throw identityErrors.invitationOtherEmail();
-  await tx.updateTable('invitations').set({ accepted_at: sql`now()`, accepted_by: personId }).where('id', '=', row.id).execute();
-  await tx
+  const joined = await tx
     .insertInto('account_members')
     .values({ account_id: row.account_id, person_id: personId, role: row.role })
-    .onConflict((c) => c.columns(['account_id', 'person_id']).doUpdateSet({ role: row.role }))
-    .execute();
+    .onConflict((c) => c.columns(['account_id', 'person_id']).doNothing())
+    .returning('person_id')
+    .executeTakeFirst();
+  if (!joined) throw identityErrors.alreadyMember();
+  await tx.updateTable('invitations').set({ accepted_at: sql`now()`, accepted_by: personId }).where('id', '=', row.id).execute();
+  const by = { accountId: row.account_id, actor: { kind: 'person', id: personId }, ip } as const;
+  await audit.record(tx, { ...by, action: 'invitation.accept', resourceType: 'invitation', resourceId: row.id, details: { role: row.role } });
+  await audit.record(tx, { ...by, action: 'member.add', resourceType: 'member', resourceId: personId, details: { role: row.role, invitation_id: row.id } });
   return { accountId: row.account_id, role: row.role };
 }
 

@@ -1,12 +1,14 @@
 // People on the platform: sign-up (with an invitation, or into an account of their own where sign-up is open), sign-in
-// with a password, and the session they then hold. OpenID Connect sign-in, e-mail verification and password reset
-// build on the same persons and sessions.
-import type { Kysely } from 'kysely';
+// with a password, and the session they then hold; verifying their e-mail address and resetting a forgotten password
+// with the links the platform mails them. OpenID Connect sign-in builds on the same persons and sessions.
+import { sql, type Kysely } from 'kysely';
 import type { Role } from '../core/caller.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../auth/passwords.ts';
 import { identityErrors } from './errors.ts';
 import { acceptInvitation } from './invitations.ts';
+import { PersonMails, type PersonMailsDeps } from './mail.ts';
+import { takePersonToken } from './person-tokens.ts';
 import { Sessions, type ClientInfo, type NewSession, type SessionPolicy } from './sessions.ts';
 
 /** open: anyone, into an account of their own; invite: only with an invitation; closed: no one. */
@@ -44,23 +46,28 @@ export interface SignupInput {
   invitation_token?: string | undefined;
 }
 
-type PersonRow = { id: string; email: string; name: string; email_verified_at: Date | null; created_at: Date };
+export type PersonRow = { id: string; email: string; name: string; email_verified_at: Date | null; created_at: Date };
 
 export function personView(row: PersonRow): PersonView {
   return { id: row.id, email: row.email, name: row.name, email_verified: row.email_verified_at !== null, created_at: row.created_at.toISOString() };
 }
 
-const PERSON_COLUMNS = ['id', 'email', 'name', 'email_verified_at', 'created_at'] as const;
+export const PERSON_COLUMNS = ['id', 'email', 'name', 'email_verified_at', 'created_at'] as const;
+
+/** A verified address keeps the time it was first verified. */
+const VERIFIED_NOW = sql<Date>`coalesce(email_verified_at, now())`;
 
 export class IdentityService {
   readonly #db: Kysely<ControlDatabase>;
   readonly #config: IdentityConfig;
   readonly sessions: Sessions;
+  readonly mail: PersonMails;
 
-  constructor(db: Kysely<ControlDatabase>, config: IdentityConfig) {
+  constructor(db: Kysely<ControlDatabase>, config: IdentityConfig, mail: Omit<PersonMailsDeps, 'db'>) {
     this.#db = db;
     this.#config = config;
     this.sessions = new Sessions(db, config);
+    this.mail = new PersonMails({ db, ...mail });
   }
 
   /**
@@ -81,8 +88,10 @@ export class IdentityService {
         .executeTakeFirst();
       if (!person) throw identityErrors.emailTaken();
       const membership = input.invitation_token
-        ? await acceptInvitation(tx, input.invitation_token, email, person.id)
+        ? await acceptInvitation(tx, input.invitation_token, email, person.id, client.ip ?? null)
         : await ownAccount(tx, person.id, email);
+      // In the sign-up's transaction: a person is never left without their verification mail queued.
+      await this.mail.queue(person.id, 'verify_email', tx);
       const session = await this.sessions.create(person.id, membership.accountId, client, tx);
       return { person: personView(person), account_id: membership.accountId, role: membership.role, session };
     });
@@ -102,6 +111,44 @@ export class IdentityService {
     if (!membership) throw identityErrors.noAccount();
     const session = await this.sessions.create(person.id, membership.account_id, client);
     return { person: personView(person), account_id: membership.account_id, role: membership.role, session };
+  }
+
+  /** Mails the signed-in person a new verification link (409 once verified). */
+  async requestVerification(person: PersonView): Promise<void> {
+    if (person.email_verified) throw identityErrors.emailAlreadyVerified();
+    await this.mail.queue(person.id, 'verify_email');
+  }
+
+  /** Mails a reset link when a person has this e-mail; the caller answers the same either way. */
+  async requestPasswordReset(email: string): Promise<void> {
+    await this.mail.queueReset(email.toLowerCase());
+  }
+
+  /** Takes a verification link's token: the person's address is verified. */
+  async verifyEmail(token: string): Promise<{ email: string }> {
+    return this.#db.transaction().execute(async (tx) => {
+      const personId = await takePersonToken(tx, token, 'verify_email');
+      return tx.updateTable('persons').set({ email_verified_at: VERIFIED_NOW }).where('id', '=', personId).returning('email').executeTakeFirstOrThrow();
+    });
+  }
+
+  /**
+   * Takes a reset link's token: the new password replaces the old one and every session of the person ends (whoever
+   * knew the old password is signed out). The mail proved the address, so it counts as verified too.
+   */
+  async resetPassword(token: string, password: string): Promise<{ email: string; sessionsEnded: number }> {
+    return this.#db.transaction().execute(async (tx) => {
+      const personId = await takePersonToken(tx, token, 'reset_password');
+      // Hashed once the token is known good, so that made-up tokens cost no argon2 work.
+      const passwordHash = await hashPassword(password);
+      const { email } = await tx
+        .updateTable('persons')
+        .set({ password_hash: passwordHash, email_verified_at: VERIFIED_NOW })
+        .where('id', '=', personId)
+        .returning('email')
+        .executeTakeFirstOrThrow();
+      return { email, sessionsEnded: await this.sessions.endAll(personId, tx) };
+    });
   }
 
   async person(personId: string): Promise<PersonView> {
@@ -124,7 +171,7 @@ export class IdentityService {
 }
 
 /** Open sign-up: the person owns a new account, named after their e-mail until they rename it. */
-async function ownAccount(tx: Kysely<ControlDatabase>, personId: string, email: string): Promise<{ accountId: string; role: Role }> {
+export async function ownAccount(tx: Kysely<ControlDatabase>, personId: string, email: string): Promise<{ accountId: string; role: Role }> {
   const account = await tx.insertInto('accounts').values({ name: email }).returning('id').executeTakeFirstOrThrow();
   await tx.insertInto('account_members').values({ account_id: account.id, person_id: personId, role: 'owner' }).execute();
   return { accountId: account.id, role: 'owner' };

@@ -13,6 +13,7 @@ import { FRONTEND_GUIDE } from '../frontend/guide.ts';
 import { FUNCTIONS_GUIDE } from '../functions/guide.ts';
 import { INTEGRATIONS_GUIDE } from '../integrations/guide.ts';
 import { MEETINGS_GUIDE } from '../meetings/guide.ts';
+import { MEMBERS_GUIDE } from '../identity/members-guide.ts';
 import { PEOPLE_GUIDE } from '../people/guide.ts';
 import { RAG_GUIDE } from '../rag/guide.ts';
 import { SCHEMA_GUIDE } from '../schema/guide.ts';
@@ -44,4 +45,5 @@ export const AREA_GUIDES: Readonly<Record<string, AreaGuide>> = {
   people: PEOPLE_GUIDE,
   integrations: INTEGRATIONS_GUIDE,
   rules: RULES_GUIDE,
+  members: MEMBERS_GUIDE,
 };

@@ -1,9 +1,11 @@
 import type { Request } from 'express';
 import type { Caller } from '../core/caller.ts';
 import { errors } from '../core/errors.ts';
+import { OAUTH_PREFIX } from '../identity/oauth.ts';
 import type { Services } from '../services.ts';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * The caller of an HTTP request: its Authorization header when it has one, else a person's session cookie. A cookie
@@ -18,7 +20,7 @@ export async function resolveRequestCaller(req: Request, services: Services, ses
 /** Authorization header to caller. No header is `none`; anything present but not valid is a 401. */
 export async function resolveCaller(header: string | undefined, services: Services): Promise<Caller> {
   if (header === undefined || header === '') return { kind: 'none' };
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  const match = BEARER.exec(header);
   if (!match) throw errors.invalidToken();
   const token = match[1]!;
   const caller = token.startsWith('svc_')
@@ -26,6 +28,18 @@ export async function resolveCaller(header: string | undefined, services: Servic
     : JWT_SHAPE.test(token)
       ? await services.endUserTokens.verify(token)
       : undefined;
+  if (!caller) throw errors.invalidToken();
+  return caller;
+}
+
+/**
+ * The caller of /mcp: an OAuth access token (issued for /mcp, the protected resource, so no other route takes it), or
+ * any credential resolveCaller takes.
+ */
+export async function resolveMcpCaller(header: string | undefined, services: Services): Promise<Caller> {
+  const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
+  if (!token?.startsWith(OAUTH_PREFIX.access)) return resolveCaller(header, services);
+  const caller = await services.oauth.resolve(token);
   if (!caller) throw errors.invalidToken();
   return caller;
 }

@@ -28,7 +28,8 @@ import { resources } from '../../resources/index.ts';
 import { prompts } from '../../prompts/index.ts';
 import { DEFAULT_TOOLSET_AREAS, toolAreas } from '../../tools/index.ts';
 import { listAppResources, matchTemplate, resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
-import { resolveCaller } from './credentials.ts';
+import { resolveMcpCaller } from './credentials.ts';
+import { oauthIssuer, resourceMetadataUrl } from './raw/oauth-provider.ts';
 import { sendError } from './rest.ts';
 
 const INSTRUCTIONS =
@@ -132,13 +133,13 @@ export class McpTransport {
   handle = async (req: Request, res: Response): Promise<void> => {
     try {
       const caller = await this.#platformCaller(req);
-      // The caller is re-resolved on every HTTP request, so a revoked key stops an open session too.
+      // The caller is re-resolved on every HTTP request, so a revoked key or token stops an open session too.
       (req as Request & { auth?: AuthInfo }).auth = { token: '', clientId: caller.accountId, scopes: [], extra: { caller } };
       const sessionId = req.headers['mcp-session-id'];
       if (typeof sessionId === 'string') {
         const session = this.#sessions.get(sessionId);
         if (!session) return sendRpcError(res, 404, 'Session not found; initialize a new session.');
-        if (session.accountId !== caller.accountId) throw errors.wrongCredential(['the platform key that opened this session']);
+        if (session.accountId !== caller.accountId) throw errors.wrongCredential(['a credential of the account that opened this session']);
         session.lastSeen = Date.now();
         return await session.transport.handleRequest(req, res, req.body);
       }
@@ -149,7 +150,10 @@ export class McpTransport {
       const areas = requestedAreas(req.query.toolsets, req.headers[TOOLSETS_HEADER], this.#areas);
       await this.#open(caller, areas, req, res);
     } catch (err) {
-      sendError(res, toAppError(err, req.log, 'mcp'));
+      const failure = toAppError(err, req.log, 'mcp');
+      const challenge = failure.status === 401 ? bearerChallenge(this.#services.config.baseUrl, failure) : undefined;
+      if (challenge) res.setHeader('WWW-Authenticate', challenge);
+      sendError(res, failure);
     }
   };
 
@@ -169,9 +173,9 @@ export class McpTransport {
   }
 
   async #platformCaller(req: Request): Promise<PlatformCaller> {
-    const caller = await resolveCaller(req.headers.authorization, this.#services);
+    const caller = await resolveMcpCaller(req.headers.authorization, this.#services);
     if (caller.kind === 'none') throw errors.authRequired();
-    if (caller.kind !== 'platform') throw errors.wrongCredential(['platform API key']);
+    if (caller.kind !== 'platform') throw errors.wrongCredential(['platform API key', 'OAuth access token']);
     return caller;
   }
 
@@ -275,7 +279,7 @@ export class McpTransport {
       call: (name, args) => {
         const tool = this.#registry.get(name);
         if (!tool) throw errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.');
-        return invoke(tool, args, { services: this.#services, admission: this.#services.admission, caller, requestId: String(extra.requestId), clientId, log });
+        return invoke(tool, args, { services: this.#services, admission: this.#services.admission, audit: this.#services.audit, caller, requestId: String(extra.requestId), clientId, log });
       },
     };
   }
@@ -307,7 +311,7 @@ export class McpTransport {
     }
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
-      const result = await invoke(tool, args, { services: this.#services, admission: this.#services.admission, caller, requestId: rpcId, clientId, log, signal, sendToPage });
+      const result = await invoke(tool, args, { services: this.#services, admission: this.#services.admission, audit: this.#services.audit, caller, requestId: rpcId, clientId, log, signal, sendToPage });
       // structuredContent must be a plain object: pre-serialized JSON (a relayed AI answer) is parsed back into one.
       const output = (result instanceof JsonText ? result.toJSON() : result) as Record<string, unknown>;
       const text = JSON.stringify(output);
@@ -349,6 +353,17 @@ async function elicitUrl(server: Server, message: string, url: string, relatedRe
       `The person opens ${url} themselves.`,
     );
   }
+}
+
+/**
+ * The WWW-Authenticate of a 401 on /mcp: how a client that knows only this URL finds the authorization server
+ * (RFC 9728 §5.1; RFC 6750 §3: no error code when no credential was sent). None when the platform is no
+ * authorization server (a plain-http base URL).
+ */
+function bearerChallenge(baseUrl: string, failure: AppError): string | undefined {
+  if (!oauthIssuer(baseUrl)) return undefined;
+  const challenge = `Bearer resource_metadata="${resourceMetadataUrl(baseUrl)}"`;
+  return failure.code === 'AUTH_REQUIRED' ? challenge : `${challenge}, error="invalid_token"`;
 }
 
 function errorResult(err: AppError): CallToolResult {

@@ -74,7 +74,7 @@ async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUs
 async function runTool(ctx: ChannelContext, meta: FunctionMeta, caller: Caller, name: string, input: Record<string, unknown>): Promise<unknown> {
   const tool = ctx.access.tools.find((t) => t.name === name);
   if (!tool) throw new Error(`tool ${name} is not registered`);
-  return invokeTool(tool, input, { services: ctx.access.services, admission: ctx.access.services.admission, caller, requestId: randomUUID(), clientId: `function:${meta.id}`, log: ctx.log });
+  return invokeTool(tool, input, { services: ctx.access.services, admission: ctx.access.services.admission, audit: ctx.access.services.audit, caller, requestId: randomUUID(), clientId: `function:${meta.id}`, log: ctx.log });
 }
 
 /** ctx.data: one data tool run through invoke() as the invocation's caller. */

@@ -32,7 +32,8 @@ export function requestLog(log: Logger): RequestHandler {
     if (logRequests) {
       const started = performance.now();
       res.on('finish', () => {
-        const entry = { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) };
+        // originalUrl: a nested router (the OAuth endpoints') has cut its mount path off req.path by now.
+        const entry = { method: req.method, path: req.originalUrl.split('?', 1)[0], status: res.statusCode, ms: Math.round(performance.now() - started) };
         if (res.statusCode >= 500) req.log.error(entry, 'request failed');
         else req.log.info(entry, 'request');
       });

@@ -107,6 +107,7 @@ async function serve(
     const output = await invoke(tool, input, {
       services,
       admission: services.admission,
+      audit: services.audit,
       caller,
       requestId: req.id,
       clientId: req.ip ?? 'unknown',
@@ -260,7 +261,8 @@ export function sendError(res: Response, err: AppError): void {
   }
   const locals = res.locals as ShapeLocals;
   const { status, body } = errorWire(err, locals.errorShape);
-  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+  // /mcp names its own challenge (where its resource metadata is); every other 401 gets the plain one.
+  if (status === 401 && !res.hasHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer');
   const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
   if ((status === 429 || status === 503) && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
   for (const [name, value] of Object.entries(locals.errorHeaders?.(err) ?? {})) res.setHeader(name, value);

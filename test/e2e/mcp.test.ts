@@ -35,7 +35,8 @@ describe('/mcp authentication', () => {
   it('a raw POST /mcp without Authorization is 401 AUTH_REQUIRED', async () => {
     const res = await request(server.url, '/mcp', { method: 'POST', body: INIT_BODY, headers: MCP_HEADERS });
     expect(res.status).toBe(401);
-    expect(res.headers['www-authenticate']).toBe('Bearer');
+    // The challenge points at the resource metadata, where an OAuth client finds the authorization server.
+    expect(res.headers['www-authenticate']).toBe(`Bearer resource_metadata="http://localhost:${server.port}/.well-known/oauth-protected-resource/mcp"`);
     expect(res.json).toEqual({
       error: { code: 'AUTH_REQUIRED', message: expect.any(String), remediation: expect.any(String) },
     });

@@ -3,49 +3,30 @@
 // webhook (signed with the SDK's own test-header helper), and the idle pause of free apps.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { SMTPServer } from 'smtp-server';
-import type { AddressInfo } from 'node:net';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { startSmtp, type LoopbackSmtp, type ReceivedMail } from '../helpers/smtp.ts';
 
 const WEBHOOK_SECRET = 'whsec_platform_test_secret';
 const DAY_MS = 86_400_000;
 const GB = 1024 ** 3;
 const TINY_SCHEMA = { schema: { tables: { tiny: { columns: { id: { type: 'uuid', primary: true, default: 'gen_random_uuid()' } } } } } };
 
-interface Mail {
-  to: string;
-  body: string;
-}
-
 let p: TestPlatform;
-let smtp: SMTPServer;
-const mails: Mail[] = [];
+let smtp: LoopbackSmtp;
+let mails: ReceivedMail[];
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body: Buffer.concat(chunks).toString('utf8') });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const smtpPort = (smtp.server.address() as AddressInfo).port;
+  smtp = await startSmtp();
+  mails = smtp.mails;
   p = await startTestPlatform({
     SVC_STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-    SVC_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    SVC_SMTP_URL: smtp.url,
     SVC_SMTP_FROM: 'billing@platform.test',
   });
 });
 afterAll(async () => {
   await p?.close();
-  await new Promise<void>((resolve) => smtp?.close(() => resolve()));
+  await smtp?.close();
 });
 
 /** A fresh account with its own platform key and one app, so each scenario's status is its own. */

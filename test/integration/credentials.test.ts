@@ -26,7 +26,7 @@ describe('end-user JWT verification', () => {
     const caller = await p.services.endUserTokens.verify(token);
     expect(caller).toMatchObject({ kind: 'user', appId: appA.app_id, userId: USER, claims: { email: 'a@example.com', aud: appA.app_id } });
     const log = pino({ level: 'silent' });
-    const own = await invoke({ ...appsGet, auth: ['user'] },  { app_id: appA.app_id }, { services: p.services, admission: p.services.admission, caller: caller!, requestId: 't', clientId: 'test', log });
+    const own = await invoke({ ...appsGet, auth: ['user'] },  { app_id: appA.app_id }, { services: p.services, admission: p.services.admission, audit: p.services.audit, caller: caller!, requestId: 't', clientId: 'test', log });
     expect(own).toMatchObject({ app_id: appA.app_id });
   });
 
@@ -35,11 +35,11 @@ describe('end-user JWT verification', () => {
     const caller = (await p.services.endUserTokens.verify(token))!;
     const log = pino({ level: 'silent' });
     const userTool = { ...appsGet, auth: ['user'] as const };
-    await expect(invoke(userTool, { app_id: appB.app_id }, { services: p.services, admission: p.services.admission, caller, requestId: 't', clientId: 'test', log })).rejects.toMatchObject({
+    await expect(invoke(userTool, { app_id: appB.app_id }, { services: p.services, admission: p.services.admission, audit: p.services.audit, caller, requestId: 't', clientId: 'test', log })).rejects.toMatchObject({
       status: 403,
       code: 'FORBIDDEN',
     });
-    await expect(invoke(userTool, { app_id: appA.app_id }, { services: p.services, admission: p.services.admission, caller, requestId: 't', clientId: 'test', log })).resolves.toMatchObject({
+    await expect(invoke(userTool, { app_id: appA.app_id }, { services: p.services, admission: p.services.admission, audit: p.services.audit, caller, requestId: 't', clientId: 'test', log })).resolves.toMatchObject({
       app_id: appA.app_id,
     });
   });
@@ -93,7 +93,7 @@ describe('key binding', () => {
   it('a malformed Authorization header is 401, no header on a public route is fine', async () => {
     expect((await p.api('GET', '/health', { key: null, headers: { authorization: 'Basic abc' } })).status).toBe(401);
     expect((await p.api('GET', '/health', { key: null })).status).toBe(200);
-    const none = await invoke(platformHealth, {}, { services: p.services, admission: p.services.admission, caller: { kind: 'none' }, requestId: 't', clientId: 'test', log: pino({ level: 'silent' }) });
+    const none = await invoke(platformHealth, {}, { services: p.services, admission: p.services.admission, audit: p.services.audit, caller: { kind: 'none' }, requestId: 't', clientId: 'test', log: pino({ level: 'silent' }) });
     expect(none).toMatchObject({ status: 'ok' });
   });
 });

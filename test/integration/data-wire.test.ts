@@ -434,7 +434,7 @@ describe('over MCP', () => {
     const { invoke } = await import('../../src/core/invoke.ts');
     const { dataSelect, dataInsert, dataDelete } = await import('../../tools/data/data.ts');
     const pino = (await import('pino')).default;
-    const ctx = { services: p.services, admission: p.services.admission, requestId: 't', clientId: 't', log: pino({ level: 'silent' }), caller: { kind: 'service' as const, accountId: 'x', appId, keyId: 'k' } };
+    const ctx = { services: p.services, admission: p.services.admission, audit: p.services.audit, requestId: 't', clientId: 't', log: pino({ level: 'silent' }), caller: { kind: 'service' as const, accountId: 'x', appId, keyId: 'k' } };
     const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
     const csv = await invoke(dataSelect, { app_id: appId, table: 'users', query: 'select=username&limit=2', accept: 'text/csv', prefer: 'count=exact' }, ctx);
     expect(plain(csv)).toEqual({ status: 206, data: 'username\nsupabot\nkiwicopple', content_range: '0-1/5' });

@@ -64,7 +64,7 @@ describe('data API', () => {
     const { invoke } = await import('../../src/core/invoke.ts');
     const { dataSelect } = await import('../../tools/data/data.ts');
     const pino = (await import('pino')).default;
-    const base2 = { services: p.services, admission: p.services.admission, requestId: 't', clientId: 't', log: pino({ level: 'silent' }) };
+    const base2 = { services: p.services, admission: p.services.admission, audit: p.services.audit, requestId: 't', clientId: 't', log: pino({ level: 'silent' }) };
     const service = { kind: 'service' as const, accountId: 'x', appId, keyId: 'k' };
     const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
     const seenByBob = await invoke(dataSelect, { app_id: appId, table: 'posts', query: 'title=eq.acting', user_token: bob }, { ...base2, caller: service });
@@ -286,7 +286,7 @@ describe('data API', () => {
     const { invoke } = await import('../../src/core/invoke.ts');
     const { dataInsert } = await import('../../tools/data/data.ts');
     const pino = (await import('pino')).default;
-    const ctx = { services: p.services, admission: p.services.admission, requestId: 't', clientId: 't', log: pino({ level: 'silent' }), caller: { kind: 'service' as const, accountId: 'x', appId, keyId: 'k' } };
+    const ctx = { services: p.services, admission: p.services.admission, audit: p.services.audit, requestId: 't', clientId: 't', log: pino({ level: 'silent' }), caller: { kind: 'service' as const, accountId: 'x', appId, keyId: 'k' } };
     const body = [{ title: 'm1', status: 'done' }, { title: 'm2' }];
     const viaTool = await invoke(dataInsert, { app_id: appId, table: 'tasks', body, prefer: 'missing=default,return=representation' }, ctx);
     expect(JSON.parse(JSON.stringify(viaTool))).toEqual({

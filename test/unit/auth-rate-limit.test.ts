@@ -8,11 +8,13 @@ describe('rate-limit helpers', () => {
     expect(rateLimitBucket('signup', 'abcdefgh12345678', 'mcp:acc')).toBe('signup:abcdefgh12345678:mcp:acc');
   });
 
-  it('signup and login share the auth limit; refresh has its own', () => {
-    const config = { authRateLimitPerMinute: 10, refreshRateLimitPerMinute: 60 };
+  it('signup, login and the routes of people share the auth limit; refresh and e-mails to one address have their own', () => {
+    const config = { authRateLimitPerMinute: 10, refreshRateLimitPerMinute: 60, personMailRateLimitPerMinute: 3 };
     expect(routeLimit(config, 'signup')).toBe(10);
     expect(routeLimit(config, 'login')).toBe(10);
     expect(routeLimit(config, 'refresh')).toBe(60);
+    for (const route of ['person_signup', 'person_signin', 'password_reset', 'verify_email_send'] as const) expect(routeLimit(config, route)).toBe(10);
+    expect(routeLimit(config, 'person_mail')).toBe(3);
   });
 
   it.each([
@@ -38,6 +40,7 @@ describe('rate-limit helpers', () => {
       },
     });
     expect(rateLimited(1).message).toBe('Too many requests to this route from this client; retry in 1 second.');
+    expect(rateLimited(5, 'email').message).toBe('Too many requests to this route for this e-mail address; retry in 5 seconds.');
   });
 
   it('purges only windows well past their minute', () => {

@@ -56,6 +56,7 @@ describe('jobs', () => {
       '17 * * * * billing_pause_idle ?max=1',
       '*/15 * * * * billing_measure_databases ?max=1',
       '23 * * * * billing_invoice_overage ?max=1',
+      '29 4 * * * audit_purge ?max=1',
       '41 3 * * * integrations_prune ?max=1',
       '53 3 * * * substrate_prune ?max=1',
     ].join('\n');

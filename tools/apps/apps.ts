@@ -35,6 +35,7 @@ export const appsCreate = defineTool({
   auth: ['platform'],
   http: { method: 'POST', path: '/init', status: 201 },
   annotations: { destructiveHint: false, idempotentHint: false },
+  audit: { action: 'app.create', resource: 'app', id: (_input, app) => app.app_id, details: (_input, app) => ({ name: app.name }) },
   handler: async (input, ctx) => ctx.services.apps.create(accountOf(ctx.caller), input.name),
 });
 
@@ -67,6 +68,7 @@ export const appsDelete = defineTool({
   billingGate: 'exempt',
   http: { method: 'DELETE', path: '/apps/{app_id}' },
   annotations: { destructiveHint: true, idempotentHint: false },
+  audit: { action: 'app.delete', resource: 'app', id: (input) => input.app_id },
   handler: async (input, ctx) => {
     await ctx.services.apps.delete(input.app_id);
     return { deleted: true as const, app_id: input.app_id };
@@ -85,5 +87,6 @@ export const appsRestore = defineTool({
   billingGate: 'exempt',
   http: { method: 'POST', path: '/apps/{app_id}/restore' },
   annotations: { idempotentHint: true },
+  audit: { action: 'app.restore', resource: 'app', id: (input) => input.app_id },
   handler: async (input, ctx) => ctx.services.apps.view((await ctx.services.apps.restore(input.app_id)) ?? ctx.app!),
 });

@@ -24,6 +24,9 @@ const SHORT = '/functions';
 
 const GUIDE = guideRef('functions');
 
+/** A function in the audit log: names are unique per app only. */
+const functionRef = (appId: string, name: string) => `${appId}/${name}`;
+
 const DeployInput = z.object({
   app_id: AppIdSchema,
   name: FunctionNameSchema,
@@ -58,6 +61,12 @@ export const functionsDeploy = defineTool({
   appScoped: true,
   http: { method: 'POST', path: BASE, subdomainPath: SHORT, largeBody: true, respond: (out) => ({ status: out.created ? 201 : 200 }) },
   annotations: { destructiveHint: false, idempotentHint: true },
+  audit: {
+    action: 'function.deploy',
+    resource: 'function',
+    id: (_input, fn) => functionRef(fn.app_id, fn.name),
+    details: (_input, fn) => ({ app_id: fn.app_id, name: fn.name, version: fn.version, created: fn.created }),
+  },
   handler: async (input, ctx) => {
     const { fn, created } = await ctx.services.functions.deploy(ctx.app!, input);
     return { ...fn, created };
@@ -102,6 +111,7 @@ export const functionsDelete = defineTool({
   appScoped: true,
   http: { method: 'DELETE', path: `${BASE}/{name}`, subdomainPath: `${SHORT}/{name}` },
   annotations: { destructiveHint: true, idempotentHint: false },
+  audit: { action: 'function.delete', resource: 'function', id: (input) => functionRef(input.app_id, input.name), details: (input) => ({ app_id: input.app_id, name: input.name }) },
   handler: async (input, ctx) => {
     await ctx.services.functions.delete(ctx.app!.id, input.name);
     return { deleted: true as const, name: input.name };

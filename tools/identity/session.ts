@@ -1,14 +1,16 @@
 // People on the platform signing up, in and out (src/identity). REST only: a session is a browser's credential, set
 // as the HttpOnly cookie svc_session, never handed to an agent.
 import { z } from 'zod';
-import { toolsUsing } from '../define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { EmailSchema, PasswordSchema } from '../auth/auth.ts';
+import { rateLimitBucket, routeLimit, type RateLimitedRoute, type RateLimitKey } from '../../src/auth/rate-limit.ts';
 import { ROLES, type Caller } from '../../src/core/caller.ts';
+import { hashKey } from '../../src/core/crypto.ts';
 import type { SessionChannel, ToolContext } from '../../src/core/define.ts';
 import { errors } from '../../src/core/errors.ts';
 import type { SignedIn } from '../../src/identity/service.ts';
 
-type Uses = 'identity';
+type Uses = 'identity' | 'config' | 'rateLimits';
 const defineTool = toolsUsing<Uses>();
 
 const PersonSchema = z.object({ id: z.string(), email: z.string(), name: z.string(), email_verified: z.boolean(), created_at: z.string() });
@@ -16,7 +18,7 @@ const SignedInSchema = z.object({ person: PersonSchema, account_id: z.string(), 
 const MembershipSchema = z.object({ account_id: z.string(), account_name: z.string(), role: z.enum(ROLES) });
 
 /** The session channel of a REST request; the session routes are REST only, so it is always there. */
-function sessionOf(ctx: Pick<ToolContext, 'session'>): SessionChannel {
+export function sessionOf(ctx: Pick<ToolContext, 'session'>): SessionChannel {
   if (!ctx.session) throw new Error('session routes are served over REST only');
   return ctx.session;
 }
@@ -27,19 +29,41 @@ function signedIn(ctx: Pick<ToolContext, 'session'>, result: SignedIn) {
   return { person: result.person, account_id: result.account_id, role: result.role };
 }
 
-function personOf(caller: Caller): string {
+export function personOf(caller: Caller): string {
   if (caller.kind !== 'platform' || caller.personId === null) throw errors.wrongCredential(['a person\'s session']);
   return caller.personId;
 }
 
-const client = (ctx: { clientId: string }) => ({ ip: ctx.clientId, userAgent: undefined });
+/** Where a session is opened from: the client address (the user agent is not among a tool's inputs). */
+export const clientInfo = (ctx: { clientId: string }) => ({ ip: ctx.clientId, userAgent: undefined });
+
+type Limited = Ctx<'config' | 'rateLimits'>;
+
+/** Counted before any password or mail work (argon2 and SMTP are the expensive parts): 429 RATE_LIMITED past it. */
+async function enforceLimit(ctx: Limited, route: RateLimitedRoute, by: RateLimitKey, value: string): Promise<void> {
+  await ctx.services.rateLimits.enforce(rateLimitBucket(route, by, value), routeLimit(ctx.services.config, route), by);
+}
+
+/** The route's limit for the client's address (one source trying many people). */
+export function limitByClient(ctx: Limited, route: RateLimitedRoute): Promise<void> {
+  return enforceLimit(ctx, route, 'client', ctx.clientId);
+}
+
+/**
+ * The route's limit for one e-mail address, whichever clients ask (many sources trying one person, or flooding their
+ * mailbox); hashed, so the rate_limits table keeps no addresses.
+ */
+export function limitByEmail(ctx: Limited, route: RateLimitedRoute, email: string): Promise<void> {
+  return enforceLimit(ctx, route, 'email', hashKey(email));
+}
 
 export const accountSignup = defineTool({
   name: 'account_signup',
   title: 'Sign up as a person',
   description:
     'Create a person on the platform and sign them in (cookie svc_session). With invitation_token they join that ' +
-    'account with its role; without, where the operator opened sign-up (SVC_SIGNUP=open), they own a new account.',
+    'account with its role; without, where the operator opened sign-up (SVC_SIGNUP=open), they own a new account. ' +
+    'A verification link is mailed to the address (account_verify_email). Rate-limited per client (429 RATE_LIMITED).',
   input: z.object({
     email: EmailSchema,
     password: PasswordSchema,
@@ -51,13 +75,18 @@ export const accountSignup = defineTool({
   role: 'viewer',
   mcp: false,
   http: { method: 'POST', path: '/dashboard/signup', status: 201, sameOrigin: true },
-  handler: async (input, ctx) => signedIn(ctx, await ctx.services.identity.signUp(input, client(ctx))),
+  handler: async (input, ctx) => {
+    await limitByClient(ctx, 'person_signup');
+    return signedIn(ctx, await ctx.services.identity.signUp(input, clientInfo(ctx)));
+  },
 });
 
 export const accountSignin = defineTool({
   name: 'account_signin',
   title: 'Sign in as a person',
-  description: 'Sign in with e-mail and password; the session is the HttpOnly cookie svc_session, in the account the person joined first.',
+  description:
+    'Sign in with e-mail and password; the session is the HttpOnly cookie svc_session, in the account the person joined first. ' +
+    'Rate-limited per client and per e-mail address (429 RATE_LIMITED).',
   input: z.object({ email: EmailSchema, password: z.string().max(200, 'password is at most 200 characters') }),
   output: SignedInSchema,
   auth: ['none', 'platform'],
@@ -65,10 +94,12 @@ export const accountSignin = defineTool({
   mcp: false,
   http: { method: 'POST', path: '/dashboard/signin', sameOrigin: true },
   handler: async (input, ctx) => {
+    await limitByClient(ctx, 'person_signin');
+    await limitByEmail(ctx, 'person_signin', input.email);
     const session = sessionOf(ctx);
     // Sign-in rotates: a session the browser still held ends here.
     if (session.token) await ctx.services.identity.sessions.end(session.token);
-    return signedIn(ctx, await ctx.services.identity.signIn(input.email, input.password, client(ctx)));
+    return signedIn(ctx, await ctx.services.identity.signIn(input.email, input.password, clientInfo(ctx)));
   },
 });
 

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
-import { CreatedKeySchema, KeyInfoSchema, KeyNameSchema } from './schemas.ts';
+import { CreatedKeySchema, KeyIdSchema, KeyInfoSchema, KeyNameSchema } from './schemas.ts';
 import { accountOf } from '../caller.ts';
 
 type Uses = 'keys';
 const defineTool = toolsUsing<Uses>();
-
-const KeyIdSchema = z.string().uuid('key_id is the id returned when the key was created or listed');
 
 export const serviceKeysCreate = defineTool({
   name: 'service_keys_create',
@@ -20,6 +18,7 @@ export const serviceKeysCreate = defineTool({
   auth: ['platform'],
   appScoped: true,
   http: { method: 'POST', path: '/apps/{app_id}/keys', status: 201 },
+  audit: { action: 'key.create', resource: 'service_key', id: (_input, key) => key.id, details: (input, key) => ({ app_id: input.app_id, name: key.name }) },
   handler: async (input, ctx) => ctx.services.keys.create('service', input.app_id, input.name),
 });
 
@@ -46,6 +45,7 @@ export const serviceKeysRevoke = defineTool({
   appScoped: true,
   http: { method: 'DELETE', path: '/apps/{app_id}/keys/{key_id}' },
   annotations: { destructiveHint: true },
+  audit: { action: 'key.revoke', resource: 'service_key', id: (input) => input.key_id, details: (input) => ({ app_id: input.app_id }) },
   handler: async (input, ctx) => {
     await ctx.services.keys.revoke('service', input.app_id, input.key_id);
     return { revoked: true as const, key_id: input.key_id };
@@ -66,6 +66,7 @@ export const substrateKeysCreate = defineTool({
   auth: ['platform'],
   mcp: false,
   http: { method: 'POST', path: '/substrate-keys', status: 201 },
+  audit: { action: 'key.create', resource: 'substrate_key', id: (_input, key) => key.id, details: (_input, key) => ({ name: key.name }) },
   handler: async (input, ctx) => ctx.services.keys.create('substrate', accountOf(ctx.caller), input.name),
 });
 
@@ -92,6 +93,7 @@ export const substrateKeysRevoke = defineTool({
   auth: ['platform'],
   http: { method: 'DELETE', path: '/substrate-keys/{key_id}' },
   annotations: { destructiveHint: true },
+  audit: { action: 'key.revoke', resource: 'substrate_key', id: (input) => input.key_id },
   handler: async (input, ctx) => {
     await ctx.services.keys.revoke('substrate', accountOf(ctx.caller), input.key_id);
     return { revoked: true as const, key_id: input.key_id };

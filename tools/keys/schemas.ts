@@ -12,3 +12,5 @@ export const CreatedKeySchema = KeyInfoSchema.extend({
 });
 
 export const KeyNameSchema = z.string().trim().min(1).max(100).default('default');
+
+export const KeyIdSchema = z.string().uuid('key_id is the id returned when the key was created or listed');

@@ -47,6 +47,14 @@ export const schemaApply = defineTool({
   billingGate: 'write',
   http: { method: 'POST', path: '/v1/{app_id}/schema/apply', subdomainPath: '/schema/apply' },
   annotations: { destructiveHint: true, idempotentHint: true },
+  // A dry run, or a definition the database already has, changes nothing.
+  audit: {
+    action: 'schema.apply',
+    resource: 'schema',
+    id: (input) => input.app_id,
+    details: (input, out) => ({ name: input.name, migration_id: out.migration?.id ?? null, statements: out.statements.length }),
+    when: (_input, out) => out.applied,
+  },
   handler: async (input, ctx) => {
     const appId = ctx.app!.id;
     const db = ctx.services.databases.sql(appId);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SUBSTRATE_ROLE } from '../shared.ts';
-import { type HttpBinding } from '../../src/core/define.ts';
+import { type HttpBinding, type ToolAudit } from '../../src/core/define.ts';
+import type { Caller } from '../../src/core/caller.ts';
 import { toolsUsing, type Ctx } from '../define.ts';
 import { AppError } from '../../src/core/errors.ts';
 import type { ActionView, SubstrateActor } from '../../src/substrate/types.ts';
@@ -135,8 +136,7 @@ const DECISION_WAIT_MS = 10 * 60_000;
  */
 async function decide(ctx: Ctx<Uses>, verb: 'Approve' | 'Reject', actionId: string, byPerson: (actor: SubstrateActor) => Promise<ActionView>): Promise<ActionView> {
   const actor = await ctx.services.substrate.actor(ctx.caller);
-  // A substrate key or a signed-in person (session) is the person: they decide.
-  if (actor.proposer === 'human') return byPerson(actor);
+  if (personDecides(ctx.caller)) return byPerson(actor);
   const action = await ctx.services.substrate.get(actor, actionId);
   // Asked only about what can still be decided: the same 409 as without the question otherwise.
   if (action.status !== 'proposed') throw substrateErrors.wrongStatus(action.action_id, action.status);
@@ -161,6 +161,23 @@ async function decide(ctx: Ctx<Uses>, verb: 'Approve' | 'Reject', actionId: stri
   return decided;
 }
 
+/** A substrate key or a signed-in person (session) is the person: they decide (the service's human proposer). */
+function personDecides(caller: Caller): boolean {
+  return caller.kind === 'substrate' || (caller.kind === 'platform' && caller.via === 'session');
+}
+
+/**
+ * A decision in the audit log, by whoever made it. An agent's call that waited for the person's decision on the
+ * approval page made none: the page's own call was recorded.
+ */
+const decision = (verb: 'approve' | 'reject'): ToolAudit<unknown, Pick<ActionView, 'action_id' | 'capability'>> => ({
+  action: `substrate.${verb}`,
+  resource: 'substrate_action',
+  id: (_input, action) => action.action_id,
+  details: (_input, action) => ({ capability: action.capability }),
+  when: (_input, _action, caller) => personDecides(caller),
+});
+
 const OVER_MCP = 'Over MCP the person is sent to the approval page (URL elicitation) and decides there; you get the action as they left it.';
 
 export const substrateActionsApprove = defineTool({
@@ -172,6 +189,7 @@ export const substrateActionsApprove = defineTool({
   auth: AUTH,
   role: SUBSTRATE_ROLE,
   http: REST({ method: 'POST', path: `${BASE}/actions/{action_id}/approve` }),
+  audit: decision('approve'),
   handler: async (input, ctx) => decide(ctx, 'Approve', input.action_id, (actor) => ctx.services.substrate.approve(actor, input.action_id)),
 });
 
@@ -184,6 +202,7 @@ export const substrateActionsReject = defineTool({
   auth: AUTH,
   role: SUBSTRATE_ROLE,
   http: REST({ method: 'POST', path: `${BASE}/actions/{action_id}/reject` }),
+  audit: decision('reject'),
   handler: async (input, ctx) => decide(ctx, 'Reject', input.action_id, (actor) => ctx.services.substrate.reject(actor, input.action_id, input.reason)),
 });
 

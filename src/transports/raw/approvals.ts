@@ -10,7 +10,7 @@ const SCRIPT = page('approve.js');
  * The page may not be framed (a framed approve button is a click-jacking target), runs only its own script, and
  * talks only to this origin.
  */
-const SECURITY_HEADERS = {
+export const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',

@@ -7,6 +7,7 @@ import { webhookRoutes } from './webhooks.ts';
 import { peopleRawRoutes } from './people.ts';
 import { meetingsRawRoutes } from './meetings.ts';
 import { approvalRoutes } from './approvals.ts';
+import { oauthRoutes } from './oauth.ts';
 
 /**
  * Routes outside the descriptor registry, for wire shapes a tool cannot have (presigned blob PUT/GET with raw
@@ -18,4 +19,4 @@ export interface RawRoutes {
   fallback?: (router: Router, services: Services) => void;
 }
 
-export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes];
+export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes, oauthRoutes];

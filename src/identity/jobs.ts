@@ -1,0 +1,33 @@
+// The identity area's jobs: the e-mails a person is sent (address verification, password reset), and the audit log's
+// retention.
+import { z } from 'zod';
+import { defineCron, defineJob, type JobContext } from '../core/jobs.ts';
+import { PURGE_AUDIT_SQL } from './audit.ts';
+import type { IdentityService } from './service.ts';
+
+/**
+ * Mails one person a fresh link, queued with the sign-up or request that asks for it. The token is made here rather
+ * than at the request so that no job payload ever holds it. A few attempts only: a person still waiting for the mail
+ * asks again, and each attempt's link works anyway.
+ */
+export const identityMail = defineJob({
+  name: 'identity_mail',
+  payload: z.object({ person_id: z.string().uuid(), purpose: z.enum(['verify_email', 'reset_password']) }),
+  maxAttempts: 5,
+  handler: async ({ person_id, purpose }, { deps }: JobContext<{ identity: IdentityService }>) => {
+    await deps.identity.mail.deliver(person_id, purpose);
+  },
+});
+
+/**
+ * Cron: deletes audit log entries older than SVC_AUDIT_RETENTION_DAYS. Daily, since the retention is counted in days;
+ * a missed run only leaves a day's entries a day longer.
+ */
+export const auditPurge = defineCron({
+  name: 'audit_purge',
+  cron: '29 4 * * *',
+  handler: async (_payload, { deps, query, logger }: JobContext<{ config: { auditRetentionDays: number } }>) => {
+    const { rowCount } = await query(PURGE_AUDIT_SQL, [deps.config.auditRetentionDays]);
+    if (rowCount) logger.info(`deleted ${rowCount} audit log entries older than ${deps.config.auditRetentionDays} days`);
+  },
+});

@@ -1,0 +1,33 @@
+// The e-mails a person gets from the platform: short plain text around one link. The link's token is the only
+// secret in them, and it exists nowhere else.
+import type { PersonMail } from './mail-port.ts';
+import { TOKEN_LIFETIME_MINUTES, type PersonTokenPurpose } from './person-tokens.ts';
+
+/**
+ * Where each link lands: a page of the console at the platform's base URL, which posts the token to
+ * POST /dashboard/verify-email or POST /dashboard/password-reset/confirm.
+ */
+const LINK_PATHS: Record<PersonTokenPurpose, string> = { verify_email: '/dashboard/verify-email', reset_password: '/dashboard/password-reset' };
+
+function personTokenLink(baseUrl: string, purpose: PersonTokenPurpose, token: string): string {
+  return `${baseUrl}${LINK_PATHS[purpose]}?token=${encodeURIComponent(token)}`;
+}
+
+/** "24 hours", "1 hour": how long the link works, as the mail says it. */
+function lifetime(purpose: PersonTokenPurpose): string {
+  const hours = TOKEN_LIFETIME_MINUTES[purpose] / 60;
+  return hours === 1 ? '1 hour' : `${hours} hours`;
+}
+
+export function personTokenMail(purpose: PersonTokenPurpose, to: string, baseUrl: string, token: string): PersonMail {
+  const link = personTokenLink(baseUrl, purpose, token);
+  const [subject, ask, after] =
+    purpose === 'verify_email'
+      ? ['Confirm your e-mail address', `To confirm that this address is yours on ${baseUrl}, open this link`, 'If you did not sign up there, ignore this e-mail.']
+      : [
+          'Reset your password',
+          `To choose a new password for ${to} on ${baseUrl}, open this link`,
+          'Setting it signs you out everywhere. If you did not ask for this, ignore this e-mail: your password stays as it is.',
+        ];
+  return { to, subject, text: `${ask} within ${lifetime(purpose)}; it works once:\n\n${link}\n\n${after}\n` };
+}

@@ -1,0 +1,278 @@
+// An account's members and invitations as its admins manage them: roles change, members are removed or leave,
+// invitations are made, listed and revoked, and a signed-in person accepts one. An account always keeps an owner:
+// every change that could take away its last one locks the account's owner rows first, so two concurrent changes
+// (two owners demoting each other) are serialized and the second sees the first's result. A member's changes are
+// recorded in the audit log in their own transaction, with what only it knows (the role before, the keys revoked).
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import { ROLES, roleAtLeast, type Role } from '../core/caller.ts';
+import { errors } from '../core/errors.ts';
+import type { ControlDatabase } from '../db/types.ts';
+import { audit, type AuditBy } from './audit.ts';
+import { identityErrors } from './errors.ts';
+import { acceptInvitation, createInvitation } from './invitations.ts';
+import type { PersonMail, PersonMailSender } from './mail-port.ts';
+
+type Tx = Transaction<ControlDatabase>;
+
+export interface MemberView {
+  person_id: string;
+  email: string;
+  name: string;
+  role: Role;
+  joined_at: string;
+}
+
+export interface InvitationView {
+  id: string;
+  /** null: a link-only invitation, which anyone holding the link may accept. */
+  email: string | null;
+  role: Role;
+  invited_by: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface CreatedInvitation extends InvitationView {
+  /** The token, shown only in this response (stored hashed), and the link that carries it. */
+  token: string;
+  url: string;
+  /** Whether the invitation was mailed to `email` (the platform sends e-mail when SVC_SMTP_URL is set). */
+  emailed: boolean;
+}
+
+/** Whoever manages the account (a member, or a platform key): their role bounds what they may grant or touch. */
+export interface Manager {
+  accountId: string;
+  role: Role;
+  by: AuditBy;
+}
+
+export interface MembersDeps {
+  db: Kysely<ControlDatabase>;
+  /** undefined without SVC_SMTP_URL: invitations are then passed on by their link only. */
+  sender: PersonMailSender | undefined;
+  /** Invitation links point at the platform's public URL (SVC_BASE_URL). */
+  baseUrl: string;
+  log: Logger;
+}
+
+/**
+ * A role grants and touches roles up to itself: an admin may not make an owner, nor change or remove one (nor a key
+ * of the owner role); only owners do. Below it: 403 FORBIDDEN_ROLE naming the role needed.
+ */
+export function requireRoleFor(held: Role, role: Role): void {
+  if (!roleAtLeast(held, role)) throw errors.roleTooLow(role, held);
+}
+
+/** The roles above `role`, highest first. */
+const rolesAbove = (role: Role): Role[] => ROLES.slice(0, ROLES.indexOf(role));
+
+const memberNotFound = (personId: string) =>
+  errors.notFound(`Member '${personId}' of this account`, 'List the members with GET /dashboard/members to find a person_id.');
+
+export class MembersService {
+  readonly #d: MembersDeps;
+
+  constructor(deps: MembersDeps) {
+    this.#d = deps;
+  }
+
+  /** The account's members, the first to join first. */
+  async list(accountId: string): Promise<MemberView[]> {
+    const rows = await this.#members(this.#d.db, accountId).orderBy('m.created_at').orderBy('m.person_id').execute();
+    return rows.map(memberView);
+  }
+
+  /**
+   * Gives a member another role. Platform keys the member created keep no more than it (a key's role never exceeds
+   * its creator's). The last owner keeps the owner role: 409 LAST_OWNER.
+   */
+  async setRole(manager: Manager, personId: string, role: Role): Promise<MemberView> {
+    requireRoleFor(manager.role, role);
+    return this.#changeMember(manager.accountId, personId, async (tx, current, owners) => {
+      requireRoleFor(manager.role, current);
+      if (current !== role) {
+        if (current === 'owner' && owners === 1) throw identityErrors.lastOwner();
+        await tx.updateTable('account_members').set({ role }).where('account_id', '=', manager.accountId).where('person_id', '=', personId).execute();
+        const above = rolesAbove(role);
+        const lowered = above.length
+          ? await tx.updateTable('platform_keys').set({ role }).where('account_id', '=', manager.accountId).where('created_by', '=', personId).where('role', 'in', above).executeTakeFirst()
+          : undefined;
+        await audit.record(tx, {
+          ...manager.by,
+          accountId: manager.accountId,
+          action: 'member.role_change',
+          resourceType: 'member',
+          resourceId: personId,
+          details: { from: current, to: role, keys_lowered: Number(lowered?.numUpdatedRows ?? 0) },
+        });
+      }
+      return memberView(await this.#members(tx, manager.accountId).where('m.person_id', '=', personId).executeTakeFirstOrThrow());
+    });
+  }
+
+  /** Removes a member (not the last owner: 409 LAST_OWNER); see #end for what goes with them. */
+  async remove(manager: Manager, personId: string): Promise<void> {
+    await this.#changeMember(manager.accountId, personId, async (tx, current, owners) => {
+      requireRoleFor(manager.role, current);
+      await this.#end(tx, manager.accountId, personId, current, owners, manager.by);
+    });
+  }
+
+  /** The person leaves the account, whatever their role (but the last owner: 409 LAST_OWNER). */
+  async leave(accountId: string, personId: string, by: AuditBy): Promise<void> {
+    await this.#changeMember(accountId, personId, (tx, current, owners) => this.#end(tx, accountId, personId, current, owners, by));
+  }
+
+  /**
+   * A new invitation with a role up to the manager's own, by e-mail (only that address may accept it) or link-only.
+   * The token is in the answer once; it is mailed too when the platform sends e-mail, and a failed mail leaves the
+   * invitation as made (the link in the answer still works).
+   */
+  async invite(manager: Manager, input: { email: string | null; role: Role; days: number }): Promise<CreatedInvitation> {
+    requireRoleFor(manager.role, input.role);
+    const { db, baseUrl } = this.#d;
+    const invitedBy = manager.by.actor.kind === 'person' ? manager.by.actor.id : null;
+    const created = await createInvitation(db, manager.accountId, { email: input.email, role: input.role, invitedBy, days: input.days });
+    const url = invitationLink(baseUrl, created.token);
+    const row = await db.selectFrom('invitations').select(INVITATION_COLUMNS).where('id', '=', created.id).executeTakeFirstOrThrow();
+    const emailed = input.email !== null && (await this.#mail(manager.accountId, input.email, input.role, url, created.expiresAt));
+    return { ...invitationView(row), token: created.token, url, emailed };
+  }
+
+  /** The account's invitations still open (neither accepted, revoked nor expired), newest first. Tokens never show. */
+  async invitations(accountId: string): Promise<InvitationView[]> {
+    const rows = await this.#d.db
+      .selectFrom('invitations')
+      .select(INVITATION_COLUMNS)
+      .where('account_id', '=', accountId)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', sql<Date>`now()`)
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .execute();
+    return rows.map(invitationView);
+  }
+
+  /** Revokes an open invitation; its link stops working at once. */
+  async revokeInvitation(accountId: string, invitationId: string): Promise<void> {
+    const revoked = await this.#d.db
+      .updateTable('invitations')
+      .set({ revoked_at: sql`now()` })
+      .where('id', '=', invitationId)
+      .where('account_id', '=', accountId)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!revoked.numUpdatedRows) {
+      throw errors.notFound(`Open invitation '${invitationId}'`, 'List the open invitations with GET /dashboard/invitations; an accepted or revoked one cannot be revoked.');
+    }
+  }
+
+  /** A signed-in person accepts an invitation: they become a member of its account. Their session stays where it was. */
+  async accept(personId: string, token: string, by: AuditBy): Promise<{ account_id: string; role: Role }> {
+    return this.#d.db.transaction().execute(async (tx) => {
+      const person = await tx.selectFrom('persons').select('email').where('id', '=', personId).executeTakeFirstOrThrow();
+      const joined = await acceptInvitation(tx, token, person.email, personId, by.ip);
+      return { account_id: joined.accountId, role: joined.role };
+    });
+  }
+
+  #members(db: Kysely<ControlDatabase>, accountId: string) {
+    return db
+      .selectFrom('account_members as m')
+      .innerJoin('persons as p', 'p.id', 'm.person_id')
+      .select(['m.person_id', 'p.email', 'p.name', 'm.role', 'm.created_at'])
+      .where('m.account_id', '=', accountId);
+  }
+
+  /**
+   * Runs `change` on a member's row with the account's owner rows locked (in person order, the same in every
+   * transaction, so two changes never wait on each other crosswise), given the member's role and the owner count.
+   */
+  async #changeMember<T>(accountId: string, personId: string, change: (tx: Tx, current: Role, owners: number) => Promise<T>): Promise<T> {
+    return this.#d.db.transaction().execute(async (tx) => {
+      const owners = await tx
+        .selectFrom('account_members')
+        .select('person_id')
+        .where('account_id', '=', accountId)
+        .where('role', '=', 'owner')
+        .orderBy('person_id')
+        .forUpdate()
+        .execute();
+      const member = await tx
+        .selectFrom('account_members')
+        .select('role')
+        .where('account_id', '=', accountId)
+        .where('person_id', '=', personId)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!member) throw memberNotFound(personId);
+      return change(tx, member.role, owners.length);
+    });
+  }
+
+  /**
+   * Ends a membership: the platform keys the person created in the account are revoked (a key never outlives its
+   * creator's role there) and their sessions in it end.
+   */
+  async #end(tx: Tx, accountId: string, personId: string, role: Role, owners: number, by: AuditBy): Promise<void> {
+    if (role === 'owner' && owners === 1) throw identityErrors.lastOwner();
+    await tx.deleteFrom('account_members').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
+    const keys = await tx.deleteFrom('platform_keys').where('account_id', '=', accountId).where('created_by', '=', personId).executeTakeFirst();
+    await tx.deleteFrom('sessions').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
+    await audit.record(tx, {
+      ...by,
+      accountId,
+      action: 'member.remove',
+      resourceType: 'member',
+      resourceId: personId,
+      details: { role, keys_revoked: Number(keys.numDeletedRows) },
+    });
+  }
+
+  /** Mails the invitation when the platform sends e-mail; whether it went out. */
+  async #mail(accountId: string, to: string, role: Role, url: string, expiresAt: Date): Promise<boolean> {
+    const { db, sender, baseUrl, log } = this.#d;
+    if (!sender) return false;
+    const account = await db.selectFrom('accounts').select('name').where('id', '=', accountId).executeTakeFirstOrThrow();
+    try {
+      await sender.send(invitationMail({ to, accountName: account.name, role, url, expiresAt, baseUrl }));
+      return true;
+    } catch (err) {
+      log.warn({ err, account: accountId }, 'invitation e-mail not sent; the invitation stands and its link is in the answer');
+      return false;
+    }
+  }
+}
+
+const INVITATION_COLUMNS = ['id', 'email', 'role', 'invited_by', 'created_at', 'expires_at'] as const;
+
+type InvitationRow = Pick<Selectable<ControlDatabase['invitations']>, (typeof INVITATION_COLUMNS)[number]>;
+type MemberRow = Pick<Selectable<ControlDatabase['account_members']>, 'person_id' | 'role' | 'created_at'> & Pick<Selectable<ControlDatabase['persons']>, 'email' | 'name'>;
+
+function invitationView(row: InvitationRow): InvitationView {
+  return { ...row, created_at: row.created_at.toISOString(), expires_at: row.expires_at.toISOString() };
+}
+
+function memberView(row: MemberRow): MemberView {
+  return { person_id: row.person_id, email: row.email, name: row.name, role: row.role, joined_at: row.created_at.toISOString() };
+}
+
+/** Where an invitation's link lands: a page of the console that posts the token to POST /dashboard/invitations/accept. */
+function invitationLink(baseUrl: string, token: string): string {
+  return `${baseUrl}/dashboard/invitations/accept?token=${encodeURIComponent(token)}`;
+}
+
+function invitationMail(m: { to: string; accountName: string; role: Role; url: string; expiresAt: Date; baseUrl: string }): PersonMail {
+  return {
+    to: m.to,
+    subject: `You are invited to ${m.accountName}`,
+    text:
+      `You are invited to join the account ${m.accountName} on ${m.baseUrl} as ${m.role}. Open this link, then sign in or ` +
+      `sign up with this address; it works once, until ${m.expiresAt.toISOString()}:\n\n${m.url}\n\n` +
+      'If you did not expect this, ignore this e-mail.\n',
+  };
+}

@@ -1,0 +1,411 @@
+// People on the platform and their e-mail, end to end against `node src/main.ts` with a loopback SMTP server: the
+// verification mail of a sign-up and its link, password reset (silent about unknown addresses, single-use, ending
+// every session), refused tokens, rate limits across clients and addresses, and a platform without SMTP.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashKey } from '../../src/core/crypto.ts';
+import { databaseUrl } from '../helpers/db.ts';
+import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { startSmtp, type LoopbackSmtp } from '../helpers/smtp.ts';
+import { request, type RawResponse } from './e2e-helpers.ts';
+
+interface Mail {
+  to: string;
+  from: string;
+  subject: string;
+  text: string;
+}
+
+let smtp: LoopbackSmtp;
+let server: SpawnedServer;
+let origin: string;
+let control: pg.Pool;
+/** Every token a mail carried: none may appear in the server's output. */
+const seenTokens: string[] = [];
+
+/** The headers and the body of a message as sent, the body decoded from quoted-printable or base64. */
+function parseMail({ to, body: raw }: { to: string; body: string }): Mail {
+  const split = raw.indexOf('\r\n\r\n');
+  const head = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
+  const header = (name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
+  const body = raw.slice(split + 4);
+  const encoding = header('Content-Transfer-Encoding').toLowerCase();
+  const text =
+    encoding === 'quoted-printable'
+      ? Buffer.from(body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8')
+      : encoding === 'base64'
+        ? Buffer.from(body, 'base64').toString('utf8')
+        : body;
+  return { to, from: header('From'), subject: header('Subject'), text: text.replace(/\r\n/g, '\n') };
+}
+
+async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits until the worker has run every queued mail job. */
+async function mailJobsDone(): Promise<void> {
+  await until(async () => (await control.query(`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'identity_mail'`)).rows[0].n === 0);
+}
+
+/** The mails received so far to the address. */
+function mailsTo(address: string): Mail[] {
+  return smtp.mails.filter((m) => m.to === address).map(parseMail);
+}
+
+/** Waits for the nth (1-based) mail to the address and returns it. */
+async function mailTo(address: string, nth = 1): Promise<Mail> {
+  await until(() => mailsTo(address).length >= nth);
+  return mailsTo(address)[nth - 1]!;
+}
+
+/** The token of the mail's link, checked against the link shape the README documents. */
+function tokenOf(mail: Mail, path: '/dashboard/verify-email' | '/dashboard/password-reset'): string {
+  const match = new RegExp(`^${origin}${path}\\?token=(\\S+)$`, 'm').exec(mail.text);
+  expect(match, mail.text).not.toBeNull();
+  const token = decodeURIComponent(match![1]!);
+  seenTokens.push(token);
+  return token;
+}
+
+/** A browser on the platform's origin, from its own client address (X-Forwarded-For: each test's limits are its own). */
+function browser(client: string, cookie?: string): Record<string, string> {
+  return { origin, 'x-forwarded-for': client, ...(cookie ? { cookie } : {}) };
+}
+
+function cookieOf(res: RawResponse): string {
+  return res.headers['set-cookie']!.find((c) => c.startsWith('svc_session='))!.split(';')[0]!;
+}
+
+function post(path: string, body: unknown, headers: Record<string, string>): Promise<RawResponse> {
+  return request(server.url, path, { method: 'POST', body, headers });
+}
+
+async function signUp(email: string, password: string, client: string): Promise<{ cookie: string; personId: string }> {
+  const res = await post('/dashboard/signup', { email, password }, browser(client));
+  expect(res.status).toBe(201);
+  return { cookie: cookieOf(res), personId: (res.json as { person: { id: string } }).person.id };
+}
+
+async function session(cookie: string): Promise<RawResponse> {
+  return request(server.url, '/dashboard/session', { headers: { cookie } });
+}
+
+beforeAll(async () => {
+  smtp = await startSmtp();
+  server = await spawnServer({
+    SVC_SMTP_URL: smtp.url,
+    SVC_SMTP_FROM: 'people@platform.test',
+    SVC_SIGNUP: 'open',
+    // The client address of each request is its X-Forwarded-For, so that each test counts in its own buckets.
+    SVC_TRUST_PROXY: '1',
+    LOG_LEVEL: 'info',
+  });
+  origin = `http://localhost:${server.port}`;
+  control = new pg.Pool({ connectionString: databaseUrl(server.controlDb), max: 2 });
+}, 60_000);
+
+afterAll(async () => {
+  await smtp?.close();
+  await control?.end();
+  await server?.close();
+});
+
+describe('e-mail verification', () => {
+  it('sign-up mails a verification link; its token verifies the address once', async () => {
+    const res = await post('/dashboard/signup', { email: 'Ada@Example.com', password: 'first password 1', name: 'Ada' }, browser('198.51.100.1'));
+    expect(res.status).toBe(201);
+    expect(res.json).toEqual({
+      person: { id: expect.any(String), email: 'ada@example.com', name: 'Ada', email_verified: false, created_at: expect.any(String) },
+      account_id: expect.any(String),
+      role: 'owner',
+    });
+    const cookie = cookieOf(res);
+
+    const mail = await mailTo('ada@example.com');
+    expect(mail.from).toBe('people@platform.test');
+    expect(mail.subject).toBe('Confirm your e-mail address');
+    expect(mail.text).toContain('within 24 hours; it works once');
+    const token = tokenOf(mail, '/dashboard/verify-email');
+    expect(token).toMatch(/^svc_vfy_[A-Za-z0-9_-]{43}$/);
+
+    const verified = await post('/dashboard/verify-email', { token }, browser('198.51.100.1'));
+    expect(verified.status).toBe(200);
+    expect(verified.json).toEqual({ email: 'ada@example.com', email_verified: true });
+    expect(((await session(cookie)).json as { person: { email_verified: boolean } }).person.email_verified).toBe(true);
+
+    const reused = await post('/dashboard/verify-email', { token }, browser('198.51.100.1'));
+    expect(reused.status).toBe(400);
+    expect(reused.json).toEqual({
+      error: {
+        code: 'TOKEN_USED',
+        message: 'This e-mail verification link was used already (or a newer link of the same kind was).',
+        remediation: 'Each link works once: ask for a new e-mail with POST /dashboard/verify-email/send (signed in).',
+      },
+    });
+
+    const again = await post('/dashboard/verify-email/send', {}, browser('198.51.100.1', cookie));
+    expect(again.status).toBe(409);
+    expect(again.json).toEqual({
+      error: {
+        code: 'EMAIL_ALREADY_VERIFIED',
+        message: 'The e-mail address of this person is verified already.',
+        remediation: 'Nothing to do: GET /dashboard/session shows email_verified true.',
+      },
+    });
+  });
+
+  it('a signed-in person asks for a new link; any one of the links verifies, and then none works again', async () => {
+    const { cookie } = await signUp('bob@example.com', 'bob password 1', '198.51.100.2');
+    const first = tokenOf(await mailTo('bob@example.com'), '/dashboard/verify-email');
+
+    const anonymous = await post('/dashboard/verify-email/send', {}, browser('198.51.100.2'));
+    expect(anonymous.status).toBe(401);
+    const sent = await post('/dashboard/verify-email/send', {}, browser('198.51.100.2', cookie));
+    expect(sent.status).toBe(202);
+    expect(sent.json).toEqual({ mail_configured: true });
+    const second = tokenOf(await mailTo('bob@example.com', 2), '/dashboard/verify-email');
+    expect(second).not.toBe(first);
+
+    expect((await post('/dashboard/verify-email', { token: first }, browser('198.51.100.2'))).json).toEqual({ email: 'bob@example.com', email_verified: true });
+    const later = await post('/dashboard/verify-email', { token: second }, browser('198.51.100.2'));
+    expect(later.status).toBe(400);
+    expect((later.json as { error: { code: string } }).error.code).toBe('TOKEN_USED');
+  });
+});
+
+describe('password reset', () => {
+  it('answers 202 alike for an unknown and a known address, mails only the known one, and the link sets the password once', async () => {
+    const client = '198.51.100.3';
+    const { cookie: signupCookie, personId } = await signUp('cleo@example.com', 'old password 1', client);
+    tokenOf(await mailTo('cleo@example.com'), '/dashboard/verify-email');
+    const signedIn = await post('/dashboard/signin', { email: 'cleo@example.com', password: 'old password 1' }, browser(client));
+    expect(signedIn.status).toBe(200);
+    const signinCookie = cookieOf(signedIn);
+
+    const unknown = await post('/dashboard/password-reset', { email: 'nobody@example.com' }, browser(client));
+    const known = await post('/dashboard/password-reset', { email: 'CLEO@example.com' }, browser(client));
+    expect(unknown.status).toBe(202);
+    expect(known.status).toBe(202);
+    expect(unknown.json).toEqual({ mail_configured: true });
+    expect(known.json).toEqual(unknown.json);
+
+    const mail = await mailTo('cleo@example.com', 2);
+    expect(mail.subject).toBe('Reset your password');
+    expect(mail.text).toContain('within 1 hour; it works once');
+    const token = tokenOf(mail, '/dashboard/password-reset');
+    expect(token).toMatch(/^svc_rst_/);
+    // Once no mail job is left, the unknown address has had nothing sent.
+    await mailJobsDone();
+    expect(mailsTo('nobody@example.com')).toEqual([]);
+
+    const confirmed = await post('/dashboard/password-reset/confirm', { token, password: 'new password 2' }, browser(client));
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.json).toEqual({ email: 'cleo@example.com', sessions_ended: 2 });
+    expect((await session(signupCookie)).status).toBe(401);
+    expect((await session(signinCookie)).status).toBe(401);
+
+    const old = await post('/dashboard/signin', { email: 'cleo@example.com', password: 'old password 1' }, browser(client));
+    expect(old.status).toBe(401);
+    expect(old.json).toEqual({
+      error: {
+        code: 'INVALID_CREDENTIALS',
+        message: 'The e-mail or password is wrong.',
+        remediation: 'Check both and try again; a forgotten password is reset by e-mail with POST /dashboard/password-reset.',
+      },
+    });
+    const fresh = await post('/dashboard/signin', { email: 'cleo@example.com', password: 'new password 2' }, browser(client));
+    expect(fresh.status).toBe(200);
+    // The mail proved the address, so the reset verified it too.
+    expect(fresh.json).toMatchObject({ person: { id: personId, email_verified: true } });
+
+    const reused = await post('/dashboard/password-reset/confirm', { token, password: 'third password 3' }, browser(client));
+    expect(reused.status).toBe(400);
+    expect(reused.json).toEqual({
+      error: {
+        code: 'TOKEN_USED',
+        message: 'This password reset link was used already (or a newer link of the same kind was).',
+        remediation: 'Each link works once: ask for a new e-mail with POST /dashboard/password-reset.',
+      },
+    });
+  });
+
+  it('refuses an expired token, a token of the other purpose and an unknown one, with 400 and a code for each', async () => {
+    const client = '198.51.100.4';
+    await signUp('dora@example.com', 'dora password 1', client);
+    const verification = tokenOf(await mailTo('dora@example.com'), '/dashboard/verify-email');
+    expect((await post('/dashboard/password-reset', { email: 'dora@example.com' }, browser(client))).status).toBe(202);
+    const reset = tokenOf(await mailTo('dora@example.com', 2), '/dashboard/password-reset');
+
+    const wrongForReset = await post('/dashboard/password-reset/confirm', { token: verification, password: 'new password 2' }, browser(client));
+    expect(wrongForReset.status).toBe(400);
+    expect(wrongForReset.json).toEqual({
+      error: {
+        code: 'TOKEN_WRONG_PURPOSE',
+        message: 'The token is one of e-mail verification, which this route does not take.',
+        remediation: 'Send it to POST /dashboard/verify-email.',
+      },
+    });
+    const wrongForVerify = await post('/dashboard/verify-email', { token: reset }, browser(client));
+    expect(wrongForVerify.status).toBe(400);
+    expect(wrongForVerify.json).toEqual({
+      error: {
+        code: 'TOKEN_WRONG_PURPOSE',
+        message: 'The token is one of password reset, which this route does not take.',
+        remediation: 'Send it to POST /dashboard/password-reset/confirm.',
+      },
+    });
+
+    await control.query(`update person_tokens set expires_at = now() - interval '1 second' where token_hash = $1`, [hashKey(reset)]);
+    const expired = await post('/dashboard/password-reset/confirm', { token: reset, password: 'new password 2' }, browser(client));
+    expect(expired.status).toBe(400);
+    expect(expired.json).toEqual({
+      error: { code: 'TOKEN_EXPIRED', message: 'This password reset link has expired.', remediation: 'Ask for a new e-mail with POST /dashboard/password-reset.' },
+    });
+
+    const unknown = await post('/dashboard/password-reset/confirm', { token: 'svc_rst_made-up', password: 'new password 2' }, browser(client));
+    expect(unknown.status).toBe(400);
+    expect(unknown.json).toEqual({
+      error: {
+        code: 'TOKEN_INVALID',
+        message: 'The token is not one the platform mailed.',
+        remediation:
+          "Send the token exactly as the e-mail's link carries it, or ask for a new e-mail: POST /dashboard/password-reset, or POST /dashboard/verify-email/send when signed in.",
+      },
+    });
+    // None of the refusals used the tokens up: the verification link still works.
+    expect((await post('/dashboard/verify-email', { token: verification }, browser(client))).status).toBe(200);
+    // The old password still signs in: nothing was reset.
+    expect((await post('/dashboard/signin', { email: 'dora@example.com', password: 'dora password 1' }, browser(client))).status).toBe(200);
+  });
+});
+
+describe('rate limits of people on the platform (SVC_AUTH_RATE_LIMIT_PER_MINUTE 10, SVC_PERSON_MAIL_RATE_LIMIT_PER_MINUTE 3)', () => {
+  /**
+   * Sends 2 x limit + 1 requests: the first `limit` always pass (no window can hold more of them), and one window of
+   * at most two holds more than the limit, whenever the minute turns.
+   */
+  async function flood(limit: number, send: (i: number) => Promise<RawResponse>): Promise<{ statuses: number[]; limited: RawResponse }> {
+    const responses: RawResponse[] = [];
+    for (let i = 0; i < 2 * limit + 1; i++) responses.push(await send(i));
+    const limited = responses.find((r) => r.status === 429);
+    expect(limited).toBeDefined();
+    return { statuses: responses.map((r) => r.status), limited: limited! };
+  }
+
+  function expectRateLimited(res: RawResponse, by: 'from this client' | 'for this e-mail address'): void {
+    const retry = Number(res.headers['retry-after']);
+    expect(retry).toBeGreaterThanOrEqual(1);
+    expect(retry).toBeLessThanOrEqual(60);
+    const unit = retry === 1 ? 'second' : 'seconds';
+    expect(res.json).toEqual({
+      error: {
+        code: 'RATE_LIMITED',
+        message: `Too many requests to this route ${by}; retry in ${retry} ${unit}.`,
+        remediation: `Wait ${retry} ${unit} (the end of the current one-minute window) before retrying; do not retry in a loop.`,
+        details: { retry_after_seconds: retry },
+      },
+    });
+  }
+
+  it('reset requests for one address are limited whichever clients send them, and the excess mails nothing', async () => {
+    await signUp('flood@example.com', 'flood password 1', '198.51.100.5');
+    await mailTo('flood@example.com');
+    const { statuses, limited } = await flood(3, (i) => post('/dashboard/password-reset', { email: 'flood@example.com' }, browser(`203.0.113.${i + 1}`)));
+    expect(statuses.slice(0, 3)).toEqual([202, 202, 202]);
+    expectRateLimited(limited, 'for this e-mail address');
+    await mailJobsDone();
+    const resets = mailsTo('flood@example.com').filter((m) => m.subject === 'Reset your password');
+    expect(resets.length).toBeGreaterThanOrEqual(1);
+    expect(resets.length).toBeLessThanOrEqual(statuses.filter((s) => s === 202).length);
+  });
+
+  it('sign-ins are limited per client, across addresses', async () => {
+    const { statuses, limited } = await flood(10, (i) => post('/dashboard/signin', { email: `guess${i}@example.com`, password: 'wrong password' }, browser('198.51.100.6')));
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expectRateLimited(limited, 'from this client');
+  });
+
+  it('sign-ins are limited per address, across clients', async () => {
+    const { statuses, limited } = await flood(10, (i) => post('/dashboard/signin', { email: 'ada@example.com', password: 'wrong password' }, browser(`192.0.2.${i + 1}`)));
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expectRateLimited(limited, 'for this e-mail address');
+  });
+
+  it('sign-ups are limited per client', async () => {
+    const { statuses, limited } = await flood(10, () => post('/dashboard/signup', { email: 'ada@example.com', password: 'long enough pw' }, browser('198.51.100.7')));
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(409));
+    expectRateLimited(limited, 'from this client');
+  });
+});
+
+describe('secrets', () => {
+  it('no token, session id or password reached the server output', () => {
+    const output = server.output();
+    expect(seenTokens.length).toBeGreaterThan(5);
+    for (const token of seenTokens) expect(output).not.toContain(token);
+    expect(output).not.toMatch(/svc_vfy_|svc_rst_|svc_ses_|password 1|password 2/);
+  });
+});
+
+describe('without SMTP (SVC_SMTP_URL unset)', () => {
+  let bare: SpawnedServer;
+  let bareOrigin: string;
+
+  beforeAll(async () => {
+    bare = await spawnServer({ SVC_SIGNUP: 'open' });
+    bareOrigin = `http://localhost:${bare.port}`;
+  }, 60_000);
+
+  afterAll(async () => {
+    await bare?.close();
+  });
+
+  /** The warnings the worker logged about the person (pino's JSON lines; the last line may still be partial). */
+  function warnings(personId: string): { purpose: string; msg: string }[] {
+    const entries = bare
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{') && line.endsWith('}'))
+      .map((line) => JSON.parse(line) as { person?: string; purpose: string; msg: string; level: number });
+    return entries.filter((e) => e.person === personId && e.level === 40).map(({ purpose, msg }) => ({ purpose, msg }));
+  }
+
+  it('answers as with SMTP, saying only mail_configured false; the worker logs a warning naming the person and issues no token', async () => {
+    const headers = { origin: bareOrigin };
+    const signup = await request(bare.url, '/dashboard/signup', { method: 'POST', body: { email: 'eve@example.com', password: 'eve password 1' }, headers });
+    expect(signup.status).toBe(201);
+    const personId = (signup.json as { person: { id: string } }).person.id;
+    const cookie = cookieOf(signup);
+    const reset = await request(bare.url, '/dashboard/password-reset', { method: 'POST', body: { email: 'eve@example.com' }, headers });
+    expect(reset.status).toBe(202);
+    expect(reset.json).toEqual({ mail_configured: false });
+    const unknown = await request(bare.url, '/dashboard/password-reset', { method: 'POST', body: { email: 'nobody@example.com' }, headers });
+    expect(unknown.status).toBe(202);
+    expect(unknown.json).toEqual({ mail_configured: false });
+
+    await until(() => warnings(personId).length >= 2);
+    const message = 'e-mail to a person not sent: SMTP is not configured (set SVC_SMTP_URL); see the README, "People: sign-in"';
+    expect(warnings(personId).sort((a, b) => a.purpose.localeCompare(b.purpose))).toEqual([
+      { purpose: 'reset_password', msg: message },
+      { purpose: 'verify_email', msg: message },
+    ]);
+
+    const send = await request(bare.url, '/dashboard/verify-email/send', { method: 'POST', headers: { ...headers, cookie } });
+    expect(send.status).toBe(202);
+    expect(send.json).toEqual({ mail_configured: false });
+
+    const pool = new pg.Pool({ connectionString: databaseUrl(bare.controlDb), max: 1 });
+    try {
+      expect((await pool.query(`select count(*)::int as n from person_tokens`)).rows[0].n).toBe(0);
+    } finally {
+      await pool.end();
+    }
+    expect(mailsTo('eve@example.com')).toEqual([]);
+    expect(bare.output()).not.toMatch(/svc_ses_|eve password/);
+  });
+});
