@@ -484,6 +484,10 @@ function validParam(operationId: string, path: string, name: string): string {
       return fx.botId;
     case 'lookup_id':
       return fx.lookupId;
+    // No such member or invitation: the lookup answers 404 once the input is valid, which hostile input never is.
+    case 'person_id':
+    case 'invitation_id':
+      return '00000000-0000-4000-8000-000000000001';
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }

@@ -30,7 +30,29 @@ describe('REST and MCP parity', () => {
     const httpTools = tools.filter((t) => t.http);
     expect(httpTools.length).toBeGreaterThan(0);
     for (const tool of httpTools) expect(names.has(tool.name), tool.name).toBe(tool.mcp !== false);
-    expect(tools.filter((t) => t.mcp === false).map((t) => t.name)).toEqual(['substrate_keys_create', 'data_openapi', 'substrate_yolo_set', 'substrate_app_propose', 'integrations_callback']);
+    expect(tools.filter((t) => t.mcp === false).map((t) => t.name)).toEqual([
+      'substrate_keys_create',
+      // A person's sign-in, sessions, e-mail and OpenID Connect: a browser's, never an agent's.
+      'account_signup',
+      'account_signin',
+      'account_signout',
+      'account_signout_all',
+      'account_session',
+      'account_verify_email',
+      'account_verify_email_send',
+      'account_password_reset',
+      'account_password_reset_confirm',
+      'account_oidc_providers',
+      'account_oidc_start',
+      'account_oidc_callback',
+      'data_openapi',
+      'substrate_yolo_set',
+      'substrate_app_propose',
+      'integrations_callback',
+      // A person leaves an account or accepts an invitation themselves.
+      'members_leave',
+      'invitations_accept',
+    ]);
   });
 
   it.each([

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databasesWithPrefix } from '../helpers/db.ts';
-import { tools } from '../../tools/index.ts';
+import { toolAreas, tools } from '../../tools/index.ts';
 import { appMigrations } from '../../src/apps/app-migrations.ts';
 import { APP_ID, ISO_DATE, UUID, request, type RawResponse } from './e2e-helpers.ts';
 
@@ -346,11 +346,17 @@ describe('platform routes', () => {
     expect(res.json.latency_ms).toBeGreaterThanOrEqual(0);
   });
 
-  it('GET /llms.txt is text/plain and names every tool', async () => {
+  it('GET /llms.txt is text/plain and names every tool an agent can call; REST-only routes are in their area\'s section', async () => {
     const res = await request(server.url, '/llms.txt');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
-    for (const tool of tools) expect(res.text).toContain(tool.name);
+    for (const tool of tools.filter((t) => t.mcp !== false)) expect(res.text).toContain(tool.name);
+    for (const [area, list] of Object.entries(toolAreas)) {
+      const restOnly = list.filter((t) => t.mcp === false);
+      if (!restOnly.length) continue;
+      const section = (await request(server.url, `/llms.txt?area=${area}`)).text;
+      for (const tool of restOnly) expect(section, tool.name).toContain(`### ${tool.name}:`);
+    }
   });
 
   it('GET /openapi.json is OpenAPI 3.1.0 with an operation for every tool that has http', async () => {
