@@ -94,6 +94,7 @@ describe('the substrate with a session', () => {
       await page.click('#person button[type=submit]');
       await page.waitForFunction(() => !document.getElementById('action')!.hidden);
       expect(await page.innerText('#capability')).toBe('record_principle');
+      expect(await page.innerText('#reason')).toBe('capability policy: approval_required');
       await page.click('#approve');
       await page.waitForFunction(() => document.getElementById('outcome')!.textContent !== '' || document.getElementById('error')!.textContent !== '');
       expect(await page.innerText('#outcome')).toContain('Approved');

@@ -33,7 +33,10 @@
     $('capability').textContent = action.capability;
     $('proposer').textContent = (action.proposer_kind === 'agent' ? 'an agent' : 'a person') +
       (action.source_app_id ? ' (app ' + action.source_app_id + ')' : '') + (action.source_rule_id ? ' (rule ' + action.source_rule_id + ')' : '');
-    $('reason').textContent = action.verdict && action.verdict.reason;
+    var conflicts = (action.verdict && action.verdict.conflicts) || [];
+    // The policy's reason, and each principle that held the action back by its title.
+    $('reason').textContent = ((action.verdict && action.verdict.reason) || '') +
+      (conflicts.length ? ' (principles: ' + conflicts.map(function (c) { return c.title; }).join('; ') + ')' : '');
     $('created').textContent = action.created_at;
     $('status').textContent = action.status + (action.reject_reason ? ': ' + action.reject_reason : '');
     $('payload').textContent = JSON.stringify(action.payload, null, 2);
