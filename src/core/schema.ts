@@ -3,14 +3,23 @@ import type { AnyTool } from './define.ts';
 
 export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[] };
 
+/**
+ * Drops what says nothing: a record's `propertyNames: { type: 'string' }` (every JSON object key is a string). Agents
+ * pay for every byte of tools/list.
+ */
+const withoutNoise = (ctx: { jsonSchema: Record<string, unknown> }): void => {
+  const names = ctx.jsonSchema.propertyNames as Record<string, unknown> | undefined;
+  if (names && Object.keys(names).length === 1 && names.type === 'string') delete ctx.jsonSchema.propertyNames;
+};
+
 /** JSON Schema of a tool's input as a caller writes it (defaults optional, before coercion). */
 export function inputJsonSchema(tool: AnyTool): JsonSchema {
-  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any', override: withoutNoise }) as JsonSchema;
   return schema;
 }
 
 export function outputJsonSchema(tool: AnyTool): JsonSchema {
-  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+  const { $schema: _drop, ...schema } = z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any', override: withoutNoise }) as JsonSchema;
   return schema;
 }
 

@@ -16,7 +16,7 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   (TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). It is loaded when deployed: code
   that does not parse, throws while loading or has no default-exported function is 400 FUNCTION_INVALID with the
   compiler or runtime message, and the previous version keeps serving.
-- \`ctx = { env, appId, user, token, data, billing, integrations, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
+- \`ctx = { env, appId, user, token, data, billing, integrations, ai, rag, storage, people, meetings, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
   (\`{base_url}/v1/{app_id}\`); \`user\` is \`{ id, claims }\` when the caller sent an end-user JWT of this app (else
   null) and \`token\` that JWT.
 - \`ctx.data\` reads and writes this app's tables without a key, as that end user (row-level security) or else as the
@@ -29,6 +29,11 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
 - \`ctx.integrations.execute(toolName, params)\` runs a tool of the app's enabled toolkits as the calling end user,
   through their connected account (as integrations_execute): \`{ successful: true, data }\`. Without an end user (key,
   cron) pass \`{ userId }\` as a third argument; a refusal rejects with an IntegrationsError (code, status).
+- Each resolves to the tool's REST output, or rejects with a PlatformError (code, status, remediation); as the end user,
+  else the app: \`ctx.ai.chat(body)\` / \`.embed(body)\` (ai_chat, ai_embed; to stream, fetch SVC_API_URL/chat/completions),
+  \`ctx.rag.query(collection, { query, synthesize })\`, \`.ingest(collection, { text })\`, \`ctx.storage.upload({ filename,
+  contentType, content })\`, \`.read(id)\`, \`.list()\`, \`.signedUrl(id)\`, \`.delete(id)\`; always as the app:
+  \`ctx.people.searchPerson(body)\`, \`.profile(body)\`, \`ctx.meetings.spawn({ meetingUrl })\`, \`.get(botId)\`.
 - \`ctx.substrate\` exists while the app is linked to a substrate user (substrate_app_link): \`propose(capability, payload,
   { idempotency_key }?)\`, \`getEntity\`, \`findEntities\`, \`searchMemory\`, \`patchEntity\`, \`mergeEntities\`, \`deleteEntity\`, for
   that user as an agent (platform_guide area=substrate); a refusal rejects with a SubstrateError (code, status).

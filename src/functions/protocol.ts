@@ -56,7 +56,37 @@ export type PlatformCall =
   | { kind: 'fetch'; method: string; url: string; headers: Array<[string, string]>; body: string | null }
   | { kind: 'substrate'; op: SubstrateOp; args: unknown[] }
   | { kind: 'billing'; op: BillingOp }
-  | { kind: 'integrations'; op: 'execute'; toolName: string; params: unknown; userId?: string };
+  | { kind: 'integrations'; op: 'execute'; toolName: string; params: unknown; userId?: string }
+  | { kind: 'app'; tool: AppTool; input: Record<string, unknown> };
+
+/**
+ * The app capabilities behind ctx.ai, ctx.rag, ctx.storage (run as the invocation's caller: its end user, else the app)
+ * and ctx.people, ctx.meetings (run as the app: their routes are the app owner's, and the function, the app's own code,
+ * decides who may trigger it). Each is the tool of that name, through invoke(), on the function's own app.
+ */
+export const APP_TOOLS = {
+  ai_chat: 'caller',
+  ai_embed: 'caller',
+  rag_query: 'caller',
+  rag_ingest: 'caller',
+  rag_collections_list: 'caller',
+  rag_documents_get: 'caller',
+  storage_upload_inline: 'caller',
+  storage_read: 'caller',
+  storage_list: 'caller',
+  storage_download: 'caller',
+  storage_delete: 'caller',
+  people_search_person: 'app',
+  people_search_company: 'app',
+  people_profile: 'app',
+  people_email_queue: 'app',
+  people_email_lookup_get: 'app',
+  meetings_spawn: 'app',
+  meetings_get: 'app',
+  meetings_list: 'app',
+  meetings_leave: 'app',
+} as const;
+export type AppTool = keyof typeof APP_TOOLS;
 
 /** ctx.substrate's operations, run for the substrate user the app is linked to, as an agent. */
 export type SubstrateOp = 'propose' | 'getEntity' | 'findEntities' | 'searchMemory' | 'patchEntity' | 'mergeEntities' | 'deleteEntity' | 'wsTicket';
@@ -188,6 +218,10 @@ function parsePlatformCall(r: Record<string, unknown>): PlatformCall | undefined
   }
   if (r.kind === 'billing') {
     return typeof r.op === 'string' && BILLING_OPS.has(r.op) ? { kind: 'billing', op: r.op as BillingOp } : undefined;
+  }
+  if (r.kind === 'app') {
+    if (typeof r.tool !== 'string' || !Object.hasOwn(APP_TOOLS, r.tool) || typeof r.input !== 'object' || r.input === null || Array.isArray(r.input)) return undefined;
+    return { kind: 'app', tool: r.tool as AppTool, input: r.input as Record<string, unknown> };
   }
   if (r.kind === 'integrations') {
     if (r.op !== 'execute' || typeof r.toolName !== 'string' || (r.userId !== undefined && typeof r.userId !== 'string')) return undefined;

@@ -32,6 +32,7 @@ import {
   type RequestFrame,
   type RunnerFrame,
   type SubstrateOp,
+  type AppTool,
 } from './protocol.ts';
 
 // The few Deno APIs used here, declared locally so the Node type check (tsc) accepts this file.
@@ -237,7 +238,7 @@ function dataClient(id: number) {
   };
 }
 
-type PlatformErrorName = 'SubstrateError' | 'BillingError' | 'IntegrationsError';
+type PlatformErrorName = 'SubstrateError' | 'BillingError' | 'IntegrationsError' | 'PlatformError';
 
 /** A platform error from ctx.substrate, ctx.billing or ctx.integrations: the envelope's code, status and remediation on an Error. */
 class PlatformCallError extends Error {
@@ -310,6 +311,50 @@ function integrationsClient(id: number) {
   return {
     execute: (toolName: string, params: Record<string, unknown> = {}, options: { userId?: string } = {}) =>
       resultOf(id, { kind: 'integrations', op: 'execute', toolName, params, ...(options.userId !== undefined ? { userId: options.userId } : {}) }, 'IntegrationsError'),
+  };
+}
+
+type Input = Record<string, unknown>;
+
+/**
+ * ctx.ai, ctx.rag, ctx.storage (as the calling end user, else the app) and ctx.people, ctx.meetings (as the app): each
+ * method is the tool of that name on this app, resolving to its output as REST returns it; a refusal rejects with a
+ * PlatformError (code, status, remediation).
+ */
+function appClients(id: number) {
+  const run = (tool: AppTool, input: Input) => resultOf(id, { kind: 'app', tool, input }, 'PlatformError');
+  return {
+    ai: {
+      /** OpenAI chat completion body (no stream: fetch SVC_API_URL + "/chat/completions" to stream). */
+      chat: (body: Input) => run('ai_chat', body),
+      embed: (body: Input) => run('ai_embed', body),
+    },
+    rag: {
+      query: (collection: string, body: Input) => run('rag_query', { ...body, name: collection }),
+      ingest: (collection: string, body: Input) => run('rag_ingest', { ...body, name: collection }),
+      collections: () => run('rag_collections_list', {}),
+      document: (collection: string, documentId: string) => run('rag_documents_get', { name: collection, document_id: documentId }),
+    },
+    storage: {
+      upload: (body: Input) => run('storage_upload_inline', body),
+      read: (objectId: string, opts: Input = {}) => run('storage_read', { ...opts, object_id: objectId }),
+      list: (opts: Input = {}) => run('storage_list', opts),
+      signedUrl: (objectId: string) => run('storage_download', { object_id: objectId }),
+      delete: (objectId: string) => run('storage_delete', { object_id: objectId }),
+    },
+    people: {
+      searchPerson: (body: Input) => run('people_search_person', body),
+      searchCompany: (body: Input) => run('people_search_company', body),
+      profile: (body: Input) => run('people_profile', body),
+      queueEmail: (body: Input) => run('people_email_queue', body),
+      emailLookup: (lookupId: string) => run('people_email_lookup_get', { lookup_id: lookupId }),
+    },
+    meetings: {
+      spawn: (body: Input) => run('meetings_spawn', body),
+      get: (botId: string) => run('meetings_get', { bot_id: botId }),
+      list: (opts: Input = {}) => run('meetings_list', opts),
+      leave: (botId: string) => run('meetings_leave', { bot_id: botId }),
+    },
   };
 }
 
@@ -447,6 +492,7 @@ async function handle(frame: RequestFrame): Promise<void> {
       data: dataClient(id),
       billing: billingClient(id, frame.user),
       integrations: integrationsClient(id),
+      ...appClients(id),
       ...(frame.substrate ? { substrate: substrateClient(id) } : {}),
     };
     const response = await handler(request, ctx);

@@ -14,7 +14,7 @@ import { mapPgError } from '../core/pg-errors.ts';
 import type { Services } from '../services.ts';
 import { entitledPlan, type SubscriptionLike } from '../monetization/entitlement.ts';
 import { functionErrors } from '../functions/errors.ts';
-import type { DataOp, EndUser, PlatformCall, PlatformCallResult } from '../functions/protocol.ts';
+import { APP_TOOLS, type DataOp, type EndUser, type PlatformCall, type PlatformCallResult } from '../functions/protocol.ts';
 import { platformOrigins, type FunctionMeta, type PlatformChannel } from '../functions/types.ts';
 
 /** What ctx.data and fetch() to the platform's own URL need, wired once the platform is built (src/composition.ts). */
@@ -36,6 +36,7 @@ type FetchCall = Extract<PlatformCall, { kind: 'fetch' }>;
 type DataCall = Extract<PlatformCall, { kind: 'data' }>;
 type SubstrateCall = Extract<PlatformCall, { kind: 'substrate' }>;
 type IntegrationsCall = Extract<PlatformCall, { kind: 'integrations' }>;
+type AppToolCall = Extract<PlatformCall, { kind: 'app' }>;
 
 /** The data tools behind ctx.data, by operation (run through invoke(), as REST and MCP run them). */
 const DATA_TOOLS: Record<DataOp, string> = { select: 'data_select', insert: 'data_insert', update: 'data_update', delete: 'data_delete' };
@@ -62,6 +63,7 @@ async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUs
     if (call.kind === 'substrate') return { status: 200, result: await substrateCall(ctx, meta, call) };
     if (call.kind === 'billing') return { status: 200, result: await billingCall(ctx, meta, user) };
     if (call.kind === 'integrations') return { status: 200, result: await integrationsCall(ctx, meta, user, call) };
+    if (call.kind === 'app') return { status: 200, result: await appToolCall(ctx, meta, user, call) };
     return await dataCall(ctx, meta, user, call);
   } catch (err) {
     const known = err instanceof AppError ? err : mapPgError(err);
@@ -112,6 +114,21 @@ async function integrationsCall(ctx: ChannelContext, meta: FunctionMeta, user: E
   const input: Record<string, unknown> = { app_id: meta.appId, toolName: call.toolName, params: call.params ?? {} };
   if (call.userId !== undefined) input.userId = call.userId;
   return runTool(ctx, meta, await callerOf(ctx.access, meta, user), EXECUTE_TOOL, input);
+}
+
+/**
+ * ctx.ai, ctx.rag, ctx.storage, ctx.people, ctx.meetings: the tool on the function's own app (whatever app_id the
+ * function named), as its caller or as the app (APP_TOOLS). A streamed chat is a StreamBody, which a frame cannot
+ * carry: streaming goes through fetch() to ctx.env.SVC_API_URL.
+ */
+async function appToolCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: AppToolCall): Promise<unknown> {
+  if (call.tool === 'ai_chat' && call.input.stream === true) {
+    throw errors.validation('ctx.ai.chat answers whole; to stream, fetch() SVC_API_URL + "/chat/completions" with stream: true.', [
+      { path: 'stream', message: 'not supported by ctx.ai.chat' },
+    ]);
+  }
+  const caller = await callerOf(ctx.access, meta, APP_TOOLS[call.tool] === 'app' ? null : user);
+  return runTool(ctx, meta, caller, call.tool, { ...call.input, app_id: meta.appId });
 }
 
 /**
