@@ -46,14 +46,12 @@ export const functionsDeploy = defineTool({
   name: 'functions_deploy',
   title: 'Deploy a function',
   description:
-    'Deploy a function, or update the one with this name (omitted fields keep their values; envVars replaces the set, functions_env_update merges). ' +
-    'code default-exports `async (request: Request, ctx) => Response` (TypeScript or JavaScript, no build step); ctx = { env, user, token, data, billing, integrations, appId }; ' +
-    '`await ctx.data.from("books").select("id,title")` reads this app\'s tables without a key, as the calling end user (else as the app); ' +
-    '`await ctx.billing.plan()` is the plan id that end user pays for (else null); ' +
-    '`await ctx.integrations.execute("GMAIL_SEND_EMAIL", params)` runs a connected tool as that end user. ' +
+    'Deploy a function, or update the one with this name (omitted fields keep their values; envVars replaces the set). ' +
+    'code default-exports `async (request: Request, ctx) => Response` (TypeScript or JavaScript, no build step); ' +
+    'ctx.data, ctx.ai, ctx.rag and ctx.storage reach this app as the calling end user (else as the app), without a key. ' +
     'The code is loaded first: 400 FUNCTION_INVALID with the compiler message, and the previous version keeps serving. ' +
     '201 when created, 200 when updated; an http function is then public at url. Next: functions_invoke, functions_logs. ' +
-    `Runtime contract, triggers, sandbox and limits: ${GUIDE}. ` +
+    `ctx, triggers, sandbox and limits: ${GUIDE}. ` +
     'Example: export default async (req) => Response.json({ hello: new URL(req.url).searchParams.get("name") });',
   input: DeployInput,
   output: FunctionSchema.extend({ created: z.boolean().describe('true when this deploy created the function, false when it updated it') }),

@@ -22,12 +22,11 @@ export const schemaApply = defineTool({
   name: 'schema_apply',
   title: 'Apply a schema',
   description:
-    "Create or change an app's tables from a declarative definition (see the schema input; schema_get returns the live schema in this format). " +
-    'Only what differs runs, in one transaction recorded as a migration; applying it twice changes nothing. Omitted tables and columns are kept ' +
-    '(only _dropColumns and _drop: true destroy data); column types and primary keys cannot change. Pass dry_run: true first to see the SQL. ' +
-    "A table with a user_id uuid column is private per end user (user_id is filled in on their inserts); end users reach a table with " +
-    "plans: [plan ids] only while subscribed to one of them. " +
-    `Types, defaults, access and references: ${guideRef('schema')}. Next: data_insert, data_select.`,
+    "Create or change an app's tables from a declarative definition (schema_get returns the live schema in this format). " +
+    'Only what differs runs, in one transaction recorded as a migration. Omitted tables and columns are kept ' +
+    '(_dropColumns and _drop: true destroy data); column types and primary keys cannot change. dry_run: true shows the SQL. ' +
+    'A table with a user_id uuid column is private per end user (filled in on their inserts). ' +
+    `Types, defaults, indexes, access, plans: ${guideRef('schema')}. Next: data_insert.`,
   input: z.object({
     app_id: AppIdSchema,
     schema: SchemaDefinitionSchema.describe(
