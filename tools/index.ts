@@ -28,6 +28,7 @@ import { membersTools } from './members/members.ts';
 import { platformKeysTools } from './members/platform-keys.ts';
 import { auditList } from './members/audit.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
+import { platformToolsetsEnable } from './platform/toolsets.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
 const areaTools: Record<string, readonly AnyTool[]> = {
@@ -35,7 +36,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke, ...identityTools, ...identityMailTools, ...oidcTools],
   schema: schemaTools,
   auth: authTools,
-  platform: [suggestionsCreate, platformHealth, platformReady],
+  platform: [suggestionsCreate, platformHealth, platformReady, platformToolsetsEnable],
   storage: storageTools,
   frontend: frontendTools,
   functions: functionsTools,
@@ -57,7 +58,7 @@ export const platformGuide = platformGuideTool(Object.keys(areaTools));
 
 /**
  * Toolsets: the tools of each area (the tools/<area> folders), so an MCP session can load only what it needs
- * (/mcp?toolsets=data,storage). Every tool is in exactly one area (test/unit/context-budget.test.ts). Each area also
+ * (/mcp?toolsets=data,storage) and add more later (platform_toolsets_enable). Every tool is in exactly one area (test/unit/context-budget.test.ts). Each area also
  * has its section of the guide (GET /llms.txt?area=<area>), rendered from these tools.
  */
 export const toolAreas: Readonly<Record<string, readonly AnyTool[]>> = { ...areaTools, platform: [...areaTools.platform!, platformGuide] };
@@ -90,6 +91,7 @@ export const tools: readonly AnyTool[] = [
   platformHealth,
   platformReady,
   platformGuide,
+  platformToolsetsEnable,
   ...storageTools,
   ...frontendTools,
   ...functionsTools,

@@ -25,6 +25,7 @@ import * as creditShortfall from './0023_credit_shortfall.ts';
 import * as persons from './0024_persons.ts';
 import * as oauth from './0025_oauth.ts';
 import * as oidc from './0026_oidc.ts';
+import * as creditOverage from './0027_credit_overage.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0024_persons': persons,
   '0025_oauth': oauth,
   '0026_oidc': oidc,
+  '0027_credit_overage': creditOverage,
 };

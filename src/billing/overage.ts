@@ -4,13 +4,18 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { PlatformPayments } from './payments-port.ts';
 import { PLANS, type LimitedMeter } from './plans.ts';
-import { billingPeriod, isoDay, overageNanos, usageByAccount } from './usage.ts';
+import { NANOS_PER_USD } from '../core/money.ts';
+import { billingPeriod, isoDay, overageNanos, usageByAccount, type MeterUsage } from './usage.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 const NANOS_PER_CENT = 10_000_000;
 
+/** What a line is for: a limited meter, or AI credit spent beyond the balance (its quantity in nano-dollars). */
+export type OverageMeter = LimitedMeter | 'ai_credits';
+
 /** What one invoiced line says: the meter's words and unit. */
-const DESCRIBE: Readonly<Partial<Record<LimitedMeter, (units: number) => string>>> = {
+const DESCRIBE: Readonly<Partial<Record<OverageMeter, (units: number) => string>>> = {
+  ai_credits: (nanos) => `$${(nanos / NANOS_PER_USD).toFixed(2)} of AI credits beyond the pro allowance`,
   monthly_active_users: (n) => `${n.toLocaleString('en-US')} monthly active users beyond the pro allowance`,
   database_bytes: (n) => `${gb(n)} GB of database beyond the pro allowance`,
   bandwidth_bytes: (n) => `${gb(n)} GB of bandwidth beyond the pro allowance`,
@@ -22,7 +27,7 @@ const gb = (bytes: number) => (bytes / 1024 ** 3).toFixed(2);
 export interface OverageCharge {
   accountId: string;
   period: string;
-  meter: LimitedMeter;
+  meter: OverageMeter;
   quantity: number;
   amountCents: number;
   invoiceItemId: string | null;
@@ -68,13 +73,15 @@ async function invoiceLine(db: Kysely<ControlDatabase>, stripe: PlatformPayments
     where account_id = ${charge.accountId} and period = ${charge.period} and meter = ${charge.meter}`.execute(db);
 }
 
-/** The closed period's overage rows of every account pro all through it, written once (a later run changes nothing). */
+/**
+ * The closed period's overage rows, written once (a later run changes nothing): the meters of every account pro all
+ * through it, and the AI credit overage its charges recorded (owed whatever the plan was the rest of the period).
+ */
 async function recordOverage(db: Kysely<ControlDatabase>, periodStart: Date): Promise<void> {
   const { rows } = await sql<{ id: string }>`select id from accounts
     where plan = 'pro' and stripe_customer_id is not null and plan_since <= ${periodStart}`.execute(db);
-  if (!rows.length) return;
-  const usage = await usageByAccount(db, periodStart, rows.map((r) => r.id));
-  const values: { accountId: string; meter: LimitedMeter; quantity: number; cents: number }[] = [];
+  const usage = rows.length ? await usageByAccount(db, periodStart, rows.map((r) => r.id)) : new Map<string, MeterUsage>();
+  const values = await aiOverage(db, periodStart);
   for (const [accountId, used] of usage) {
     for (const [meter, nanos] of Object.entries(overageNanos('pro', used)) as [LimitedMeter, number][]) {
       const cents = Math.round(nanos / NANOS_PER_CENT);
@@ -90,6 +97,27 @@ async function recordOverage(db: Kysely<ControlDatabase>, periodStart: Date): Pr
   `.execute(db);
 }
 
+interface OverageLine {
+  accountId: string;
+  meter: OverageMeter;
+  quantity: number;
+  cents: number;
+}
+
+/** Each account's AI credit overage in the period starting at `periodStart`, priced as the pro plan prices it. */
+async function aiOverage(db: Kysely<ControlDatabase>, periodStart: Date): Promise<OverageLine[]> {
+  const price = PLANS.pro.aiCredits!.overage!;
+  const { rows } = await sql<{ account_id: string; nanos: string }>`
+    select l.account_id, sum(l.overage_nanos)::text as nanos from credit_ledger l join accounts a on a.id = l.account_id
+    where a.stripe_customer_id is not null and l.kind = 'charge' and l.overage_nanos > 0
+      and l.created_at >= ${periodStart} and l.created_at < ${billingPeriod(periodStart).end}
+    group by l.account_id
+  `.execute(db);
+  return rows
+    .map((r) => ({ accountId: r.account_id, meter: 'ai_credits' as const, quantity: Number(r.nanos), cents: Math.round((Number(r.nanos) / price.per) * price.nanos / NANOS_PER_CENT) }))
+    .filter((line) => line.cents > 0);
+}
+
 /** A charge with its account's Stripe customer; `period` is selected as text (the day the period starts). */
 type ChargeRow = Pick<Selectable<ControlDatabase['billing_overage_charges']>, 'account_id' | 'meter' | 'quantity' | 'amount_cents' | 'stripe_invoice_item_id'> &
   Pick<Selectable<ControlDatabase['accounts']>, 'stripe_customer_id'> & { period: string };
@@ -101,8 +129,8 @@ function chargeView(r: ChargeRow): OverageCharge {
   return {
     accountId: r.account_id,
     period: r.period,
-    // recordOverage writes only limited meters.
-    meter: r.meter as LimitedMeter,
+    // recordOverage writes only limited meters and ai_credits.
+    meter: r.meter as OverageMeter,
     quantity: Number(r.quantity),
     amountCents: Number(r.amount_cents),
     invoiceItemId: r.stripe_invoice_item_id,

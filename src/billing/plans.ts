@@ -18,14 +18,26 @@ export const METERS = [...LIMITED_METERS, 'ai_tokens', 'ai_credits'] as const;
 export type Meter = (typeof METERS)[number];
 
 export interface PlanAllowance {
-  /** AI credits granted: once for the account's lifetime, or again each billing period; undefined: unlimited. */
-  aiCredits: { nanos: number; per: 'lifetime' | 'period' } | undefined;
+  /**
+   * AI credits granted: once for the account's lifetime, or again each billing period; undefined: unlimited.
+   * `overage`: the price of credit spent beyond the balance (nano-dollars per `per` nano-dollars of credit), billed
+   * after the period closes; absent: the balance is a hard limit (402).
+   */
+  aiCredits: { nanos: number; per: 'lifetime' | 'period'; overage?: { nanos: number; per: number } } | undefined;
   /** Allowance per meter; undefined: unlimited. */
   limits: Readonly<Record<LimitedMeter, number | undefined>>;
   /** Price of each unit beyond the allowance (nano-dollars per unit of `per`); absent: the allowance is a hard limit. */
   overage: Readonly<Partial<Record<LimitedMeter, { nanos: number; per: number }>>>;
   /** Whether going over an allowance soft-locks the account (free) rather than being charged as overage. */
   lockWhenOver: boolean;
+}
+
+/** One AI credit, the unit the plan table prices AI overage in: $0.10 of usage. */
+const AI_CREDIT_NANOS = 0.1 * NANOS_PER_USD;
+
+/** Plans that bill AI credit spent beyond the balance as overage rather than refusing it. */
+export function billsAiOverage(plan: PlanId): boolean {
+  return PLANS[plan].aiCredits?.overage !== undefined;
 }
 
 const MB = 1024 ** 2;
@@ -45,7 +57,9 @@ export const PLANS: Readonly<Record<PlanId, PlanAllowance>> = {
     lockWhenOver: true,
   },
   pro: {
-    aiCredits: { nanos: 10 * NANOS_PER_USD, per: 'period' },
+    // "$10/mo, then $0.10/credit": a credit is $0.10 of AI usage (the free plan's lifetime allowance is one), so
+    // credit spent beyond the $10 is charged at what it is worth.
+    aiCredits: { nanos: 10 * NANOS_PER_USD, per: 'period', overage: { nanos: AI_CREDIT_NANOS, per: AI_CREDIT_NANOS } },
     limits: {
       monthly_active_users: 100_000,
       database_bytes: 8 * GB,

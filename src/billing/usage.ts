@@ -45,11 +45,11 @@ export async function usageByAccount(db: Kysely<ControlDatabase>, now: Date, acc
   return byAccount;
 }
 
-/** AI credits spent, in nano-dollars: over the account's lifetime (free) or this period (pro). */
+/** AI credits spent, in nano-dollars, overage included: over the account's lifetime (free) or this period (pro). */
 export async function aiCreditsSpent(db: Kysely<ControlDatabase>, accountId: string, plan: PlanId, now: Date): Promise<number> {
   const since = PLANS[plan].aiCredits?.per === 'lifetime' ? new Date(0) : billingPeriod(now).start;
   const { rows } = await sql<{ spent: string | null }>`
-    select (-sum(amount_nanos))::text as spent from credit_ledger
+    select sum(overage_nanos - amount_nanos)::text as spent from credit_ledger
     where account_id = ${accountId} and kind = 'charge' and created_at >= ${since}
   `.execute(db);
   return Number(rows[0]?.spent ?? 0);

@@ -29,6 +29,26 @@ export interface ToolContext<S = unknown, A = unknown> {
   sendToPage?: ((message: string, url: string) => Promise<PageVisit>) | undefined;
   /** The browser session of a REST request (the session routes set and clear it); absent over MCP. */
   session?: SessionChannel | undefined;
+  /** The toolsets of the MCP session making the call, which platform_toolsets_enable grows; absent over REST. */
+  toolsets?: SessionToolsets | undefined;
+}
+
+/** An MCP session's toolsets (areas of tools), which may grow while the session is open. */
+export interface SessionToolsets {
+  /**
+   * Adds the named toolsets (area names, `default`, `all`; unknown names are a 400 naming the valid ones) and, when
+   * that added any, tells the client its tool list changed.
+   */
+  enable(names: readonly string[]): Promise<ToolsetsEnabled>;
+}
+
+export interface ToolsetsEnabled {
+  /** The session's toolsets after the call. */
+  toolsets: string[];
+  /** The toolsets this call added (none when all were loaded already). */
+  added: string[];
+  /** The tools the added toolsets bring. */
+  tools: string[];
 }
 
 /** A REST request's session cookie: the token it carried, and a way to set a new one or clear it. */

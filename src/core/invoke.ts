@@ -44,6 +44,7 @@ export interface InvokeBase<S = unknown, A = unknown> {
   canStream?: boolean | undefined;
   sendToPage?: ToolContext['sendToPage'];
   session?: ToolContext['session'];
+  toolsets?: ToolContext['toolsets'];
 }
 
 /**

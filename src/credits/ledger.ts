@@ -3,7 +3,7 @@
 import type pg from 'pg';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { AppError } from '../core/errors.ts';
-import { isPlanId, PLANS, type PlanId } from '../billing/plans.ts';
+import { billsAiOverage, isPlanId, PLANS, type PlanId } from '../billing/plans.ts';
 import { usd } from '../core/money.ts';
 import { isUuid } from '../core/uuid.ts';
 import type { ControlDatabase } from '../db/types.ts';
@@ -15,6 +15,9 @@ export interface Reservation {
   id: string;
   accountId: string;
 }
+
+/** The plans whose spend beyond the balance is overage (read by the settlement from the account's current plan). */
+const OVERAGE_PLANS = (Object.keys(PLANS) as PlanId[]).filter(billsAiOverage);
 
 /** How long a plan lookup (and the grant check that comes with it) is trusted in this process. */
 const PLAN_TTL_MS = 30_000;
@@ -81,14 +84,17 @@ export class CreditLedger {
    * hold more than the balance. `minAvailableNanos` raises that floor: people search refuses below its balance gate.
    * `upTo`: hold what is left when that is less (and at least 1 nano, or minAvailableNanos), for work whose length
    * nobody knows in advance (a meeting bot): its charge is then capped by the settlement as any other.
+   * A plan with an overage price (pro) is never refused: the hold takes what is left of the balance (maybe nothing),
+   * so concurrent calls still never together spend the balance twice, and the settlement bills the rest as overage.
    */
   async reserve(accountId: string, nanos: number, ttlSeconds: number, opts: { minAvailableNanos?: number; upTo?: boolean } = {}): Promise<Reservation | undefined> {
-    if (PLANS[await this.plan(accountId)].aiCredits === undefined) return undefined;
+    const plan = await this.plan(accountId);
+    if (PLANS[plan].aiCredits === undefined) return undefined;
     const minAvailable = opts.minAvailableNanos ?? 1;
     if (!isUuid(accountId) || ![nanos, ttlSeconds, minAvailable].every(Number.isSafeInteger) || nanos < 0) {
       throw new Error('reserve: account id must be a uuid, amounts and ttl safe integers');
     }
-    const floor = Math.max(1, minAvailable, opts.upTo ? 0 : nanos);
+    const floor = billsAiOverage(plan) ? 0 : Math.max(1, minAvailable, opts.upTo ? 0 : nanos);
     // One round trip, committed without waiting for the WAL flush: every call of the account updates this one row,
     // and holding its lock through a disk sync serialized them. A reservation lost to a database crash only stops
     // holding credit (the call's charge is written durably when it settles), so it needs no durability of its own.
@@ -98,7 +104,7 @@ export class CreditLedger {
       set local synchronous_commit to off;
       with held as (
         update credit_balances b set reserved_nanos = b.reserved_nanos + x.amount
-        from (select least(${nanos}, balance_nanos - reserved_nanos) as amount, balance_nanos - reserved_nanos as unheld
+        from (select greatest(0, least(${nanos}, balance_nanos - reserved_nanos)) as amount, balance_nanos - reserved_nanos as unheld
               from credit_balances where account_id = '${accountId}' for update) x
         where b.account_id = '${accountId}' and x.unheld >= ${floor}
         returning b.account_id, x.amount
@@ -128,8 +134,9 @@ export class CreditLedger {
    *
    * A call with a reservation (a plan with limited credits) is charged at most its hold plus the balance no other
    * call holds, so the balance never goes below zero: a cost beyond that (the price table under-estimated what the
-   * upstream reported) is the platform's write-off, recorded as the charge row's shortfall_nanos. The balance row is
-   * locked first so that the amount is computed on its latest version.
+   * upstream reported) is the platform's write-off, recorded as the charge row's shortfall_nanos; on a plan with an
+   * overage price it is the account's overage instead (overage_nanos, invoiced when the period closes). The balance
+   * row is locked first so that the amount is computed on its latest version.
    */
   settlement(accountId: string, reservation: Reservation | undefined, nanos: number, source: string, usageRef: RawBuilder<unknown>): RawBuilder<unknown> {
     const hold = reservation?.id ?? null;
@@ -145,9 +152,15 @@ export class CreditLedger {
           else least(${nanos}::bigint, greatest(0, coalesce((select unheld from account), 0) + coalesce((select sum(amount_nanos) from released), 0)))
           end as amount
       ),
+      overage as (
+        select exists (select 1 from accounts where id = ${accountId}::uuid and plan = any(${OVERAGE_PLANS}::text[])) as billed
+      ),
       charged as (
-        insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref, shortfall_nanos)
-        select ${accountId}::uuid, 'charge', -amount, ${source}::text, ${usageRef}, ${nanos}::bigint - amount from payable where ${nanos}::bigint > 0
+        insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref, shortfall_nanos, overage_nanos)
+        select ${accountId}::uuid, 'charge', -amount, ${source}::text, ${usageRef},
+          case when overage.billed then 0 else ${nanos}::bigint - amount end,
+          case when overage.billed then ${nanos}::bigint - amount else 0 end
+        from payable, overage where ${nanos}::bigint > 0
         returning shortfall_nanos
       ),
       balanced as (

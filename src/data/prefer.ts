@@ -1,5 +1,28 @@
-// The request headers of the data API: Range, Prefer and Accept, read as PostgREST reads them.
+// The request headers of the data API: Range, Prefer, Accept and the schema profiles, read as PostgREST reads them.
 import { AppError } from '../core/errors.ts';
+
+/** The one schema the data API serves (an app's tables live in its database's public schema). */
+const EXPOSED_SCHEMA = 'public';
+
+/**
+ * The schema a request names: Accept-Profile on reads, Content-Profile on writes (PostgREST reads only the header of
+ * its method). Naming another schema than the exposed one is 406 PGRST106, as PostgREST answers it, rather than being
+ * served from public as if the header were absent (a client asking for another schema would read the wrong tables).
+ */
+export function checkProfile(method: string, headers: Readonly<Record<string, string | string[] | undefined>>): void {
+  const header = method === 'GET' || method === 'HEAD' ? 'accept-profile' : 'content-profile';
+  const given = headers[header];
+  const schema = Array.isArray(given) ? given.join(', ') : given;
+  if (schema === undefined || schema === EXPOSED_SCHEMA) return;
+  const err = new AppError(
+    406,
+    'SCHEMA_NOT_EXPOSED',
+    `Invalid schema: ${schema.slice(0, 200)}`,
+    `Only the ${EXPOSED_SCHEMA} schema is exposed: send ${header === 'accept-profile' ? 'Accept-Profile' : 'Content-Profile'}: ${EXPOSED_SCHEMA}, or no such header.`,
+  );
+  err.postgrest = { code: 'PGRST106', details: null, hint: `Only the following schemas are exposed: ${EXPOSED_SCHEMA}` };
+  throw err;
+}
 
 /**
  * `Range: 0-9` or `items=0-9` (inclusive), or `10-` (open-ended), to limit/offset. A header of another form is

@@ -224,6 +224,7 @@ export interface CreditLedger {
   grant_key: string | null;
   id: Generated<Int8>;
   kind: ColumnType<'grant' | 'charge', 'grant' | 'charge', 'grant' | 'charge'>;
+  overage_nanos: Generated<Int8>;
   shortfall_nanos: Generated<Int8>;
   source: string;
   usage_ref: string | null;

@@ -1,10 +1,27 @@
 // The frontend environment of an app: variables sealed at rest with the master key, shipped decrypted to
-// browsers by /__env.js together with the platform's own SVC_APP_ID and SVC_API_URL.
+// browsers by /__env.js together with the platform's own SVC_ values (platformEnv: where the app's API is).
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../core/crypto.ts';
 import { errors } from '../core/errors.ts';
 import type { FrontendDb } from './records.ts';
-import { ENV_RESERVED_PREFIX } from './types.ts';
+import { ENV_RESERVED_PREFIX, type PlatformEnv } from './types.ts';
+
+/**
+ * The app's API as a browser client needs it: the same SVC_API_URL functions get, the data API (postgrest-js and
+ * supabase-js take the app's base, and supabase-js's /rest/v1/{table} is served there too) and the end-user auth
+ * routes of tools/auth/auth.ts, so that a page reads them instead of composing paths from the guide.
+ */
+export function platformEnv(baseUrl: string, appId: string): PlatformEnv {
+  const api = `${baseUrl}/v1/${appId}`;
+  return {
+    SVC_APP_ID: appId,
+    SVC_API_URL: api,
+    SVC_DATA_URL: api,
+    SVC_AUTH_SIGNUP_URL: `${api}/auth/signup`,
+    SVC_AUTH_LOGIN_URL: `${api}/auth/login`,
+    SVC_AUTH_REFRESH_URL: `${api}/auth/refresh`,
+  };
+}
 
 export interface FrontendEnvDeps {
   db: FrontendDb;
@@ -42,14 +59,12 @@ export class FrontendEnv {
     return rows.map((r) => r.name);
   }
 
-  /** The decrypted environment plus SVC_APP_ID and SVC_API_URL: what /__env.js ships to browsers. */
+  /** The decrypted environment plus platformEnv: what /__env.js ships to browsers. */
   async public(appId: string): Promise<Record<string, string>> {
     const { db, box, config } = this.#deps;
     const rows = await db.selectFrom('frontend_env').select(['name', 'value_sealed']).where('app_id', '=', appId).orderBy('name').execute();
     const env: Record<string, string> = {};
     for (const r of rows) env[r.name] = box.open(r.value_sealed);
-    env.SVC_APP_ID = appId;
-    env.SVC_API_URL = `${config.baseUrl}/v1/${appId}`;
-    return env;
+    return { ...env, ...platformEnv(config.baseUrl, appId) };
   }
 }

@@ -37,8 +37,17 @@ offline. Plan \`pro\` keeps every READY deployment reachable at \`/sites/{app_id
 ## Frontend environment
 
 \`frontend_env_set\` replaces the variables pages read at run time: \`<script src="__env.js"></script>\` defines
-\`window.__ENV__\` with them plus SVC_APP_ID and SVC_API_URL. The values are PUBLIC (every visitor gets them): never
-put secrets there. Names match \`^[A-Z_][A-Z0-9_]{0,63}$\`, not starting with ${ENV_RESERVED_PREFIX}; at most ${ENV_MAX_VARS} variables of at most
-${ENV_MAX_VALUE_LENGTH} characters. It takes effect at once, without a new deployment.
+\`window.__ENV__\` with them plus the platform's (a deploy's \`platform_env\`), all a browser client needs:
+
+- SVC_APP_ID; SVC_API_URL (\`{base_url}/v1/{app_id}\`, every route of the app is below it).
+- SVC_DATA_URL, the data API: \`fetch(SVC_DATA_URL + "/{table}?select=*")\` with \`Authorization: Bearer <access_token>\`
+  (none for public reads); postgrest-js \`new PostgrestClient(SVC_DATA_URL, { headers })\`, supabase-js
+  \`createClient(SVC_DATA_URL, access_token)\`.
+- SVC_AUTH_SIGNUP_URL and SVC_AUTH_LOGIN_URL (POST JSON \`{ email, password }\`), SVC_AUTH_REFRESH_URL (POST
+  \`{ refresh_token }\`, single-use): each answers \`{ access_token, expires_in, refresh_token, user }\`.
+
+The values are PUBLIC (every visitor gets them): never put secrets there. Names match \`^[A-Z_][A-Z0-9_]{0,63}$\`,
+not starting with ${ENV_RESERVED_PREFIX}; at most ${ENV_MAX_VARS} variables of at most ${ENV_MAX_VALUE_LENGTH} characters.
+It takes effect at once, without a new deployment.
 `,
 };

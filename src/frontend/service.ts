@@ -10,11 +10,11 @@ import type { ControlDatabase } from '../db/types.ts';
 import type { AppPurger } from '../apps/types.ts';
 import { Builder } from './build.ts';
 import { Deployments, type CreatedDeployment, type SyncAction } from './deployments.ts';
-import { FrontendEnv } from './env.ts';
+import { FrontendEnv, platformEnv } from './env.ts';
 import { FrontendFiles } from './files.ts';
 import { DeploymentRecords } from './records.ts';
 import { SiteCache, Sites, siteUrl, type Site } from './sites.ts';
-import type { DeploymentView, Framework } from './types.ts';
+import type { DeploymentView, Framework, PlatformEnv } from './types.ts';
 import { Uploads, type IncomingZip } from './uploads.ts';
 
 export type { CreatedDeployment, IncomingZip, Site, SyncAction };
@@ -136,5 +136,10 @@ export class FrontendService implements AppPurger {
 
   publicEnv(appId: string): Promise<Record<string, string>> {
     return this.#env.public(appId);
+  }
+
+  /** The SVC_ values every site of the app gets in window.__ENV__, for deploy results to name. */
+  platformEnv(appId: string): PlatformEnv {
+    return platformEnv(this.#config.baseUrl, appId);
   }
 }

@@ -15,6 +15,22 @@ export const ENV_MAX_VARS = 100;
 /** Injected by the platform into window.__ENV__; a user variable may not start with it. */
 export const ENV_RESERVED_PREFIX = 'SVC_';
 
+/**
+ * What the platform adds to every site's window.__ENV__, so that a page finds its app's API without the guide. The
+ * names are those functions get (SVC_APP_ID, SVC_API_URL) plus the URLs a browser client starts with.
+ */
+export const PlatformEnvSchema = z
+  .object({
+    SVC_APP_ID: z.string(),
+    SVC_API_URL: z.string().describe('{base_url}/v1/{app_id}: every route of the app is below it'),
+    SVC_DATA_URL: z.string().describe('The data API (GET/POST {SVC_DATA_URL}/{table}); the URL for postgrest-js and supabase-js'),
+    SVC_AUTH_SIGNUP_URL: z.string().describe('POST { email, password }: a new end user and their session'),
+    SVC_AUTH_LOGIN_URL: z.string().describe('POST { email, password }: a session'),
+    SVC_AUTH_REFRESH_URL: z.string().describe('POST { refresh_token }: a new session'),
+  })
+  .describe('What the platform adds to the site\'s window.__ENV__ (<script src="__env.js">) beside frontend_env_set\'s variables');
+export type PlatformEnv = z.infer<typeof PlatformEnvSchema>;
+
 export const DeploymentIdSchema = z
   .string()
   .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a deployment id is a UUID, as returned by frontend_deploy_create')

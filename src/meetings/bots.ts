@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { AppError } from '../core/errors.ts';
+import { usd } from '../core/money.ts';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import type { AppRecord } from '../apps/types.ts';
 import type { MeetingsProvider } from './provider.ts';
@@ -160,9 +161,18 @@ export class MeetingBots {
       return await this.#deps.credits.reserve(accountId, nanos, HOLD_TTL_SECONDS, { upTo: true });
     } catch (err) {
       // The ledger's refusal speaks of AI credits; the balance fields are the spec's for meetings too.
-      if (err instanceof AppError && err.code === 'INSUFFICIENT_CREDITS') throw meetingsErrors.insufficientCredits(err.details);
+      if (err instanceof AppError && err.code === 'INSUFFICIENT_CREDITS') throw meetingsErrors.insufficientCredits(await this.#availableCredit(accountId));
       throw err;
     }
+  }
+
+  /**
+   * The 402's figures: the balance is what calls in flight do not hold, the amount the refusal was decided on (the
+   * whole balance beside a floor of 0 would read as a contradiction).
+   */
+  async #availableCredit(accountId: string): Promise<{ balance_usd: number; credit_floor_usd: number }> {
+    const { balanceNanos, reservedNanos } = await this.#deps.credits.balance(accountId);
+    return { balance_usd: usd(Math.max(0, balanceNanos - reservedNanos)), credit_floor_usd: 0 };
   }
 
   async #row(appId: string, botId: string): Promise<BotRow> {

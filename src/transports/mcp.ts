@@ -17,11 +17,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { AppError, envelope, errors, fromZod } from '../core/errors.ts';
-import { JsonText } from '../core/json-text.ts';
 import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
-import type { AnyTool, PageVisit, ToolContext } from '../core/define.ts';
+import type { AnyTool, PageVisit, SessionToolsets, ToolContext } from '../core/define.ts';
 import type { Caller } from '../core/caller.ts';
 import type { Services } from '../services.ts';
 import { resources } from '../../resources/index.ts';
@@ -43,6 +42,10 @@ interface Session {
   lastSeen: number;
 }
 
+/** The tool that grows a session's toolsets, and its area: sessions without that area cannot grow. */
+const TOOLSETS_TOOL = 'platform_toolsets_enable';
+const TOOLSETS_AREA = 'platform';
+
 /** The header that, like the `toolsets` query parameter, picks a session's toolsets. */
 export const TOOLSETS_HEADER = 'mcp-toolsets';
 
@@ -50,16 +53,24 @@ export const TOOLSETS_HEADER = 'mcp-toolsets';
  * The areas an initialize request asks for: the union of `?toolsets=` and the Mcp-Toolsets header (comma-separated
  * area names, `default`, `all`); `default` (building an app) when neither is given, because every area together
  * is more than an agent should carry in its context; the initialize instructions then name the toolsets the session
- * lacks. Unknown names are a 400 naming the valid ones.
+ * lacks. A name stands for itself only (`rag` is the rag tools alone); `default,rag` adds to the default set.
+ * Unknown names are a 400 naming the valid ones.
  */
 export function requestedAreas(query: unknown, header: unknown, areas: readonly string[]): Set<string> {
   const names = [query, header]
     .flatMap((v) => (Array.isArray(v) ? v : [v]))
     .filter((v): v is string => typeof v === 'string')
-    .flatMap((v) => v.split(','))
-    .map((v) => v.trim().toLowerCase())
-    .filter(Boolean);
-  if (names.length === 0) names.push('default');
+    .flatMap((v) => v.split(','));
+  const areasOf = toolsetAreas(names, areas, 'Use /mcp?toolsets= (or the Mcp-Toolsets header) with comma-separated names from');
+  return areasOf.size ? areasOf : new Set(DEFAULT_TOOLSET_AREAS);
+}
+
+/**
+ * The areas toolset names stand for (trimmed, case-insensitive; `default` and `all` expand). Unknown names are a 400
+ * VALIDATION_FAILED naming the valid ones, after `how` (how this caller names toolsets).
+ */
+export function toolsetAreas(given: readonly string[], areas: readonly string[], how: string): Set<string> {
+  const names = given.map((v) => v.trim().toLowerCase()).filter(Boolean);
   const valid = ['default', 'all', ...areas];
   const unknown = names.filter((n) => !valid.includes(n));
   if (unknown.length) {
@@ -67,7 +78,7 @@ export function requestedAreas(query: unknown, header: unknown, areas: readonly 
       400,
       'VALIDATION_FAILED',
       `Unknown toolset${unknown.length > 1 ? 's' : ''}: ${unknown.map((n) => `'${n.slice(0, 50)}'`).join(', ')}.`,
-      `Use /mcp?toolsets= (or the Mcp-Toolsets header) with comma-separated names from: ${valid.join(', ')}.`,
+      `${how}: ${valid.join(', ')}.`,
       { valid },
     );
   }
@@ -116,8 +127,8 @@ export class McpTransport {
     this.#areaOf = new Map(tools.map((t) => [t.name, declared.get(t.name) ?? t.name.split('_')[0]!]));
     this.#areas = [...new Set(this.#areaOf.values())];
     // Computed once: the JSON Schemas never change while the process runs. No outputSchema: it was 40% of
-    // tools/list. Results still carry structuredContent (the same object as the text content): the specification
-    // allows it without a schema, and clients (the SDK's Client.callTool) validate it only against a declared one.
+    // tools/list. Without one the specification makes structuredContent optional, so results carry their JSON once,
+    // as text content (see #call).
     this.#listed = new Map(
       tools.map((t) => [
         t.name,
@@ -146,7 +157,8 @@ export class McpTransport {
       if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
         return sendRpcError(res, 400, 'No session: send an initialize request first (without Mcp-Session-Id).');
       }
-      // The toolsets are fixed when the session opens; later requests' toolsets are ignored.
+      // Later requests' toolsets are ignored: a session grows only through platform_toolsets_enable, which tells
+      // the client (notifications/tools/list_changed).
       const areas = requestedAreas(req.query.toolsets, req.headers[TOOLSETS_HEADER], this.#areas);
       await this.#open(caller, areas, req, res);
     } catch (err) {
@@ -179,7 +191,7 @@ export class McpTransport {
     return caller;
   }
 
-  async #open(caller: PlatformCaller, areas: ReadonlySet<string>, req: Request, res: Response): Promise<void> {
+  async #open(caller: PlatformCaller, areas: Set<string>, req: Request, res: Response): Promise<void> {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -208,23 +220,26 @@ export class McpTransport {
   #instructions(areas: ReadonlySet<string>): string {
     const others = this.#areas.filter((a) => !areas.has(a));
     if (others.length === 0) return INSTRUCTIONS;
-    return (
-      `${INSTRUCTIONS} This session has the toolsets ${[...areas].join(', ')}; the others (${others.join(', ')}) ` +
-      'need a new session with /mcp?toolsets=<comma-separated names>.'
-    );
+    const how = areas.has(TOOLSETS_AREA)
+      ? `add them to this session with ${TOOLSETS_TOOL} { toolsets: [...] } (tools/list then includes them)`
+      : `open a new session with /mcp?toolsets=<comma-separated names> (with ${TOOLSETS_AREA}, ${TOOLSETS_TOOL} adds more later)`;
+    return `${INSTRUCTIONS} This session has the toolsets ${[...areas].join(', ')}; for the others (${others.join(', ')}) ${how}.`;
   }
 
-  #server(areas: ReadonlySet<string>): Server {
-    const listed = this.listFor(areas);
+  /** One session's server; `areas` is the session's own set, which platform_toolsets_enable grows. */
+  #server(areas: Set<string>): Server {
     const server = new Server(
       { name: 'svc-platform', version: '0.1.0' },
-      { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: this.#instructions(areas) },
+      { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} }, instructions: this.#instructions(areas) },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed as never }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.listFor(areas) as never }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
       const sendToPage = canElicitUrl(server) ? (message: string, url: string) => elicitUrl(server, message, url, extra.requestId) : undefined;
-      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas, extra.signal, sendToPage);
+      // The notice goes on the call's own response stream, which the client is reading, rather than the optional
+      // standalone GET stream, which it may not have opened yet.
+      const toolsets = this.#growable(areas, () => extra.sendNotification({ method: 'notifications/tools/list_changed' }));
+      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas, extra.signal, sendToPage, toolsets);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: [
@@ -269,6 +284,21 @@ export class McpTransport {
     return server;
   }
 
+  /** A session's toolsets as platform_toolsets_enable sees them: adding any announces the changed tool list. */
+  #growable(areas: Set<string>, announce: () => Promise<void>): SessionToolsets {
+    return {
+      enable: async (names) => {
+        const wanted = toolsetAreas(names, this.#areas, `Call ${TOOLSETS_TOOL} with names from`);
+        const added = [...wanted].filter((a) => !areas.has(a));
+        const before = new Set(this.listFor(areas).map((t) => t.name));
+        for (const a of added) areas.add(a);
+        if (added.length) await announce();
+        const tools = this.listFor(areas).map((t) => String(t.name)).filter((n) => !before.has(n));
+        return { toolsets: [...areas], added, tools };
+      },
+    };
+  }
+
   /** Resource templates read through the tools themselves, so they authorize exactly as those tools do. */
   #templateContext(extra: { authInfo?: AuthInfo; requestId: string | number }): TemplateContext {
     const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' as const };
@@ -292,6 +322,7 @@ export class McpTransport {
     areas: ReadonlySet<string>,
     signal: AbortSignal,
     sendToPage: ToolContext['sendToPage'],
+    toolsets: SessionToolsets,
   ): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
@@ -304,19 +335,21 @@ export class McpTransport {
           400,
           'TOOL_NOT_IN_TOOLSETS',
           `Tool '${name}' is in the toolset '${area}', which this session did not load (loaded: ${[...areas].join(', ')}).`,
-          `Open a new MCP session with /mcp?toolsets=default,${area} (or the Mcp-Toolsets header); a session's toolsets are fixed when it is initialized.`,
+          areas.has(TOOLSETS_AREA)
+            ? `Call ${TOOLSETS_TOOL} { toolsets: ["${area}"] }, then tools/list for its tools.`
+            : `Open a new MCP session with /mcp?toolsets=default,${area} (or the Mcp-Toolsets header); this one has no ${TOOLSETS_TOOL} (toolset ${TOOLSETS_AREA}).`,
           { toolset: area },
         ),
       );
     }
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
-      const result = await invoke(tool, args, { services: this.#services, admission: this.#services.admission, audit: this.#services.audit, caller, requestId: rpcId, clientId, log, signal, sendToPage });
-      // structuredContent must be a plain object: pre-serialized JSON (a relayed AI answer) is parsed back into one.
-      const output = (result instanceof JsonText ? result.toJSON() : result) as Record<string, unknown>;
-      const text = JSON.stringify(output);
+      const result = await invoke(tool, args, { services: this.#services, admission: this.#services.admission, audit: this.#services.audit, caller, requestId: rpcId, clientId, log, signal, sendToPage, toolsets });
+      // The JSON once, as text: every client reads text content, while structuredContent (optional without an
+      // outputSchema) would repeat it. Pre-serialized JSON (JsonText) is compacted through its toJSON.
+      const text = JSON.stringify(result);
       if (tool.appScoped) this.#services.billing.traffic.served(String((args as { app_id?: unknown }).app_id), Buffer.byteLength(text));
-      return { content: [{ type: 'text', text }], structuredContent: output };
+      return { content: [{ type: 'text', text }] };
     } catch (err) {
       return errorResult(toAppError(err, log, name));
     }

@@ -14,6 +14,7 @@ import { sameOriginWrite, sessionCookieHeader, sessionCookieOf } from './session
 import { identityErrors } from '../identity/errors.ts';
 import { pathParams } from '../core/schema.ts';
 import { routeTable, segmentCount, type TableRoute } from './route-table.ts';
+import { checkProfile } from '../data/prefer.ts';
 
 /** Set by the subdomain middleware when the Host header names an app. */
 export interface SubdomainLocals {
@@ -99,6 +100,8 @@ async function serve(
     if (!res.writableFinished) aborter.abort();
   });
   try {
+    // The data API's schema profile headers, which PostgREST checks before the request runs.
+    if (http.errorShape === 'postgrest') checkProfile(req.method, req.headers);
     const input = restInput(http, fields, req, subdomainAppId);
     const sessionToken = sessionCookieOf(req);
     const { caller, viaCookie } = await resolveRequestCaller(req, services, sessionToken);

@@ -403,9 +403,9 @@ describe('MCP tools', () => {
       expect(JSON.stringify(got)).not.toContain('sk-mcp-own-key');
       const chat = await callTool(mcp.client, 'ai_chat', { app_id: app.appId, messages: [{ role: 'user', content: 'hi mcp' }] });
       expect(chat.isError).toBeFalsy();
-      expect((chat.structuredContent as any).choices[0].message.content).toBe('echo: hi mcp');
+      expect(resultJson(chat).choices[0].message.content).toBe('echo: hi mcp');
       const embed = await callTool(mcp.client, 'ai_embed', { app_id: app.appId, model: 'openai/text-embedding-3-small', input: ['a'] });
-      expect((embed.structuredContent as any).data[0].embedding).toHaveLength(1536);
+      expect(resultJson(embed).data[0].embedding).toHaveLength(1536);
       const stream = await callTool(mcp.client, 'ai_chat', { app_id: app.appId, stream: true, messages: [{ role: 'user', content: 'x' }] });
       expect(stream.isError).toBe(true);
       expect(resultJson(stream)).toMatchObject({ status: 400, error: { code: 'VALIDATION_FAILED' } });

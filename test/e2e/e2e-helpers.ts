@@ -121,10 +121,15 @@ export async function callTool(client: Client, name: string, args: Record<string
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
 }
 
-/** The parsed JSON text of a tool result's first content item. */
+/**
+ * The parsed JSON of a tool result, which carries it once: exactly one text content item and no structuredContent
+ * (tools/list declares no outputSchema, so the JSON is not repeated).
+ */
 export function resultJson(result: CallToolResult): any {
-  const first = result.content[0];
-  if (!first || first.type !== 'text') throw new Error(`tool result has no text content: ${JSON.stringify(result)}`);
+  const [first, ...more] = result.content;
+  if (!first || first.type !== 'text' || more.length > 0 || 'structuredContent' in result) {
+    throw new Error(`tool result is not one JSON text: ${JSON.stringify(result).slice(0, 500)}`);
+  }
   return JSON.parse(first.text);
 }
 

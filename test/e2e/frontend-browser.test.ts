@@ -1,11 +1,18 @@
 // A hosted site seen in a real browser: the server is started as `npm start` would, a schema and two rows are
 // made over HTTP, a small built site (index.html + a hashed JS asset that reads window.__ENV__ and fetches the
-// app's data API anonymously) is zipped, uploaded, built by the worker and opened in headless Chromium.
+// app's data API anonymously) is zipped, uploaded, built by the worker and opened in headless Chromium. Last, a
+// site knows its API (issue 26): one deployed from files, whose page reads only window.__ENV__, signs an end user up,
+// writes and reads their row with postgrest-js (shipped in the site), logs in and refreshes.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { zipOf } from '../integration/frontend-helpers.ts';
-import { callTool, connectMcp, request } from './e2e-helpers.ts';
+import type { AnyTool, HttpBinding } from '../../src/core/define.ts';
+import { authLogin, authRefresh, authSignup } from '../../tools/auth/auth.ts';
+import { waitFor, zipOf } from '../integration/frontend-helpers.ts';
+import { callTool, connectMcp, request, resultJson } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 let browser: Browser;
@@ -100,6 +107,7 @@ describe('a deployed site in headless Chromium', () => {
     expect(put.status).toBe(200);
     const started = await request(server.url, `/v1/${appId}/frontend/deployments/${deploymentId}/start`, { method: 'POST', key: serviceKey });
     expect(started.status).toBe(202);
+    expect(started.json.platform_env).toEqual(expectedPlatformEnv());
 
     const deadline = Date.now() + 20_000;
     let deployment: any;
@@ -145,9 +153,9 @@ describe('a deployed site in headless Chromium', () => {
       const result = await callTool(mcp.client, 'frontend_deploy_get', { app_id: appId, id: deploymentId });
       expect(result.isError).toBeFalsy();
       const rest = await request(server.url, `/v1/${appId}/frontend/deployments/${deploymentId}`, { key: server.platformKey });
-      expect(result.structuredContent).toEqual(rest.json);
+      expect(resultJson(result)).toEqual(rest.json);
       const env = await callTool(mcp.client, 'frontend_env_get', { app_id: appId });
-      expect(env.structuredContent).toEqual({ keys: ['GREETING'] });
+      expect(resultJson(env)).toEqual({ keys: ['GREETING'] });
       const refused = await callTool(mcp.client, 'frontend_deploy_start', { app_id: appId, id: deploymentId });
       expect(refused.isError).toBe(true);
       expect(JSON.stringify(refused.content)).toContain('INVALID_DEPLOYMENT_STATE');
@@ -156,3 +164,117 @@ describe('a deployed site in headless Chromium', () => {
     }
   });
 });
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** postgrest-js's own ES module build (it imports nothing), served as one of the site's files. */
+function postgrestModule(): string {
+  const cjs = createRequire(import.meta.url).resolve('@supabase/postgrest-js');
+  return readFileSync(path.join(path.dirname(cjs), 'index.mjs'), 'utf8');
+}
+
+/** The page's whole program: every URL comes from window.__ENV__; the outcome is written to #result as JSON. */
+const API_APP_JS = `
+import { PostgrestClient } from './postgrest-js.mjs';
+const env = window.__ENV__;
+const credentials = { email: 'reader@example.com', password: 'correct horse battery' };
+async function post(url, body) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+const data = (token) => new PostgrestClient(env.SVC_DATA_URL, { headers: { Authorization: 'Bearer ' + token } });
+const signup = await post(env.SVC_AUTH_SIGNUP_URL, credentials);
+const inserted = await data(signup.body.access_token).from('notes').insert({ text: 'written from the page' }).select('text,user_id');
+const login = await post(env.SVC_AUTH_LOGIN_URL, credentials);
+const refreshed = await post(env.SVC_AUTH_REFRESH_URL, { refresh_token: login.body.refresh_token });
+const read = await data(refreshed.body.access_token).from('notes').select('text,user_id');
+document.getElementById('result').textContent = JSON.stringify({
+  user: signup.body.user.id,
+  statuses: [signup.status, login.status, refreshed.status],
+  inserted: { status: inserted.status, data: inserted.data, error: inserted.error },
+  read: { status: read.status, data: read.data, error: read.error },
+});
+`;
+
+const API_INDEX_HTML = `<!doctype html>
+<html>
+  <head>
+    <meta charset="utf-8" />
+    <script src="__env.js"></script>
+    <script type="module" src="assets/app-0123abcd.js"></script>
+  </head>
+  <body><pre id="result"></pre></body>
+</html>`;
+
+/** What every site of the app must get: the same URLs the tool descriptors route. */
+function expectedPlatformEnv(): Record<string, string> {
+  const route = (tool: AnyTool) => origin + (tool.http as HttpBinding<unknown>).path.replace('{app_id}', appId);
+  return {
+    SVC_APP_ID: appId,
+    SVC_API_URL: `${origin}/v1/${appId}`,
+    SVC_DATA_URL: `${origin}/v1/${appId}`,
+    SVC_AUTH_SIGNUP_URL: route(authSignup),
+    SVC_AUTH_LOGIN_URL: route(authLogin),
+    SVC_AUTH_REFRESH_URL: route(authRefresh),
+  };
+}
+
+describe('a site knows its API', () => {
+  it('the deploy result names the SVC_ values and __env.js serves exactly them beside the app variables', async () => {
+    const schema = {
+      tables: {
+        notes: {
+          columns: { id: { type: 'uuid', primary: true, default: 'gen_random_uuid()' }, user_id: { type: 'uuid' }, text: { type: 'text' } },
+          access: 'user',
+        },
+      },
+    };
+    const applied = await request(server.url, `/v1/${appId}/schema/apply`, { method: 'POST', key: serviceKey, body: { schema, name: 'notes' } });
+    expect(applied.status).toBe(200);
+
+    const files = { 'index.html': API_INDEX_HTML, 'assets/app-0123abcd.js': API_APP_JS, 'assets/postgrest-js.mjs': postgrestModule() };
+    const deployed = await request(server.url, `/v1/${appId}/frontend/deployments/files`, { method: 'POST', key: serviceKey, body: { framework: 'static', files } });
+    expect(deployed.status).toBe(202);
+    expect(deployed.json.platform_env).toEqual(expectedPlatformEnv());
+
+    const deployment = await waitFor(async () => {
+      const d = (await request(server.url, `/v1/${appId}/frontend/deployments/${deployed.json.id}`, { key: serviceKey })).json;
+      return d.status === 'BUILDING' ? undefined : d;
+    }, 20_000);
+    expect(deployment).toMatchObject({ status: 'READY', live: true, file_count: 3, url: `${origin}/sites/${appId}/` });
+
+    const script = await fetch(`${origin}/sites/${appId}/__env.js`);
+    expect(script.status).toBe(200);
+    // GREETING is the app's own variable, set by the first deployment above.
+    expect(await script.text()).toBe(`window.__ENV__ = ${JSON.stringify({ GREETING: 'Hello', ...expectedPlatformEnv() })};\n`);
+  }, 60_000);
+
+  it('in Chromium the page signs an end user up, writes and reads their row, logs in and refreshes, from window.__ENV__ alone', async () => {
+    const page = await browser.newPage();
+    try {
+      expect((await page.goto(`${origin}/sites/${appId}/`))?.status()).toBe(200);
+      await page.waitForFunction(() => document.getElementById('result')?.textContent !== '', undefined, { timeout: 15_000 });
+      const result = JSON.parse((await page.textContent('#result'))!);
+      expect(result.user).toMatch(UUID);
+      const row = { text: 'written from the page', user_id: result.user };
+      expect(result).toEqual({
+        user: result.user,
+        statuses: [201, 200, 200],
+        inserted: { status: 201, data: [row], error: null },
+        read: { status: 200, data: [row], error: null },
+      });
+      expect(await endUserId()).toBe(result.user);
+      const stored = await request(server.url, `/v1/${appId}/notes?select=text,user_id`, { key: serviceKey });
+      expect(stored.json).toEqual([row]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+});
+
+/** The one end user of the app, as the platform lists it (the page signed them up). */
+async function endUserId(): Promise<string> {
+  const users = await request(server.url, `/v1/${appId}/auth/users`, { key: serviceKey });
+  expect(users.json.users).toHaveLength(1);
+  return users.json.users[0].id;
+}

@@ -85,7 +85,7 @@ describe('functions over MCP and the public route', () => {
     // REST and MCP serve the same descriptor: the same body.
     const rest = await request(server.url, `/v1/${appId}/functions`, { key: server.platformKey });
     expect(rest.status).toBe(200);
-    expect(listed.result.structuredContent).toEqual(rest.json);
+    expect(resultJson(listed.result)).toEqual(rest.json);
   });
 
   it('refuses broken code over MCP with FUNCTION_INVALID and the compiler message', async () => {

@@ -84,7 +84,7 @@ describe('an end user connects Gmail and their tool runs everywhere', () => {
     const { result, json } = await tool('integrations_execute', { app_id: appId, toolName: 'GMAIL_SEND_EMAIL', params: PARAMS, user_token: user.token });
     expect(result.isError).toBeFalsy();
     expect(json).toEqual({ successful: true, data: expect.objectContaining({ tool: 'GMAIL_SEND_EMAIL', arguments: PARAMS, user_id: `${appId}:${user.id}` }) });
-    expect(result.structuredContent).toEqual(json);
+    expect(resultJson(result)).toEqual(json);
   });
 
   it('the same tool runs over REST with the end user\'s token', async () => {

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { APP_ID, ISO_DATE, UUID } from './e2e-helpers.ts';
+import { APP_ID, ISO_DATE, UUID, resultJson } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 let client: Client;
@@ -27,13 +27,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** A tool call that must succeed: its structuredContent, which the text content must equal. */
+/** A tool call that must succeed: its JSON, carried once as text content. */
 async function ok(name: string, args: Record<string, unknown>): Promise<any> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-  expect(result.structuredContent).toBeDefined();
-  expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(result.structuredContent);
-  return result.structuredContent;
+  return resultJson(result);
 }
 
 /** A tool call that must fail: the parsed error body of its isError result. */

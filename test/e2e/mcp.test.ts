@@ -56,7 +56,7 @@ describe('/mcp authentication', () => {
 
   it('a service key gets 403 FORBIDDEN on /mcp', async () => {
     const created = await callTool(mcp.client, 'apps_create', { name: 'mcp forbidden' });
-    const serviceKey = (created.structuredContent as { service_key: { key: string } }).service_key.key;
+    const serviceKey = resultJson(created).service_key.key;
     expect(serviceKey.startsWith('svc_sk_')).toBe(true);
 
     const res = await request(server.url, '/mcp', { method: 'POST', key: serviceKey, body: INIT_BODY, headers: MCP_HEADERS });
@@ -117,7 +117,7 @@ describe('/mcp tools', () => {
   it('apps_create, apps_list, apps_get and apps_delete manage an app and its database', async () => {
     const created = await callTool(mcp.client, 'apps_create', { name: 'MCP Notes' });
     expect(created.isError).toBeFalsy();
-    const app = created.structuredContent as any;
+    const app = resultJson(created);
     expect(app).toEqual({
       app_id: expect.stringMatching(APP_ID),
       name: 'MCP Notes',
@@ -132,27 +132,28 @@ describe('/mcp tools', () => {
         key: expect.stringMatching(/^svc_sk_/),
       },
     });
-    // The text content carries the same object as structuredContent.
-    expect(resultJson(created)).toEqual(app);
+    // The JSON once: one text item, no structuredContent.
+    expect(created.content).toEqual([{ type: 'text', text: JSON.stringify(app) }]);
+    expect(created).not.toHaveProperty('structuredContent');
     const { service_key: serviceKey, ...view } = app;
     const dbName = server.appDbPrefix + app.app_id;
     expect(await databasesWithPrefix(dbName)).toEqual([dbName]);
 
     const listed = await callTool(mcp.client, 'apps_list');
     expect(listed.isError).toBeFalsy();
-    expect((listed.structuredContent as any).apps).toContainEqual(view);
+    expect(resultJson(listed).apps).toContainEqual(view);
 
     const got = await callTool(mcp.client, 'apps_get', { app_id: app.app_id });
     expect(got.isError).toBeFalsy();
     // apps_get adds the version of the app database: created at the latest app migration of this release.
-    expect(got.structuredContent).toEqual({ ...view, migration_version: (await appMigrations()).length });
+    expect(resultJson(got)).toEqual({ ...view, migration_version: (await appMigrations()).length });
 
     // The service key works over REST before the delete.
     expect((await request(server.url, `/apps/${app.app_id}`, { key: serviceKey.key })).status).toBe(200);
 
     const deleted = await callTool(mcp.client, 'apps_delete', { app_id: app.app_id });
     expect(deleted.isError).toBeFalsy();
-    expect(deleted.structuredContent).toEqual({ deleted: true, app_id: app.app_id });
+    expect(resultJson(deleted)).toEqual({ deleted: true, app_id: app.app_id });
     expect(await databasesWithPrefix(dbName)).toEqual([]);
 
     const after = await request(server.url, `/apps/${app.app_id}`, { key: serviceKey.key });
@@ -160,7 +161,7 @@ describe('/mcp tools', () => {
     expect(after.json.error.code).toBe('AUTH_INVALID_TOKEN');
 
     const listedAfter = await callTool(mcp.client, 'apps_list');
-    expect((listedAfter.structuredContent as any).apps.map((a: { app_id: string }) => a.app_id)).not.toContain(app.app_id);
+    expect(resultJson(listedAfter).apps.map((a: { app_id: string }) => a.app_id)).not.toContain(app.app_id);
 
     const gone = await callTool(mcp.client, 'apps_get', { app_id: app.app_id });
     expect(gone.isError).toBe(true);
@@ -188,7 +189,7 @@ describe('/mcp tools', () => {
     // The session keeps working after a failed call.
     const ok = await callTool(mcp.client, 'platform_health');
     expect(ok.isError).toBeFalsy();
-    expect((ok.structuredContent as any).status).toBe('ok');
+    expect(resultJson(ok).status).toBe('ok');
   });
 
   it('an unknown tool name is an isError result with RESOURCE_NOT_FOUND', async () => {
@@ -205,7 +206,7 @@ describe('/mcp tools', () => {
   it('suggestions_create works over MCP and validates its input', async () => {
     const ok = await callTool(mcp.client, 'suggestions_create', { category: 'improvement', description: 'from mcp', source: 'agent' });
     expect(ok.isError).toBeFalsy();
-    expect(ok.structuredContent).toEqual({ id: expect.stringMatching(UUID), status: 'received', created_at: expect.stringMatching(ISO_DATE) });
+    expect(resultJson(ok)).toEqual({ id: expect.stringMatching(UUID), status: 'received', created_at: expect.stringMatching(ISO_DATE) });
     const bad = await callTool(mcp.client, 'suggestions_create', { category: 'nope', description: 'x' });
     expect(bad.isError).toBe(true);
     expect(resultJson(bad)).toMatchObject({ status: 400, error: { code: 'VALIDATION_FAILED' } });
@@ -239,7 +240,7 @@ describe('/mcp resources and prompts', () => {
       expect(rest.headers['content-type']).toMatch(/^text\/plain/);
       expect(rest.text).toBe(text);
       const tool = await callTool(mcp.client, 'platform_guide', { area });
-      expect(tool.structuredContent).toEqual({ text });
+      expect(resultJson(tool)).toEqual({ text });
     }
   });
 

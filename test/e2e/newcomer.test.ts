@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgrestClient } from '@supabase/postgrest-js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { callTool, connectMcp, request, type McpConnection } from './e2e-helpers.ts';
+import { callTool, connectMcp, request, resultJson, type McpConnection } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 let appId: string;
@@ -168,11 +168,11 @@ describe('newcomer: schema, end users, isolated rows', () => {
   it('an agent does the same through MCP tools', async () => {
     const schema = await callTool(mcp.client, 'schema_get', { app_id: appId });
     expect(schema.isError).toBeFalsy();
-    expect(Object.keys((schema.structuredContent as { tables: object }).tables).sort()).toEqual(['notes', 'projects']);
+    expect(Object.keys(resultJson(schema).tables).sort()).toEqual(['notes', 'projects']);
 
     const signup = await callTool(mcp.client, 'auth_signup', { app_id: appId, email: 'carol@example.com', password: 'another good one' });
     expect(signup.isError).toBeFalsy();
-    const carolId = (signup.structuredContent as { user: { id: string } }).user.id;
+    const carolId = resultJson(signup).user.id;
 
     const insert = await callTool(mcp.client, 'data_insert', {
       app_id: appId,
@@ -181,19 +181,19 @@ describe('newcomer: schema, end users, isolated rows', () => {
       prefer: 'return=representation',
     });
     expect(insert.isError).toBeFalsy();
-    expect(insert.structuredContent).toMatchObject({ status: 201, data: [{ title: 'for carol', user_id: carolId, embedding: [0, 0, 1] }] });
+    expect(resultJson(insert)).toMatchObject({ status: 201, data: [{ title: 'for carol', user_id: carolId, embedding: [0, 0, 1] }] });
 
     const select = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'notes', query: `select=title&user_id=eq.${carolId}` });
-    expect(select.structuredContent).toMatchObject({ status: 200, data: [{ title: 'for carol' }] });
+    expect(resultJson(select)).toMatchObject({ status: 200, data: [{ title: 'for carol' }] });
 
-    const carol = await request(server.url, `/v1/${appId}/notes?select=title`, { key: (signup.structuredContent as { access_token: string }).access_token });
+    const carol = await request(server.url, `/v1/${appId}/notes?select=title`, { key: resultJson(signup).access_token });
     expect(carol.json).toEqual([{ title: 'for carol' }]);
 
     // Acting as an end user over MCP shows exactly what row-level security lets that user see.
     const asBob = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'notes', query: 'select=title', user_token: tokens.bob });
-    expect(asBob.structuredContent).toMatchObject({ status: 200, data: [{ title: 'bob 1' }] });
+    expect(resultJson(asBob)).toMatchObject({ status: 200, data: [{ title: 'bob 1' }] });
     const asAlice = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'notes', query: 'select=title', user_token: tokens.alice });
-    expect(asAlice.structuredContent).toMatchObject({ status: 200, data: [{ title: 'alice 1' }] });
+    expect(resultJson(asAlice)).toMatchObject({ status: 200, data: [{ title: 'alice 1' }] });
     const forged = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'notes', user_token: 'a.b.c' });
     expect(forged.isError).toBe(true);
 

@@ -60,7 +60,7 @@ describe('REST and MCP parity', () => {
     ['apps_get', '/apps/{app_id}', { app_id: '{app_id}' }],
     ['service_keys_list', '/apps/{app_id}/keys', { app_id: '{app_id}' }],
     ['substrate_keys_list', '/substrate-keys', {}],
-  ])('%s: the REST body equals the MCP structuredContent', async (name, path, args) => {
+  ])('%s: the REST body equals the MCP result', async (name, path, args) => {
     const fill = (s: string) => s.replace('{app_id}', appId);
     const rest = await request(server.url, fill(path), { key: server.platformKey });
     expect(rest.status).toBe(200);
@@ -70,7 +70,6 @@ describe('REST and MCP parity', () => {
       Object.fromEntries(Object.entries(args).map(([k, v]) => [k, fill(v)])),
     );
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toEqual(rest.json);
     expect(resultJson(result)).toEqual(rest.json);
     // Non-trivial content: the lists are not empty.
     expect(JSON.stringify(rest.json)).not.toMatch(/\[\]/);
@@ -81,8 +80,8 @@ describe('REST and MCP parity', () => {
     const result = await callTool(mcp.client, 'platform_health');
     expect(rest.status).toBe(200);
     expect(result.isError).toBeFalsy();
-    expect((result.structuredContent as any).status).toBe(rest.json.status);
-    expect(Object.keys(result.structuredContent!).sort()).toEqual(Object.keys(rest.json).sort());
+    expect(resultJson(result).status).toBe(rest.json.status);
+    expect(Object.keys(resultJson(result)).sort()).toEqual(Object.keys(rest.json).sort());
   });
 
   it('platform_ready: status and database match', async () => {
@@ -90,7 +89,7 @@ describe('REST and MCP parity', () => {
     const result = await callTool(mcp.client, 'platform_ready');
     expect(rest.status).toBe(200);
     expect(result.isError).toBeFalsy();
-    const mcpBody = result.structuredContent as any;
+    const mcpBody = resultJson(result);
     expect({ status: mcpBody.status, database: mcpBody.database }).toEqual({ status: rest.json.status, database: rest.json.database });
     expect(Object.keys(mcpBody).sort()).toEqual(Object.keys(rest.json).sort());
   });
@@ -100,11 +99,11 @@ describe('REST and MCP parity', () => {
     const result = await callTool(mcp.client, 'platform_guide');
     expect(rest.status).toBe(200);
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent).toEqual({ text: rest.text });
+    expect(resultJson(result)).toEqual({ text: rest.text });
     const restArea = await request(server.url, '/llms.txt?area=functions');
     const area = await callTool(mcp.client, 'platform_guide', { area: 'functions' });
     expect(restArea.status).toBe(200);
-    expect(area.structuredContent).toEqual({ text: restArea.text });
+    expect(resultJson(area)).toEqual({ text: restArea.text });
     expect(restArea.text).not.toBe(rest.text);
   });
 

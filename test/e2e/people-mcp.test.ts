@@ -44,7 +44,7 @@ describe('an agent uses people search over MCP', () => {
     expect(found.usage).toEqual({ creditsConsumed: 7, usdCharged: 0.0084 });
     expect(found.data.results.map((r: { socialProfileUrl: string }) => r.socialProfileUrl)).toEqual([1, 3, 5].map(profileUrl));
     expect(found.data.nextPage).toBe(`http://localhost:${server.port}/v1/${appId}/people/search/person?next_token=3`);
-    expect(search.structuredContent).toEqual(found);
+    expect(resultJson(search)).toEqual(found);
   });
 
   it('enriches a profile twice: the second answer comes from the cache and is free', async () => {

@@ -28,7 +28,7 @@ describe('storage over MCP and REST', () => {
     const bytes = Buffer.from('%PDF-1.7 pretend\n');
     const up = await callTool(mcp.client, 'storage_upload', { app_id: appId, filename: 'doc.pdf', contentType: 'application/pdf', sizeBytes: bytes.length });
     expect(up.isError).toBeFalsy();
-    const ticket = up.structuredContent as { uploadUrl: string; objectKey: string; objectId: string; expiresIn: number };
+    const ticket = resultJson(up) as { uploadUrl: string; objectKey: string; objectId: string; expiresIn: number };
     expect(ticket).toEqual({ uploadUrl: expect.stringMatching(/^http:\/\/localhost:\d+\/blob\/storage\//), objectKey: `${appId}/service/${ticket.objectId}_doc.pdf`, objectId: expect.stringMatching(UUID), expiresIn: 300 });
     expect(resultJson(up)).toEqual(ticket);
 
@@ -40,10 +40,10 @@ describe('storage over MCP and REST', () => {
     expect(Array.isArray(rest.json)).toBe(true);
     expect(rest.json).toHaveLength(1);
     const viaMcp = await callTool(mcp.client, 'storage_list', { app_id: appId });
-    expect(viaMcp.structuredContent).toEqual({ objects: rest.json });
+    expect(resultJson(viaMcp)).toEqual({ objects: rest.json });
 
     const dl = await callTool(mcp.client, 'storage_download', { app_id: appId, object_id: ticket.objectId });
-    const { downloadUrl, filename, expiresIn } = dl.structuredContent as { downloadUrl: string; filename: string; expiresIn: number };
+    const { downloadUrl, filename, expiresIn } = resultJson(dl) as { downloadUrl: string; filename: string; expiresIn: number };
     expect({ filename, expiresIn }).toEqual({ filename: 'doc.pdf', expiresIn: 3600 });
     const got = await fetch(downloadUrl);
     expect(got.status).toBe(200);
@@ -52,11 +52,11 @@ describe('storage over MCP and REST', () => {
 
     const restLimits = await request(server.url, `/storage/${appId}/limits`, { key: server.platformKey });
     const mcpLimits = await callTool(mcp.client, 'storage_limits_get', { app_id: appId });
-    expect(mcpLimits.structuredContent).toEqual(restLimits.json);
+    expect(resultJson(mcpLimits)).toEqual(restLimits.json);
     expect(restLimits.json.usage).toEqual({ used_bytes: bytes.length, pending_bytes: 0 });
 
     const del = await callTool(mcp.client, 'storage_delete', { app_id: appId, object_id: ticket.objectId });
-    expect(del.structuredContent).toEqual({ deleted: true, id: ticket.objectId });
+    expect(resultJson(del)).toEqual({ deleted: true, id: ticket.objectId });
     const again = await callTool(mcp.client, 'storage_delete', { app_id: appId, object_id: ticket.objectId });
     expect(again.isError).toBe(true);
     const restAgain = await request(server.url, `/storage/${appId}/${ticket.objectId}`, { method: 'DELETE', key: serviceKey });

@@ -131,7 +131,7 @@ describe('MCP', () => {
     });
     const ok = await callTool(mcp.client, 'data_select', { app_id: appId, table: 'books', query: 'select=title&title=eq.Dune' });
     expect(ok.isError).toBeFalsy();
-    expect(ok.structuredContent).toMatchObject({ status: 200, data: [{ title: 'Dune' }] });
+    expect(resultJson(ok)).toMatchObject({ status: 200, data: [{ title: 'Dune' }] });
   });
 
   it('several unknown keys are all named', async () => {

@@ -378,7 +378,7 @@ describe('auth_user', () => {
     try {
       const me = await callTool(mcp.client, 'auth_user', { app_id: appA.app_id, user_token: s.access_token });
       expect(me.isError).toBeFalsy();
-      expect(me.structuredContent).toEqual(expected);
+      expect(resultJson(me)).toEqual(expected);
       const missing = await callTool(mcp.client, 'auth_user', { app_id: appA.app_id });
       expect(missing.isError).toBe(true);
       expect(resultJson(missing)).toEqual({ status: 400, error: END_USER_REQUIRED });
@@ -511,7 +511,7 @@ describe('over MCP', () => {
       expect(bad.isError).toBe(true);
       expect(resultJson(bad)).toMatchObject({ status: 401, error: { code: 'AUTH_INVALID_CREDENTIALS' } });
       const list = await callTool(mcp.client, 'auth_users_list', { app_id: appB.app_id });
-      expect(list.structuredContent).toEqual((await p.api('GET', url(appB, '/auth/users'))).body);
+      expect(resultJson(list)).toEqual((await p.api('GET', url(appB, '/auth/users'))).body);
     } finally {
       await mcp.close();
     }

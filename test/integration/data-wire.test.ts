@@ -268,6 +268,38 @@ describe('Accept', () => {
   });
 });
 
+describe('Accept-Profile and Content-Profile', () => {
+  const refusal = (header: string) => ({
+    code: 'PGRST106',
+    message: 'Invalid schema: nope',
+    details: null,
+    hint: 'Only the following schemas are exposed: public',
+    error: {
+      code: 'SCHEMA_NOT_EXPOSED',
+      message: 'Invalid schema: nope',
+      remediation: `Only the public schema is exposed: send ${header}: public, or no such header.`,
+    },
+  });
+
+  it('a schema other than public is 406 PGRST106 on reads (Accept-Profile) and writes (Content-Profile); public is served', async () => {
+    const read = await api('GET', 'users?select=username&limit=1', { 'accept-profile': 'nope' });
+    expect([read.status, read.body]).toEqual([406, refusal('Accept-Profile')]);
+    const write = await api('POST', 'pairs', { 'content-profile': 'nope' }, { a: 41, b: 'never' });
+    expect([write.status, write.body]).toEqual([406, refusal('Content-Profile')]);
+    expect(await sql('select count(*)::int as n from pairs where a = 41')).toEqual([{ n: 0 }]);
+    const ok = await api('GET', 'users?select=username&limit=1', { 'accept-profile': 'public' });
+    expect([ok.status, ok.body]).toEqual([200, [{ username: 'supabot' }]]);
+  });
+
+  it('postgrest-js .schema() naming an unknown schema gets the PostgREST error', async () => {
+    const res = await postgrest.schema('nope').from('users').select('username');
+    expect(res).toMatchObject({ status: 406, data: null, error: { code: 'PGRST106', message: 'Invalid schema: nope', details: null, hint: 'Only the following schemas are exposed: public' } });
+    const insert = await postgrest.schema('nope').from('pairs').insert({ a: 42, b: 'never' });
+    expect(insert).toMatchObject({ status: 406, error: { code: 'PGRST106', message: 'Invalid schema: nope' } });
+    expect(await postgrest.schema('public').from('users').select('username').eq('username', 'supabot')).toMatchObject({ status: 200, data: [{ username: 'supabot' }] });
+  });
+});
+
 describe('Prefer', () => {
   it('return=headers-only: 201 with PostgREST\'s Location for one row of a table with a primary key', async () => {
     const one = await api('POST', 'users', { prefer: 'return=headers-only' }, { username: 'new user (1)' });

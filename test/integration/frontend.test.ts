@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { deriveKey, UploadSigner } from '../../src/frontend/signing.ts';
-import { callTool, connectMcp } from '../e2e/e2e-helpers.ts';
+import { callTool, connectMcp, resultJson } from '../e2e/e2e-helpers.ts';
 import { declareSize, pathOf, rawRequest, renameEntry, SITE_INDEX, siteZip, waitFor, zipOf } from './frontend-helpers.ts';
 
 const MASTER_KEY = randomBytes(32).toString('hex');
@@ -68,6 +68,13 @@ async function deploy(zip: Buffer, framework = 'static', app = appId) {
   const started = await p.api('POST', `/v1/${app}/frontend/deployments/${created.id}/start`, { key: serviceKey });
   expect(started.status).toBe(202);
   return settled(created.id, app);
+}
+
+/** The SVC_ values every site of an app gets in window.__ENV__: its API and the end-user auth routes. */
+function platformEnv(app: string): Record<string, string> {
+  const api = `${p.services.config.baseUrl}/v1/${app}`;
+  const auth = (route: string) => `${api}/auth/${route}`;
+  return { SVC_APP_ID: app, SVC_API_URL: api, SVC_DATA_URL: api, SVC_AUTH_SIGNUP_URL: auth('signup'), SVC_AUTH_LOGIN_URL: auth('login'), SVC_AUTH_REFRESH_URL: auth('refresh') };
 }
 
 function deploymentDir(id: string, app = appId) {
@@ -523,8 +530,7 @@ describe('frontend environment', () => {
         API_BASE: 'https://api.example.com',
         GREETING: 'Hello <script>',
         _X1: '',
-        SVC_APP_ID: appId,
-        SVC_API_URL: `${p.services.config.baseUrl}/v1/${appId}`,
+        ...platformEnv(appId),
       });
     }
 
@@ -633,8 +639,9 @@ describe('deploying from a map of files (MCP-only clients)', () => {
         files: { 'dist/index.html': '<p>spa</p>', 'dist/assets/main.js': 'export {}' },
       });
       expect(r.isError).toBeFalsy();
-      const d = r.structuredContent as { id: string; status: string; framework: string };
+      const d = resultJson(r) as { id: string; status: string; framework: string; platform_env: unknown };
       expect(d).toMatchObject({ status: 'BUILDING', framework: 'react-vite' });
+      expect(d.platform_env).toEqual(platformEnv(filesApp));
       const done = await built(d.id);
       expect(done).toMatchObject({ status: 'READY', live: true, file_count: 2 });
       // react-vite: an unknown route gets index.html.

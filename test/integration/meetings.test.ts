@@ -168,6 +168,30 @@ describe('spawn', () => {
       await setBalance(p.sql, accountId, 100);
     }
   });
+
+  it('reports the balance calls in flight do not hold: held credit is not shown as available', async () => {
+    await setBalance(p.sql, accountId, 0.09775);
+    await p.sql(`insert into credit_reservations (account_id, amount_nanos, expires_at) values ($1, 97750000, now() + interval '1 hour')`, [accountId]);
+    await p.sql(`update credit_balances set reserved_nanos = 97750000 where account_id = $1`, [accountId]);
+    try {
+      const res = await spawn({ meetingUrl: ZOOM });
+      expect(res.status).toBe(402);
+      expect(res.body).toEqual({
+        error: {
+          message:
+            "The account's credit balance is below its credit floor: no bot was sent. Upgrade the plan (billing_checkout) or wait for the next period of credits, then spawn again; meetings_estimate tells what a session costs.",
+          type: 'billing_error',
+          code: 'insufficient_credits',
+          param: null,
+          details: { balance_usd: 0, credit_floor_usd: 0 },
+          balance_usd: 0,
+          credit_floor_usd: 0,
+        },
+      });
+    } finally {
+      await setBalance(p.sql, accountId, 100);
+    }
+  });
 });
 
 describe('get, list, leave', () => {

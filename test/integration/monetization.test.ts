@@ -346,7 +346,7 @@ describe('monetization', () => {
       try {
         const result = await callTool(mcp.client, 'billing_subscription_get', { app_id: app.app_id, user_token: alice });
         expect(result.isError).toBeFalsy();
-        expect(result.structuredContent).toEqual(r.body);
+        expect(resultJson(result)).toEqual(r.body);
         const orders = await callTool(mcp.client, 'billing_orders_list', { app_id: app.app_id });
         expect([orders.isError, resultJson(orders).error.code]).toEqual([true, 'VALIDATION_FAILED']);
       } finally {

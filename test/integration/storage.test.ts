@@ -807,16 +807,16 @@ describe('inline bytes and acting as an end user (MCP-only clients)', () => {
         app_id: app.app_id, filename: 'dave.txt', contentType: 'text/plain', content: 'from dave', encoding: 'utf8', user_token: dave.token,
       });
       expect(mine.isError).toBeFalsy();
-      const daveId = (mine.structuredContent as { objectId: string }).objectId;
-      expect(mine.structuredContent).toMatchObject({ objectKey: `${app.app_id}/${dave.id}/${daveId}_dave.txt`, size_bytes: 9 });
+      const daveId = resultJson(mine).objectId;
+      expect(resultJson(mine)).toMatchObject({ objectKey: `${app.app_id}/${dave.id}/${daveId}_dave.txt`, size_bytes: 9 });
       expect((await rowOf(daveId)).user_id).toBe(dave.id);
       const back = await callTool(mcp.client, 'storage_read', { app_id: app.app_id, object_id: daveId, encoding: 'utf8', user_token: dave.token });
-      expect(back.structuredContent).toMatchObject({ id: daveId, encoding: 'utf8', content: 'from dave' });
+      expect(resultJson(back)).toMatchObject({ id: daveId, encoding: 'utf8', content: 'from dave' });
       const hidden = await callTool(mcp.client, 'storage_read', { app_id: app.app_id, object_id: daveId, user_token: carol.token });
       expect(hidden.isError).toBe(true);
       expect(resultJson(hidden)).toMatchObject({ status: 404, error: { code: 'RESOURCE_NOT_FOUND' } });
       const carolsList = await callTool(mcp.client, 'storage_list', { app_id: app.app_id, user_token: carol.token });
-      expect(carolsList.structuredContent).toEqual({ objects: [listed] });
+      expect(resultJson(carolsList)).toEqual({ objects: [listed] });
       // The file is an ordinary end-user file: dave's own JWT reaches it over REST.
       expect((await list(app, dave.token)).body.map((o: { id: string }) => o.id)).toEqual([daveId]);
       expect((await remove(app, daveId, dave.token)).status).toBe(200);
@@ -869,10 +869,10 @@ describe('inline bytes and acting as an end user (MCP-only clients)', () => {
         app_id: app.app_id, filename: 'max.bin', contentType: 'application/octet-stream', content: Buffer.alloc(INLINE_MAX, 7).toString('base64'),
       });
       expect(max.isError).toBeFalsy();
-      const maxId = (max.structuredContent as { objectId: string }).objectId;
+      const maxId = resultJson(max).objectId;
       expect((await rowsOf(app.app_id)).map((r) => r.id)).toEqual([maxId]);
       const back = await callTool(mcp.client, 'storage_read', { app_id: app.app_id, object_id: maxId });
-      expect(Buffer.from((back.structuredContent as { content: string }).content, 'base64')).toEqual(Buffer.alloc(INLINE_MAX, 7));
+      expect(Buffer.from(resultJson(back).content, 'base64')).toEqual(Buffer.alloc(INLINE_MAX, 7));
       expect((await remove(app, maxId)).status).toBe(200);
     } finally {
       await mcp.close();

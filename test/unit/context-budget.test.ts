@@ -89,6 +89,9 @@ describe('toolsets', () => {
     expect(requestedAreas('default', undefined, areas)).toEqual(new Set(DEFAULT_TOOLSET_AREAS));
     expect(requestedAreas('default', undefined, areas).has('keys')).toBe(false);
     expect(requestedAreas('Data, storage', 'keys', areas)).toEqual(new Set(['data', 'storage', 'keys']));
+    // A name is its area alone; `default` adds to the default set.
+    expect(requestedAreas('rag', undefined, areas)).toEqual(new Set(['rag']));
+    expect(requestedAreas('default,rag', undefined, areas)).toEqual(new Set([...DEFAULT_TOOLSET_AREAS, 'rag']));
     const listed = transport.listFor(requestedAreas('data', undefined, areas)).map((t) => t.name);
     expect(listed.length).toBeGreaterThan(0);
     for (const n of listed) expect(n).toMatch(/^data_/);

@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import { type AnyTool } from '../../src/core/define.ts';
-import { toolsUsing } from '../define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import {
   DeploymentIdSchema,
   DeploymentSchema,
+  type DeploymentView,
   ENV_MAX_VALUE_LENGTH,
   ENV_MAX_VARS,
   ENV_NAME,
   ENV_RESERVED_PREFIX,
   FRAMEWORKS,
+  PlatformEnvSchema,
   STATUSES,
   UPLOAD_URL_TTL_SECONDS,
 } from '../../src/frontend/types.ts';
@@ -22,6 +24,13 @@ const AUTH = ['platform', 'service'] as const;
 const BASE = '/v1/{app_id}/frontend/deployments';
 const GUIDE = guideRef('frontend');
 const STATES = 'Status: WAITING (no zip yet) -> UPLOADING (zip received) -> BUILDING -> READY (served), or ERROR (error says why) or CANCELED.';
+/** A deploy's result: the deployment, and what its pages get from the platform so they need not ask the guide. */
+const DeployResultSchema = DeploymentSchema.extend({ platform_env: PlatformEnvSchema });
+function deployResult(deployment: DeploymentView, ctx: Ctx<Uses>): z.infer<typeof DeployResultSchema> {
+  return { ...deployment, platform_env: ctx.services.frontend.platformEnv(ctx.app!.id) };
+}
+const PLATFORM_ENV_NOTE =
+  'platform_env lists the SVC_ values pages read from window.__ENV__ (<script src="__env.js">): app id, API, data API and auth URLs.';
 const FrameworkSchema = z
   .enum(FRAMEWORKS)
   .describe('How the site is served: react-vite (SPA: unknown routes get index.html), nextjs-static (next export), static or other (exact files)');
@@ -54,14 +63,15 @@ export const frontendDeployStart = defineTool({
   title: 'Start a frontend build',
   description:
     'Start building a deployment whose zip has arrived (status UPLOADING): status BUILDING (202). Poll frontend_deploy_get until READY ' +
-    '(then `url` serves it) or ERROR (then `error` says why). 409 INVALID_DEPLOYMENT_STATE before the upload or when already started or finished.',
+    '(then `url` serves it) or ERROR (then `error` says why). 409 INVALID_DEPLOYMENT_STATE before the upload or when already started or finished. ' +
+    PLATFORM_ENV_NOTE,
   input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
-  output: DeploymentSchema,
+  output: DeployResultSchema,
   auth: AUTH,
   appScoped: true,
   http: { method: 'POST', path: `${BASE}/{id}/start`, status: 202 },
   annotations: { idempotentHint: false },
-  handler: async (input, ctx) => ctx.services.frontend.start(ctx.app!.id, input.id),
+  handler: async (input, ctx) => deployResult(await ctx.services.frontend.start(ctx.app!.id, input.id), ctx),
 });
 
 const FileSchema = z.union([
@@ -78,7 +88,7 @@ export const frontendDeployFiles = defineTool({
   description:
     'Deploy a built static site from a map of files in one call (create, upload and start), for clients that cannot PUT a zip: ' +
     '{ "index.html": "<!doctype html>...", "logo.png": { "content": "<base64>", "encoding": "base64" } }; index.html at the root or in a single folder. ' +
-    'Returns the deployment, status BUILDING (202): poll frontend_deploy_get until READY (`url` serves it) or ERROR. ' +
+    `Returns the deployment, status BUILDING (202): poll frontend_deploy_get until READY (\`url\` serves it) or ERROR. ${PLATFORM_ENV_NOTE} ` +
     'A path that leaves the site, a duplicate, too many files or bytes is 400 VALIDATION_FAILED and creates nothing. ' +
     `The request is at most 4 MB (MCP or REST); larger sites: frontend_deploy_create (${GUIDE}).`,
   input: z.object({
@@ -88,7 +98,7 @@ export const frontendDeployFiles = defineTool({
       .record(z.string().min(1, 'a file path must not be empty').max(1024), FileSchema)
       .describe('Map of relative path (e.g. "index.html", "assets/app.js") to its content: a string (UTF-8 text) or { content, encoding }'),
   }),
-  output: DeploymentSchema,
+  output: DeployResultSchema,
   auth: AUTH,
   appScoped: true,
   http: { method: 'POST', path: `${BASE}/files`, status: 202, largeBody: true },
@@ -98,7 +108,7 @@ export const frontendDeployFiles = defineTool({
       path,
       bytes: typeof file === 'string' ? Buffer.from(file, 'utf8') : decodeContent(file.content, file.encoding, `files.${path}.content`),
     }));
-    return ctx.services.frontend.deployFiles(ctx.app!.id, input.framework, files);
+    return deployResult(await ctx.services.frontend.deployFiles(ctx.app!.id, input.framework, files), ctx);
   },
 });
 
@@ -195,8 +205,8 @@ export const frontendEnvSet = defineTool({
   title: 'Set the frontend environment',
   description:
     "Replace the app's frontend environment with this map (variables left out are removed; {} clears it); names starting with " +
-    `${ENV_RESERVED_PREFIX} are reserved. The values are PUBLIC: every visitor gets them as window.__ENV__ from __env.js (with SVC_APP_ID and ` +
-    'SVC_API_URL added), so never put secrets here. Takes effect at once, without a new deployment.',
+    `${ENV_RESERVED_PREFIX} are reserved. The values are PUBLIC: every visitor gets them as window.__ENV__ from __env.js (with the platform's ` +
+    'SVC_ values added: platform_env of a deploy), so never put secrets here. Takes effect at once, without a new deployment.',
   input: z.object({ app_id: AppIdSchema, env: EnvMapSchema }),
   output: z.object({ keys: z.array(z.string()), updated_at: z.string() }),
   auth: AUTH,
