@@ -34,7 +34,8 @@ days): \`{ startDate, endDate, totalTokens, totalCost, creditsUsed, byModel, byU
 
 ## Errors
 
-OpenAI's shape on these routes, \`{ error: { message, type, code, param } }\`: 400 invalid_request (param names the
+Chat completions and embeddings (the routes OpenAI clients call) answer OpenAI's shape, \`{ error: { message, type, code,
+param } }\`; the config and usage routes the standard envelope (400 VALIDATION_FAILED naming the field, 403 FORBIDDEN). OpenAI's codes: 400 invalid_request (param names the
 field), 401 missing_credentials (no or an invalid credential), 402 insufficient_credits, 403 model_not_allowed / not_authorized,
 429 end_user_budget_exceeded, upstream 4xx relayed with the upstream's status, type and code (a refused key: 502
 upstream_error for the platform's, 502 byok_key_rejected for the app's own), 502 upstream_error

@@ -230,7 +230,7 @@ describe('end users', () => {
     const carol = await endUserToken(app.appId, 'carol@example.com');
     const get = await request(server.url, `/v1/${app.appId}/ai/config`, { key: carol.token });
     expect(get.status).toBe(403);
-    expect(get.json.error).toMatchObject({ type: 'permission_error', code: 'not_authorized' });
+    expect(get.json.error).toMatchObject({ code: 'FORBIDDEN', remediation: 'Call it with one of the accepted credentials.' });
     const other = await sdk(carol.token, appId).chat.completions.create({ model: 'openai/m', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(other.status).toBe(403);
   });

@@ -74,7 +74,8 @@ describe('AI configuration', () => {
   ])('refuses %j with 400 naming the field', async (body, param) => {
     const res = await put(body);
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: param || null });
+    // The standard envelope: only the OpenAI wire routes (chat completions, embeddings) answer in OpenAI's shape.
+    expect(res.body.error).toMatchObject({ code: 'VALIDATION_FAILED', remediation: 'Fix the named field and send the request again.', details: [{ path: param }] });
     if (!param) expect(res.body.error.message).toContain('Unrecognized key: "model"');
   });
 
@@ -83,9 +84,9 @@ describe('AI configuration', () => {
     expect(first.status).toBe(200);
     const narrowed = await put({ allowedModels: ['openai/b'] });
     expect(narrowed.status).toBe(400);
-    expect(narrowed.body.error).toMatchObject({ code: 'invalid_request', param: 'allowedModels' });
+    expect(narrowed.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'allowedModels' }] });
     const moved = await put({ defaultModel: 'openai/c' });
-    expect(moved.body.error).toMatchObject({ code: 'invalid_request', param: 'defaultModel' });
+    expect(moved.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'defaultModel' }] });
     expect((await p.api('GET', `/v1/${appId}/ai/config`, { key: serviceKey })).body).toMatchObject({ defaultModel: 'openai/a', allowedModels: ['openai/a', 'openai/b'] });
     await put({ allowedModels: null });
   });
@@ -93,10 +94,10 @@ describe('AI configuration', () => {
   it('usage validates its dates', async () => {
     const reversed = await p.api('GET', `/v1/${appId}/ai/usage?startDate=2026-02-01&endDate=2026-01-01`, { key: serviceKey });
     expect(reversed.status).toBe(400);
-    expect(reversed.body.error.param).toBe('startDate');
+    expect(reversed.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'startDate' }] });
     const bad = await p.api('GET', `/v1/${appId}/ai/usage?startDate=yesterday`, { key: serviceKey });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.param).toBe('startDate');
+    expect(bad.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'startDate' }] });
     const empty = await p.api('GET', `/v1/${appId}/ai/usage?startDate=2026-01-01&endDate=2026-01-31`, { key: serviceKey });
     expect(empty.body).toEqual({ startDate: '2026-01-01', endDate: '2026-01-31', totalTokens: 0, totalCost: 0, creditsUsed: 0, byModel: {}, byUser: {} });
   });

@@ -24,6 +24,7 @@ const RelayedOutput = z.custom<unknown>((v) => typeof v === 'object' && v !== nu
 
 const AUTH = ['platform', 'service', 'user'] as const;
 const ADMIN = ['platform', 'service'] as const;
+/** OpenAI's error shape, for the routes OpenAI clients call (the rest of the area answers the standard envelope). */
 const openai = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, errorShape: 'openai' });
 const PASS_THROUGH = ' Other OpenAI fields (tools, response_format, top_p, ...) pass through to the upstream untouched.';
 const BILLING =
@@ -116,7 +117,7 @@ export const aiConfigGet = defineTool({
   output: ConfigView,
   auth: ADMIN,
   appScoped: true,
-  http: openai({ method: 'GET', path: '/v1/{app_id}/ai/config', subdomainPath: '/ai/config' }),
+  http: { method: 'GET', path: '/v1/{app_id}/ai/config', subdomainPath: '/ai/config' },
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.aiSettings.view(input.app_id),
 });
@@ -138,7 +139,7 @@ export const aiConfigSet = defineTool({
   output: ConfigView,
   auth: ADMIN,
   appScoped: true,
-  http: openai({ method: 'PUT', path: '/v1/{app_id}/ai/config', subdomainPath: '/ai/config' }),
+  http: { method: 'PUT', path: '/v1/{app_id}/ai/config', subdomainPath: '/ai/config' },
   annotations: { idempotentHint: true },
   handler: async ({ app_id, ...patch }, ctx) => ctx.services.aiSettings.update(app_id, patch),
 });
@@ -164,7 +165,7 @@ export const aiUsage = defineTool({
   }),
   auth: ADMIN,
   appScoped: true,
-  http: openai({ method: 'GET', path: '/v1/{app_id}/ai/usage', subdomainPath: '/ai/usage' }),
+  http: { method: 'GET', path: '/v1/{app_id}/ai/usage', subdomainPath: '/ai/usage' },
   annotations: { readOnlyHint: true },
   handler: async (input, ctx) => ctx.services.ai.usage(input.app_id, input.startDate, input.endDate),
 });
