@@ -5,12 +5,14 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  SetLevelRequestSchema,
   ErrorCode,
   isInitializeRequest,
   type CallToolResult,
@@ -28,6 +30,7 @@ import { prompts } from '../../prompts/index.ts';
 import { DEFAULT_TOOLSET_AREAS, toolAreas } from '../../tools/index.ts';
 import { listAppResources, matchTemplate, resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
 import { resolveMcpCaller } from './credentials.ts';
+import { completeArgument, DEFAULT_LOG_LEVEL, observeToolCall, type SessionLogLevel } from './mcp-utilities.ts';
 import { oauthIssuer, resourceMetadataUrl } from './raw/oauth-provider.ts';
 import { sendError } from './rest.ts';
 
@@ -230,8 +233,20 @@ export class McpTransport {
   #server(areas: Set<string>): Server {
     const server = new Server(
       { name: 'svc-platform', version: '0.1.0' },
-      { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} }, instructions: this.#instructions(areas) },
+      {
+        capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, logging: {}, completions: {} },
+        instructions: this.#instructions(areas),
+      },
     );
+    // Replaces the SDK's own setLevel handler, which keeps no level until one is set and so sends every level.
+    const logLevel: SessionLogLevel = { level: DEFAULT_LOG_LEVEL };
+    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      logLevel.level = request.params.level;
+      return {};
+    });
+    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => ({
+      completion: await this.#complete(request.params, extra),
+    }));
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.listFor(areas) as never }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
@@ -239,7 +254,9 @@ export class McpTransport {
       // The notice goes on the call's own response stream, which the client is reading, rather than the optional
       // standalone GET stream, which it may not have opened yet.
       const toolsets = this.#growable(areas, () => extra.sendNotification({ method: 'notifications/tools/list_changed' }));
-      return this.#call(request.params.name, request.params.arguments, caller, String(extra.requestId), areas, extra.signal, sendToPage, toolsets);
+      const { name, arguments: args } = request.params;
+      const run = () => this.#call(name, args, caller, String(extra.requestId), areas, extra.signal, sendToPage, toolsets);
+      return observeToolCall(logLevel, extra, name, run).catch(errorResult);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: [
@@ -284,6 +301,22 @@ export class McpTransport {
     return server;
   }
 
+  /**
+   * completion/complete for the arguments of the per-app resource templates and of the prompts. An unknown template
+   * or prompt is invalid params, as for prompts/get; a known one's free-text arguments complete to nothing.
+   */
+  async #complete(
+    params: { ref: { type: string; uri?: string; name?: string }; argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } },
+    extra: { authInfo?: AuthInfo; requestId: string | number },
+  ): Promise<{ values: string[]; total: number; hasMore: boolean }> {
+    const { ref } = params;
+    const known =
+      ref.type === 'ref/resource' ? resourceTemplates.some((t) => t.uriTemplate === ref.uri) : prompts.some((p) => p.name === ref.name);
+    if (!known) throw rpcError(ErrorCode.InvalidParams, `Unknown ${ref.type === 'ref/resource' ? `resource template ${ref.uri}; call resources/templates/list` : `prompt ${ref.name}; call prompts/list`}.`);
+    const query = { argument: params.argument.name, value: params.argument.value, context: params.context?.arguments ?? {} };
+    return completeArgument(this.#templateContext(extra).call, query);
+  }
+
   /** A session's toolsets as platform_toolsets_enable sees them: adding any announces the changed tool list. */
   #growable(areas: Set<string>, announce: () => Promise<void>): SessionToolsets {
     return {
@@ -314,6 +347,7 @@ export class McpTransport {
     };
   }
 
+  /** Runs a tool of the session; a refusal (unknown tool, toolset not loaded, the tool's own error) throws its AppError. */
   async #call(
     name: string,
     args: unknown,
@@ -326,20 +360,18 @@ export class McpTransport {
   ): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
-    if (!tool) return errorResult(errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.'));
+    if (!tool) throw errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.');
     const area = this.#areaOf.get(name)!;
     if (!areas.has(area)) {
       // Refused rather than run: the agent would be calling a tool it was never shown the schema of.
-      return errorResult(
-        new AppError(
-          400,
-          'TOOL_NOT_IN_TOOLSETS',
-          `Tool '${name}' is in the toolset '${area}', which this session did not load (loaded: ${[...areas].join(', ')}).`,
-          areas.has(TOOLSETS_AREA)
-            ? `Call ${TOOLSETS_TOOL} { toolsets: ["${area}"] }, then tools/list for its tools.`
-            : `Open a new MCP session with /mcp?toolsets=default,${area} (or the Mcp-Toolsets header); this one has no ${TOOLSETS_TOOL} (toolset ${TOOLSETS_AREA}).`,
-          { toolset: area },
-        ),
+      throw new AppError(
+        400,
+        'TOOL_NOT_IN_TOOLSETS',
+        `Tool '${name}' is in the toolset '${area}', which this session did not load (loaded: ${[...areas].join(', ')}).`,
+        areas.has(TOOLSETS_AREA)
+          ? `Call ${TOOLSETS_TOOL} { toolsets: ["${area}"] }, then tools/list for its tools.`
+          : `Open a new MCP session with /mcp?toolsets=default,${area} (or the Mcp-Toolsets header); this one has no ${TOOLSETS_TOOL} (toolset ${TOOLSETS_AREA}).`,
+        { toolset: area },
       );
     }
     try {
@@ -351,7 +383,7 @@ export class McpTransport {
       if (tool.appScoped) this.#services.billing.traffic.served(String((args as { app_id?: unknown }).app_id), Buffer.byteLength(text));
       return { content: [{ type: 'text', text }] };
     } catch (err) {
-      return errorResult(toAppError(err, log, name));
+      throw toAppError(err, log, name);
     }
   }
 }
