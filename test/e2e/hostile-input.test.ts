@@ -612,8 +612,12 @@ async function rawToolCall(mcp: McpConnection, name: string, argsText: string): 
     },
     body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${argsText}}}`,
   });
-  const event = res.text.split('\n').find((line) => line.startsWith('data: '));
-  return { status: res.status, text: res.text, message: event ? JSON.parse(event.slice('data: '.length)) : res.json };
+  // The call's own stream also carries its log and progress notifications: the answer is the message with the call's id.
+  const messages = res.text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice('data: '.length)) as { id?: unknown });
+  return { status: res.status, text: res.text, message: messages.length ? messages.find((m) => m.id === 1) : res.json };
 }
 
 /** The same verdict as sdkCall, over rawToolCall. */
