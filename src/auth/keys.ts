@@ -48,12 +48,16 @@ export interface CredentialRef {
   id: string;
 }
 
-const CREDENTIAL_TABLES: Record<CredentialRef['kind'], string> = {
-  platform: KEY_TABLES.platform.table,
-  service: KEY_TABLES.service.table,
-  substrate: KEY_TABLES.substrate.table,
-  app: 'apps',
-  session: 'sessions',
+/**
+ * Where each kind of credential stands: its table, the id column and its type (key ids are uuids, compared as such so
+ * the primary key serves; app ids and session hashes are text), and for sessions, that they have not expired.
+ */
+const CREDENTIAL_ROWS: Record<CredentialRef['kind'], { table: string; id: string; type: 'uuid' | 'text'; live?: string }> = {
+  platform: { table: KEY_TABLES.platform.table, id: 'id', type: 'uuid' },
+  service: { table: KEY_TABLES.service.table, id: 'id', type: 'uuid' },
+  substrate: { table: KEY_TABLES.substrate.table, id: 'id', type: 'uuid' },
+  app: { table: 'apps', id: 'id', type: 'text' },
+  session: { table: 'sessions', id: 'id_hash', type: 'text', live: 'expires_at > now()' },
 };
 
 /** The key a caller presented (none for end users and anonymous callers, whose tokens are not revoked one by one). */
@@ -137,15 +141,11 @@ export class KeysService {
     const valid = new Set<string>();
     const byKind = Map.groupBy(credentials, (c) => c.kind);
     for (const [kind, refs] of byKind) {
-      // Key ids are uuids (compared as such, so the primary key serves); app ids and session hashes are text.
-      const textual = kind === 'app' || kind === 'session';
-      const ids = refs.map((r) => r.id).filter((id) => textual || isUuid(id));
+      const row = CREDENTIAL_ROWS[kind];
+      const ids = refs.map((r) => r.id).filter((id) => row.type === 'text' || isUuid(id));
       if (!ids.length) continue;
-      const { rows } = await (kind === 'session'
-        ? sql<{ id: string }>`select id_hash as id from sessions where id_hash = any(${ids}::text[]) and expires_at > now()`
-        : sql<{ id: string }>`select id::text from ${sql.table(CREDENTIAL_TABLES[kind])}
-        where id = any(${ids}::${sql.raw(textual ? 'text' : 'uuid')}[])`
-      ).execute(this.#db);
+      const { rows } = await sql<{ id: string }>`select ${sql.ref(row.id)}::text as id from ${sql.table(row.table)}
+        where ${sql.ref(row.id)} = any(${ids}::${sql.raw(row.type)}[])${sql.raw(row.live ? ` and ${row.live}` : '')}`.execute(this.#db);
       for (const { id } of rows) valid.add(credentialKey({ kind, id }));
     }
     return valid;

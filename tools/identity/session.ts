@@ -29,9 +29,16 @@ function signedIn(ctx: Pick<ToolContext, 'session'>, result: SignedIn) {
   return { person: result.person, account_id: result.account_id, role: result.role };
 }
 
-export function personOf(caller: Caller): string {
+type PersonCaller = Extract<Caller, { kind: 'platform' }> & { personId: string };
+
+/** The caller as a person (a session or an OAuth token); a key is refused. */
+function personCaller(caller: Caller): PersonCaller {
   if (caller.kind !== 'platform' || caller.personId === null) throw errors.wrongCredential(['a person\'s session']);
-  return caller.personId;
+  return caller as PersonCaller;
+}
+
+export function personOf(caller: Caller): string {
+  return personCaller(caller).personId;
 }
 
 /** Where a session is opened from: the client address (the user agent is not among a tool's inputs). */
@@ -149,10 +156,9 @@ export const accountSession = defineTool({
   annotations: { readOnlyHint: true },
   http: { method: 'GET', path: '/dashboard/session' },
   handler: async (_input, ctx) => {
-    const personId = personOf(ctx.caller);
-    if (ctx.caller.kind !== 'platform') throw errors.authRequired();
+    const { personId, accountId, role } = personCaller(ctx.caller);
     const { identity } = ctx.services;
-    return { person: await identity.person(personId), account_id: ctx.caller.accountId, role: ctx.caller.role, accounts: await identity.memberships(personId) };
+    return { person: await identity.person(personId), account_id: accountId, role, accounts: await identity.memberships(personId) };
   },
 });
 
