@@ -69,6 +69,27 @@ export const toolAreas: Readonly<Record<string, readonly AnyTool[]>> = { ...area
  */
 export const DEFAULT_TOOLSET_AREAS: readonly string[] = ['apps', 'schema', 'data', 'auth', 'storage', 'functions', 'frontend', 'platform'];
 
+/**
+ * The `core` toolset: one tool per step of the guide's typical flow, across areas, for an agent that would rather
+ * start small (about 24 KB of tools/list against default's 54 KB) and add areas with platform_toolsets_enable.
+ */
+export const CORE_TOOLSET: readonly string[] = [
+  'apps_create',
+  'apps_list',
+  'schema_apply',
+  'auth_signup',
+  'data_insert',
+  'data_select',
+  'storage_upload_inline',
+  'functions_deploy',
+  'functions_invoke',
+  'functions_logs',
+  'frontend_deploy_files',
+  'frontend_deploy_get',
+  'platform_guide',
+  'platform_toolsets_enable',
+];
+
 /** The registry: every capability, served as a REST route (when it has one) and as an MCP tool. */
 export const tools: readonly AnyTool[] = [
   appsList,

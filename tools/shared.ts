@@ -6,6 +6,9 @@ import type { Caller } from '../src/core/caller.ts';
 import { errors } from '../src/core/errors.ts';
 
 /** Where an area's reference is (limits, errors, formats): its section of the guide, GET /llms.txt?area=<area>. */
+/** A boolean that a GET route also takes from its query string, as "true" or "false". */
+export const QueryFlag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+
 export const guideRef = (area: string): string => `platform_guide area=${area}`;
 
 /** Bindings of an area's routes under /v1/{app_id}/<area>, also served under /<area> on the app's own host. */
@@ -23,7 +26,7 @@ export const UserTokenSchema = z
   .string()
   .max(4000)
   .optional()
-  .describe('Act as this end user: an access token of this app (auth_signup, auth_login); the call sees and does what that user may.');
+  .describe("An end user's access token (auth_signup, auth_login): the call acts as that user.");
 
 /** Who sees which files (storage): the sentence every storage tool ends with. */
 export const OWN_FILES_NOTE = ' Keys reach every file of the app; an end user (their JWT, or user_token) only their own.';

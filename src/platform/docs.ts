@@ -69,8 +69,11 @@ export function withAreaIndex(llmsTxt: string, areas: Areas, defaultAreas: reado
   return llmsTxt.slice(0, begin) + renderAreaIndex(areas, defaultAreas) + llmsTxt.slice(end + INDEX_END.length);
 }
 
-/** An area's section of the guide: what it is for, its hand-written reference (limits, errors, rules), then every tool. */
-export function renderAreaSection(area: string, tools: readonly AnyTool[]): string {
+/**
+ * An area's section of the guide: what it is for, its hand-written reference (limits, errors, rules), then every tool
+ * unless `withTools` is false (an MCP agent already has the tools' texts from tools/list).
+ */
+export function renderAreaSection(area: string, tools: readonly AnyTool[], withTools = true): string {
   const guide = AREA_GUIDES[area];
   const lines = [
     `# svc platform: the ${area} area`,
@@ -82,6 +85,7 @@ export function renderAreaSection(area: string, tools: readonly AnyTool[]): stri
     '',
   ];
   if (guide?.reference) lines.push(guide.reference.trim(), '');
+  if (!withTools) return lines.join('\n');
   lines.push('## Tools', '');
   for (const tool of tools) lines.push(...renderTool(tool));
   return lines.join('\n');
@@ -90,13 +94,15 @@ export function renderAreaSection(area: string, tools: readonly AnyTool[]): stri
 /** The texts of /llms.txt: the committed guide, and each area's section rendered from the registry once, at start-up. */
 export interface Docs {
   llmsTxt(): string;
-  /** The section of a registered area; undefined for any other name. */
-  areaSection(area: string): string | undefined;
+  /** The section of a registered area, without its tool reference when `tools` is false; undefined for any other name. */
+  areaSection(area: string, opts?: { tools: boolean }): string | undefined;
 }
 
 export function createDocs(llmsTxt: string, areas: Areas): Docs {
-  const sections = new Map(Object.entries(areas).map(([area, tools]) => [area, renderAreaSection(area, tools)]));
-  return { llmsTxt: () => llmsTxt, areaSection: (area) => sections.get(area) };
+  const render = (withTools: boolean) => new Map(Object.entries(areas).map(([area, tools]) => [area, renderAreaSection(area, tools, withTools)]));
+  const sections = render(true);
+  const notes = render(false);
+  return { llmsTxt: () => llmsTxt, areaSection: (area, opts) => (opts?.tools === false ? notes : sections).get(area) };
 }
 
 const ERROR_RESPONSE = { $ref: '#/components/responses/Error' };

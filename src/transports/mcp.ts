@@ -27,7 +27,7 @@ import type { Caller } from '../core/caller.ts';
 import type { Services } from '../services.ts';
 import { resources } from '../../resources/index.ts';
 import { prompts } from '../../prompts/index.ts';
-import { DEFAULT_TOOLSET_AREAS, toolAreas } from '../../tools/index.ts';
+import { CORE_TOOLSET, DEFAULT_TOOLSET_AREAS, toolAreas } from '../../tools/index.ts';
 import { listAppResources, matchTemplate, resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
 import { resolveMcpCaller } from './credentials.ts';
 import { completeArgument, DEFAULT_LOG_LEVEL, observeToolCall, type SessionLogLevel } from './mcp-utilities.ts';
@@ -53,11 +53,11 @@ const TOOLSETS_AREA = 'platform';
 export const TOOLSETS_HEADER = 'mcp-toolsets';
 
 /**
- * The areas an initialize request asks for: the union of `?toolsets=` and the Mcp-Toolsets header (comma-separated
- * area names, `default`, `all`); `default` (building an app) when neither is given, because every area together
- * is more than an agent should carry in its context; the initialize instructions then name the toolsets the session
- * lacks. A name stands for itself only (`rag` is the rag tools alone); `default,rag` adds to the default set.
- * Unknown names are a 400 naming the valid ones.
+ * The toolsets an initialize request asks for: the union of `?toolsets=` and the Mcp-Toolsets header (comma-separated
+ * area names, `core`, `default`, `all`); `default` (building an app) when neither is given, because every area
+ * together is more than an agent should carry in its context; the initialize instructions then name the toolsets the
+ * session lacks. A name stands for itself only (`rag` is the rag tools alone); `default,rag` adds to the default set.
+ * `core` is not an area but the typical flow's own tools (CORE_TOOLSET). Unknown names are a 400 naming the valid ones.
  */
 export function requestedAreas(query: unknown, header: unknown, areas: readonly string[]): Set<string> {
   const names = [query, header]
@@ -68,13 +68,16 @@ export function requestedAreas(query: unknown, header: unknown, areas: readonly 
   return areasOf.size ? areasOf : new Set(DEFAULT_TOOLSET_AREAS);
 }
 
+/** The toolset of the typical flow's tools, across areas (tools/index.ts CORE_TOOLSET). */
+export const CORE = 'core';
+
 /**
- * The areas toolset names stand for (trimmed, case-insensitive; `default` and `all` expand). Unknown names are a 400
- * VALIDATION_FAILED naming the valid ones, after `how` (how this caller names toolsets).
+ * The toolsets names stand for: areas and `core` (trimmed, case-insensitive; `default` and `all` expand to areas).
+ * Unknown names are a 400 VALIDATION_FAILED naming the valid ones, after `how` (how this caller names toolsets).
  */
 export function toolsetAreas(given: readonly string[], areas: readonly string[], how: string): Set<string> {
   const names = given.map((v) => v.trim().toLowerCase()).filter(Boolean);
-  const valid = ['default', 'all', ...areas];
+  const valid = [CORE, 'default', 'all', ...areas];
   const unknown = names.filter((n) => !valid.includes(n));
   if (unknown.length) {
     throw new AppError(
@@ -208,12 +211,17 @@ export class McpTransport {
     await transport.handleRequest(req, res, req.body);
   }
 
-  /** The tools/list answer for a set of areas, in registry order. */
+  /** Whether a session with these toolsets lists the tool: its area is loaded, or `core` and it is a core tool. */
+  #inToolsets(name: string, toolsets: ReadonlySet<string>): boolean {
+    return toolsets.has(this.#areaOf.get(name)!) || (toolsets.has(CORE) && CORE_TOOLSET.includes(name));
+  }
+
+  /** The tools/list answer for a set of toolsets, in registry order. */
   listFor(areas: ReadonlySet<string>): ReadonlyArray<Record<string, unknown>> {
     const key = [...areas].sort().join(',');
     let listed = this.#listCache.get(key);
     if (!listed) {
-      listed = [...this.#listed.entries()].filter(([name]) => areas.has(this.#areaOf.get(name)!)).map(([, t]) => t);
+      listed = [...this.#listed.entries()].filter(([name]) => this.#inToolsets(name, areas)).map(([, t]) => t);
       this.#listCache.set(key, listed);
     }
     return listed;
@@ -223,7 +231,7 @@ export class McpTransport {
   #instructions(areas: ReadonlySet<string>): string {
     const others = this.#areas.filter((a) => !areas.has(a));
     if (others.length === 0) return INSTRUCTIONS;
-    const how = areas.has(TOOLSETS_AREA)
+    const how = this.#inToolsets(TOOLSETS_TOOL, areas)
       ? `add them to this session with ${TOOLSETS_TOOL} { toolsets: [...] } (tools/list then includes them)`
       : `open a new session with /mcp?toolsets=<comma-separated names> (with ${TOOLSETS_AREA}, ${TOOLSETS_TOOL} adds more later)`;
     return `${INSTRUCTIONS} This session has the toolsets ${[...areas].join(', ')}; for the others (${others.join(', ')}) ${how}.`;
@@ -362,13 +370,13 @@ export class McpTransport {
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
     if (!tool) throw errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.');
     const area = this.#areaOf.get(name)!;
-    if (!areas.has(area)) {
+    if (!this.#inToolsets(name, areas)) {
       // Refused rather than run: the agent would be calling a tool it was never shown the schema of.
       throw new AppError(
         400,
         'TOOL_NOT_IN_TOOLSETS',
         `Tool '${name}' is in the toolset '${area}', which this session did not load (loaded: ${[...areas].join(', ')}).`,
-        areas.has(TOOLSETS_AREA)
+        this.#inToolsets(TOOLSETS_TOOL, areas)
           ? `Call ${TOOLSETS_TOOL} { toolsets: ["${area}"] }, then tools/list for its tools.`
           : `Open a new MCP session with /mcp?toolsets=default,${area} (or the Mcp-Toolsets header); this one has no ${TOOLSETS_TOOL} (toolset ${TOOLSETS_AREA}).`,
         { toolset: area },

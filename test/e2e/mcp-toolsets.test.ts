@@ -156,7 +156,7 @@ describe('/mcp toolsets', () => {
     const client = await connect('/mcp');
     const refused = await callTool(client, 'platform_toolsets_enable', { toolsets: ['rag', 'nope'] });
     expect(refused.isError).toBe(true);
-    const valid = ['default', 'all', ...Object.keys(toolAreas)];
+    const valid = ['core', 'default', 'all', ...Object.keys(toolAreas)];
     expect(refusal(refused, 'platform')).toEqual({
       status: 400,
       error: {
@@ -179,6 +179,6 @@ describe('/mcp toolsets', () => {
     const body = (await res.json()) as { error: { code: string; message: string; remediation: string; details: { valid: string[] } } };
     expect(body.error.code).toBe('VALIDATION_FAILED');
     expect(body.error.message).toContain("'nope'");
-    expect(body.error.details.valid).toEqual(['default', 'all', ...Object.keys(toolAreas)]);
+    expect(body.error.details.valid).toEqual(['core', 'default', 'all', ...Object.keys(toolAreas)]);
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
+import { CORE_TOOLSET, DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
 import { LLMS_TXT_PATH } from '../../src/composition.ts';
 import { renderAreaSection } from '../../src/platform/docs.ts';
 import { McpTransport, requestedAreas } from '../../src/transports/mcp.ts';
@@ -34,6 +34,8 @@ import type { Services } from '../../src/services.ts';
 const BUDGET = {
   all: 136 * 1024,
   default: 54 * 1024,
+  // The typical flow's tools across areas (CORE_TOOLSET), measured 22,756 B when it was added.
+  core: 24 * 1024,
   area: 12 * 1024,
   llmsTxt: 14 * 1024,
   areaSection: 16 * 1024,
@@ -55,6 +57,11 @@ describe('context budget', () => {
 
   it(`tools/list for the default toolset is at most ${BUDGET.default} bytes`, () => {
     expect(listBytes('default')).toBeLessThanOrEqual(BUDGET.default);
+  });
+
+  it(`tools/list for the core toolset is at most ${BUDGET.core} bytes, and lists exactly the core tools`, () => {
+    expect(listBytes('core')).toBeLessThanOrEqual(BUDGET.core);
+    expect(transport.listFor(requestedAreas('core', undefined, areas)).map((t) => t.name).sort()).toEqual([...CORE_TOOLSET].sort());
   });
 
   it.each(areas)(`tools/list for the %s toolset alone is at most ${BUDGET.area} bytes`, (area) => {

@@ -30,7 +30,9 @@ function deployResult(deployment: DeploymentView, ctx: Ctx<Uses>): z.infer<typeo
   return { ...deployment, platform_env: ctx.services.frontend.platformEnv(ctx.app!.id) };
 }
 const PLATFORM_ENV_NOTE =
-  'platform_env lists the SVC_ values pages read from window.__ENV__ (<script src="__env.js">): app id, API, data API and auth URLs.';
+  'Pages get window.__ENV__ from <script src="__env.js">: SVC_APP_ID, SVC_API_URL, SVC_DATA_URL (PostgREST: fetch SVC_DATA_URL+"/table?select=*" ' +
+  'with Authorization: Bearer <access_token>), SVC_AUTH_SIGNUP_URL and SVC_AUTH_LOGIN_URL (POST { email, password } -> { access_token, user, ... }), ' +
+  'SVC_AUTH_REFRESH_URL; platform_env lists them.';
 const FrameworkSchema = z
   .enum(FRAMEWORKS)
   .describe('How the site is served: react-vite (SPA: unknown routes get index.html), nextjs-static (next export), static or other (exact files)');

@@ -5,7 +5,7 @@ import { AppIdSchema } from '../../src/apps/types.ts';
 import { BOT_STATUSES } from '../../src/meetings/states.ts';
 import { isMeetingUrl, MEETING_PLATFORMS } from '../../src/meetings/hosts.ts';
 import { RESERVED_METADATA_PREFIX } from '../../src/meetings/types.ts';
-import { guideRef } from '../shared.ts';
+import { guideRef, QueryFlag } from '../shared.ts';
 
 type Uses = 'meetings';
 const defineTool = toolsUsing<Uses>();
@@ -19,7 +19,6 @@ const GUIDE = ` Errors, states, events: ${guideRef('meetings')}.`;
 
 const BotId = z.uuid('a bot id is a uuid, as meetings_spawn returned it').describe('The bot id from meetings_spawn or meetings_list');
 /** Query strings carry text: "true"/"false" as well as JSON booleans. */
-const QueryFlag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 const Timer = z.number().int().min(1).max(86_400);
 
 const Metadata = z

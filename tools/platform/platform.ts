@@ -4,6 +4,7 @@ import { toolsUsing } from '../define.ts';
 import { errors } from '../../src/core/errors.ts';
 import { SuggestionInput } from '../../src/platform/suggestions.ts';
 import { accountOf } from '../caller.ts';
+import { QueryFlag } from '../shared.ts';
 
 type Uses = 'docs' | 'health' | 'suggestions';
 const defineTool = toolsUsing<Uses>();
@@ -39,9 +40,11 @@ export function platformGuideTool(areas: readonly string[]): AnyTool {
     title: 'Agent guide',
     description:
       'The platform guide (GET /llms.txt): connecting, credentials, errors, the flow for a new app, conventions, pitfalls and an index of the areas. ' +
-      "With area: that area's reference, every tool with its inputs, limits and errors (GET /llms.txt?area=<area>). Read the guide once before building.",
+      "With area: that area's reference, every tool with its inputs, limits and errors (GET /llms.txt?area=<area>); tools: false leaves out " +
+      'the tools you already have from tools/list. Read the guide once before building.',
     input: z.object({
       area: z.enum(areas as [string, ...string[]]).optional().describe("An area's reference instead of the guide"),
+      tools: QueryFlag.optional().describe("With area: false leaves out the area's tool reference"),
     }),
     output: z.object({ text: z.string() }),
     auth: ['none', 'platform', 'service', 'user', 'substrate'],
@@ -49,7 +52,7 @@ export function platformGuideTool(areas: readonly string[]): AnyTool {
     annotations: { readOnlyHint: true },
     handler: async (input, ctx) => {
       if (!input.area) return { text: ctx.services.docs.llmsTxt() };
-      const text = ctx.services.docs.areaSection(input.area);
+      const text = ctx.services.docs.areaSection(input.area, { tools: input.tools ?? true });
       if (text === undefined) throw errors.notFound(`Area '${input.area}'`, 'Call platform_guide without area for the index of the areas.');
       return { text };
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SUBSTRATE_ROLE } from '../shared.ts';
+import { QueryFlag, SUBSTRATE_ROLE } from '../shared.ts';
 import { type HttpBinding } from '../../src/core/define.ts';
 import { toolsUsing } from '../define.ts';
 import { ENTITY_TYPES, entityNotFound } from '../../src/substrate/entities.ts';
@@ -31,7 +31,6 @@ const Verdict = z.object({
   conflicts: z.array(z.object({ principle_id: z.string(), title: z.string(), mode: z.enum(['require_approval', 'reject']) })),
 });
 /** `count=true` over REST (a query string), `count: true` over MCP. */
-const Flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 
 export const substrateEntitiesList = defineTool({
   name: 'substrate_entities_list',
@@ -43,7 +42,7 @@ export const substrateEntitiesList = defineTool({
     type: z.enum(ENTITY_TYPES).optional(),
     q: z.string().max(200).optional().describe('Display-name search, case-insensitive substring'),
     limit: z.coerce.number().int().min(1).max(200).default(50),
-    count: Flag.optional().describe('true adds total (all matches, ignoring limit)'),
+    count: QueryFlag.optional().describe('true adds total (all matches, ignoring limit)'),
   }),
   output: z.object({ entities: z.array(Entity), total: z.number().int().optional() }),
   auth: AUTH,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SUBSTRATE_ROLE } from '../shared.ts';
+import { QueryFlag, SUBSTRATE_ROLE } from '../shared.ts';
 import { type HttpBinding } from '../../src/core/define.ts';
 import { toolsUsing } from '../define.ts';
 import { MEMORY_KINDS, parseKinds } from '../../src/substrate/memory.ts';
@@ -12,7 +12,6 @@ const BASE = '/v1/me/substrate';
 const AUTH = ['substrate', 'platform'] as const;
 const REST = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, restAuth: ['substrate', 'session'] });
 /** `count=true` over REST (a query string), `count: true` over MCP. */
-const Flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 /** Memory kinds, comma-separated (checked by parseKinds: 400 naming an unknown one). */
 const Kinds = z.string().max(200).optional().describe(`Comma-separated: ${MEMORY_KINDS.join(', ')} (default all)`);
 
@@ -67,7 +66,7 @@ export const substrateArtifactsList = defineTool({
     kind: z.string().max(100).optional(),
     q: z.string().max(500).optional().describe('Every word; "a phrase", or, -word work'),
     limit: z.coerce.number().int().min(1).max(200).default(50),
-    count: Flag.optional().describe('true adds total (all matches, ignoring limit)'),
+    count: QueryFlag.optional().describe('true adds total (all matches, ignoring limit)'),
   }),
   output: z.object({ artifacts: z.array(Artifact), total: z.number().int().optional() }),
   auth: AUTH,
@@ -120,7 +119,7 @@ export const substrateMemoryList = defineTool({
   input: z.object({
     kinds: Kinds,
     source_artifact_id: z.string().min(1).max(100).optional(),
-    superseded: Flag.optional(),
+    superseded: QueryFlag.optional(),
     before: z.string().max(200).optional().describe('next_before, verbatim'),
     limit: z.coerce.number().int().min(1).max(100).default(25),
   }),
