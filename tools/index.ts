@@ -63,6 +63,9 @@ export const platformGuide = platformGuideTool(Object.keys(areaTools));
  */
 export const toolAreas: Readonly<Record<string, readonly AnyTool[]>> = { ...areaTools, platform: [...areaTools.platform!, platformGuide] };
 
+// Each descriptor names its area: the errors of its calls link that area's section (documentation_url, see invoke()).
+for (const [area, list] of Object.entries(toolAreas)) for (const tool of list) tool.area = area;
+
 /**
  * The `default` toolset, for building an app: everything but `keys` (service and substrate keys are rarely needed
  * by an agent, which acts with its platform key and user_token). `all` is every area.

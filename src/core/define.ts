@@ -147,6 +147,11 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
   billingGate?: 'write' | 'session' | 'exempt';
   /** false: REST only, not offered over MCP (e.g. a human's approval, which an agent must not give itself). */
   mcp?: false;
+  /**
+   * The area (toolset) the tool belongs to, set when the registry is built (tools/index.ts): its calls' errors link
+   * that area's section of the guide (documentation_url).
+   */
+  area?: string;
   /** What a successful call changed, for the account's audit log (see ToolAudit). */
   audit?: ToolAudit<z.output<I>, z.output<O>>;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };

@@ -131,17 +131,24 @@ const POSTGREST_CODES: Readonly<Record<string, { code: string; status?: number }
   AUTH_INVALID_TOKEN: { code: 'PGRST301' },
 };
 
-export function postgrestError(err: AppError): { status: number; body: PostgrestErrorBody } {
+export function postgrestError(err: AppError, baseUrl: string): { status: number; body: PostgrestErrorBody } {
   const named = POSTGREST_CODES[err.code];
   const code = err.postgrest?.code ?? named?.code ?? err.code;
   const pg = err.postgrest;
   const hint = pg && 'hint' in pg ? (pg.hint ?? null) : err.remediation || null;
-  return { status: named?.status ?? err.status, body: { code, message: pg?.message ?? err.message, details: pg?.details ?? null, hint, ...envelope(err) } };
+  return { status: named?.status ?? err.status, body: { code, message: pg?.message ?? err.message, details: pg?.details ?? null, hint, ...envelope(err, baseUrl) } };
 }
 
-/** The status and body of an error in the shape of the route family that sends it. */
-export function errorWire(err: AppError, shape: ErrorShape = 'standard'): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody | PostgrestErrorBody } {
+/**
+ * The status and body of an error in the shape of the route family that sends it; the envelope's documentation_url
+ * (standard and PostgREST shapes) starts with `baseUrl`.
+ */
+export function errorWire(
+  err: AppError,
+  baseUrl: string,
+  shape: ErrorShape = 'standard',
+): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody | PostgrestErrorBody } {
   if (shape === 'people') return peopleError(err);
-  if (shape === 'postgrest') return postgrestError(err);
-  return { status: err.status, body: shape === 'openai' ? openAiError(err) : envelope(err) };
+  if (shape === 'postgrest') return postgrestError(err, baseUrl);
+  return { status: err.status, body: shape === 'openai' ? openAiError(err) : envelope(err, baseUrl) };
 }

@@ -11,6 +11,12 @@ export class AppError extends Error {
    * message, details and hint), for the top level of the data API's body; our envelope keeps ours.
    */
   postgrest?: { code: string; message?: string; details?: unknown; hint?: string | null };
+  /**
+   * The area (toolset) whose section of the guide documents this error: invoke() names the area of the tool whose
+   * call failed, a raw route its own. Unnamed: the error is not one area's (an unknown route, a body that is not
+   * JSON), and documentation_url is the guide itself.
+   */
+  area?: string;
 
   constructor(status: number, code: string, message: string, remediation: string, details?: unknown) {
     super(message);
@@ -19,14 +25,24 @@ export class AppError extends Error {
     this.remediation = remediation;
     this.details = details;
   }
+
+  /** Names the area whose guide section documents this error, unless one is named already (the innermost wins). */
+  inArea(area: string | undefined): this {
+    if (area !== undefined) this.area ??= area;
+    return this;
+  }
 }
+
+/** Where the guide is served: GET /llms.txt, and an area's section at /llms.txt?area=<area>. */
+export const guidePath = (area?: string): string => (area === undefined ? '/llms.txt' : `/llms.txt?area=${encodeURIComponent(area)}`);
 
 export interface ErrorEnvelope {
-  error: { code: string; message: string; remediation: string; details?: unknown };
+  error: { code: string; message: string; remediation: string; documentation_url: string; details?: unknown };
 }
 
-export function envelope(err: AppError): ErrorEnvelope {
-  const body: ErrorEnvelope['error'] = { code: err.code, message: err.message, remediation: err.remediation };
+/** The standard envelope; documentation_url is the guide section of the error's area (the guide when it has none). */
+export function envelope(err: AppError, baseUrl: string): ErrorEnvelope {
+  const body: ErrorEnvelope['error'] = { code: err.code, message: err.message, remediation: err.remediation, documentation_url: baseUrl + guidePath(err.area) };
   if (err.details !== undefined) body.details = err.details;
   return { error: body };
 }

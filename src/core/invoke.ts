@@ -49,7 +49,7 @@ export interface InvokeBase<S = unknown, A = unknown> {
 
 /**
  * The one pipeline both transports call: parse input, authorize, handle, shape output, map errors.
- * It always resolves to the tool's output or throws an AppError.
+ * It always resolves to the tool's output or throws an AppError, which names the tool's area.
  */
 export async function invoke<S, A>(tool: AnyTool, rawInput: unknown, base: InvokeBase<S, A>): Promise<unknown> {
   try {
@@ -69,7 +69,8 @@ export async function invoke<S, A>(tool: AnyTool, rawInput: unknown, base: Invok
     if (tool.audit) await recordAudited(tool.audit, input, output, base);
     return output;
   } catch (err) {
-    throw toAppError(err, base.log, tool.name);
+    // The tool's area names the guide section the error links to (documentation_url).
+    throw toAppError(err, base.log, tool.name).inArea(tool.area);
   }
 }
 

@@ -56,11 +56,6 @@ export function failureError(outcome: RunOutcome, meta: FunctionMeta): AppError 
   return functionErrors.failed();
 }
 
-/** The standard error envelope, as the REST routes render an AppError. */
-export function envelopeOf(err: AppError): { error: { code: string; message: string; remediation: string } } {
-  return { error: { code: err.code, message: err.message, remediation: err.remediation } };
-}
-
 /** Content types shown as text when they decode as UTF-8; anything else is returned base64. */
 const TEXTUAL = /^(text\/|application\/(json|javascript|xml|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 

@@ -8,7 +8,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../core/crypto.ts';
-import { AppError, errors } from '../core/errors.ts';
+import { AppError, envelope, errors, type ErrorEnvelope } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { jsonObject } from '../db/json.ts';
 import type { AppPurger, AppRecord } from '../apps/types.ts';
@@ -20,7 +20,7 @@ import { ClientGone, FunctionPool, type PoolTarget } from './pool.ts';
 import type { EndUser, PlatformCall } from './protocol.ts';
 import { checkEnvSize, functionView, META_COLUMNS, metaOf, metricsView, ROW_COLUMNS, triggerOf, type FunctionMetrics, type FunctionRow } from './records.ts';
 import { cronRequest, testRequest, websocketRequest, type InvocationInput, type TestInvokeInput } from './requests.ts';
-import { BufferSink, decodeBody, envelopeOf, failureError, type BodyEncoding } from './responses.ts';
+import { BufferSink, decodeBody, failureError, type BodyEncoding } from './responses.ts';
 import { buildDenyList, EMIT_CACHE_MAX_AGE_MS, ensureDir, pruneEmitCache, resolveDenoBinary } from './sandbox.ts';
 import { LIMITS, platformOrigins, type ConsoleLine, type FunctionMeta, type FunctionView, type LogEntryView, type PlatformChannel, type Trigger } from './types.ts';
 
@@ -376,7 +376,7 @@ export class FunctionsService implements AppPurger {
     const sink = new BufferSink(BUFFERED_RESPONSE_MAX);
     const outcome = await this.invoke(meta, testRequest(input, this.#origin()), sink);
     const failure = outcome.failure && !outcome.headSent ? failureError(outcome, meta) : undefined;
-    const decoded = failure ? { body: envelopeOf(failure), body_encoding: 'json' as const } : decodeBody(sink.body(), sink.headers['content-type']);
+    const decoded = failure ? { body: this.#envelope(failure), body_encoding: 'json' as const } : decodeBody(sink.body(), sink.headers['content-type']);
     return {
       status: failure ? failure.status : outcome.status,
       headers: failure ? { 'content-type': 'application/json' } : sink.headers,
@@ -432,11 +432,11 @@ export class FunctionsService implements AppPurger {
     try {
       const outcome = await this.invoke(meta, websocketRequest(event, data, user, token, this.#origin(), signal), sink);
       const failure = outcome.failure && !outcome.headSent ? failureError(outcome, meta) : undefined;
-      if (failure) return { function: meta.name, status: failure.status, data: envelopeOf(failure) };
+      if (failure) return { function: meta.name, status: failure.status, data: this.#envelope(failure) };
       return { function: meta.name, status: outcome.status, data: decodeBody(sink.body(), sink.headers['content-type']).body };
     } catch (err) {
       const appErr = err instanceof AppError ? err : functionErrors.failed();
-      return { function: meta.name, status: appErr.status, data: envelopeOf(appErr) };
+      return { function: meta.name, status: appErr.status, data: this.#envelope(appErr) };
     }
   }
 
@@ -519,6 +519,11 @@ export class FunctionsService implements AppPurger {
   }
 
   /** Scheme and host of request.url for invocations that arrive through no HTTP request (test, cron, websocket). */
+  /** An invocation's failure as the /fn route answers it (the standard envelope, linking the functions section). */
+  #envelope(err: AppError): ErrorEnvelope {
+    return envelope(err.inArea('functions'), this.#config.baseUrl);
+  }
+
   #origin(): string {
     return new URL(this.#config.baseUrl).origin;
   }

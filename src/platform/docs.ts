@@ -1,4 +1,5 @@
 import type { AnyTool } from '../core/define.ts';
+import { guidePath } from '../core/errors.ts';
 import { inputJsonSchema, outputJsonSchema, pathParams, type JsonSchema } from '../core/schema.ts';
 import { AREA_GUIDES } from './area-guides.ts';
 
@@ -16,7 +17,7 @@ const AUTH_LABEL: Record<string, string> = {
 type Areas = Readonly<Record<string, readonly AnyTool[]>>;
 
 /** Where an area's section is served: the route, the guide tool's input and the MCP resource. */
-export const areaLink = (area: string) => `/llms.txt?area=${area}`;
+export const areaLink = (area: string) => guidePath(area);
 export const areaResource = (area: string) => `svc://guide/${area}`;
 
 function describeField(name: string, schema: JsonSchema, required: boolean): string {
@@ -173,7 +174,13 @@ export function buildOpenApi(tools: readonly AnyTool[], baseUrl: string): Record
                   error: {
                     type: 'object',
                     required: ['code', 'message', 'remediation'],
-                    properties: { code: { type: 'string' }, message: { type: 'string' }, remediation: { type: 'string' }, details: {} },
+                    properties: {
+                      code: { type: 'string' },
+                      message: { type: 'string' },
+                      remediation: { type: 'string' },
+                      documentation_url: { type: 'string', format: 'uri', description: "The guide section of the error's area (/llms.txt?area=<area>), or the guide" },
+                      details: {},
+                    },
                   },
                 },
               },

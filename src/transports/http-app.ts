@@ -7,11 +7,11 @@ import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
 import type { Services } from '../services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
-import { errorShapes, JSON_TYPES, largeBodyParsers, mountRestTools, sendError, type SubdomainLocals } from './rest.ts';
+import { errorShapes, JSON_TYPES, largeBodyParsers, mountRestTools, sendError, type BaseUrlLocals, type SubdomainLocals } from './rest.ts';
 import { mcpOriginGuard, type McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
 import { subdomainOf } from './app-host.ts';
-import { answerClientError, MAX_HEADER_BYTES } from './socket-reply.ts';
+import { clientErrorAnswer, MAX_HEADER_BYTES } from './socket-reply.ts';
 import { postgrestAlias } from './postgrest-alias.ts';
 import { settleUnreadBody } from './raw/unread-body.ts';
 
@@ -31,13 +31,14 @@ export interface HttpAppDeps {
 /** The HTTP server: the express app, with requests node cannot parse answered in the standard envelope too. */
 export function createHttpServer(deps: HttpAppDeps): http.Server {
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, createHttpApp(deps));
-  server.on('clientError', answerClientError);
+  server.on('clientError', clientErrorAnswer(deps.services.config.baseUrl));
   return server;
 }
 
 function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Express {
   const { config } = services;
   const app = express();
+  (app.locals as BaseUrlLocals).baseUrl = config.baseUrl;
   app.disable('x-powered-by');
   // Only trusted hops may name the client: otherwise X-Forwarded-For would let anyone pick a fresh rate-limit bucket.
   app.set('trust proxy', config.trustProxy);

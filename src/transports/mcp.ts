@@ -27,7 +27,7 @@ import type { Caller } from '../core/caller.ts';
 import type { Services } from '../services.ts';
 import { resources } from '../../resources/index.ts';
 import { prompts } from '../../prompts/index.ts';
-import { CORE_TOOLSET, DEFAULT_TOOLSET_AREAS, toolAreas } from '../../tools/index.ts';
+import { CORE_TOOLSET, DEFAULT_TOOLSET_AREAS } from '../../tools/index.ts';
 import { listAppResources, matchTemplate, resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
 import { resolveMcpCaller } from './credentials.ts';
 import { completeArgument, DEFAULT_LOG_LEVEL, observeToolCall, type SessionLogLevel } from './mcp-utilities.ts';
@@ -129,8 +129,7 @@ export class McpTransport {
     this.#registry = new Map(allTools.map((t) => [t.name, t]));
     this.#services = services;
     this.#log = log;
-    const declared = new Map(Object.entries(toolAreas).flatMap(([area, list]) => list.map((t) => [t.name, area] as const)));
-    this.#areaOf = new Map(tools.map((t) => [t.name, declared.get(t.name) ?? t.name.split('_')[0]!]));
+    this.#areaOf = new Map(tools.map((t) => [t.name, t.area ?? t.name.split('_')[0]!]));
     this.#areas = [...new Set(this.#areaOf.values())];
     // Computed once: the JSON Schemas never change while the process runs. No outputSchema: it was 40% of
     // tools/list. Without one the specification makes structuredContent optional, so results carry their JSON once,
@@ -264,7 +263,7 @@ export class McpTransport {
       const toolsets = this.#growable(areas, () => extra.sendNotification({ method: 'notifications/tools/list_changed' }));
       const { name, arguments: args } = request.params;
       const run = () => this.#call(name, args, caller, String(extra.requestId), areas, extra.signal, sendToPage, toolsets);
-      return observeToolCall(logLevel, extra, name, run).catch(errorResult);
+      return observeToolCall(logLevel, extra, name, run).catch((err: AppError) => errorResult(err, this.#services.config.baseUrl));
     });
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: [
@@ -380,7 +379,7 @@ export class McpTransport {
           ? `Call ${TOOLSETS_TOOL} { toolsets: ["${area}"] }, then tools/list for its tools.`
           : `Open a new MCP session with /mcp?toolsets=default,${area} (or the Mcp-Toolsets header); this one has no ${TOOLSETS_TOOL} (toolset ${TOOLSETS_AREA}).`,
         { toolset: area },
-      );
+      ).inArea(area);
     }
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
@@ -439,8 +438,8 @@ function bearerChallenge(baseUrl: string, failure: AppError): string | undefined
   return failure.code === 'AUTH_REQUIRED' ? challenge : `${challenge}, error="invalid_token"`;
 }
 
-function errorResult(err: AppError): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: err.status, ...envelope(err) }) }] };
+function errorResult(err: AppError, baseUrl: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: err.status, ...envelope(err, baseUrl) }) }] };
 }
 
 /** A tool's AppError as a JSON-RPC error: 404 is "resource not found", anything else invalid params, with code and remediation. */

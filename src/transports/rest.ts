@@ -21,10 +21,27 @@ export interface SubdomainLocals {
   subdomainAppId?: string;
 }
 
-/** Set by errorShapes() for routes whose errors are not rendered in the standard envelope, or carry headers. */
+/**
+ * Set by errorShapes() for routes whose errors are not rendered in the standard envelope, or carry headers; and the
+ * area of the route once it is known (errorsInArea).
+ */
 interface ShapeLocals {
   errorShape?: ErrorShape;
   errorHeaders?: HttpBinding<unknown>['errorHeaders'];
+  errorArea?: string;
+}
+
+/**
+ * Names the area whose guide section documents the errors this response may still answer (documentation_url): a
+ * tool's route once it is dispatched, a raw route of an area (sites, function invocations, storage blobs).
+ */
+export function errorsInArea(res: Response, area: string | undefined): void {
+  if (area !== undefined) (res.locals as ShapeLocals).errorArea = area;
+}
+
+/** The platform's base URL, which createHttpApp keeps in app.locals: documentation_url starts with it. */
+export interface BaseUrlLocals {
+  baseUrl?: string;
 }
 
 const toExpressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
@@ -89,6 +106,8 @@ async function serve(
   services: Services,
   subdomainAppId: string | undefined,
 ): Promise<void> {
+  // Errors from here on (the credential, the input) are this tool's call's.
+  errorsInArea(res, tool.area);
   // A client that goes away mid-request cancels the work done for it (an upstream AI call, a relayed stream).
   if (http.errorShape === 'postgrest') {
     const locals = res.locals as ShapeLocals;
@@ -263,7 +282,7 @@ export function sendError(res: Response, err: AppError): void {
     return;
   }
   const locals = res.locals as ShapeLocals;
-  const { status, body } = errorWire(err, locals.errorShape);
+  const { status, body } = errorWire(err.inArea(locals.errorArea), (res.app.locals as BaseUrlLocals).baseUrl ?? '', locals.errorShape);
   // /mcp names its own challenge (where its resource metadata is); every other 401 gets the plain one.
   if (status === 401 && !res.hasHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer');
   const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;

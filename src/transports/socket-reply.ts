@@ -9,8 +9,8 @@ import { AppError, envelope } from '../core/errors.ts';
 export const MAX_HEADER_BYTES = 16 * 1024;
 
 /** A complete HTTP/1.1 error response, for sockets no ServerResponse owns (refused upgrades, unparsable requests). */
-export function rawErrorResponse(err: AppError): string {
-  const body = JSON.stringify(envelope(err));
+export function rawErrorResponse(err: AppError, baseUrl: string): string {
+  const body = JSON.stringify(envelope(err, baseUrl));
   return (
     `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n${err.status === 401 ? 'WWW-Authenticate: Bearer\r\n' : ''}Connection: close\r\n\r\n${body}`
@@ -21,11 +21,13 @@ export function rawErrorResponse(err: AppError): string {
  * The HTTP server's 'clientError' listener: a request node could not parse gets the standard envelope instead of
  * node's bare status line, then the connection is closed (the parser cannot resynchronise on this socket).
  */
-export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  // A response to an earlier request on this keep-alive socket may be on the wire already: writing would corrupt it.
-  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) socket.write(rawErrorResponse(clientError(err.code)));
-  socket.destroy();
+export function clientErrorAnswer(baseUrl: string): (err: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (err, socket) => {
+    // A response to an earlier request on this keep-alive socket may be on the wire already: writing would corrupt it.
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+    if (socket.writable && !inFlight?.headersSent) socket.write(rawErrorResponse(clientError(err.code), baseUrl));
+    socket.destroy();
+  };
 }
 
 function clientError(code: string | undefined): AppError {

@@ -25,6 +25,8 @@ export const WS_MAX_IN_FLIGHT = 8;
 const PING_MS = 30_000;
 
 interface Route {
+  /** The area whose guide section documents the route's refusals (documentation_url). */
+  area: string;
   /** The app the request is for, or undefined when the path is not this route's. */
   match(pathname: string, req: http.IncomingMessage, services: Services): Promise<string | undefined>;
   connected(ws: WebSocket, session: Session, services: Services, log: Logger): void;
@@ -45,6 +47,7 @@ const STREAM_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 const ROUTES: readonly Route[] = [
   {
+    area: 'functions',
     match: async (pathname, req, services) => {
       const direct = FUNCTION_SOCKET.exec(pathname);
       if (direct) return direct[1];
@@ -75,7 +78,7 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     upgrade(req, socket, head).catch((err: unknown) => {
       log.error({ err }, 'websocket upgrade failed');
-      reject(socket, errors.internal());
+      reject(socket, errors.internal(), services.config.baseUrl);
     });
   };
 
@@ -87,12 +90,14 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
       if (!ticket) {
         return reject(
           socket,
-          new AppError(401, 'AUTH_INVALID_TOKEN', 'The stream ticket is missing, used, expired or unknown.', 'Mint a fresh ticket with POST /v1/me/substrate/ws-ticket (valid 60 s, one connection).'),
+          new AppError(401, 'AUTH_INVALID_TOKEN', 'The stream ticket is missing, used, expired or unknown.', 'Mint a fresh ticket with POST /v1/me/substrate/ws-ticket (valid 60 s, one connection).').inArea('substrate'),
+          services.config.baseUrl,
         );
       }
       // A ticket outlives the key that minted it by at most its 60 s; the socket does not.
       if (ticket.credential && !(await services.keys.stillValid([ticket.credential])).size) {
-        return reject(socket, new AppError(401, 'AUTH_INVALID_TOKEN', 'The key that minted this stream ticket was revoked.', 'Mint a fresh ticket with a current key.'));
+        const revoked = new AppError(401, 'AUTH_INVALID_TOKEN', 'The key that minted this stream ticket was revoked.', 'Mint a fresh ticket with a current key.');
+        return reject(socket, revoked.inArea('substrate'), services.config.baseUrl);
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
         alive.set(ws, true);
@@ -109,7 +114,7 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
       try {
         session = await authorize(appId, url, req, services);
       } catch (err) {
-        return reject(socket, err instanceof AppError ? err : errors.internal());
+        return reject(socket, (err instanceof AppError ? err : errors.internal()).inArea(route.area), services.config.baseUrl);
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
         alive.set(ws, true);
@@ -120,7 +125,7 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
       return;
     }
     // Not ours: answer 404 unless another upgrade listener may want it.
-    if (server.listenerCount('upgrade') <= 1) reject(socket, errors.routeNotFound('GET', url.pathname));
+    if (server.listenerCount('upgrade') <= 1) reject(socket, errors.routeNotFound('GET', url.pathname), services.config.baseUrl);
   }
 
   server.on('upgrade', onUpgrade);
@@ -175,8 +180,8 @@ function revoke(ws: WebSocket): void {
 }
 
 /** An HTTP error answer on a socket that will not be upgraded. */
-function reject(socket: Duplex, err: AppError): void {
-  if (!socket.destroyed) socket.end(rawErrorResponse(err));
+function reject(socket: Duplex, err: AppError, baseUrl: string): void {
+  if (!socket.destroyed) socket.end(rawErrorResponse(err, baseUrl));
 }
 
 /**

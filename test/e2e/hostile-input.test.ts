@@ -316,10 +316,19 @@ async function inParallel<T>(items: readonly T[], width: number, each: (item: T)
   }));
 }
 
-function expectEnvelope(res: { status: number; json: any; headers: Record<string, unknown> }, status: number, code: string): void {
+/** The standard envelope, whose documentation_url is the guide section of `area` (the guide itself when none). */
+function expectEnvelope(res: { status: number; json: any; headers: Record<string, unknown> }, status: number, code: string, area?: string): void {
   expect(res.status, JSON.stringify(res.json)).toBe(status);
   expect(String(res.headers['content-type'])).toMatch(/^application\/json/);
-  const envelope = { error: { code, message: expect.any(String), remediation: expect.any(String), ...(res.json?.error?.details ? { details: expect.anything() } : {}) } };
+  const envelope = {
+    error: {
+      code,
+      message: expect.any(String),
+      remediation: expect.any(String),
+      documentation_url: server.docsUrl(area),
+      ...(res.json?.error?.details ? { details: expect.anything() } : {}),
+    },
+  };
   // The data API's bodies also carry PostgREST's fields at the top level, the envelope's message among them.
   const postgrest = res.json?.code === undefined ? {} : { code: expect.any(String), message: res.json.error.message, details: null, hint: res.json.error.remediation };
   expect(res.json).toEqual({ ...postgrest, ...envelope });
@@ -661,29 +670,29 @@ describe('findings: the exact answers that used to be 500 or bare', () => {
 
   it('a NUL in a path parameter, query value or JSON string is 400 VALIDATION_FAILED naming the field', async () => {
     const auth = { authorization: `Bearer ${server.platformKey}` };
-    const cases: Array<[Parameters<typeof send>[0], string]> = [
-      [{ method: 'GET', path: `/storage/${fx.appId}/download/a%00b`, headers: auth }, 'object_id'],
-      [{ method: 'DELETE', path: `/storage/${fx.appId}/a%00b`, headers: auth }, 'object_id'],
-      [{ method: 'GET', path: `/v1/${fx.appId}/functions/${FUNCTION_NAME}/logs?since=a%00b`, headers: auth }, 'since'],
-      [{ method: 'POST', path: '/init', headers: auth, body: '{"name":"a\\u0000b"}' }, 'name'],
-      [{ method: 'PUT', path: `/v1/${fx.appId}/frontend/env`, headers: auth, body: '{"GREETING":"a\\u0000b"}' }, 'env.GREETING'],
-      [{ method: 'POST', path: `/v1/${fx.appId}/functions/${FUNCTION_NAME}/invoke`, headers: auth, body: '{"headers":{"x-a":"\\u0000"}}' }, 'headers.x-a'],
-      [{ method: 'POST', path: `/v1/${fx.appId}/${TABLE}`, headers: auth, body: '{"title":"a\\u0000b"}' }, 'body.title'],
-      [{ method: 'GET', path: `/v1/${fx.appId}/${TABLE}/a%00b`, headers: auth }, 'id'],
+    const cases: Array<[Parameters<typeof send>[0], string, string]> = [
+      [{ method: 'GET', path: `/storage/${fx.appId}/download/a%00b`, headers: auth }, 'object_id', 'storage'],
+      [{ method: 'DELETE', path: `/storage/${fx.appId}/a%00b`, headers: auth }, 'object_id', 'storage'],
+      [{ method: 'GET', path: `/v1/${fx.appId}/functions/${FUNCTION_NAME}/logs?since=a%00b`, headers: auth }, 'since', 'functions'],
+      [{ method: 'POST', path: '/init', headers: auth, body: '{"name":"a\\u0000b"}' }, 'name', 'apps'],
+      [{ method: 'PUT', path: `/v1/${fx.appId}/frontend/env`, headers: auth, body: '{"GREETING":"a\\u0000b"}' }, 'env.GREETING', 'frontend'],
+      [{ method: 'POST', path: `/v1/${fx.appId}/functions/${FUNCTION_NAME}/invoke`, headers: auth, body: '{"headers":{"x-a":"\\u0000"}}' }, 'headers.x-a', 'functions'],
+      [{ method: 'POST', path: `/v1/${fx.appId}/${TABLE}`, headers: auth, body: '{"title":"a\\u0000b"}' }, 'body.title', 'data'],
+      [{ method: 'GET', path: `/v1/${fx.appId}/${TABLE}/a%00b`, headers: auth }, 'id', 'data'],
       // A lone surrogate is no text either (it once reached Stripe's form encoder and threw there).
-      [{ method: 'POST', path: `/v1/${fx.appId}/billing/products`, headers: auth, body: '{"name":"a\\ud800b","priceCents":100}' }, 'name'],
-      [{ method: 'POST', path: `/v1/${fx.appId}/${TABLE}`, headers: auth, body: '{"\\udc00":1}' }, 'body.\udc00'],
+      [{ method: 'POST', path: `/v1/${fx.appId}/billing/products`, headers: auth, body: '{"name":"a\\ud800b","priceCents":100}' }, 'name', 'billing'],
+      [{ method: 'POST', path: `/v1/${fx.appId}/${TABLE}`, headers: auth, body: '{"\\udc00":1}' }, 'body.\udc00', 'data'],
     ];
-    for (const [c, field] of cases) {
+    for (const [c, field, area] of cases) {
       const res = await send(c);
-      expectEnvelope(res, 400, 'VALIDATION_FAILED');
+      expectEnvelope(res, 400, 'VALIDATION_FAILED', area);
       expect(res.json.error.message, `${c.method} ${c.path}`).toContain(`'${field}'`);
     }
   });
 
   it('input nested deeper than 100 levels is 400 VALIDATION_FAILED naming the field, over REST and MCP', async () => {
     const res = await send({ method: 'POST', path: `/v1/${fx.appId}/${TABLE}`, headers: { authorization: `Bearer ${server.platformKey}` }, body: withField({}, 'meta', deepObject) });
-    expectEnvelope(res, 400, 'VALIDATION_FAILED');
+    expectEnvelope(res, 400, 'VALIDATION_FAILED', 'data');
     expect(res.json.error.message).toMatch(/^Invalid 'body\.meta(\.a)+': values may nest at most 100 levels deep\.$/);
     const mcp = await connectMcp(server.url, server.platformKey);
     try {

@@ -145,6 +145,7 @@ describe('e-mail verification', () => {
         code: 'TOKEN_USED',
         message: 'This e-mail verification link was used already (or a newer link of the same kind was).',
         remediation: 'Each link works once: ask for a new e-mail with POST /dashboard/verify-email/send (signed in).',
+        documentation_url: server.docsUrl('keys'),
       },
     });
 
@@ -155,6 +156,7 @@ describe('e-mail verification', () => {
         code: 'EMAIL_ALREADY_VERIFIED',
         message: 'The e-mail address of this person is verified already.',
         remediation: 'Nothing to do: GET /dashboard/session shows email_verified true.',
+        documentation_url: server.docsUrl('keys'),
       },
     });
   });
@@ -216,6 +218,7 @@ describe('password reset', () => {
         code: 'INVALID_CREDENTIALS',
         message: 'The e-mail or password is wrong.',
         remediation: 'Check both and try again; a forgotten password is reset by e-mail with POST /dashboard/password-reset.',
+        documentation_url: server.docsUrl('keys'),
       },
     });
     const fresh = await post('/dashboard/signin', { email: 'cleo@example.com', password: 'new password 2' }, browser(client));
@@ -230,6 +233,7 @@ describe('password reset', () => {
         code: 'TOKEN_USED',
         message: 'This password reset link was used already (or a newer link of the same kind was).',
         remediation: 'Each link works once: ask for a new e-mail with POST /dashboard/password-reset.',
+        documentation_url: server.docsUrl('keys'),
       },
     });
   });
@@ -248,6 +252,7 @@ describe('password reset', () => {
         code: 'TOKEN_WRONG_PURPOSE',
         message: 'The token is one of e-mail verification, which this route does not take.',
         remediation: 'Send it to POST /dashboard/verify-email.',
+        documentation_url: server.docsUrl('keys'),
       },
     });
     const wrongForVerify = await post('/dashboard/verify-email', { token: reset }, browser(client));
@@ -257,6 +262,7 @@ describe('password reset', () => {
         code: 'TOKEN_WRONG_PURPOSE',
         message: 'The token is one of password reset, which this route does not take.',
         remediation: 'Send it to POST /dashboard/password-reset/confirm.',
+        documentation_url: server.docsUrl('keys'),
       },
     });
 
@@ -264,7 +270,12 @@ describe('password reset', () => {
     const expired = await post('/dashboard/password-reset/confirm', { token: reset, password: 'new password 2' }, browser(client));
     expect(expired.status).toBe(400);
     expect(expired.json).toEqual({
-      error: { code: 'TOKEN_EXPIRED', message: 'This password reset link has expired.', remediation: 'Ask for a new e-mail with POST /dashboard/password-reset.' },
+      error: {
+        code: 'TOKEN_EXPIRED',
+        message: 'This password reset link has expired.',
+        remediation: 'Ask for a new e-mail with POST /dashboard/password-reset.',
+        documentation_url: server.docsUrl('keys'),
+      },
     });
 
     const unknown = await post('/dashboard/password-reset/confirm', { token: 'svc_rst_made-up', password: 'new password 2' }, browser(client));
@@ -275,6 +286,7 @@ describe('password reset', () => {
         message: 'The token is not one the platform mailed.',
         remediation:
           "Send the token exactly as the e-mail's link carries it, or ask for a new e-mail: POST /dashboard/password-reset, or POST /dashboard/verify-email/send when signed in.",
+        documentation_url: server.docsUrl('keys'),
       },
     });
     // None of the refusals used the tokens up: the verification link still works.
@@ -307,6 +319,7 @@ describe('rate limits of people on the platform (SVC_AUTH_RATE_LIMIT_PER_MINUTE 
         code: 'RATE_LIMITED',
         message: `Too many requests to this route ${by}; retry in ${retry} ${unit}.`,
         remediation: `Wait ${retry} ${unit} (the end of the current one-minute window) before retrying; do not retry in a loop.`,
+        documentation_url: server.docsUrl('keys'),
         details: { retry_after_seconds: retry },
       },
     });

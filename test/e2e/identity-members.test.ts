@@ -73,24 +73,27 @@ async function signUp(email: string, invitationToken?: string): Promise<Person> 
 
 const codeOf = (res: RawResponse): string | undefined => (res.json as { error?: { code: string } } | undefined)?.error?.code;
 
-function roleRefusal(required: string, role: string) {
+/** 403 FORBIDDEN_ROLE of a route of `area` (the members area's routes unless said). */
+function roleRefusal(required: string, role: string, area = 'members') {
   return {
     error: {
       code: 'FORBIDDEN_ROLE',
       message: `This call needs the role ${required} or higher in the account; the credential has ${role}.`,
       remediation: 'Ask an owner or admin of the account for a higher role, or use a credential of a member who has it.',
+      documentation_url: server.docsUrl(area),
       details: { required_role: required, role },
     },
   };
 }
 
-const LAST_OWNER = {
+const lastOwner = () => ({
   error: {
     code: 'LAST_OWNER',
     message: "This is the account's last owner: an account always keeps one.",
     remediation: 'Make another member an owner first (PATCH /dashboard/members/{person_id} {"role":"owner"}), then try again.',
+    documentation_url: server.docsUrl('members'),
   },
-};
+});
 
 async function auditOf(query = ''): Promise<AuditEntryView[]> {
   const res = await call(olga.cookie, 'GET', `/dashboard/audit?limit=200${query}`);
@@ -209,7 +212,7 @@ describe('roles', () => {
     expect((await call(vera.cookie, 'GET', '/dashboard/members')).status).toBe(200);
     const create = await call(vera.cookie, 'POST', '/init', { name: 'by-viewer' });
     expect(create.status).toBe(403);
-    expect(create.json).toEqual(roleRefusal('developer', 'viewer'));
+    expect(create.json).toEqual(roleRefusal('developer', 'viewer', 'apps'));
     expect((await call(vera.cookie, 'POST', '/dashboard/invitations', { role: 'viewer' })).json).toEqual(roleRefusal('admin', 'viewer'));
   });
 
@@ -253,13 +256,13 @@ describe('the last owner', () => {
   it('cannot leave, be demoted or be removed', async () => {
     const leave = await call(olga.cookie, 'POST', '/dashboard/members/leave');
     expect(leave.status).toBe(409);
-    expect(leave.json).toEqual(LAST_OWNER);
+    expect(leave.json).toEqual(lastOwner());
     const demote = await call(olga.cookie, 'PATCH', `/dashboard/members/${olga.id}`, { role: 'admin' });
     expect(demote.status).toBe(409);
-    expect(demote.json).toEqual(LAST_OWNER);
+    expect(demote.json).toEqual(lastOwner());
     const remove = await call(olga.cookie, 'DELETE', `/dashboard/members/${olga.id}`);
     expect(remove.status).toBe(409);
-    expect(remove.json).toEqual(LAST_OWNER);
+    expect(remove.json).toEqual(lastOwner());
   });
 
   it('two owners stepping down at once: one succeeds, the other is the last owner', async () => {

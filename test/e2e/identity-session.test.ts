@@ -143,6 +143,7 @@ describe('people on the platform', () => {
         code: 'FORBIDDEN_ROLE',
         message: 'This call needs the role developer or higher in the account; the credential has viewer.',
         remediation: 'Ask an owner or admin of the account for a higher role, or use a credential of a member who has it.',
+        documentation_url: server.docsUrl('apps'),
         details: { required_role: 'developer', role: 'viewer' },
       },
     });

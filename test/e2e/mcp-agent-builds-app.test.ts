@@ -200,7 +200,7 @@ describe('an agent builds the reading-list app over MCP only', () => {
     const refused = await fails('storage_read', { app_id: appId, object_id: up.objectId, encoding: 'utf8', user_token: users.bob.token });
     expect(refused).toEqual({
       status: 404,
-      error: { code: 'RESOURCE_NOT_FOUND', message: `Object '${up.objectId}' not found.`, remediation: expect.any(String) },
+      error: { code: 'RESOURCE_NOT_FOUND', message: `Object '${up.objectId}' not found.`, remediation: expect.any(String), documentation_url: server.docsUrl('storage') },
     });
     // The app itself (platform key, no user_token) reaches it.
     expect((await ok('storage_read', { app_id: appId, object_id: up.objectId, encoding: 'utf8' })).content).toBe(text);

@@ -30,7 +30,7 @@ function initialize(target: SpawnedServer, origin: string | undefined, key: stri
   });
 }
 
-function expectRefused(res: RawResponse, origin: string): void {
+function expectRefused(res: RawResponse, origin: string, target: SpawnedServer = server): void {
   expect(res.status, res.text).toBe(403);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.json).toEqual({
@@ -39,6 +39,7 @@ function expectRefused(res: RawResponse, origin: string): void {
       message: `Requests from the web origin '${origin}' may not use /mcp.`,
       remediation:
         'Call /mcp from a client that sends no Origin (any non-browser MCP client), or from an allowed origin; the operator allows origins with SVC_MCP_ALLOWED_ORIGINS.',
+      documentation_url: target.docsUrl(),
     },
   });
   expect(res.headers['mcp-session-id']).toBeUndefined();
@@ -108,8 +109,8 @@ describe('/mcp Origin with SVC_MCP_ALLOWED_ORIGINS', () => {
     expectServed(await initialize(configured, 'http://tools.example.net:8443'));
     expectServed(await initialize(configured, `http://localhost:${configured.port}`));
     expectServed(await initialize(configured, undefined));
-    expectRefused(await initialize(configured, 'http://tools.example.net'), 'http://tools.example.net');
-    expectRefused(await initialize(configured, 'http://agent.example.com'), 'http://agent.example.com');
-    expectRefused(await initialize(configured, 'http://localhost:5173'), 'http://localhost:5173');
+    expectRefused(await initialize(configured, 'http://tools.example.net'), 'http://tools.example.net', configured);
+    expectRefused(await initialize(configured, 'http://agent.example.com'), 'http://agent.example.com', configured);
+    expectRefused(await initialize(configured, 'http://localhost:5173'), 'http://localhost:5173', configured);
   });
 });

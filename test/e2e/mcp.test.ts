@@ -38,7 +38,7 @@ describe('/mcp authentication', () => {
     // The challenge points at the resource metadata, where an OAuth client finds the authorization server.
     expect(res.headers['www-authenticate']).toBe(`Bearer resource_metadata="http://localhost:${server.port}/.well-known/oauth-protected-resource/mcp"`);
     expect(res.json).toEqual({
-      error: { code: 'AUTH_REQUIRED', message: expect.any(String), remediation: expect.any(String) },
+      error: { code: 'AUTH_REQUIRED', message: expect.any(String), remediation: expect.any(String), documentation_url: server.docsUrl() },
     });
   });
 
@@ -181,7 +181,7 @@ describe('/mcp tools', () => {
     const body = resultJson(result);
     expect(body).toEqual({
       status: 400,
-      error: { code: 'VALIDATION_FAILED', message: expect.any(String), remediation: expect.any(String), details: expect.any(Array) },
+      error: { code: 'VALIDATION_FAILED', message: expect.any(String), remediation: expect.any(String), documentation_url: server.docsUrl('apps'), details: expect.any(Array) },
     });
     expect(body.error.message).toContain(name === 'apps_get' ? "'app_id'" : "'name'");
     expect(await databasesWithPrefix(server.appDbPrefix)).toEqual(before);
@@ -197,7 +197,7 @@ describe('/mcp tools', () => {
     expect(result.isError).toBe(true);
     expect(resultJson(result)).toEqual({
       status: 404,
-      error: { code: 'RESOURCE_NOT_FOUND', message: expect.stringContaining('no_such_tool'), remediation: expect.any(String) },
+      error: { code: 'RESOURCE_NOT_FOUND', message: expect.stringContaining('no_such_tool'), remediation: expect.any(String), documentation_url: server.docsUrl() },
     });
     const ok = await callTool(mcp.client, 'apps_list');
     expect(ok.isError).toBeFalsy();

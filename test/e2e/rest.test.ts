@@ -21,7 +21,8 @@ const viewOf = ({ service_key: _key, ...view }: CreatedApp) => view;
 const LATEST_APP_VERSION = (await appMigrations()).length;
 const detailsOf = (app: CreatedApp) => ({ ...viewOf(app), migration_version: LATEST_APP_VERSION });
 
-function expectError(res: RawResponse, status: number, code: string): void {
+/** The standard envelope; documentationUrl is the guide section of the route's area, or the guide (see SpawnedServer.docsUrl). */
+function expectError(res: RawResponse, status: number, code: string, documentationUrl: string): void {
   expect(res.status, res.text).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.json, res.text).toEqual({
@@ -29,6 +30,7 @@ function expectError(res: RawResponse, status: number, code: string): void {
       code,
       message: expect.any(String),
       remediation: expect.any(String),
+      documentation_url: documentationUrl,
       ...(res.json?.error?.details !== undefined ? { details: expect.any(Array) } : {}),
     },
   });
@@ -99,9 +101,9 @@ describe('apps', () => {
   });
 
   it('GET /apps/{id} of an unknown app is 404 RESOURCE_NOT_FOUND; a malformed id is 400', async () => {
-    expectError(await request(server.url, '/apps/zzzzzzzzzzzzzzzz', { key: server.platformKey }), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await request(server.url, '/apps/zzzzzzzzzzzzzzzz', { key: server.platformKey }), 404, 'RESOURCE_NOT_FOUND', server.docsUrl('apps'));
     const bad = await request(server.url, '/apps/NOPE', { key: server.platformKey });
-    expectError(bad, 400, 'VALIDATION_FAILED');
+    expectError(bad, 400, 'VALIDATION_FAILED', server.docsUrl('apps'));
     expect(bad.json.error.message).toContain('app_id');
   });
 
@@ -115,15 +117,15 @@ describe('apps', () => {
     expect(del.json).toEqual({ deleted: true, app_id: app.app_id });
     expect(await databasesWithPrefix(dbName)).toEqual([]);
 
-    expectError(await request(server.url, `/apps/${app.app_id}`, { key: server.platformKey }), 404, 'RESOURCE_NOT_FOUND');
-    expectError(await request(server.url, `/apps/${app.app_id}`, { key: app.service_key.key }), 401, 'AUTH_INVALID_TOKEN');
-    expectError(await request(server.url, `/apps/${app.app_id}`, { method: 'DELETE', key: server.platformKey }), 404, 'RESOURCE_NOT_FOUND');
+    expectError(await request(server.url, `/apps/${app.app_id}`, { key: server.platformKey }), 404, 'RESOURCE_NOT_FOUND', server.docsUrl('apps'));
+    expectError(await request(server.url, `/apps/${app.app_id}`, { key: app.service_key.key }), 401, 'AUTH_INVALID_TOKEN', server.docsUrl('apps'));
+    expectError(await request(server.url, `/apps/${app.app_id}`, { method: 'DELETE', key: server.platformKey }), 404, 'RESOURCE_NOT_FOUND', server.docsUrl('apps'));
     const list = await request(server.url, '/apps', { key: server.platformKey });
     expect(list.json.apps.map((a: { app_id: string }) => a.app_id)).not.toContain(app.app_id);
   });
 
   it('a service key cannot delete its own app (platform key only)', async () => {
-    expectError(await request(server.url, `/apps/${appA.app_id}`, { method: 'DELETE', key: appA.service_key.key }), 403, 'FORBIDDEN');
+    expectError(await request(server.url, `/apps/${appA.app_id}`, { method: 'DELETE', key: appA.service_key.key }), 403, 'FORBIDDEN', server.docsUrl('apps'));
     expect((await request(server.url, `/apps/${appA.app_id}`, { key: server.platformKey })).status).toBe(200);
   });
 });
@@ -131,29 +133,29 @@ describe('apps', () => {
 describe('authentication and authorization', () => {
   it('a missing Authorization is 401 AUTH_REQUIRED with WWW-Authenticate: Bearer', async () => {
     const res = await request(server.url, '/apps');
-    expectError(res, 401, 'AUTH_REQUIRED');
+    expectError(res, 401, 'AUTH_REQUIRED', server.docsUrl('apps'));
     expect(res.headers['www-authenticate']).toBe('Bearer');
     const init = await request(server.url, '/init', { method: 'POST', body: { name: 'no key' } });
-    expectError(init, 401, 'AUTH_REQUIRED');
+    expectError(init, 401, 'AUTH_REQUIRED', server.docsUrl('apps'));
     expect(init.headers['www-authenticate']).toBe('Bearer');
   });
 
   it('a garbage token is 401 AUTH_INVALID_TOKEN', async () => {
     for (const authorization of ['Bearer garbage', 'Bearer svc_pk_not-a-real-key-at-all', 'Bearer svc_sk_nope', 'Bearer a.b.c', 'Basic dXNlcjpwYXNz']) {
       const res = await request(server.url, '/apps', { headers: { authorization } });
-      expectError(res, 401, 'AUTH_INVALID_TOKEN');
+      expectError(res, 401, 'AUTH_INVALID_TOKEN', server.docsUrl('apps'));
       expect(res.headers['www-authenticate']).toBe('Bearer');
     }
   });
 
   it("app A's service key gets 403 FORBIDDEN on app B and on B's keys", async () => {
-    expectError(await request(server.url, `/apps/${appB.app_id}`, { key: appA.service_key.key }), 403, 'FORBIDDEN');
-    expectError(await request(server.url, `/apps/${appB.app_id}/keys`, { key: appA.service_key.key }), 403, 'FORBIDDEN');
+    expectError(await request(server.url, `/apps/${appB.app_id}`, { key: appA.service_key.key }), 403, 'FORBIDDEN', server.docsUrl('apps'));
+    expectError(await request(server.url, `/apps/${appB.app_id}/keys`, { key: appA.service_key.key }), 403, 'FORBIDDEN', server.docsUrl('keys'));
   });
 
   it('a service key gets 403 FORBIDDEN on GET /apps and POST /init', async () => {
-    expectError(await request(server.url, '/apps', { key: appA.service_key.key }), 403, 'FORBIDDEN');
-    expectError(await request(server.url, '/init', { method: 'POST', key: appA.service_key.key, body: { name: 'x' } }), 403, 'FORBIDDEN');
+    expectError(await request(server.url, '/apps', { key: appA.service_key.key }), 403, 'FORBIDDEN', server.docsUrl('apps'));
+    expectError(await request(server.url, '/init', { method: 'POST', key: appA.service_key.key, body: { name: 'x' } }), 403, 'FORBIDDEN', server.docsUrl('apps'));
   });
 });
 
@@ -162,25 +164,25 @@ describe('request errors', () => {
     const res = await request(server.url, '/no/such/route', { key: server.platformKey });
     expect(res.status).toBe(404);
     expect(res.json).toEqual({
-      error: { code: 'ROUTE_NOT_FOUND', message: 'No route GET /no/such/route.', remediation: expect.any(String) },
+      error: { code: 'ROUTE_NOT_FOUND', message: 'No route GET /no/such/route.', remediation: expect.any(String), documentation_url: server.docsUrl() },
     });
-    expect(Object.keys(res.json.error).sort()).toEqual(['code', 'message', 'remediation']);
+    expect(Object.keys(res.json.error)).toEqual(['code', 'message', 'remediation', 'documentation_url']);
     const unauthenticated = await request(server.url, '/nope', { method: 'POST' });
     expect(unauthenticated.status).toBe(404);
     expect(unauthenticated.json.error.code).toBe('ROUTE_NOT_FOUND');
   });
 
   it('malformed JSON is 400 INVALID_JSON', async () => {
-    expectError(await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: '{"name": ' }), 400, 'INVALID_JSON');
+    expectError(await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: '{"name": ' }), 400, 'INVALID_JSON', server.docsUrl());
   });
 
   it('a JSON array body is 400 VALIDATION_FAILED', async () => {
-    expectError(await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: '[{"name":"x"}]' }), 400, 'VALIDATION_FAILED');
+    expectError(await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: '[{"name":"x"}]' }), 400, 'VALIDATION_FAILED', server.docsUrl('apps'));
   });
 
   it('a name longer than 100 characters is 400 VALIDATION_FAILED naming the field', async () => {
     const res = await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: { name: 'n'.repeat(101) } });
-    expectError(res, 400, 'VALIDATION_FAILED');
+    expectError(res, 400, 'VALIDATION_FAILED', server.docsUrl('apps'));
     expect(res.json.error.message).toContain('name');
     expect(res.json.error.details).toEqual([{ path: 'name', message: expect.any(String) }]);
   });
@@ -191,14 +193,14 @@ describe('request errors', () => {
       key: server.platformKey,
       body: { name: 'x'.repeat(1024 * 1024 + 10) },
     });
-    expectError(res, 413, 'PAYLOAD_TOO_LARGE');
+    expectError(res, 413, 'PAYLOAD_TOO_LARGE', server.docsUrl());
   });
 
   it('a failed /init leaves no new database and no new app', async () => {
     const dbsBefore = await databasesWithPrefix(server.appDbPrefix);
     const appsBefore = (await request(server.url, '/apps', { key: server.platformKey })).json;
     for (const body of [{}, { name: '' }, { name: '   ' }, { name: 42 }, { name: 'n'.repeat(101) }]) {
-      expectError(await request(server.url, '/init', { method: 'POST', key: server.platformKey, body }), 400, 'VALIDATION_FAILED');
+      expectError(await request(server.url, '/init', { method: 'POST', key: server.platformKey, body }), 400, 'VALIDATION_FAILED', server.docsUrl('apps'));
     }
     expect(await databasesWithPrefix(server.appDbPrefix)).toEqual(dbsBefore);
     expect((await request(server.url, '/apps', { key: server.platformKey })).json).toEqual(appsBefore);
@@ -234,7 +236,7 @@ describe('service keys', () => {
     expect(revoked.status).toBe(200);
     expect(revoked.json).toEqual({ revoked: true, key_id: created.json.id });
 
-    expectError(await request(server.url, `/apps/${appA.app_id}`, { key: secret }), 401, 'AUTH_INVALID_TOKEN');
+    expectError(await request(server.url, `/apps/${appA.app_id}`, { key: secret }), 401, 'AUTH_INVALID_TOKEN', server.docsUrl('apps'));
     const original = await request(server.url, `/apps/${appA.app_id}`, { key: appA.service_key.key });
     expect(original.status).toBe(200);
     expect(original.json).toEqual(detailsOf(appA));
@@ -253,8 +255,9 @@ describe('service keys', () => {
       await request(server.url, `/apps/${appA.app_id}/keys/${randomUUID()}`, { method: 'DELETE', key: server.platformKey }),
       404,
       'RESOURCE_NOT_FOUND',
+      server.docsUrl('keys'),
     );
-    expectError(await request(server.url, `/apps/${appA.app_id}/keys/not-a-uuid`, { method: 'DELETE', key: server.platformKey }), 400, 'VALIDATION_FAILED');
+    expectError(await request(server.url, `/apps/${appA.app_id}/keys/not-a-uuid`, { method: 'DELETE', key: server.platformKey }), 400, 'VALIDATION_FAILED', server.docsUrl('keys'));
   });
 
   it("a key of app B cannot be revoked through app A's path", async () => {
@@ -262,6 +265,7 @@ describe('service keys', () => {
       await request(server.url, `/apps/${appA.app_id}/keys/${appB.service_key.id}`, { method: 'DELETE', key: server.platformKey }),
       404,
       'RESOURCE_NOT_FOUND',
+      server.docsUrl('keys'),
     );
     expect((await request(server.url, `/apps/${appB.app_id}`, { key: appB.service_key.key })).status).toBe(200);
   });
@@ -279,8 +283,8 @@ describe('substrate keys', () => {
       key: expect.stringMatching(/^svc_sub_/),
     });
     const sub: string = created.json.key;
-    expectError(await request(server.url, '/apps', { key: sub }), 403, 'FORBIDDEN');
-    expectError(await request(server.url, `/apps/${appA.app_id}`, { key: sub }), 403, 'FORBIDDEN');
+    expectError(await request(server.url, '/apps', { key: sub }), 403, 'FORBIDDEN', server.docsUrl('apps'));
+    expectError(await request(server.url, `/apps/${appA.app_id}`, { key: sub }), 403, 'FORBIDDEN', server.docsUrl('apps'));
 
     const list = await request(server.url, '/substrate-keys', { key: server.platformKey });
     expect(list.status).toBe(200);
@@ -290,7 +294,7 @@ describe('substrate keys', () => {
     const revoked = await request(server.url, `/substrate-keys/${created.json.id}`, { method: 'DELETE', key: server.platformKey });
     expect(revoked.status).toBe(200);
     expect(revoked.json).toEqual({ revoked: true, key_id: created.json.id });
-    expectError(await request(server.url, '/apps', { key: sub }), 401, 'AUTH_INVALID_TOKEN');
+    expectError(await request(server.url, '/apps', { key: sub }), 401, 'AUTH_INVALID_TOKEN', server.docsUrl('apps'));
   });
 });
 
@@ -320,13 +324,13 @@ describe('suggestions', () => {
     ['missing description', { ...valid, description: undefined }, 'description'],
   ])('%s is 400 VALIDATION_FAILED', async (_label, body, field) => {
     const res = await request(server.url, '/suggestions', { method: 'POST', key: server.platformKey, body });
-    expectError(res, 400, 'VALIDATION_FAILED');
+    expectError(res, 400, 'VALIDATION_FAILED', server.docsUrl('platform'));
     expect(res.json.error.message).toContain(field);
   });
 
   it('no credential is 401 AUTH_REQUIRED', async () => {
     const res = await request(server.url, '/suggestions', { method: 'POST', body: valid });
-    expectError(res, 401, 'AUTH_REQUIRED');
+    expectError(res, 401, 'AUTH_REQUIRED', server.docsUrl('platform'));
     expect(res.headers['www-authenticate']).toBe('Bearer');
   });
 });
@@ -447,15 +451,15 @@ describe('subdomain routing (SVC_BASE_DOMAIN=apps.test)', () => {
 
   it("another app's service key is 403 FORBIDDEN on the app's host", async () => {
     const res = await request(sub.url, '/app', { key: other.service_key.key, headers: { host: `${app.subdomain}.apps.test` } });
-    expectError(res, 403, 'FORBIDDEN');
+    expectError(res, 403, 'FORBIDDEN', sub.docsUrl('apps'));
   });
 
   it('an unknown subdomain is 404 RESOURCE_NOT_FOUND', async () => {
     const res = await request(sub.url, '/app', { key: app.service_key.key, headers: { host: 'no-such-app-zzzzzz.apps.test' } });
-    expectError(res, 404, 'RESOURCE_NOT_FOUND');
+    expectError(res, 404, 'RESOURCE_NOT_FOUND', sub.docsUrl());
   });
 
   it('GET /app without an app host is 404 ROUTE_NOT_FOUND', async () => {
-    expectError(await request(sub.url, '/app', { key: app.service_key.key }), 404, 'ROUTE_NOT_FOUND');
+    expectError(await request(sub.url, '/app', { key: app.service_key.key }), 404, 'ROUTE_NOT_FOUND', sub.docsUrl());
   });
 });

@@ -13,9 +13,10 @@ let serviceKey: string;
 
 const REMEDIATION = 'Fix the named field and send the request again.';
 
-function expectRefused(res: RawResponse, message: string): void {
+/** 400 in the standard envelope, linking the guide section of the route's area. */
+function expectRefused(res: RawResponse, message: string, area: string): void {
   expect(res.status, res.text).toBe(400);
-  expect(res.json).toEqual({ error: { code: 'VALIDATION_FAILED', message, remediation: REMEDIATION, details: expect.any(Array) } });
+  expect(res.json).toEqual({ error: { code: 'VALIDATION_FAILED', message, remediation: REMEDIATION, documentation_url: server.docsUrl(area), details: expect.any(Array) } });
 }
 
 beforeAll(async () => {
@@ -44,7 +45,7 @@ describe('REST', () => {
   it('an unknown body field is 400 VALIDATION_FAILED naming it and the accepted fields, and nothing is created', async () => {
     const before = await databasesWithPrefix(server.appDbPrefix);
     const res = await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: { name: 'x', region: 'eu' } });
-    expectRefused(res, 'Invalid input: Unrecognized key: "region"; the accepted keys are name.');
+    expectRefused(res, 'Invalid input: Unrecognized key: "region"; the accepted keys are name.', 'apps');
     expect(res.json.error.details).toEqual([{ path: '', message: 'Unrecognized key: "region"; the accepted keys are name' }]);
     expect(await databasesWithPrefix(server.appDbPrefix)).toEqual(before);
   });
@@ -58,6 +59,7 @@ describe('REST', () => {
     expectRefused(
       res,
       'Invalid input: Unrecognized key: "source"; the accepted keys are app_id, name, code, description, envVars, timeoutMs, memoryLimitMb, trigger.',
+      'functions',
     );
   });
 
@@ -67,14 +69,14 @@ describe('REST', () => {
       key: serviceKey,
       body: { name: 'f', code: 'export default () => new Response("x")', trigger: { type: 'cron', config: { schedule: '* * * * *' }, timezone: 'UTC' } },
     });
-    expectRefused(res, `Invalid 'trigger': Unrecognized key: "timezone"; the accepted keys are type, config.`);
+    expectRefused(res, `Invalid 'trigger': Unrecognized key: "timezone"; the accepted keys are type, config.`, 'functions');
     expect((await request(server.url, `/v1/${appId}/functions`, { key: serviceKey })).json).toEqual({ functions: [] });
   });
 
   it('an unknown query parameter of a GET route is refused', async () => {
     const res = await request(server.url, `/v1/${appId}/functions/f/logs?lvl=error`, { key: serviceKey });
-    expectRefused(res, 'Invalid input: Unrecognized key: "lvl"; the accepted keys are app_id, name, limit, since, level.');
-    expectRefused(await request(server.url, '/apps?verbose=1', { key: server.platformKey }), 'Invalid input: Unrecognized key: "verbose"; no keys are accepted here.');
+    expectRefused(res, 'Invalid input: Unrecognized key: "lvl"; the accepted keys are app_id, name, limit, since, level.', 'functions');
+    expectRefused(await request(server.url, '/apps?verbose=1', { key: server.platformKey }), 'Invalid input: Unrecognized key: "verbose"; no keys are accepted here.', 'apps');
     // Declared query parameters still work.
     expect((await request(server.url, `/storage/${appId}/objects?limit=5&offset=0`, { key: serviceKey })).status).toBe(200);
   });
@@ -85,7 +87,7 @@ describe('REST', () => {
       key: serviceKey,
       body: { schema: { tables: { notes: { columns: { id: { type: 'integer', primary: true } } } } } },
     });
-    expectRefused(res, `Unrecognized query parameter: "dry_run"; POST /v1/{app_id}/schema/apply takes its arguments in the JSON body.`);
+    expectRefused(res, `Unrecognized query parameter: "dry_run"; POST /v1/{app_id}/schema/apply takes its arguments in the JSON body.`, 'schema');
     expect(Object.keys((await request(server.url, `/v1/${appId}/schema`, { key: serviceKey })).json.tables)).toEqual(['books']);
   });
 
@@ -126,6 +128,7 @@ describe('MCP', () => {
         code: 'VALIDATION_FAILED',
         message: 'Invalid input: Unrecognized key: "filter"; the accepted keys are app_id, table, query, accept, user_token, prefer, range.',
         remediation: REMEDIATION,
+        documentation_url: server.docsUrl('data'),
         details: [{ path: '', message: 'Unrecognized key: "filter"; the accepted keys are app_id, table, query, accept, user_token, prefer, range' }],
       },
     });

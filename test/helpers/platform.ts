@@ -7,12 +7,15 @@ import { loadConfig } from '../../src/config.ts';
 import { startPlatform, type Platform } from '../../src/composition.ts';
 import { generateKey } from '../../src/core/crypto.ts';
 import { cloneControlDatabase, databaseUrl, dropDatabase, dropDatabasesWithPrefix, uniqueSuffix } from './db.ts';
+import { docsUrl } from './server.ts';
 
 export interface TestPlatform extends Platform {
   url: string;
   platformKey: string;
   appDbPrefix: string;
   controlDb: string;
+  /** An error envelope's documentation_url: the guide section of `area`, or the guide (from the config's base URL). */
+  docsUrl(area?: string): string;
   /** A query on this platform's control database. */
   sql(text: string, params?: unknown[]): Promise<any[]>;
   /** fetch against this platform with the owner's platform key unless headers say otherwise. */
@@ -45,6 +48,7 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
     platformKey,
     appDbPrefix,
     controlDb,
+    docsUrl: (area) => docsUrl(config.baseUrl, area),
     sql: async (text, params) => (await controlPool.query(text, params)).rows,
     api: async (method, p, opts = {}) => {
       const headers: Record<string, string> = { ...opts.headers };

@@ -19,10 +19,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The documentation_url of an error of `area` (none: the guide) on a platform whose SVC_BASE_URL is `baseUrl`. */
+export function docsUrl(baseUrl: string, area?: string): string {
+  return `${baseUrl}/llms.txt${area === undefined ? '' : `?area=${area}`}`;
+}
+
 export interface SpawnedServer {
   url: string;
   port: number;
   platformKey: string;
+  /** An error envelope's documentation_url: the guide section of `area`, or the guide (SVC_BASE_URL as given, else localhost). */
+  docsUrl(area?: string): string;
   appDbPrefix: string;
   controlDb: string;
   child: ChildProcess;
@@ -76,6 +83,7 @@ export async function spawnServer(env: Record<string, string> = {}, opts: { cont
     url,
     port,
     platformKey,
+    docsUrl: (area) => docsUrl(env.SVC_BASE_URL ?? `http://localhost:${port}`, area),
     appDbPrefix,
     controlDb,
     child,

@@ -54,6 +54,7 @@ describe('auth rate limits over REST', () => {
         code: 'RATE_LIMITED',
         message: `Too many requests to this route from this client; retry in ${retry} ${unit}.`,
         remediation: `Wait ${retry} ${unit} (the end of the current one-minute window) before retrying; do not retry in a loop.`,
+        documentation_url: p.docsUrl('auth'),
         details: { retry_after_seconds: retry },
       },
     });

@@ -104,6 +104,7 @@ describe('auth_signup', () => {
         code: 'CONFLICT',
         message: 'An account with this email already exists in this app.',
         remediation: 'Log in with auth_login instead, or sign up with a different email.',
+        documentation_url: p.docsUrl('auth'),
       },
     });
   });
@@ -174,6 +175,7 @@ describe('auth_login', () => {
         code: 'AUTH_INVALID_CREDENTIALS',
         message: 'Invalid email or password.',
         remediation: 'Check the email and password and try again; an account must first be created with auth_signup.',
+        documentation_url: p.docsUrl('auth'),
       },
     };
     expect(wrong.status).toBe(401);
@@ -219,6 +221,7 @@ describe('auth_refresh', () => {
         code: 'AUTH_INVALID_TOKEN',
         message: 'The refresh token is invalid, expired or revoked.',
         remediation: 'Sign in again with auth_login to start a new session.',
+        documentation_url: p.docsUrl('auth'),
       },
     });
     const newest = await anon('POST', url(appA, '/auth/refresh'), { refresh_token: rotated.refresh_token });
@@ -304,7 +307,7 @@ describe('auth_logout', () => {
     for (const key of [p.platformKey, appA.service_key.key]) {
       const r = await p.api('POST', url(appA, '/auth/logout'), { key });
       expect(r.status).toBe(400);
-      expect(r.body).toEqual({ error: END_USER_REQUIRED });
+      expect(r.body).toEqual({ error: endUserRequired() });
     }
   });
 
@@ -321,12 +324,13 @@ describe('auth_logout', () => {
   });
 });
 
-const END_USER_REQUIRED = {
+const endUserRequired = () => ({
   code: 'VALIDATION_FAILED',
   message: "This tool acts for an end user: send that user's access token as the credential, or pass it as 'user_token' with a platform or service key.",
   remediation: 'Fix the named field and send the request again.',
+  documentation_url: p.docsUrl('auth'),
   details: [{ path: 'user_token', message: 'required with a platform or service key' }],
-};
+});
 
 describe('auth_user', () => {
   it('returns the signed-in user', async () => {
@@ -355,7 +359,7 @@ describe('auth_user', () => {
       expect(r.body).toEqual(expected);
       const without = await p.api('GET', url(appA, '/auth/user'), { key });
       expect(without.status).toBe(400);
-      expect(without.body).toEqual({ error: END_USER_REQUIRED });
+      expect(without.body).toEqual({ error: endUserRequired() });
     }
     const other = await signup(appA, 'acting-other@example.com');
     const asUser = await withToken('GET', url(appA, `/auth/user?user_token=${encodeURIComponent(other.access_token)}`), s.access_token);
@@ -364,6 +368,7 @@ describe('auth_user', () => {
       code: 'FORBIDDEN',
       message: 'This route does not accept this kind of credential; it accepts: platform key, service key.',
       remediation: 'Call it with one of the accepted credentials.',
+      documentation_url: p.docsUrl('auth'),
     });
     // A token of app B does not act on app A; a garbage token is 401.
     const foreign = await signup(appB, 'acting-b@example.com');
@@ -381,7 +386,7 @@ describe('auth_user', () => {
       expect(resultJson(me)).toEqual(expected);
       const missing = await callTool(mcp.client, 'auth_user', { app_id: appA.app_id });
       expect(missing.isError).toBe(true);
-      expect(resultJson(missing)).toEqual({ status: 400, error: END_USER_REQUIRED });
+      expect(resultJson(missing)).toEqual({ status: 400, error: endUserRequired() });
     } finally {
       await mcp.close();
     }
@@ -396,6 +401,7 @@ describe('auth_user', () => {
         code: 'FORBIDDEN',
         message: 'The credential does not grant access to this app.',
         remediation: 'Use a credential issued for this app, or the platform key of its owner.',
+        documentation_url: p.docsUrl('auth'),
       },
     });
   });

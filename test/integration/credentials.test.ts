@@ -79,6 +79,7 @@ describe('key binding', () => {
         code: 'FORBIDDEN',
         message: 'The credential does not grant access to this app.',
         remediation: 'Use a credential issued for this app, or the platform key of its owner.',
+        documentation_url: p.docsUrl('apps'),
       },
     });
   });

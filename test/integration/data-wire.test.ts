@@ -278,6 +278,7 @@ describe('Accept-Profile and Content-Profile', () => {
       code: 'SCHEMA_NOT_EXPOSED',
       message: 'Invalid schema: nope',
       remediation: `Only the public schema is exposed: send ${header}: public, or no such header.`,
+      documentation_url: p.docsUrl('data'),
     },
   });
 

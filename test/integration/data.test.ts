@@ -226,6 +226,7 @@ describe('data API', () => {
       code: 'VALIDATION_FAILED',
       message: `null value in column "status" of relation "tasks" violates not-null constraint: 1 of the 2 rows lack the key 'status', so it was written as null.`,
       remediation: `Send Prefer: missing=default (over MCP: prefer "missing=default") so that a key a row lacks takes the column's default, or give 'status' in every row.`,
+      documentation_url: p.docsUrl('data'),
     });
     const withDefaults = await post(rows, 'missing=default,return=representation');
     expect(withDefaults.status).toBe(201);
@@ -280,6 +281,7 @@ describe('data API', () => {
       code: 'VALIDATION_FAILED',
       message: 'ON CONFLICT DO UPDATE command cannot affect row a second time',
       remediation: 'Send each on_conflict key at most once per upsert; merge the duplicate rows first.',
+      documentation_url: p.docsUrl('data'),
     });
 
     // Over MCP the same preference travels in data_insert's prefer.
@@ -309,6 +311,7 @@ describe('data API', () => {
       remediation:
         'Rows of another table still reference this row; they may be rows this credential cannot see (foreign keys are checked without ' +
         "row-level security). Delete those rows first, or declare references.onDelete 'cascade' or 'set null' on the referencing column with schema_apply.",
+      documentation_url: p.docsUrl('data'),
     });
   });
 

@@ -664,7 +664,13 @@ describe('deploying from a map of files (MCP-only clients)', () => {
       const r = await deployFiles({ framework: 'static', files });
       expect(r.status, field).toBe(400);
       expect(r.body).toEqual({
-        error: { code: 'VALIDATION_FAILED', message, remediation: 'Fix the named field and send the request again.', details: [{ path: `files.${field}`, message }] },
+        error: {
+          code: 'VALIDATION_FAILED',
+          message,
+          remediation: 'Fix the named field and send the request again.',
+          documentation_url: p.docsUrl('frontend'),
+          details: [{ path: `files.${field}`, message }],
+        },
       });
     }
     expect(await deploymentCount()).toBe(before);

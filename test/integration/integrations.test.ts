@@ -133,6 +133,7 @@ describe('enabling toolkits', () => {
         code: 'INTEGRATIONS_TOOLKIT_NOT_ENABLED',
         message: "Toolkit 'slack' is not enabled for this app.",
         remediation: 'Enable it with integrations_configure (POST /v1/{app_id}/integrations/configure); integrations_config lists the enabled ones.',
+        documentation_url: p.docsUrl('integrations'),
       },
     });
   });
@@ -212,6 +213,7 @@ describe('who acts for whom', () => {
       code: 'VALIDATION_FAILED',
       message: "'userId' is only for keys: an end-user token already names the user.",
       remediation: 'Fix the named field and send the request again.',
+      documentation_url: p.docsUrl('integrations'),
       details: [{ path: 'userId', message: 'omit it with an end-user token' }],
     });
     const query = await p.api('GET', at(appA, `/connections?userId=${users.bob!.id}`), { key: users.alice!.token });
@@ -295,6 +297,7 @@ describe('executing tools', () => {
         code: 'INTEGRATIONS_EXECUTION_FAILED',
         message: `The tool failed: ${SOFT_FAILURE_MESSAGE}`,
         remediation: "Fix the params as the message says (integrations_tools shows each tool's inputSchema), or reconnect the account.",
+        documentation_url: p.docsUrl('integrations'),
       },
     });
   });
@@ -303,11 +306,21 @@ describe('executing tools', () => {
     fake.faults.set('GMAIL_SEND_EMAIL', '5xx');
     const down = await p.api('POST', at(appA, '/execute'), { key: users.alice!.token, body: { toolName: 'GMAIL_SEND_EMAIL', params: {} } });
     expect(down.status).toBe(502);
-    expect(down.body.error).toEqual({ code: 'INTEGRATIONS_EXECUTION_FAILED', message: 'The integration vendor answered 500: Internal server error.', remediation: 'Retry with backoff.' });
+    expect(down.body.error).toEqual({
+      code: 'INTEGRATIONS_EXECUTION_FAILED',
+      message: 'The integration vendor answered 500: Internal server error.',
+      remediation: 'Retry with backoff.',
+      documentation_url: p.docsUrl('integrations'),
+    });
     fake.faults.set('GMAIL_SEND_EMAIL', 'drop');
     const dropped = await p.api('POST', at(appA, '/execute'), { key: users.alice!.token, body: { toolName: 'GMAIL_SEND_EMAIL', params: {} } });
     expect(dropped.status).toBe(502);
-    expect(dropped.body.error).toEqual({ code: 'INTEGRATIONS_EXECUTION_FAILED', message: 'The integration vendor could not be reached.', remediation: 'Retry with backoff.' });
+    expect(dropped.body.error).toEqual({
+      code: 'INTEGRATIONS_EXECUTION_FAILED',
+      message: 'The integration vendor could not be reached.',
+      remediation: 'Retry with backoff.',
+      documentation_url: p.docsUrl('integrations'),
+    });
     fake.faults.clear();
   });
 
@@ -328,6 +341,7 @@ describe('executing tools', () => {
       message: 'This end user has not connected their gmail account.',
       remediation:
         "Call integrations_connect (POST /v1/{app_id}/integrations/connect) with { toolkit: 'gmail', redirectUrl } and send the user to the returned authUrl; execute again once they are back.",
+      documentation_url: p.docsUrl('integrations'),
     });
   });
 });
@@ -441,6 +455,7 @@ describe('without a vendor key', () => {
           code: 'INTEGRATIONS_NOT_CONFIGURED',
           message: 'Third-party integrations are not configured on this platform.',
           remediation: "The operator sets SVC_INTEGRATIONS_API_KEY (and SVC_INTEGRATIONS_BASE_URL for a vendor other than Composio's cloud).",
+          documentation_url: bare.docsUrl('integrations'),
         },
       });
     }

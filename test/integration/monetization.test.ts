@@ -99,6 +99,7 @@ describe('monetization', () => {
           code: 'CONNECT_ACCOUNT_MISSING',
           message: "The app's owner has no connected Stripe account yet.",
           remediation: 'The owner calls billing_connect_onboard (POST /v1/{app_id}/billing/connect/onboard) and completes the returned onboardingUrl.',
+          documentation_url: p.docsUrl('billing'),
         },
       });
     });
@@ -233,7 +234,12 @@ describe('monetization', () => {
     it('PUT of an unknown item is 404', async () => {
       const r = await asOwner('PUT', '/plans/pln_missing', { name: 'x' });
       expect(r.status).toBe(404);
-      expect(r.body.error).toEqual({ code: 'RESOURCE_NOT_FOUND', message: "Plan 'pln_missing' not found.", remediation: "List the app's plans with billing_plans_list." });
+      expect(r.body.error).toEqual({
+        code: 'RESOURCE_NOT_FOUND',
+        message: "Plan 'pln_missing' not found.",
+        remediation: "List the app's plans with billing_plans_list.",
+        documentation_url: p.docsUrl('billing'),
+      });
     });
 
     it('lists the catalog publicly (no credential), items on sale only', async () => {
@@ -262,6 +268,7 @@ describe('monetization', () => {
           remediation:
             "The app's owner completes Stripe onboarding (billing_connect_onboard (POST /v1/{app_id}/billing/connect/onboard) returns a fresh " +
             'onboardingUrl); billing_connect_status (GET /v1/{app_id}/billing/connect/status) shows chargesEnabled and what is still due.',
+          documentation_url: p.docsUrl('billing'),
         },
       };
       const sub = await asUser(alice, 'POST', '/subscribe', { planId, successUrl: SUCCESS, cancelUrl: CANCEL });
@@ -335,6 +342,7 @@ describe('monetization', () => {
         code: 'ALREADY_SUBSCRIBED',
         message: `This user already has a subscription in this app (${subscriptionId}).`,
         remediation: 'Read it with billing_subscription_get; billing_cancel ends it at the end of its period.',
+        documentation_url: p.docsUrl('billing'),
       });
     });
 
@@ -375,6 +383,7 @@ describe('monetization', () => {
         code: 'RESOURCE_NOT_FOUND',
         message: 'Active subscription not found.',
         remediation: 'billing_subscribe starts one; billing_subscription_get shows the current one.',
+        documentation_url: p.docsUrl('billing'),
       });
       expect((await asUser(bob, 'POST', '/subscribe', { planId, successUrl: SUCCESS, cancelUrl: CANCEL })).status).toBe(200);
       const pending = await asUser(bob, 'POST', '/cancel');
@@ -471,7 +480,12 @@ describe('monetization', () => {
       });
       const stolen = await asUser(bob, 'GET', `/orders/${orderId}`);
       expect(stolen.status).toBe(404);
-      expect(stolen.body.error).toEqual({ code: 'RESOURCE_NOT_FOUND', message: `Order '${orderId}' not found.`, remediation: "List this user's orders with billing_orders_list." });
+      expect(stolen.body.error).toEqual({
+        code: 'RESOURCE_NOT_FOUND',
+        message: `Order '${orderId}' not found.`,
+        remediation: "List this user's orders with billing_orders_list.",
+        documentation_url: p.docsUrl('billing'),
+      });
       // user_token with a key acts as that user, too.
       expect((await asOwner('GET', `/orders/${orderId}?user_token=${bob}`)).status).toBe(404);
     });
@@ -654,6 +668,7 @@ describe('monetization without a Stripe key', () => {
         code: 'STRIPE_NOT_CONFIGURED',
         message: 'Payments are not configured on this platform.',
         remediation: 'The operator sets SVC_STRIPE_SECRET_KEY (and SVC_STRIPE_API_URL for a Stripe-compatible server); plans, meters and limits work without it.',
+        documentation_url: bare.docsUrl('billing'),
       },
     };
     for (const [method, path, body] of [

@@ -520,6 +520,7 @@ describe('credentials', () => {
       code: 'FORBIDDEN',
       message: 'The credential does not grant access to this app.',
       remediation: 'Use a credential issued for this app, or the platform key of its owner.',
+      documentation_url: p.docsUrl('schema'),
     });
     expect((await p.api('GET', `/v1/${app.app_id}/schema`, { key: other.service_key.key })).status).toBe(403);
     expect((await p.api('GET', `/v1/${app.app_id}/migrations`, { key: other.service_key.key })).status).toBe(403);
@@ -640,6 +641,7 @@ describe('references.onDelete', () => {
       code: 'VALIDATION_FAILED',
       message: "Column 'items.list_id' has references.onDelete 'set null' but is never null (primary or nullable: false); choose 'cascade', or make the column nullable.",
       remediation: 'Fix the named field and send the request again.',
+      documentation_url: p.docsUrl('schema'),
     });
     // Omitting onDelete goes back to Postgres's default (no action).
     expect((await apply({ schema: definition() }, refs.app_id, key())).body.statements).toEqual([

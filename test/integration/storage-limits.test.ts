@@ -91,7 +91,7 @@ describe('PUT /storage/{app_id}/limits refuses anything looser than the platform
   ])('%j -> 400 naming the field and what is allowed', async (body, expected) => {
     const r = await p.api('PUT', base, { body });
     expect(r.status).toBe(400);
-    expect(r.body).toEqual(expected);
+    expect(r.body).toEqual({ error: { ...expected.error, documentation_url: p.docsUrl('storage') } });
     expect((await p.api('GET', base)).body).toEqual(before);
   });
 

@@ -431,6 +431,7 @@ describe("end users' pending uploads are capped per user", () => {
           code: 'STORAGE_PENDING_LIMIT_EXCEEDED',
           message: 'Reserving 40 more bytes would exceed the 100 bytes an end user may hold in pending uploads at once: 80 bytes are reserved by your 2 pending uploads.',
           remediation: pendingRemediation(seconds),
+          documentation_url: p.docsUrl('storage'),
           details: { size_bytes: 40, pending_uploads: 2, pending_bytes: 80, max_pending_uploads: 20, max_pending_bytes: 100, retry_after_seconds: seconds },
         },
       });
@@ -482,6 +483,7 @@ describe("end users' pending uploads are capped per user", () => {
           code: 'STORAGE_PENDING_LIMIT_EXCEEDED',
           message: 'You already have 20 pending uploads, the most an end user may hold at once.',
           remediation: pendingRemediation(seconds),
+          documentation_url: p.docsUrl('storage'),
           details: { size_bytes: 1, pending_uploads: 20, pending_bytes: 20, max_pending_uploads: 20, max_pending_bytes: 107374183, retry_after_seconds: seconds },
         },
       });
@@ -834,6 +836,7 @@ describe('inline bytes and acting as an end user (MCP-only clients)', () => {
       code: 'FORBIDDEN',
       message: 'This route does not accept this kind of credential; it accepts: platform key, service key.',
       remediation: 'Call it with one of the accepted credentials.',
+      documentation_url: p.docsUrl('storage'),
     });
     const garbage = await inline({ ...body, user_token: 'a.b.c' });
     expect(garbage.status).toBe(401);
@@ -861,6 +864,7 @@ describe('inline bytes and acting as an end user (MCP-only clients)', () => {
           code: 'INLINE_CONTENT_TOO_LARGE',
           message: `content is ${INLINE_MAX + 1} bytes once decoded; inline uploads take at most ${INLINE_MAX} bytes (2 MB).`,
           remediation: 'Upload larger files with storage_upload: it returns a presigned URL to PUT the bytes to.',
+          documentation_url: p.docsUrl('storage'),
           details: { size_bytes: INLINE_MAX + 1, max_inline_bytes: INLINE_MAX },
         },
       });
@@ -952,6 +956,7 @@ describe('inline bytes and acting as an end user (MCP-only clients)', () => {
         code: 'INLINE_CONTENT_TOO_LARGE',
         message: `Object '${big.objectId}' has ${INLINE_MAX + 1} bytes; files are read inline up to ${INLINE_MAX} bytes (2 MB).`,
         remediation: 'Get a presigned URL with storage_download and GET the bytes from it.',
+        documentation_url: p.docsUrl('storage'),
         details: { size_bytes: INLINE_MAX + 1, max_inline_bytes: INLINE_MAX },
       },
     });

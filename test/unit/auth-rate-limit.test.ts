@@ -31,11 +31,12 @@ describe('rate-limit helpers', () => {
     const err = rateLimited(17);
     expect(err).toBeInstanceOf(AppError);
     expect(err.status).toBe(429);
-    expect(envelope(err)).toEqual({
+    expect(envelope(err.inArea('auth'), 'https://svc.example')).toEqual({
       error: {
         code: 'RATE_LIMITED',
         message: 'Too many requests to this route from this client; retry in 17 seconds.',
         remediation: 'Wait 17 seconds (the end of the current one-minute window) before retrying; do not retry in a loop.',
+        documentation_url: 'https://svc.example/llms.txt?area=auth',
         details: { retry_after_seconds: 17 },
       },
     });

@@ -8,7 +8,7 @@ import { ClientGone } from '../../functions/pool.ts';
 import type { EndUser } from '../../functions/protocol.ts';
 import { BUSY_RETRY_AFTER_SECONDS, functionErrors } from '../../functions/errors.ts';
 import { failureError } from '../../functions/responses.ts';
-import { sendError } from '../rest.ts';
+import { errorsInArea, sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
 import { appIdFromHost } from '../app-host.ts';
 import { admitApp } from './admit.ts';
@@ -46,6 +46,7 @@ export const functionRoutes: RawRoutes = {
       const pathname = rawPath(req);
       const direct = PATH_ROUTE.exec(pathname);
       if (direct) {
+        errorsInArea(res, 'functions');
         void serve(req, res, services, direct[1]!, direct[2]!, direct[3] ?? '', `/v1/${direct[1]}/fn/${direct[2]}`);
         return;
       }
@@ -54,6 +55,7 @@ export const functionRoutes: RawRoutes = {
       appIdFromHost(req.headers.host, services).then(
         (appId) => {
           if (!appId) return next();
+          errorsInArea(res, 'functions');
           void serve(req, res, services, appId, short[1]!, short[2] ?? '', `/fn/${short[1]}`);
         },
         (err: unknown) => sendError(res, toAppError(err, req.log, 'functions_public')),

@@ -2,7 +2,7 @@ import type { Request, Response, NextFunction } from 'express';
 import type { Services } from '../../services.ts';
 import { errors } from '../../core/errors.ts';
 import { toAppError } from '../../core/invoke.ts';
-import { sendError, type SubdomainLocals } from '../rest.ts';
+import { errorsInArea, sendError, type SubdomainLocals } from '../rest.ts';
 import { rawPath, serveSite } from '../../frontend/serve.ts';
 import type { RawRoutes } from './index.ts';
 import { settleUnreadBody } from './unread-body.ts';
@@ -23,12 +23,14 @@ const PINNED = /^\/d\/([0-9a-f-]{36})(\/.*)?$/;
 export const siteRoutes: RawRoutes = {
   early: (router, services) => {
     router.put('/v1/:app_id/frontend/deployments/:id/upload', (req, res) => {
+      errorsInArea(res, 'frontend');
       upload(req, res, services).catch((err: unknown) => sendError(res, toAppError(err, req.log, 'frontend_upload')));
     });
     router.use((req, res, next) => {
       if (req.method !== 'GET' && req.method !== 'HEAD') return next();
       const m = SITES.exec(rawPath(req));
       if (!m) return next();
+      errorsInArea(res, 'frontend');
       sitesPath(req, res, services, m[1]!, m[2] ?? '').catch((err: unknown) => failed(req, res, err));
     });
   },
@@ -90,6 +92,7 @@ async function sitesPath(req: Request, res: Response, services: Services, rawApp
 async function serveLive(req: Request, res: Response, next: NextFunction, services: Services, appId: string, rest: string): Promise<void> {
   const site = await services.frontend.site(appId);
   if (!site) return next();
+  errorsInArea(res, 'frontend');
   const app = await services.apps.get(appId);
   if (app) await admitApp(services, app, req, res);
   return serveSite(req, res, site, rest, { publicEnv: () => services.frontend.publicEnv(appId) });

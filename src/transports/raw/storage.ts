@@ -2,7 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Request, Response, Router } from 'express';
 import type { Services } from '../../services.ts';
 import { toAppError } from '../../core/invoke.ts';
-import { sendError } from '../rest.ts';
+import { errorsInArea, sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
 import { settleUnreadBody } from './unread-body.ts';
 
@@ -14,6 +14,7 @@ import { settleUnreadBody } from './unread-body.ts';
 export const storageRawRoutes: RawRoutes = {
   early: (router: Router, services: Services) => {
     router.put('/blob/storage/:objectId', async (req: Request, res: Response) => {
+      errorsInArea(res, 'storage');
       try {
         const out = await services.storage.putBlob(String(req.params.objectId), req.query as Record<string, unknown>, req.headers, req);
         res.status(200).json({ objectId: out.objectId, status: 'ready', size_bytes: out.size_bytes });
@@ -24,6 +25,7 @@ export const storageRawRoutes: RawRoutes = {
     });
 
     router.get('/blob/storage/:objectId', async (req: Request, res: Response) => {
+      errorsInArea(res, 'storage');
       try {
         const range = typeof req.headers.range === 'string' ? req.headers.range : undefined;
         const blob = await services.storage.getBlob(String(req.params.objectId), req.query as Record<string, unknown>, range, req.method === 'HEAD');
