@@ -27,6 +27,8 @@ import { RateLimiter } from './auth/rate-limit.ts';
 import { SuggestionsService } from './platform/suggestions.ts';
 import { HealthService } from './platform/health.ts';
 import { FrontendService } from './frontend/service.ts';
+import { DomainsService } from './domains/service.ts';
+import { DnsTxtLookup } from './adapters/dns.ts';
 import { StorageService } from './storage/service.ts';
 import { S3Backend } from './adapters/s3.ts';
 import { FunctionsService } from './functions/service.ts';
@@ -161,6 +163,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     health: new HealthService(control.pool),
     docs: createDocs(llmsTxt, toolAreas),
     frontend: new FrontendService({ db: control.db, box, masterKey, config, log }),
+    // The domains area's DNS port (domains/dns-port.ts): node:dns asking SVC_DNS_SERVERS, or the system's resolvers.
+    domains: new DomainsService({ db: control.db, dns: new DnsTxtLookup(config.dnsServers), hosts: config, log }),
     storage,
     functions: await FunctionsService.create({ db: control.db, box, config, log }),
     ai,

@@ -1,6 +1,7 @@
 // Parsers of what some environment variables hold (price tables, people routing, origin lists, comma-separated lists)
 // and the types of their results. They are pure: a string in, a frozen value out or a ConfigError. Only src/config.ts,
 // the one reader of process.env, calls them; it passes each variable's name so the message names what to fix.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export class ConfigError extends Error {}
@@ -164,3 +165,24 @@ function originOf(url: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * "1.1.1.1, 127.0.0.1:5353, 2606:4700::1111, [::1]:5353": DNS servers as node:dns takes them (an IPv4 or IPv6 address,
+ * with a port written ip:port or [ipv6]:port). Host names are refused: the resolver that would resolve them is the one
+ * being configured.
+ */
+export function parseDnsServers(variable: string, setting: string): readonly string[] {
+  return Object.freeze(
+    commaList(setting).map((entry) => {
+      const bracketed = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(entry);
+      const v4 = /^([0-9.]+)(?::(\d{1,5}))?$/.exec(entry);
+      const [address, port] = bracketed ? [bracketed[1]!, bracketed[2]] : v4 ? [v4[1]!, v4[2]] : [entry, undefined];
+      const family = isIP(address);
+      if (family === 0 || (v4 && !bracketed && family !== 4) || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
+        throw invalidEnvironment(`${variable}: '${entry}' is not a DNS server address such as 1.1.1.1, 127.0.0.1:5353 or [::1]:5353`);
+      }
+      return entry;
+    }),
+  );
+}
+

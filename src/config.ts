@@ -6,6 +6,7 @@ import { z } from 'zod';
 import {
   commaList,
   invalidEnvironment,
+  parseDnsServers,
   parseMcpOrigins,
   parseModelPrice,
   parseModelPrices,
@@ -48,6 +49,8 @@ const EnvSchema = z.object({
   SVC_BASE_DOMAIN: optionalString.pipe(
     z.string().regex(/^[a-z0-9.-]+(:[0-9]+)?$/i, 'a host name such as apps.example.com').optional(),
   ),
+  // DNS servers that check custom domains' TXT records (comma-separated ip or ip:port, [ipv6]:port); empty: the system's.
+  SVC_DNS_SERVERS: z.string().default(''),
   // Web origins (comma-separated, e.g. https://app.example.com) whose pages may call /mcp; unset: loopback origins on
   // any port. The origin of SVC_BASE_URL is always allowed; `*` allows every origin. Requests without Origin always pass.
   SVC_MCP_ALLOWED_ORIGINS: optionalString,
@@ -232,6 +235,8 @@ export type Config = Readonly<{
   /** Lifetimes of the tokens MCP clients get through OAuth (the issuer is baseUrl). */
   oauth: Readonly<{ accessTokenTtlSeconds: number; refreshTokenTtlDays: number }>;
   baseDomain: string | undefined;
+  /** DNS servers (ip, ip:port, [ipv6]:port) of custom domains' verification lookups; empty: the system's resolvers. */
+  dnsServers: readonly string[];
   role: 'all' | 'api' | 'worker';
   /** Which browser origins may call /mcp (requests without Origin always may). */
   mcp: McpOrigins;
@@ -388,6 +393,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditRetentionDays: e.SVC_AUDIT_RETENTION_DAYS,
     oauth: Object.freeze({ accessTokenTtlSeconds: e.SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS, refreshTokenTtlDays: e.SVC_OAUTH_REFRESH_TOKEN_TTL_DAYS }),
     baseDomain: e.SVC_BASE_DOMAIN?.toLowerCase(),
+    dnsServers: parseDnsServers('SVC_DNS_SERVERS', e.SVC_DNS_SERVERS),
     role: e.SVC_ROLE,
     mcp: parseMcpOrigins('SVC_MCP_ALLOWED_ORIGINS', e.SVC_MCP_ALLOWED_ORIGINS, baseUrl),
     trustProxy: e.SVC_TRUST_PROXY,

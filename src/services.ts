@@ -15,6 +15,7 @@ import type { SuggestionsService } from './platform/suggestions.ts';
 import type { HealthService } from './platform/health.ts';
 import type { StorageService } from './storage/service.ts';
 import type { FrontendService } from './frontend/service.ts';
+import type { DomainsService } from './domains/service.ts';
 import type { FunctionsService } from './functions/service.ts';
 import type { Config } from './config.ts';
 import type { Docs } from './platform/docs.ts';
@@ -67,6 +68,8 @@ export interface Services {
   docs: Docs;
   /** Hosted frontends: deployments, their build job, site lookup and the frontend environment. */
   frontend: FrontendService;
+  /** Custom domains of apps' sites: claims, DNS TXT verification, and the app a request's Host names. */
+  domains: DomainsService;
   /** File storage: object rows, quota, signed URLs, the local or S3 backend. */
   storage: StorageService;
   /** Serverless functions: deploy, invoke through the Deno process pool, logs and metrics, cron and websocket triggers. */

@@ -11,6 +11,7 @@ import { authTools } from './auth/auth.ts';
 import { dataTools } from './data/data.ts';
 import { dataOpenapi } from './data/openapi.ts';
 import { frontendTools } from './frontend/frontend.ts';
+import { domainsTools } from './domains/domains.ts';
 import { storageTools } from './storage/storage.ts';
 import { functionsTools } from './functions/functions.ts';
 import { aiTools } from './ai/ai.ts';
@@ -39,6 +40,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   platform: [suggestionsCreate, platformHealth, platformReady, platformToolsetsEnable],
   storage: storageTools,
   frontend: frontendTools,
+  domains: domainsTools,
   functions: functionsTools,
   data: [...dataTools, dataOpenapi],
   ai: aiTools,
@@ -118,6 +120,7 @@ export const tools: readonly AnyTool[] = [
   platformToolsetsEnable,
   ...storageTools,
   ...frontendTools,
+  ...domainsTools,
   ...functionsTools,
   ...dataTools,
   dataOpenapi,

@@ -26,6 +26,7 @@ import * as persons from './0024_persons.ts';
 import * as oauth from './0025_oauth.ts';
 import * as oidc from './0026_oidc.ts';
 import * as creditOverage from './0027_credit_overage.ts';
+import * as appDomains from './0028_app_domains.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0025_oauth': oauth,
   '0026_oidc': oidc,
   '0027_credit_overage': creditOverage,
+  '0028_app_domains': appDomains,
 };

@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const BILLING_GUIDE: AreaGuide = {
   summary:
-    "The account's plan, usage and status (soft lock, grace, suspension), upgrading through Stripe, and apps charging their own end users through Stripe Connect (plans, products, subscriptions, orders, entitlements in RLS and functions).",
+    "The account's plan, usage and status, upgrading through Stripe, and apps charging their end users through Stripe Connect (plans, products, subscriptions, orders, entitlements).",
   reference: `
 **Platform billing** (platform key): \`billing_get\` (GET /dashboard/billing) answers \`{ plan, status, statusReason,
 graceEndsAt, period: { start, end }, usage, limits, percentages, overageUsd, subscription }\`; usage, limits and

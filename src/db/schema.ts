@@ -78,6 +78,15 @@ export interface AiUserDaily {
   tokens: Generated<Int8>;
 }
 
+export interface AppDomains {
+  app_id: string;
+  created_at: Generated<Timestamp>;
+  domain: string;
+  status: ColumnType<'pending' | 'verified', 'pending' | 'verified' | undefined, 'pending' | 'verified'>;
+  token: string;
+  verified_at: Timestamp | null;
+}
+
 export interface AppOrders {
   amount_cents: number;
   app_id: string;
@@ -872,6 +881,7 @@ export interface DB {
   ai_configs: AiConfigs;
   ai_usage: AiUsage;
   ai_user_daily: AiUserDaily;
+  app_domains: AppDomains;
   app_orders: AppOrders;
   app_plans: AppPlans;
   app_products: AppProducts;

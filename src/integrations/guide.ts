@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const INTEGRATIONS_GUIDE: AreaGuide = {
   summary:
-    "Third-party integrations: enable vendor toolkits (Gmail, Slack, GitHub, ...) for an app, let its end users connect their accounts through a hosted OAuth page, and run the tools as those users over REST, MCP and from functions.",
+    "Third-party toolkits (Gmail, Slack, GitHub, ...) for an app: its end users connect their accounts on a hosted OAuth page, and tools run as those users.",
   reference: `
 ## Flow
 

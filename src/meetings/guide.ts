@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const MEETINGS_GUIDE: AreaGuide = {
   summary:
-    'Meeting bots that join Zoom, Google Meet, Teams or Webex calls to record and transcribe them, with signed event forwarding to your webhook and per-second billing from account credits.',
+    'Meeting bots that join Zoom, Google Meet, Teams or Webex calls to record and transcribe them, with signed events sent to your webhook, billed per second from credits.',
   reference: `
 ## Flow
 

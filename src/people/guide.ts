@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const PEOPLE_GUIDE: AreaGuide = {
   summary:
-    "People and company search, profile enrichment with a shared 30-day cache, and asynchronous work-email lookups, billed per call to the account's credits.",
+    "People and company search, profile enrichment (a shared 30-day cache) and asynchronous work-email lookups, billed per call to credits.",
   reference: `
 ## Calls
 

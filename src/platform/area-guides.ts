@@ -9,6 +9,7 @@ import { AUTH_GUIDE } from '../auth/guide.ts';
 import { KEYS_GUIDE } from '../auth/keys-guide.ts';
 import { BILLING_GUIDE } from '../billing/guide.ts';
 import { DATA_GUIDE } from '../data/guide.ts';
+import { DOMAINS_GUIDE } from '../domains/guide.ts';
 import { FRONTEND_GUIDE } from '../frontend/guide.ts';
 import { FUNCTIONS_GUIDE } from '../functions/guide.ts';
 import { INTEGRATIONS_GUIDE } from '../integrations/guide.ts';
@@ -33,6 +34,7 @@ export const AREA_GUIDES: Readonly<Record<string, AreaGuide>> = {
   platform: PLATFORM_GUIDE,
   storage: STORAGE_GUIDE,
   frontend: FRONTEND_GUIDE,
+  domains: DOMAINS_GUIDE,
   functions: FUNCTIONS_GUIDE,
   data: DATA_GUIDE,
   ai: AI_GUIDE,

@@ -2,5 +2,5 @@
 import type { AreaGuide } from './area-guide.ts';
 
 export const PLATFORM_GUIDE: AreaGuide = {
-  summary: 'The platform itself: this guide and its per-area sections, toolsets added to an MCP session, liveness and readiness checks, and suggestions to its maintainers.',
+  summary: 'The platform itself: this guide and its sections, MCP toolsets, health checks, suggestions to its maintainers.',
 };

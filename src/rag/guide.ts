@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const RAG_GUIDE: AreaGuide = {
   summary:
-    "Retrieval over an app's documents: collections, asynchronous ingestion of texts and stored files (chunked, embedded through the AI gateway), similarity queries with metadata filters and cited answers.",
+    "Retrieval over an app's documents: collections, asynchronous ingestion of texts and files (chunked, embedded via the AI gateway), similarity queries with filters and cited answers.",
   reference: `
 ## Flow
 

@@ -24,8 +24,8 @@ tables per call; \`schema_get\` returns the live schema in the same format, so a
   now(), gen_random_uuid(), current_timestamp, current_date, empty json or arrays such as \`'{}'::jsonb\`. A default that
   does not fit its column's type is refused before anything runs.
 - Names match \`^[a-z_][a-z0-9_]{0,62}$\`, are not SQL reserved words and do not start with svc_ or pg_; table names
-  are not route segments of the app API (schema, migrations, auth, storage, functions, fn, frontend, ai, rag, people,
-  integrations, billing, chat, embeddings, data, keys, app, sites).
+  are not route segments of the app API (schema, migrations, auth, storage, functions, fn, frontend, domains, ai, rag,
+  people, integrations, billing, chat, embeddings, data, keys, app, sites).
 - Indexes are a map, as columns are: \`indexes: { notes_by_user: { columns: ["user_id", "created_at"], unique?: false } }\`;
   index names are unique per app and distinct from table names.
 

@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const MEMORY_GUIDE: AreaGuide = {
   summary:
-    "Read the substrate user's memory: full-text search and a chronological list over decisions, commitments, learnings and source artifacts, the artifacts themselves, and daily snapshots of the counts.",
+    "The substrate user's memory: full-text search and a timeline of decisions, commitments, learnings and source artifacts, and daily snapshots.",
   reference: `
 Writes go through substrate_propose (toolset substrate): record_decision, record_commitment, record_learning,
 upsert_source_artifact.
