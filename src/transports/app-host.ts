@@ -9,9 +9,10 @@ export function subdomainOf(hostHeader: string | undefined, baseDomain: string):
   return /^[a-z0-9-]{1,63}$/.test(subdomain) ? subdomain : undefined;
 }
 
-/** The app served at this Host header when subdomain routing is on. */
+/** The app served at this Host header: its subdomain with subdomain routing, or its verified custom domain. */
 export async function appIdFromHost(hostHeader: string | undefined, services: Services): Promise<string | undefined> {
   const { baseDomain } = services.config;
   const subdomain = baseDomain ? subdomainOf(hostHeader, baseDomain) : undefined;
-  return subdomain ? (await services.apps.bySubdomain(subdomain))?.id : undefined;
+  if (subdomain) return (await services.apps.bySubdomain(subdomain))?.id;
+  return (await services.domains.appForHost(hostHeader)) ?? undefined;
 }

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type NextFunction, type RequestHandler } from 'express';
 import cors from 'cors';
 import { requestLog } from './request-log.ts';
 import type { Logger } from 'pino';
@@ -62,7 +62,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   app.use(largeBodyParsers(tools, LARGE_BODY_LIMIT, config.bodyLimit));
   // strict: false lets scalar JSON through to validation, which names what the route expects instead.
   app.use(express.json({ limit: config.bodyLimit, strict: false, type: JSON_TYPES }));
-  if (config.baseDomain) app.use(subdomainResolver(config.baseDomain, services));
+  app.use(appHostResolver(services));
 
   app.all('/mcp', mcp.handle);
   const openApi = buildOpenApi(tools, config.baseUrl);
@@ -86,11 +86,16 @@ function rawRouter(mounts: readonly RawRoutes[], phase: keyof RawRoutes, service
   return router;
 }
 
-/** Host `{subdomain}.{base_domain}` resolves the app; the short paths of app-scoped tools then apply. */
-function subdomainResolver(baseDomain: string, services: Services): RequestHandler {
+/**
+ * Host `{subdomain}.{base_domain}` (subdomain routing) or an app's verified custom domain resolves the app; the short
+ * paths of app-scoped tools and the live site then apply. A custom domain's lookup is cached in the domains area, so
+ * requests to the platform's own host (or an IP address) cost no query.
+ */
+function appHostResolver(services: Services): RequestHandler {
+  const { baseDomain } = services.config;
   return (req, res, next) => {
-    const subdomain = subdomainOf(req.headers.host, baseDomain);
-    if (!subdomain) return next();
+    const subdomain = baseDomain ? subdomainOf(req.headers.host, baseDomain) : undefined;
+    if (!subdomain) return customDomain(services, req.headers.host, res.locals as SubdomainLocals, next);
     services.apps
       .bySubdomain(subdomain)
       .then((app) => {
@@ -100,6 +105,20 @@ function subdomainResolver(baseDomain: string, services: Services): RequestHandl
       })
       .catch(next);
   };
+}
+
+/** A host that is no app's custom domain goes on to the platform's routes. */
+function customDomain(services: Services, host: string | undefined, locals: SubdomainLocals, next: NextFunction): void {
+  const found = services.domains.appForHost(host);
+  if (found === null) return next();
+  if (typeof found === 'string') {
+    locals.subdomainAppId = found;
+    return next();
+  }
+  found.then((appId) => {
+    if (appId) locals.subdomainAppId = appId;
+    next();
+  }, next);
 }
 
 /** Errors raised before any handler ran (body parsing, path decoding): the client's, so a 4xx. */

@@ -1,7 +1,7 @@
 // Websocket endpoints on the HTTP server's `upgrade` event (package `ws`): the substrate change stream
 // /v1/me/substrate/stream?ticket= (src/substrate/stream.ts), and the per-app function socket
-// /v1/{app_id}/ws (and /ws on the app's host with subdomain routing). A client, anonymous or holding an end-user
-// JWT of the app (`?token=` or Authorization), sends text frames { event, data }; every websocket function of
+// /v1/{app_id}/ws (and /ws on the app's own host: its subdomain or custom domain). A client, anonymous or holding an
+// end-user JWT of the app (`?token=` or Authorization), sends text frames { event, data }; every websocket function of
 // the app whose trigger event matches runs (POST, JSON { event, data }) and its response comes back as
 // { event, function, status, data }. Other endpoints add an entry to ROUTES.
 import type http from 'node:http';
@@ -51,7 +51,7 @@ const ROUTES: readonly Route[] = [
     match: async (pathname, req, services) => {
       const direct = FUNCTION_SOCKET.exec(pathname);
       if (direct) return direct[1];
-      if ((pathname === '/ws' || pathname === '/ws/') && services.config.baseDomain) return appIdFromHost(req.headers.host, services);
+      if (pathname === '/ws' || pathname === '/ws/') return appIdFromHost(req.headers.host, services);
       return undefined;
     },
     connected: functionSocket,

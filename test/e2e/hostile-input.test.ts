@@ -497,6 +497,9 @@ function validParam(operationId: string, path: string, name: string): string {
     case 'person_id':
     case 'invitation_id':
       return '00000000-0000-4000-8000-000000000001';
+    // The fixture account is on free: a valid domain call answers 403 PLAN_UPGRADE_REQUIRED (remove: 404).
+    case 'domain':
+      return 'www.example.com';
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }

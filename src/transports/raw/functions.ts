@@ -37,7 +37,7 @@ const HOP_BY_HOP = new Set([
 
 /**
  * The public invocation route, outside the descriptor registry because its wire is the function's own:
- * ANY /v1/{app_id}/fn/{name}[/rest] and, with subdomain routing, ANY /fn/{name}[/rest] on the app's host.
+ * ANY /v1/{app_id}/fn/{name}[/rest] and ANY /fn/{name}[/rest] on the app's own host (its subdomain or custom domain).
  * Mounted early (before JSON parsing) so the body reaches the function byte for byte.
  */
 export const functionRoutes: RawRoutes = {
@@ -50,7 +50,7 @@ export const functionRoutes: RawRoutes = {
         void serve(req, res, services, direct[1]!, direct[2]!, direct[3] ?? '', `/v1/${direct[1]}/fn/${direct[2]}`);
         return;
       }
-      const short = services.config.baseDomain ? SUBDOMAIN_ROUTE.exec(pathname) : null;
+      const short = SUBDOMAIN_ROUTE.exec(pathname);
       if (!short) return next();
       appIdFromHost(req.headers.host, services).then(
         (appId) => {
