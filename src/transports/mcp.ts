@@ -37,7 +37,8 @@ import { sendError } from './rest.ts';
 const INSTRUCTIONS =
   'Backend platform for apps: each app has its own Postgres database, REST data API, auth, storage, functions and hosting. ' +
   'Start with apps_list or apps_create. Read the guide once (resource svc://guide/llms.txt, or platform_guide): the flow for a ' +
-  "new app, conventions, pitfalls and an index of the areas; an area's reference is platform_guide with area, or svc://guide/<area>.";
+  "new app, conventions, pitfalls and an index of the areas; an area's reference is platform_guide with area (tools: false: without the " +
+  'tools you have), or svc://guide/<area>.';
 
 interface Session {
   transport: StreamableHTTPServerTransport;

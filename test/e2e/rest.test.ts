@@ -363,6 +363,15 @@ describe('platform routes', () => {
     }
   });
 
+  it("GET /llms.txt?area=functions&tools=false is the area's notes without its tool reference", async () => {
+    const whole = await request(server.url, '/llms.txt?area=functions');
+    const notes = await request(server.url, '/llms.txt?area=functions&tools=false');
+    expect(notes.status).toBe(200);
+    expect(notes.text.trimEnd()).toBe(whole.text.slice(0, whole.text.indexOf('## Tools')).trimEnd());
+    expect(notes.text).toContain('## Runtime contract');
+    expect((await request(server.url, '/llms.txt?area=functions&tools=no')).status).toBe(400);
+  });
+
   it('GET /openapi.json is OpenAPI 3.1.0 with an operation for every tool that has http', async () => {
     const res = await request(server.url, '/openapi.json');
     expect(res.status).toBe(200);
