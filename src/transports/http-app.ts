@@ -1,7 +1,8 @@
 import http from 'node:http';
 import express, { type ErrorRequestHandler, type NextFunction, type RequestHandler } from 'express';
-import cors from 'cors';
 import { requestLog } from './request-log.ts';
+import { corsMiddleware } from './cors.ts';
+import { functionsHotPath } from './raw/functions.ts';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
@@ -43,20 +44,14 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   // Only trusted hops may name the client: otherwise X-Forwarded-For would let anyone pick a fresh rate-limit bucket.
   app.set('trust proxy', config.trustProxy);
 
+  // Public function traffic first: none of the stack below applies to it but what functionsHotPath does itself.
+  app.use(functionsHotPath(services, log));
   app.use(requestLog(log));
   app.use(postgrestAlias);
   app.use(errorShapes(tools));
   // Before CORS, so that a foreign page's preflight is refused too (DNS-rebinding protection of the MCP transport).
   app.use('/mcp', mcpOriginGuard(config.mcp));
-  // Apps built on the platform call it from browsers on their own origins; credentials are bearer tokens, never cookies.
-  app.use(
-    cors({
-      origin: true,
-      credentials: false,
-      exposedHeaders: ['X-Request-Id', 'Mcp-Session-Id', 'Content-Range', 'Location'],
-      maxAge: 600,
-    }),
-  );
+  app.use(corsMiddleware);
   app.use(rawRouter(rawRoutes, 'early', services));
   app.use('/mcp', express.json({ limit: LARGE_BODY_LIMIT, type: JSON_TYPES }));
   app.use(largeBodyParsers(tools, LARGE_BODY_LIMIT, config.bodyLimit));

@@ -1,4 +1,5 @@
-import type { Request, Response, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { Logger } from 'pino';
 import type { Caller } from '../../core/caller.ts';
 import { AppError, errors } from '../../core/errors.ts';
 import { toAppError } from '../../core/invoke.ts';
@@ -12,6 +13,8 @@ import { errorsInArea, sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
 import { appIdFromHost } from '../app-host.ts';
 import { admitApp } from './admit.ts';
+import { beginRequest } from '../request-log.ts';
+import { corsOfActualRequest } from '../cors.ts';
 
 const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/fn\/([^/]+)(\/.*)?$/;
 const SUBDOMAIN_ROUTE = /^\/fn\/([^/]+)(\/.*)?$/;
@@ -36,27 +39,40 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * The public invocation route, outside the descriptor registry because its wire is the function's own:
- * ANY /v1/{app_id}/fn/{name}[/rest] and ANY /fn/{name}[/rest] on the app's own host (its subdomain or custom domain).
- * Mounted early (before JSON parsing) so the body reaches the function byte for byte.
+ * The hot path of public function traffic, ANY /v1/{app_id}/fn/{name}[/rest]: the express app's first handler, so
+ * none of the general stack runs for it (body parsers, the REST routes' matching, error shapes); it does itself the
+ * little of that stack this route needs, the request id and log line and the CORS headers of an actual request. The
+ * body reaches the function byte for byte. A CORS preflight (OPTIONS) goes on to the cors middleware, as before.
+ */
+export function functionsHotPath(services: Services, log: Logger): RequestHandler {
+  const begin = beginRequest(log);
+  const origin = new URL(services.config.baseUrl).origin;
+  return (req, res, next) => {
+    if (req.method === 'OPTIONS') return next();
+    const direct = PATH_ROUTE.exec(rawPath(req));
+    if (!direct) return next();
+    begin(req, res);
+    corsOfActualRequest(req, res);
+    errorsInArea(res, 'functions');
+    void serve(req, res, services, origin, direct[1]!, direct[2]!, direct[3] ?? '', `/v1/${direct[1]}/fn/${direct[2]}`);
+  };
+}
+
+/**
+ * The same route on the app's own host (its subdomain or custom domain), ANY /fn/{name}[/rest]: after the Host is
+ * resolved, mounted early (before JSON parsing) so the body reaches the function byte for byte.
  */
 export const functionRoutes: RawRoutes = {
   early: (router: Router, services: Services) => {
+    const origin = new URL(services.config.baseUrl).origin;
     router.use((req, res, next) => {
-      const pathname = rawPath(req);
-      const direct = PATH_ROUTE.exec(pathname);
-      if (direct) {
-        errorsInArea(res, 'functions');
-        void serve(req, res, services, direct[1]!, direct[2]!, direct[3] ?? '', `/v1/${direct[1]}/fn/${direct[2]}`);
-        return;
-      }
-      const short = SUBDOMAIN_ROUTE.exec(pathname);
+      const short = SUBDOMAIN_ROUTE.exec(rawPath(req));
       if (!short) return next();
       appIdFromHost(req.headers.host, services).then(
         (appId) => {
           if (!appId) return next();
           errorsInArea(res, 'functions');
-          void serve(req, res, services, appId, short[1]!, short[2] ?? '', `/fn/${short[1]}`);
+          void serve(req, res, services, origin, appId, short[1]!, short[2] ?? '', `/fn/${short[1]}`);
         },
         (err: unknown) => sendError(res, toAppError(err, req.log, 'functions_public')),
       );
@@ -69,24 +85,17 @@ function rawPath(req: Request): string {
   return at < 0 ? req.originalUrl : req.originalUrl.slice(0, at);
 }
 
-async function serve(req: Request, res: Response, services: Services, appId: string, name: string, rest: string, prefix: string): Promise<void> {
+async function serve(req: Request, res: Response, services: Services, origin: string, appId: string, name: string, rest: string, prefix: string): Promise<void> {
   try {
     if (!NAME.test(name)) throw errors.notFound(`Function '${name}'`);
     const app = await services.apps.get(appId);
     if (!app) throw errors.notFound(`App '${appId}'`, 'Check the app_id in the URL.');
     await admitApp(services, app, req, res);
     const meta = await services.functions.publicFunction(appId, name);
-    const authorization = singleAuthorization(req);
+    const { headers, authorizations } = splitHeaders(req.rawHeaders);
+    const authorization = singleAuthorization(authorizations);
     const auth = await forwardedAuth(authorization, appId, services);
     const body = await readBody(req, services.config.functions.maxBodyBytes);
-
-    const headers: Array<[string, string]> = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      const key = req.rawHeaders[i]!;
-      const lower = key.toLowerCase();
-      if (HOP_BY_HOP.has(lower) || lower.startsWith('x-forwarded-') || lower === 'authorization') continue;
-      headers.push([key, req.rawHeaders[i + 1]!]);
-    }
     // The one header forwardedAuth checked, never a raw copy of what the client sent.
     if (auth.forward && authorization) headers.push(['authorization', authorization]);
     headers.push(['x-forwarded-for', req.ip ?? ''], ['x-forwarded-proto', req.protocol], ['x-forwarded-prefix', prefix]);
@@ -97,7 +106,6 @@ async function serve(req: Request, res: Response, services: Services, appId: str
       if (!res.writableFinished) abort.abort();
     });
     const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
-    const origin = new URL(services.config.baseUrl).origin;
     const sink = new HttpSink(res);
     const outcome = await services.functions.invoke(
       meta,
@@ -126,10 +134,25 @@ async function serve(req: Request, res: Response, services: Services, appId: str
  * another (or a join of all), so any choice we made could differ from the one that takes effect; and a client
  * sending two credentials has a bug it should hear about, not a silent pick.
  */
-function singleAuthorization(req: Request): string | undefined {
-  const values = req.headersDistinct.authorization ?? [];
+function singleAuthorization(values: readonly string[]): string | undefined {
   if (values.length > 1) throw functionErrors.ambiguousAuthorization(`The request carries ${values.length} Authorization headers; a function accepts at most one.`);
   return values[0];
+}
+
+/**
+ * In one pass over the raw headers: those a function receives as the client sent them (hop-by-hop ones, X-Forwarded-*
+ * and Authorization are the platform's to set), and every Authorization value.
+ */
+function splitHeaders(raw: readonly string[]): { headers: Array<[string, string]>; authorizations: string[] } {
+  const headers: Array<[string, string]> = [];
+  const authorizations: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i]!;
+    const lower = key.toLowerCase();
+    if (lower === 'authorization') authorizations.push(raw[i + 1]!);
+    else if (!HOP_BY_HOP.has(lower) && !lower.startsWith('x-forwarded-')) headers.push([key, raw[i + 1]!]);
+  }
+  return { headers, authorizations };
 }
 
 interface ForwardedAuth {
@@ -175,6 +198,8 @@ async function forwardedAuth(header: string | undefined, appId: string, services
 }
 
 async function readBody(req: Request, max: number): Promise<Buffer | null> {
+  // Without a length or a chunked encoding an HTTP/1.1 request has no body (RFC 9112 §6.3): nothing to wait for.
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return null;
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > max) throw errors.payloadTooLarge(`${Math.round(max / 1024 / 1024)} MB`);
   const chunks: Buffer[] = [];

@@ -1,0 +1,26 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import cors from 'cors';
+import type { RequestHandler } from 'express';
+
+/** Headers a browser page may read from a cross-origin response. */
+const EXPOSED_HEADERS = ['X-Request-Id', 'Mcp-Session-Id', 'Content-Range', 'Location'];
+
+/**
+ * Apps built on the platform call it from browsers on their own origins; credentials are bearer tokens, never cookies:
+ * any origin is reflected, preflights are answered here (cached 10 minutes).
+ */
+export const corsMiddleware: RequestHandler = cors({ origin: true, credentials: false, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 });
+
+const EXPOSED = EXPOSED_HEADERS.join(',');
+
+/**
+ * What corsMiddleware sets on an actual (non-preflight) request, for the functions' hot path that runs before it:
+ * the origin reflected when there is one, Vary: Origin, the exposed headers (test/e2e/functions-hot-path.test.ts
+ * compares both).
+ */
+export function corsOfActualRequest(req: IncomingMessage, res: ServerResponse): void {
+  const origin = req.headers.origin;
+  if (origin) res.setHeader('Access-Control-Allow-Origin', origin);
+  res.setHeader('Vary', 'Origin');
+  res.setHeader('Access-Control-Expose-Headers', EXPOSED);
+}
