@@ -10,7 +10,7 @@ declare module 'autocannon' {
     p99: number;
     [percentile: string]: number;
   }
-  interface RequestParams {
+  export interface RequestParams {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
@@ -18,8 +18,8 @@ declare module 'autocannon' {
     [key: string]: unknown;
   }
   interface Request extends RequestParams {
-    /** Called before every request built from this entry; returns the request to send. */
-    setupRequest?: (req: RequestParams, context: Record<string, unknown>) => RequestParams;
+    /** Called before every request built from this entry; returns the request to send. In workers mode: the absolute path of a module whose export is that function. */
+    setupRequest?: ((req: RequestParams, context: Record<string, unknown>) => RequestParams) | string;
   }
   interface Options {
     url: string;
@@ -30,7 +30,10 @@ declare module 'autocannon' {
     duration?: number;
     idReplacement?: boolean;
     requests?: Request[];
-    verifyBody?: (body: string) => boolean;
+    /** A function, or in workers mode the absolute path of a module whose export is that function. */
+    verifyBody?: ((body: string) => boolean) | string;
+    /** Worker threads that send the requests, the connections split among them. */
+    workers?: number;
   }
   interface Result {
     latency: Histogram;

@@ -5,7 +5,7 @@ import type http from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import type { LoadResult, LoadSpec } from './load.ts';
+import { saturated, SATURATED_CPU, type LoadResult, type LoadSpec } from './load.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const CLUSTER_URL = process.env.BENCH_DATABASE_CLUSTER ?? 'postgres://postgres@127.0.0.1:5432';
@@ -23,6 +23,14 @@ export const DURATION = envInt('BENCH_DURATION', 10);
 export const CONNECTIONS = envInt('BENCH_CONNECTIONS', 50);
 export const ROUNDS = envInt('BENCH_ROUNDS', 3);
 export const WARMUP = envInt('BENCH_WARMUP', 3);
+/**
+ * autocannon worker threads for a side whose generator saturated a core during its warm-up (or, set to a number with
+ * BENCH_LOAD_WORKERS, for every run). A Target's own `workers` wins over both.
+ */
+export const LOAD_WORKERS = process.env.BENCH_LOAD_WORKERS ? envInt('BENCH_LOAD_WORKERS', 1) : undefined;
+const AUTO_WORKERS = 2;
+/** A warm-up's generator at this % of a core or more gets AUTO_WORKERS (a margin below SATURATED_CPU: a warm-up is short and starts cold). */
+const WARMUP_SATURATED_CPU = SATURATED_CPU - 10;
 
 // ---------------------------------------------------------------------------------------------- processes
 
@@ -91,9 +99,10 @@ export function stopLoading(): void {
   loading?.kill('SIGTERM');
 }
 
-/** One autocannon run in its own process. */
+/** One autocannon run in its own process; the spec goes on its stdin. */
 export function load(spec: LoadSpec): Promise<LoadResult> {
-  const child = (loading = spawn(process.execPath, [path.join('bench', 'load.ts'), JSON.stringify(spec)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }));
+  const child = (loading = spawn(process.execPath, [path.join('bench', 'load.ts')], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] }));
+  child.stdin.end(JSON.stringify(spec));
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {
@@ -155,6 +164,12 @@ export interface Summary {
   p99: number;
   errors: number;
   mismatches: number;
+  /** The load generator's CPU, median over the rounds, % of one core. */
+  cpu: number;
+  /** autocannon threads of the rounds. */
+  workers: number;
+  /** Rounds in which the generator was saturated (its threads at SATURATED_CPU % of a core or more). */
+  saturatedRuns: number;
   runs: LoadResult[];
 }
 
@@ -175,42 +190,68 @@ function summarize(runs: LoadResult[]): Summary {
     p99: median(runs.map((r) => r.p99)),
     errors: runs.reduce((n, r) => n + r.errors, 0),
     mismatches: runs.reduce((n, r) => n + r.mismatches, 0),
+    cpu: median(runs.map((r) => r.cpu)),
+    workers: Math.max(...runs.map((r) => r.workers)),
+    saturatedRuns: runs.filter(saturated).length,
     runs,
   };
 }
 
-/** A short warm-up of each side, then ROUNDS runs interleaved (platform, baseline, platform, ...). */
+const cpuNote = (r: LoadResult) => `generator ${r.cpu.toFixed(0)}% cpu${r.workers > 1 ? ` on ${r.workers} threads` : ''}${saturated(r) ? ' SATURATED' : ''}`;
+
+/**
+ * A short warm-up of each side, then ROUNDS runs interleaved (platform, baseline, platform, ...). A side whose load
+ * generator (nearly) saturated a core in its warm-up gets AUTO_WORKERS autocannon threads for its rounds (unless its
+ * Target or BENCH_LOAD_WORKERS says how many), so the generator is not what limits it where the machine allows.
+ */
 export async function measure(scenario: string, pair: Pair): Promise<PairResult> {
-  const spec = (t: Target, duration: number): LoadSpec => ({ ...t, connections: CONNECTIONS, duration });
+  const spec = (t: Target, duration: number, workers: number | undefined): LoadSpec => ({ ...t, connections: CONNECTIONS, duration, workers: t.workers ?? workers });
   process.stderr.write(`${pair.label}: warm-up ${WARMUP}s each\n`);
-  await load(spec(pair.platform, WARMUP));
-  await load(spec(pair.baseline, WARMUP));
+  const workersAfter = async (t: Target, name: string): Promise<number | undefined> => {
+    const warm = await load(spec(t, WARMUP, LOAD_WORKERS));
+    if (t.workers !== undefined || LOAD_WORKERS !== undefined || warm.cpu < WARMUP_SATURATED_CPU * warm.workers) return LOAD_WORKERS;
+    process.stderr.write(`${pair.label}: ${name}: the load generator was at ${warm.cpu.toFixed(0)}% of a core in the warm-up: ${AUTO_WORKERS} autocannon threads for the rounds\n`);
+    return AUTO_WORKERS;
+  };
+  const platformWorkers = await workersAfter(pair.platform, 'platform');
+  const baselineWorkers = await workersAfter(pair.baseline, pair.baselineName);
   const platform: LoadResult[] = [];
   const baseline: LoadResult[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    platform.push(await load(spec(pair.platform, DURATION)));
-    baseline.push(await load(spec(pair.baseline, DURATION)));
-    process.stderr.write(`${pair.label}: round ${round}/${ROUNDS}: platform ${platform.at(-1)!.rps.toFixed(0)} req/s, ${pair.baselineName} ${baseline.at(-1)!.rps.toFixed(0)} req/s\n`);
+    platform.push(await load(spec(pair.platform, DURATION, platformWorkers)));
+    baseline.push(await load(spec(pair.baseline, DURATION, baselineWorkers)));
+    const [p, b] = [platform.at(-1)!, baseline.at(-1)!];
+    process.stderr.write(`${pair.label}: round ${round}/${ROUNDS}: platform ${p.rps.toFixed(0)} req/s (${cpuNote(p)}), ${pair.baselineName} ${b.rps.toFixed(0)} req/s (${cpuNote(b)})\n`);
   }
   const p = summarize(platform);
   const b = summarize(baseline);
   return { scenario, label: pair.label, baselineName: pair.baselineName, platform: p, baseline: b, ratio: { rps: p.rps / b.rps, p50: p.p50 / b.p50, p99: p.p99 / b.p99 } };
 }
 
+/** The generator's CPU cell: the median % of one core, `!` when it saturated in any round. */
+function cpuCell(s: Pick<Summary, 'cpu' | 'saturatedRuns'>): string {
+  return `${s.cpu.toFixed(0)}%${s.saturatedRuns > 0 ? '!' : ''}`;
+}
+
 export function printTable(results: PairResult[]): void {
-  const head = ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bad body', 'req/s per run'];
+  const head = ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'bad body', 'gen cpu', 'gen threads', 'req/s per run'];
   const rows: string[][] = [];
   for (const r of results) {
     for (const [name, s] of [['platform', r.platform], [r.baselineName, r.baseline]] as const) {
-      rows.push([r.label, name, s.rps.toFixed(0), s.p50.toFixed(1), s.p99.toFixed(1), String(s.errors), String(s.mismatches), s.runs.map((x) => x.rps.toFixed(0)).join(' / ')]);
+      rows.push([r.label, name, s.rps.toFixed(0), s.p50.toFixed(1), s.p99.toFixed(1), String(s.errors), String(s.mismatches), cpuCell(s), String(s.workers), s.runs.map((x) => x.rps.toFixed(0)).join(' / ')]);
     }
-    rows.push([r.label, 'ratio platform/baseline', `${r.ratio.rps.toFixed(2)}x`, `${r.ratio.p50.toFixed(2)}x`, `${r.ratio.p99.toFixed(2)}x`, '', '', '']);
+    rows.push([r.label, 'ratio platform/baseline', `${r.ratio.rps.toFixed(2)}x`, `${r.ratio.p50.toFixed(2)}x`, `${r.ratio.p99.toFixed(2)}x`, '', '', '', '', '']);
   }
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i >= 2 && i <= 6 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) => cells.map((c, i) => (i >= 2 && i <= 8 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   console.log(line(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of rows) console.log(line(row));
+  console.log(
+    `(gen cpu: the load generator's CPU, user + system over the run, as a % of one core, median of the rounds; ` +
+      `! marks a side whose generator was saturated (${SATURATED_CPU}% of a core per thread or more) in some round: ` +
+      `there the figure is the generator's limit, not the server's. gen threads: autocannon's threads.)`,
+  );
 }
 
 /**

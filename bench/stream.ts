@@ -27,6 +27,7 @@ import pg from 'pg';
 import WebSocket, { WebSocketServer } from 'ws';
 import { newId } from '../src/substrate/ids.ts';
 import { CONNECTIONS, DURATION, ROUNDS, WARMUP, envInt, load, serveBaseline, startBaseline, type BenchContext, type Pair, median } from './harness.ts';
+import { saturated } from './load.ts';
 
 /** The baseline's NOTIFY channel (the platform's is svc_substrate). */
 const TEST_CHANNEL = 'bench_stream';
@@ -312,7 +313,7 @@ interface OutboxRound {
   notDelivered: number;
 }
 
-async function outbox(ctx: BenchContext, authorization: string): Promise<{ rounds: OutboxRound[]; receiverRps: number; receiverP50: number; receiverErrors: number }> {
+async function outbox(ctx: BenchContext, authorization: string): Promise<{ rounds: OutboxRound[]; receiverRps: number; receiverP50: number; receiverErrors: number; receiverLoad: string }> {
   const receiver = await startBaseline('bench/stream.ts', { ROLE: 'receiver' });
   ctx.cleanups.push(receiver.child.stop);
   const count = async () => Number(await (await fetch(`${receiver.url}/count`)).text());
@@ -405,7 +406,8 @@ async function outbox(ctx: BenchContext, authorization: string): Promise<{ round
       expect: ['ok'],
       forbid: [],
     });
-    return { rounds, receiverRps: raw.rps, receiverP50: raw.p50, receiverErrors: raw.errors + raw.mismatches };
+    const receiverLoad = `generator ${raw.cpu.toFixed(0)}% cpu${saturated(raw) ? ", SATURATED: the figure is the generator's limit" : ''}`;
+    return { rounds, receiverRps: raw.rps, receiverP50: raw.p50, receiverErrors: raw.errors + raw.mismatches, receiverLoad };
   } finally {
     agent.destroy();
     await db.end();
@@ -451,7 +453,7 @@ export async function streamScenario(ctx: BenchContext): Promise<Pair[]> {
   for (const [i, r] of out.rounds.entries()) {
     console.log(`  round ${i + 1}: all ${r.deliveries} delivered ${r.seconds.toFixed(2)} s after the first proposal (the proposals took ${r.fireSeconds.toFixed(2)} s, ${r.deliveredWhenFired} delivered by then, the other ${r.deliveries - r.deliveredWhenFired} in ${(r.seconds - r.fireSeconds).toFixed(2)} s more): ${r.perSecond.toFixed(0)} deliveries/s; not delivered in 1 attempt: ${r.notDelivered}`);
   }
-  console.log(`  median: ${median(out.rounds.map((r) => r.perSecond)).toFixed(0)} deliveries/s; the receiver alone (autocannon, ${CONNECTIONS} keep-alive connections): ${out.receiverRps.toFixed(0)} req/s, p50 ${out.receiverP50} ms, errors ${out.receiverErrors}`);
+  console.log(`  median: ${median(out.rounds.map((r) => r.perSecond)).toFixed(0)} deliveries/s; the receiver alone (autocannon, ${CONNECTIONS} keep-alive connections): ${out.receiverRps.toFixed(0)} req/s (${out.receiverLoad}), p50 ${out.receiverP50} ms, errors ${out.receiverErrors}`);
   console.log('');
   mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
   writeFileSync(
