@@ -1,20 +1,23 @@
-// Scenario `ai`: the AI gateway (POST /v1/{app_id}/chat/completions, relayed through the openai SDK) against the
-// same request sent straight to the upstream it relays to, a fake OpenAI-compatible upstream
-// (test/fakes/openai-upstream.ts) in its own process. See bench/README.md.
+// Scenario `ai`: the AI gateway (POST /v1/{app_id}/chat/completions, relayed through the openai SDK) against a fake
+// OpenAI-compatible upstream (test/fakes/openai-upstream.ts) in its own process: called straight, and through a bare
+// relay (this file with ROLE=relay: node:http that forwards the same request to the same upstream and pipes the answer
+// back, nothing else), the physical minimum of any gateway. See bench/README.md.
 //
-// Three figures: the latency the gateway adds at one request in flight (non-streaming: the whole answer; streaming:
-// the time to the first byte of the body), timed here with performance.now(), and throughput at BENCH_CONNECTIONS
-// connections (the harness's autocannon pair).
+// Three figures: the latency the gateway adds to the upstream call at one request in flight (non-streaming: the whole
+// answer; streaming: the time to the first byte of the body), timed here with performance.now(), with what the bare
+// relay adds for scale; and throughput at BENCH_CONNECTIONS connections against the bare relay (the harness's
+// autocannon pair).
 //
 // Run as its own entry point (`node bench/ai.ts`), this file IS that upstream process: it starts the fake with
-// `record: false` and prints `ready <port>`, as the other baselines do.
+// `record: false` and prints `ready <port>`, as the other baselines do; with ROLE=relay, UPSTREAM_URL and
+// UPSTREAM_KEY, the bare relay.
 import http from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { startFakeOpenAI } from '../test/fakes/openai-upstream.ts';
-import { DURATION, ROUNDS, WARMUP, startBaseline, type BenchContext, type Pair, type Target, median, percentile } from './harness.ts';
+import { DURATION, ROUNDS, WARMUP, requiredEnv, serveBaseline, startBaseline, type BenchContext, type Pair, type Target, median, percentile } from './harness.ts';
 
 /** The fake's base path (OpenRouter's /api/v1). */
 const BASE_PATH = '/api/v1';
@@ -39,10 +42,40 @@ const CONTENT = `echo: ${PROMPT}`;
 
 // ---------------------------------------------------------------------------------------------- the upstream process
 
-if (import.meta.main) {
+if (import.meta.main && process.env.ROLE !== 'relay') {
   const fake = await startFakeOpenAI({ record: false });
   process.stdout.write(`ready ${new URL(fake.url).port}\n`);
   process.once('SIGTERM', () => void fake.close().then(() => process.exit(0)));
+}
+
+// ---------------------------------------------------------------------------------------------- the bare relay process
+
+/**
+ * What any relay must do and nothing more: per request, one upstream request on a keep-alive connection with the same
+ * path (under the upstream's base path), the same body streamed through and the provider's key in place of the
+ * caller's, then the upstream's status, content type and body streamed back. No authentication, no parsing, no
+ * accounting: all of that is what the gateway adds.
+ */
+if (import.meta.main && process.env.ROLE === 'relay') {
+  const upstream = new URL(requiredEnv('UPSTREAM_URL'));
+  const key = `Bearer ${requiredEnv('UPSTREAM_KEY')}`;
+  const agent = new http.Agent({ keepAlive: true });
+  const server = http.createServer((req, res) => {
+    const headers: http.OutgoingHttpHeaders = { authorization: key, 'content-type': req.headers['content-type'] ?? 'application/json' };
+    if (req.headers['content-length'] !== undefined) headers['content-length'] = req.headers['content-length'];
+    const out = http.request({ host: upstream.hostname, port: upstream.port, path: upstream.pathname + (req.url ?? '/'), method: req.method, agent, headers }, (answer) => {
+      const back: http.OutgoingHttpHeaders = { 'content-type': answer.headers['content-type'] ?? 'application/json' };
+      if (answer.headers['content-length'] !== undefined) back['content-length'] = answer.headers['content-length'];
+      res.writeHead(answer.statusCode ?? 502, back);
+      answer.pipe(res);
+    });
+    out.once('error', () => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
+      res.end('{"error":"upstream failed"}');
+    });
+    req.pipe(out);
+  });
+  serveBaseline(server, { end: async () => agent.destroy() });
 }
 
 let upstreamUrl: string | undefined;
@@ -128,19 +161,20 @@ function contentOf(text: string, stream: boolean): string | undefined {
 
 interface Samples {
   gateway: number[];
+  relay: number[];
   direct: number[];
   failed: number;
 }
 
 /**
- * One request in flight for `seconds`: gateway, direct, gateway, direct, ... so drift hits both alike. `pick` is the
- * figure kept (the whole answer, or the first byte of a stream); a failure is anything but 200 with the content.
+ * One request in flight for `seconds`: gateway, bare relay, direct, gateway, ... so drift hits all alike. `pick` is
+ * the figure kept (the whole answer, or the first byte of a stream); a failure is anything but 200 with the content.
  */
-async function alternate(gateway: Endpoint, direct: Endpoint, body: string, stream: boolean, seconds: number, pick: (t: Timed) => number): Promise<Samples> {
-  const out: Samples = { gateway: [], direct: [], failed: 0 };
+async function alternate(gateway: Endpoint, relay: Endpoint, direct: Endpoint, body: string, stream: boolean, seconds: number, pick: (t: Timed) => number): Promise<Samples> {
+  const out: Samples = { gateway: [], relay: [], direct: [], failed: 0 };
   const end = performance.now() + seconds * 1000;
   while (performance.now() < end) {
-    for (const [to, into] of [[gateway, out.gateway], [direct, out.direct]] as const) {
+    for (const [to, into] of [[gateway, out.gateway], [relay, out.relay], [direct, out.direct]] as const) {
       const t = await post(to, body).catch(() => undefined);
       if (t && t.status === 200 && contentOf(t.text, stream) === CONTENT) into.push(pick(t));
       else out.failed++;
@@ -200,39 +234,47 @@ export async function aiScenario(ctx: BenchContext): Promise<Pair[]> {
     );
   }
 
+  // The bare relay in front of the same upstream: the throughput baseline, and the latency a relay cannot avoid.
+  const relayProcess = await startBaseline(path.join('bench', 'ai.ts'), { ROLE: 'relay', UPSTREAM_URL: upstreamUrl, UPSTREAM_KEY });
+  ctx.cleanups.push(relayProcess.child.stop);
+
   const gatewayUrl = `${ctx.platformUrl}/v1/${appId}/chat/completions`;
+  const relayUrl = `${relayProcess.url}/chat/completions`;
   const directUrl = `${upstreamUrl}/chat/completions`;
   const gateway = endpoint(gatewayUrl, `Bearer ${serviceKey}`);
+  const relay = endpoint(relayUrl, `Bearer ${serviceKey}`);
   const direct = endpoint(directUrl, `Bearer ${UPSTREAM_KEY}`);
 
-  // Pre-flight: both answer the same completion (ids and timestamps aside) and the same stream content.
+  // Pre-flight: all three answer the same completion (ids and timestamps aside) and the same stream content.
   for (const stream of [false, true]) {
     const body = stream ? STREAM_BODY : CHAT_BODY;
-    const [g, d] = [await post(gateway, body), await post(direct, body)];
-    for (const [name, t] of [['gateway', g], ['direct', d]] as const) {
+    const [g, r, d] = [await post(gateway, body), await post(relay, body), await post(direct, body)];
+    for (const [name, t] of [['gateway', g], ['relay', r], ['direct', d]] as const) {
       if (t.status !== 200 || contentOf(t.text, stream) !== CONTENT) throw new Error(`ai pre-flight: ${name} ${stream ? 'stream' : 'chat'} answered ${t.status}: ${t.text}`);
     }
     if (!stream) {
       const strip = (text: string) => ({ ...(JSON.parse(text) as object), id: undefined, created: undefined });
       if (!isDeepStrictEqual(strip(g.text), strip(d.text))) throw new Error(`ai pre-flight: the gateway's answer differs from the upstream's:\n${g.text}\n${d.text}`);
+      if (!isDeepStrictEqual(strip(r.text), strip(d.text))) throw new Error(`ai pre-flight: the relay's answer differs from the upstream's:\n${r.text}\n${d.text}`);
     }
   }
 
   // Latency at one request in flight: a warm-up, then ROUNDS rounds of DURATION s non-streaming and DURATION s
-  // streaming, each alternating gateway and direct requests.
+  // streaming, each alternating gateway, relay and direct requests.
   process.stderr.write(`ai latency: warm-up ${WARMUP}s\n`);
-  await alternate(gateway, direct, CHAT_BODY, false, WARMUP, (t) => t.total);
-  await alternate(gateway, direct, STREAM_BODY, true, WARMUP, (t) => t.ttfb);
+  await alternate(gateway, relay, direct, CHAT_BODY, false, WARMUP, (t) => t.total);
+  await alternate(gateway, relay, direct, STREAM_BODY, true, WARMUP, (t) => t.ttfb);
   const rowsBefore = await usageRows(ctx, appId);
   const chat: Samples[] = [];
   const ttfb: Samples[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    chat.push(await alternate(gateway, direct, CHAT_BODY, false, DURATION, (t) => t.total));
-    ttfb.push(await alternate(gateway, direct, STREAM_BODY, true, DURATION, (t) => t.ttfb));
+    chat.push(await alternate(gateway, relay, direct, CHAT_BODY, false, DURATION, (t) => t.total));
+    ttfb.push(await alternate(gateway, relay, direct, STREAM_BODY, true, DURATION, (t) => t.ttfb));
     const p50 = (xs: number[]) => percentile(xs, 0.5).toFixed(2);
     const [c, s] = [chat.at(-1)!, ttfb.at(-1)!];
     process.stderr.write(
-      `ai latency: round ${round}/${ROUNDS}: chat p50 gateway ${p50(c.gateway)} ms, direct ${p50(c.direct)} ms; stream first byte p50 gateway ${p50(s.gateway)} ms, direct ${p50(s.direct)} ms\n`,
+      `ai latency: round ${round}/${ROUNDS}: chat p50 gateway ${p50(c.gateway)} ms, relay ${p50(c.relay)} ms, direct ${p50(c.direct)} ms; ` +
+        `stream first byte p50 gateway ${p50(s.gateway)} ms, relay ${p50(s.relay)} ms, direct ${p50(s.direct)} ms\n`,
     );
   }
   const gatewayCalls = [...chat, ...ttfb].reduce((n, s) => n + s.gateway.length, 0);
@@ -245,24 +287,30 @@ export async function aiScenario(ctx: BenchContext): Promise<Pair[]> {
   );
 
   const row = (label: string, rounds: Samples[]) => {
-    const g50 = median(rounds.map((s) => percentile(s.gateway, 0.5)));
-    const d50 = median(rounds.map((s) => percentile(s.direct, 0.5)));
-    const g99 = median(rounds.map((s) => percentile(s.gateway, 0.99)));
-    const d99 = median(rounds.map((s) => percentile(s.direct, 0.99)));
-    return { label, gateway: { p50: g50, p99: g99 }, direct: { p50: d50, p99: d99 }, added: { p50: g50 - d50, p99: g99 - d99 }, ratio: { p50: g50 / d50, p99: g99 / d99 }, samples: rounds.map((s) => s.gateway.length) };
+    const m = (side: 'gateway' | 'relay' | 'direct', q: number) => median(rounds.map((s) => percentile(s[side], q)));
+    const [g50, r50, d50, g99, r99, d99] = [m('gateway', 0.5), m('relay', 0.5), m('direct', 0.5), m('gateway', 0.99), m('relay', 0.99), m('direct', 0.99)];
+    return {
+      label,
+      gateway: { p50: g50, p99: g99 },
+      relay: { p50: r50, p99: r99 },
+      direct: { p50: d50, p99: d99 },
+      added: { p50: g50 - d50, p99: g99 - d99 },
+      relayAdded: { p50: r50 - d50, p99: r99 - d99 },
+      ratio: { p50: g50 / d50, p99: g99 / d99 },
+      samples: rounds.map((s) => s.gateway.length),
+    };
   };
   const figures = [row('chat (whole answer)', chat), row('stream (first byte)', ttfb)];
-  const f = (n: number) => n.toFixed(2).padStart(7);
+  const f = (n: number) => n.toFixed(2);
   console.log('');
-  console.log(`ai latency at 1 request in flight, median of ${ROUNDS} rounds of ${DURATION}s per kind (plan ${PLAN}; gateway and direct alternate):`);
-  console.log(`  ${''.padEnd(20)}  ${'gateway p50'.padStart(11)}  ${'direct p50'.padStart(10)}  ${'added p50'.padStart(9)}  ${'ratio'.padStart(5)}  ${'gateway p99'.padStart(11)}  ${'direct p99'.padStart(10)}  ${'added p99'.padStart(9)}  ${'ratio'.padStart(5)}  samples per round`);
-  for (const r of figures) {
-    console.log(
-      `  ${r.label.padEnd(20)}  ${f(r.gateway.p50).padStart(11)}  ${f(r.direct.p50).padStart(10)}  ${f(r.added.p50).padStart(9)}  ${r.ratio.p50.toFixed(2).padStart(5)}  ` +
-        `${f(r.gateway.p99).padStart(11)}  ${f(r.direct.p99).padStart(10)}  ${f(r.added.p99).padStart(9)}  ${r.ratio.p99.toFixed(2).padStart(5)}  ${r.samples.join(' / ')}`,
-    );
-  }
-  console.log(`  (ms; added = gateway - direct; goal: added p50 under 2 ms: chat ${figures[0]!.added.p50 < 2 ? 'met' : 'MISSED'})`);
+  console.log(`ai latency at 1 request in flight, median of ${ROUNDS} rounds of ${DURATION}s per kind (plan ${PLAN}; gateway, bare relay and direct alternate):`);
+  const head = ['', 'gateway p50', 'direct p50', 'added p50', 'ratio', 'relay added p50', 'gateway p99', 'direct p99', 'added p99', 'ratio', 'relay added p99', 'samples per round'];
+  const cells = figures.map((r) => [r.label, f(r.gateway.p50), f(r.direct.p50), f(r.added.p50), f(r.ratio.p50), f(r.relayAdded.p50), f(r.gateway.p99), f(r.direct.p99), f(r.added.p99), f(r.ratio.p99), f(r.relayAdded.p99), r.samples.join(' / ')]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (row: string[]) => '  ' + row.map((c, i) => (i === 0 || i === row.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  console.log(line(head));
+  for (const c of cells) console.log(line(c));
+  console.log(`  (ms; added = gateway - direct; relay added = bare relay - direct, what any relay costs; goal: added p50 under 2 ms: chat ${figures[0]!.added.p50 < 2 ? 'met' : 'MISSED'})`);
   console.log(`  usage rows written: ${rows} for ${gatewayCalls} gateway calls; credit reserved after the calls: ${held!.reserved} nanos in ${held!.open} reservations; failed requests: ${failed}`);
   console.log('');
   mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
@@ -272,7 +320,8 @@ export async function aiScenario(ctx: BenchContext): Promise<Pair[]> {
     process.exitCode = 1;
   }
 
-  // Throughput: the same non-streaming request under autocannon; both answers carry the same content.
+  // Throughput: the same non-streaming request under autocannon, the gateway against the bare relay in front of the
+  // same upstream; both answers carry the same content.
   const target = (url: string, authorization: string): Target => ({
     url,
     method: 'POST',
@@ -281,5 +330,5 @@ export async function aiScenario(ctx: BenchContext): Promise<Pair[]> {
     expect: [`"content":"${CONTENT}"`, '"finish_reason":"stop"'],
     forbid: ['"error"'],
   });
-  return [{ label: 'ai POST /v1/{app}/chat/completions', baselineName: 'upstream direct', platform: target(gatewayUrl, `Bearer ${serviceKey}`), baseline: target(directUrl, `Bearer ${UPSTREAM_KEY}`) }];
+  return [{ label: 'ai POST /v1/{app}/chat/completions', baselineName: 'bare node:http relay', platform: target(gatewayUrl, `Bearer ${serviceKey}`), baseline: target(relayUrl, `Bearer ${serviceKey}`) }];
 }

@@ -17,7 +17,8 @@ function newServer(): McpServer {
   server.registerTool('apps_list', { description: 'List the apps your platform key owns.' }, async (extra) => {
     const out = await listApps(pool, extra.requestInfo?.headers.authorization as string | undefined, baseUrl);
     if (!out) return { isError: true, content: [{ type: 'text', text: 'invalid token' }] };
-    return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: { ...out } };
+    // The JSON once, as text content, as the platform answers (it declares no outputSchema, so no structuredContent).
+    return { content: [{ type: 'text', text: JSON.stringify(out) }] };
   });
   return server;
 }

@@ -1,5 +1,6 @@
-// Scenario `data`: the data API as an end user (svc_user through row-level security) against raw node:http +
-// pg sending the same one-round-trip transaction (bench/baseline-data.ts). See bench/README.md.
+// Scenario `data`: the data API as 20 end users in turn (svc_user through row-level security, each with its own token
+// and rows) against raw node:http + pg sending the same one-round-trip transaction with the same users' claims
+// (bench/baseline-data.ts). See bench/README.md.
 import { isDeepStrictEqual } from 'node:util';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
@@ -11,8 +12,13 @@ import { CLUSTER_URL, startBaseline, type BenchContext, type Pair, type Target }
 
 const TABLE = 'items';
 export const SEED_ROWS = 100_000;
-/** Every 100th row belongs to the user under test: 1,000 rows. */
-const USER_EVERY = 100;
+/** End users under test: the load spreads over all of them, each request with its user's token. */
+export const DATA_USERS = 20;
+/** Every 5th row belongs to one of the users under test, in turn: 1,000 rows each. */
+const USER_EVERY = 5;
+const ROWS_PER_USER = SEED_ROWS / USER_EVERY / DATA_USERS;
+/** Rows of each user the by-id load reads (in turn over the users): 1,000 paths. */
+const LOAD_ROWS_PER_USER = 50;
 const LIST_QUERY = 'select=id,title,n&n=gte.100&order=n.desc&limit=20';
 const ID_PLACEHOLDER = '__bench_id__';
 /** The output options DataService uses for these reads, at the platform's default response ceiling. */
@@ -28,13 +34,14 @@ create policy svc_user_own on items for all to svc_user using (user_id = current
 create trigger svc_fill_user_id before insert on items for each row execute function svc_meta.fill_user_id();
 insert into svc_meta.table_access (table_name, access) values ('items', 'user');`;
 
-// One INSERT ... SELECT: row g belongs to the user under test when g % 100 = 0 (1,000 rows), to the second user
-// when g % 10000 = 1 (10 rows), else to one of 5,000 other users. n = 7 * (g / 100) mod 1000 is a permutation of
-// 0..999 over the user's rows, so `order=n.desc` has no ties and one right answer.
+// One INSERT ... SELECT: row g belongs to user number (g / 5) % 20 of the users under test ($1, an array) when
+// g % 5 = 0 (1,000 rows each), else to one of 5,000 other user ids. For a user's rows g / 5 / 20 takes 1,000
+// consecutive values, so n = 7 * (g / 5 / 20) mod 1000 is a permutation of 0..999 over them: `order=n.desc` has no
+// ties and one right answer per user.
 const SEED_SQL = `
 insert into items (user_id, title, n)
-select case when g % ${USER_EVERY} = 0 then $1::uuid when g % 10000 = 1 then $2::uuid else md5('other' || (g % 5000))::uuid end,
-       'item ' || g, ((g / ${USER_EVERY}) * 7) % 1000
+select case when g % ${USER_EVERY} = 0 then ($1::uuid[])[1 + (g / ${USER_EVERY}) % ${DATA_USERS}] else md5('other' || (g % 5000))::uuid end,
+       'item ' || g, ((g / ${USER_EVERY} / ${DATA_USERS}) * 7) % 1000
 from generate_series(1, ${SEED_ROWS}) g`;
 
 interface Session {
@@ -70,7 +77,7 @@ function check(ok: boolean, what: string, detail?: unknown): void {
   if (!ok) throw new Error(`data pre-flight: ${what}${detail === undefined ? '' : `\n${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
 }
 
-/** Creates an app with a seeded `items` table and two end users, starts the baseline, checks the answers. */
+/** Creates an app with a seeded `items` table and DATA_USERS end users, starts the baseline, checks the answers. */
 export async function dataScenario(ctx: BenchContext): Promise<Pair[]> {
   const { platformUrl } = ctx;
   const init = await fetch(`${platformUrl}/init`, { method: 'POST', headers: { Authorization: ctx.authorization, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Bench Data' }) });
@@ -79,25 +86,25 @@ export async function dataScenario(ctx: BenchContext): Promise<Pair[]> {
   const appId = app.app_id;
   const appDatabaseUrl = `${CLUSTER_URL}/${ctx.appPrefix}${appId}`;
 
-  const alice = await signup(platformUrl, appId, 'alice@bench.example');
-  const bob = await signup(platformUrl, appId, 'bob@bench.example');
+  const users: Session[] = [];
+  for (let u = 0; u < DATA_USERS; u++) users.push(await signup(platformUrl, appId, `user${u}@bench.example`));
 
   const db = new pg.Client({ connectionString: appDatabaseUrl });
   await db.connect();
-  let aliceIds: string[];
-  let bobIds: string[];
-  let expectedList: Array<{ id: string; title: string; n: number }>;
+  /** Per user: their row ids in id order, and the list a direct query returns. */
+  const ids: string[][] = [];
+  const expectedLists: Array<Array<{ id: string; title: string; n: number }>> = [];
   let getTemplate: string;
   let listStatement: string;
   try {
-    process.stderr.write(`data: seeding ${SEED_ROWS} rows into ${ctx.appPrefix}${appId}.${TABLE}\n`);
+    process.stderr.write(`data: seeding ${SEED_ROWS} rows into ${ctx.appPrefix}${appId}.${TABLE}, ${ROWS_PER_USER} for each of ${DATA_USERS} end users\n`);
     await db.query(TABLE_SQL);
-    await db.query(SEED_SQL, [alice.userId, bob.userId]);
+    await db.query(SEED_SQL, [users.map((u) => u.userId)]);
     await db.query(`vacuum analyze ${TABLE}`);
-    const ids = async (userId: string) => (await db.query<{ id: string }>(`select id::text from ${TABLE} where user_id = $1 order by id`, [userId])).rows.map((r) => r.id);
-    aliceIds = await ids(alice.userId);
-    bobIds = await ids(bob.userId);
-    expectedList = (await db.query(`select id, title, n from ${TABLE} where user_id = $1 and n >= 100 order by n desc limit 20`, [alice.userId])).rows;
+    for (const user of users) {
+      ids.push((await db.query<{ id: string }>(`select id::text from ${TABLE} where user_id = $1 order by id`, [user.userId])).rows.map((r) => r.id));
+      expectedLists.push((await db.query(`select id, title, n from ${TABLE} where user_id = $1 and n >= 100 order by n desc limit 20`, [user.userId])).rows);
+    }
 
     // The statements the platform compiles for these two requests (as DataService.get / .select call compileRead),
     // from the same catalog the platform reads. The by-id one keeps a placeholder for the id's literal.
@@ -109,7 +116,7 @@ export async function dataScenario(ctx: BenchContext): Promise<Pair[]> {
   } finally {
     await db.end();
   }
-  check(aliceIds.length === SEED_ROWS / USER_EVERY && bobIds.length === 10, 'unexpected seed', { alice: aliceIds.length, bob: bobIds.length });
+  check(ids.every((x) => x.length === ROWS_PER_USER), 'unexpected seed', ids.map((x) => x.length));
 
   const listPath = `/v1/${appId}/${TABLE}?${LIST_QUERY}`;
   const byIdPath = (id: string) => `/v1/${appId}/${TABLE}/${id}`;
@@ -127,57 +134,70 @@ export async function dataScenario(ctx: BenchContext): Promise<Pair[]> {
 
   // ------------------------------------------------------------------ pre-flight
   // The baseline sends the token's payload segment as the claims; the platform sends JSON.stringify(verified payload).
-  for (const s of [alice, bob]) {
+  for (const s of users) {
     const segment = Buffer.from(s.token.split('.')[1]!, 'base64url').toString('utf8');
     check(segment === JSON.stringify(decodeJwt(s.token)), 'the JWT payload segment is not JSON.stringify of its claims', segment);
     check(decodeJwt(s.token).sub === s.userId, 'the token subject is not the signed-up user');
   }
 
-  const aliceSet = new Set(aliceIds);
-  const userIdNeedle = `"user_id":"${alice.userId}"`;
-  const topNeedle = `"n":${expectedList[0]!.n}`;
-  for (const id of [aliceIds[0]!, aliceIds[Math.floor(aliceIds.length / 2)]!, aliceIds.at(-1)!]) {
-    const p = await get(platformUrl + byIdPath(id), alice.token);
-    const b = await get(baseline.url + byIdPath(id), alice.token);
-    check(p.status === 200 && b.status === 200, `GET by id ${id} answered platform ${p.status}, baseline ${b.status}`, p.text);
-    check(isDeepStrictEqual(p.json, b.json), `GET by id ${id}: platform and baseline bodies differ`, `platform: ${p.text}\nbaseline: ${b.text}`);
-    check(String((p.json as { id: unknown }).id) === id && p.text.includes(userIdNeedle) && b.text.includes(userIdNeedle), `GET by id ${id}: not the user's row`, p.text);
-  }
-  {
-    const p = await get(platformUrl + listPath, alice.token);
-    const b = await get(baseline.url + listPath, alice.token);
+  const userIdNeedle = (u: number) => `"user_id":"${users[u]!.userId}"`;
+  /** The top row of a user's list, by its unique title (every user's top n is 999). */
+  const topNeedle = (u: number) => `"title":${JSON.stringify(expectedLists[u]![0]!.title)}`;
+  for (const [u, user] of users.entries()) {
+    const mine = ids[u]!;
+    // Three rows of the first user, one of each other user; every user's list.
+    for (const id of u === 0 ? [mine[0]!, mine[Math.floor(mine.length / 2)]!, mine.at(-1)!] : [mine[u]!]) {
+      const p = await get(platformUrl + byIdPath(id), user.token);
+      const b = await get(baseline.url + byIdPath(id), user.token);
+      check(p.status === 200 && b.status === 200, `GET by id ${id} answered platform ${p.status}, baseline ${b.status}`, p.text);
+      check(isDeepStrictEqual(p.json, b.json), `GET by id ${id}: platform and baseline bodies differ`, `platform: ${p.text}\nbaseline: ${b.text}`);
+      check(String((p.json as { id: unknown }).id) === id && p.text.includes(userIdNeedle(u)) && b.text.includes(userIdNeedle(u)), `GET by id ${id}: not the user's row`, p.text);
+    }
+    const p = await get(platformUrl + listPath, user.token);
+    const b = await get(baseline.url + listPath, user.token);
     check(p.status === 200 && b.status === 200, `list answered platform ${p.status}, baseline ${b.status}`, p.text);
     check(isDeepStrictEqual(p.json, b.json), 'list: platform and baseline bodies differ', `platform: ${p.text}\nbaseline: ${b.text}`);
     check(p.contentRange === b.contentRange, 'list: Content-Range differs', { platform: p.contentRange, baseline: b.contentRange });
     const rows = p.json as Array<{ id: number; title: string; n: number }>;
-    check(isDeepStrictEqual(rows.map((r) => [String(r.id), r.title, r.n]), expectedList.map((r) => [String(r.id), r.title, r.n])), 'list: not the 20 rows a direct query returns', p.text);
-    check(p.text.includes(topNeedle) && b.text.includes(topNeedle), 'list: the load check does not match the body');
+    const expected = expectedLists[u]!;
+    check(isDeepStrictEqual(rows.map((r) => [String(r.id), r.title, r.n]), expected.map((r) => [String(r.id), r.title, r.n])), `list of user ${u}: not the 20 rows a direct query returns`, p.text);
+    check(p.text.includes(topNeedle(u)) && b.text.includes(topNeedle(u)) && p.text.includes('"n":999'), 'list: the load check does not match the body');
   }
   // Isolation: the second user sees none of the first user's rows, on either server.
+  const firstUsers = new Set(ids[0]);
+  const secondUsers = new Set(ids[1]);
   for (const [name, url] of [['platform', platformUrl], ['baseline', baseline.url]] as const) {
-    const one = await get(url + byIdPath(aliceIds[0]!), bob.token);
-    check(one.status === 404, `isolation: ${name} showed the first user's row ${aliceIds[0]} to the second user (${one.status})`, one.text);
-    const list = await get(url + listPath, bob.token);
+    const one = await get(url + byIdPath(ids[0]![0]!), users[1]!.token);
+    check(one.status === 404, `isolation: ${name} showed the first user's row ${ids[0]![0]} to the second user (${one.status})`, one.text);
+    const list = await get(url + listPath, users[1]!.token);
     const rows = list.json as Array<{ id: number }>;
     check(list.status === 200 && rows.length > 0, `isolation: ${name} list for the second user answered ${list.status}`, list.text);
-    check(rows.every((r) => !aliceSet.has(String(r.id)) && bobIds.includes(String(r.id))), `isolation: ${name} list for the second user holds rows that are not theirs`, list.text);
+    check(rows.every((r) => !firstUsers.has(String(r.id)) && secondUsers.has(String(r.id))), `isolation: ${name} list for the second user holds rows that are not theirs`, list.text);
   }
 
   // ------------------------------------------------------------------ load
-  const headers = { Authorization: `Bearer ${alice.token}` };
+  // Request i goes as user i % DATA_USERS (with that user's token), so consecutive requests are different users'; the
+  // baseline gets exactly the same rotation (it takes each user's claims from the token). By id, request i reads one
+  // of LOAD_ROWS_PER_USER rows of that user: 1,000 different rows in all. Under RLS another user's row is a 404, so a
+  // 200 body carrying one of the users' ids is the requesting user's own row.
+  const headerSets = users.map((u) => ({ authorization: `Bearer ${u.token}` }));
+  const stride = Math.floor(ROWS_PER_USER / LOAD_ROWS_PER_USER);
+  const byIdPaths: string[] = [];
+  for (let m = 0; m < LOAD_ROWS_PER_USER; m++) for (let u = 0; u < DATA_USERS; u++) byIdPaths.push(byIdPath(ids[u]![m * stride]!));
   const byIdTarget = (url: string): Target => ({
-    url: url + byIdPath(aliceIds[0]!),
+    url: url + byIdPaths[0]!,
     method: 'GET',
-    headers,
-    // Each request reads the next of the user's 1,000 rows.
-    paths: aliceIds.map(byIdPath),
-    expect: [userIdNeedle],
+    headers: {},
+    paths: byIdPaths,
+    headerSets,
+    expect: [],
+    expectOneOf: users.map((_, u) => userIdNeedle(u)),
     forbid: [],
   });
-  const listTarget = (url: string): Target => ({ url: url + listPath, method: 'GET', headers, expect: [topNeedle], forbid: [] });
+  const listTarget = (url: string): Target => ({ url: url + listPath, method: 'GET', headers: {}, headerSets, expect: ['"n":999'], expectOneOf: users.map((_, u) => topNeedle(u)), forbid: [] });
   const baselineName = 'raw node:http+pg, 1 trip';
   return [
-    { label: 'data GET /items/{id}', baselineName, platform: byIdTarget(platformUrl), baseline: byIdTarget(baseline.url) },
-    { label: 'data GET /items?n=gte&order&limit=20', baselineName, platform: listTarget(platformUrl), baseline: listTarget(baseline.url) },
+    { label: `data GET /items/{id}, ${DATA_USERS} users`, baselineName, platform: byIdTarget(platformUrl), baseline: byIdTarget(baseline.url) },
+    { label: `data GET /items?n=gte&order&limit=20, ${DATA_USERS} users`, baselineName, platform: listTarget(platformUrl), baseline: listTarget(baseline.url) },
   ];
 }

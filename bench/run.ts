@@ -17,7 +17,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { aiScenario } from './ai.ts';
 import { appsScenario } from './apps.ts';
-import { dataScenario, SEED_ROWS } from './data.ts';
+import { DATA_USERS, dataScenario, SEED_ROWS } from './data.ts';
 import { fairnessScenario } from './fairness.ts';
 import { functionsScenario } from './functions.ts';
 import { INGEST_DOCS, ragScenario, SEED_CHUNKS, sharedAiUpstream } from './rag.ts';
@@ -27,6 +27,7 @@ import {
   CLUSTER_URL,
   CONNECTIONS,
   DURATION,
+  LOAD_WORKERS,
   ROOT,
   ROUNDS,
   WARMUP,
@@ -80,7 +81,12 @@ const FN_MAX_WARM = process.env.BENCH_FN_MAX_WARM || '2';
 /** A directory for `node --cpu-prof` profiles of the platform process (written when it stops). */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 
-async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): Promise<PairResult[]> {
+interface Failure {
+  scenario: string;
+  error: unknown;
+}
+
+async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, failures: Failure[]): Promise<PairResult[]> {
   const suffix = randomBytes(5).toString('hex');
   const controlDb = `svc_bench_${suffix}`;
   const appPrefix = `svc_b${suffix}_`;
@@ -92,7 +98,16 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): 
 
   await admin(`create database ${pg.escapeIdentifier(controlDb)}`);
   const scenarioEnv: Record<string, string> = {};
-  for (const scenario of scenarios) Object.assign(scenarioEnv, await BEFORE_PLATFORM[scenario]?.(cleanups));
+  const runnable: string[] = [];
+  for (const scenario of scenarios) {
+    try {
+      Object.assign(scenarioEnv, await BEFORE_PLATFORM[scenario]?.(cleanups));
+      runnable.push(scenario);
+    } catch (error) {
+      console.error(`\nscenario ${scenario} failed before the platform started:`, error);
+      failures.push({ scenario, error });
+    }
+  }
   const port = await freePort();
   const platformUrl = `http://127.0.0.1:${port}`;
   const nodeArgs = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}`] : [];
@@ -110,6 +125,8 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): 
       SVC_ACCESS_TOKEN_TTL_SECONDS: '3600',
       // Warm processes per function (scenario `functions`); the platform default is 2.
       SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: FN_MAX_WARM,
+      // Scenario `data` signs up its end users from one client, more than the default 10 a minute.
+      SVC_AUTH_RATE_LIMIT_PER_MINUTE: '1000',
       LOG_LEVEL: 'warn',
       // Scenarios `ai` and `rag`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY; `stream`: SVC_OUTBOUND_ALLOW_PRIVATE.
       ...scenarioEnv,
@@ -118,6 +135,11 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): 
   );
   cleanups.push(platform.stop);
   await waitFor('platform', platform, async () => ((await fetch(`${platformUrl}/health/ready`)).status === 200 ? true : undefined));
+  // The account the platform key belongs to (the platform created it at start) runs on the enterprise plan: no
+  // allowance to soft-lock it, whatever a run adds up to (scenario `functions` alone makes ~156,000 invocations, the
+  // free plan's monthly allowance is 50,000). Before any scenario, so nothing has cached the plan yet. Scenarios
+  // `ai` and `rag` then set BENCH_AI_PLAN (default pro: no soft lock either) to measure credit reservations.
+  await admin(`update accounts set plan = 'enterprise' where id in (select account_id from platform_keys)`, [], controlDb);
 
   const ctx: BenchContext = {
     platformUrl,
@@ -128,11 +150,19 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>): 
     appPoolSize: Number(APP_POOL_SIZE),
     cleanups,
   };
-  // Each scenario sets up, then measures, before the next one starts: its setup never overlaps a measurement.
+  // Each scenario sets up, then measures, before the next one starts: its setup never overlaps a measurement. A
+  // scenario that fails is reported at the end; the others still run (its own processes stay until the cleanup).
   const results: PairResult[] = [];
-  for (const scenario of scenarios) {
-    const pairs = await SCENARIOS[scenario]!(ctx);
-    for (const pair of pairs) results.push(await measure(scenario, pair));
+  for (const scenario of runnable) {
+    try {
+      const pairs = await SCENARIOS[scenario]!(ctx);
+      for (const pair of pairs) results.push(await measure(scenario, pair));
+    } catch (error) {
+      if (cleaning) throw error; // Ctrl-C: stop here
+      console.error(`\nscenario ${scenario} failed:`, error);
+      failures.push({ scenario, error });
+      stopLoading();
+    }
   }
   return results;
 }
@@ -155,18 +185,30 @@ try {
     `bench: ${scenarios.join(', ')}; ${CONNECTIONS} connections, ${DURATION}s per run, ${ROUNDS} rounds interleaved, ${WARMUP}s warm-up; ` +
       `${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}`,
   );
-  const results = await main(scenarios, cleanups);
+  const failures: Failure[] = [];
+  const results = await main(scenarios, cleanups, failures);
   await cleanup(cleanups);
   console.log('');
-  printTable(results);
-  console.log('');
+  if (results.length) {
+    printTable(results);
+    console.log('');
+  }
   for (const r of results) console.log(`${r.label}: ${r.ratio.rps.toFixed(2)}x of ${r.baselineName} (median of ${ROUNDS})`);
+  for (const f of failures) {
+    const message = f.error instanceof Error ? f.error.message : String(f.error);
+    console.log(`FAILED scenario ${f.scenario}: ${message.split('\n').slice(0, 6).join('\n  ')}`);
+  }
   const dir = path.join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'latest.json');
-  const settings = { scenarios, connections: CONNECTIONS, duration_s: DURATION, rounds: ROUNDS, warmup_s: WARMUP, app_pool_size: Number(APP_POOL_SIZE), data_seed_rows: SEED_ROWS, rag_seed_chunks: SEED_CHUNKS, rag_ingest_docs: INGEST_DOCS };
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, cores: availableParallelism(), settings, results }, null, 2) + '\n');
+  const settings = { scenarios, connections: CONNECTIONS, duration_s: DURATION, rounds: ROUNDS, warmup_s: WARMUP, app_pool_size: Number(APP_POOL_SIZE), load_workers: LOAD_WORKERS ?? 'auto', data_seed_rows: SEED_ROWS, data_users: DATA_USERS, rag_seed_chunks: SEED_CHUNKS, rag_ingest_docs: INGEST_DOCS };
+  const failed = failures.map((f) => ({ scenario: f.scenario, error: f.error instanceof Error ? f.error.message : String(f.error) }));
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, cores: availableParallelism(), settings, results, failed }, null, 2) + '\n');
   console.error(`\nwrote ${path.relative(ROOT, file)}`);
+  if (failures.length) {
+    console.error(`${failures.length} scenario(s) failed: ${failures.map((f) => f.scenario).join(', ')} (their errors are above and in the summary)`);
+    process.exitCode = 1;
+  }
   if (results.some((r) => r.platform.errors + r.platform.mismatches + r.baseline.errors + r.baseline.mismatches > 0)) {
     console.error('some requests failed (see the errors / bad body columns): the ratios are not trustworthy');
     process.exitCode = 1;

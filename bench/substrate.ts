@@ -6,8 +6,8 @@
 // service.ts propose: the key, then one transaction: the user's yolo flag and active principles, the learning row,
 // the complete action row). Against this file run as its own process: raw node:http + a pg Pool of the platform's
 // control pool size (10) that per request runs the issue's "same transaction (insert action row + domain row)" with
-// the platform's statements on the same control database (begin; insert the learning row; insert the action row;
-// commit) and answers the same JSON. A harness pair (platform, baseline, interleaved rounds) in the main
+// the platform's statements on the same control database in ONE round trip (`begin; insert the learning row; insert
+// the action row; commit` as one simple-protocol query, the parameters inlined as literals) and answers the same JSON. A harness pair (platform, baseline, interleaved rounds) in the main
 // table.
 //
 // Before that, memory search (when GET /v1/me/substrate/memory exists): BENCH_SUBSTRATE_MEMORY_ROWS (100,000) rows,
@@ -48,6 +48,15 @@ const INSERT_LEARNING = `insert into substrate_learnings (id, user_id, title, de
       values ($1, $2, $3, $4, $5, $6,
               $7)`;
 
+/** A statement with each $n replaced by the literal of params[n - 1] (strings quoted with pg's escapeLiteral). */
+export function inline(statement: string, params: ReadonlyArray<string | boolean | null>): string {
+  return statement.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = params[Number(n) - 1];
+    if (value === undefined) throw new Error(`inline: no parameter $${n}`);
+    return value === null ? 'null' : typeof value === 'boolean' ? String(value) : pg.escapeLiteral(value);
+  });
+}
+
 // ---------------------------------------------------------------------------------------------- the baseline process
 
 if (import.meta.main) {
@@ -61,20 +70,25 @@ if (import.meta.main) {
     res.end(json);
   };
 
-  /** The transaction of an auto-approved record_learning: the learning row, then the complete action row. */
+  /**
+   * The transaction of an auto-approved record_learning in one round trip: `begin; <the learning row>; <the complete
+   * action row>; commit` as one simple-protocol query, each $n of the platform's statements replaced by its quoted
+   * literal (as the data baseline, and the data API's runAs, send theirs). A failed statement aborts the rest of the
+   * query; only then does a second trip (the rollback) follow.
+   */
   async function propose(payload: { title: string; description: string }): Promise<string> {
     const actionId = newId('act');
     const learningId = newId('lrn');
     const result = { learning_id: learningId };
-    const client = await pool.connect();
-    try {
-      await client.query('begin');
-      await client.query(INSERT_LEARNING, [learningId, userId, payload.title, payload.description, null, null, null]);
-      await client.query(INSERT_ACTION, [
+    const text =
+      `begin; ${inline(INSERT_LEARNING, [learningId, userId, payload.title, payload.description, null, null, null])}; ` +
+      `${inline(INSERT_ACTION, [
         actionId, userId, 'record_learning', JSON.stringify(payload), 'human', null, null, 'executed', verdict, false, false, null,
         JSON.stringify(result), JSON.stringify({ table: 'substrate_learnings', id: learningId }),
-      ]);
-      await client.query('commit');
+      ])}; commit`;
+    const client = await pool.connect();
+    try {
+      await client.query(text);
     } catch (err) {
       await client.query('rollback').catch(() => undefined);
       throw err;
@@ -183,7 +197,7 @@ export function checkMemorySqlCopy(): void {
     ['memory.ts', memory, "const tsq = tsQuery(q, query.match ?? 'and');"],
     ['artifacts.ts', artifacts, `default:\n      return sql\`${MEMORY_TSQUERY.replace('{{q}}', () => '${q}')}\``],
     ['memory.ts', memory, `sql\`${MEMORY_BRANCH.replace('{{columns}}', () => '${SOURCES[k].columns}').replace('{{table}}', () => '${sql.table(SOURCES[k].table)}').replace('{{userId}}', () => '${userId}').replace('{{limit}}', () => '${limit}')}\``],
-    ['memory.ts', memory, `sql<Row>\`${MEMORY_OUTER.replace('{{tsq}}', () => '${tsq}').replace('{{branches}}', () => '${sql.join(branches, sql` union all `)}').replace('{{limit}}', () => '${limit}')}\``],
+    ['memory.ts', memory, `sql<MemoryRow>\`${MEMORY_OUTER.replace('{{tsq}}', () => '${tsq}').replace('{{branches}}', () => '${sql.join(branches, sql` union all `)}').replace('{{limit}}', () => '${limit}')}\``],
   ];
   for (const [file, source, piece] of pieces) {
     if (!source.includes(piece)) {
@@ -467,5 +481,5 @@ export async function substrateScenario(ctx: BenchContext): Promise<Pair[]> {
     expect: ['"result":"auto_approved"', '"learning_id":"lrn_'],
     forbid: ['"error"'],
   });
-  return [{ label: 'substrate POST actions/propose record_learning', baselineName: 'raw node:http+pg, same tx', platform: target(ctx.platformUrl), baseline: target(baseline.url) }];
+  return [{ label: 'substrate POST actions/propose record_learning', baselineName: 'raw node:http+pg, same tx, 1 trip', platform: target(ctx.platformUrl), baseline: target(baseline.url) }];
 }
