@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveDenoBinary } from '../src/functions/sandbox.ts';
 import type { BenchContext, Pair, Target } from './harness.ts';
-import { median } from './harness.ts';
+import { median, startBaseline } from './harness.ts';
 
 const BODY = 'Hello, world';
 const HANDLER = `const handler = (_req: Request): Response => new Response(${JSON.stringify(BODY)}, { headers: { 'content-type': 'text/plain' } });`;
@@ -16,6 +16,9 @@ const FUNCTION_CODE = `${HANDLER}\nexport default handler;\n`;
 const SERVE_CODE = `${HANDLER}\nexport default { fetch: handler };\n`;
 /** Cold-start samples. */
 const COLD_SAMPLES = Number(process.env.BENCH_COLD_SAMPLES || 5);
+/** The platform's defaults (SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION, SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS), for the relay too. */
+const FN_PROCESSES = process.env.BENCH_FN_MAX_WARM || '2';
+const FN_CONCURRENCY = '16';
 
 interface Timed {
   ms: number;
@@ -130,6 +133,15 @@ export async function functionsScenario(ctx: BenchContext): Promise<Pair[]> {
     const r = await timed(url);
     if (r.status !== 200 || r.text !== BODY) throw new Error(`${url} answered ${r.status}: ${r.text}`);
   }
+  // The second limit: the platform's runner processes behind a bare node:http relay (bench/baseline-fn-relay.ts).
+  const relay = await startBaseline('bench/baseline-fn-relay.ts', { CODE: FUNCTION_CODE, DATABASE_URL: ctx.controlDatabaseUrl, PROCESSES: FN_PROCESSES, CONCURRENCY: FN_CONCURRENCY });
+  ctx.cleanups.push(relay.child.stop);
+  const relayed = await timed(relay.url + '/');
+  if (relayed.status !== 200 || relayed.text !== BODY) throw new Error(`the relay answered ${relayed.status}: ${relayed.text}`);
+
   const target = (url: string): Target => ({ url, method: 'GET', headers: {}, expect: [BODY], forbid: [] });
-  return [{ label: 'fn GET /v1/{app}/fn/hello', baselineName: 'deno serve', platform: target(fnUrl('hello')), baseline: target(baselineUrl) }];
+  return [
+    { label: 'fn GET /v1/{app}/fn/hello', baselineName: 'deno serve', platform: target(fnUrl('hello')), baseline: target(baselineUrl) },
+    { label: 'fn GET /v1/{app}/fn/hello vs relay', baselineName: 'bare relay', platform: target(fnUrl('hello')), baseline: target(relay.url + '/') },
+  ];
 }

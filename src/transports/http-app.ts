@@ -31,7 +31,12 @@ export interface HttpAppDeps {
 
 /** The HTTP server: the express app, with requests node cannot parse answered in the standard envelope too. */
 export function createHttpServer(deps: HttpAppDeps): http.Server {
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, createHttpApp(deps));
+  const app = createHttpApp(deps);
+  // Public function traffic first: none of the express stack applies to it but what functionsHotPath does itself.
+  const functions = functionsHotPath(deps.services, deps.log, app);
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    if (!functions(req, res)) void app(req, res);
+  });
   server.on('clientError', clientErrorAnswer(deps.services.config.baseUrl));
   return server;
 }
@@ -44,8 +49,6 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   // Only trusted hops may name the client: otherwise X-Forwarded-For would let anyone pick a fresh rate-limit bucket.
   app.set('trust proxy', config.trustProxy);
 
-  // Public function traffic first: none of the stack below applies to it but what functionsHotPath does itself.
-  app.use(functionsHotPath(services, log));
   app.use(requestLog(log));
   app.use(postgrestAlias);
   app.use(errorShapes(tools));

@@ -1,4 +1,5 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Express, Request, Response, Router } from 'express';
 import type { Logger } from 'pino';
 import type { Caller } from '../../core/caller.ts';
 import { AppError, errors } from '../../core/errors.ts';
@@ -39,23 +40,40 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * The hot path of public function traffic, ANY /v1/{app_id}/fn/{name}[/rest]: the express app's first handler, so
- * none of the general stack runs for it (body parsers, the REST routes' matching, error shapes); it does itself the
- * little of that stack this route needs, the request id and log line and the CORS headers of an actual request. The
- * body reaches the function byte for byte. A CORS preflight (OPTIONS) goes on to the cors middleware, as before.
+ * The hot path of public function traffic, ANY /v1/{app_id}/fn/{name}[/rest]: taken by the HTTP server before the
+ * express app, so none of the general stack runs for it (the router, body parsers, the REST routes' matching, error
+ * shapes). It does itself the little of that stack this route needs: express's own set-up of a request (so the
+ * request's getters and sendError work as on any route), the request id and log line and the CORS headers of an
+ * actual request. The body reaches the function byte for byte. Answers false for any other request, and for a CORS
+ * preflight (OPTIONS), which is the cors middleware's.
  */
-export function functionsHotPath(services: Services, log: Logger): RequestHandler {
+export function functionsHotPath(services: Services, log: Logger, app: Express): (req: IncomingMessage, res: ServerResponse) => boolean {
   const begin = beginRequest(log);
   const origin = new URL(services.config.baseUrl).origin;
-  return (req, res, next) => {
-    if (req.method === 'OPTIONS') return next();
-    const direct = PATH_ROUTE.exec(rawPath(req));
-    if (!direct) return next();
+  return (incoming, outgoing) => {
+    if (incoming.method === 'OPTIONS') return false;
+    const url = incoming.url ?? '';
+    const query = url.indexOf('?');
+    const direct = PATH_ROUTE.exec(query < 0 ? url : url.slice(0, query));
+    if (!direct) return false;
+    const { req, res } = asExpress(app, incoming, outgoing);
     begin(req, res);
     corsOfActualRequest(req, res);
     errorsInArea(res, 'functions');
     void serve(req, res, services, origin, direct[1]!, direct[2]!, direct[3] ?? '', `/v1/${direct[1]}/fn/${direct[2]}`);
+    return true;
   };
+}
+
+/** What express's app.handle and router do to a request before its first middleware (express 5). */
+function asExpress(app: Express, incoming: IncomingMessage, outgoing: ServerResponse): { req: Request; res: Response } {
+  const req = Object.setPrototypeOf(incoming, app.request) as Request;
+  const res = Object.setPrototypeOf(outgoing, app.response) as Response;
+  req.res = res;
+  res.req = req;
+  res.locals = Object.create(null) as Response['locals'];
+  req.originalUrl = req.url;
+  return { req, res };
 }
 
 /**
