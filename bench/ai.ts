@@ -19,6 +19,8 @@ import pg from 'pg';
 import { startFakeOpenAI } from '../test/fakes/openai-upstream.ts';
 import { DURATION, ROUNDS, WARMUP, requiredEnv, serveBaseline, startBaseline, type BenchContext, type Pair, type Target, median, percentile } from './harness.ts';
 
+/** How long a baseline keeps an idle keep-alive socket to the fake: less than its server's keepAliveTimeout (5 s). */
+export const UPSTREAM_IDLE_MS = 4_000;
 /** The fake's base path (OpenRouter's /api/v1). */
 const BASE_PATH = '/api/v1';
 /** What the platform sends upstream as SVC_AI_API_KEY, and the direct calls send too. */
@@ -59,7 +61,9 @@ if (import.meta.main && process.env.ROLE !== 'relay') {
 if (import.meta.main && process.env.ROLE === 'relay') {
   const upstream = new URL(requiredEnv('UPSTREAM_URL'));
   const key = `Bearer ${requiredEnv('UPSTREAM_KEY')}`;
-  const agent = new http.Agent({ keepAlive: true });
+  // Idle sockets are dropped after 4 s, before the upstream's server closes them (Node's keepAliveTimeout, 5 s): a
+  // request sent on a socket the other side is closing fails, and the relay sits idle during the gateway's rounds.
+  const agent = new http.Agent({ keepAlive: true, timeout: UPSTREAM_IDLE_MS });
   const server = http.createServer((req, res) => {
     const headers: http.OutgoingHttpHeaders = { authorization: key, 'content-type': req.headers['content-type'] ?? 'application/json' };
     if (req.headers['content-length'] !== undefined) headers['content-length'] = req.headers['content-length'];

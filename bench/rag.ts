@@ -23,7 +23,7 @@ import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { chunkText } from '../src/rag/chunk.ts';
 import { loadConfig } from '../src/config.ts';
-import { aiUpstream } from './ai.ts';
+import { aiUpstream, UPSTREAM_IDLE_MS } from './ai.ts';
 import { CLUSTER_URL, ROUNDS, WARMUP, envInt, serveBaseline, startBaseline, type BenchContext, type Pair, type Target, median, requiredEnv } from './harness.ts';
 
 // ---------------------------------------------------------------------------------------------- shared with the baseline
@@ -102,8 +102,8 @@ if (import.meta.main) {
   const upstreamKey = requiredEnv('UPSTREAM_KEY');
   const queryPath = requiredEnv('QUERY_PATH');
   const collectionId = requiredEnv('COLLECTION_ID');
-  /** One keep-alive agent, no socket limit: as many calls in flight as requests. */
-  const agent = new http.Agent({ keepAlive: true });
+  /** One keep-alive agent, no socket limit: as many calls in flight as requests; idle sockets dropped before the fake drops them. */
+  const agent = new http.Agent({ keepAlive: true, timeout: UPSTREAM_IDLE_MS });
 
   const send = (res: http.ServerResponse, status: number, json: string) => {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
