@@ -151,6 +151,9 @@ export interface BenchContext {
 
 export type Target = Omit<LoadSpec, 'connections' | 'duration'>;
 
+/** A ratio for the table; a baseline latency that rounds to 0 ms (autocannon's resolution) has none. */
+const times = (ratio: number): string => (Number.isFinite(ratio) ? `${ratio.toFixed(2)}x` : 'n/a');
+
 export interface Pair {
   label: string;
   baselineName: string;
@@ -240,7 +243,7 @@ export function printTable(results: PairResult[]): void {
     for (const [name, s] of [['platform', r.platform], [r.baselineName, r.baseline]] as const) {
       rows.push([r.label, name, s.rps.toFixed(0), s.p50.toFixed(1), s.p99.toFixed(1), String(s.errors), String(s.mismatches), cpuCell(s), String(s.workers), s.runs.map((x) => x.rps.toFixed(0)).join(' / ')]);
     }
-    rows.push([r.label, 'ratio platform/baseline', `${r.ratio.rps.toFixed(2)}x`, `${r.ratio.p50.toFixed(2)}x`, `${r.ratio.p99.toFixed(2)}x`, '', '', '', '', '']);
+    rows.push([r.label, 'ratio platform/baseline', times(r.ratio.rps), times(r.ratio.p50), times(r.ratio.p99), '', '', '', '', '']);
   }
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i >= 2 && i <= 8 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
