@@ -61,8 +61,7 @@ export class InvocationLog {
   }
 
   async #write(batch: InvocationRecord[]): Promise<void> {
-    const rows = batch.map((r, seq) => ({
-      seq,
+    const rows = batch.map((r) => ({
       function_id: r.functionId,
       app_id: r.appId,
       trigger: r.trigger,
@@ -90,12 +89,16 @@ export class InvocationLog {
     }
     try {
       await this.#db.transaction().execute(async (tx) => {
-        // Rows of functions deleted meanwhile are dropped rather than failing the batch on the foreign key.
+        // Rows of functions deleted meanwhile are dropped rather than failing the batch on the foreign key. One typed
+        // array per column: Postgres parses them several times faster than the same rows as a JSON document.
+        const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key]);
         await sql`
           insert into function_logs (function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at)
           select r.function_id, r.app_id, r.trigger, r.method, r.path, r.status_code, r.duration_ms, r.memory_mb, r.error, r.level, r.console, r.created_at
-          from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(seq int, function_id uuid, app_id text, trigger text, method text, path text,
-            status_code int, duration_ms int, memory_mb int, error text, level text, console jsonb, created_at timestamptz)
+          from unnest(${column('function_id')}::uuid[], ${column('app_id')}::text[], ${column('trigger')}::text[], ${column('method')}::text[],
+            ${column('path')}::text[], ${column('status_code')}::int[], ${column('duration_ms')}::int[], ${column('memory_mb')}::int[],
+            ${column('error')}::text[], ${column('level')}::text[], ${rows.map((r) => JSON.stringify(r.console))}::jsonb[], ${column('created_at')}::timestamptz[])
+            with ordinality as r(function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at, seq)
           where exists (select 1 from functions f where f.id = r.function_id)
           order by r.seq`.execute(tx);
         await sql`

@@ -260,6 +260,15 @@ describe('public route /v1/{app_id}/fn/{name}', () => {
     expect(logs.body.logs[0].console.map((c: { message: string }) => c.message).join('\n')).toContain('about to fail');
   });
 
+  it('keeps console output and paths byte for byte in the invocation log, quotes, braces and all', async () => {
+    const tricky = 'a "quoted" {braced, listed} \\back\\slash, NULL, null, ünïcødé ✓\nsecond line';
+    await deploy({ name: 'tricky', code: `export default () => { console.log(${JSON.stringify(tricky)}); return new Response("ok"); };` });
+    expect((await call('GET', 'tricky/a%22b?x={1,2}')).status).toBe(200);
+    await p.services.functions.flushLogs();
+    const logs = await p.api('GET', `/v1/${appId}/functions/tricky/logs`, { key: serviceKey });
+    expect(logs.body.logs[0]).toMatchObject({ path: '/a%22b?x={1,2}', status_code: 200, error: null, console: [{ level: 'log', message: tricky }] });
+  });
+
   it('answers 500 FUNCTION_ERROR when the handler returns something that is not a Response', async () => {
     await deploy({ name: 'noresponse', code: 'export default () => ({ hello: 1 });' });
     const r = await call('GET', 'noresponse');
