@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import type { AnyTool, HttpBinding } from '../../src/core/define.ts';
 import { authLogin, authRefresh, authSignup } from '../../tools/auth/auth.ts';
@@ -65,11 +66,7 @@ beforeAll(async () => {
   expect(init.status).toBe(201);
   appId = init.json.app_id;
   serviceKey = init.json.service_key.key;
-  // Playwright gives the browser a fresh temporary profile of its own.
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 90_000);
 
 afterAll(async () => {

@@ -5,7 +5,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { request, resultJson } from './e2e-helpers.ts';
@@ -76,10 +77,7 @@ async function personAtPage(url: string, key: string, button?: 'approve' | 'reje
 
 beforeAll(async () => {
   server = await spawnServer();
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   humanKey = (await request(server.url, '/substrate-keys', { method: 'POST', key: server.platformKey, body: { name: 'human' } })).json.key;
 });
 afterAll(async () => {

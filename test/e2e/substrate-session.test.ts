@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey, hashKey } from '../../src/core/crypto.ts';
@@ -52,10 +53,7 @@ beforeAll(async () => {
   server = await spawnServer({ SVC_DATA_DIR: dataDir, SVC_WS_RECHECK_SECONDS: '1' });
   origin = `http://localhost:${server.port}`;
   control = new pg.Pool({ connectionString: databaseUrl(server.controlDb), max: 2 });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   owner = await signUp('owner@example.com', readFileSync(path.join(dataDir, 'owner-invitation'), 'utf8').trim());
   agent = await connectMcp(server.url, server.platformKey);
 }, 60_000);
