@@ -4,8 +4,6 @@
 // limits (`cpuCores` x their timeouts), so with none in flight `cpuGraceMs` in all; the process is stopped once it
 // used more than its credit. The instance (instance.ts) reads the CPU time and stops the process; this file keeps
 // the books.
-import { readFile } from 'node:fs/promises';
-
 /** The unit of /proc/<pid>/stat's CPU times: USER_HZ, fixed at 100 by the Linux ABI whatever the kernel's HZ. */
 const USER_HZ = 100;
 
@@ -30,14 +28,10 @@ export interface CpuOverrun {
 }
 
 /**
- * CPU time (user + system, ms) of a process from /proc/<pid>/stat, which counts every thread of the process,
- * Workers included. Undefined when it cannot be read (not Linux, or the process is gone).
+ * CPU time (user + system, ms) of a process from the text of /proc/<pid>/stat, which counts every thread of the
+ * process, Workers included. utime and stime are the 14th and 15th fields; the name before them is in parentheses
+ * and may hold spaces.
  */
-export function readCpuMs(pid: number): Promise<number | undefined> {
-  return readFile(`/proc/${pid}/stat`, 'utf8').then(parseStatCpuMs, () => undefined);
-}
-
-/** utime and stime are the 14th and 15th fields; the name before them is in parentheses and may hold spaces. */
 export function parseStatCpuMs(text: string): number | undefined {
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;

@@ -1,8 +1,8 @@
 // One Deno process running one version of one function of one app (src/functions/runner.ts inside).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { CpuCredit, cpuStopReason, readCpuMs, type CpuOverrun } from './cpu-watchdog.ts';
+import { CpuCredit, cpuStopReason, parseStatCpuMs, type CpuOverrun } from './cpu-watchdog.ts';
+import { ProcFile } from './proc-file.ts';
 import { encodeFrame, LineSplitter, parseRunnerFrame, type EndUser, type PlatformCall, type PlatformCallResult, type RunnerFrame } from './protocol.ts';
 import { runnerArgs, runnerEnv, type SandboxSpec } from './sandbox.ts';
 import type { ConsoleLine } from './types.ts';
@@ -146,6 +146,9 @@ export class Instance {
   readonly #exited: Promise<void>;
   #exitListeners: Array<() => void> = [];
   #sampler: NodeJS.Timeout;
+  /** /proc/<pid>/status (resident set) and /proc/<pid>/stat (CPU time), opened on the first sample. */
+  readonly #procStatus: ProcFile;
+  readonly #procStat: ProcFile;
   #sampleTick = 0;
   /** Resident set of this process at the last sample (kB). */
   #lastKb = 0;
@@ -184,6 +187,8 @@ export class Instance {
     this.#child.stderr.on('data', (chunk: Buffer) => {
       this.#stderr = (this.#stderr + chunk.toString('utf8')).slice(-STDERR_KEEP);
     });
+    this.#procStatus = new ProcFile(`/proc/${this.#child.pid}/status`, 4096);
+    this.#procStat = new ProcFile(`/proc/${this.#child.pid}/stat`, 2048);
     this.#sampler = setInterval(() => this.#sample(), SAMPLE_BUSY_MS);
     this.#sampler.unref();
   }
@@ -438,6 +443,8 @@ export class Instance {
     const wasStarting = this.state === 'starting';
     this.state = 'dead';
     clearInterval(this.#sampler);
+    this.#procStatus.close();
+    this.#procStat.close();
     const inFlight = [...this.#requests.values()];
     const processKind = this.#failureKind();
     const limit = this.spec.memoryLimitMb;
@@ -485,28 +492,23 @@ export class Instance {
   #sample(force = false): void {
     if (this.state === 'dead' || this.state === 'starting' || !this.#child.pid) return;
     const slow = force || ++this.#sampleTick % SLOW_EVERY === 0;
-    if (slow) this.#checkCpu(this.#child.pid);
+    if (slow) this.#checkCpu();
     else if (this.state === 'idle') return;
-    readFile(`/proc/${this.#child.pid}/status`, 'utf8').then(
-      (text) => {
-        const m = /VmRSS:\s+(\d+)\s+kB/.exec(text);
-        if (!m) return;
-        const kb = Number(m[1]);
-        this.#lastKb = kb;
-        for (const cur of this.#requests.values()) cur.peakKb = Math.max(cur.peakKb, kb);
-        if (kb > (this.spec.memoryLimitMb + this.#opts.rssHeadroomMb) * 1024) this.kill('memory');
-      },
-      () => {}, // not Linux, or the process is gone
-    );
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(this.#procStatus.read() ?? '');
+    if (!m) return; // not Linux, or the process is gone
+    const kb = Number(m[1]);
+    this.#lastKb = kb;
+    for (const cur of this.#requests.values()) cur.peakKb = Math.max(cur.peakKb, kb);
+    if (kb > (this.spec.memoryLimitMb + this.#opts.rssHeadroomMb) * 1024) this.kill('memory');
   }
 
   /** On slow ticks: books the process's CPU time and stops it once it used more than its credit (cpu-watchdog.ts). */
-  #checkCpu(pid: number): void {
-    void readCpuMs(pid).then((cpuMs) => {
-      if (this.state === 'dead' || cpuMs === undefined) return;
-      const overrun = this.#cpu.book(cpuMs, performance.now(), this.#requests.values());
-      if (overrun) this.#stopForCpu(overrun);
-    });
+  #checkCpu(): void {
+    const text = this.#procStat.read();
+    const cpuMs = text === undefined ? undefined : parseStatCpuMs(text);
+    if (cpuMs === undefined) return;
+    const overrun = this.#cpu.book(cpuMs, performance.now(), this.#requests.values());
+    if (overrun) this.#stopForCpu(overrun);
   }
 
   #stopForCpu(overrun: CpuOverrun): void {

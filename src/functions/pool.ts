@@ -93,6 +93,8 @@ export class FunctionPool {
   /** Counted processes that take no new request and end after their last one: slots given back to a starved app. */
   readonly #draining = new Set<Instance>();
   #loading = 0;
+  /** Requests waiting for a process, over all groups. */
+  #waiting = 0;
   #stopped = false;
   #validations = 0;
   readonly #validationQueue: Array<() => void> = [];
@@ -251,7 +253,10 @@ export class FunctionPool {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         const at = group.waiters.indexOf(waiter);
-        if (at >= 0) group.waiters.splice(at, 1);
+        if (at >= 0) {
+          group.waiters.splice(at, 1);
+          this.#waiting--;
+        }
       };
       const waiter: Waiter = {
         enqueuedMs: Date.now(),
@@ -268,6 +273,7 @@ export class FunctionPool {
       const onAbort = () => waiter.reject(new ClientGone('the client went away'));
       signal?.addEventListener('abort', onAbort, { once: true });
       group.waiters.push(waiter);
+      this.#waiting++;
       this.#pump();
     });
   }
@@ -292,7 +298,8 @@ export class FunctionPool {
    * processes), then the oldest waiter. A group that cannot start one does not hold up the groups after it.
    */
   #pump(): void {
-    if (this.#stopped) return;
+    // Nobody waits (the common case): nothing to hand out or start, and no need to add up every app's usage.
+    if (this.#stopped || this.#waiting === 0) return;
     const usage = this.#usage();
     const share = this.#fairShare(usage.size);
     const held = (g: Group) => usage.get(g.appId)!.processes;
