@@ -128,6 +128,8 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
       // Scenario `data` signs up its end users from one client, more than the default 10 a minute.
       SVC_AUTH_RATE_LIMIT_PER_MINUTE: '1000',
       LOG_LEVEL: 'warn',
+      // The scenarios measure requests, not a start: no shipped template is deployed beside them.
+      SVC_TEMPLATES_INSTALL: 'false',
       // Scenarios `ai` and `rag`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY; `stream`: SVC_OUTBOUND_ALLOW_PRIVATE.
       ...scenarioEnv,
     },

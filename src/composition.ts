@@ -52,6 +52,7 @@ import { ProxycurlPeople } from './adapters/people-proxycurl.ts';
 import { MeetingsService } from './meetings/service.ts';
 import { IntegrationsService } from './integrations/service.ts';
 import { SubstrateOutbox } from './substrate/outbox.ts';
+import { TemplatesService } from './templates/service.ts';
 import { SubstrateStream } from './substrate/stream.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { FunctionsPlatformChannel } from './transports/platform-channel.ts';
@@ -68,6 +69,8 @@ export interface Platform {
   services: Services;
   /** The listening address when this process serves HTTP. */
   url: string | undefined;
+  /** Resolves once the shipped templates are installed (or failed to be; the log says why). */
+  shippedTemplates: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -85,7 +88,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const masterKey = loadMasterKey(config.masterKey, config.dataDir, log);
   const box = new SecretBox(masterKey);
   const databases = new AppDatabases({
-    clusterUrl: config.appDatabaseUrl,
+    clusters: config.regions.clusters,
+    defaultRegion: config.regions.defaultRegion,
+    regionOf: async (appId) => (await control.db.selectFrom('apps').select('region').where('id', '=', appId).executeTakeFirst())?.region,
     prefix: config.appDbPrefix,
     poolSize: config.appPoolSize,
     budget: config.appPoolBudget,
@@ -136,7 +141,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     name: oidcConfig.name,
     client: new OpenIdConnectClient({ ...oidcConfig, redirectUri: config.baseUrl + OIDC_CALLBACK_PATH }),
   };
-  const services: Services = {
+  const areas: Omit<Services, 'templates'> = {
     config,
     admission: appAdmission(apps, billing),
     // invoke() records the tools that declare `audit` through it, as it admits app calls through `admission`.
@@ -181,6 +186,20 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     meetings: new MeetingsService({ db: control.db, box, credits, config, provider: meetingsProvider, log }),
     integrations: new IntegrationsService({ db: control.db, apps, config, vendor: integrationsVendor, log }),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
+  };
+  const services: Services = {
+    ...areas,
+    templates: new TemplatesService({
+      ...areas,
+      db: control.db,
+      box,
+      tokens: endUserTokens,
+      gate: billing.gate,
+      baseUrl: config.baseUrl,
+      perAccount: config.templates.clonesPerAccount,
+      publicAllowed: config.templates.publicAllowed,
+      log,
+    }),
   };
 
   // Services that keep app data outside the app database (stored objects, hosted sites).
@@ -233,10 +252,17 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     log.info({ concurrency: config.workerConcurrency }, 'worker running');
   }
 
+  // Templates shipped in the repository: installed in the background, so a start never waits on Deno or a site build.
+  const shipped = config.templates.install
+    ? services.templates.installShipped(config.templates.dir).catch((err: unknown) => log.error({ err }, 'shipped templates not installed'))
+    : Promise.resolve();
+
   return {
     services,
     url,
+    shippedTemplates: shipped,
     stop: async () => {
+      await shipped;
       await sockets?.close();
       await services.substrate.stream.stop();
       if (server) await closeServer(server, mcp!, config.shutdownTimeoutMs);

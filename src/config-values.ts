@@ -186,3 +186,33 @@ export function parseDnsServers(variable: string, setting: string): readonly str
   );
 }
 
+
+/** Where apps' databases live: named regions, each the Postgres cluster of its connection string. */
+export interface Regions {
+  /** The region of SVC_APP_DATABASE_URL's cluster, where apps go when no region is asked for. */
+  defaultRegion: string;
+  /** Every region (the default one first) and its cluster's connection string (its database name is ignored). */
+  clusters: ReadonlyMap<string, string>;
+}
+
+export const REGION_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+
+/**
+ * "eu=postgres://db-eu:5432,us=postgres://db-us:5432": the regions beside the default one (SVC_DEFAULT_REGION on
+ * SVC_APP_DATABASE_URL). A region's name is how apps record it, so a name once used must keep naming its cluster.
+ */
+export function parseRegions(variable: string, setting: string, defaultRegion: string, defaultUrl: string): Regions {
+  const clusters = new Map<string, string>([[defaultRegion, defaultUrl]]);
+  for (const entry of commaList(setting)) {
+    const at = entry.indexOf('=');
+    const name = entry.slice(0, Math.max(at, 0)).trim();
+    const url = entry.slice(at + 1).trim();
+    if (at < 0 || !REGION_NAME.test(name)) {
+      throw invalidEnvironment(`${variable}: '${entry}' is not name=postgres://host:port (a name of lowercase letters, digits and dashes)`);
+    }
+    if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url)) throw invalidEnvironment(`${variable}: region '${name}' needs a postgres:// connection string`);
+    if (clusters.has(name)) throw invalidEnvironment(`${variable}: region '${name}' is named twice (the default region is '${defaultRegion}')`);
+    clusters.set(name, url);
+  }
+  return Object.freeze({ defaultRegion, clusters });
+}

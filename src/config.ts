@@ -7,6 +7,9 @@ import {
   commaList,
   invalidEnvironment,
   parseDnsServers,
+  parseRegions,
+  REGION_NAME,
+  type Regions,
   parseMcpOrigins,
   parseModelPrice,
   parseModelPrices,
@@ -22,7 +25,10 @@ import {
 } from './config-values.ts';
 
 export { ConfigError, PEOPLE_ROUTES, PEOPLE_SLOTS } from './config-values.ts';
-export type { McpOrigins, ModelPrice, PeoplePrice, PeoplePrices, PeopleRoute, PeopleRouting, PeopleSlot, PeopleSlotConfig } from './config-values.ts';
+export type { McpOrigins, ModelPrice, PeoplePrice, PeoplePrices, PeopleRoute, PeopleRouting, PeopleSlot, PeopleSlotConfig, Regions } from './config-values.ts';
+
+/** The repository's templates/ folder (templates shipped with the platform). */
+const SHIPPED_TEMPLATES_DIR = new URL('../templates/', import.meta.url).pathname;
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -40,6 +46,15 @@ const EnvSchema = z.object({
     .regex(/^[a-z_][a-z0-9_]{0,29}$/, 'lowercase letters, digits and underscores, at most 30 characters')
     .default('svc_app_'),
   SVC_APP_DATABASE_URL: optionalString,
+  // The region of SVC_APP_DATABASE_URL's cluster, and the other regions apps may be placed in (name=postgres://...).
+  SVC_DEFAULT_REGION: z.string().regex(REGION_NAME, 'lowercase letters, digits and dashes, starting with a letter').default('local'),
+  SVC_REGIONS: z.string().default(''),
+  // Templates (src/templates/): whether accounts may publish templates every account sees; clones in progress per account.
+  SVC_TEMPLATES_PUBLIC: z.enum(['true', 'false']).default('false'),
+  SVC_CLONES_PER_ACCOUNT: z.coerce.number().int().min(1).max(100).default(3),
+  // The shipped templates' folder (one sub-folder per template) and whether a start installs them.
+  SVC_TEMPLATES_DIR: z.string().default(''),
+  SVC_TEMPLATES_INSTALL: z.enum(['true', 'false']).default('true'),
   SVC_PLATFORM_API_KEY: optionalString.pipe(
     z.string().regex(/^svc_pk_[A-Za-z0-9_-]{16,200}$/, 'must look like svc_pk_<at least 16 url-safe characters>').optional(),
   ),
@@ -212,8 +227,9 @@ export type Config = Readonly<{
   port: number;
   host: string;
   databaseUrl: string;
-  /** Connection string (without database name) for per-app databases; defaults to the control cluster. */
-  appDatabaseUrl: string;
+  /** Where per-app databases live: the default region on SVC_APP_DATABASE_URL (the control cluster unless set), and SVC_REGIONS. */
+  regions: Regions;
+  templates: Readonly<{ publicAllowed: boolean; clonesPerAccount: number; dir: string; install: boolean }>;
   appDbPrefix: string;
   platformApiKey: string | undefined;
   dataDir: string;
@@ -381,7 +397,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
-    appDatabaseUrl: e.SVC_APP_DATABASE_URL ?? e.DATABASE_URL,
+    templates: Object.freeze({
+      publicAllowed: e.SVC_TEMPLATES_PUBLIC === 'true',
+      clonesPerAccount: e.SVC_CLONES_PER_ACCOUNT,
+      dir: e.SVC_TEMPLATES_DIR ? path.resolve(e.SVC_TEMPLATES_DIR) : SHIPPED_TEMPLATES_DIR,
+      install: e.SVC_TEMPLATES_INSTALL === 'true',
+    }),
+    regions: parseRegions('SVC_REGIONS', e.SVC_REGIONS, e.SVC_DEFAULT_REGION, e.SVC_APP_DATABASE_URL ?? e.DATABASE_URL),
     appDbPrefix: e.SVC_APP_DB_PREFIX,
     platformApiKey: e.SVC_PLATFORM_API_KEY,
     dataDir: path.resolve(e.SVC_DATA_DIR),

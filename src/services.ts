@@ -29,6 +29,7 @@ import type { MonetizationService } from './monetization/service.ts';
 import type { PeopleService } from './people/service.ts';
 import type { MeetingsService } from './meetings/service.ts';
 import type { IntegrationsService } from './integrations/service.ts';
+import type { TemplatesService } from './templates/service.ts';
 import type { AppAdmission } from './core/invoke.ts';
 import type { AnyTool } from './core/define.ts';
 import type { Caller } from './core/caller.ts';
@@ -94,6 +95,8 @@ export interface Services {
   meetings: MeetingsService;
   /** Third-party integrations: enabled toolkits, end users' connected accounts, tool executions and their log. */
   integrations: IntegrationsService;
+  /** Templates: the catalog an account can see, clones as one job per step, the templates shipped in templates/. */
+  templates: TemplatesService;
 }
 
 /**

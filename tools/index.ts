@@ -1,5 +1,5 @@
 import type { AnyTool } from '../src/core/define.ts';
-import { appsCreate, appsDelete, appsGet, appsList, appsRestore } from './apps/apps.ts';
+import { appsCreate, appsDelete, appsGet, appsList, appsRegions, appsRestore } from './apps/apps.ts';
 import { platformBillingTools } from './billing/platform.ts';
 import { monetizationTools } from './billing/monetization.ts';
 import { peopleTools } from './people/people.ts';
@@ -30,10 +30,11 @@ import { platformKeysTools } from './members/platform-keys.ts';
 import { auditList } from './members/audit.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 import { platformToolsetsEnable } from './platform/toolsets.ts';
+import { templatesTools } from './templates/templates.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
 const areaTools: Record<string, readonly AnyTool[]> = {
-  apps: [appsList, appsCreate, appsGet, appsDelete, appsRestore],
+  apps: [appsList, appsCreate, appsGet, appsDelete, appsRestore, appsRegions],
   keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke, ...identityTools, ...identityMailTools, ...oidcTools],
   schema: schemaTools,
   auth: authTools,
@@ -54,6 +55,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   meetings: meetingsTools,
   integrations: integrationsTools,
   members: [...membersTools, ...platformKeysTools, auditList],
+  templates: templatesTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -102,6 +104,7 @@ export const tools: readonly AnyTool[] = [
   appsGet,
   appsDelete,
   appsRestore,
+  appsRegions,
   serviceKeysCreate,
   serviceKeysList,
   serviceKeysRevoke,
@@ -140,4 +143,5 @@ export const tools: readonly AnyTool[] = [
   ...membersTools,
   ...platformKeysTools,
   auditList,
+  ...templatesTools,
 ];

@@ -16,6 +16,7 @@ import { billingEntitlementSync } from '../src/monetization/jobs.ts';
 import { peopleEmailExpire } from '../src/people/jobs.ts';
 import { ragIngest } from '../src/rag/jobs.ts';
 import { storageDeleteObject, storageSettlePending } from '../src/storage/jobs.ts';
+import { templatesCloneStep } from '../src/templates/jobs.ts';
 import { substrateOutboxDeliver, substratePrune, substrateRuleFire, substrateRulesTick, substrateSnapshots } from '../src/substrate/jobs.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
@@ -58,6 +59,7 @@ export const jobs: readonly RunnableJob<WorkerServices>[] = [
   peopleEmailExpire,
   meetingsForward,
   meetingsLeaveOrphan,
+  templatesCloneStep,
 ];
 
 /** graphile-worker's task for one job: the job's schema parses the stored payload, then its handler runs. */

@@ -27,6 +27,7 @@ import * as oauth from './0025_oauth.ts';
 import * as oidc from './0026_oidc.ts';
 import * as creditOverage from './0027_credit_overage.ts';
 import * as appDomains from './0028_app_domains.ts';
+import * as templates from './0029_templates.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   '0026_oidc': oidc,
   '0027_credit_overage': creditOverage,
   '0028_app_domains': appDomains,
+  '0029_templates': templates,
 };

@@ -10,6 +10,9 @@ export const APPS_GUIDE: AreaGuide = {
 - Each app database has the extensions vector and pgcrypto, the roles \`svc_anon\`, \`svc_user\`, \`svc_service\` and
   \`current_user_id()\`. With subdomain routing on, the app's host is \`{subdomain}.{base_domain}\` and app-scoped tools
   also answer on the short paths shown as "app host".
+- Regions: \`apps_create { name, region }\` places the app's database on that region's Postgres cluster (\`apps_regions\`
+  lists them; an unknown one is a 400 naming the valid ones). An app stays in its region; the operator names regions
+  with SVC_DEFAULT_REGION and SVC_REGIONS.
 - \`apps_delete\` drops the database, the files, sites and functions, and revokes every key of the app; it cannot be undone.
 `,
 };

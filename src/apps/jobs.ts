@@ -8,10 +8,11 @@ import type { AppPurger } from './types.ts';
 /** Enqueued with every app delete; dropping an already-dropped database is a no-op, so reruns are safe. */
 export const appsDropDatabase = defineJob({
   name: 'apps_drop_database',
-  payload: z.object({ db_name: z.string().min(1) }),
+  // region: absent in jobs enqueued before regions, and for apps of the default region made before them.
+  payload: z.object({ db_name: z.string().min(1), region: z.string().optional() }),
   maxAttempts: 25,
-  handler: async ({ db_name }, { deps }: JobContext<{ databases: AppDatabases }>) => {
-    await deps.databases.dropByName(db_name);
+  handler: async ({ db_name, region }, { deps }: JobContext<{ databases: AppDatabases }>) => {
+    await deps.databases.dropByName(db_name, region);
   },
 });
 

@@ -5,7 +5,8 @@ import type { ControlDatabase } from '../db/types.ts';
 import type { KeysService, CreatedKey } from '../auth/keys.ts';
 import type { EndUserTokens } from '../auth/end-user-tokens.ts';
 import type { AppDatabases } from './app-databases.ts';
-import type { AppDetails, AppRecord, AppView } from './types.ts';
+import { APP_COLUMNS, type AppDetails, type AppRecord, type AppView, type RegionView } from './types.ts';
+import { errors } from '../core/errors.ts';
 import { enqueue } from '../core/jobs.ts';
 import { appsDropDatabase, appsPurgeFiles } from './jobs.ts';
 
@@ -73,6 +74,7 @@ export class AppsService {
       name: app.name,
       subdomain: app.subdomain,
       url: baseDomain ? `${scheme}//${app.subdomain}.${baseDomain}` : baseUrl,
+      region: app.region ?? this.#d.databases.defaultRegion,
       created_at: app.created_at.toISOString(),
     };
   }
@@ -114,23 +116,42 @@ export class AppsService {
   #readyApps() {
     return this.#d.db
       .selectFrom('apps')
-      .select(['id', 'account_id', 'name', 'subdomain', 'db_name', 'created_at', 'paused_at'])
+      .select(APP_COLUMNS)
       .where('status', '=', 'ready');
+  }
+
+  /** The region asked for, or the default one; an unknown name is a 400 naming the valid ones. */
+  region(asked: string | undefined): string {
+    const { databases } = this.#d;
+    if (asked === undefined) return databases.defaultRegion;
+    if (!databases.hasRegion(asked)) {
+      throw errors.validation(`Unknown region '${asked}'. Regions: ${databases.regions.join(', ')} (omit region for ${databases.defaultRegion}).`, [
+        { path: 'region', message: `one of ${databases.regions.join(', ')}` },
+      ]);
+    }
+    return asked;
+  }
+
+  /** The regions apps can be placed in, the default first. */
+  regions(): RegionView[] {
+    const { databases } = this.#d;
+    return databases.regions.map((name) => ({ name, default: name === databases.defaultRegion }));
   }
 
   /**
    * The row is written first as `provisioning`, then the database is made, then keys and the `ready` flip
    * commit together. Any failure removes both; a crash leaves a provisioning row for the reaper.
    */
-  async create(accountId: string, name: string): Promise<CreatedApp> {
+  async create(accountId: string, name: string, askedRegion?: string): Promise<CreatedApp> {
     const { db, databases, keys, tokens } = this.#d;
+    const region = this.region(askedRegion);
     const id = randomId(16);
     await db
       .insertInto('apps')
-      .values({ id, account_id: accountId, name, subdomain: deriveSubdomain(name), db_name: databases.dbName(id), status: 'provisioning' })
+      .values({ id, account_id: accountId, name, subdomain: deriveSubdomain(name), db_name: databases.dbName(id), status: 'provisioning', region })
       .execute();
     try {
-      await databases.create(id);
+      await databases.create(id, region);
       const serviceKey = await db.transaction().execute(async (tx) => {
         await tokens.createSigningKey(id, tx);
         const key = await keys.create('service', id, 'default', tx);
@@ -142,7 +163,7 @@ export class AppsService {
       this.#d.log.info({ app_id: id }, 'app created');
       return { ...this.view(app), service_key: serviceKey };
     } catch (err) {
-      await this.#remove(id).catch((cleanupErr: unknown) =>
+      await this.#remove(id, region).catch((cleanupErr: unknown) =>
         this.#d.log.error({ err: cleanupErr, app_id: id }, 'cleanup of a failed app create failed; the reaper will retry'),
       );
       throw err;
@@ -155,14 +176,16 @@ export class AppsService {
    */
   async delete(appId: string): Promise<void> {
     const { db, databases } = this.#d;
+    let region: string | null = null;
     await db.transaction().execute(async (tx) => {
-      await tx.deleteFrom('apps').where('id', '=', appId).execute();
-      await enqueue(tx, appsDropDatabase, { db_name: databases.dbName(appId) }, { jobKey: 'drop:' + appId });
+      const deleted = await tx.deleteFrom('apps').where('id', '=', appId).returning('region').executeTakeFirst();
+      region = deleted?.region ?? null;
+      await enqueue(tx, appsDropDatabase, { db_name: databases.dbName(appId), region: region ?? undefined }, { jobKey: 'drop:' + appId });
       await enqueue(tx, appsPurgeFiles, { app_id: appId }, { jobKey: 'purge:' + appId });
     });
     this.#cache.delete(appId);
     this.#d.tokens.forget(appId);
-    await databases.drop(appId);
+    await databases.drop(appId, region);
     this.#d.log.info({ app_id: appId }, 'app deleted');
   }
 
@@ -171,19 +194,21 @@ export class AppsService {
     const { db, databases } = this.#d;
     const stale = await db
       .selectFrom('apps')
-      .select('id')
+      .select(['id', 'region'])
       .where('status', '=', 'provisioning')
       .where('created_at', '<', sql<Date>`now() - make_interval(mins => ${STALE_PROVISIONING_MINUTES})`)
       .execute();
-    for (const { id } of stale) await this.#remove(id);
-    const claimed = new Set((await db.selectFrom('apps').select('db_name').execute()).map((r) => r.db_name));
-    const orphans = (await databases.listAppDatabaseNames()).filter((name) => !claimed.has(name));
-    for (const name of orphans) await databases.dropByName(name);
+    for (const { id, region } of stale) await this.#remove(id, region);
+    // A database is claimed by the app row of its name in its own region (an app moved nowhere else).
+    const rows = await db.selectFrom('apps').select(['db_name', 'region']).execute();
+    const claimed = new Set(rows.map((r) => `${r.region ?? databases.defaultRegion}/${r.db_name}`));
+    const orphans = (await databases.listAppDatabases()).filter((d) => !claimed.has(`${d.region}/${d.name}`));
+    for (const orphan of orphans) await databases.dropByName(orphan.name, orphan.region);
     return { rows: stale.length, databases: orphans.length };
   }
 
-  async #remove(appId: string): Promise<void> {
-    await this.#d.databases.drop(appId);
+  async #remove(appId: string, region: string | null): Promise<void> {
+    await this.#d.databases.drop(appId, region);
     await this.#d.db.deleteFrom('apps').where('id', '=', appId).execute();
   }
 }

@@ -6,10 +6,23 @@ export interface AppRecord {
   name: string;
   subdomain: string;
   db_name: string;
+  /** Where its database lives; null: the default region (apps made before regions). */
+  region: string | null;
   created_at: Date;
   /** Set while the app is paused (free plan, idle): it answers 423 APP_PAUSED until restored. */
   paused_at: Date | null;
 }
+
+/** The columns of an AppRecord. */
+export const APP_COLUMNS = ['id', 'account_id', 'name', 'subdomain', 'db_name', 'region', 'created_at', 'paused_at'] as const;
+
+export const RegionNameSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9-]{0,31}$/, 'a region name is lowercase letters, digits and dashes')
+  .describe("Where the app's database lives (apps_regions); default: the default one");
+
+export const RegionSchema = z.object({ name: z.string(), default: z.boolean() });
+export type RegionView = z.infer<typeof RegionSchema>;
 
 export const AppIdSchema = z
   .string()
@@ -27,6 +40,7 @@ export const AppSchema = z.object({
   name: z.string(),
   subdomain: z.string(),
   url: z.string().describe('Base URL of the app: its subdomain when subdomain routing is on, otherwise {base_url}'),
+  region: z.string(),
   created_at: z.string(),
 });
 export type AppView = z.infer<typeof AppSchema>;

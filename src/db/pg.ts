@@ -25,7 +25,8 @@ class GuardedSocket extends net.Socket {
 const ignore = () => {};
 
 export interface PoolOptions {
-  connectionString: string;
+  /** Undefined only for a pool whose owner sets `pool.options.connectionString` before its first checkout. */
+  connectionString: string | undefined;
   max: number;
   idleTimeoutMillis?: number;
   /** Longest wait for a free connection (queueing plus connecting); past it the checkout fails and maps to 503. */

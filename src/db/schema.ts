@@ -140,7 +140,8 @@ export interface Apps {
   last_request_at: Generated<Timestamp>;
   name: string;
   paused_at: Timestamp | null;
-  status: ColumnType<'provisioning' | 'ready', 'provisioning' | 'ready' | undefined, 'provisioning' | 'ready'>;
+  region: string | null;
+  status: ColumnType<'provisioning' | 'cloning' | 'ready', 'provisioning' | 'cloning' | 'ready' | undefined, 'provisioning' | 'cloning' | 'ready'>;
   subdomain: string;
   substrate_user_id: string | null;
 }
@@ -863,6 +864,39 @@ export interface Suggestions {
   source: string | null;
 }
 
+export interface TemplateClones {
+  account_id: string;
+  app_id: string;
+  attempts: Generated<number>;
+  created_at: Generated<Timestamp>;
+  error: string | null;
+  failed_step: string | null;
+  finished_at: Timestamp | null;
+  id: Generated<string>;
+  name: string;
+  progress: ColumnType<JsonValue, string | undefined, string>;
+  region: string;
+  source: ColumnType<JsonValue, string, string>;
+  status: ColumnType<'queued' | 'database' | 'schema' | 'functions' | 'site' | 'ai_rag' | 'integrations' | 'billing' | 'seed' | 'ready' | 'failed', 'queued' | 'database' | 'schema' | 'functions' | 'site' | 'ai_rag' | 'integrations' | 'billing' | 'seed' | 'ready' | 'failed' | undefined, 'queued' | 'database' | 'schema' | 'functions' | 'site' | 'ai_rag' | 'integrations' | 'billing' | 'seed' | 'ready' | 'failed'>;
+  template_app_id: string;
+  template_version: string;
+  todo: ColumnType<JsonValue, string | undefined, string>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface Templates {
+  account_id: string;
+  app_id: string;
+  description: Generated<string>;
+  options: ColumnType<JsonValue, string | undefined, string>;
+  published_at: Generated<Timestamp>;
+  shipped_version: string | null;
+  slug: string | null;
+  title: string;
+  updated_at: Generated<Timestamp>;
+  visibility: ColumnType<'account' | 'public', 'account' | 'public', 'account' | 'public'>;
+}
+
 export interface UsageDaily {
   app_id: string;
   day: Timestamp;
@@ -946,6 +980,8 @@ export interface DB {
   substrate_users: SubstrateUsers;
   substrate_ws_tickets: SubstrateWsTickets;
   suggestions: Suggestions;
+  template_clones: TemplateClones;
+  templates: Templates;
   usage_daily: UsageDaily;
   worker_heartbeats: WorkerHeartbeats;
 }

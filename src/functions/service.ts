@@ -96,7 +96,7 @@ export class FunctionsService implements AppPurger {
   static async create(deps: FunctionsServiceDeps): Promise<FunctionsService> {
     const f = deps.config.functions;
     const denyNet = await buildDenyList({
-      databaseUrls: [deps.config.databaseUrl, deps.config.appDatabaseUrl],
+      databaseUrls: [deps.config.databaseUrl, ...deps.config.regions.clusters.values()],
       allowPrivateNet: f.allowPrivateNet,
       extra: f.denyNet,
     });

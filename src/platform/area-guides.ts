@@ -23,6 +23,7 @@ import { SUBSTRATE_GUIDE } from '../substrate/guide.ts';
 import { MEMORY_GUIDE } from '../substrate/memory-guide.ts';
 import { OUTBOX_GUIDE } from '../substrate/outbox-guide.ts';
 import { RULES_GUIDE } from '../substrate/rules-guide.ts';
+import { TEMPLATES_GUIDE } from '../templates/guide.ts';
 import { PLATFORM_GUIDE } from './guide.ts';
 import type { AreaGuide } from './area-guide.ts';
 
@@ -48,4 +49,5 @@ export const AREA_GUIDES: Readonly<Record<string, AreaGuide>> = {
   integrations: INTEGRATIONS_GUIDE,
   rules: RULES_GUIDE,
   members: MEMBERS_GUIDE,
+  templates: TEMPLATES_GUIDE,
 };

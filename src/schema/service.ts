@@ -34,6 +34,15 @@ export interface ApplyResult {
 
 export interface MigrationRecord extends MigrationSummary {
   statements: string[];
+  /** Set on a migration a clone copied from its template. */
+  source: MigrationSource | null;
+}
+
+/** Where a copied migration came from: the template app, its version when cloned, the migration's id there. */
+export interface MigrationSource {
+  template_app_id: string;
+  template_version: string;
+  migration_id: number;
 }
 
 /**
@@ -70,11 +79,36 @@ export async function getSchema(db: AppSql): Promise<SchemaView> {
   return describeCatalog(await readCatalog(db));
 }
 
-export async function listMigrations(db: AppSql): Promise<MigrationRecord[]> {
-  const { rows } = await db.query<{ id: string; name: string; checksum: string; statements: string[]; applied_at: Date }>(
-    'select id, name, checksum, statements, applied_at from svc_meta.migrations order by id',
+export async function listMigrations(db: AppSql, throughId?: number): Promise<MigrationRecord[]> {
+  const { rows } = await db.query<{ id: string; name: string; checksum: string; statements: string[]; applied_at: Date; source: MigrationSource | null }>(
+    'select id, name, checksum, statements, applied_at, source from svc_meta.migrations where id <= $1 order by id',
+    [throughId ?? Number.MAX_SAFE_INTEGER],
   );
-  return rows.map((r) => ({ id: Number(r.id), name: r.name, checksum: r.checksum, statements: r.statements, applied_at: r.applied_at.toISOString() }));
+  return rows.map((r) => ({ id: Number(r.id), name: r.name, checksum: r.checksum, statements: r.statements, applied_at: r.applied_at.toISOString(), source: r.source }));
+}
+
+/**
+ * Runs a template's migration on a clone's database as it ran there (the same statements, name and checksum), recorded
+ * with its source, in one transaction; a migration already copied (its source's id recorded) is skipped, so a replay
+ * resumed after a crash goes on where it stopped. Returns whether it ran.
+ */
+export async function replayMigration(db: AppSql, migration: MigrationRecord, source: MigrationSource): Promise<boolean> {
+  const setup = `set local standard_conforming_strings = on; select pg_advisory_xact_lock(${APPLY_LOCK_KEY})`;
+  return db.transaction(
+    async (client) => {
+      const done = await client.query(`select 1 from svc_meta.migrations where source ->> 'migration_id' = $1`, [String(source.migration_id)]);
+      if (done.rowCount) return false;
+      for (const statement of migration.statements) await runStatement(client, statement);
+      await client.query('insert into svc_meta.migrations (name, statements, checksum, source) values ($1, $2, $3, $4)', [
+        migration.name,
+        JSON.stringify(migration.statements),
+        migration.checksum,
+        JSON.stringify(source),
+      ]);
+      return true;
+    },
+    { setup },
+  );
 }
 
 export function checksum(statements: readonly string[]): string {

@@ -44,9 +44,9 @@ afterAll(async () => {
 describe('REST', () => {
   it('an unknown body field is 400 VALIDATION_FAILED naming it and the accepted fields, and nothing is created', async () => {
     const before = await databasesWithPrefix(server.appDbPrefix);
-    const res = await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: { name: 'x', region: 'eu' } });
-    expectRefused(res, 'Invalid input: Unrecognized key: "region"; the accepted keys are name.', 'apps');
-    expect(res.json.error.details).toEqual([{ path: '', message: 'Unrecognized key: "region"; the accepted keys are name' }]);
+    const res = await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: { name: 'x', colour: 'red' } });
+    expectRefused(res, 'Invalid input: Unrecognized key: "colour"; the accepted keys are name, region.', 'apps');
+    expect(res.json.error.details).toEqual([{ path: '', message: 'Unrecognized key: "colour"; the accepted keys are name, region' }]);
     expect(await databasesWithPrefix(server.appDbPrefix)).toEqual(before);
   });
 

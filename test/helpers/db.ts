@@ -49,3 +49,8 @@ export async function databasesWithPrefix(prefix: string): Promise<string[]> {
 export async function dropDatabasesWithPrefix(prefix: string): Promise<void> {
   for (const name of await databasesWithPrefix(prefix)) await dropDatabase(name);
 }
+
+/** AppDatabases options for apps all in one region on the test cluster (what a platform without SVC_REGIONS has). */
+export function singleRegion(): { clusters: ReadonlyMap<string, string>; defaultRegion: string; regionOf: () => Promise<null> } {
+  return { clusters: new Map([['local', CLUSTER_URL + '/postgres']]), defaultRegion: 'local', regionOf: async () => null };
+}

@@ -56,6 +56,8 @@ export async function spawnServer(env: Record<string, string> = {}, opts: { cont
       SVC_APP_DB_PREFIX: appDbPrefix,
       SVC_PLATFORM_API_KEY: platformKey,
       SVC_DATA_DIR: dataDir,
+      // Shipped templates are installed by the tests about them only: each start would otherwise deploy them.
+      SVC_TEMPLATES_INSTALL: 'false',
       LOG_LEVEL: 'warn',
       ...env,
     },

@@ -16,7 +16,7 @@ import { ENTITLED_STATUSES } from '../../src/monetization/entitlement.sql.ts';
 import { syncEntitlement } from '../../src/monetization/entitlement.ts';
 import { RAG_DIMENSIONS } from '../../src/rag/store.sql.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
-import { adminQuery, CLUSTER_URL, databaseUrl } from '../helpers/db.ts';
+import { adminQuery, databaseUrl, singleRegion } from '../helpers/db.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from './frontend-helpers.ts';
 
@@ -84,7 +84,7 @@ async function tracked(appId: string): Promise<boolean> {
 
 /** A second "process": its own pools and its own memory of which app databases are up to date. */
 function otherProcess(log = silent): AppDatabases {
-  return new AppDatabases({ clusterUrl: CLUSTER_URL + '/postgres', prefix: p.appDbPrefix, poolSize: 2, budget: 4, acquireTimeoutMs: 10_000, log });
+  return new AppDatabases({ ...singleRegion(), prefix: p.appDbPrefix, poolSize: 2, budget: 4, acquireTimeoutMs: 10_000, log });
 }
 
 describe('the shipped migrations', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { AppDatabases } from '../../src/apps/app-databases.ts';
 import pino from 'pino';
-import { CLUSTER_URL } from '../helpers/db.ts';
+import { singleRegion } from '../helpers/db.ts';
 
 let p: TestPlatform;
 const appIds: string[] = [];
@@ -17,7 +17,7 @@ afterAll(async () => {
 
 describe('per-app pools', () => {
   it('keep at most budget / size pools open, evicting the least recently used', async () => {
-    const dbs = new AppDatabases({ clusterUrl: CLUSTER_URL + '/postgres', prefix: p.appDbPrefix, poolSize: 2, budget: 4, acquireTimeoutMs: 5000, log: pino({ level: 'silent' }) });
+    const dbs = new AppDatabases({ ...singleRegion(), prefix: p.appDbPrefix, poolSize: 2, budget: 4, acquireTimeoutMs: 5000, log: pino({ level: 'silent' }) });
     try {
       expect(dbs.maxPools).toBe(2);
       const [a, b, c] = appIds as [string, string, string];

@@ -122,7 +122,7 @@ describe('schema apply', () => {
     const r = await p.api('GET', `/v1/${app.app_id}/migrations`);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
-      migrations: [{ id: 1, name: 'blog', checksum: sha256(BLOG_STATEMENTS), statements: BLOG_STATEMENTS, applied_at: expect.any(String) }],
+      migrations: [{ id: 1, name: 'blog', checksum: sha256(BLOG_STATEMENTS), statements: BLOG_STATEMENTS, applied_at: expect.any(String), source: null }],
     });
     const service = await p.api('GET', `/v1/${app.app_id}/migrations`, { key: app.service_key.key });
     expect(service.status).toBe(200);

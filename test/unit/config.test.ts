@@ -8,7 +8,6 @@ describe('config', () => {
     expect(c).toMatchObject({
       port: 8080,
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/svc',
-      appDatabaseUrl: 'postgres://postgres@127.0.0.1:5432/svc',
       appDbPrefix: 'svc_app_',
       platformApiKey: undefined,
       dataDir: path.resolve('./.data'),
@@ -19,8 +18,23 @@ describe('config', () => {
       bodyLimit: '1mb',
     });
     expect(Object.isFrozen(c)).toBe(true);
+    expect(c.regions).toEqual({ defaultRegion: 'local', clusters: new Map([['local', 'postgres://postgres@127.0.0.1:5432/svc']]) });
+    expect(c.templates).toMatchObject({ publicAllowed: false, clonesPerAccount: 3, install: true });
     expect(c.functions.concurrencyPerProcess).toBe(16);
     expect(loadConfig({ SVC_FUNCTIONS_CONCURRENCY_PER_PROCESS: '256' }).functions.concurrencyPerProcess).toBe(256);
+  });
+
+  it('reads regions: the default one on SVC_APP_DATABASE_URL, then SVC_REGIONS; refuses malformed or repeated ones', () => {
+    const c = loadConfig({ SVC_APP_DATABASE_URL: 'postgres://a:5432', SVC_DEFAULT_REGION: 'eu', SVC_REGIONS: 'us=postgres://b:5432, ap=postgresql://c:6543' });
+    expect([...c.regions.clusters]).toEqual([
+      ['eu', 'postgres://a:5432'],
+      ['us', 'postgres://b:5432'],
+      ['ap', 'postgresql://c:6543'],
+    ]);
+    expect(c.regions.defaultRegion).toBe('eu');
+    expect(() => loadConfig({ SVC_REGIONS: 'US=postgres://b' })).toThrow("SVC_REGIONS: 'US=postgres://b' is not name=postgres://host:port");
+    expect(() => loadConfig({ SVC_REGIONS: 'us=http://b' })).toThrow("SVC_REGIONS: region 'us' needs a postgres:// connection string");
+    expect(() => loadConfig({ SVC_REGIONS: 'local=postgres://b' })).toThrow("SVC_REGIONS: region 'local' is named twice (the default region is 'local')");
   });
 
   it('derives the base URL from PORT and trims a trailing slash from SVC_BASE_URL', () => {

@@ -29,7 +29,8 @@ import type { Services } from '../../src/services.ts';
  * time. `default` (what a session gets unasked) keeps its measured size plus a little. The guide grows by one index
  * line (~300 B) per area: 10,324 B with the substrate and memory areas, budgeted at 13 KB for the areas still planned.
  * The members area (an account's people for its admins' agents, 10 tools, 5,600 B), unplanned then, raised `all` to
- * 134,527 B and the guide to 13,437 B when it was added: budgets 136 KB and 14 KB.
+ * 134,527 B and the guide to 13,437 B when it was added: budgets 136 KB and 14 KB. The templates area (9 tools, also
+ * unplanned) took the guide to 14,577 B: budget 14.5 KB.
  */
 const BUDGET = {
   all: 136 * 1024,
@@ -37,7 +38,7 @@ const BUDGET = {
   // The typical flow's tools across areas (CORE_TOOLSET), measured 22,756 B when it was added.
   core: 24 * 1024,
   area: 12 * 1024,
-  llmsTxt: 14 * 1024,
+  llmsTxt: 14.5 * 1024,
   areaSection: 16 * 1024,
 };
 

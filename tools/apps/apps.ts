@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
-import { AppDetailsSchema, AppIdSchema, AppNameSchema, AppSchema } from '../../src/apps/types.ts';
+import { AppDetailsSchema, AppIdSchema, AppNameSchema, AppSchema, RegionNameSchema, RegionSchema } from '../../src/apps/types.ts';
 import { CreatedKeySchema } from '../keys/schemas.ts';
 import { accountOf } from '../caller.ts';
 
@@ -29,14 +29,26 @@ export const appsCreate = defineTool({
   description:
     'Create a new app with its own isolated Postgres database (pgvector and pgcrypto installed, roles svc_anon/svc_user/svc_service, ' +
     'current_user_id() for row-level security). Returns app_id, subdomain and the first service key (svc_sk_...). ' +
-    'The service key is shown only once: store it. Use it as Authorization: Bearer for full access to this one app.',
-  input: z.object({ name: AppNameSchema.describe('Human-readable app name; the subdomain is derived from it') }),
+    'The key is shown once: store it. Use it as Authorization: Bearer for full access to this app.',
+  input: z.object({ name: AppNameSchema.describe('Human-readable app name; the subdomain is derived from it'), region: RegionNameSchema.optional() }),
   output: AppSchema.extend({ service_key: CreatedKeySchema }),
   auth: ['platform'],
   http: { method: 'POST', path: '/init', status: 201 },
   annotations: { destructiveHint: false, idempotentHint: false },
-  audit: { action: 'app.create', resource: 'app', id: (_input, app) => app.app_id, details: (_input, app) => ({ name: app.name }) },
-  handler: async (input, ctx) => ctx.services.apps.create(accountOf(ctx.caller), input.name),
+  audit: { action: 'app.create', resource: 'app', id: (_input, app) => app.app_id, details: (_input, app) => ({ name: app.name, region: app.region }) },
+  handler: async (input, ctx) => ctx.services.apps.create(accountOf(ctx.caller), input.name, input.region),
+});
+
+export const appsRegions = defineTool({
+  name: 'apps_regions',
+  title: 'List regions',
+  description: 'Regions for apps_create and templates_clone.',
+  input: z.object({}),
+  output: z.object({ regions: z.array(RegionSchema) }),
+  auth: ['platform'],
+  http: { method: 'GET', path: '/regions' },
+  annotations: { readOnlyHint: true },
+  handler: async (_input, ctx) => ({ regions: ctx.services.apps.regions() }),
 });
 
 export const appsGet = defineTool({

@@ -87,7 +87,17 @@ export const schemaMigrations = defineTool({
     "List the schema changes applied to an app, oldest first, each with its name, the exact SQL statements that ran, a sha256 checksum and " +
     'applied_at. Dry runs and applies that changed nothing are not recorded.',
   input: z.object({ app_id: AppIdSchema }),
-  output: z.object({ migrations: z.array(MigrationSummarySchema.extend({ statements: z.array(z.string()) })) }),
+  output: z.object({
+    migrations: z.array(
+      MigrationSummarySchema.extend({
+        statements: z.array(z.string()),
+        source: z
+          .object({ template_app_id: z.string(), template_version: z.string(), migration_id: z.number().int() })
+          .nullable()
+          .describe('Set when a clone copied this migration from its template'),
+      }),
+    ),
+  }),
   auth: ['platform', 'service'],
   appScoped: true,
   http: { method: 'GET', path: '/v1/{app_id}/migrations', subdomainPath: '/migrations' },

@@ -1,0 +1,197 @@
+// Templates shipped in the repository (templates/<slug>/template.json with the files it names): installed at start as
+// public template apps of the platform's own account, and installed again when their version changes. One process
+// installs at a time (an advisory lock on the control database); the others find the version already there.
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { ControlDatabase } from '../db/types.ts';
+import type { AppsService } from '../apps/service.ts';
+import { APP_COLUMNS, type AppRecord } from '../apps/types.ts';
+import { applySchema } from '../schema/service.ts';
+import { SchemaDefinitionSchema } from '../schema/definition.ts';
+import { FRAMEWORKS } from '../frontend/types.ts';
+import type { CloneDeps } from './steps.ts';
+import { listFiles } from './files.ts';
+import type { EnvTreatment, TemplateOptions } from './types.ts';
+
+const SLUG = /^[a-z][a-z0-9-]{0,62}$/;
+/** Any fixed key: installs of shipped templates serialize on it. */
+const INSTALL_LOCK = 7_310_432_004;
+const ACCOUNT_NAME = 'platform templates';
+
+const EnvValue = z.union([z.literal('secret'), z.literal('generate'), z.object({ copy: z.string() }).strict()]);
+
+/** templates/<slug>/template.json. File names are relative to the template's folder. */
+export const ShippedTemplateSchema = z
+  .object({
+    title: z.string().min(1).max(200),
+    description: z.string().max(4000).default(''),
+    version: z.string().min(1).max(50),
+    schema: z.string().optional().describe('A JSON schema definition file (schema_apply format)'),
+    functions: z
+      .array(
+        z
+          .object({
+            name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/),
+            file: z.string(),
+            description: z.string().max(500).optional(),
+            trigger: z.object({ type: z.enum(['http', 'cron', 'websocket']), config: z.record(z.string(), z.unknown()).default({}) }).default({ type: 'http', config: {} }),
+            timeout_ms: z.number().int().positive().optional(),
+            memory_limit_mb: z.number().int().positive().optional(),
+            env: z.record(z.string(), EnvValue).default({}),
+          })
+          .strict(),
+      )
+      .default([]),
+    site: z.object({ dir: z.string(), framework: z.enum(FRAMEWORKS).default('static') }).strict().optional(),
+    seed: z.array(z.object({ table: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/), file: z.string() }).strict()).default([]),
+    rag: z
+      .array(
+        z
+          .object({
+            name: z.string().min(1).max(100),
+            description: z.string().optional(),
+            access_mode: z.enum(['private', 'shared', 'custom']).default('private'),
+            chunk_size: z.number().int().default(1000),
+            chunk_overlap: z.number().int().default(200),
+            documents: z.array(z.object({ file: z.string(), filename: z.string().optional() }).strict()).default([]),
+          })
+          .strict(),
+      )
+      .default([]),
+    substrate_link: z.boolean().default(false),
+  })
+  .strict();
+export type ShippedTemplate = z.infer<typeof ShippedTemplateSchema>;
+
+export interface ShippedDeps extends CloneDeps {
+  apps: AppsService;
+  log: Logger;
+}
+
+/** Installs every template folder of `dir` whose version is not installed yet; a broken one is logged and skipped. */
+export async function installShippedTemplates(deps: ShippedDeps, dir: string): Promise<void> {
+  const slugs = (await readdir(dir, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory() && SLUG.test(e.name)).map((e) => e.name);
+  if (!slugs.length) return;
+  await deps.db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${INSTALL_LOCK})`.execute(conn);
+    try {
+      for (const slug of slugs.sort()) {
+        try {
+          await installOne(deps, conn, slug, path.join(dir, slug));
+        } catch (err) {
+          deps.log.error({ err, template: slug }, 'shipped template not installed');
+        }
+      }
+    } finally {
+      await sql`select pg_advisory_unlock(${INSTALL_LOCK})`.execute(conn);
+    }
+  });
+}
+
+async function installOne(deps: ShippedDeps, db: Kysely<ControlDatabase>, slug: string, dir: string): Promise<void> {
+  const spec = ShippedTemplateSchema.parse(JSON.parse(await readFile(path.join(dir, 'template.json'), 'utf8')));
+  const installed = await db.selectFrom('templates').select(['app_id', 'shipped_version']).where('slug', '=', slug).executeTakeFirst();
+  if (installed?.shipped_version === spec.version) return;
+  const app = installed ? await appRecord(db, installed.app_id) : await createApp(deps, db, spec.title);
+  const file = (name: string) => readFile(inside(dir, name), 'utf8');
+
+  if (spec.schema) {
+    await applySchema(deps.databases.sql(app.id), { schema: SchemaDefinitionSchema.parse(JSON.parse(await file(spec.schema))), dry_run: false, name: `${slug} ${spec.version}` });
+    deps.catalogs.invalidate(app.id);
+  }
+  const env: Record<string, EnvTreatment> = {};
+  for (const f of spec.functions) {
+    const values: Record<string, string> = {};
+    for (const [name, value] of Object.entries(f.env)) {
+      env[name] = typeof value === 'string' ? value : 'copy';
+      if (typeof value !== 'string') values[name] = value.copy;
+      else if (value === 'generate') values[name] = randomBytes(32).toString('hex');
+    }
+    await deps.functions.deploy(app, {
+      name: f.name,
+      code: await file(f.file),
+      description: f.description,
+      envVars: values,
+      timeoutMs: f.timeout_ms,
+      memoryLimitMb: f.memory_limit_mb,
+      trigger: f.trigger as never,
+    });
+  }
+  await removeUnlisted(deps, db, app, spec.functions.map((f) => f.name));
+  if (spec.site) {
+    const deployment = await deps.frontend.deployFiles(app.id, spec.site.framework, await listFiles(inside(dir, spec.site.dir)));
+    await deps.frontend.build(deployment.id, { finalAttempt: true });
+  }
+  await seed(deps, app, spec, file);
+  await installRag(deps, app, spec, file);
+  const options: TemplateOptions = {
+    env,
+    seed_tables: spec.seed.map((s) => s.table),
+    rag_documents: spec.rag.filter((c) => c.documents.length).map((c) => c.name),
+    substrate_link: spec.substrate_link,
+  };
+  const values = { title: spec.title, description: spec.description, visibility: 'public' as const, options: JSON.stringify(options), shipped_version: spec.version };
+  await db
+    .insertInto('templates')
+    .values({ app_id: app.id, account_id: app.account_id, slug, ...values })
+    .onConflict((oc) => oc.column('app_id').doUpdateSet({ ...values, updated_at: sql`now()` }))
+    .execute();
+  deps.log.info({ template: slug, version: spec.version, app_id: app.id }, 'shipped template installed');
+}
+
+/** The platform's own account that holds shipped templates (made on the first install, on the plan without limits). */
+async function createApp(deps: ShippedDeps, db: Kysely<ControlDatabase>, title: string): Promise<AppRecord> {
+  const owner = await db.selectFrom('templates').select('account_id').where('slug', 'is not', null).limit(1).executeTakeFirst();
+  const accountId = owner?.account_id ?? (await db.insertInto('accounts').values({ name: ACCOUNT_NAME, plan: 'enterprise' }).returning('id').executeTakeFirstOrThrow()).id;
+  const created = await deps.apps.create(accountId, title);
+  return appRecord(db, created.app_id);
+}
+
+async function appRecord(db: Kysely<ControlDatabase>, appId: string): Promise<AppRecord> {
+  return (await db.selectFrom('apps').select(APP_COLUMNS).where('id', '=', appId).executeTakeFirstOrThrow()) as AppRecord;
+}
+
+async function removeUnlisted(deps: ShippedDeps, db: Kysely<ControlDatabase>, app: AppRecord, names: readonly string[]): Promise<void> {
+  const gone = await db.selectFrom('functions').select('name').where('app_id', '=', app.id).execute();
+  for (const { name } of gone) if (!names.includes(name)) await deps.functions.delete(app.id, name);
+}
+
+/** Each seed table's rows replaced by the file's (a JSON array of objects), in the order listed. */
+async function seed(deps: ShippedDeps, app: AppRecord, spec: ShippedTemplate, file: (name: string) => Promise<string>): Promise<void> {
+  if (!spec.seed.length) return;
+  const rows = await Promise.all(spec.seed.map(async (s) => z.array(z.record(z.string(), z.unknown())).parse(JSON.parse(await file(s.file)))));
+  await deps.databases.sql(app.id).transaction(async (client) => {
+    for (const s of [...spec.seed].reverse()) await client.query(`delete from ${pg.escapeIdentifier(s.table)}`);
+    for (const [i, s] of spec.seed.entries()) {
+      const table = pg.escapeIdentifier(s.table);
+      await client.query(`insert into ${table} select * from jsonb_populate_recordset(null::${table}, $1)`, [JSON.stringify(rows[i])]);
+    }
+  });
+}
+
+/** Collections made when missing; each one's documents replaced by the files'. */
+async function installRag(deps: ShippedDeps, app: AppRecord, spec: ShippedTemplate, file: (name: string) => Promise<string>): Promise<void> {
+  const target = deps.databases.sql(app.id);
+  for (const c of spec.rag) {
+    const exists = await target.query('select 1 from svc_rag.collections where name = $1', [c.name]);
+    if (!exists.rowCount) {
+      await deps.rag.createCollection(app, { name: c.name, description: c.description, accessMode: c.access_mode, chunkSize: c.chunk_size, chunkOverlap: c.chunk_overlap });
+    }
+    await target.query('delete from svc_rag.documents where collection_id = (select id from svc_rag.collections where name = $1)', [c.name]);
+    for (const d of c.documents) {
+      await deps.rag.ingest({ app, endUserId: null }, c.name, { text: await file(d.file), filename: d.filename ?? path.basename(d.file) });
+    }
+  }
+}
+
+/** A path named by template.json, refused when it leaves the template's folder. */
+function inside(dir: string, name: string): string {
+  const full = path.resolve(dir, name);
+  if (!full.startsWith(path.resolve(dir) + path.sep)) throw new Error(`${name}: outside the template's folder`);
+  return full;
+}
