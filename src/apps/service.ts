@@ -101,6 +101,14 @@ export class AppsService {
     return app;
   }
 
+  /**
+   * An app background work may act on: a ready one, or one a clone is still making (its steps start jobs for it, such
+   * as RAG ingestion, before it is ready). Not cached: jobs are few and must see a clone's app at once.
+   */
+  async getForJob(appId: string): Promise<AppRecord | undefined> {
+    return this.#d.db.selectFrom('apps').select(APP_COLUMNS).where('id', '=', appId).where('status', 'in', ['ready', 'cloning']).executeTakeFirst();
+  }
+
   /** Ends the app's pause (and restarts its idle clock); undefined when there is no such app. */
   async restore(appId: string): Promise<AppRecord | undefined> {
     this.#cache.delete(appId);

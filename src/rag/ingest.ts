@@ -50,7 +50,7 @@ class Unprocessable extends Error {}
  * on the last attempt, or for failures no retry can fix, the document becomes `failed` with an errorMessage.
  */
 export async function ingestDocument(deps: IngestDeps, appId: string, documentId: string, attempt: { number: number; max: number }): Promise<void> {
-  const app = await deps.apps.get(appId);
+  const app = await deps.apps.getForJob(appId);
   if (!app) return;
   const db = deps.rag.db(appId);
   const { rows } = await db.query<Work>(
@@ -116,8 +116,9 @@ async function writeChunks(deps: IngestDeps, appId: string, work: Work, chunks: 
         [work.id, metadata, part.map((_, j) => i + j), part.map((c) => c.text), part.map((c) => toVectorLiteral(c.vector))],
       );
     }
+    // The text stays with its document: a template's clone ingests it again (src/templates/steps.ts).
     await client.query(
-      `update svc_rag.documents set status = 'ready', chunk_count = $2, error_message = null, source_text = null, updated_at = now() where id = $1`,
+      `update svc_rag.documents set status = 'ready', chunk_count = $2, error_message = null, updated_at = now() where id = $1`,
       [work.id, chunks.length],
     );
   });

@@ -9,7 +9,6 @@ import { enqueue } from '../core/jobs.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { jsonObject, type JsonValue } from '../db/json.ts';
 import { deriveSubdomain, randomId, type AppsService } from '../apps/service.ts';
-import { APP_COLUMNS, type AppRecord } from '../apps/types.ts';
 import { templateErrors } from './errors.ts';
 import { templatesCloneStep } from './jobs.ts';
 import { todoOf } from './source.ts';
@@ -80,7 +79,7 @@ export class Clones {
           name,
           region,
           source: JSON.stringify(source),
-          todo: JSON.stringify(todoOf(source, false)),
+          todo: JSON.stringify(todoOf(source, source.plans.length + source.products.length > 0)),
         })
         .returning('id')
         .executeTakeFirstOrThrow();
@@ -143,12 +142,12 @@ export class Clones {
       row.status = step;
     }
     if (!row || row.status !== step) return;
-    const app = await this.#d.db.selectFrom('apps').select(APP_COLUMNS).where('id', '=', row.app_id).executeTakeFirst();
+    const app = await this.#d.apps.getForJob(row.app_id);
     if (!app) return;
     const source = row.source as TemplateSource;
     let made: CloneProgress;
     try {
-      made = await STEPS[step]({ deps: this.#d, cloneId: id, app: app as AppRecord, region: row.region, source });
+      made = await STEPS[step]({ deps: this.#d, cloneId: id, app, region: row.region, source });
     } catch (err) {
       const lasting = err instanceof CloneStepError || (err instanceof AppError && err.status < 500);
       if (!lasting && attempt.number < attempt.max) throw err;

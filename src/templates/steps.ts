@@ -55,6 +55,8 @@ export interface StepRun {
   source: TemplateSource;
 }
 
+/** The refusals of the catalog that mean "not yet" for the new owner (monetization's and billing's error codes). */
+const BILLING_WAITS_ON = new Set(['CONNECT_ACCOUNT_MISSING', 'STRIPE_NOT_CONFIGURED']);
 /** Rows of a seed table copied per statement, and at most this many in all (a template's seed data, not a dump). */
 const SEED_BATCH = 500;
 export const SEED_MAX_ROWS = 10_000;
@@ -226,8 +228,8 @@ async function copyBilling({ deps, app, source }: StepRun): Promise<CloneProgres
       });
     }
   } catch (err) {
-    // No Connect account yet (409) or no Stripe on this platform (503): the owner's to-do, not the clone's failure.
-    if (err instanceof AppError && (err.status === 409 || err.status === 503)) return { billing_deferred: true };
+    // No Connect account yet, or no Stripe on this platform: the owner's to-do, not the clone's failure.
+    if (err instanceof AppError && BILLING_WAITS_ON.has(err.code)) return { billing_deferred: true };
     throw err;
   }
   return { billing_deferred: false };

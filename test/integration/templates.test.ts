@@ -91,6 +91,16 @@ describe('the shipped Notes template', () => {
     expect(summary.status).toBe(200);
     expect(await summary.json()).toEqual({ notes: 0, open: 0, done: 0 });
 
+    // The cron function tidies done notes older than KEEP_DONE_DAYS (a copied variable): as the app, through ctx.data.
+    const userId = signup.body.user.id;
+    await p.services.databases.sql(appId).query(
+      `insert into notes (user_id, title, done, done_at) values ($1, 'old', true, now() - interval '30 days'), ($1, 'recent', true, now())`,
+      [userId],
+    );
+    const tidy = await p.api('POST', `/v1/${appId}/functions/tidy/invoke`, { body: { body: { scheduled_at: new Date().toISOString() } } });
+    expect(tidy.status, JSON.stringify(tidy.body)).toBe(200);
+    expect(tidy.body).toMatchObject({ status: 200, body: { deleted: 1, error: null } });
+
     const collections = await p.api('GET', `/v1/${appId}/rag/collections`);
     expect(collections.body.map((c: any) => c.name)).toEqual(['help']);
   });
