@@ -216,15 +216,24 @@ export async function measure(scenario: string, pair: Pair): Promise<PairResult>
     process.stderr.write(`${pair.label}: ${name}: the load generator was at ${warm.cpu.toFixed(0)}% of a core in the warm-up: ${AUTO_WORKERS} autocannon threads for the rounds\n`);
     return AUTO_WORKERS;
   };
-  const platformWorkers = await workersAfter(pair.platform, 'platform');
-  const baselineWorkers = await workersAfter(pair.baseline, pair.baselineName);
+  const workers = { platform: await workersAfter(pair.platform, 'platform'), baseline: await workersAfter(pair.baseline, pair.baselineName) };
+  // A warm-up starts cold and may stay under the threshold where a round then saturates its one thread: that round is
+  // run again on AUTO_WORKERS threads, and so are the rounds after it.
+  const round = async (side: 'platform' | 'baseline', name: string): Promise<LoadResult> => {
+    const t = pair[side];
+    const result = await load(spec(t, DURATION, workers[side]));
+    if (!saturated(result) || t.workers !== undefined || LOAD_WORKERS !== undefined || result.workers >= AUTO_WORKERS) return result;
+    process.stderr.write(`${pair.label}: ${name}: the load generator saturated its thread (${result.cpu.toFixed(0)}% cpu): the round again on ${AUTO_WORKERS} threads\n`);
+    workers[side] = AUTO_WORKERS;
+    return load(spec(t, DURATION, AUTO_WORKERS));
+  };
   const platform: LoadResult[] = [];
   const baseline: LoadResult[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
-    platform.push(await load(spec(pair.platform, DURATION, platformWorkers)));
-    baseline.push(await load(spec(pair.baseline, DURATION, baselineWorkers)));
+  for (let n = 1; n <= ROUNDS; n++) {
+    platform.push(await round('platform', 'platform'));
+    baseline.push(await round('baseline', pair.baselineName));
     const [p, b] = [platform.at(-1)!, baseline.at(-1)!];
-    process.stderr.write(`${pair.label}: round ${round}/${ROUNDS}: platform ${p.rps.toFixed(0)} req/s (${cpuNote(p)}), ${pair.baselineName} ${b.rps.toFixed(0)} req/s (${cpuNote(b)})\n`);
+    process.stderr.write(`${pair.label}: round ${n}/${ROUNDS}: platform ${p.rps.toFixed(0)} req/s (${cpuNote(p)}), ${pair.baselineName} ${b.rps.toFixed(0)} req/s (${cpuNote(b)})\n`);
   }
   const p = summarize(platform);
   const b = summarize(baseline);

@@ -496,6 +496,7 @@ function validParam(operationId: string, path: string, name: string): string {
     // No such member or invitation: the lookup answers 404 once the input is valid, which hostile input never is.
     case 'person_id':
     case 'invitation_id':
+    case 'clone_id':
       return '00000000-0000-4000-8000-000000000001';
     // The fixture account is on free: a valid domain call answers 403 PLAN_UPGRADE_REQUIRED (remove: 404).
     case 'domain':

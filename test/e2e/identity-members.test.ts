@@ -388,7 +388,7 @@ describe('the audit log', () => {
       action: 'app.create',
       resource_type: 'app',
       resource_id: appId,
-      details: { name: 'audited' },
+      details: { name: 'audited', region: 'local' },
       created_at: expect.stringMatching(ISO_DATE),
     });
     expect(find('app.create', keyAppId)).toMatchObject({ actor_kind: 'key', actor_id: ownerKeyId, ip: '127.0.0.1' });

@@ -123,6 +123,7 @@ describe('/mcp tools', () => {
       name: 'MCP Notes',
       subdomain: expect.stringMatching(/^mcp-notes-[a-z0-9]{6}$/),
       url: `http://localhost:${server.port}`,
+      region: 'local',
       created_at: expect.stringMatching(ISO_DATE),
       service_key: {
         id: expect.stringMatching(UUID),

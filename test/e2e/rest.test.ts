@@ -66,6 +66,7 @@ describe('apps', () => {
       name: 'Gamma Shop!',
       subdomain: expect.stringMatching(/^gamma-shop-[a-z0-9]{6}$/),
       url: `http://localhost:${server.port}`,
+      region: 'local',
       created_at: expect.stringMatching(ISO_DATE),
       service_key: {
         id: expect.stringMatching(UUID),
