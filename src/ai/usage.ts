@@ -49,16 +49,17 @@ export interface AiUsageReport {
 
 /**
  * Writes the usage row, the end user's daily tokens and, for platform-key calls, the credit charge that settles the
- * call's reservation: all or nothing, in one statement (one round trip). Returns the part of the cost the account
- * could not pay (see CreditLedger.settlement). The meters (ai_tokens, and ai_credits in
- * nano-dollars of credit charged) are added to usage_daily from these rows by the ai_usage_meter job.
+ * call's reservation: all or nothing, in one statement (one round trip, shared with the account's other calls that
+ * are settling or reserving at the time). Returns the part of the cost the account could not pay (see
+ * CreditLedger.settlement). The meters (ai_tokens, and ai_credits in nano-dollars of credit charged) are added to
+ * usage_daily from these rows by the ai_usage_meter job.
  */
 export async function recordAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallRecord): Promise<{ shortfallNanos: number }> {
   const total = call.tokens.prompt + call.tokens.completion;
   const charged = call.ownKey ? 0 : call.costNanos;
   // An own-key call has no reservation and pays nothing: its settlement charges 0 and releases nothing.
   const settlement = ledger.settlement(call.accountId, call.reservation, charged, 'ai', sql`'ai_usage:' || (select id from usage)`);
-  const { rows } = await sql<{ shortfall: string }>`
+  const statement = sql<{ shortfall: string }>`
     with usage as (
       insert into ai_usage (app_id, account_id, end_user_id, kind, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, own_key, latency_ms, status, http_status)
       values (${call.appId}, ${call.accountId}, ${call.endUserId}, ${call.kind}, ${call.model}, ${call.tokens.prompt}, ${call.tokens.completion}, ${total},
@@ -73,7 +74,11 @@ export async function recordAiCall(db: Kysely<ControlDatabase>, ledger: CreditLe
     ),
     ${settlement}
     select coalesce((select shortfall_nanos from charged), 0)::text as shortfall
-  `.execute(db);
+  `;
+  // A call that holds or spends credit writes the account's balance row: it goes in the account's queue, grouped with
+  // its other calls' holds and settlements (CreditLedger.settleQueued); an own-key call touches no balance.
+  const rows =
+    call.reservation !== undefined || charged > 0 ? await ledger.settleQueued(call.accountId, statement.compile(db)) : (await statement.execute(db)).rows;
   return { shortfallNanos: Number(rows[0]?.shortfall ?? 0) };
 }
 

@@ -1,7 +1,8 @@
 // The account credit ledger: grants, charges and the balance that the AI gateway (and later people search and
 // meetings) spend. Callers reserve before a vendor call and settle after, in the transaction of their usage row.
 import type pg from 'pg';
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import { BalanceQueue, inlineParameters } from './balance-queue.ts';
 import { AppError } from '../core/errors.ts';
 import { billsAiOverage, isPlanId, PLANS, type PlanId } from '../billing/plans.ts';
 import { usd } from '../core/money.ts';
@@ -32,13 +33,13 @@ export const RELEASE_EXPIRED_RESERVATIONS_SQL = `
 
 export class CreditLedger {
   readonly #db: Db;
-  /** The same control database, for the reservation's one-round-trip transaction (simple protocol). */
-  readonly #pool: pg.Pool;
+  /** The statements that write an account's balance row, grouped per account on the same control database. */
+  readonly #queue: BalanceQueue;
   readonly #plans = new Map<string, { plan: PlanId; until: number }>();
 
   constructor(db: Db, pool: pg.Pool) {
     this.#db = db;
-    this.#pool = pool;
+    this.#queue = new BalanceQueue(pool);
   }
 
   /**
@@ -95,14 +96,13 @@ export class CreditLedger {
       throw new Error('reserve: account id must be a uuid, amounts and ttl safe integers');
     }
     const floor = billsAiOverage(plan) ? 0 : Math.max(1, minAvailable, opts.upTo ? 0 : nanos);
-    // One round trip, committed without waiting for the WAL flush: every call of the account updates this one row,
-    // and holding its lock through a disk sync serialized them. A reservation lost to a database crash only stops
-    // holding credit (the call's charge is written durably when it settles), so it needs no durability of its own.
-    // The subquery locks the balance row, so the amount is computed on its latest version.
-    const results = await this.#oneTransaction(`
-      begin;
-      set local synchronous_commit to off;
-      with held as (
+    // In the account's queue (BalanceQueue): grouped with the account's other holds and settlements, one round trip
+    // for the group, and a group of holds alone commits without waiting for the WAL flush: a reservation lost to a
+    // database crash only stops holding credit (the call's charge is written durably when it settles), so it needs
+    // no durability of its own. The subquery locks the balance row, so the amount is computed on its latest version.
+    const result = await this.#queue.run(
+      accountId,
+      `with held as (
         update credit_balances b set reserved_nanos = b.reserved_nanos + x.amount
         from (select greatest(0, least(${nanos}, balance_nanos - reserved_nanos)) as amount, balance_nanos - reserved_nanos as unheld
               from credit_balances where account_id = '${accountId}' for update) x
@@ -111,9 +111,10 @@ export class CreditLedger {
       )
       insert into credit_reservations (account_id, amount_nanos, expires_at)
       select account_id, amount, now() + make_interval(secs => ${ttlSeconds}) from held
-      returning id;
-      commit;`);
-    const id = (results[2]?.rows[0] as { id?: string } | undefined)?.id;
+      returning id`,
+      false,
+    );
+    const id = (result.rows[0] as { id?: string } | undefined)?.id;
     if (id) return { id, accountId };
     throw insufficientCredits(await this.balance(accountId));
   }
@@ -171,20 +172,15 @@ export class CreditLedger {
       )`;
   }
 
-  /** A transaction sent as one simple-protocol query; rolled back on failure so the connection goes back clean. */
-  async #oneTransaction(text: string): Promise<pg.QueryResult[]> {
-    const client = await this.#pool.connect();
-    try {
-      const results = (await client.query(text)) as unknown as pg.QueryResult[];
-      client.release();
-      return results;
-    } catch (err) {
-      await client.query('rollback').then(
-        () => client.release(),
-        (rollbackErr: Error) => client.release(rollbackErr),
-      );
-      throw err;
-    }
+  /**
+   * Runs a statement that settles a call of the account (its usage row and `settlement()`, in one statement) in the
+   * account's queue, where it is committed durably with the account's other holds and settlements of its group: one
+   * round trip and one WAL flush for the group, instead of each call waiting on the balance row's lock through the
+   * flush of the one before (see BalanceQueue). Its rows, or its own error as if it had run alone.
+   */
+  async settleQueued<R>(accountId: string, query: CompiledQuery<R>): Promise<R[]> {
+    const result = await this.#queue.run(accountId, inlineParameters(query), true);
+    return result.rows as R[];
   }
 
   async balance(accountId: string): Promise<{ balanceNanos: number; reservedNanos: number }> {

@@ -1,0 +1,142 @@
+// The statements that write an account's credit_balances row (reservations, and the AI gateway's usage rows with
+// their settlement), run in arrival order per account and grouped: whatever arrives while one transaction is in
+// flight goes in the next one, sent as one simple-protocol query (BEGIN; the statements; COMMIT).
+//
+// Why: every call of an account updates that one row twice (hold, then charge), and a settlement commits durably, so
+// it holds the row's lock through its WAL flush. Sent one by one, each call's statements queued on that lock inside
+// Postgres, each waiting backend held a connection of the control pool (10), and under load the pool's queue, not the
+// work, set the gateway's latency (measured: 50 connections on one account, all 10 connections checked out, ~55
+// checkouts waiting 50-250 ms, 2-3 backends in Lock/transactionid or Lock/tuple on the row and ~0.5 in WALSync).
+// Grouped, an account has at most one transaction in flight from this process, nothing waits on its row lock here,
+// and N calls share one round trip and one WAL flush. Each statement still locks the row and computes its amounts on
+// the row's latest version, exactly as alone, in arrival order: other processes (api instances, jobs) are serialized
+// with it by that lock as before.
+import pg from 'pg';
+import type { CompiledQuery } from 'kysely';
+
+/** Most statements in one transaction: bounds how long one transaction holds the row (and its statement's size). */
+const MAX_BATCH = 32;
+
+interface Pending {
+  /** One SQL statement, its values inlined (the simple protocol has no parameters). */
+  text: string;
+  /** Committed with synchronous_commit on (a charge); a group of holds only commits without waiting for the flush. */
+  durable: boolean;
+  resolve(result: pg.QueryResult): void;
+  reject(err: unknown): void;
+}
+
+export class BalanceQueue {
+  readonly #pool: pg.Pool;
+  /** Accounts with a transaction in flight, and the statements waiting for the next one. */
+  readonly #waiting = new Map<string, Pending[]>();
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /**
+   * Runs one statement in the account's next transaction; its result, or its own error. A transaction Postgres refused
+   * (one statement failed, so none was applied) is run again statement by statement, so that only the failing one
+   * fails; any other failure (no connection, a connection lost mid-transaction, which may have committed) is every
+   * statement's error, and none is run again here.
+   */
+  run(accountId: string, text: string, durable: boolean): Promise<pg.QueryResult> {
+    return new Promise((resolve, reject) => {
+      const item: Pending = { text, durable, resolve, reject };
+      const waiting = this.#waiting.get(accountId);
+      if (waiting) {
+        waiting.push(item);
+        return;
+      }
+      this.#waiting.set(accountId, []);
+      void this.#drain(accountId, [item]);
+    });
+  }
+
+  async #drain(accountId: string, first: Pending[]): Promise<void> {
+    let batch = first;
+    while (batch.length > 0) {
+      await this.#send(batch).catch((err: unknown) => batch.forEach((item) => item.reject(err)));
+      batch = this.#waiting.get(accountId)!.splice(0, MAX_BATCH);
+    }
+    this.#waiting.delete(accountId);
+  }
+
+  async #send(batch: Pending[]): Promise<void> {
+    const durable = batch.some((item) => item.durable);
+    // A group of holds alone commits without waiting for the WAL flush (see CreditLedger.reserve).
+    const head = durable ? ['begin'] : ['begin', 'set local synchronous_commit to off'];
+    const outcome = await this.#transaction([...head, ...batch.map((item) => item.text), 'commit'].join(';\n'));
+    if (outcome.ok) {
+      batch.forEach((item, i) => item.resolve(outcome.results[head.length + i]!));
+    } else if (outcome.refused && batch.length > 1) {
+      for (const item of batch) await this.#send([item]);
+    } else {
+      for (const item of batch) item.reject(outcome.err);
+    }
+  }
+
+  /**
+   * The transaction as one query. On failure, `refused`: Postgres answered a statement with an error and the
+   * connection then rolled back, so nothing was applied and each statement may be tried alone. Not when no connection
+   * could be had (each would wait for one again; the error goes to the callers) nor when the connection was lost
+   * before the answer (the transaction may have committed).
+   */
+  async #transaction(text: string): Promise<{ ok: true; results: pg.QueryResult[] } | { ok: false; err: unknown; refused: boolean }> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (err) {
+      return { ok: false, err, refused: false };
+    }
+    try {
+      const results = (await client.query(text)) as unknown as pg.QueryResult[];
+      client.release();
+      return { ok: true, results };
+    } catch (err) {
+      const answered = err instanceof pg.DatabaseError;
+      const refused = await client.query('rollback').then(
+        () => (client.release(), answered),
+        (rollbackErr: Error) => (client.release(rollbackErr), false),
+      );
+      return { ok: false, err, refused };
+    }
+  }
+}
+
+/**
+ * A compiled query with its parameters written into the text as SQL literals, for the simple protocol. Only the
+ * value kinds the ledger's and the gateway's statements bind are accepted; strings go through pg's escapeLiteral.
+ */
+export function inlineParameters(query: CompiledQuery): string {
+  const { sql, parameters } = query;
+  let used = 0;
+  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const index = Number(n) - 1;
+    if (!(index in parameters)) throw new Error(`inlineParameters: no value for $${n}`);
+    used = Math.max(used, index + 1);
+    return literal(parameters[index]);
+  });
+  if (used !== parameters.length) throw new Error('inlineParameters: the statement does not use every value');
+  return text;
+}
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  // Parenthesized: a negative number after a minus sign must not become a comment (--).
+  if (typeof value === 'number' && Number.isFinite(value)) return `(${value})`;
+  if (typeof value === 'bigint') return `(${value})`;
+  if (typeof value === 'string') {
+    // The simple protocol ends the statement at a NUL (Postgres text cannot hold one anyway): refused here, alone.
+    if (value.includes('\0')) throw new Error('inlineParameters: a string holds a NUL character');
+    return pg.escapeLiteral(value);
+  }
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
+    // Postgres's array text, as pg would send the array as a parameter: every element quoted.
+    if (value.some((v: string) => v.includes('\0'))) throw new Error('inlineParameters: a string holds a NUL character');
+    return pg.escapeLiteral(`{${value.map((v: string) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`);
+  }
+  throw new Error(`inlineParameters: cannot write ${typeof value} as a literal`);
+}
