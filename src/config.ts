@@ -2,6 +2,7 @@
 // the Config it builds live here; parsers of what a variable holds (price tables, routing, origin lists) live in
 // src/config-values.ts, and their types are exported from here too so that callers import config from one place.
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import {
   commaList,
@@ -28,7 +29,7 @@ export { ConfigError, PEOPLE_ROUTES, PEOPLE_SLOTS } from './config-values.ts';
 export type { McpOrigins, ModelPrice, PeoplePrice, PeoplePrices, PeopleRoute, PeopleRouting, PeopleSlot, PeopleSlotConfig, Regions } from './config-values.ts';
 
 /** The repository's templates/ folder (templates shipped with the platform). */
-const SHIPPED_TEMPLATES_DIR = new URL('../templates/', import.meta.url).pathname;
+const SHIPPED_TEMPLATES_DIR = fileURLToPath(new URL('../templates/', import.meta.url));
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();

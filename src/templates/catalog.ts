@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import type { ControlDatabase } from '../db/types.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import { templateErrors } from './errors.ts';
-import { manifestOf, readSource } from './source.ts';
+import { manifestOf, readSource, tablesOf } from './source.ts';
 import { TemplateOptionsSchema, type Manifest, type TemplateOptions, type TemplateSource, type TemplateSummary } from './types.ts';
 
 export interface PublishInput {
@@ -108,7 +108,7 @@ export class TemplateCatalog {
     const app = databases.sql(appId);
     const [fns, tables, collections] = await Promise.all([
       db.selectFrom('functions').select('env_names').where('app_id', '=', appId).execute(),
-      app.query<{ name: string }>(`select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind in ('r', 'p') order by 1`),
+      tablesOf(app),
       app.query<{ name: string }>('select name from svc_rag.collections order by name'),
     ]);
     const check = (what: string, asked: readonly string[] | undefined, known: readonly string[]) => {
@@ -116,7 +116,7 @@ export class TemplateCatalog {
       if (unknown.length) throw templateErrors.unknownOptions(what, unknown, known);
     };
     check('env', Object.keys(options.env ?? {}), [...new Set(fns.flatMap((f) => f.env_names))].sort());
-    check('seed_tables', options.seed_tables, tables.rows.map((r) => r.name));
+    check('seed_tables', options.seed_tables, tables.map((t) => t.name));
     check('rag_documents', options.rag_documents, collections.rows.map((r) => r.name));
   }
 }

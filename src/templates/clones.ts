@@ -6,6 +6,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
 import { enqueue } from '../core/jobs.ts';
+import { isUuid } from '../core/uuid.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { jsonObject, type JsonValue } from '../db/json.ts';
 import { deriveSubdomain, randomId, type AppsService } from '../apps/service.ts';
@@ -203,7 +204,7 @@ export class Clones {
   }
 
   async #row(id: string): Promise<CloneRow | undefined> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     return (await this.#select().where('id', '=', id).executeTakeFirst()) as CloneRow | undefined;
   }
 

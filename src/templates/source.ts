@@ -19,11 +19,7 @@ export async function readSource(deps: SourceDeps, appId: string, options: Templ
   const app = deps.appSql(appId);
   const [migrations, tables, functions, site, envKeys, ai, rag, integrations, plans, products] = await Promise.all([
     app.query<{ through: string | null; n: string }>('select max(id)::text as through, count(*)::text as n from svc_meta.migrations'),
-    app.query<{ name: string; access: string }>(
-      `select c.relname as name, coalesce(a.access, 'service') as access from pg_class c
-       join pg_namespace n on n.oid = c.relnamespace left join svc_meta.table_access a on a.table_name = c.relname
-       where n.nspname = 'public' and c.relkind in ('r', 'p') order by c.relname`,
-    ),
+    tablesOf(app),
     db
       .selectFrom('functions')
       .select(['name', 'description', 'code', 'timeout_ms', 'memory_limit_mb', 'trigger_type', 'trigger_config', 'env_sealed', 'env_names'])
@@ -50,7 +46,7 @@ export async function readSource(deps: SourceDeps, appId: string, options: Templ
     db.selectFrom('app_plans').selectAll().where('app_id', '=', appId).where('active', '=', true).orderBy('created_at').execute(),
     db.selectFrom('app_products').selectAll().where('app_id', '=', appId).where('active', '=', true).orderBy('created_at').execute(),
   ]);
-  const known = new Set(tables.rows.map((t) => t.name));
+  const known = new Set(tables.map((t) => t.name));
   const seedTables = (options.seed_tables ?? []).filter((t) => known.has(t));
   const seedRows = await Promise.all(seedTables.map(async (name) => Number((await app.query<{ n: string }>(`select count(*)::text as n from ${pg.escapeIdentifier(name)}`)).rows[0]!.n)));
   const copyDocs = new Set(options.rag_documents ?? []);
@@ -58,7 +54,7 @@ export async function readSource(deps: SourceDeps, appId: string, options: Templ
     template_app_id: appId,
     migrations_through: Number(migrations.rows[0]!.through ?? 0),
     migrations: Number(migrations.rows[0]!.n),
-    tables: tables.rows,
+    tables,
     functions: functions.map((f) => ({
       name: f.name,
       description: f.description,
@@ -82,6 +78,16 @@ export async function readSource(deps: SourceDeps, appId: string, options: Templ
     substrate_link: options.substrate_link ?? false,
   };
   return { ...source, version: versionOf(source) };
+}
+
+/** The app's tables (schema public) with their access option, by name. */
+export async function tablesOf(app: AppSql): Promise<Array<{ name: string; access: string }>> {
+  const { rows } = await app.query<{ name: string; access: string }>(
+    `select c.relname as name, coalesce(a.access, 'service') as access from pg_class c
+     join pg_namespace n on n.oid = c.relnamespace left join svc_meta.table_access a on a.table_name = c.relname
+     where n.nspname = 'public' and c.relkind in ('r', 'p') order by c.relname`,
+  );
+  return rows;
 }
 
 /**
