@@ -101,6 +101,14 @@ describe('the shipped Notes template', () => {
     expect(tidy.status, JSON.stringify(tidy.body)).toBe(200);
     expect(tidy.body).toMatchObject({ status: 200, body: { deleted: 1, error: null } });
 
+    // A ready clone is an app: nothing to retry, and it is deleted as an app.
+    const retry = await p.api('POST', `/v1/clones/${res.body.clone_id}/retry`);
+    expect(retry.status).toBe(409);
+    expect(retry.body.error.code).toBe('CONFLICT');
+    const del = await p.api('DELETE', `/v1/clones/${res.body.clone_id}`);
+    expect(del.status).toBe(409);
+    expect(del.body.error.code).toBe('CONFLICT');
+
     const collections = await p.api('GET', `/v1/${appId}/rag/collections`);
     expect(collections.body.map((c: any) => c.name)).toEqual(['help']);
   });
@@ -146,10 +154,6 @@ describe('clone failures', () => {
 
     const first = (await p.api('POST', `/v1/templates/${app.app_id}/clone`, { body: { name: 'c1' } })).body;
     const second = (await p.api('POST', `/v1/templates/${app.app_id}/clone`, { body: { name: 'c2' } })).body;
-    const third = await p.api('POST', `/v1/templates/${app.app_id}/clone`, { body: { name: 'c3' } });
-    if (third.status === 429) expect(third.body.error.code).toBe('CLONE_LIMIT');
-    else expect(third.status).toBe(202); // one of the first two had already failed
-
     const failed = await untilSettled(first.clone_id);
     expect(failed).toMatchObject({ status: 'failed', failed_step: 'functions' });
     expect(failed.error).toContain('default');
@@ -168,5 +172,14 @@ describe('clone failures', () => {
     expect((await p.api('GET', `/v1/clones/${first.clone_id}`)).status).toBe(404);
     expect(await p.sql('select 1 from apps where id = $1', [first.app_id])).toEqual([]);
     await untilSettled(second.clone_id);
+
+    // The cap (2 here): two clones in progress (held at a step with no job), and the third request is refused.
+    const third = (await p.api('POST', `/v1/templates/${app.app_id}/clone`, { body: { name: 'c3' } })).body;
+    await untilSettled(third.clone_id);
+    await p.sql(`update template_clones set status = 'schema' where id = any($1::uuid[])`, [[second.clone_id, third.clone_id]]);
+    const refused = await p.api('POST', `/v1/templates/${app.app_id}/clone`, { body: { name: 'c4' } });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('CLONE_LIMIT');
+    expect(await p.sql('select count(*)::int as n from apps where name = $1', ['c4'])).toEqual([{ n: 0 }]);
   });
 });
