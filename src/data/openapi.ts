@@ -2,7 +2,7 @@
 // table, a path per table with the operations the caller's role may use, and the shared parameters (a row filter
 // per column, select, order, Range, limit, offset, Prefer, the body). A pure function of the catalog: the route
 // (tools/data/openapi.ts) hands it the live snapshot and the caller's role.
-import type { Catalog, ColumnInfo, TableInfo } from '../schema/catalog.ts';
+import { isGroupAccess, type Catalog, type ColumnInfo, type TableInfo } from '../schema/catalog.ts';
 import type { RoleContext } from './executor.ts';
 
 export type DataRole = RoleContext['role'];
@@ -102,6 +102,7 @@ export function tableReach(table: TableInfo, role: DataRole): { read: boolean; w
   // with it, policies we do not know of, so it is left out.
   if (table.access === null) return table.rls ? { read: false, write: false } : { read: true, write: role === 'svc_user' };
   if (role === 'svc_anon') return { read: table.access === 'public', write: false };
+  if (isGroupAccess(table.access)) return { read: true, write: table.access.write === 'members' };
   if (table.access === 'user') return { read: true, write: true };
   if (table.access === 'public') return { read: true, write: table.columns.some((c) => c.name === 'user_id' && c.udt === 'uuid') };
   return { read: false, write: false };
@@ -110,8 +111,10 @@ export function tableReach(table: TableInfo, role: DataRole): { read: boolean; w
 /** The table's description: its access level in words (PostgREST shows a table's comment; ours have none). */
 function describeTable(table: TableInfo): string {
   const ownRows = table.columns.some((c) => c.name === 'user_id' && c.udt === 'uuid');
-  const access =
-    table.access === 'user'
+  const group = isGroupAccess(table.access) ? table.access : null;
+  const access = group
+    ? `Access: group (end users ${group.write === 'members' ? 'read and write' : 'read'} the rows whose ${group.column} is the ${group.key} of one of their ${group.members} rows; keys reach every row).`
+    : table.access === 'user'
       ? 'Access: user (each end user reads and writes only the rows whose user_id is theirs; keys reach every row).'
       : table.access === 'public'
         ? `Access: public (anyone reads; ${ownRows ? 'end users write their own rows' : 'only keys write'}; keys reach every row).`

@@ -1,6 +1,24 @@
 import type pg from 'pg';
 
-export type TableAccess = 'user' | 'public' | 'service';
+/**
+ * Group access: end users reach the rows whose `column` holds the `key` of a row of the `members` table that carries
+ * their user_id (a workspace's rows for its members); `write: 'service'` leaves them reading only.
+ */
+export interface GroupAccess {
+  members: string;
+  column: string;
+  key: string;
+  write: 'members' | 'service';
+}
+
+export type TableAccess = 'user' | 'public' | 'service' | GroupAccess;
+
+export const isGroupAccess = (access: TableAccess | null | undefined): access is GroupAccess => typeof access === 'object' && access !== null;
+
+export function sameAccess(a: TableAccess | null, b: TableAccess | null): boolean {
+  if (!isGroupAccess(a) || !isGroupAccess(b)) return a === b;
+  return a.members === b.members && a.column === b.column && a.key === b.key && a.write === b.write;
+}
 
 export interface ColumnInfo {
   name: string;
@@ -66,7 +84,9 @@ type Queryable = { query<R extends pg.QueryResultRow>(text: string): Promise<pg.
 
 /** Every user table of the app's public schema, read in one round trip. */
 const CATALOG_SQL = `
-select c.relname as name, c.relrowsecurity as rls, ta.access,
+select c.relname as name, c.relrowsecurity as rls,
+  -- through jsonb: group settings live in group_access (app migration 5)
+  case when ta.access = 'group' then to_jsonb(ta) -> 'group_access' else to_jsonb(ta.access) end as access,
   -- through jsonb: apps that never gated a table by plan have no plans column (src/monetization/entitlement.sql.ts)
   to_jsonb(ta) -> 'plans' as plans,
   coalesce((select json_agg(json_build_object(

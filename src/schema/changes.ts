@@ -40,9 +40,9 @@ export type SchemaChange =
   | { kind: 'drop_index'; table: string; index: string }
   // ---- row-level security
   /** (Re)builds the access policies, the user_id fill trigger when rows carry user_id, and the stored access. */
-  | { kind: 'set_access'; table: string; access: TableAccess; hasUserId: boolean; enableRls: boolean }
+  | { kind: 'set_access'; table: string; access: TableAccess; hasUserId: boolean; enableRls: boolean; keyType?: string }
   /** Drops the access policies (not the plan gate), before the columns they depend on. */
-  | { kind: 'drop_access_policies'; table: string }
+  | { kind: 'drop_access_policies'; table: string; group: boolean }
   | { kind: 'drop_fill_trigger'; table: string }
   // ---- billing plans gating end users; each also stores the plans beside the table's access
   | { kind: 'create_plan_gate'; table: string; plans: string[] }

@@ -1,6 +1,7 @@
 import { errors } from '../core/errors.ts';
-import type { Catalog } from './catalog.ts';
+import { isGroupAccess, type Catalog, type GroupAccess } from './catalog.ts';
 import type { Definition } from './definition.ts';
+import { USER_ID } from './table-info.ts';
 import type { FinalForeignKey, FinalState, FinalTable } from './final-state.ts';
 
 /**
@@ -12,6 +13,32 @@ import type { FinalForeignKey, FinalState, FinalTable } from './final-state.ts';
 export function checkDefinitionReferences(def: Definition, catalog: Catalog, final: FinalState): void {
   checkReferences(final, new Set(def.tables.filter((t) => t.drop).map((t) => t.name)));
   checkIndexNames(def, catalog, final);
+  checkGroupAccess(def, catalog, final);
+}
+
+/**
+ * Every table whose access is a group (defined now, or kept from the database) has its column, and its members table
+ * will exist with user_id uuid and a key column of the same type: also when this definition changes the members table.
+ */
+function checkGroupAccess(def: Definition, catalog: Catalog, final: FinalState): void {
+  for (const [name, table] of final) {
+    const access = def.tables.find((t) => t.name === name)?.access ?? catalog.get(name)?.access;
+    if (!isGroupAccess(access)) continue;
+    const problem = groupAccessProblem(name, table, access, final);
+    if (problem) throw errors.validation(`Table '${name}' has group access through '${access.members}.${access.key}', but ${problem}`);
+  }
+}
+
+function groupAccessProblem(name: string, table: FinalTable, access: GroupAccess, final: FinalState): string | undefined {
+  const column = table.columns.get(access.column);
+  if (!column) return `it has no column '${access.column}' (access.column). Add it, or fix access.column.`;
+  const members = final.get(access.members);
+  if (!members) return `table '${access.members}' does not exist after this apply. Define it (user_id uuid and '${access.key}'), or change access.members.`;
+  if (members.columns.get(USER_ID)?.type !== 'uuid') return `'${access.members}' has no ${USER_ID} uuid column to say whose membership a row is.`;
+  const key = members.columns.get(access.key);
+  if (!key) return `'${access.members}' has no column '${access.key}' (access.key, default: access.column).`;
+  if (key.type !== column.type) return `'${access.members}.${access.key}' is ${key.type} and '${name}.${access.column}' is ${column.type}; they must have the same type.`;
+  return undefined;
 }
 
 /** Every foreign key of the final state must point at an existing primary-key or unique column. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { errors } from '../core/errors.ts';
-import type { TableAccess } from './catalog.ts';
+import type { GroupAccess, TableAccess } from './catalog.ts';
 
 /**
  * The declarative schema definition: its wire shape (zod) and its validated, normalized form.
@@ -23,13 +23,13 @@ const ColumnInputSchema = z.strictObject({
   type: z
     .string()
     .describe('Postgres type, e.g. text, integer, bigint, numeric(P,S), boolean, uuid, timestamptz, date, jsonb, vector(N); text[] for an array'),
-  primary: z.boolean().optional().describe('In the primary key (several make a composite key); implies nullable false'),
+  primary: z.boolean().optional().describe('In the primary key (several: composite); not null'),
   nullable: z.boolean().optional().describe('Default true'),
   unique: z.boolean().optional().describe('Unique constraint on this column'),
   default: z
     .union([z.string(), z.number(), z.boolean(), z.null()])
     .optional()
-    .describe("Default: a number, true/false, null, a quoted string like 'draft', now(), gen_random_uuid(), current_date, '{}'::jsonb"),
+    .describe("Default: a number, true/false, null, a quoted 'text', now(), gen_random_uuid(), current_date, '{}'::jsonb"),
   references: z
     .strictObject({
       table: z.string(),
@@ -41,7 +41,7 @@ const ColumnInputSchema = z.strictObject({
       onUpdate: z.enum(ON_DELETE_VALUES).optional(),
     })
     .optional()
-    .describe("Foreign key to a primary-key or unique column; checked without row-level security, so between per-user tables use onDelete 'cascade'"),
+    .describe('Foreign key to a primary-key or unique column (checked without row-level security)'),
   // Counts are checked in normalizeEnum: every byte of this schema is in tools/list.
   enum: z.array(z.string()).optional().describe('text/varchar: allowed values'),
   identity: z.boolean().optional().describe('integer/bigint primary key: generated ids'),
@@ -60,6 +60,13 @@ const ForeignKeyInputSchema = z.strictObject({
   onUpdate: z.enum(ON_DELETE_VALUES).optional(),
 });
 
+const GroupAccessInputSchema = z.strictObject({
+  members: z.string(),
+  column: z.string(),
+  key: z.string().optional(),
+  write: z.enum(['members', 'service']).optional(),
+});
+
 const TableInputSchema = z.strictObject({
   columns: z.record(z.string(), ColumnInputSchema).optional().describe('Column name -> column; a new table needs at least one'),
   indexes: z.record(z.string(), IndexInputSchema).optional().describe('Index name -> { columns, unique? }'),
@@ -67,19 +74,16 @@ const TableInputSchema = z.strictObject({
   _dropColumns: z.array(z.string()).optional().describe('Columns to remove (destructive)'),
   _drop: z.boolean().optional().describe('true removes the table and its rows (destructive)'),
   access: z
-    .enum(ACCESS_VALUES)
+    .union([z.enum(ACCESS_VALUES), GroupAccessInputSchema])
     .optional()
-    .describe(
-      "Row-level security: 'user' (end users read and write only rows whose user_id is theirs), 'public' (anyone reads; end users " +
-        "write their own rows), 'service' (keys only). Default: 'user' with a user_id uuid column, else 'service'",
-    ),
+    .describe("'user' (own rows by user_id), 'public' (all read), 'service' (keys only) or a group {members, column} (guide). Default 'user' if user_id uuid, else 'service'"),
   plans: z
     .array(z.string().min(1).max(100))
     .min(1)
     .max(MAX_TABLE_PLANS)
     .nullable()
     .optional()
-    .describe("Billing plan ids: end users reach the rows (as access allows) only while subscribed to one (active or past_due). null removes the gate; omitted keeps it"),
+    .describe('Billing plan ids: only their subscribers reach the rows as end users. null removes the gate'),
 });
 
 export const SchemaDefinitionSchema = z.strictObject({
@@ -383,7 +387,16 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
     }
     seen.add(fk.name);
   }
-  return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: input.access, plans: normalizePlans(input.plans) };
+  return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: normalizeAccess(name, input.access), plans: normalizePlans(input.plans) };
+}
+
+function normalizeAccess(table: string, input: TableInput['access']): TableAccess | undefined {
+  if (typeof input !== 'object') return input;
+  const access: GroupAccess = { members: input.members, column: input.column, key: input.key ?? input.column, write: input.write ?? 'members' };
+  checkIdentifier(access.members, `access.members of table '${table}'`);
+  checkIdentifier(access.column, `access.column of table '${table}'`);
+  checkIdentifier(access.key, `access.key of table '${table}'`);
+  return access;
 }
 
 type ForeignKeyInput = NonNullable<TableInput['foreignKeys']>[number];

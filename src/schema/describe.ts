@@ -34,7 +34,7 @@ export const TableViewSchema = z.object({
   columns: z.record(z.string(), ColumnViewSchema),
   indexes: z.record(z.string(), z.object({ columns: z.array(z.string()), unique: z.boolean() })),
   foreignKeys: z.array(ForeignKeyViewSchema).optional().describe('Multi-column foreign keys; absent when none'),
-  access: z.enum(ACCESS_VALUES),
+  access: z.union([z.enum(ACCESS_VALUES), z.object({ members: z.string(), column: z.string(), key: z.string(), write: z.enum(['members', 'service']) })]),
   plans: z.array(z.string()).optional().describe('Billing plans whose subscribers alone reach the rows as end users; absent when not gated'),
 });
 

@@ -1,5 +1,5 @@
 import { errors } from '../core/errors.ts';
-import type { Catalog, ColumnInfo, ForeignKeyInfo, TableAccess, TableInfo } from './catalog.ts';
+import { isGroupAccess, sameAccess, type Catalog, type ColumnInfo, type ForeignKeyInfo, type TableAccess, type TableInfo } from './catalog.ts';
 import type { ColumnDefinition, SchemaChange } from './changes.ts';
 import type { ColumnSpec, Definition, ForeignKeySpec, Reference, TableSpec } from './definition.ts';
 import { finalHasUserId, type FinalState, type FinalTable } from './final-state.ts';
@@ -21,7 +21,7 @@ export function diffSchema(def: Definition, catalog: Catalog, final: FinalState,
   for (const spec of def.tables) {
     if (spec.drop) continue;
     const info = catalog.get(spec.name);
-    if (info) planExistingTable(spec, info, final.get(spec.name)!, canonical, phases);
+    if (info) planExistingTable(spec, info, final, canonical, phases);
   }
   planNewTables(def, catalog, final, phases);
   return phases.all();
@@ -72,7 +72,8 @@ interface LiveTable {
   foreignKeys: Map<string, { name: string; ref: LiveReference }>;
 }
 
-function planExistingTable(spec: TableSpec, info: TableInfo, final: FinalTable, canonical: CanonicalDefaults, phases: Phases): void {
+function planExistingTable(spec: TableSpec, info: TableInfo, state: FinalState, canonical: CanonicalDefaults, phases: Phases): void {
+  const final = state.get(spec.name)!;
   const table = spec.name;
   for (const c of spec.columns) checkUnchangeable(table, c, info);
   const live: LiveTable = { info, columns: new Map(info.columns.map((c) => [c.name, c])), uniques: uniqueConstraints(info), foreignKeys: singleForeignKeys(info) };
@@ -91,7 +92,7 @@ function planExistingTable(spec: TableSpec, info: TableInfo, final: FinalTable, 
   }
   planCompositeForeignKeys(spec, info, phases);
   planIndexes(spec, info, phases);
-  planExistingSecurity(spec, info, final, phases);
+  planExistingSecurity(spec, info, state, phases);
 }
 
 /** Type and primary-key changes would rewrite or re-key live rows: refused, with the safe way spelled out. */
@@ -201,19 +202,19 @@ function planIndexes(spec: TableSpec, info: TableInfo | undefined, phases: Phase
   }
 }
 
-function planExistingSecurity(spec: TableSpec, info: TableInfo, final: FinalTable, phases: Phases): void {
+function planExistingSecurity(spec: TableSpec, info: TableInfo, state: FinalState, phases: Phases): void {
   const table = spec.name;
   const hadUserId = catalogHasUserId(info);
-  const hasUserId = finalHasUserId(final);
+  const hasUserId = finalHasUserId(state.get(table)!);
   const access = resolveAccess(spec, info.access, hasUserId);
   if (hadUserId && !hasUserId) phases.dropOther.push({ kind: 'drop_fill_trigger', table });
   const stored = info.plans ?? null;
   const plans = resolvePlans(spec, stored, access);
-  const reset = !info.rls || info.access !== access || hadUserId !== hasUserId;
+  const reset = !info.rls || !sameAccess(info.access, access) || hadUserId !== hasUserId;
   if (reset) {
     // Policies are dropped before columns: svc_user_own depends on user_id.
-    phases.dropOther.push({ kind: 'drop_access_policies', table });
-    phases.security.push({ kind: 'set_access', table, access, hasUserId, enableRls: !info.rls });
+    phases.dropOther.push({ kind: 'drop_access_policies', table, group: isGroupAccess(info.access) });
+    phases.security.push(setAccess(table, access, hasUserId, !info.rls, state));
   }
   phases.security.push(...planGateChanges(table, stored, plans));
 }
@@ -245,7 +246,8 @@ function planNewTables(def: Definition, catalog: Catalog, final: FinalState, pha
     planIndexes(spec, undefined, phases);
     const hasUserId = finalHasUserId(final.get(table)!);
     const access = resolveAccess(spec, null, hasUserId);
-    phases.createTables.push({ kind: 'set_access', table, access, hasUserId, enableRls: true });
+    // A group's policies call a function reading its members table, which may be created after this one.
+    (isGroupAccess(access) ? phases.security : phases.createTables).push(setAccess(table, access, hasUserId, true, final));
     phases.createTables.push(...planGateChanges(table, null, resolvePlans(spec, null, access)));
   }
 }
@@ -268,6 +270,15 @@ export function dependencyOrder(tables: TableSpec[]): TableSpec[] {
 }
 
 // ---------------------------------------------------------------- access and plans
+
+/**
+ * A set_access change; a group's carries the type of its members' key column (checks.ts made sure it exists; a column's
+ * type never changes by an apply, so policies built for it stay right).
+ */
+function setAccess(table: string, access: TableAccess, hasUserId: boolean, enableRls: boolean, state: FinalState): SchemaChange {
+  if (!isGroupAccess(access)) return { kind: 'set_access', table, access, hasUserId, enableRls };
+  return { kind: 'set_access', table, access, hasUserId, enableRls, keyType: state.get(access.members)!.columns.get(access.key)!.type };
+}
 
 function resolveAccess(spec: TableSpec, stored: TableAccess | null, hasUserId: boolean): TableAccess {
   const access = spec.access ?? stored ?? defaultAccess(hasUserId);

@@ -44,9 +44,17 @@ Column types and primary keys cannot change in place: add a new column, copy the
 | user | the table has a \`user_id uuid\` column | nothing | own rows (user_id is theirs) | all |
 | public | never | reads all rows | reads all; writes own rows if there is a user_id | all |
 | service | no \`user_id uuid\` column | nothing | nothing | all |
+| group \`{ members, column, key?, write? }\` | never | nothing | rows of their groups; writes them unless \`write: "service"\` | all |
 
 An end user's insert gets their id in \`user_id\` automatically. An existing table keeps its access unless a definition
 sets it.
+
+A group shares rows among the members of a workspace, team or org: \`{ "members": "workspace_members", "column":
+"workspace_id" }\` lets an end user reach the rows whose \`workspace_id\` equals the \`key\` column (default: the same name)
+of a \`workspace_members\` row carrying their \`user_id\`; inserts and updates must stay in their groups. The groups
+table itself uses \`column: "id", key: "workspace_id"\`; give it and the members table \`write: "service"\` so that
+joining, roles and invitations go through your functions (as the app) and a member cannot add themself elsewhere.
+The members table needs \`user_id uuid\` and the key column, of the same type as \`column\`.
 
 ## Premium rows (plans)
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import type { ForeignKeyAction, TableAccess } from './catalog.ts';
+import { createHash } from 'node:crypto';
+import { isGroupAccess, type ForeignKeyAction, type GroupAccess, type TableAccess } from './catalog.ts';
 import type { ColumnDefinition, NewTableColumn, SchemaChange } from './changes.ts';
 import { enumConstraintName, type ForeignKeySpec, type IndexSpec, type Reference } from './definition.ts';
 import { USER_ID } from './table-info.ts';
@@ -11,6 +12,8 @@ import { USER_ID } from './table-info.ts';
  */
 
 export const POLICY_NAMES = ['svc_service_all', 'svc_user_own', 'svc_public_read'] as const;
+/** The policy of a group access (its function stays: other tables may share it). */
+export const GROUP_POLICY = 'svc_group_member';
 export const FILL_TRIGGER = 'svc_fill_user_id';
 /** The restrictive policy of a table gated by billing plans; apart from POLICY_NAMES, which an access change rebuilds. */
 export const PLAN_GATE = 'svc_plan_gate';
@@ -65,9 +68,9 @@ function renderTableChange(change: Exclude<SchemaChange, { kind: 'drop_tables' }
     case 'drop_index':
       return [`DROP INDEX ${q(change.index)}`];
     case 'set_access':
-      return securitySql(change.table, change.access, change.hasUserId, change.enableRls);
+      return securitySql(change);
     case 'drop_access_policies':
-      return POLICY_NAMES.map((p) => `DROP POLICY IF EXISTS ${p} ON ${t}`);
+      return [...POLICY_NAMES, ...(change.group ? [GROUP_POLICY] : [])].map((p) => `DROP POLICY IF EXISTS ${p} ON ${t}`);
     case 'drop_fill_trigger':
       return [`DROP TRIGGER IF EXISTS ${FILL_TRIGGER} ON ${t}`];
     case 'create_plan_gate':
@@ -138,7 +141,7 @@ function enumCheckSql(table: string, column: string, values: readonly string[]):
 // ---------------------------------------------------------------- row-level security
 
 /** Policies of an access level; svc_service always sees everything (the service key bypasses nothing but RLS). */
-function createPoliciesSql(table: string, access: TableAccess, hasUserId: boolean): string[] {
+function createPoliciesSql(table: string, access: TableAccess, hasUserId: boolean, keyType: string | undefined): string[] {
   const t = q(table);
   const own = `${q(USER_ID)} = public.current_user_id()`;
   const out = [`CREATE POLICY svc_service_all ON ${t} FOR ALL TO svc_service USING (true) WITH CHECK (true)`];
@@ -148,25 +151,64 @@ function createPoliciesSql(table: string, access: TableAccess, hasUserId: boolea
     out.push(`CREATE POLICY svc_public_read ON ${t} FOR SELECT TO svc_anon, svc_user USING (true)`);
     if (hasUserId) out.push(userOwn);
   }
+  if (isGroupAccess(access)) out.push(...groupPolicySql(table, access, keyType!));
   return out;
+}
+
+/**
+ * The function listing the groups of the transaction's end user, and the policy that keeps them to those groups' rows.
+ * The function reads the members table as its owner (that table's own policies would recurse) and is called in a
+ * sub-select, so Postgres runs it once per statement; its name is fixed by what it reads, so tables sharing a
+ * membership table share it.
+ */
+function groupPolicySql(table: string, access: GroupAccess, keyType: string): string[] {
+  const fn = groupFunction(access, keyType);
+  const member = `${q(access.column)} IN (SELECT ${fn}())`;
+  const policy =
+    access.write === 'members'
+      ? `CREATE POLICY ${GROUP_POLICY} ON ${q(table)} FOR ALL TO svc_user USING (${member}) WITH CHECK (${member})`
+      : `CREATE POLICY ${GROUP_POLICY} ON ${q(table)} FOR SELECT TO svc_user USING (${member})`;
+  return [
+    `CREATE OR REPLACE FUNCTION ${fn}() RETURNS SETOF ${keyType} LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` +
+      `AS $$ SELECT ${q(access.key)} FROM public.${q(access.members)} WHERE ${q(USER_ID)} = public.current_user_id() $$`,
+    `REVOKE ALL ON FUNCTION ${fn}() FROM PUBLIC`,
+    `GRANT EXECUTE ON FUNCTION ${fn}() TO svc_user`,
+    policy,
+  ];
+}
+
+/** svc_groups.<members>_<key>_<hash>: readable, within 63 bytes, and distinct per members table, key and key type. */
+function groupFunction(access: GroupAccess, keyType: string): string {
+  const hash = createHash('sha256').update(`${access.members}.${access.key}.${keyType}`).digest('hex').slice(0, 8);
+  return `svc_groups.${q(`${access.members.slice(0, 27)}_${access.key.slice(0, 26)}_${hash}`)}`;
 }
 
 function fillTriggerSql(table: string): string {
   return `CREATE OR REPLACE TRIGGER ${FILL_TRIGGER} BEFORE INSERT ON ${q(table)} FOR EACH ROW EXECUTE FUNCTION svc_meta.fill_user_id()`;
 }
 
+/** The stored access; a group's settings beside it (left stale on a later change, where the catalog ignores them). */
 function upsertAccessSql(table: string, access: TableAccess): string {
+  if (isGroupAccess(access)) {
+    return (
+      `INSERT INTO svc_meta.table_access (table_name, access, group_access) VALUES (${pg.escapeLiteral(table)}, 'group', ${pg.escapeLiteral(JSON.stringify(access))}::jsonb) ` +
+      'ON CONFLICT (table_name) DO UPDATE SET access = EXCLUDED.access, group_access = EXCLUDED.group_access'
+    );
+  }
   return (
     `INSERT INTO svc_meta.table_access (table_name, access) VALUES (${pg.escapeLiteral(table)}, ${pg.escapeLiteral(access)}) ` +
     'ON CONFLICT (table_name) DO UPDATE SET access = EXCLUDED.access'
   );
 }
 
+type SetAccess = Extract<SchemaChange, { kind: 'set_access' }>;
+
 /** RLS, policies, the fill trigger and the access row of a table whose security is (re)built. */
-function securitySql(table: string, access: TableAccess, hasUserId: boolean, enableRls: boolean): string[] {
+function securitySql(change: SetAccess): string[] {
+  const { table, access, hasUserId, enableRls } = change;
   const out: string[] = [];
   if (enableRls) out.push(`ALTER TABLE ${q(table)} ENABLE ROW LEVEL SECURITY`);
-  out.push(...createPoliciesSql(table, access, hasUserId));
+  out.push(...createPoliciesSql(table, access, hasUserId, change.keyType));
   if (hasUserId) out.push(fillTriggerSql(table));
   out.push(upsertAccessSql(table, access));
   return out;

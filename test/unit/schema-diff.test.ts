@@ -221,7 +221,7 @@ describe('diff: _drop, access and plans', () => {
   it('an access change drops the access policies early and rebuilds them last; RLS is enabled where it is off', () => {
     const catalog = catalogOf(live('pages', [col('id', 'integer'), col('user_id', 'uuid')], { access: 'user', rls: false }));
     expect(changes({ pages: { access: 'public' } }, catalog)).toEqual([
-      { kind: 'drop_access_policies', table: 'pages' },
+      { kind: 'drop_access_policies', table: 'pages', group: false },
       { kind: 'set_access', table: 'pages', access: 'public', hasUserId: true, enableRls: true },
     ]);
   });
@@ -230,7 +230,7 @@ describe('diff: _drop, access and plans', () => {
     const catalog = catalogOf(live('pages', [col('id', 'integer'), col('user_id', 'uuid')], { access: 'public' }));
     expect(changes({ pages: { _dropColumns: ['user_id'] } }, catalog)).toEqual([
       { kind: 'drop_fill_trigger', table: 'pages' },
-      { kind: 'drop_access_policies', table: 'pages' },
+      { kind: 'drop_access_policies', table: 'pages', group: false },
       { kind: 'drop_column', table: 'pages', column: 'user_id' },
       { kind: 'set_access', table: 'pages', access: 'public', hasUserId: false, enableRls: false },
     ]);

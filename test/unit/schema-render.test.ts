@@ -70,8 +70,28 @@ const CASES: Array<[SchemaChange, string[]]> = [
   [{ kind: 'drop_index', table: 't', index: 't_idx' }, ['DROP INDEX "t_idx"']],
   [{ kind: 'set_access', table: 't', access: 'user', hasUserId: true, enableRls: false }, [POLICIES.service, POLICIES.own, TRIGGER, ACCESS('user')]],
   [
-    { kind: 'drop_access_policies', table: 't' },
+    { kind: 'drop_access_policies', table: 't', group: false },
     ['DROP POLICY IF EXISTS svc_service_all ON "t"', 'DROP POLICY IF EXISTS svc_user_own ON "t"', 'DROP POLICY IF EXISTS svc_public_read ON "t"'],
+  ],
+  [
+    { kind: 'drop_access_policies', table: 't', group: true },
+    [
+      'DROP POLICY IF EXISTS svc_service_all ON "t"',
+      'DROP POLICY IF EXISTS svc_user_own ON "t"',
+      'DROP POLICY IF EXISTS svc_public_read ON "t"',
+      'DROP POLICY IF EXISTS svc_group_member ON "t"',
+    ],
+  ],
+  [
+    { kind: 'set_access', table: 't', access: { members: 'm', column: 'ws', key: 'ws_id', write: 'service' }, hasUserId: false, enableRls: false, keyType: 'uuid' },
+    [
+      POLICIES.service,
+      'CREATE OR REPLACE FUNCTION svc_groups."m_ws_id_f975f0e3"() RETURNS SETOF uuid LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$ SELECT "ws_id" FROM public."m" WHERE "user_id" = public.current_user_id() $$',
+      'REVOKE ALL ON FUNCTION svc_groups."m_ws_id_f975f0e3"() FROM PUBLIC',
+      'GRANT EXECUTE ON FUNCTION svc_groups."m_ws_id_f975f0e3"() TO svc_user',
+      'CREATE POLICY svc_group_member ON "t" FOR SELECT TO svc_user USING ("ws" IN (SELECT svc_groups."m_ws_id_f975f0e3"()))',
+      `INSERT INTO svc_meta.table_access (table_name, access, group_access) VALUES ('t', 'group', '{"members":"m","column":"ws","key":"ws_id","write":"service"}'::jsonb) ON CONFLICT (table_name) DO UPDATE SET access = EXCLUDED.access, group_access = EXCLUDED.group_access`,
+    ],
   ],
   [{ kind: 'drop_fill_trigger', table: 't' }, ['DROP TRIGGER IF EXISTS svc_fill_user_id ON "t"']],
   [

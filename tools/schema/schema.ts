@@ -33,7 +33,7 @@ export const schemaApply = defineTool({
       'e.g. { tables: { notes: { columns: { id: { type: "uuid", primary: true, default: "gen_random_uuid()" }, user_id: { type: "uuid" }, title: { type: "text" } } } } }',
     ),
     dry_run: z.boolean().default(false).describe('true: return the planned SQL statements and execute nothing'),
-    name: z.string().min(1).max(200).default('unnamed').describe('Descriptive migration name, e.g. "add posts"'),
+    name: z.string().min(1).max(200).default('unnamed').describe('Migration name, e.g. "add posts"'),
   }),
   output: z.object({
     dry_run: z.boolean(),
