@@ -12,7 +12,8 @@ import pg from 'pg';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
 import { followLikeABrowser, startFakeComposio, type FakeComposio } from '../fakes/composio.ts';
-import { startFakeProxycurl, type FakeProxycurl } from '../fakes/people-proxycurl.ts';
+import { startFakeProxycurl, type FakeProxycurl, type FakeVendor } from '../fakes/people-proxycurl.ts';
+import { startFakeExa } from '../fakes/people-exa.ts';
 import { FakeRecall } from '../fakes/recall.ts';
 import { startFakeStripe, type FakeStripe } from '../fakes/stripe.ts';
 import { databaseUrl } from './db.ts';
@@ -23,10 +24,11 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const STRIPE_KEY = 'sk_test_crm';
 /** The origin the CRM's site is pretended to live on: integration connects may redirect back to it. */
 export const SITE_ORIGIN = 'https://crm.example';
-/** The toolkits the CRM uses that the Composio fake knows (linkedin is not in its catalog). */
+/** The toolkits the CRM uses, as the Composio fake's catalog has them. */
 const TOOLKITS = [
   ['gmail', 'Gmail'],
   ['googlecalendar', 'Google Calendar'],
+  ['linkedin', 'LinkedIn'],
 ] as const;
 
 export interface EndUser {
@@ -65,7 +67,8 @@ export interface CrmRig {
   serviceKey: string;
   /** How long the clone took from the POST to ready, in ms (the issue asks for under a minute). */
   cloneMs: number;
-  fakes: { openai: FakeOpenAI; composio: FakeComposio; people: FakeProxycurl; recall: FakeRecall; stripe: FakeStripe };
+  /** people: the structured (Proxycurl-style) primary slot; exa: the semantic secondary, which natural-language queries go to. */
+  fakes: { openai: FakeOpenAI; composio: FakeComposio; people: FakeProxycurl; exa: FakeVendor; recall: FakeRecall; stripe: FakeStripe };
   /** The control database, as an operator reads it. */
   control: pg.Pool;
   /** A new end user of the clone, signed up through its auth routes. */
@@ -106,10 +109,11 @@ const ok = (res: RawResponse, what: string, status = 200): any => {
 
 /** Starts the platform with the fakes and the CRM template only, clones it for a fresh account, waits for ready. */
 export async function startCrm(opts: { env?: Record<string, string> } = {}): Promise<CrmRig> {
-  const [openai, composio, people, recall, stripe] = await Promise.all([
+  const [openai, composio, people, exa, recall, stripe] = await Promise.all([
     startFakeOpenAI(),
     startFakeComposio(),
     startFakeProxycurl(),
+    startFakeExa(),
     FakeRecall.start(),
     startFakeStripe({ secretKey: STRIPE_KEY }),
   ]);
@@ -121,7 +125,7 @@ export async function startCrm(opts: { env?: Record<string, string> } = {}): Pro
   const cleanup = async () => {
     await control?.end().catch(() => {});
     await server?.close();
-    await Promise.all([openai.close(), composio.close(), people.close(), recall.close(), stripe.close()]);
+    await Promise.all([openai.close(), composio.close(), people.close(), exa.close(), recall.close(), stripe.close()]);
     rmSync(templatesDir, { recursive: true, force: true });
   };
   try {
@@ -138,6 +142,8 @@ export async function startCrm(opts: { env?: Record<string, string> } = {}): Pro
       SVC_INTEGRATIONS_API_KEY: composio.apiKey,
       SVC_PEOPLE_PRIMARY_URL: people.url,
       SVC_PEOPLE_PRIMARY_KEY: 'pc-test-key',
+      SVC_PEOPLE_SECONDARY_URL: exa.url,
+      SVC_PEOPLE_SECONDARY_KEY: 'exa-test-key',
       SVC_PEOPLE_TIMEOUT_MS: '2000',
       ...recall.env(),
       SVC_STRIPE_SECRET_KEY: STRIPE_KEY,
@@ -231,7 +237,7 @@ export async function startCrm(opts: { env?: Record<string, string> } = {}): Pro
       ownerAccountId,
       serviceKey,
       cloneMs,
-      fakes: { openai, composio, people, recall, stripe },
+      fakes: { openai, composio, people, exa, recall, stripe },
       control,
       signUp,
       fn,
