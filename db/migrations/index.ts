@@ -28,6 +28,7 @@ import * as oidc from './0026_oidc.ts';
 import * as creditOverage from './0027_credit_overage.ts';
 import * as appDomains from './0028_app_domains.ts';
 import * as templates from './0029_templates.ts';
+import * as crmSubstrate from './0030_crm_substrate.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '0027_credit_overage': creditOverage,
   '0028_app_domains': appDomains,
   '0029_templates': templates,
+  '0030_crm_substrate': crmSubstrate,
 };

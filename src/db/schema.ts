@@ -143,6 +143,7 @@ export interface Apps {
   region: string | null;
   status: ColumnType<'provisioning' | 'cloning' | 'ready', 'provisioning' | 'cloning' | 'ready' | undefined, 'provisioning' | 'cloning' | 'ready'>;
   subdomain: string;
+  substrate_end_users_decide: Generated<boolean>;
   substrate_user_id: string | null;
 }
 
@@ -627,7 +628,8 @@ export interface SubstrateActions {
   created_at: Generated<Timestamp>;
   decided_at: Timestamp | null;
   decided_by: string | null;
-  decided_via: ColumnType<'rest' | 'mcp_elicitation' | null, 'rest' | 'mcp_elicitation' | null | undefined, 'rest' | 'mcp_elicitation' | null> | null;
+  decided_by_end_user: string | null;
+  decided_via: ColumnType<'rest' | 'mcp_elicitation' | 'app_end_user' | null, 'rest' | 'mcp_elicitation' | 'app_end_user' | null | undefined, 'rest' | 'mcp_elicitation' | 'app_end_user' | null> | null;
   executed_at: Timestamp | null;
   id: string;
   idempotency_key: string | null;
@@ -743,7 +745,7 @@ export interface SubstrateEntities {
   linked_app_id: string | null;
   linked_app_user_id: string | null;
   primary_email: string | null;
-  type: ColumnType<'person' | 'company' | 'fund' | 'workspace' | 'team' | 'project' | 'event' | 'agent' | 'self', 'person' | 'company' | 'fund' | 'workspace' | 'team' | 'project' | 'event' | 'agent' | 'self', 'person' | 'company' | 'fund' | 'workspace' | 'team' | 'project' | 'event' | 'agent' | 'self'>;
+  type: ColumnType<'person' | 'company' | 'fund' | 'workspace' | 'team' | 'project' | 'event' | 'agent' | 'self' | 'deal', 'person' | 'company' | 'fund' | 'workspace' | 'team' | 'project' | 'event' | 'agent' | 'self' | 'deal', 'person' | 'company' | 'fund' | 'workspace' | 'team' | 'project' | 'event' | 'agent' | 'self' | 'deal'>;
   updated_at: Generated<Timestamp>;
   user_id: string;
 }

@@ -52,12 +52,13 @@ export interface RequestFrame {
  * cannot be opened without opening the database and every other local service too.
  */
 export type PlatformCall =
-  | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string }
+  /** asApp: as the function's own app whoever called (ctx.asApp), else as the invocation's caller. */
+  | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string; asApp?: true }
   | { kind: 'fetch'; method: string; url: string; headers: Array<[string, string]>; body: string | null }
   | { kind: 'substrate'; op: SubstrateOp; args: unknown[] }
   | { kind: 'billing'; op: BillingOp }
   | { kind: 'integrations'; op: 'execute'; toolName: string; params: unknown; userId?: string }
-  | { kind: 'app'; tool: AppTool; input: Record<string, unknown> };
+  | { kind: 'app'; tool: AppTool; input: Record<string, unknown>; asApp?: true };
 
 /**
  * The app capabilities behind ctx.ai, ctx.rag, ctx.storage (run as the invocation's caller: its end user, else the app)
@@ -71,6 +72,7 @@ export const APP_TOOLS = {
   rag_ingest: 'caller',
   rag_collections_list: 'caller',
   rag_documents_get: 'caller',
+  rag_documents_delete: 'caller',
   storage_upload_inline: 'caller',
   storage_read: 'caller',
   storage_list: 'caller',
@@ -89,8 +91,22 @@ export const APP_TOOLS = {
 export type AppTool = keyof typeof APP_TOOLS;
 
 /** ctx.substrate's operations, run for the substrate user the app is linked to, as an agent. */
-export type SubstrateOp = 'propose' | 'getEntity' | 'findEntities' | 'searchMemory' | 'patchEntity' | 'mergeEntities' | 'deleteEntity' | 'wsTicket';
-export const SUBSTRATE_OPS: ReadonlySet<string> = new Set(['propose', 'getEntity', 'findEntities', 'searchMemory', 'patchEntity', 'mergeEntities', 'deleteEntity', 'wsTicket']);
+export const SUBSTRATE_OP_NAMES = [
+  'propose',
+  'getEntity',
+  'findEntities',
+  'searchMemory',
+  'patchEntity',
+  'mergeEntities',
+  'deleteEntity',
+  'wsTicket',
+  'actions',
+  'action',
+  'approve',
+  'reject',
+] as const;
+export type SubstrateOp = (typeof SUBSTRATE_OP_NAMES)[number];
+export const SUBSTRATE_OPS: ReadonlySet<string> = new Set(SUBSTRATE_OP_NAMES);
 
 /** ctx.billing's operations, run as the invocation's end user (billing_subscription_get). */
 export type BillingOp = 'subscription';
@@ -200,6 +216,7 @@ function parsePlatformCall(r: Record<string, unknown>): PlatformCall | undefined
     const call: PlatformCall = { kind: 'data', op: r.op as DataOp, table: r.table, query: r.query };
     if (r.body !== undefined) call.body = r.body;
     if (r.prefer !== undefined) call.prefer = r.prefer as string;
+    if (r.asApp === true) call.asApp = true;
     return call;
   }
   if (r.kind === 'fetch') {
@@ -221,7 +238,7 @@ function parsePlatformCall(r: Record<string, unknown>): PlatformCall | undefined
   }
   if (r.kind === 'app') {
     if (typeof r.tool !== 'string' || !Object.hasOwn(APP_TOOLS, r.tool) || typeof r.input !== 'object' || r.input === null || Array.isArray(r.input)) return undefined;
-    return { kind: 'app', tool: r.tool as AppTool, input: r.input as Record<string, unknown> };
+    return { kind: 'app', tool: r.tool as AppTool, input: r.input as Record<string, unknown>, ...(r.asApp === true ? { asApp: true as const } : {}) };
   }
   if (r.kind === 'integrations') {
     if (r.op !== 'execute' || typeof r.toolName !== 'string' || (r.userId !== undefined && typeof r.userId !== 'string')) return undefined;

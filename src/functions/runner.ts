@@ -228,9 +228,17 @@ type Options = { query?: string; prefer?: string };
  * function: row-level security applies; else the app itself: every row of this app). `query` takes PostgREST syntax
  * as the data API does (filters, order, limit, on_conflict, ...). Never throws for an API error: see `error`.
  */
-function dataClient(id: number) {
+function dataClient(id: number, asApp: boolean) {
   const run = (op: DataOp, table: string, query: string, body: unknown, prefer: string | undefined) =>
-    platformCall(id, { kind: 'data', op, table: String(table), query, ...(body === undefined ? {} : { body }), ...(prefer ? { prefer } : {}) }).then(toDataResult);
+    platformCall(id, {
+      kind: 'data',
+      op,
+      table: String(table),
+      query,
+      ...(body === undefined ? {} : { body }),
+      ...(prefer ? { prefer } : {}),
+      ...(asApp ? { asApp: true as const } : {}),
+    }).then(toDataResult);
   const join = (...parts: Array<string | undefined>) => parts.filter((p) => p).join('&');
   return {
     from(table: string) {
@@ -282,8 +290,9 @@ function resultOf(id: number, request: PlatformCall, name: PlatformErrorName): P
 function substrateClient(id: number) {
   const run = (op: SubstrateOp, ...args: unknown[]) => resultOf(id, { kind: 'substrate', op, args }, 'SubstrateError');
   return {
-    /** propose('record_learning', { title, description }, { idempotency_key }) -> { action_id, verdict, requires_approval, result? } */
-    propose: (capability: string, payload: Record<string, unknown>, opts?: { idempotency_key?: string }) => run('propose', capability, payload, opts ?? {}),
+    /** propose('record_learning', { title, description }, { idempotency_key, require_approval }) -> { action_id, verdict, requires_approval, result? } */
+    propose: (capability: string, payload: Record<string, unknown>, opts?: { idempotency_key?: string; require_approval?: boolean }) =>
+      run('propose', capability, payload, opts ?? {}),
     getEntity: (entityId: string) => run('getEntity', entityId),
     findEntities: (query: { type?: string; q?: string; limit?: number } = {}) => run('findEntities', query),
     searchMemory: (query: string, opts: { kinds?: string[]; limit?: number } = {}) => run('searchMemory', query, opts),
@@ -292,6 +301,13 @@ function substrateClient(id: number) {
     deleteEntity: (entityId: string, reason: string) => run('deleteEntity', entityId, reason),
     /** A single-use ticket for /v1/me/substrate/stream?ticket= (valid 60 s): { ticket, expires_in }. */
     wsTicket: () => run('wsTicket'),
+    /** This app's own proposals, newest first: { actions }. */
+    actions: (query: { status?: string; capability?: string; limit?: number; before?: string } = {}) => run('actions', query),
+    /** One of this app's own proposals. */
+    action: (actionId: string) => run('action', actionId),
+    /** The calling end user approves one of this app's proposals (when a person allowed end users to decide). */
+    approve: (actionId: string) => run('approve', actionId),
+    reject: (actionId: string, reason?: string) => run('reject', actionId, reason ?? null),
   };
 }
 
@@ -334,6 +350,23 @@ type Input = Record<string, unknown>;
  */
 function appClients(id: number) {
   const run = (tool: AppTool, input: Input) => resultOf(id, { kind: 'app', tool, input }, 'PlatformError');
+  return { ...callerClients(id, run), ...appOnlyClients(run) };
+}
+
+type RunTool = (tool: AppTool, input: Input) => Promise<unknown>;
+
+/**
+ * ctx.asApp: ctx.data, ai, rag and storage as the function's own app whoever called (every row, like a service key of
+ * the app), for what the app does on its own behalf: writing a table its end users only read, an index they must not
+ * query directly.
+ */
+function asAppClients(id: number) {
+  const run = (tool: AppTool, input: Input) => resultOf(id, { kind: 'app', tool, input, asApp: true }, 'PlatformError');
+  return { data: dataClient(id, true), ...callerClients(id, run) };
+}
+
+/** The clients that act as the invocation's caller (or, through ctx.asApp, as the app). */
+function callerClients(id: number, run: RunTool) {
   return {
     ai: {
       /** OpenAI chat completion body (no stream: fetch SVC_API_URL + "/chat/completions" to stream). */
@@ -345,6 +378,7 @@ function appClients(id: number) {
       ingest: (collection: string, body: Input) => run('rag_ingest', { ...body, name: collection }),
       collections: () => run('rag_collections_list', {}),
       document: (collection: string, documentId: string) => run('rag_documents_get', { name: collection, document_id: documentId }),
+      deleteDocument: (collection: string, documentId: string) => run('rag_documents_delete', { name: collection, document_id: documentId }),
     },
     storage: {
       upload: (body: Input) => run('storage_upload_inline', body),
@@ -353,6 +387,12 @@ function appClients(id: number) {
       signedUrl: (objectId: string) => run('storage_download', { object_id: objectId }),
       delete: (objectId: string) => run('storage_delete', { object_id: objectId }),
     },
+  };
+}
+
+/** ctx.people and ctx.meetings: always as the app (their credits and bots are the app's). */
+function appOnlyClients(run: RunTool) {
+  return {
     people: {
       searchPerson: (body: Input) => run('people_search_person', body),
       searchCompany: (body: Input) => run('people_search_company', body),
@@ -500,7 +540,8 @@ async function handle(frame: RequestFrame): Promise<void> {
       appId: init.appId,
       user: frame.user,
       token: frame.token,
-      data: dataClient(id),
+      data: dataClient(id, false),
+      asApp: asAppClients(id),
       billing: billingClient(id, frame.user),
       integrations: integrationsClient(id),
       ...appClients(id),

@@ -5,7 +5,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
-export const ENTITY_TYPES = ['person', 'company', 'fund', 'workspace', 'team', 'project', 'event', 'agent', 'self'] as const;
+export const ENTITY_TYPES = ['person', 'company', 'fund', 'workspace', 'team', 'project', 'event', 'agent', 'self', 'deal'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
 export type EntityRow = Selectable<ControlDatabase['substrate_entities']>;

@@ -12,7 +12,9 @@ Over MCP (platform key) you act for the account's substrate user as an **agent**
 MCP the tool sends them to the platform's approval page (URL elicitation; /approve/<action_id>, signed in with their
 substrate key) and returns the action once they decided; a client without URL elicitation gets the link to pass on.
 Agents never mint substrate keys (REST only). A linked app
-(substrate_app_link) proposes as an agent with its service key or from functions (ctx.substrate).
+(substrate_app_link) proposes as an agent with its service key or from functions (ctx.substrate). A person signed
+in to the platform may link with \`end_users_decide: true\`: the app's signed-in end users may then approve or reject
+that app's own proposals through its functions (ctx.substrate.approve; decided_via \`app_end_user\`).
 substrate_ws_ticket mints a 60-second, single-use ticket for the live change stream (websocket
 /v1/me/substrate/stream?ticket=...): { type: "hello" }, then { org, op, tbl, id } per committed change.
 

@@ -24,6 +24,8 @@ export interface ProposeInput {
   payload: Record<string, unknown>;
   idempotency_key?: string | undefined;
   dangerously_skip_approval?: boolean | undefined;
+  /** The proposer asks for a person's approval even where the policy would execute at once. */
+  require_approval?: boolean | undefined;
 }
 
 export interface ProposeResult {
@@ -87,6 +89,13 @@ function requirePerson(actor: SubstrateActor, verb: 'approve' | 'reject'): void 
 
 /** How long this process trusts an app's link state (checked on every function invocation). */
 const LINK_TTL_MS = 5_000;
+
+/** Who decided, as the ledger records it: a person (REST, the approval page) or an end user of the proposing app. */
+interface Decider {
+  via: 'rest' | 'app_end_user';
+  personId: string | null;
+  endUserId: string | null;
+}
 
 /** A proposal whose idempotency key a concurrent twin committed first: its transaction rolls back, the twin replays. */
 class Replay extends Error {}
@@ -190,22 +199,55 @@ export class SubstrateService {
     return linked;
   }
 
-  /** Links the app to a substrate user of its owner's account (default: the account's default user). */
-  async link(accountId: string, appId: string, substrateUserId: string | undefined): Promise<{ app_id: string; substrate_user_id: string | null }> {
+  /**
+   * Links the app to a substrate user of its owner's account (default: the account's default user). `endUsersDecide`
+   * (a person's consent, checked by the tool) lets the app's signed-in end users decide on the app's own proposals;
+   * omitted, it stays as it was.
+   */
+  async link(
+    accountId: string,
+    appId: string,
+    substrateUserId: string | undefined,
+    endUsersDecide?: boolean,
+  ): Promise<{ app_id: string; substrate_user_id: string | null; end_users_decide: boolean }> {
     const userId = substrateUserId ?? (await this.#defaultUser(accountId));
-    const { rows } = await sql<{ id: string }>`
-      update apps set substrate_user_id = u.id from substrate_users u
+    const { rows } = await sql<{ id: string; end_users_decide: boolean }>`
+      update apps set substrate_user_id = u.id, substrate_end_users_decide = coalesce(${endUsersDecide ?? null}::boolean, apps.substrate_end_users_decide)
+      from substrate_users u
       where apps.id = ${appId} and apps.account_id = ${accountId} and u.id = ${userId}::uuid and u.account_id = ${accountId}
-      returning apps.id`.execute(this.#db);
+      returning apps.id, apps.substrate_end_users_decide as end_users_decide`.execute(this.#db);
     if (!rows[0]) throw errors.notFound(`Substrate user '${userId}'`, "Link to a substrate user of the app owner's account (omit substrate_user_id for the default one).");
     this.#links.delete(appId);
-    return { app_id: appId, substrate_user_id: userId };
+    return { app_id: appId, substrate_user_id: userId, end_users_decide: rows[0].end_users_decide };
   }
 
-  async unlink(appId: string): Promise<{ app_id: string; substrate_user_id: null }> {
-    await sql`update apps set substrate_user_id = null where id = ${appId}`.execute(this.#db);
+  async unlink(appId: string): Promise<{ app_id: string; substrate_user_id: null; end_users_decide: false }> {
+    await sql`update apps set substrate_user_id = null, substrate_end_users_decide = false where id = ${appId}`.execute(this.#db);
     this.#links.delete(appId);
-    return { app_id: appId, substrate_user_id: null };
+    return { app_id: appId, substrate_user_id: null, end_users_decide: false };
+  }
+
+  /**
+   * An end user of a linked app approving or rejecting one of that app's own proposals, when a person of the account
+   * allowed it on the link: 403 END_USER_DECISIONS_OFF otherwise; another proposer's action is not found. Recorded as
+   * decided_via 'app_end_user' with the end user's id.
+   */
+  async decideForApp(appId: string, endUserId: string, actionId: string, verb: 'approve' | 'reject', reason?: string): Promise<ActionView> {
+    const link = (await sql<{ allowed: boolean }>`select substrate_end_users_decide as allowed from apps where id = ${appId}`.execute(this.#db)).rows[0];
+    const app = await this.actorForApp(appId);
+    if (!link?.allowed) {
+      throw new AppError(
+        403,
+        'END_USER_DECISIONS_OFF',
+        `End users of app '${appId}' may not decide on its proposals.`,
+        'A person of the account allows it with substrate_app_link { end_users_decide: true } from a signed-in session; until then the owner decides on the approval page.',
+      );
+    }
+    const row = await this.#row(this.#db, app, actionId);
+    if (row.source_app_id !== appId) throw substrateErrors.actionNotFound(actionId);
+    const person: SubstrateActor = { ...app, proposer: 'human', sourceAppId: null };
+    const decider: Decider = { via: 'app_end_user', personId: null, endUserId };
+    return verb === 'approve' ? this.#approve(person, actionId, decider) : this.#reject(person, actionId, reason, decider);
   }
 
   /** ctx.substrate's reads for the actor's user: getEntity(id), findEntities({ type?, q?, limit? }), searchMemory(q, opts). */
@@ -294,7 +336,10 @@ export class SubstrateService {
       // The skip flag is the owner's: an agent's is ignored (and not recorded as used).
       const skip = input.dangerously_skip_approval === true && actor.proposer === 'human';
       const entityType = principles.some((p) => p.applies_to.entity_types?.length) ? await entityTypeOf(tx, actor.userId, payload) : null;
-      const verdict = decide({ capability, payload, proposer: actor.proposer, yolo: user?.yolo_mode ?? false, skipApproval: input.dangerously_skip_approval === true, principles, entityType });
+      const verdict = askedForPerson(
+        decide({ capability, payload, proposer: actor.proposer, yolo: user?.yolo_mode ?? false, skipApproval: input.dangerously_skip_approval === true, principles, entityType }),
+        input.require_approval === true,
+      );
       const id = newId('act');
       const status = verdict.result === 'rejected' ? 'rejected' : verdict.result === 'requires_approval' ? 'proposed' : 'executed';
       // An approved proposal executes first and its row is written once, complete; should the idempotency key turn
@@ -323,12 +368,16 @@ export class SubstrateService {
    */
   async approve(actor: SubstrateActor, actionId: string): Promise<ActionView> {
     requirePerson(actor, 'approve');
+    return this.#approve(actor, actionId, { via: 'rest', personId: actor.personId ?? null, endUserId: null });
+  }
+
+  async #approve(actor: SubstrateActor, actionId: string, decider: Decider): Promise<ActionView> {
     return this.#db.transaction().execute(async (tx) => {
       const row = await this.#lockProposed(tx, actor, actionId);
       const capability = capabilities.get(row.capability)!;
       const proposer: SubstrateActor = { ...actor, proposer: row.proposer_kind, sourceAppId: row.source_app_id, sourceRuleId: row.source_rule_id };
-      await sql`update substrate_actions set decided_at = now(), requires_approval = false, decided_via = 'rest', decided_by = ${actor.personId ?? null}
-        where id = ${row.id}`.execute(tx);
+      await sql`update substrate_actions set decided_at = now(), requires_approval = false, decided_via = ${decider.via}, decided_by = ${decider.personId},
+        decided_by_end_user = ${decider.endUserId} where id = ${row.id}`.execute(tx);
       const payload = jsonObject(row.payload);
       const result = await this.#execute(tx, proposer, row.id, capability, payload);
       await this.#outbox.enqueue(tx, proposer, { id: row.id, capability: capability.name, payload, result });
@@ -338,10 +387,14 @@ export class SubstrateService {
 
   async reject(actor: SubstrateActor, actionId: string, reason: string | undefined): Promise<ActionView> {
     requirePerson(actor, 'reject');
+    return this.#reject(actor, actionId, reason, { via: 'rest', personId: actor.personId ?? null, endUserId: null });
+  }
+
+  async #reject(actor: SubstrateActor, actionId: string, reason: string | undefined, decider: Decider): Promise<ActionView> {
     return this.#db.transaction().execute(async (tx) => {
       const row = await this.#lockProposed(tx, actor, actionId);
       await sql`update substrate_actions set status = 'rejected', requires_approval = false, reject_reason = ${reason ?? null}, decided_at = now(),
-        decided_via = 'rest', decided_by = ${actor.personId ?? null} where id = ${row.id}`.execute(tx);
+        decided_via = ${decider.via}, decided_by = ${decider.personId}, decided_by_end_user = ${decider.endUserId} where id = ${row.id}`.execute(tx);
       return actionView(await this.#row(tx, actor, actionId));
     });
   }
@@ -509,6 +562,12 @@ function compact(action: ActionView): ActionView {
   return { ...action, payload: shrink(action.payload), result: shrink(action.result) };
 }
 
+/** A proposer may always ask for a person's approval, even where the policy would execute at once (never the reverse). */
+function askedForPerson(verdict: Verdict, asked: boolean): Verdict {
+  if (!asked || (verdict.result !== 'auto_approved' && verdict.result !== 'auto_approved_yolo')) return verdict;
+  return { ...verdict, result: 'requires_approval', reason: "the proposer asked for a person's approval" };
+}
+
 function actionView(r: ActionRow): ActionView {
   return {
     action_id: r.id,
@@ -525,8 +584,9 @@ function actionView(r: ActionRow): ActionView {
     result: r.result,
     reverted_by: r.reverted_by,
     reject_reason: r.reject_reason,
-    decided_via: r.decided_via,
+    decided_via: r.decided_via as ActionView['decided_via'],
     decided_by: r.decided_by,
+    ...(r.decided_by_end_user ? { decided_by_end_user: r.decided_by_end_user } : {}),
     idempotency_key: r.idempotency_key,
     created_at: r.created_at.toISOString(),
     decided_at: r.decided_at ? r.decided_at.toISOString() : null,

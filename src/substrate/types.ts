@@ -74,7 +74,9 @@ export interface ActionView {
   reverted_by: string | null;
   reject_reason: string | null;
   /** How the human decided: 'rest' (their substrate key or session) or 'mcp_elicitation' (confirmed at an agent's client). */
-  decided_via: 'rest' | 'mcp_elicitation' | null;
+  decided_via: 'rest' | 'mcp_elicitation' | 'app_end_user' | null;
+  /** The end user of the proposing app who decided (decided_via 'app_end_user'); absent otherwise. */
+  decided_by_end_user?: string;
   /** The person who decided, when they did it signed in (a substrate key names no person). */
   decided_by: string | null;
   idempotency_key: string | null;

@@ -5,8 +5,9 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { Config } from '../config.ts';
-import { AppError, errors } from '../core/errors.ts';
+import { AppError, errors, fromZod } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
 import type { Caller } from '../core/caller.ts';
 import { invoke as invokeTool, screenInput } from '../core/invoke.ts';
@@ -14,6 +15,7 @@ import { mapPgError } from '../core/pg-errors.ts';
 import type { Services } from '../services.ts';
 import { entitledPlan, type SubscriptionLike } from '../monetization/entitlement.ts';
 import { functionErrors } from '../functions/errors.ts';
+import { substrateErrors } from '../substrate/service.ts';
 import { APP_TOOLS, type DataOp, type EndUser, type PlatformCall, type PlatformCallResult } from '../functions/protocol.ts';
 import { platformOrigins, type FunctionMeta, type PlatformChannel } from '../functions/types.ts';
 
@@ -60,7 +62,7 @@ const FORWARD_TIMEOUT_MS = 60_000;
 async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
   try {
     if (call.kind === 'fetch') return await platformFetch(ctx, call);
-    if (call.kind === 'substrate') return { status: 200, result: await substrateCall(ctx, meta, call) };
+    if (call.kind === 'substrate') return { status: 200, result: await substrateCall(ctx, meta, user, call) };
     if (call.kind === 'billing') return { status: 200, result: await billingCall(ctx, meta, user) };
     if (call.kind === 'integrations') return { status: 200, result: await integrationsCall(ctx, meta, user, call) };
     if (call.kind === 'app') return { status: 200, result: await appToolCall(ctx, meta, user, call) };
@@ -84,7 +86,7 @@ async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser |
   const input: Record<string, unknown> = { app_id: meta.appId, table: call.table, query: call.query };
   if (call.prefer !== undefined) input.prefer = call.prefer;
   if ((call.op === 'insert' || call.op === 'update') && call.body !== undefined) input.body = call.body;
-  const caller = await callerOf(ctx.access, meta, user);
+  const caller = await callerOf(ctx.access, meta, call.asApp ? null : user);
   const out = (await runTool(ctx, meta, caller, DATA_TOOLS[call.op], input)) as { status: number; data?: unknown; content_range?: string };
   return { status: out.status, data: out.data ?? null, ...(out.content_range ? { contentRange: out.content_range } : {}) };
 }
@@ -127,7 +129,7 @@ async function appToolCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUse
       { path: 'stream', message: 'not supported by ctx.ai.chat' },
     ]);
   }
-  const caller = await callerOf(ctx.access, meta, APP_TOOLS[call.tool] === 'app' ? null : user);
+  const caller = await callerOf(ctx.access, meta, APP_TOOLS[call.tool] === 'app' || call.asApp ? null : user);
   return runTool(ctx, meta, caller, call.tool, { ...call.input, app_id: meta.appId });
 }
 
@@ -135,7 +137,7 @@ async function appToolCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUse
  * ctx.substrate: for the substrate user the app is linked to, as an agent with source_app_id set (whoever called the
  * function). Writes go through propose, like every other proposer's.
  */
-async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, call: SubstrateCall): Promise<unknown> {
+async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: SubstrateCall): Promise<unknown> {
   // The same screen as every tool input (NUL, non-finite numbers, nesting past 100): these calls skip invoke().
   screenInput(call.args);
   const substrate = ctx.access.services.substrate;
@@ -152,6 +154,7 @@ async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, call: Subs
         capability: text(a, 'capability'),
         payload: options(b),
         idempotency_key: typeof options(c).idempotency_key === 'string' ? (options(c).idempotency_key as string) : undefined,
+        require_approval: options(c).require_approval === true,
       });
     case 'patchEntity':
       return substrate.propose(actor, { capability: 'patch_entity', payload: { id: text(a, 'id'), attrs_patch: b } });
@@ -161,9 +164,34 @@ async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, call: Subs
       return substrate.propose(actor, { capability: 'delete_entity', payload: { id: text(a, 'id'), reason: text(b, 'reason') } });
     case 'wsTicket':
       return substrate.stream.mintTicket(actor.accountId, { kind: 'app', id: meta.appId });
+    case 'actions':
+      return substrate.list(actor, { ...appActionsQuery(a), source_app_id: meta.appId });
+    case 'action': {
+      const action = await substrate.get(actor, text(a, 'action_id'));
+      if (action.source_app_id !== meta.appId) throw substrateErrors.actionNotFound(action.action_id);
+      return action;
+    }
+    case 'approve':
+    case 'reject':
+      if (!user) throw substrateErrors.personRequired(call.op, '/approve/{action_id}');
+      return substrate.decideForApp(meta.appId, user.id, text(a, 'action_id'), call.op, typeof b === 'string' ? b : undefined);
     default:
       return substrate.read(actor, call.op, call.args);
   }
+}
+
+/** ctx.substrate.actions' query, as substrate_actions_list takes it (an unknown key is refused, like every input). */
+const AppActionsQuery = z.strictObject({
+  status: z.enum(['proposed', 'executed', 'rejected', 'all']).optional(),
+  capability: z.string().max(100).optional(),
+  limit: z.number().int().min(1).max(100).default(20),
+  before: z.iso.datetime({ offset: true }).optional(),
+});
+
+function appActionsQuery(value: unknown): z.output<typeof AppActionsQuery> {
+  const parsed = AppActionsQuery.safeParse(value ?? {});
+  if (!parsed.success) throw fromZod(parsed.error);
+  return parsed.data;
 }
 
 /** The end user whose token reached the function, else the function's own app as a service caller. */

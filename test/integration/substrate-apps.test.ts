@@ -54,7 +54,7 @@ describe('app links', () => {
   it('linked: the service key and ctx.substrate propose as an agent with source_app_id; the human sees them in the ledger', async () => {
     const linked = await p.api('POST', `/apps/${app.app_id}/substrate-link`, { body: {} });
     expect(linked.status).toBe(200);
-    expect(linked.body).toEqual({ app_id: app.app_id, substrate_user_id: expect.any(String) });
+    expect(linked.body).toEqual({ app_id: app.app_id, substrate_user_id: expect.any(String), end_users_decide: false });
 
     const viaKey = await p.api('POST', `/v1/${app.app_id}/substrate/actions/propose`, {
       key: app.service_key.key,
@@ -78,7 +78,7 @@ describe('app links', () => {
     ]);
 
     const unlinked = await p.api('DELETE', `/apps/${app.app_id}/substrate-link`);
-    expect(unlinked.body).toEqual({ app_id: app.app_id, substrate_user_id: null });
+    expect(unlinked.body).toEqual({ app_id: app.app_id, substrate_user_id: null, end_users_decide: false });
     expect(await invoke()).toEqual({ substrate: 'absent' });
   });
 

@@ -2,12 +2,14 @@ import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { accountOf } from '../caller.ts';
+import { AppError } from '../../src/core/errors.ts';
+import type { Caller } from '../../src/core/caller.ts';
 import { substratePropose } from './substrate.ts';
 
 type Uses = 'substrate';
 const defineTool = toolsUsing<Uses>();
 
-const Link = z.object({ app_id: z.string(), substrate_user_id: z.string().nullable() });
+const Link = z.object({ app_id: z.string(), substrate_user_id: z.string().nullable(), end_users_decide: z.boolean() });
 
 export const substrateAppLink = defineTool({
   name: 'substrate_app_link',
@@ -15,13 +17,20 @@ export const substrateAppLink = defineTool({
   description:
     "Link an app to a substrate user of your account (default: the account's own), so that its functions (ctx.substrate) and its service key " +
     '(POST /v1/{app_id}/substrate/actions/propose) propose for that user as an agent, with source_app_id set.',
-  input: z.object({ app_id: AppIdSchema, substrate_user_id: z.string().uuid().optional().describe("A substrate user of your account; default the account's own") }),
+  input: z.object({
+    app_id: AppIdSchema,
+    substrate_user_id: z.string().uuid().optional().describe("A substrate user of your account; default the account's own"),
+    end_users_decide: z.boolean().optional().describe("true: the app's signed-in end users may approve its own proposals (a person's session only)"),
+  }),
   output: Link,
   auth: ['platform'],
   appScoped: true,
   http: { method: 'POST', path: '/apps/{app_id}/substrate-link' },
   annotations: { idempotentHint: true },
-  handler: async (input, ctx) => ctx.services.substrate.link(accountOf(ctx.caller), input.app_id, input.substrate_user_id),
+  handler: async (input, ctx) => {
+    if (input.end_users_decide === true) requireSession(ctx.caller);
+    return ctx.services.substrate.link(accountOf(ctx.caller), input.app_id, input.substrate_user_id, input.end_users_decide);
+  },
 });
 
 export const substrateAppUnlink = defineTool({
@@ -36,6 +45,20 @@ export const substrateAppUnlink = defineTool({
   annotations: { idempotentHint: true, destructiveHint: true },
   handler: async (input, ctx) => ctx.services.substrate.unlink(input.app_id),
 });
+
+/**
+ * Letting an app's end users decide is a person's act, like deciding itself: an agent holding the platform key could
+ * otherwise sign up an end user of its own app and approve its own proposals through it.
+ */
+function requireSession(caller: Caller): void {
+  if (caller.kind === 'platform' && caller.via === 'session') return;
+  throw new AppError(
+    403,
+    'HUMAN_CONFIRMATION_REQUIRED',
+    "Only a person signed in to the platform can let an app's end users decide on its proposals.",
+    'Sign in (POST /dashboard/signin) and call POST /apps/{app_id}/substrate-link with end_users_decide from that browser session.',
+  );
+}
 
 /** The app's backend proposing with its service key: the same door, as an agent for the linked user. */
 export const substrateAppPropose = defineTool({

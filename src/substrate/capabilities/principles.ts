@@ -1,6 +1,7 @@
 // What a principle governs and the constraint it states: the payload schemas of record_principle, and the JSON-Logic
 // allowlist its constraint is checked against.
 import { z } from 'zod';
+import { ENTITY_TYPES } from '../entities.ts';
 
 /**
  * A principle's `applies_to` names the capabilities and the entity types it governs (each list empty or absent: any);
@@ -9,7 +10,7 @@ import { z } from 'zod';
  */
 export const AppliesTo = z.object({
   capabilities: z.array(z.string().min(1).max(100)).max(50).optional(),
-  entity_types: z.array(z.enum(['person', 'company', 'fund', 'workspace', 'team', 'project', 'event', 'agent', 'self'])).max(9).optional(),
+  entity_types: z.array(z.enum(ENTITY_TYPES)).max(ENTITY_TYPES.length).optional(),
 });
 /**
  * The JSON-Logic operators a principle may use: comparisons, logic, arithmetic and tests over the proposal's own
