@@ -2,7 +2,7 @@
 // public template apps of the platform's own account, and installed again when their version changes. One process
 // installs at a time (an advisory lock on the control database); the others find the version already there.
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
@@ -15,7 +15,9 @@ import { applySchema } from '../schema/service.ts';
 import { SchemaDefinitionSchema } from '../schema/definition.ts';
 import { FRAMEWORKS } from '../frontend/types.ts';
 import type { CloneDeps } from './steps.ts';
-import { listFiles } from './files.ts';
+import { AppError } from '../core/errors.ts';
+import { bundleFunctions, buildSite, type SiteBuild, type SiteFile } from './build.ts';
+import { inside, listFiles } from './files.ts';
 import type { EnvTreatment, TemplateOptions } from './types.ts';
 
 const SLUG = /^[a-z][a-z0-9-]{0,62}$/;
@@ -47,7 +49,21 @@ export const ShippedTemplateSchema = z
           .strict(),
       )
       .default([]),
-    site: z.object({ dir: z.string(), framework: z.enum(FRAMEWORKS).default('static') }).strict().optional(),
+    site: z
+      .object({
+        dir: z.string(),
+        framework: z.enum(FRAMEWORKS).default('static'),
+        build: z
+          .object({
+            entry: z.union([z.string(), z.array(z.string()).min(1)]).describe('TypeScript/TSX entries relative to dir, bundled with their npm imports'),
+            out: z.string().default('assets').describe('Where in the site each entry lands as <name>.js (and <name>.css)'),
+          })
+          .strict()
+          .optional()
+          .describe('Built at install: the entries bundled beside the files of dir outside src/'),
+      })
+      .strict()
+      .optional(),
     seed: z.array(z.object({ table: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/), file: z.string() }).strict()).default([]),
     rag: z
       .array(
@@ -64,6 +80,20 @@ export const ShippedTemplateSchema = z
       )
       .default([]),
     substrate_link: z.boolean().default(false),
+    integrations: z
+      .array(z.object({ toolkit: z.string().regex(/^[a-z0-9_-]{1,64}$/), display_name: z.string().min(1).max(100).optional(), scopes: z.array(z.string()).optional() }).strict())
+      .default([])
+      .describe('Toolkits enabled on the template app, so that clones enable them too'),
+    ai: z
+      .object({
+        default_model: z.string().min(1).optional(),
+        max_tokens_per_request: z.number().int().positive().optional(),
+        allowed_models: z.array(z.string().min(1)).optional(),
+        end_user_daily_token_limit: z.number().int().positive().optional(),
+      })
+      .strict()
+      .optional()
+      .describe("The template app's AI settings, copied by clones"),
   })
   .strict();
 export type ShippedTemplate = z.infer<typeof ShippedTemplateSchema>;
@@ -75,7 +105,7 @@ export interface ShippedDeps extends CloneDeps {
 
 /** Installs every template folder of `dir` whose version is not installed yet; a broken one is logged and skipped. */
 export async function installShippedTemplates(deps: ShippedDeps, dir: string): Promise<void> {
-  const slugs = (await readdir(dir, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory() && SLUG.test(e.name)).map((e) => e.name);
+  const slugs = await templateFolders(dir);
   if (!slugs.length) return;
   await deps.db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${INSTALL_LOCK})`.execute(conn);
@@ -93,10 +123,20 @@ export async function installShippedTemplates(deps: ShippedDeps, dir: string): P
   });
 }
 
+/** The template folders of `dir` by slug; a link to a folder counts (a test's or an operator's selection of templates). */
+async function templateFolders(dir: string): Promise<string[]> {
+  const entries = (await readdir(dir, { withFileTypes: true }).catch(() => [])).filter((e) => SLUG.test(e.name));
+  const folders = await Promise.all(entries.map(async (e) => e.isDirectory() || (e.isSymbolicLink() && (await stat(path.join(dir, e.name)).catch(() => null))?.isDirectory())));
+  return entries.filter((_, i) => folders[i]).map((e) => e.name);
+}
+
 async function installOne(deps: ShippedDeps, db: Kysely<ControlDatabase>, slug: string, dir: string): Promise<void> {
   const spec = ShippedTemplateSchema.parse(JSON.parse(await readFile(path.join(dir, 'template.json'), 'utf8')));
   const installed = await db.selectFrom('templates').select(['app_id', 'shipped_version']).where('slug', '=', slug).executeTakeFirst();
   if (installed?.shipped_version === spec.version) return;
+  // Built before anything is made: a template that does not build leaves no app behind.
+  const code = await bundleFunctions(dir, Object.fromEntries(spec.functions.map((f) => [f.name, inside(dir, f.file)])));
+  const site = spec.site && (await siteFiles(inside(dir, spec.site.dir), spec.site.build));
   const app = installed ? await appRecord(db, installed.app_id) : await createApp(deps, db, spec.title);
   const file = (name: string) => readFile(inside(dir, name), 'utf8');
 
@@ -114,7 +154,7 @@ async function installOne(deps: ShippedDeps, db: Kysely<ControlDatabase>, slug: 
     }
     await deps.functions.deploy(app, {
       name: f.name,
-      code: await file(f.file),
+      code: code[f.name]!,
       description: f.description,
       envVars: values,
       timeoutMs: f.timeout_ms,
@@ -123,9 +163,19 @@ async function installOne(deps: ShippedDeps, db: Kysely<ControlDatabase>, slug: 
     });
   }
   await removeUnlisted(deps, db, app, spec.functions.map((f) => f.name));
-  if (spec.site) {
-    const deployment = await deps.frontend.deployFiles(app.id, spec.site.framework, await listFiles(inside(dir, spec.site.dir)));
+  if (spec.site && site) {
+    const deployment = await deps.frontend.deployFiles(app.id, spec.site.framework, site);
     await deps.frontend.build(deployment.id, { finalAttempt: true });
+  }
+  await installIntegrations(deps, app, spec, slug);
+  if (spec.ai) {
+    const ai = spec.ai;
+    await deps.aiSettings.update(app.id, {
+      defaultModel: ai.default_model,
+      maxTokensPerRequest: ai.max_tokens_per_request,
+      allowedModels: ai.allowed_models,
+      endUserDailyTokenLimit: ai.end_user_daily_token_limit,
+    });
   }
   await seed(deps, app, spec, file);
   await installRag(deps, app, spec, file);
@@ -189,9 +239,25 @@ async function installRag(deps: ShippedDeps, app: AppRecord, spec: ShippedTempla
   }
 }
 
-/** A path named by template.json, refused when it leaves the template's folder. */
-function inside(dir: string, name: string): string {
-  const full = path.resolve(dir, name);
-  if (!full.startsWith(path.resolve(dir) + path.sep)) throw new Error(`${name}: outside the template's folder`);
-  return full;
+/** The site's files as deployed: built from its sources when it says how, else the folder as it is. */
+function siteFiles(dir: string, build: SiteBuild | undefined): Promise<SiteFile[]> {
+  return build ? buildSite(dir, build) : listFiles(dir);
+}
+
+/**
+ * The listed toolkits enabled on the template app and the others disabled, so clones copy exactly these. A platform
+ * without an integrations vendor installs the template without them (its clones' owners enable them later).
+ */
+async function installIntegrations(deps: ShippedDeps, app: AppRecord, spec: ShippedTemplate, slug: string): Promise<void> {
+  let toolkits;
+  try {
+    toolkits = deps.integrations.toolkits;
+  } catch (err) {
+    if (!(err instanceof AppError && err.code === 'INTEGRATIONS_NOT_CONFIGURED')) throw err;
+    if (spec.integrations.length) deps.log.warn({ template: slug }, 'shipped template installed without its integrations: none are configured on this platform');
+    return;
+  }
+  for (const i of spec.integrations) await toolkits.configure(app, { toolkit: i.toolkit, displayName: i.display_name ?? i.toolkit, scopes: i.scopes });
+  const listed = new Set(spec.integrations.map((i) => i.toolkit));
+  for (const t of await toolkits.list(app.id)) if (!listed.has(t.toolkit)) await toolkits.disable(app.id, t.toolkit);
 }

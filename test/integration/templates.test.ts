@@ -1,18 +1,42 @@
 // Templates and clones on one platform: the shipped Notes template installed at start and cloned (every step, the
-// to-do list, the migration history's source), publishing an app of one's own with its options checked, the clone
-// cap, retry and delete.
+// to-do list, the migration history's source), a shipped template built at install (a function bundled with its
+// lib, a site bundled from source, its toolkit and AI settings) beside one that does not build, publishing an app of
+// one's own with its options checked, the clone cap, retry and delete.
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { startFakeComposio, type FakeComposio } from '../fakes/composio.ts';
 import { listMigrations } from '../../src/schema/service.ts';
+import { bundleFunctions, TemplateBuildError } from '../../src/templates/build.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const FIXTURES = path.join(ROOT, 'test/fixtures/templates');
 
 let p: TestPlatform;
+let composio: FakeComposio;
+let templatesDir: string;
 
 beforeAll(async () => {
-  p = await startTestPlatform({ SVC_TEMPLATES_INSTALL: 'true', SVC_CLONES_PER_ACCOUNT: '2' });
+  // Notes as shipped and the two fixtures, each a link to its folder (the way an operator selects templates).
+  templatesDir = mkdtempSync(path.join(tmpdir(), 'svc-templates-'));
+  symlinkSync(path.join(ROOT, 'templates/notes'), path.join(templatesDir, 'notes'), 'dir');
+  for (const name of ['built', 'broken']) symlinkSync(path.join(FIXTURES, name), path.join(templatesDir, name), 'dir');
+  composio = await startFakeComposio();
+  p = await startTestPlatform({
+    SVC_TEMPLATES_INSTALL: 'true',
+    SVC_TEMPLATES_DIR: templatesDir,
+    SVC_CLONES_PER_ACCOUNT: '2',
+    SVC_INTEGRATIONS_BASE_URL: composio.url,
+    SVC_INTEGRATIONS_API_KEY: composio.apiKey,
+  });
   await p.shippedTemplates;
 }, 120_000);
 afterAll(async () => {
   await p?.close();
+  await composio?.close();
+  if (templatesDir) rmSync(templatesDir, { recursive: true, force: true });
 });
 
 async function untilSettled(cloneId: string): Promise<any> {
@@ -111,6 +135,69 @@ describe('the shipped Notes template', () => {
 
     const collections = await p.api('GET', `/v1/${appId}/rag/collections`);
     expect(collections.body.map((c: any) => c.name)).toEqual(['help']);
+  });
+});
+
+describe('a shipped template built at install', () => {
+  async function built(): Promise<{ app_id: string; version: string }> {
+    const list = await p.api('GET', '/v1/templates');
+    return list.body.templates.find((t: any) => t.title === 'Built fixture');
+  }
+
+  it('deploys each function bundled with the lib it imports', async () => {
+    const { app_id } = await built();
+    const res = await fetch(`${p.url}/v1/${app_id}/fn/greet?name=Ada`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ greeting: 'bundled hello, Ada' });
+    const [fn] = await p.sql(`select code from functions where app_id = $1 and name = 'greet'`, [app_id]);
+    // One module: the lib inlined, no import left for the sandbox to resolve.
+    expect(fn.code).toContain('bundled hello');
+    expect(fn.code).not.toMatch(/^\s*import\b/m);
+    expect(fn.code).toMatch(/export\s*\{\s*\w+ as default\s*\}/);
+  });
+
+  it('serves the site built from source beside its static files, with no CDN and no import left', async () => {
+    const { app_id } = await built();
+    const site = `${p.url}/sites/${app_id}`;
+    const html = await fetch(`${site}/`);
+    expect(html.status).toBe(200);
+    expect(await html.text()).toContain('<script type="module" src="assets/main.js"></script>');
+    const js = await fetch(`${site}/assets/main.js`);
+    expect(js.status).toBe(200);
+    const code = await js.text();
+    // The site's own module and preact's render and hooks, minified into the one file.
+    expect(code).toContain('built from the fixture source');
+    expect(code).toContain('clicked ');
+    expect(code).not.toMatch(/\bimport\s*[{*"'(]|\bfrom\s*"/);
+    // The only URLs are the XML namespaces preact names; nothing is fetched at run time.
+    expect(new Set(code.match(/https?:\/\/[^"'\s]+/g))).toEqual(new Set(['http://www.w3.org/2000/svg', 'http://www.w3.org/1998/Math/MathML', 'http://www.w3.org/1999/xhtml']));
+    expect(code.split('\n').length).toBeLessThan(5);
+    expect((await fetch(`${site}/style.css`)).status).toBe(200);
+    expect((await fetch(`${site}/img/dot.svg`)).status).toBe(200);
+    // The sources stay out of the deployment.
+    for (const source of ['src/main.jsx', 'src/message.ts']) expect((await fetch(`${site}/${source}`)).status).toBe(404);
+    const [deployment] = await p.sql(`select file_count from frontend_deployments where app_id = $1 and live`, [app_id]);
+    expect(deployment.file_count).toBe(4);
+  });
+
+  it('enables its toolkits and AI settings on the template app, so the manifest says a clone gets them', async () => {
+    const { app_id } = await built();
+    const manifest = await p.api('GET', `/v1/templates/${app_id}`);
+    expect(manifest.status).toBe(200);
+    expect(manifest.body.creates).toMatchObject({ functions: [{ name: 'greet', trigger: 'http' }], site: { framework: 'static', files: 4 }, ai: { default_model: 'fixture/model-1' }, integrations: ['gmail'] });
+    expect(manifest.body.owner_must_supply).toEqual([expect.objectContaining({ kind: 'integration', name: 'gmail' })]);
+    const [toolkit] = await p.sql(`select toolkit, display_name, scopes from integration_toolkits where app_id = $1`, [app_id]);
+    expect(toolkit).toEqual({ toolkit: 'gmail', display_name: 'Gmail', scopes: null });
+  });
+
+  it('a template that does not build is not installed, saying which import failed; the others are', async () => {
+    const titles = (await p.api('GET', '/v1/templates')).body.templates.map((t: any) => t.title).sort();
+    expect(titles).toEqual(['Built fixture', 'Notes']);
+    const [{ n }] = await p.sql(`select count(*)::int as n from apps where name = 'Broken fixture'`);
+    expect(n).toBe(0);
+    const failure = await bundleFunctions(path.join(FIXTURES, 'broken'), { bad: 'functions/bad.ts' }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(TemplateBuildError);
+    expect((failure as Error).message).toMatch(/functions\/bad\.ts:2:\d+: Could not resolve "\.\.\/lib\/missing\.ts"/);
   });
 });
 
