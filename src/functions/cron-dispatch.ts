@@ -12,7 +12,10 @@ import type { ControlDatabase } from '../db/types.ts';
 const CRON_CATCH_UP_SLOTS = 60;
 const CRON_CATCH_UP_MS = 60 * 60_000;
 
-/** `halted`: the app is paused or its account suspended. */
+/**
+ * `halted`: the app is paused, its account suspended, its clone still being made (a half-copied app must not run its
+ * jobs), or it is a shipped template (a source to clone from, whose jobs would run for nobody).
+ */
 type DueRow = Pick<Selectable<ControlDatabase['functions']>, 'id' | 'trigger_config' | 'cron_cursor' | 'created_at'> & { halted: boolean };
 
 /**
@@ -24,13 +27,15 @@ type DueRow = Pick<Selectable<ControlDatabase['functions']>, 'id' | 'trigger_con
 export async function dispatchCron(db: Kysely<ControlDatabase>, log: Logger, now: Date): Promise<{ functions: number; enqueued: number }> {
   return db.transaction().execute(async (tx) => {
     const { rows } = await sql<DueRow>`
-      select f.id, f.trigger_config, f.cron_cursor, f.created_at, (a.paused_at is not null or ac.status = 'suspended') as halted
+      select f.id, f.trigger_config, f.cron_cursor, f.created_at,
+        (a.paused_at is not null or ac.status = 'suspended' or a.status <> 'ready'
+          or exists (select 1 from templates t where t.app_id = a.id and t.slug is not null)) as halted
       from functions f join apps a on a.id = f.app_id join accounts ac on ac.id = a.account_id
       where f.trigger_type = 'cron' and (f.cron_cursor is null or f.cron_cursor < ${now})
       for update of f skip locked`.execute(tx);
     let enqueued = 0;
     for (const row of rows) {
-      // A paused app or a suspended account runs nothing: its slots pass by (they are not caught up later).
+      // A halted app runs nothing: its slots pass by (they are not caught up later).
       for (const slot of row.halted ? [] : dueSlots(row, now, log)) {
         await enqueueSlot(tx, row.id, slot);
         enqueued++;

@@ -61,6 +61,17 @@ describe('functions_cron_tick', () => {
     expect(await jobs()).toHaveLength(4);
   });
 
+  it('an app whose clone is being made, or a shipped template, runs no slot (they pass by)', async () => {
+    await p.sql(`update apps set status = 'cloning' where id = $1`, [appId]);
+    expect((await p.services.functions.cronTick(new Date('2031-05-05T10:35:00Z'))).enqueued).toBe(0);
+    await p.sql(`update apps set status = 'ready' where id = $1`, [appId]);
+    await p.sql(`insert into templates (app_id, account_id, slug, title, visibility) select id, account_id, 'cron-template', 'T', 'public' from apps where id = $1`, [appId]);
+    expect((await p.services.functions.cronTick(new Date('2031-05-05T10:36:00Z'))).enqueued).toBe(0);
+    await p.sql('delete from templates where app_id = $1', [appId]);
+    await p.sql('update functions set cron_cursor = $1 where id = $2', ['2031-05-05T10:31:20Z', fnId]);
+    expect(await jobs()).toHaveLength(4);
+  });
+
   it('the graphile cron item passes its own timestamp as now', async () => {
     await toTask(functionsCronTick, p.services as never)({ _cron: { ts: '2031-05-05T10:40:00.000Z', backfilled: false } }, helpers);
     expect((await jobs()).map((r) => r.key).at(-1)).toBe(`fncron:${fnId}:2031-05-05T10:40:00.000Z`);
