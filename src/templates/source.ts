@@ -76,6 +76,8 @@ export async function readSource(deps: SourceDeps, appId: string, options: Templ
     products: products.map((p) => ({ name: p.name, description: p.description, price_cents: p.price_cents, currency: p.currency, metadata: p.metadata as Record<string, string> })),
     seed_tables: seedTables.map((name, i) => ({ name, rows: seedRows[i]! })),
     substrate_link: options.substrate_link ?? false,
+    uses: options.uses ?? [],
+    setup: options.setup ?? [],
   };
   return { ...source, version: versionOf(source) };
 }
@@ -122,6 +124,8 @@ export function todoOf(source: TemplateSource, billingDeferred: boolean): TodoIt
   for (const i of source.integrations) {
     todo.push({ kind: 'integration', name: i.toolkit, tool: 'integrations_connect', message: `Toolkit ${i.toolkit} is enabled; each end user connects their own account before its tools run.` });
   }
+  // Pinned sources of clones asked for before setup existed have none.
+  for (const step of source.setup ?? []) todo.push({ kind: 'setup', tool: step.tool, message: step.message });
   return todo;
 }
 
@@ -154,6 +158,7 @@ export function manifestOf(
       integrations: source.integrations.map((i) => i.toolkit),
       billing: { plans: source.plans.map((p) => p.name), products: source.products.map((p) => p.name) },
       substrate_link: source.substrate_link,
+      uses: source.uses ?? [],
     },
     owner_must_supply: todoOf(source, source.plans.length + source.products.length > 0),
   };

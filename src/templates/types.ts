@@ -14,6 +14,9 @@ export type EnvTreatment = (typeof ENV_TREATMENTS)[number];
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const TABLE = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/** Paid platform services a template's functions may call, which its manifest names. */
+export const USES = ['people', 'meetings'] as const;
+
 /** What the publisher says about what is not copied as is (templates.options). */
 export const TemplateOptionsSchema = z
   .object({
@@ -30,13 +33,19 @@ export const TemplateOptionsSchema = z
       .describe('Tables whose rows a clone copies as seed data, in this order (parents before children); user_id columns are cleared'),
     rag_documents: z.array(z.string().min(1).max(100)).max(50).optional().describe('RAG collections whose text documents a clone re-ingests (embedded with the new app\'s credits)'),
     substrate_link: z.boolean().optional().describe("Link the clone to the new owner's substrate (functions' ctx.substrate)"),
+    uses: z.array(z.enum(USES)).max(USES.length).optional().describe("Paid services the functions call, billed to the new owner's credits"),
+    setup: z
+      .array(z.object({ message: z.string().min(1).max(500), tool: z.string().min(1).max(100) }).strict())
+      .max(20)
+      .optional()
+      .describe("The new owner's steps after cloning, each with the tool that does it"),
   })
   .strict();
 export type TemplateOptions = z.infer<typeof TemplateOptionsSchema>;
 
 /** One thing the new owner must do before the cloned app works fully. */
 export const TodoItemSchema = z.object({
-  kind: z.enum(['secret', 'frontend_env', 'connect_onboarding', 'integration']),
+  kind: z.enum(['secret', 'frontend_env', 'connect_onboarding', 'integration', 'setup']),
   message: z.string(),
   tool: z.string().describe('The tool that does it'),
   function: z.string().optional(),
@@ -63,6 +72,7 @@ export const ManifestSchema = z.object({
     integrations: z.array(z.string()),
     billing: z.object({ plans: z.array(z.string()), products: z.array(z.string()) }),
     substrate_link: z.boolean(),
+    uses: z.array(z.enum(USES)).describe("Paid services its functions call (people search, meeting bots), billed to the owner's credits"),
   }),
   owner_must_supply: z.array(TodoItemSchema),
 });
@@ -150,4 +160,6 @@ export interface TemplateSource {
   products: SourceProduct[];
   seed_tables: Array<{ name: string; rows: number }>;
   substrate_link: boolean;
+  uses: Array<(typeof USES)[number]>;
+  setup: Array<{ message: string; tool: string }>;
 }
