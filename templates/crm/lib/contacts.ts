@@ -133,7 +133,12 @@ export async function saveContacts(
     const match = keys.map((k) => byIdentity.get(k)).find((r) => r !== undefined);
     if (match) return void plan.push({ match });
     const earlier = keys.map((k) => firstOf.get(k)).find((n) => n !== undefined);
-    if (earlier !== undefined) return void plan.push({ first: earlier });
+    if (earlier !== undefined) {
+      // A repeat within the batch completes the first mention before anything is written.
+      const first = people[earlier]! as Record<string, unknown>;
+      for (const [key, value] of Object.entries(c)) if ((first[key] ?? '') === '' && value !== null && value !== undefined) first[key] = value;
+      return void plan.push({ first: earlier });
+    }
     for (const k of keys) firstOf.set(k, i);
     plan.push({ create: creates.length });
     creates.push(i);

@@ -118,10 +118,12 @@ export interface ListContact {
 /** A lead list's contacts with their company, in the order they were added (read as the caller). */
 export async function listContacts(ctx: Ctx, leadListId: string): Promise<ListContact[]> {
   const entries = rows(
-    await ctx.data.from('lead_list_entries').select<{ contacts: ListContact | null }>('added_at,contacts(*,companies(name,domain))', {
-      query: `lead_list_id=${eq(leadListId)}&order=added_at.asc`,
+    await ctx.data.from('lead_list_entries').select<{ added_at: string; contacts: ListContact | null }>('added_at,contacts(*,companies(name,domain))', {
+      query: `lead_list_id=${eq(leadListId)}`,
     }),
     'lead list entries',
   );
+  // People saved together share added_at: by name within one save.
+  entries.sort((a, b) => a.added_at.localeCompare(b.added_at) || (a.contacts?.full_name ?? '').localeCompare(b.contacts?.full_name ?? ''));
   return entries.flatMap((e) => (e.contacts ? [e.contacts] : []));
 }
