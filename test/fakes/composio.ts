@@ -24,6 +24,10 @@
  *
  * Faults, per tool slug on execute (`faults.set(slug, kind)`): 'soft' answers 200 { successful: false, error },
  * '5xx' answers 500, 'drop' destroys the socket without answering.
+ *
+ * Canned answers, per tool slug on execute (`responders.set(slug, fn)`): the tool's `data` is what fn returns for
+ * the request's arguments and account (a fault still wins; a responder that throws is the tool failing: 200
+ * { successful: false, error: its message }); without one, data echoes the request as above.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -56,6 +60,9 @@ export interface FakeAuthConfig {
 
 export type ExecuteFault = 'soft' | '5xx' | 'drop';
 
+/** A tool's canned `data`, from the arguments it was called with and the connected account it ran as. */
+export type ExecuteResponder = (args: Record<string, any>, account: FakeAccount) => unknown;
+
 export interface FakeComposio {
   /** Base URL without /api/v3: SVC_INTEGRATIONS_BASE_URL. */
   url: string;
@@ -64,6 +71,7 @@ export interface FakeComposio {
   accounts: Map<string, FakeAccount>;
   authConfigs: FakeAuthConfig[];
   faults: Map<string, ExecuteFault>;
+  responders: Map<string, ExecuteResponder>;
   /** The API requests to one path prefix, e.g. '/api/v3/tools/execute/'. */
   requestsTo(prefix: string): FakeComposioRequest[];
   close(): Promise<void>;
@@ -84,6 +92,8 @@ const TOOLKITS = [
   ['hubspot', 'HubSpot', 'CRM'],
   ['airtable', 'Airtable', 'Spreadsheet databases'],
   ['trello', 'Trello', 'Kanban boards'],
+  ['linkedin', 'LinkedIn', 'Professional network posts and profile'],
+  ['twitter', 'Twitter', 'Posts on X'],
 ].map(([slug, name, description]) => ({ slug: slug!, name: name!, meta: { description, logo: `https://logos.example/${slug}.png` } }));
 
 const object = (properties: Record<string, unknown>, required: string[]) => ({ type: 'object', properties, required });
@@ -101,6 +111,44 @@ const TOOLS = [
     description: 'List recent e-mails.',
     toolkit: 'gmail',
     input_parameters: object({ query: { type: 'string' }, max_results: { type: 'integer' } }, []),
+  },
+  {
+    slug: 'GOOGLECALENDAR_EVENTS_LIST',
+    name: 'List events',
+    description: 'Events of a calendar in a time window.',
+    toolkit: 'googlecalendar',
+    input_parameters: object({ calendarId: { type: 'string' }, timeMin: { type: 'string' }, timeMax: { type: 'string' }, singleEvents: { type: 'boolean' }, maxResults: { type: 'integer' } }, []),
+  },
+  {
+    slug: 'GOOGLECALENDAR_CREATE_EVENT',
+    name: 'Create event',
+    description: 'Create an event, optionally with a Google Meet room.',
+    toolkit: 'googlecalendar',
+    input_parameters: object(
+      { calendar_id: { type: 'string' }, summary: { type: 'string' }, start_datetime: { type: 'string' }, event_duration_hour: { type: 'integer' }, event_duration_minutes: { type: 'integer' }, attendees: { type: 'array' } },
+      ['start_datetime'],
+    ),
+  },
+  {
+    slug: 'LINKEDIN_GET_MY_INFO',
+    name: 'Get my info',
+    description: "The connected member's profile and author URN.",
+    toolkit: 'linkedin',
+    input_parameters: object({}, []),
+  },
+  {
+    slug: 'LINKEDIN_CREATE_LINKED_IN_POST',
+    name: 'Create a post',
+    description: 'Publish a post as the connected member.',
+    toolkit: 'linkedin',
+    input_parameters: object({ author: { type: 'string' }, commentary: { type: 'string' }, visibility: { type: 'string' } }, ['author', 'commentary']),
+  },
+  {
+    slug: 'TWITTER_CREATION_OF_A_POST',
+    name: 'Create a post',
+    description: 'Post on X as the connected account.',
+    toolkit: 'twitter',
+    input_parameters: object({ text: { type: 'string' } }, ['text']),
   },
   {
     slug: 'SLACK_SEND_MESSAGE',
@@ -128,6 +176,7 @@ export async function startFakeComposio(options: { apiKey?: string } = {}): Prom
   const accounts = new Map<string, FakeAccount>();
   const authConfigs: FakeAuthConfig[] = [];
   const faults = new Map<string, ExecuteFault>();
+  const responders = new Map<string, ExecuteResponder>();
   /** link token -> account id */
   const links = new Map<string, string>();
   let counter = 0;
@@ -253,10 +302,17 @@ export async function startFakeComposio(options: { apiKey?: string } = {}): Prom
     if (fault === 'drop') return void req.socket.destroy();
     if (fault === '5xx') return error(res, 500, 'Internal server error');
     if (fault === 'soft') return send(res, 200, { successful: false, error: SOFT_FAILURE_MESSAGE, data: {}, log_id: nextId('log') });
+    const responder = responders.get(slug);
+    let data: unknown = { tool: slug, arguments: body.arguments ?? {}, connected_account_id: account.id, user_id: account.userId };
+    try {
+      if (responder) data = responder(body.arguments ?? {}, account);
+    } catch (err) {
+      return send(res, 200, { successful: false, error: (err as Error).message, data: {}, log_id: nextId('log') });
+    }
     send(res, 200, {
       successful: true,
       error: null,
-      data: { tool: slug, arguments: body.arguments ?? {}, connected_account_id: account.id, user_id: account.userId },
+      data,
       log_id: nextId('log'),
     });
   }
@@ -290,6 +346,7 @@ export async function startFakeComposio(options: { apiKey?: string } = {}): Prom
     accounts,
     authConfigs,
     faults,
+    responders,
     requestsTo: (prefix) => requests.filter((r) => r.path.startsWith(prefix)),
     close: () =>
       new Promise<void>((resolve) => {

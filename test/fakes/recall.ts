@@ -12,7 +12,10 @@
  *                                       data.download_url is new on every read, as Recall's presigned links are.
  *   POST /api/v1/bot/:id/leave_call/    200 while the bot is in the call (it then ends: call_ended and done are sent);
  *                                       400 `{ detail }` once its call is over. Unknown ids: 404.
- *   GET  /media/...                     the bytes behind a download URL.
+ *   GET  /media/...                     the bytes behind a download URL; a transcript's is the JSON set for its bot
+ *                                       with `transcripts.set(providerBotId, json)` (Recall's participant/words shape),
+ *                                       when one was set. `mediaBaseUrl` makes download URLs point elsewhere (a server
+ *                                       a sandboxed reader can reach, answering with `mediaBody(path)`).
  *
  * Scripting a bot's life (each step sends the webhook and resolves with the platform's answer): `move(id, code)`
  * sends `bot.<code>` (joining_call, in_waiting_room, in_call_recording, call_ended, done, fatal, ...);
@@ -70,6 +73,10 @@ export class FakeRecall {
   readonly apiKey: string;
   readonly webhookSecret: string;
   webhookUrl: string | undefined;
+  /** Transcript JSON per provider bot id, served at its transcript's download URL. */
+  readonly transcripts = new Map<string, unknown>();
+  /** Where download URLs point (default: this fake's own url). */
+  mediaBaseUrl: string | undefined;
   #server: Server;
   #failures: Array<{ status: number; body: unknown }> = [];
   url = '';
@@ -193,6 +200,17 @@ export class FakeRecall {
     return { event, data: { data: { code, sub_code: subCode, updated_at: at }, bot: { id: bot.id, metadata: bot.metadata }, ...extra } };
   }
 
+  /** What a download URL's path serves: the bot's transcript set by the test for its transcript, else a stand-in. */
+  mediaBody(path: string): unknown {
+    const m = /^\/media\/([^/]+)\/transcript\.json$/.exec(path);
+    if (m) {
+      for (const bot of this.bots.values()) {
+        if (bot.recordings.some((r) => r.transcriptId === m[1]) && this.transcripts.has(bot.id)) return this.transcripts.get(bot.id);
+      }
+    }
+    return { media: path };
+  }
+
   // ---- API ------------------------------------------------------------------------------------------------------
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -207,7 +225,7 @@ export class FakeRecall {
       return send(res, 400, { detail: 'JSON parse error' });
     }
     this.requests.push({ method: req.method ?? '', path, body });
-    if (path.startsWith('/media/')) return send(res, 200, { media: path });
+    if (path.startsWith('/media/')) return send(res, 200, this.mediaBody(path));
     if (req.headers.authorization !== `Token ${this.apiKey}`) return send(res, 401, { detail: 'Invalid token.' });
     const failure = this.#failures.shift();
     if (failure) return send(res, failure.status, failure.body);
@@ -252,7 +270,7 @@ export class FakeRecall {
 
   /** Recall's bot: media links are presigned, so each read gets new ones. */
   #view(bot: FakeRecallBot): unknown {
-    const link = (recording: string, kind: string) => ({ data: { download_url: `${this.url}/media/${recording}/${kind}?X-Amz-Signature=${randomBytes(8).toString('hex')}` } });
+    const link = (recording: string, kind: string) => ({ data: { download_url: `${this.mediaBaseUrl ?? this.url}/media/${recording}/${kind}?X-Amz-Signature=${randomBytes(8).toString('hex')}` } });
     const config = bot.recording_config;
     return {
       id: bot.id,

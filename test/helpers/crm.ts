@@ -117,9 +117,10 @@ export async function startCrm(opts: { env?: Record<string, string> } = {}): Pro
     FakeRecall.start(),
     startFakeStripe({ secretKey: STRIPE_KEY }),
   ]);
-  // Only the CRM: the platform installs every folder of SVC_TEMPLATES_DIR at start.
+  // Only the CRM: the platform installs every folder of SVC_TEMPLATES_DIR at start. CRM_TEMPLATE_DIR runs another copy
+  // of it (e.g. one with stand-ins for functions not written yet, so a family's tests run before the others land).
   const templatesDir = mkdtempSync(path.join(tmpdir(), 'svc-crm-templates-'));
-  symlinkSync(path.join(ROOT, 'templates/crm'), path.join(templatesDir, 'crm'), 'dir');
+  symlinkSync(process.env.CRM_TEMPLATE_DIR ?? path.join(ROOT, 'templates/crm'), path.join(templatesDir, 'crm'), 'dir');
   let server: SpawnedServer | undefined;
   let control: pg.Pool | undefined;
   const cleanup = async () => {

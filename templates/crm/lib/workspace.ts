@@ -45,3 +45,9 @@ export async function rowOf<T extends { workspace_id: string }>(ctx: Ctx, table:
   });
   return { row, member };
 }
+
+/** A row a request links to (its deal_id, contact_id, ...), which must exist in the same workspace: 400 otherwise. */
+export async function requireInWorkspace(ctx: Ctx, table: string, id: string, workspaceId: string, field: string): Promise<void> {
+  const [row] = rows(await ctx.asApp.data.from(table).select<{ workspace_id: string }>('workspace_id', { query: `id=${eq(id)}` }), table);
+  if (row?.workspace_id !== workspaceId) throw new HttpError(400, 'invalid_field', `${field} is not a ${table.replace(/s$/, '')} of this workspace.`);
+}
