@@ -193,9 +193,10 @@ export async function startCrm(opts: { env?: Record<string, string> } = {}): Pro
     if (done.status !== 'ready') throw new Error(`the CRM clone failed at ${done.failed_step}: ${done.error}`);
     const appId = done.app_id as string;
 
-    // TODO(issue 29): link with the option that lets end users decide on proposals once substrate_app_link has it;
-    // until then the clone's own link (template.json substrate_link) is what ctx.substrate uses.
-    ok(await platform('POST', `/apps/${appId}/substrate-link`, {}), 'substrate link');
+    // The clone is linked to the owner's substrate (template.json substrate_link); the owner, signed in, also lets the
+    // CRM's end users decide on its proposals (a person's act: their session, never the platform key).
+    const link = ok(await request(srv.url, `/apps/${appId}/substrate-link`, { method: 'POST', body: { end_users_decide: true }, headers: { origin, cookie } }), 'substrate link');
+    if (link.end_users_decide !== true) throw new Error(`substrate link: ${JSON.stringify(link)}`);
     const serviceKey = ok(await platform('POST', `/apps/${appId}/keys`, { name: 'crm tests' }), 'service key', 201).key as string;
     for (const [toolkit, displayName] of TOOLKITS) {
       ok(await platform('POST', `/v1/${appId}/integrations/configure`, { toolkit, displayName, redirectOrigins: [SITE_ORIGIN] }), `enable ${toolkit}`);
