@@ -167,6 +167,8 @@ describe('enrichment', () => {
     expect((await service.from('companies').update({ enriched_at: old }).eq('id', ids.company3!).select()).error).toBeNull();
     const profiles = rig.fakes.people.requests.filter((r) => r.path === '/api/v2/linkedin').length;
     const since = await lastUsage();
+    // A cron function spends credits: it has no public route to be triggered from.
+    expect((await rig.fn('enrich-stale', { token: ann.token, body: {} })).status).toBe(404);
     const res = await rig.cron('enrich-stale');
     expect(res.status, JSON.stringify(res)).toBe(200);
     const usage = await usageSince(since);
@@ -206,6 +208,15 @@ describe('lead search', () => {
     ]);
     const next = await call(ben, { filters: { currentRoleTitle: 'CTO', country: 'US' }, page_size: 3, next_token: res.json.next_token });
     expect(next.json.results.map((r: any) => r.linkedin_url)).toEqual([7, 9, 11].map(profileUrl));
+    // A natural-language query goes to the semantic provider.
+    const natural = await call(ben, { query: 'CTOs of software companies in San Francisco', page_size: 3 });
+    expect(natural.status, natural.text).toBe(200);
+    expect(rig.fakes.exa.requests.at(-1)!.body).toMatchObject({ query: 'CTOs of software companies in San Francisco', numResults: 3 });
+    expect(natural.json.results.map((r: any) => [r.full_name, r.contact_id])).toEqual([
+      ['Person Number1', null],
+      ['Person Number2', null],
+      ['Person Number3', ids.p3],
+    ]);
   });
 
   it('lead-search-companies answers companies with their firmographics and credits', async () => {
