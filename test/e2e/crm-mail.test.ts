@@ -55,11 +55,14 @@ afterAll(async () => {
 });
 
 describe('mail sync', () => {
-  it('refuses a non-member (403), a bad kind (400) and a sync not turned on (409)', async () => {
+  it('refuses a non-member (403), a bad kind (400), an unconnected mailbox and a sync not turned on (409)', async () => {
     const outsider = await rig.fn('sync-enable', { token: eve.token, body: { workspace_id: ws, kind: 'mail' } });
     expect([outsider.status, outsider.json.error.code]).toEqual([403, 'not_a_member']);
     const badKind = await rig.fn('sync-enable', { token: ann.token, body: { workspace_id: ws, kind: 'fax' } });
     expect([badKind.status, badKind.json.error.code]).toEqual([400, 'invalid_field']);
+    const unconnected = await rig.fn('sync-enable', { token: bob.token, body: { workspace_id: ws, kind: 'calendar' } });
+    expect([unconnected.status, unconnected.json.error.code]).toEqual([409, 'not_connected']);
+    expect(await rig.serviceRows('sync_state', `workspace_id=eq.${ws}`)).toEqual([]);
     const notOn = await rig.fn('mail-sync-now', { token: bob.token, body: { workspace_id: ws } });
     expect([notOn.status, notOn.json.error.code]).toEqual([409, 'sync_not_enabled']);
     const anonymous = await rig.fn('sync-enable', { body: { workspace_id: ws, kind: 'mail' } });
@@ -71,18 +74,30 @@ describe('mail sync', () => {
     expect(on.status).toBe(200);
     expect(on.json).toEqual({ enabled: true, state: expect.objectContaining({ workspace_id: ws, user_id: ann.userId, kind: 'mail', cursor: null, items: 0, last_error: null }) });
 
-    rig.fakes.composio.responders.set('GMAIL_FETCH_EMAILS', () => ({
-      messages: [
-        { messageId: 'm-in-1', threadId: 't-1', messageTimestamp: iso(-3 * DAY), sender: 'Carol Client <carol@client.io>', to: 'ann@seller.io', subject: 'Pricing?', messageText: 'What does it cost?', labelIds: ['INBOX'] },
-        { messageId: 'm-out-1', threadId: 't-1', messageTimestamp: iso(-2 * DAY), sender: 'ann@seller.io', to: 'Carol <carol@client.io>', subject: 'Re: Pricing?', messageText: '$10 a seat.', labelIds: ['SENT'] },
-        { messageId: 'm-spam', threadId: 't-2', messageTimestamp: iso(-1 * DAY), sender: 'stranger@else.com', to: 'ann@seller.io', subject: 'Offer', messageText: 'Buy now', labelIds: ['INBOX'] },
-      ],
-    }));
+    // Gmail lists newest first, a page at a time: both pages are read before the cursor moves.
+    rig.fakes.composio.responders.set('GMAIL_FETCH_EMAILS', (args) =>
+      args.page_token === 'page-2'
+        ? {
+            messages: [
+              { messageId: 'm-in-1', threadId: 't-1', messageTimestamp: iso(-3 * DAY), sender: 'Carol Client <carol@client.io>', to: 'ann@seller.io', subject: 'Pricing?', messageText: 'What does it cost?', labelIds: ['INBOX'] },
+            ],
+          }
+        : {
+            messages: [
+              { messageId: 'm-spam', threadId: 't-2', messageTimestamp: iso(-1 * DAY), sender: 'stranger@else.com', to: 'ann@seller.io', subject: 'Offer', messageText: 'Buy now', labelIds: ['INBOX'] },
+              { messageId: 'm-out-1', threadId: 't-1', messageTimestamp: iso(-2 * DAY), sender: 'ann@seller.io', to: 'Carol <carol@client.io>', subject: 'Re: Pricing?', messageText: '$10 a seat.', labelIds: ['SENT'] },
+            ],
+            nextPageToken: args.page_token ? undefined : 'page-2',
+          },
+    );
     const now = await rig.fn('mail-sync-now', { token: ann.token, body: { workspace_id: ws } });
     expect(now.status).toBe(200);
     const cursor = String(Math.floor(new Date(iso(-1 * DAY)).getTime() / 1000));
     expect(now.json).toEqual({ logged: 2, state: expect.objectContaining({ items: 2, cursor, last_error: null, last_synced_at: expect.any(String) }) });
-    expect(executed('GMAIL_FETCH_EMAILS')).toEqual([{ user: asVendorUser(ann), args: { query: 'newer_than:30d', max_results: 50, include_payload: false } }]);
+    expect(executed('GMAIL_FETCH_EMAILS')).toEqual([
+      { user: asVendorUser(ann), args: { query: 'newer_than:30d', max_results: 50, include_payload: false } },
+      { user: asVendorUser(ann), args: { query: 'newer_than:30d', max_results: 50, include_payload: false, page_token: 'page-2' } },
+    ]);
     const logged = await rig.serviceRows('activities', `workspace_id=eq.${ws}&kind=eq.email&order=occurred_at`);
     expect(logged.map((a) => [a.external_id, a.direction, a.thread_id, a.contact_id, a.user_id, a.subject, a.body])).toEqual([
       ['m-in-1', 'inbound', 't-1', carol.id, ann.userId, 'Pricing?', 'What does it cost?'],
@@ -92,7 +107,7 @@ describe('mail sync', () => {
     // The cron syncs every syncing member from their cursor; the same messages again log nothing new.
     const cron = await rig.cron('mail-sync');
     expect([cron.status, cron.error, cron.body]).toEqual([200, null, { members: 1, logged: 0, failed: 0 }]);
-    expect(executed('GMAIL_FETCH_EMAILS')[1]).toEqual({ user: asVendorUser(ann), args: { query: `after:${cursor}`, max_results: 50, include_payload: false } });
+    expect(executed('GMAIL_FETCH_EMAILS')[2]).toEqual({ user: asVendorUser(ann), args: { query: `after:${cursor}`, max_results: 50, include_payload: false } });
     expect(await rig.serviceRows('activities', `workspace_id=eq.${ws}&kind=eq.email`)).toHaveLength(2);
 
     rig.fakes.composio.faults.set('GMAIL_FETCH_EMAILS', '5xx');
@@ -167,6 +182,12 @@ describe('calendar sync', () => {
     const cron = await rig.cron('calendar-sync');
     expect([cron.status, cron.body]).toEqual([200, { members: 1, logged: 2, failed: 0 }]);
     expect(await rig.serviceRows('meetings', `workspace_id=eq.${ws}`)).toHaveLength(2);
+
+    // Turned off, the cron no longer reads this calendar; the meetings stay.
+    const off2 = await rig.fn('sync-enable', { token: ann.token, body: { workspace_id: ws, kind: 'calendar', enabled: false } });
+    expect([off2.status, off2.json]).toEqual([200, { enabled: false, state: null }]);
+    expect((await rig.cron('calendar-sync')).body).toEqual({ members: 0, logged: 0, failed: 0 });
+    expect(executed('GOOGLECALENDAR_EVENTS_LIST')).toHaveLength(2);
   });
 
   it('calendar-event-create books a Meet on the caller’s calendar with the contact and records the meeting on the deal', async () => {

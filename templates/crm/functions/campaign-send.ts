@@ -6,6 +6,7 @@ import type { Ctx } from '../lib/ctx.ts';
 import { eq, handler, inList, json, rows } from '../lib/http.ts';
 import { logSent, sendMail } from '../lib/mail.ts';
 import { errorText } from '../lib/tools.ts';
+import { currentMembers } from '../lib/workspace.ts';
 
 /** Sends per run: Gmail's sending limits are per day, and a run must end well within the function's timeout. */
 const BATCH = 100;
@@ -32,7 +33,7 @@ interface Contact {
 type Outcome = 'sent' | 'completed' | 'failed';
 
 /** Sends one recipient's due step and moves them on; only a still-active recipient is updated (a reply may have come). */
-async function sendStep(ctx: Ctx, campaign: Campaign, steps: Step[], r: Recipient, contact: Contact | undefined): Promise<Outcome> {
+async function sendStep(ctx: Ctx, campaign: Campaign, senderIsMember: boolean, steps: Step[], r: Recipient, contact: Contact | undefined): Promise<Outcome> {
   const step = steps[r.next_step];
   const where = `id=${eq(r.id)}&status=eq.active`;
   const recipients = ctx.asApp.data.from('campaign_recipients');
@@ -43,6 +44,7 @@ async function sendStep(ctx: Ctx, campaign: Campaign, steps: Step[], r: Recipien
   try {
     if (!contact?.email) throw new Error('the contact has no e-mail address');
     if (!campaign.sender_user_id) throw new Error('the campaign has no sender');
+    if (!senderIsMember) throw new Error('the sender is no longer a member of the workspace');
     const mail = { to: contact.email, subject: personalize(step.subject, contact), body: personalize(step.body, contact) };
     const sent = await sendMail(ctx, campaign.sender_user_id, mail);
     await logSent(ctx, { workspace_id: r.workspace_id, user_id: campaign.sender_user_id, contact, subject: mail.subject, body: mail.body }, sent);
@@ -92,11 +94,13 @@ export default handler(async (_request, ctx) => {
     const companyIds = [...new Set(contacts.map((c) => c.company_id).filter((id): id is string => id !== null))];
     const companies = companyIds.length ? rows(await ctx.asApp.data.from('companies').select<{ id: string; name: string }>('id,name', { query: `id=${inList(companyIds)}` }), 'companies') : [];
     for (const c of contacts) c.company = companies.find((co) => co.id === c.company_id)?.name ?? null;
+    const members = await currentMembers(ctx);
     const steps = new Map<string, Step[]>();
     for (const r of due) {
       const campaign = campaigns.find((c) => c.id === r.campaign_id)!;
       if (!steps.has(campaign.id)) steps.set(campaign.id, await stepsOf(ctx, campaign.id));
-      counts[await sendStep(ctx, campaign, steps.get(campaign.id)!, r, contacts.find((c) => c.id === r.contact_id))]++;
+      const sender = members.has(campaign.workspace_id, campaign.sender_user_id);
+      counts[await sendStep(ctx, campaign, sender, steps.get(campaign.id)!, r, contacts.find((c) => c.id === r.contact_id))]++;
     }
   }
   await completeFinished(ctx, campaigns.map((c) => c.id));

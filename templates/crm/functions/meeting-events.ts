@@ -2,9 +2,9 @@
 // app's wsec_ secret, kept as MEETINGS_WEBHOOK_SECRET. A bot's status is stored as it moves; when the bot is done its
 // transcript is read, stored and summarized onto the timeline. Unknown bots are acknowledged (a 2xx) so the platform
 // does not retry what will never match; a failure to read the transcript is a 502, which the platform retries.
-import { fail, handler, json, rows, eq } from '../lib/http.ts';
+import { eq, handler, json, rows } from '../lib/http.ts';
 import { FINAL_BOT_STATUSES, fetchTranscript, summarizeMeeting, type Meeting } from '../lib/meetings.ts';
-import { meetingSignatureValid } from '../lib/signature.ts';
+import { verifiedJson } from '../lib/signature.ts';
 
 interface MeetingEvent {
   event?: string;
@@ -12,16 +12,7 @@ interface MeetingEvent {
 }
 
 export default handler(async (request, ctx) => {
-  const raw = await request.text();
-  if (!(await meetingSignatureValid(ctx.env.MEETINGS_WEBHOOK_SECRET ?? '', raw, request.headers.get('x-svc-signature')))) {
-    return fail(401, 'bad_signature', 'The x-svc-signature does not verify with MEETINGS_WEBHOOK_SECRET.');
-  }
-  let payload: MeetingEvent;
-  try {
-    payload = JSON.parse(raw) as MeetingEvent;
-  } catch {
-    return fail(400, 'invalid_json', 'The body is not JSON.');
-  }
+  const payload = await verifiedJson<MeetingEvent>(request, 'meetings', ctx.env.MEETINGS_WEBHOOK_SECRET, 'MEETINGS_WEBHOOK_SECRET');
   const botId = payload.data?.bot?.id;
   const code = payload.data?.data?.code;
   if (!botId || !payload.event?.startsWith('bot.') || !code) return json({ ignored: payload.event ?? null });

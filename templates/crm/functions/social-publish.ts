@@ -4,12 +4,14 @@
 import type { Ctx } from '../lib/ctx.ts';
 import { eq, handler, json, rows } from '../lib/http.ts';
 import { errorText, runTool } from '../lib/tools.ts';
+import { currentMembers } from '../lib/workspace.ts';
 
 /** Posts per run: each is two vendor calls at most. */
 const BATCH = 50;
 
 interface Post {
   id: string;
+  workspace_id: string;
   user_id: string | null;
   network: 'linkedin' | 'twitter';
   body: string;
@@ -32,14 +34,16 @@ async function publish(ctx: Ctx, post: Post & { user_id: string }): Promise<stri
 export default handler(async (_request, ctx) => {
   const now = new Date().toISOString();
   const due = rows(
-    await ctx.asApp.data.from('social_posts').select<Post>('id,user_id,network,body', { query: `status=eq.scheduled&scheduled_at=lte.${encodeURIComponent(now)}&order=scheduled_at&limit=${BATCH}` }),
+    await ctx.asApp.data.from('social_posts').select<Post>('id,workspace_id,user_id,network,body', { query: `status=eq.scheduled&scheduled_at=lte.${encodeURIComponent(now)}&order=scheduled_at&limit=${BATCH}` }),
     'social_posts',
   );
+  const members = due.length ? await currentMembers(ctx) : null;
   let published = 0;
   for (const post of due) {
     let patch: Record<string, unknown>;
     try {
       if (!post.user_id) throw new Error('the post has no author');
+      if (!members?.has(post.workspace_id, post.user_id)) throw new Error('the author is no longer a member of the workspace');
       const externalId = await publish(ctx, { ...post, user_id: post.user_id });
       patch = { status: 'published', published_at: new Date().toISOString(), external_id: externalId, error: null };
       published++;

@@ -9,8 +9,9 @@ import { runTool } from './tools.ts';
 
 /** How much of a message body the timeline keeps. */
 const BODY_CHARS = 20_000;
-/** Messages per run: the rest come on the next run (the cursor only moves past what was read). */
+/** Messages per page, and pages per run. */
 const PAGE = 50;
+const MAX_PAGES = 10;
 
 export interface MailMessage {
   id: string;
@@ -47,11 +48,21 @@ async function mailboxOf(ctx: Ctx, state: SyncState): Promise<string | null> {
   return member?.email?.toLowerCase() ?? null;
 }
 
-/** One run of a member's mail sync: messages since the cursor (Gmail's after:<epoch seconds>), oldest first. */
+/**
+ * One run of a member's mail sync: messages since the cursor (Gmail's after:<epoch seconds>). Gmail lists newest
+ * first, so every page is read before the cursor moves (up to MAX_PAGES: a mailbox that far behind keeps the newest).
+ */
 export async function syncMail(ctx: Ctx, state: SyncState): Promise<SyncRun> {
   const query = state.cursor ? `after:${state.cursor}` : 'newer_than:30d';
-  const data = await runTool(ctx, state.user_id, 'GMAIL_FETCH_EMAILS', { query, max_results: PAGE, include_payload: false });
-  const messages = ((data.messages ?? []) as Record<string, any>[]).map(messageOf).filter((m): m is MailMessage => m !== null);
+  const messages: MailMessage[] = [];
+  let pageToken: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const data = await runTool(ctx, state.user_id, 'GMAIL_FETCH_EMAILS', { query, max_results: PAGE, include_payload: false, ...(pageToken ? { page_token: pageToken } : {}) });
+    messages.push(...((data.messages ?? []) as Record<string, any>[]).map(messageOf).filter((m): m is MailMessage => m !== null));
+    pageToken = typeof data.nextPageToken === 'string' && data.nextPageToken ? data.nextPageToken : undefined;
+    if (!pageToken) break;
+  }
+  if (pageToken) console.warn(`mail sync of ${state.user_id}: more than ${MAX_PAGES * PAGE} new messages, the oldest are not logged`);
   messages.sort((a, b) => a.at.localeCompare(b.at));
   const items = await logMessages(ctx, state, messages);
   const newest = messages.at(-1);

@@ -1,6 +1,7 @@
 // Signed webhooks: the platform's meeting events (x-svc-signature: v1,<base64 HMAC-SHA256>) and the substrate outbox
 // (x-svc-signature: sha256=<hex HMAC-SHA256>), both over the raw body. crypto.subtle.verify compares the MAC itself,
 // in constant time, so no byte of the expected signature leaks through timing.
+import { HttpError } from './http.ts';
 
 const encoder = new TextEncoder();
 
@@ -34,4 +35,21 @@ export function meetingSignatureValid(secret: string, raw: string, header: strin
 export function outboxSignatureValid(secret: string, raw: string, header: string | null): Promise<boolean> {
   const hex = header?.startsWith('sha256=') ? header.slice(7) : null;
   return hmacValid(secret, raw, hex === null ? null : fromHex(hex));
+}
+
+/**
+ * A signed webhook's JSON body, once its signature verifies over the raw bytes: 401 bad_signature when it does not
+ * (nothing of the body is read before), 400 invalid_json when it is not JSON.
+ */
+export async function verifiedJson<T>(request: Request, scheme: 'meetings' | 'outbox', secret: string | undefined, secretName: string): Promise<T> {
+  const raw = await request.text();
+  const valid = scheme === 'meetings' ? meetingSignatureValid : outboxSignatureValid;
+  if (!(await valid(secret ?? '', raw, request.headers.get('x-svc-signature')))) {
+    throw new HttpError(401, 'bad_signature', `The x-svc-signature does not verify with ${secretName}.`);
+  }
+  try {
+    return JSON.parse(raw) as T;
+  } catch {
+    throw new HttpError(400, 'invalid_json', 'The body is not JSON.');
+  }
 }

@@ -3,9 +3,12 @@
 import type { Ctx } from './ctx.ts';
 import { HttpError, eq, json, one, rows } from './http.ts';
 import { errorText } from './tools.ts';
-import { requireMember } from './workspace.ts';
+import { currentMembers, requireMember } from './workspace.ts';
 
 export type SyncKind = 'mail' | 'calendar';
+
+/** The toolkit each sync reads through: the member must have connected it. */
+export const SYNC_TOOLKIT = { mail: 'gmail', calendar: 'googlecalendar' } as const satisfies Record<SyncKind, string>;
 
 export interface SyncState {
   id: string;
@@ -70,11 +73,10 @@ export async function runSync(ctx: Ctx, state: SyncState, work: SyncWork): Promi
 /** The cron's run: every syncing member of this kind who still belongs to their workspace, one after another. */
 export async function syncEveryone(ctx: Ctx, kind: SyncKind, work: SyncWork): Promise<Response> {
   const states = rows(await ctx.asApp.data.from('sync_state').select<SyncState>('*', { query: `kind=${eq(kind)}&order=last_synced_at.asc.nullsfirst` }), 'sync_state');
-  const members = rows(await ctx.asApp.data.from('workspace_members').select<{ workspace_id: string; user_id: string }>('workspace_id,user_id'), 'members');
-  const current = new Set(members.map((m) => `${m.workspace_id}/${m.user_id}`));
+  const members = await currentMembers(ctx);
   let logged = 0;
   let failed = 0;
-  for (const state of states.filter((s) => current.has(`${s.workspace_id}/${s.user_id}`))) {
+  for (const state of states.filter((s) => members.has(s.workspace_id, s.user_id))) {
     const outcome = await runSync(ctx, state, work);
     logged += outcome.logged;
     if (outcome.error) {

@@ -51,3 +51,13 @@ export async function requireInWorkspace(ctx: Ctx, table: string, id: string, wo
   const [row] = rows(await ctx.asApp.data.from(table).select<{ workspace_id: string }>('workspace_id', { query: `id=${eq(id)}` }), table);
   if (row?.workspace_id !== workspaceId) throw new HttpError(400, 'invalid_field', `${field} is not a ${table.replace(/s$/, '')} of this workspace.`);
 }
+
+/**
+ * Who belongs where now, as `${workspace_id}/${user_id}` keys: scheduled functions act in a member's name (their
+ * mailbox, their social account) only while that member is still in the workspace.
+ */
+export async function currentMembers(ctx: Ctx): Promise<{ has(workspaceId: string, userId: string | null): boolean }> {
+  const all = rows(await ctx.asApp.data.from('workspace_members').select<{ workspace_id: string; user_id: string }>('workspace_id,user_id'), 'members');
+  const keys = new Set(all.map((m) => `${m.workspace_id}/${m.user_id}`));
+  return { has: (workspaceId, userId) => userId !== null && keys.has(`${workspaceId}/${userId}`) };
+}
