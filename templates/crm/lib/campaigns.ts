@@ -47,6 +47,8 @@ export async function activateCampaign(ctx: Ctx, campaignId: string): Promise<{ 
   const now = new Date().toISOString();
   const [current] = rows(await ctx.asApp.data.from('campaigns').select<Campaign>('*', { query: `id=${eq(campaignId)}` }), 'campaigns');
   if (!current) throw new HttpError(404, 'not_found', `campaign ${campaignId} not found.`);
+  // A launch approved late (the campaign meanwhile back in draft, or completed) starts nothing; active again is a no-op.
+  requireStatus(current, ['pending_approval', 'paused', 'active'], 'activate');
   const [campaign] = rows(
     await ctx.asApp.data.from('campaigns').update<Campaign>({ status: 'active', approved_at: current.approved_at ?? now }, `id=${eq(campaignId)}`, { prefer: 'return=representation' }),
     'campaigns',
