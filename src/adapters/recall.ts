@@ -11,6 +11,7 @@ import {
   type MeetingsProvider,
   type ProviderEvent,
   type RecordingKind,
+  type TranscriptSegment,
   type WebhookHeaders,
 } from '../meetings/provider.ts';
 
@@ -44,6 +45,29 @@ export class RecallAdapter implements MeetingsProvider {
   async media(providerBotId: string, recording: RecordingKind): Promise<BotMedia> {
     const bot = (await this.#call('GET', `/api/v1/bot/${encodeURIComponent(providerBotId)}/`)) as RecallBot;
     return mediaOf(bot, recording);
+  }
+
+  async transcript(providerBotId: string, recording: RecordingKind): Promise<TranscriptSegment[] | null> {
+    const { transcriptUrl } = await this.media(providerBotId, recording);
+    if (!transcriptUrl) return null;
+    return segmentsOf(await this.#download(transcriptUrl));
+  }
+
+  /** A download URL the provider issued (its media host, not the API): read whole up to TRANSCRIPT_MAX_BYTES. */
+  async #download(url: string): Promise<unknown> {
+    let res: Response;
+    try {
+      res = await fetch(url, { signal: AbortSignal.timeout(this.#timeoutMs) });
+    } catch (err) {
+      const timedOut = err instanceof Error && err.name === 'TimeoutError';
+      throw new MeetingsProviderError(null, timedOut ? `the transcript download gave no answer within ${this.#timeoutMs} ms` : 'the transcript download is unreachable');
+    }
+    if (!res.ok) throw new MeetingsProviderError(res.status, `the transcript download answered ${res.status}`);
+    const text = await readCapped(res, TRANSCRIPT_MAX_BYTES);
+    if (text === undefined) throw new MeetingsProviderError(null, `the transcript is larger than ${TRANSCRIPT_MAX_BYTES / 1024 / 1024} MB`);
+    const json = parseJson(text);
+    if (json === undefined) throw new MeetingsProviderError(null, 'the transcript download is not JSON');
+    return json;
   }
 
   async leaveCall(providerBotId: string): Promise<void> {
@@ -126,6 +150,53 @@ function mediaOf(bot: RecallBot, recording: RecordingKind): BotMedia {
   };
   const mediaKey = recording === 'mp4' ? 'video_mixed' : recording === 'audio_only' ? 'audio_mixed' : undefined;
   return { recordingUrl: mediaKey ? latest(mediaKey) : null, transcriptUrl: latest('transcript') };
+}
+
+/**
+ * An hour of Recall's word-level transcript is about 1 MB of JSON: 4 MB (3 hours and more) is parsed on the event loop in
+ * about 25 ms; more is refused rather than parsed.
+ */
+const TRANSCRIPT_MAX_BYTES = 4 * 1024 * 1024;
+
+/** The body as text, or undefined past `max` bytes (read as it streams, so an endless body stops there). */
+async function readCapped(res: Response, max: number): Promise<string | undefined> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    if (size > max) {
+      await res.body?.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+interface RecallWord {
+  text?: unknown;
+  start_timestamp?: { relative?: unknown } | null;
+  end_timestamp?: { relative?: unknown } | null;
+}
+
+/** Recall's transcript: one entry per speaker's turn, { participant: { name }, words: [{ text, start_timestamp, end_timestamp }] }. */
+function segmentsOf(json: unknown): TranscriptSegment[] {
+  if (!Array.isArray(json)) throw new MeetingsProviderError(null, 'the transcript is not a list of turns');
+  const seconds = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  const segments: TranscriptSegment[] = [];
+  for (const turn of json as Array<{ participant?: { name?: unknown; id?: unknown } | null; words?: unknown }>) {
+    const words = (Array.isArray(turn?.words) ? turn.words : []) as RecallWord[];
+    const text = words.map((w) => (typeof w?.text === 'string' ? w.text : '')).filter(Boolean).join(' ');
+    if (!text) continue;
+    const name = turn.participant?.name;
+    segments.push({
+      speaker: typeof name === 'string' && name ? name : `Speaker ${String(turn.participant?.id ?? '?')}`,
+      text,
+      start: seconds(words[0]?.start_timestamp?.relative),
+      end: seconds(words[words.length - 1]?.end_timestamp?.relative),
+    });
+  }
+  return segments;
 }
 
 function dropUndefined(o: Record<string, unknown>): Record<string, unknown> {

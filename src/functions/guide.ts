@@ -34,7 +34,7 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   else the app: \`ctx.ai.chat(body)\` / \`.embed(body)\` (ai_chat, ai_embed; to stream, fetch SVC_API_URL/chat/completions),
   \`ctx.rag.query(collection, { query, synthesize })\`, \`.ingest(collection, { text })\`, \`.deleteDocument(collection, id)\`, \`ctx.storage.upload({ filename,
   contentType, content })\`, \`.read(id)\`, \`.list()\`, \`.signedUrl(id)\`, \`.delete(id)\`; always as the app:
-  \`ctx.people.searchPerson(body)\`, \`.profile(body)\`, \`ctx.meetings.spawn({ meetingUrl })\`, \`.get(botId)\`.
+  \`ctx.people.searchPerson(body)\`, \`.profile(body)\`, \`ctx.meetings.spawn({ meetingUrl })\`, \`.get(botId)\`, \`.transcript(botId)\`.
 - \`ctx.substrate\` exists while the app is linked to a substrate user (substrate_app_link): \`propose(capability, payload,
   { idempotency_key, require_approval }?)\` (require_approval: true waits for a person even where the policy is auto),
   \`getEntity\`, \`findEntities\`, \`searchMemory\`, \`patchEntity\`, \`mergeEntities\`, \`deleteEntity\`, \`wsTicket()\`, \`actions({

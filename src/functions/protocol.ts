@@ -85,6 +85,7 @@ export const APP_TOOLS = {
   people_email_lookup_get: 'app',
   meetings_spawn: 'app',
   meetings_get: 'app',
+  meetings_transcript: 'app',
   meetings_list: 'app',
   meetings_leave: 'app',
 } as const;

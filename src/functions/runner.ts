@@ -403,6 +403,7 @@ function appOnlyClients(run: RunTool) {
     meetings: {
       spawn: (body: Input) => run('meetings_spawn', body),
       get: (botId: string) => run('meetings_get', { bot_id: botId }),
+      transcript: (botId: string) => run('meetings_transcript', { bot_id: botId }),
       list: (opts: Input = {}) => run('meetings_list', opts),
       leave: (botId: string) => run('meetings_leave', { bot_id: botId }),
     },

@@ -9,7 +9,7 @@ import { AppError } from '../core/errors.ts';
 import { usd } from '../core/money.ts';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import type { AppRecord } from '../apps/types.ts';
-import type { MeetingsProvider } from './provider.ts';
+import type { MeetingsProvider, TranscriptSegment } from './provider.ts';
 import { meetingsErrors, viaProvider } from './errors.ts';
 import { sessionNanos } from './pricing.ts';
 import { pastCall, type BotStatus } from './states.ts';
@@ -99,6 +99,21 @@ export class MeetingBots {
     const row = await this.#row(appId, botId);
     if (row.status !== 'done') return botView(row, NO_MEDIA);
     return botView(row, await viaProvider(() => provider.media(row.provider_bot_id, row.recording)));
+  }
+
+  /**
+   * A done bot's transcript, read from the provider and normalized: speaker turns with their times, and the whole as
+   * text ("speaker: words" per line). 409 TRANSCRIPT_NOT_READY before the bot is done or when it records no transcript.
+   */
+  async transcript(appId: string, botId: string): Promise<{ bot_id: string; segments: TranscriptSegment[]; text: string }> {
+    const provider = this.requireProvider();
+    const row = await this.#row(appId, botId);
+    const notReady = (why: string) => new AppError(409, 'TRANSCRIPT_NOT_READY', `Bot '${row.id}' has no transcript: ${why}.`, 'Wait for the bot.done event (or meetings_get status done), then ask again.');
+    if (!row.transcript) throw notReady('it was sent with transcript: false');
+    if (row.status !== 'done') throw notReady(`it is ${row.status}`);
+    const segments = await viaProvider(() => provider.transcript(row.provider_bot_id, row.recording));
+    if (!segments) throw notReady('the provider has not made it yet');
+    return { bot_id: row.id, segments, text: segments.map((s) => `${s.speaker}: ${s.text}`).join('\n') };
   }
 
   /** Newest first; URLs are null in lists (read one bot for them). The cursor is the last bot's id, opaque. */

@@ -9,7 +9,7 @@ export const MEETINGS_GUIDE: AreaGuide = {
 
 \`meetings_webhook_set\` { forward_url } once (keep the \`wsec_\` secret it returns) -> \`meetings_spawn\` { meetingUrl } -> events arrive
 at forward_url -> on \`bot.done\`, \`meetings_get\` for \`recordingUrl\` and \`transcriptUrl\` (short-lived: read again for fresh
-ones). \`meetings_leave\` makes a bot leave early. \`GET /v1/ai/meetings/_status\` (no credential): \`{ available }\`.
+ones), or \`meetings_transcript\` for the transcript itself, normalized (speaker turns with seconds, and as text). \`meetings_leave\` makes a bot leave early. \`GET /v1/ai/meetings/_status\` (no credential): \`{ available }\`.
 
 ## Bot status
 

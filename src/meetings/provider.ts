@@ -49,9 +49,19 @@ export interface ArtifactRef {
   metadata: Record<string, string>;
 }
 
+/** One speaker's turn of a transcript, in our terms: seconds from the recording's start (null when unknown). */
+export interface TranscriptSegment {
+  speaker: string;
+  text: string;
+  start: number | null;
+  end: number | null;
+}
+
 export interface MeetingsProvider {
   createBot(request: BotRequest): Promise<{ id: string }>;
   media(providerBotId: string, recording: RecordingKind): Promise<BotMedia>;
+  /** The bot's transcript read from the provider and normalized; null while there is none. */
+  transcript(providerBotId: string, recording: RecordingKind): Promise<TranscriptSegment[] | null>;
   /** Makes the bot leave; a bot that already left (or never joined) is no failure. */
   leaveCall(providerBotId: string): Promise<void>;
   /**

@@ -208,6 +208,33 @@ describe('get, list, leave', () => {
     expect(bad.body.error).toMatchObject({ code: 'invalid_request', details: [{ path: 'bot_id' }] });
   });
 
+  it("reads a done bot's transcript from the provider, normalized; 409 TRANSCRIPT_NOT_READY before, or without one", async () => {
+    const bot = (await spawn({ meetingUrl: ZOOM })).body;
+    const early = await p.api('GET', `${M()}/${bot.id}/transcript`, { key: serviceKey });
+    expect([early.status, early.body.error?.code]).toEqual([409, 'transcript_not_ready']);
+    const [{ provider_bot_id: providerId }] = await p.sql('select provider_bot_id from meeting_bots where id = $1', [bot.id]);
+    fake.transcripts.set(providerId, [
+      { participant: { id: 1, name: 'Ada' }, words: [{ text: 'Shall', start_timestamp: { relative: 1.5 } }, { text: 'we?', end_timestamp: { relative: 2.25 } }] },
+      { participant: { id: 2, name: null }, words: [{ text: 'Yes.', start_timestamp: { relative: 3 }, end_timestamp: { relative: 3.5 } }] },
+      { participant: { id: 3, name: 'Silent' }, words: [] },
+    ]);
+    await fake.runToDone(providerId, 30);
+    for (let i = 0; i < 100 && (await p.api('GET', `${M()}/${bot.id}`, { key: serviceKey })).body.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
+    const read = await p.api('GET', `${M()}/${bot.id}/transcript`, { key: serviceKey });
+    expect(read.status, JSON.stringify(read.body)).toBe(200);
+    expect(read.body).toEqual({
+      bot_id: bot.id,
+      segments: [
+        { speaker: 'Ada', text: 'Shall we?', start: 1.5, end: 2.25 },
+        { speaker: 'Speaker 2', text: 'Yes.', start: 3, end: 3.5 },
+      ],
+      text: 'Ada: Shall we?\nSpeaker 2: Yes.',
+    });
+    const silent = (await spawn({ meetingUrl: ZOOM, transcript: false })).body;
+    const none = await p.api('GET', `${M()}/${silent.id}/transcript`, { key: serviceKey });
+    expect([none.status, none.body.error?.code]).toEqual([409, 'transcript_not_ready']);
+  });
+
   it('lists newest first with a cursor, filters by status, and checks its query', async () => {
     const other = (await p.api('POST', '/init', { body: { name: 'paging' } })).body.app_id;
     const ids: string[] = [];

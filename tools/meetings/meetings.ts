@@ -92,6 +92,25 @@ export const meetingsGet = defineTool({
   handler: async (input, ctx) => ctx.services.meetings.bots.get(input.app_id, input.bot_id),
 });
 
+export const meetingsTranscript = defineTool({
+  name: 'meetings_transcript',
+  title: "Read a meeting bot's transcript",
+  description:
+    "A done bot's transcript, read from the provider: { bot_id, segments: [{ speaker, text, start, end }] (seconds), text } " +
+    '(one "speaker: words" line per turn). 409 TRANSCRIPT_NOT_READY before done or without transcript.',
+  input: z.object({ app_id: AppIdSchema, bot_id: BotId }),
+  output: z.object({
+    bot_id: z.string(),
+    segments: z.array(z.object({ speaker: z.string(), text: z.string(), start: z.number().nullable(), end: z.number().nullable() })),
+    text: z.string(),
+  }),
+  auth: OWNER,
+  appScoped: true,
+  http: openai({ method: 'GET', path: `${BASE}/{bot_id}/transcript`, subdomainPath: '/ai/meetings/{bot_id}/transcript' }),
+  annotations: { readOnlyHint: true, openWorldHint: true },
+  handler: async (input, ctx) => ctx.services.meetings.bots.transcript(input.app_id, input.bot_id),
+});
+
 export const meetingsList = defineTool({
   name: 'meetings_list',
   title: 'List meeting bots',
@@ -227,6 +246,7 @@ export const meetingsStatus = defineTool({
 export const meetingsTools: readonly AnyTool[] = [
   meetingsSpawn,
   meetingsGet,
+  meetingsTranscript,
   meetingsList,
   meetingsLeave,
   meetingsEstimate,
