@@ -24,7 +24,7 @@ export const TemplateOptionsSchema = z
       .record(z.string().regex(NAME, 'a variable name'), z.enum(ENV_TREATMENTS))
       .optional()
       .describe(
-        "Per function variable name: 'copy' (its value is copied), 'secret' (the new owner sets it; the default for every variable not named) or 'generate' (a fresh random value per clone, for internal secrets)",
+        "Variable name: 'copy' (value copied), 'secret' (the new owner sets it; the default) or 'generate' (random per clone, for internal secrets)",
       ),
     seed_tables: z
       .array(z.string().regex(TABLE, 'a table name'))
@@ -33,12 +33,12 @@ export const TemplateOptionsSchema = z
       .describe('Tables whose rows a clone copies as seed data, in this order (parents before children); user_id columns are cleared'),
     rag_documents: z.array(z.string().min(1).max(100)).max(50).optional().describe('RAG collections whose text documents a clone re-ingests (embedded with the new app\'s credits)'),
     substrate_link: z.boolean().optional().describe("Link the clone to the new owner's substrate (functions' ctx.substrate)"),
-    uses: z.array(z.enum(USES)).max(USES.length).optional().describe("Paid services the functions call, billed to the new owner's credits"),
+    uses: z.array(z.enum(USES)).max(USES.length).optional().describe('Paid services its functions call'),
     setup: z
       .array(z.object({ message: z.string().min(1).max(500), tool: z.string().min(1).max(100) }).strict())
       .max(20)
       .optional()
-      .describe("The new owner's steps after cloning, each with the tool that does it"),
+      .describe('Steps for the new owner'),
   })
   .strict();
 export type TemplateOptions = z.infer<typeof TemplateOptionsSchema>;

@@ -94,10 +94,8 @@ export const meetingsGet = defineTool({
 
 export const meetingsTranscript = defineTool({
   name: 'meetings_transcript',
-  title: "Read a meeting bot's transcript",
-  description:
-    "A done bot's transcript, read from the provider: { bot_id, segments: [{ speaker, text, start, end }] (seconds), text } " +
-    '(one "speaker: words" line per turn). 409 TRANSCRIPT_NOT_READY before done or without transcript.',
+  title: 'Meeting transcript',
+  description: "A done bot's transcript: { bot_id, segments: [{ speaker, text, start, end }], text }. 409 TRANSCRIPT_NOT_READY before.",
   input: z.object({ app_id: AppIdSchema, bot_id: BotId }),
   output: z.object({
     bot_id: z.string(),

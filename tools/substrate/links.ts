@@ -20,7 +20,7 @@ export const substrateAppLink = defineTool({
   input: z.object({
     app_id: AppIdSchema,
     substrate_user_id: z.string().uuid().optional().describe("A substrate user of your account; default the account's own"),
-    end_users_decide: z.boolean().optional().describe("true: the app's signed-in end users may approve its own proposals (a person's session only)"),
+    end_users_decide: z.boolean().optional().describe("true: its end users may approve its proposals (a person's session only)"),
   }),
   output: Link,
   auth: ['platform'],
