@@ -3,7 +3,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Logger } from 'pino';
 import { CpuCredit, cpuStopReason, parseStatCpuMs, type CpuOverrun } from './cpu-watchdog.ts';
 import { ProcFile } from './proc-file.ts';
-import { encodeFrame, LineSplitter, parseRunnerFrame, type EndUser, type PlatformCall, type PlatformCallResult, type RunnerFrame } from './protocol.ts';
+import { encodeFrame, LineSplitter, parseRunnerFrame, type EndUser, type PlatformCall, type PlatformCallAnswer, type PlatformCallResult, type RunnerFrame } from './protocol.ts';
 import { runnerArgs, runnerEnv, type SandboxSpec } from './sandbox.ts';
 import type { ConsoleLine } from './types.ts';
 import { LIMITS } from './types.ts';
@@ -50,7 +50,7 @@ export interface RunRequest {
   substrate: boolean;
   timeoutMs: number;
   /** Runs the function's calls to its own platform (ctx.data, fetch to the platform's URL); absent: refused. */
-  calls?: (call: PlatformCall) => Promise<PlatformCallResult>;
+  calls?: (call: PlatformCall) => Promise<PlatformCallAnswer>;
 }
 
 /** Platform calls one request may have in flight at once; more are answered 429 at once. */
@@ -387,8 +387,9 @@ export class Instance {
    * (its caller and app are the request's: the runner names neither). Bounded per request; never throws.
    */
   #call(cur: Current, call: number, request: PlatformCall): void {
+    const live = () => this.#requests.get(cur.id) === cur && this.state !== 'dead';
     const answer = (result: PlatformCallResult) => {
-      if (this.#requests.get(cur.id) === cur && this.state !== 'dead') this.#write(encodeFrame({ type: 'call_result', id: cur.id, call, result }));
+      if (live()) this.#write(encodeFrame({ type: 'call_result', id: cur.id, call, result }));
     };
     const refuse = (status: number, code: string, message: string, remediation: string) => answer({ status, error: { code, message, remediation } });
     if (!cur.calls) return refuse(501, 'NOT_AVAILABLE', 'Calls to the platform are not available for this invocation.', 'Call the platform over HTTPS with a key of your own.');
@@ -396,15 +397,38 @@ export class Instance {
       return refuse(429, 'RATE_LIMITED', `At most ${MAX_CALLS_IN_FLIGHT} calls to the platform may be in flight per invocation.`, 'Await calls (or batch rows into one insert) instead of starting many at once.');
     }
     cur.callsInFlight++;
-    cur.calls(request).then(
-      (result) => answer(result),
-      (err: unknown) => {
-        this.#opts.log.error({ err, function_id: this.spec.functionId }, 'platform call from a function failed');
-        refuse(500, 'INTERNAL_ERROR', 'The call to the platform failed.', 'Retry; if it keeps failing, check the platform logs.');
-      },
-    ).finally(() => {
-      cur.callsInFlight--;
-    });
+    cur
+      .calls(request)
+      .then(
+        ({ stream, ...result }) => {
+          answer(result);
+          return stream && this.#relay(cur, call, stream, live);
+        },
+        (err: unknown) => {
+          this.#opts.log.error({ err, function_id: this.spec.functionId }, 'platform call from a function failed');
+          refuse(500, 'INTERNAL_ERROR', 'The call to the platform failed.', 'Retry; if it keeps failing, check the platform logs.');
+        },
+      )
+      .finally(() => {
+        cur.callsInFlight--;
+      });
+  }
+
+  /**
+   * A streamed answer's bytes as call_chunk frames while its request lives (then the stream is dropped), and its end;
+   * counted in flight until then.
+   */
+  async #relay(cur: Current, call: number, stream: NonNullable<PlatformCallAnswer['stream']>, live: () => boolean): Promise<void> {
+    let error: string | undefined;
+    try {
+      for await (const chunk of stream) {
+        if (!live()) return stream.destroy?.();
+        this.#write(encodeFrame({ type: 'call_chunk', id: cur.id, call, data: Buffer.from(chunk).toString('base64') }));
+      }
+    } catch (err) {
+      error = `The platform's streamed response broke off: ${(err as Error).message}`;
+    }
+    if (live()) this.#write(encodeFrame({ type: 'call_end', id: cur.id, call, ...(error ? { error } : {}) }));
   }
 
   #addConsole(cur: Current, line: ConsoleLine): void {

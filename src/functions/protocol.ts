@@ -127,6 +127,8 @@ export interface PlatformCallResult {
   /** fetch calls: the response's headers and base64 body. */
   headers?: Array<[string, string]>;
   body?: string | null;
+  /** fetch calls answering server-sent events: the body follows as call_chunk frames, then call_end. */
+  streamed?: true;
   /** substrate and billing calls: what the operation returned. */
   result?: unknown;
 }
@@ -139,7 +141,26 @@ export interface CallResultFrame {
   result: PlatformCallResult;
 }
 
-export type HostFrame = InitFrame | RequestFrame | CallResultFrame;
+/** Bytes of a streamed answer (a result with `streamed`), in order. */
+export interface CallChunkFrame {
+  type: 'call_chunk';
+  id: number;
+  call: number;
+  data: string;
+}
+
+/** The end of a streamed answer; `error` when it broke off. */
+export interface CallEndFrame {
+  type: 'call_end';
+  id: number;
+  call: number;
+  error?: string;
+}
+
+export type HostFrame = InitFrame | RequestFrame | CallResultFrame | CallChunkFrame | CallEndFrame;
+
+/** What the platform side answers a call with: the result, and for a streamed body its bytes as they come. */
+export type PlatformCallAnswer = PlatformCallResult & { stream?: AsyncIterable<Uint8Array> & { destroy?(): void } };
 
 export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
 

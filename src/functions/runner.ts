@@ -183,6 +183,8 @@ let init: InitFrame | undefined;
 const active = new Set<number>();
 /** Calls awaiting their call_result, by `${request id}:${call}`. */
 const calls = new Map<string, { id: number; resolve: (result: PlatformCallResult) => void; reject: (err: Error) => void }>();
+/** Streamed answers still receiving call_chunk frames, by the same key. */
+const streams = new Map<string, { id: number; controller: ReadableStreamDefaultController<Uint8Array> }>();
 let nextCall = 1;
 
 function platformCall(id: number | undefined, request: PlatformCall): Promise<PlatformCallResult> {
@@ -204,6 +206,31 @@ function endCalls(id: number): void {
     calls.delete(key);
     pending.reject(new Error('the request ended before the platform answered this call'));
   }
+  for (const [key, open] of streams) {
+    if (open.id !== id) continue;
+    streams.delete(key);
+    open.controller.error(new Error('the request ended before the platform finished this response'));
+  }
+}
+
+/** A call's answer: with `streamed`, its body as a stream the call_chunk frames fill until call_end. */
+function answerCall(frame: Extract<HostFrame, { type: 'call_result' }>): void {
+  const key = `${frame.id}:${frame.call}`;
+  const pending = calls.get(key);
+  calls.delete(key);
+  if (!pending || !frame.result.streamed) return pending?.resolve(frame.result);
+  const body = new ReadableStream<Uint8Array>({ start: (controller) => void streams.set(key, { id: frame.id, controller }) });
+  pending.resolve({ ...frame.result, stream: body } as PlatformCallResult);
+}
+
+function streamCall(frame: Extract<HostFrame, { type: 'call_chunk' | 'call_end' }>): void {
+  const key = `${frame.id}:${frame.call}`;
+  const open = streams.get(key);
+  if (!open) return;
+  if (frame.type === 'call_chunk') return open.controller.enqueue((Uint8Array as unknown as { fromBase64(s: string): Uint8Array }).fromBase64(frame.data));
+  streams.delete(key);
+  if (frame.error) open.controller.error(new Error(frame.error));
+  else open.controller.close();
 }
 
 export interface DataResult<T = unknown> {
@@ -432,6 +459,8 @@ globalThis.fetch = async function fetch(input: RequestInfo | URL, options?: Requ
     body: bytes && bytes.length ? (bytes as unknown as { toBase64(): string }).toBase64() : null,
   });
   if (result.error && !result.headers) return Response.json({ error: result.error }, { status: result.status });
+  const stream = (result as { stream?: ReadableStream<Uint8Array> }).stream;
+  if (stream) return new Response(stream, { status: result.status, headers: result.headers ?? [] });
   const body = result.body && !NULL_BODY.has(result.status) ? (Uint8Array as unknown as { fromBase64(s: string): Uint8Array<ArrayBuffer> }).fromBase64(result.body) : null;
   return new Response(body, { status: result.status, headers: result.headers ?? [] });
 };
@@ -586,12 +615,8 @@ for (;;) {
     else if (frame.type === 'request') {
       active.add(frame.id);
       void requestId.run(frame.id, () => handle(frame));
-    } else if (frame.type === 'call_result') {
-      const key = `${frame.id}:${frame.call}`;
-      const pending = calls.get(key);
-      calls.delete(key);
-      pending?.resolve(frame.result);
-    }
+    } else if (frame.type === 'call_result') answerCall(frame);
+    else if (frame.type === 'call_chunk' || frame.type === 'call_end') streamCall(frame);
   }
 }
 // stdin closed: the platform is done with this process.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CronError, parseCron, cronNext } from '../core/cron.ts';
-import type { EndUser, PlatformCall, PlatformCallResult } from './protocol.ts';
+import type { EndUser, PlatformCall, PlatformCallAnswer } from './protocol.ts';
 
 export const TRIGGER_TYPES = ['http', 'cron', 'websocket'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -144,7 +144,7 @@ export interface PlatformChannel {
   /** Whether the app is linked to a substrate user (ctx.substrate is then present). */
   substrateLinked(appId: string): Promise<boolean>;
   /** One call of a running invocation; a platform error is its result (the function sees a response). */
-  call(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult>;
+  call(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallAnswer>;
 }
 
 /**

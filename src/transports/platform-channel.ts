@@ -16,7 +16,7 @@ import type { Services } from '../services.ts';
 import { entitledPlan, type SubscriptionLike } from '../monetization/entitlement.ts';
 import { functionErrors } from '../functions/errors.ts';
 import { substrateErrors } from '../substrate/service.ts';
-import { APP_TOOLS, type DataOp, type EndUser, type PlatformCall, type PlatformCallResult } from '../functions/protocol.ts';
+import { APP_TOOLS, type DataOp, type EndUser, type PlatformCall, type PlatformCallAnswer, type PlatformCallResult } from '../functions/protocol.ts';
 import { platformOrigins, type FunctionMeta, type PlatformChannel } from '../functions/types.ts';
 
 /** What ctx.data and fetch() to the platform's own URL need, wired once the platform is built (src/composition.ts). */
@@ -59,7 +59,7 @@ const FORWARD_TIMEOUT_MS = 60_000;
  * itself as a service caller (all rows of this app, like a service key of it; never another app).
  * A platform error becomes the call's result (the function sees it as a response), anything else rejects.
  */
-async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
+async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallAnswer> {
   try {
     if (call.kind === 'fetch') return await platformFetch(ctx, call);
     if (call.kind === 'substrate') return { status: 200, result: await substrateCall(ctx, meta, user, call) };
@@ -207,7 +207,7 @@ async function callerOf(access: PlatformAccess, meta: FunctionMeta, user: EndUse
  * when it serves none) with the function's headers as given: the route then authenticates whatever credential the
  * function holds, exactly as for any client. Redirects are not followed; request and response bodies are capped.
  */
-async function platformFetch(ctx: ChannelContext, call: FetchCall): Promise<PlatformCallResult> {
+async function platformFetch(ctx: ChannelContext, call: FetchCall): Promise<PlatformCallAnswer> {
   const { access, config } = ctx;
   const url = parsePlatformUrl(config, call.url);
   const body = call.body ? Buffer.from(call.body, 'base64') : null;
@@ -244,10 +244,17 @@ function forwardedHeaders(given: Array<[string, string]>, host: string, body: Bu
   return headers;
 }
 
-/** One request to the platform; a response past `max` bytes becomes a 502 RESPONSE_TOO_LARGE result. */
-function sendForwarded(target: URL, method: string, headers: Record<string, string | string[]>, body: Buffer | null, max: number): Promise<PlatformCallResult> {
-  return new Promise<PlatformCallResult>((resolve, reject) => {
+/**
+ * One request to the platform; a response past `max` bytes becomes a 502 RESPONSE_TOO_LARGE result. Server-sent events
+ * (a streamed chat completion) are answered at their head and their bytes streamed as they come, to the same cap.
+ */
+function sendForwarded(target: URL, method: string, headers: Record<string, string | string[]>, body: Buffer | null, max: number): Promise<PlatformCallAnswer> {
+  return new Promise<PlatformCallAnswer>((resolve, reject) => {
     const req = (target.protocol === 'https:' ? https : http).request(target, { method, headers, timeout: FORWARD_TIMEOUT_MS }, (res) => {
+      if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+        resolve({ status: res.statusCode ?? 502, headers: responseHeaders(res.rawHeaders), body: null, streamed: true, stream: capped(res, max) });
+        return;
+      }
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -268,6 +275,22 @@ function sendForwarded(target: URL, method: string, headers: Record<string, stri
     req.on('error', reject);
     req.end(body ?? undefined);
   });
+}
+
+/** The response's bytes, failing past `max` (the response is then dropped). */
+function capped(res: http.IncomingMessage, max: number): AsyncIterable<Uint8Array> & { destroy(): void } {
+  async function* read(): AsyncGenerator<Uint8Array> {
+    let size = 0;
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > max) {
+        res.destroy();
+        throw new Error(`it exceeds ${max} bytes (SVC_DATA_MAX_RESPONSE_BYTES)`);
+      }
+      yield chunk;
+    }
+  }
+  return Object.assign(read(), { destroy: () => void res.destroy() });
 }
 
 function responseHeaders(raw: string[]): Array<[string, string]> {
@@ -304,7 +327,7 @@ export class FunctionsPlatformChannel implements PlatformChannel {
     return this.#access.services.substrate.isLinked(appId);
   }
 
-  call(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallResult> {
+  call(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallAnswer> {
     return platformCall({ access: this.#access, config: this.#config, log: this.#log }, meta, user, call);
   }
 }

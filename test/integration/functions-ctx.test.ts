@@ -52,7 +52,20 @@ beforeAll(async () => {
   expect(collection.status, JSON.stringify(collection.body)).toBe(201);
   const deployed = await p.api('POST', `/v1/${appId}/functions`, { body: { name: 'ctx', code: CTX }, key: serviceKey });
   expect(deployed.status, JSON.stringify(deployed.body)).toBe(201);
+  const streaming = await p.api('POST', `/v1/${appId}/functions`, { body: { name: 'stream', code: STREAM }, key: serviceKey });
+  expect(streaming.status, JSON.stringify(streaming.body)).toBe(201);
 }, 120_000);
+
+/** Relays a streamed chat completion of the gateway, as the calling end user, to its own caller. */
+const STREAM = `
+export default async (req: Request, ctx: any) => {
+  const upstream = await fetch(ctx.env.SVC_API_URL + '/chat/completions', {
+    method: 'POST',
+    headers: { authorization: 'Bearer ' + ctx.token, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'fake/slow', stream: true, messages: [{ role: 'user', content: 'a b c d e' }] }),
+  });
+  return new Response(upstream.body, { status: upstream.status, headers: { 'content-type': upstream.headers.get('content-type') ?? '' } });
+};`;
 
 afterAll(async () => {
   await p?.close();
@@ -68,6 +81,24 @@ describe('ctx reaches every app capability', () => {
     const users = await p.sql(`select count(*)::int as n from ai_usage where app_id = $1 and end_user_id is not null`, [appId]);
     expect(users[0].n).toBe(1);
     expect(await run('ai.chat', [{ messages: [{ role: 'user', content: 'x' }], stream: true }])).toEqual({ ok: false, name: 'PlatformError', code: 'VALIDATION_FAILED', status: 400 });
+  });
+
+  it("fetch() of the gateway's streamed chat reaches the function as it streams, not at its end", async () => {
+    const res = await fetch(`${p.url}/v1/${appId}/fn/stream`, { method: 'POST', headers: { authorization: `Bearer ${tokens.ann}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const started = performance.now();
+    const arrivals: number[] = [];
+    let text = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      arrivals.push(performance.now() - started);
+      text += decoder.decode(chunk, { stream: true });
+    }
+    expect(text).toContain('data: [DONE]');
+    // fake/slow waits 200 ms between chunks: streamed, the first arrived long before the last.
+    expect(arrivals.length).toBeGreaterThan(2);
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(600);
   });
 
   it('ctx.rag ingests and queries; ctx.storage keeps each end user to their own files', async () => {
