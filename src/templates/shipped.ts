@@ -18,7 +18,7 @@ import type { CloneDeps } from './steps.ts';
 import { AppError } from '../core/errors.ts';
 import { bundleFunctions, buildSite, type SiteBuild, type SiteFile } from './build.ts';
 import { inside, listFiles } from './files.ts';
-import type { EnvTreatment, TemplateOptions } from './types.ts';
+import { TemplateOptionsSchema, type EnvTreatment, type TemplateOptions } from './types.ts';
 
 const SLUG = /^[a-z][a-z0-9-]{0,62}$/;
 /** Any fixed key: installs of shipped templates serialize on it. */
@@ -94,6 +94,8 @@ export const ShippedTemplateSchema = z
       .strict()
       .optional()
       .describe("The template app's AI settings, copied by clones"),
+    uses: TemplateOptionsSchema.shape.uses,
+    setup: TemplateOptionsSchema.shape.setup,
   })
   .strict();
 export type ShippedTemplate = z.infer<typeof ShippedTemplateSchema>;
@@ -184,6 +186,8 @@ async function installOne(deps: ShippedDeps, db: Kysely<ControlDatabase>, slug: 
     seed_tables: spec.seed.map((s) => s.table),
     rag_documents: spec.rag.filter((c) => c.documents.length).map((c) => c.name),
     substrate_link: spec.substrate_link,
+    ...(spec.uses ? { uses: spec.uses } : {}),
+    ...(spec.setup ? { setup: spec.setup } : {}),
   };
   const values = { title: spec.title, description: spec.description, visibility: 'public' as const, options: JSON.stringify(options), shipped_version: spec.version };
   await db
