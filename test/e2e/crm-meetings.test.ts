@@ -2,13 +2,8 @@
 // meeting-bots-auto, meeting-events (the platform's signed forwards: bot status, then the transcript stored and
 // summarized), meeting-summarize and meeting-bot-leave.
 //
-// The transcript is read by the function from the short-lived URL the platform gives (meetings_get transcriptUrl), as
-// on a real deployment. Functions never reach loopback, so the fake's download URLs point at a small server on this
-// machine's own non-loopback address, which functions reach with SVC_FUNCTIONS_ALLOW_PRIVATE_NET=true.
+// The transcript is read through the platform (ctx.meetings.transcript), which downloads it from the fake's media URL.
 import { createHmac } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SupabaseClient } from '@supabase/supabase-js';
 import { startCrm, type CrmRig, type EndUser } from '../helpers/crm.ts';
@@ -16,7 +11,6 @@ import { waitFor } from '../integration/frontend-helpers.ts';
 
 let rig: CrmRig;
 let db: SupabaseClient;
-let media: Server;
 let ann: EndUser;
 let eve: EndUser;
 let ws: string;
@@ -28,14 +22,6 @@ const MINUTE = 60_000;
 const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
 const sign = (raw: string, key = secret) => `v1,${createHmac('sha256', key).update(raw).digest('base64')}`;
 
-/** This machine's first non-loopback IPv4 address: where a function's fetch may go (with private networks allowed). */
-function ownAddress(): string {
-  for (const list of Object.values(networkInterfaces())) {
-    for (const iface of list ?? []) if (iface.family === 'IPv4' && !iface.internal) return iface.address;
-  }
-  throw new Error('this machine has no non-loopback IPv4 address for the sandboxed function to reach');
-}
-
 async function insert(table: string, rows: unknown): Promise<any[]> {
   const { data, error } = await db.from(table).insert(rows as never).select();
   if (error) throw new Error(`${table}: ${error.message}`);
@@ -45,13 +31,8 @@ async function insert(table: string, rows: unknown): Promise<any[]> {
 const meeting = async (id: string) => (await rig.serviceRows('meetings', `id=eq.${id}`))[0];
 
 beforeAll(async () => {
-  rig = await startCrm({ env: { SVC_FUNCTIONS_ALLOW_PRIVATE_NET: 'true' } });
+  rig = await startCrm();
   db = rig.supabase();
-  const recall = rig.fakes.recall;
-  const host = ownAddress();
-  media = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(recall.mediaBody(new URL(req.url ?? '/', 'http://x').pathname))));
-  await new Promise<void>((resolve) => media.listen(0, host, resolve));
-  recall.mediaBaseUrl = `http://${host}:${(media.address() as AddressInfo).port}`;
 
   // The owner points the app's meeting events at meeting-events and gives it the secret, as the to-do list says.
   const hook = await rig.platform('PUT', `/v1/${rig.appId}/ai/meetings/webhook`, { forward_url: `${rig.url}/v1/${rig.appId}/fn/meeting-events` });
@@ -68,8 +49,6 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  media?.closeAllConnections();
-  await new Promise((resolve) => (media ? media.close(resolve) : resolve(undefined)));
   await rig?.stop();
 });
 
@@ -121,7 +100,7 @@ describe('meeting bots', () => {
     const recall = rig.fakes.recall;
     const providerId = recall.providerId(botId);
     recall.transcripts.set(providerId, [
-      { participant: { id: 1, name: 'Carol' }, words: [{ text: 'We', start_timestamp: { relative: 1.5 } }, { text: 'need' }, { text: 'SSO.' }] },
+      { participant: { id: 1, name: 'Carol' }, words: [{ text: 'We', start_timestamp: { relative: 1.5 } }, { text: 'need' }, { text: 'SSO.', end_timestamp: { relative: 3 } }] },
       { participant: { id: 2, name: 'Ann' }, words: [{ text: 'It', start_timestamp: { relative: 4 } }, { text: 'ships' }, { text: 'in' }, { text: 'May.' }] },
     ]);
     await recall.move(providerId, 'joining_call');
@@ -138,8 +117,8 @@ describe('meeting bots', () => {
     }, 30_000);
     expect(done.transcript_text).toBe('Carol: We need SSO.\nAnn: It ships in May.');
     expect(done.transcript).toEqual([
-      { speaker: 'Carol', text: 'We need SSO.', start: 1.5 },
-      { speaker: 'Ann', text: 'It ships in May.', start: 4 },
+      { speaker: 'Carol', text: 'We need SSO.', start: 1.5, end: 3 },
+      { speaker: 'Ann', text: 'It ships in May.', start: 4, end: null },
     ]);
     expect(done.summary).toBe('echo: Meeting: Demo with Carol Carol: We need SSO. Ann: It ships in May.');
     const timeline = await rig.serviceRows('activities', `workspace_id=eq.${ws}&kind=eq.meeting`);

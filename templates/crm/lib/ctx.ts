@@ -75,7 +75,14 @@ export interface Ctx extends AppClients {
     queueEmail(body: Input): Promise<any>;
     emailLookup(lookupId: string): Promise<any>;
   };
-  meetings: { spawn(body: Input): Promise<any>; get(botId: string): Promise<any>; list(opts?: Input): Promise<any>; leave(botId: string): Promise<any> };
+  meetings: {
+    spawn(body: Input): Promise<any>;
+    get(botId: string): Promise<any>;
+    /** A done bot's transcript: { bot_id, segments: [{ speaker, text, start, end }], text }; 409 TRANSCRIPT_NOT_READY before. */
+    transcript(botId: string): Promise<{ bot_id: string; segments: Array<{ speaker: string; text: string; start: number | null; end: number | null }>; text: string }>;
+    list(opts?: Input): Promise<any>;
+    leave(botId: string): Promise<any>;
+  };
   substrate?: Substrate;
 }
 

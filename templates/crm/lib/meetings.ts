@@ -46,29 +46,18 @@ export interface TranscriptSegment {
   text: string;
   /** Seconds from the start of the recording, when the provider says. */
   start: number | null;
+  end: number | null;
 }
 
-/** Recall's transcript JSON (participant/words with timestamps, or the older speaker/words), as segments. */
-export function segmentsOf(raw: unknown): TranscriptSegment[] {
-  if (!Array.isArray(raw)) return [];
-  return raw.flatMap((part: any) => {
-    const words: any[] = Array.isArray(part?.words) ? part.words : [];
-    const text = words.map((w) => String(w?.text ?? '')).join(' ').replace(/\s+/g, ' ').trim();
-    if (!text) return [];
-    const first = words[0] ?? {};
-    const start = first.start_timestamp?.relative ?? first.start_time ?? null;
-    return [{ speaker: String(part?.participant?.name ?? part?.speaker ?? 'Unknown'), text, start: typeof start === 'number' ? start : null }];
-  });
-}
-
-/** The done bot's transcript: the platform gives a short-lived URL on every read, fetched at once. Null when none. */
+/** The done bot's transcript, normalized by the platform (meetings_transcript). Null while there is none. */
 export async function fetchTranscript(ctx: Ctx, botId: string): Promise<{ segments: TranscriptSegment[]; text: string } | null> {
-  const bot = await ctx.meetings.get(botId);
-  if (!bot?.transcriptUrl) return null;
-  const res = await fetch(bot.transcriptUrl);
-  if (!res.ok) throw new HttpError(502, 'transcript_unavailable', `The transcript could not be read: HTTP ${res.status}.`);
-  const segments = segmentsOf(await res.json());
-  return { segments, text: segments.map((s) => `${s.speaker}: ${s.text}`).join('\n') };
+  try {
+    const { segments, text } = await ctx.meetings.transcript(botId);
+    return { segments, text };
+  } catch (err) {
+    if ((err as { code?: string }).code === 'TRANSCRIPT_NOT_READY') return null;
+    throw err;
+  }
 }
 
 /**
