@@ -153,6 +153,8 @@ async function installOne(deps: ShippedDeps, db: Kysely<ControlDatabase>, slug: 
       env[name] = typeof value === 'string' ? value : 'copy';
       if (typeof value !== 'string') values[name] = value.copy;
       else if (value === 'generate') values[name] = randomBytes(32).toString('hex');
+      // A secret has no value in the repository; declared empty, so that clones list it in their to-do.
+      else values[name] = '';
     }
     await deps.functions.deploy(app, {
       name: f.name,

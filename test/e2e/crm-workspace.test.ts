@@ -36,6 +36,18 @@ describe('workspaces', () => {
     expect(rig.cloneMs).toBeLessThan(60_000);
   });
 
+  it("the manifest says what the CRM makes and what its new owner supplies: toolkits, paid services, AI, secrets, setup", async () => {
+    const manifest = (await rig.platform('GET', `/v1/templates/${rig.templateAppId}`)).json;
+    expect(manifest.creates.functions).toHaveLength(56);
+    expect(manifest.creates.tables.map((t: { name: string }) => t.name)).toContain('workspace_members');
+    expect(manifest.creates).toMatchObject({ uses: ['people', 'meetings'], integrations: ['gmail', 'googlecalendar', 'linkedin'], ai: { default_model: 'openai/gpt-4o-mini' }, substrate_link: true });
+    expect(manifest.creates.site).toMatchObject({ framework: 'static' });
+    const todo = manifest.owner_must_supply as Array<{ kind: string; name?: string; tool: string }>;
+    expect(todo.filter((t) => t.kind === 'secret').map((t) => t.name).sort()).toEqual(['MEETINGS_WEBHOOK_SECRET', 'OUTBOX_SECRET']);
+    expect(todo.filter((t) => t.kind === 'integration').map((t) => t.name)).toEqual(['gmail', 'googlecalendar', 'linkedin']);
+    expect(todo.filter((t) => t.kind === 'setup').map((t) => t.tool)).toEqual(['substrate_app_link', 'meetings_webhook_set', 'substrate_outbox_target_set', 'functions_env_update']);
+  });
+
   it('workspace-create makes the workspace, its owner and the default pipeline; refuses the anonymous and a missing name', async () => {
     expect(errorOf(await rig.fn('workspace-create', { body: { name: 'Acme' } }))).toEqual([401, 'sign_in_required']);
     expect(errorOf(await rig.fn('workspace-create', { token: ann.token, body: {} }))).toEqual([400, 'missing_field']);
