@@ -22,12 +22,13 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
 - \`ctx.data\` reads and writes this app's tables without a key, as that end user (row-level security) or else as the
   app: \`await ctx.data.from("books").select("id,title", { query: "order=id", count: true })\`, \`.insert(rows)\`,
   \`.update(patch, "id=eq.5")\`, \`.delete("id=eq.5")\` resolve to \`{ data, error, status, count }\` (PostgREST query
-  syntax as data_select; nothing throws). \`ctx.asApp\` has \`data\`, \`ai\`, \`rag\` and \`storage\` as the app whoever
+  syntax as data_select; nothing throws). \`ctx.asApp\` has \`data\`, \`ai\`, \`rag\`, \`storage\` and \`integrations\` as the app whoever
   called (every row): for what the app does on its own behalf, e.g. writing a table its end users only read.
 - \`ctx.billing\` tells what the calling end user pays for: \`await ctx.billing.subscription()\` is their current
   subscription (as billing_subscription_get returns it) and \`await ctx.billing.plan()\` the plan id it entitles them to
   (status active or past_due), each null without an end user; a refusal rejects with a BillingError (code, status).
-- \`ctx.integrations.execute(toolName, params)\` runs a tool of the app's enabled toolkits as the calling end user,
+- \`ctx.integrations.connections()\` lists the caller's connected accounts (\`ctx.asApp.integrations.connections({ userId? })\`:
+  every end user's, or one's). \`ctx.integrations.execute(toolName, params)\` runs a tool of the app's enabled toolkits as the calling end user,
   through their connected account (as integrations_execute): \`{ successful: true, data }\`. Without an end user (key,
   cron) pass \`{ userId }\` as a third argument; a refusal rejects with an IntegrationsError (code, status).
 - Each resolves to the tool's REST output, or rejects with a PlatformError (code, status, remediation); as the end user,

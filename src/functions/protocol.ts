@@ -73,6 +73,7 @@ export const APP_TOOLS = {
   rag_collections_list: 'caller',
   rag_documents_get: 'caller',
   rag_documents_delete: 'caller',
+  integrations_connections_list: 'caller',
   storage_upload_inline: 'caller',
   storage_read: 'caller',
   storage_list: 'caller',

@@ -395,6 +395,10 @@ function asAppClients(id: number) {
 /** The clients that act as the invocation's caller (or, through ctx.asApp, as the app). */
 function callerClients(id: number, run: RunTool) {
   return {
+    integrations: {
+      /** { connections }: the caller's connected accounts; as the app, every end user's (or { userId }'s). */
+      connections: (opts: { userId?: string } = {}) => run('integrations_connections_list', opts),
+    },
     ai: {
       /** OpenAI chat completion body (no stream: fetch SVC_API_URL + "/chat/completions" to stream). */
       chat: (body: Input) => run('ai_chat', body),
@@ -565,6 +569,7 @@ async function handle(frame: RequestFrame): Promise<void> {
       requestInit.body = (Uint8Array as unknown as { fromBase64(s: string): Uint8Array<ArrayBuffer> }).fromBase64(frame.body);
     }
     const request = new Request(frame.url, requestInit);
+    const clients = appClients(id);
     const ctx = {
       env: { ...init.env },
       appId: init.appId,
@@ -573,8 +578,8 @@ async function handle(frame: RequestFrame): Promise<void> {
       data: dataClient(id, false),
       asApp: asAppClients(id),
       billing: billingClient(id, frame.user),
-      integrations: integrationsClient(id),
-      ...appClients(id),
+      ...clients,
+      integrations: { ...integrationsClient(id), ...clients.integrations },
       ...(frame.substrate ? { substrate: substrateClient(id) } : {}),
     };
     const response = await handler(request, ctx);

@@ -269,9 +269,15 @@ describe('integrations', () => {
     const after = await rig.fn('integrations-status', { token: ann.token, query: { workspace_id: wsA } });
     const gmail = after.json.toolkits.find((t: any) => t.toolkit === 'gmail');
     expect(gmail).toMatchObject({ connected: true, connections: [{ id: connectionId, status: 'active' }], members: [{ user_id: ann.userId, syncing: false }] });
-    // Another member sees their own state, not Ann's accounts.
+    // Another member sees that Ann connected Gmail, but not her accounts.
     const bens = await rig.fn('integrations-status', { token: ben.token, query: { workspace_id: wsA } });
-    expect(bens.json.toolkits.find((t: any) => t.toolkit === 'gmail')).toMatchObject({ connected: false, connections: [] });
+    expect(bens.json.toolkits.find((t: any) => t.toolkit === 'gmail')).toEqual({
+      toolkit: 'gmail',
+      purpose: expect.any(String),
+      connected: false,
+      connections: [],
+      members: [{ user_id: ann.userId, display_name: expect.anything(), email: ann.email, syncing: false, last_synced_at: null, last_error: null }],
+    });
     expect(errorOf(await rig.fn('integrations-status', { token: dan.token, query: { workspace_id: wsA } }))).toEqual([403, 'not_a_member']);
   });
 

@@ -22,8 +22,19 @@ export interface DataClient {
 
 type Input = Record<string, unknown>;
 
+/** A connected account of an end user (integrations_connections_list). */
+export interface IntegrationConnection {
+  id: string;
+  toolkit: string;
+  userId: string;
+  status: 'active' | 'toolkit_disabled';
+  createdAt: string;
+}
+
 export interface AppClients {
   data: DataClient;
+  /** The caller's connected accounts; through ctx.asApp every end user's (or { userId }'s). */
+  integrations: { connections(opts?: { userId?: string }): Promise<{ connections: IntegrationConnection[] }> };
   ai: { chat(body: Input): Promise<any>; embed(body: Input): Promise<any> };
   rag: {
     query(collection: string, body: Input): Promise<any>;
@@ -67,7 +78,10 @@ export interface Ctx extends AppClients {
   /** The same clients as the app itself, whoever called (every row of the app, like its service key). */
   asApp: AppClients;
   billing: { subscription(): Promise<any>; plan(): Promise<string | null> };
-  integrations: { execute(toolName: string, params?: Input, options?: { userId?: string }): Promise<{ successful: boolean; data: any }> };
+  integrations: {
+    execute(toolName: string, params?: Input, options?: { userId?: string }): Promise<{ successful: boolean; data: any }>;
+    connections(opts?: { userId?: string }): Promise<{ connections: IntegrationConnection[] }>;
+  };
   people: {
     searchPerson(body: Input): Promise<any>;
     searchCompany(body: Input): Promise<any>;

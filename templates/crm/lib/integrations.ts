@@ -1,7 +1,6 @@
 // The toolkits the CRM uses and the caller's connected accounts (the platform's integrations routes, as the end user:
 // each member connects their own mailbox, calendar and social account; nobody else can use or see their tokens).
-import type { Ctx } from './ctx.ts';
-import { asUser } from './rest.ts';
+import type { Ctx, IntegrationConnection } from './ctx.ts';
 
 /** Toolkit -> what the CRM does with it. */
 export const CRM_TOOLKITS = {
@@ -16,17 +15,11 @@ export const TOOLKIT_NAMES = Object.keys(CRM_TOOLKITS) as CrmToolkit[];
 /** Which sync kind (sync_state.kind) a toolkit feeds, when it feeds one. */
 export const SYNC_KIND: Partial<Record<CrmToolkit, 'mail' | 'calendar'>> = { gmail: 'mail', googlecalendar: 'calendar' };
 
-export interface Connection {
-  id: string;
-  toolkit: string;
-  userId: string;
-  status: 'active' | 'toolkit_disabled';
-  createdAt: string;
-}
+export type Connection = IntegrationConnection;
 
 /** The caller's connected accounts. */
 export async function myConnections(ctx: Ctx): Promise<Connection[]> {
-  return (await asUser<{ connections: Connection[] }>(ctx, 'GET', '/integrations/connections')).connections;
+  return (await ctx.integrations.connections()).connections;
 }
 
 /** Whether the caller has an active account of the toolkit (e.g. to mail from their Gmail). */
