@@ -18,7 +18,7 @@ import { FakeRecall } from '../fakes/recall.ts';
 import { startFakeStripe, type FakeStripe } from '../fakes/stripe.ts';
 import { databaseUrl } from './db.ts';
 import { spawnServer, type SpawnedServer } from './server.ts';
-import { request, type RawResponse } from '../e2e/e2e-helpers.ts';
+import { callTool, connectMcp, request, resultJson, type RawResponse } from '../e2e/e2e-helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const STRIPE_KEY = 'sk_test_crm';
@@ -67,6 +67,10 @@ export interface CrmRig {
   serviceKey: string;
   /** How long the clone took from the POST to ready, in ms (the issue asks for under a minute). */
   cloneMs: number;
+  /** How the clone was made: REST (POST /v1/templates/{app_id}/clone) or the owner's MCP client (templates_clone). */
+  cloneVia: 'rest' | 'mcp';
+  /** The MCP tools the owner called to clone, each once, in the order first called (empty for a REST clone). */
+  cloneCalls: string[];
   /** people: the structured (Proxycurl-style) primary slot; exa: the semantic secondary, which natural-language queries go to. */
   fakes: { openai: FakeOpenAI; composio: FakeComposio; people: FakeProxycurl; exa: FakeVendor; recall: FakeRecall; stripe: FakeStripe };
   /** The control database, as an operator reads it. */
@@ -108,7 +112,8 @@ const ok = (res: RawResponse, what: string, status = 200): any => {
 };
 
 /** Starts the platform with the fakes and the CRM template only, clones it for a fresh account, waits for ready. */
-export async function startCrm(opts: { env?: Record<string, string> } = {}): Promise<CrmRig> {
+export async function startCrm(opts: { env?: Record<string, string>; cloneVia?: 'rest' | 'mcp' } = {}): Promise<CrmRig> {
+  const cloneVia = opts.cloneVia ?? 'rest';
   const [openai, composio, people, exa, recall, stripe] = await Promise.all([
     startFakeOpenAI(),
     startFakeComposio(),
@@ -181,14 +186,42 @@ export async function startCrm(opts: { env?: Record<string, string> } = {}): Pro
     const templateAppId = listed.find((x) => x.title === 'CRM')!.app_id;
 
     const started = Date.now();
-    const clone = ok(await platform('POST', `/v1/templates/${templateAppId}/clone`, { name: 'Sales CRM' }), 'clone', 202);
-    const done = await until(
-      'CRM clone',
-      async () => ok(await platform('GET', `/v1/clones/${clone.clone_id}`), 'clone status'),
-      (c) => c.status === 'ready' || c.status === 'failed',
-      180_000,
-      srv.output,
-    );
+    const cloneCalls: string[] = [];
+    let done: any;
+    if (cloneVia === 'mcp') {
+      // The owner's agent: the official MCP SDK client with the platform key finds the template, clones it, polls.
+      const mcp = await connectMcp(srv.url, ownerKey);
+      try {
+        const tool = async (name: string, args: Record<string, unknown>) => {
+          cloneCalls.push(name);
+          const result = await callTool(mcp.client, name, args);
+          if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content).slice(0, 1000)}`);
+          return resultJson(result);
+        };
+        const { templates } = (await tool('templates_list', {})) as { templates: Array<{ app_id: string; title: string }> };
+        const template = templates.find((t) => t.app_id === templateAppId);
+        if (!template) throw new Error(`templates_list has no CRM: ${JSON.stringify(templates).slice(0, 500)}`);
+        const clone = await tool('templates_clone', { app_id: template.app_id, name: 'Sales CRM' });
+        done = await until(
+          'CRM clone',
+          () => tool('templates_clone_get', { clone_id: clone.clone_id }),
+          (c) => c.status === 'ready' || c.status === 'failed',
+          180_000,
+          srv.output,
+        );
+      } finally {
+        await mcp.close();
+      }
+    } else {
+      const clone = ok(await platform('POST', `/v1/templates/${templateAppId}/clone`, { name: 'Sales CRM' }), 'clone', 202);
+      done = await until(
+        'CRM clone',
+        async () => ok(await platform('GET', `/v1/clones/${clone.clone_id}`), 'clone status'),
+        (c) => c.status === 'ready' || c.status === 'failed',
+        180_000,
+        srv.output,
+      );
+    }
     const cloneMs = Date.now() - started;
     if (done.status !== 'ready') throw new Error(`the CRM clone failed at ${done.failed_step}: ${done.error}`);
     const appId = done.app_id as string;
@@ -239,6 +272,8 @@ export async function startCrm(opts: { env?: Record<string, string> } = {}): Pro
       ownerAccountId,
       serviceKey,
       cloneMs,
+      cloneVia,
+      cloneCalls: cloneVia === 'mcp' ? [...new Set(cloneCalls)] : [],
       fakes: { openai, composio, people, exa, recall, stripe },
       control,
       signUp,

@@ -8,6 +8,15 @@ import { Action, Choice, Field, Form, Page, Show, useLoad, value, when, Head } f
 const SYNC: Record<string, 'mail' | 'calendar'> = { gmail: 'mail', googlecalendar: 'calendar' };
 const TOOLKIT: Record<string, string> = { gmail: 'Gmail', googlecalendar: 'Google Calendar', linkedin: 'LinkedIn' };
 
+/**
+ * The invitation's address. Without SITE_URL member-invite answers a path from the root (`/#/invite/<token>`), which
+ * resolved against the page would drop the folder the site is served from (/sites/<app>/): it is this page's own
+ * address with the invitation's route instead.
+ */
+function inviteUrl(link: string): string {
+  return link.startsWith('/#') ? `${location.href.split('#')[0]}${link.slice(1)}` : new URL(link, location.href).toString();
+}
+
 export function Settings() {
   const { workspace } = useCurrent();
   const info = useLoad(() => overview(workspace.id), [workspace.id]);
@@ -25,7 +34,7 @@ export function Settings() {
             label="Invite a member"
             onSubmit={async (d) => {
               const made = await invite(workspace.id, value(d, 'email') ?? '', (value(d, 'role') ?? 'member') as 'admin' | 'member');
-              setLink(new URL(made.link, location.href).toString());
+              setLink(inviteUrl(made.link));
               await info.reload();
             }}
             done="Invitation made."
