@@ -5,7 +5,7 @@
 // is acknowledged with a 2xx so the outbox does not retry what will never match.
 import { fail, handler, json, rows, eq } from '../lib/http.ts';
 import { settle, type Proposal } from '../lib/proposals.ts';
-import { outboxSignatureValid } from '../lib/signature.ts';
+import { verifiedJson } from '../lib/signature.ts';
 
 interface Delivery {
   delivery_id?: string;
@@ -15,17 +15,8 @@ interface Delivery {
 }
 
 export default handler(async (request, ctx) => {
-  const raw = await request.text();
-  if (!(await outboxSignatureValid(ctx.env.OUTBOX_SECRET ?? '', raw, request.headers.get('x-svc-signature')))) {
-    return fail(401, 'bad_signature', 'The x-svc-signature does not verify with OUTBOX_SECRET.');
-  }
-  let delivery: Delivery;
-  try {
-    delivery = JSON.parse(raw) as Delivery;
-  } catch {
-    return fail(400, 'invalid_json', 'The body is not JSON.');
-  }
-  if (typeof delivery.action_id !== 'string') return fail(400, 'missing_field', 'action_id is required.');
+  const delivery = await verifiedJson<Delivery>(request, 'outbox', ctx.env.OUTBOX_SECRET, 'OUTBOX_SECRET');
+  if (typeof delivery?.action_id !== 'string') return fail(400, 'missing_field', 'action_id is required.');
   const [proposal] = rows(await ctx.asApp.data.from('proposals').select<Proposal>('*', { query: `action_id=${eq(delivery.action_id)}` }), 'proposals');
   if (!proposal) return json({ ignored: delivery.action_id });
   // The outbox delivers executed actions only; who decided is read from the ledger when the app can.
