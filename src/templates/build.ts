@@ -1,19 +1,15 @@
 // Building a shipped template from its source at install: each function bundled with the files it imports (a
 // template's shared lib) into one module, and a site's TypeScript entry bundled with its npm imports beside the
-// site's static files. Nothing is written to disk and nothing of it is committed; nothing is fetched at run time.
+// site's static files (src/core/bundle.ts: in memory, nothing committed, nothing fetched at run time).
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions, type OutputFile } from 'esbuild';
+import type { BuildOptions, OutputFile } from 'esbuild';
+import { BROWSER, bundle, BundleError } from '../core/bundle.ts';
 import { inside, listFiles } from './files.ts';
 
-/** The project's own packages: a site's npm imports resolve here wherever SVC_TEMPLATES_DIR puts the template. */
-const NODE_MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url));
 /** The folder of a site that holds its sources: built, never served. */
 const SOURCES = 'src';
 /** Specifiers Deno resolves itself when the function runs, left as they are. */
 const DENO_SPECIFIERS = ['npm:*', 'jsr:*', 'node:*', 'https://*', 'http://*'];
-/** Files a site's code may import by URL (a CSS url() or an import), copied under a hashed name. */
-const ASSET_LOADERS = Object.fromEntries(['.png', '.jpg', '.jpeg', '.gif', '.svg', '.webp', '.ico', '.woff', '.woff2'].map((ext) => [ext, 'file' as const]));
 
 export interface SiteFile {
   path: string;
@@ -63,13 +59,7 @@ export async function buildSite(dir: string, spec: SiteBuild): Promise<SiteFile[
     outdir,
     entryNames: '[name]',
     assetNames: '[name]-[hash]',
-    platform: 'browser',
-    minify: true,
-    jsx: 'automatic',
-    jsxImportSource: 'preact',
-    loader: ASSET_LOADERS,
-    nodePaths: [NODE_MODULES],
-    define: { 'process.env.NODE_ENV': '"production"' },
+    ...BROWSER,
   });
   const files = built.map((f) => ({ path: path.relative(dir, f.path).split(path.sep).join('/'), bytes: Buffer.from(f.contents) }));
   const taken = new Set(statics.map((f) => f.path));
@@ -78,16 +68,11 @@ export async function buildSite(dir: string, spec: SiteBuild): Promise<SiteFile[
   return [...statics, ...files];
 }
 
+/** A template's build failure is the template's: its install fails with the message. */
 async function run(what: string, options: BuildOptions): Promise<OutputFile[]> {
-  try {
-    const result = await build({ ...options, bundle: true, format: 'esm', target: 'es2022', write: false, logLevel: 'silent', charset: 'utf8' });
-    return result.outputFiles;
-  } catch (err) {
-    const errors = (err as { errors?: Array<{ text: string; location: { file: string; line: number; column: number } | null }> }).errors;
-    if (!errors) throw err;
-    const lines = errors.map((e) => (e.location ? `${e.location.file}:${e.location.line}:${e.location.column}: ${e.text}` : e.text));
-    throw new TemplateBuildError(`${what} did not build: ${lines.join('; ')}`);
-  }
+  return bundle(what, options).catch((err: unknown) => {
+    throw err instanceof BundleError ? new TemplateBuildError(err.message) : err;
+  });
 }
 
 function byPath(files: readonly OutputFile[], full: string): OutputFile {
