@@ -172,6 +172,28 @@ export class Deployments {
     return this.get(appId, id);
   }
 
+  /**
+   * Makes a READY deployment whose files are kept the live site (a rollback, or forward again); the live one stays
+   * READY and reachable by id where the plan keeps files. Under the same app lock as a publish, so the two never race.
+   */
+  async promote(appId: string, id: string): Promise<DeploymentView> {
+    const { db, records, siteCache, log } = this.#deps;
+    await db.transaction().execute(async (tx) => {
+      await sql`select 1 from apps where id = ${appId} for no key update`.execute(tx);
+      const row = await records.locked(tx, appId, id);
+      if (row.status !== 'READY') throw stateError(row.status, `Deployment ${id} is ${row.status}; only a READY deployment can be made live.`, 'List the deployments with frontend_deploy_list and pick a READY one.');
+      if (!row.has_site) {
+        throw stateError(row.status, `Deployment ${id} no longer has its files (the free plan keeps only the live deployment's).`, 'Deploy the site again, or upgrade to keep earlier deployments.');
+      }
+      if (row.live) return;
+      await tx.updateTable('frontend_deployments').set({ live: false }).where('app_id', '=', appId).where('live', '=', true).execute();
+      await tx.updateTable('frontend_deployments').set({ live: true, updated_at: sql<Date>`clock_timestamp()` as never }).where('id', '=', id).execute();
+    });
+    siteCache.evict(appId);
+    log.info({ app_id: appId, deployment_id: id }, 'frontend deployment promoted');
+    return this.get(appId, id);
+  }
+
   /** Removes the record and its files in any state; deleting the live deployment takes the site down. */
   async delete(appId: string, id: string): Promise<{ deleted: true; id: string; was_live: boolean }> {
     const { db, records, files, siteCache, log } = this.#deps;

@@ -106,6 +106,10 @@ export class FrontendService implements AppPurger {
     return this.#deployments.delete(appId, id);
   }
 
+  promote(appId: string, id: string): Promise<DeploymentView> {
+    return this.#deployments.promote(appId, id);
+  }
+
   /** AppPurger: an app's deleted, so are its sites and uploads (the rows went with the app by cascade). */
   async purgeApp(appId: string): Promise<void> {
     this.#siteCache.evict(appId);

@@ -117,6 +117,36 @@ describe('plan limits', () => {
   });
 });
 
+describe('rollback', () => {
+  it('promote makes a kept READY deployment live at once and back; one without files, or not READY, is 409', async () => {
+    const appId = await newApp('Rollback site');
+    await setPlan(appId, 'pro');
+    const a = await deploy(appId, 'A');
+    const b = await deploy(appId, 'B');
+    const back = await p.api('POST', `/v1/${appId}/frontend/deployments/${a.id}/promote`);
+    expect(back.status).toBe(200);
+    expect(back.body).toMatchObject({ id: a.id, status: 'READY', live: true, url: `${p.services.config.baseUrl}/sites/${appId}/` });
+    expect(await page(`/sites/${appId}/`)).toEqual({ status: 200, text: '<p>A</p>' });
+    expect((await list(appId))[b.id]).toMatchObject({ live: false, url: `${p.services.config.baseUrl}/sites/${appId}/d/${b.id}/` });
+    const again = await p.api('POST', `/v1/${appId}/frontend/deployments/${a.id}/promote`);
+    expect([again.status, again.body.live]).toEqual([200, true]);
+    expect((await p.api('POST', `/v1/${appId}/frontend/deployments/${b.id}/promote`)).status).toBe(200);
+    expect(await page(`/sites/${appId}/`)).toEqual({ status: 200, text: '<p>B</p>' });
+    const [{ n }] = await p.sql(`select count(*)::int as n from frontend_deployments where app_id = $1 and live`, [appId]);
+    expect(n).toBe(1);
+
+    await setPlan(appId, 'free');
+    const c = await deploy(appId, 'C');
+    const pruned = await p.api('POST', `/v1/${appId}/frontend/deployments/${a.id}/promote`);
+    expect([pruned.status, pruned.body.error.code, pruned.body.error.message]).toEqual([409, 'INVALID_DEPLOYMENT_STATE', `Deployment ${a.id} no longer has its files (the free plan keeps only the live deployment's).`]);
+    const waiting = (await p.api('POST', `/v1/${appId}/frontend/deployments`, { body: { framework: 'static' } })).body;
+    const early = await p.api('POST', `/v1/${appId}/frontend/deployments/${waiting.id}/promote`);
+    expect([early.status, early.body.error.code]).toEqual([409, 'INVALID_DEPLOYMENT_STATE']);
+    expect(await page(`/sites/${appId}/`)).toEqual({ status: 200, text: `<p>C</p>` });
+    expect(c.live).toBe(true);
+  });
+});
+
 describe('deleting an app', () => {
   it('removes its deployments, its files and its site (apps_delete, then the purge job)', async () => {
     const appId = await newApp('Doomed site');

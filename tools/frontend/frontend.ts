@@ -64,8 +64,8 @@ export const frontendDeployStart = defineTool({
   name: 'frontend_deploy_start',
   title: 'Start a frontend build',
   description:
-    'Start building a deployment whose zip has arrived (status UPLOADING): status BUILDING (202). Poll frontend_deploy_get until READY ' +
-    '(then `url` serves it) or ERROR (then `error` says why). 409 INVALID_DEPLOYMENT_STATE before the upload or when already started or finished. ' +
+    'Build a deployment whose zip arrived (UPLOADING): BUILDING (202); poll frontend_deploy_get until READY (`url` serves it) or ERROR ' +
+    '(`error` says why). 409 INVALID_DEPLOYMENT_STATE before the upload or once started. ' +
     PLATFORM_ENV_NOTE,
   input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
   output: DeployResultSchema,
@@ -118,11 +118,11 @@ export const frontendDeployList = defineTool({
   name: 'frontend_deploy_list',
   title: 'List frontend deployments',
   description:
-    'The deployment history of an app, newest first (at most `limit`, default 50), every status included; the one with live: true is the site being served. ' +
-    'Free plan: only the live deployment keeps its files. Pro: every READY deployment stays reachable at its own `url` (/sites/{app_id}/d/{id}/).',
+    'Deployments, newest first (`limit`, default 50); live: true is the site served. Free plan: only the live one keeps its files; pro: every ' +
+    'READY one stays at its own `url` (/sites/{app_id}/d/{id}/) and frontend_deploy_promote rolls back to it.',
   input: z.object({
     app_id: AppIdSchema,
-    limit: z.coerce.number().int().min(1).max(100).default(50).describe('How many of the newest deployments to return (1-100)'),
+    limit: z.coerce.number().int().min(1).max(100).default(50).describe('1-100'),
   }),
   output: z.object({ deployments: z.array(DeploymentSchema) }),
   auth: AUTH,
@@ -149,11 +149,10 @@ export const frontendDeploySync = defineTool({
   name: 'frontend_deploy_sync',
   title: 'Force-sync a frontend deployment',
   description:
-    'Reconcile a deployment with reality and return it with `action`: "expired" (it was WAITING and its upload URL expired: now ERROR), ' +
-    '"requeued" (it was BUILDING but its build job was lost or held by a stopped worker: runnable again), "failed" (its build job used up its retries: now ERROR with the ' +
-    'last error), or "none" (nothing to do). Use it when a deployment seems stuck.',
+    'Unstick a deployment; returns it with `action`: expired (WAITING past its upload URL: now ERROR), requeued (BUILDING with a lost job: ' +
+    'runnable again), failed (its job out of retries: ERROR) or none.',
   input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
-  output: DeploymentSchema.extend({ action: z.enum(['none', 'expired', 'requeued', 'failed']).describe('What the sync changed') }),
+  output: DeploymentSchema.extend({ action: z.enum(['none', 'expired', 'requeued', 'failed']) }),
   auth: AUTH,
   appScoped: true,
   http: { method: 'POST', path: `${BASE}/{id}/sync` },
@@ -168,8 +167,8 @@ export const frontendDeployCancel = defineTool({
   name: 'frontend_deploy_cancel',
   title: 'Cancel a frontend deployment',
   description:
-    'Cancel a WAITING, UPLOADING or BUILDING deployment: status CANCELED, its uploaded zip is removed and a running build discards its work. ' +
-    'READY, ERROR and CANCELED deployments answer 409 INVALID_DEPLOYMENT_STATE (to take a READY site down, delete it with frontend_deploy_delete).',
+    'Cancel a WAITING, UPLOADING or BUILDING deployment: CANCELED, its zip removed, a running build discarded. Otherwise 409 ' +
+    'INVALID_DEPLOYMENT_STATE (a READY site is taken down by frontend_deploy_delete).',
   input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
   output: DeploymentSchema,
   auth: AUTH,
@@ -179,12 +178,26 @@ export const frontendDeployCancel = defineTool({
   handler: async (input, ctx) => ctx.services.frontend.cancel(ctx.app!.id, input.id),
 });
 
+export const frontendDeployPromote = defineTool({
+  name: 'frontend_deploy_promote',
+  title: 'Roll back a site',
+  description:
+    'Roll back: a READY deployment with its files kept becomes the live site; 409 INVALID_DEPLOYMENT_STATE if not READY or files gone.',
+  input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
+  output: DeploymentSchema,
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'POST', path: `${BASE}/{id}/promote` },
+  annotations: { idempotentHint: true },
+  handler: async (input, ctx) => ctx.services.frontend.promote(ctx.app!.id, input.id),
+});
+
 export const frontendDeployDelete = defineTool({
   name: 'frontend_deploy_delete',
   title: 'Delete a frontend deployment',
   description:
-    'Delete a deployment in any state with its files. Deleting the live deployment takes the site offline (404) until another deployment ' +
-    'becomes READY; no older deployment is promoted automatically. Returns { deleted: true, id, was_live }.',
+    'Delete a deployment and its files; deleting the live one takes the site offline (404) until another is READY or promoted. ' +
+    'Returns { deleted: true, id, was_live }.',
   input: z.object({ app_id: AppIdSchema, id: DeploymentIdSchema }),
   output: z.object({ deleted: z.literal(true), id: z.string(), was_live: z.boolean() }),
   auth: AUTH,
@@ -206,9 +219,8 @@ export const frontendEnvSet = defineTool({
   name: 'frontend_env_set',
   title: 'Set the frontend environment',
   description:
-    "Replace the app's frontend environment with this map (variables left out are removed; {} clears it); names starting with " +
-    `${ENV_RESERVED_PREFIX} are reserved. The values are PUBLIC: every visitor gets them as window.__ENV__ from __env.js (with the platform's ` +
-    'SVC_ values added: platform_env of a deploy), so never put secrets here. Takes effect at once, without a new deployment.',
+    `Replace the app's frontend environment ({} clears it; ${ENV_RESERVED_PREFIX} names are reserved). The values are PUBLIC: every visitor ` +
+    'reads them as window.__ENV__ from __env.js (beside the SVC_ ones), so never put secrets here. Takes effect at once.',
   input: z.object({ app_id: AppIdSchema, env: EnvMapSchema }),
   output: z.object({ keys: z.array(z.string()), updated_at: z.string() }),
   auth: AUTH,
@@ -222,7 +234,7 @@ export const frontendEnvSet = defineTool({
 export const frontendEnvGet = defineTool({
   name: 'frontend_env_get',
   title: 'List frontend environment keys',
-  description: "List the names of the app's frontend environment variables (keys only, sorted; values are never returned here).",
+  description: "The names of the app's frontend variables (sorted; values are never returned).",
   input: z.object({ app_id: AppIdSchema }),
   output: z.object({ keys: z.array(z.string()) }),
   auth: AUTH,
@@ -241,6 +253,7 @@ export const frontendTools: readonly AnyTool[] = [
   frontendDeployGet,
   frontendDeploySync,
   frontendDeployCancel,
+  frontendDeployPromote,
   frontendDeployDelete,
   frontendEnvSet,
   frontendEnvGet,
