@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { generateKey, hashKey } from '../core/crypto.ts';
 import { AppError, errors } from '../core/errors.ts';
+import { isUuid } from '../core/uuid.ts';
 import type { AppDatabases, AppSql } from '../apps/app-databases.ts';
 import type { EndUserTokens } from './end-user-tokens.ts';
 import { dummyHash, hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
@@ -112,7 +113,25 @@ const LOGOUT_ALL_SQL = `update svc_auth.refresh_tokens set revoked_at = now() wh
 
 const USER_SQL = `select id, email, created_at, last_sign_in_at from svc_auth.users where id = $1`;
 
-const USERS_LIST_SQL = `select id, email, created_at, last_sign_in_at from svc_auth.users order by created_at desc, id limit $1`;
+/** A page after the cursor (created_at, id), optionally of e-mails containing a text (ILIKE, its wildcards escaped). */
+const USERS_LIST_SQL = `select id, email, created_at, last_sign_in_at,
+    to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at from svc_auth.users
+  where ($2::timestamptz is null or (created_at, id) < ($2, $3::uuid))
+    and ($4::text is null or email ilike '%' || $4 || '%')
+  order by created_at desc, id desc limit $1`;
+
+/** The opaque position after a user: its created_at to the microsecond (a Date keeps milliseconds) and id. */
+function encodeUserCursor(r: FullUserRow & { cursor_at: string }): string {
+  return Buffer.from(`${r.cursor_at}|${r.id}`).toString('base64url');
+}
+
+function decodeUserCursor(cursor: string): { createdAt: string; id: string } {
+  const [createdAt, id, extra] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!createdAt || !id || extra !== undefined || Number.isNaN(Date.parse(createdAt)) || !isUuid(id)) {
+    throw errors.validation("Invalid 'cursor': pass next_cursor of the previous page as it came.", [{ path: 'cursor', message: 'not a cursor of this list' }]);
+  }
+  return { createdAt, id };
+}
 
 const toView = (r: FullUserRow): EndUserView => ({
   id: r.id,
@@ -197,10 +216,18 @@ export class EndUsers {
     return toView(rows[0]);
   }
 
-  /** Newest first, at most USERS_LIST_LIMIT. */
-  async list(appId: string): Promise<EndUserView[]> {
-    const { rows } = await this.#db(appId).query<FullUserRow>(USERS_LIST_SQL, [USERS_LIST_LIMIT]);
-    return rows.map(toView);
+  /**
+   * Newest first, `limit` (at most USERS_LIST_LIMIT) after `cursor`, e-mails containing `q` when given; next_cursor
+   * continues the list, null at its end.
+   */
+  async list(appId: string, page: { limit?: number; cursor?: string; q?: string } = {}): Promise<{ users: EndUserView[]; next_cursor: string | null }> {
+    const limit = page.limit ?? USERS_LIST_LIMIT;
+    const after = page.cursor === undefined ? null : decodeUserCursor(page.cursor);
+    const pattern = page.q === undefined ? null : page.q.replace(/[\\%_]/g, (c) => `\\${c}`);
+    const { rows } = await this.#db(appId).query<FullUserRow & { cursor_at: string }>(USERS_LIST_SQL, [limit + 1, after?.createdAt ?? null, after?.id ?? null, pattern]);
+    const users = rows.slice(0, limit);
+    const last = users.at(-1);
+    return { users: users.map(toView), next_cursor: rows.length > limit && last ? encodeUserCursor(last) : null };
   }
 
   async #session(appId: string, user: UserRow, refreshToken: string): Promise<AuthSession> {

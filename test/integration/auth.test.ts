@@ -434,10 +434,37 @@ describe('auth_users_list', () => {
         { ...second.user, last_sign_in_at: expect.stringMatching(ISO) },
         { id: first.user.id, email: 'first@example.com', created_at: expect.stringMatching(ISO), last_sign_in_at: expect.stringMatching(ISO) },
       ],
+      next_cursor: null,
     });
     const service = await p.api('GET', url(app, '/auth/users'), { key: app.service_key.key });
     expect(service.status).toBe(200);
     expect(service.body).toEqual(owner.body);
+  });
+
+  it('pages with limit and next_cursor without skipping rows of the same microsecond, and filters by e-mail', async () => {
+    const app: App = (await p.api('POST', '/init', { body: { name: 'Paged users' } })).body;
+    const emails = ['a1@x.io', 'b2@x.io', 'c3@y.io', 'd_4@x.io', 'e5@x.io'];
+    for (const email of emails) await signup(app, email);
+    // Three share one created_at to the microsecond: the cursor must order them by id.
+    await appSql(app, `update svc_auth.users set created_at = '2030-01-01T00:00:00.123456Z' where email in ('b2@x.io', 'c3@y.io', 'd_4@x.io')`);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `/auth/users?limit=2${cursor ? `&cursor=${cursor}` : ''}`;
+      const page: { status: number; body: { users: Array<{ email: string }>; next_cursor: string | null } } = await p.api('GET', url(app, query));
+      expect(page.status).toBe(200);
+      expect(page.body.users.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.users.map((u) => u.email));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect([...seen].sort()).toEqual([...emails].sort());
+    expect(new Set(seen).size).toBe(5);
+    const filtered = await p.api('GET', url(app, '/auth/users?q=_4'));
+    expect(filtered.body.users.map((u: { email: string }) => u.email)).toEqual(['d_4@x.io']);
+    const none = await p.api('GET', url(app, '/auth/users?q=%25'));
+    expect(none.body).toEqual({ users: [], next_cursor: null });
+    const bad = await p.api('GET', url(app, '/auth/users?cursor=nonsense'));
+    expect([bad.status, bad.body.error.code, bad.body.error.details[0].path]).toEqual([400, 'VALIDATION_FAILED', 'cursor']);
   });
 
   it('refuses end users (403), anonymous callers (401) and other apps\' keys (403)', async () => {

@@ -65,10 +65,9 @@ export const authSignup = defineTool({
   name: 'auth_signup',
   title: 'Sign up an end user',
   description:
-    'Create an end-user account of an app with email and password (8-200 characters) and sign it in. Returns ' +
-    '{ access_token, token_type, expires_in, refresh_token, user }. Send the access token as Authorization: Bearer to the ' +
-    'app\'s data API and auth routes; renew it with auth_refresh. An email already registered is 409 CONFLICT (use auth_login). ' +
-    'Rate-limited per client and app (429 RATE_LIMITED with details.retry_after_seconds). No credential is needed.',
+    'Create an end-user account of an app (email, password of 8-200 characters) and sign it in: { access_token, token_type, ' +
+    'expires_in, refresh_token, user }. Send the access token as Authorization: Bearer to the data API; renew it with auth_refresh. ' +
+    'A registered email is 409 CONFLICT (auth_login). Rate-limited (429 RATE_LIMITED, details.retry_after_seconds). No credential needed.',
   input: CredentialsInput,
   output: SessionSchema,
   auth: ANYONE,
@@ -105,9 +104,8 @@ export const authRefresh = defineTool({
   name: 'auth_refresh',
   title: 'Refresh an end-user session',
   description:
-    'Exchange a refresh token for a new access token and a new refresh token. Each refresh token works once: keep the ' +
-    'new one. Presenting a used token again is treated as theft and ends that whole session (every token of it); ' +
-    'an invalid, expired or revoked token is 401 AUTH_INVALID_TOKEN, after which the user must log in again.',
+    'A refresh token for a new access and refresh token. Each works once (keep the new one): a used one presented again ' +
+    'ends that whole session as theft; an invalid, expired or revoked one is 401 AUTH_INVALID_TOKEN (log in again).',
   input: z.object({ app_id: AppIdSchema, refresh_token: RefreshTokenSchema.describe('The refresh_token of the last auth_signup, auth_login or auth_refresh') }),
   output: SessionSchema,
   auth: ANYONE,
@@ -150,8 +148,7 @@ export const authUser = defineTool({
   name: 'auth_user',
   title: 'Get the signed-in end user',
   description:
-    'Read the account of the end user whose access token is sent: { id, email, created_at, last_sign_in_at }. ' +
-    '404 RESOURCE_NOT_FOUND when the account was deleted after the token was issued.' +
+    "The calling end user's account: { id, email, created_at, last_sign_in_at }; 404 RESOURCE_NOT_FOUND if deleted since the token was issued." +
     END_USER_NOTE,
   input: z.object({ app_id: AppIdSchema, user_token: UserTokenSchema }),
   output: EndUserSchema,
@@ -166,15 +163,20 @@ export const authUsersList = defineTool({
   name: 'auth_users_list',
   title: 'List an app\'s end users',
   description:
-    `List the end users who signed up to an app, newest first (at most ${USERS_LIST_LIMIT}): ` +
-    '{ users: [{ id, email, created_at, last_sign_in_at }] }. For the app\'s owner (platform key) or its service key.',
-  input: z.object({ app_id: AppIdSchema }),
-  output: z.object({ users: z.array(EndUserSchema) }),
+    "An app's end users, newest first: { users: [{ id, email, created_at, last_sign_in_at }], next_cursor } (pass it as cursor " +
+    'for the next page; null at the end). Owner or service key.',
+  input: z.object({
+    app_id: AppIdSchema,
+    limit: z.coerce.number().int().min(1).max(USERS_LIST_LIMIT).optional().describe(`1-${USERS_LIST_LIMIT} (default)`),
+    cursor: z.string().max(200).optional(),
+    q: z.string().min(1).max(200).optional().describe('E-mail contains'),
+  }),
+  output: z.object({ users: z.array(EndUserSchema), next_cursor: z.string().nullable() }),
   auth: ['platform', 'service'],
   appScoped: true,
   http: { method: 'GET', path: '/v1/{app_id}/auth/users', subdomainPath: '/auth/users' },
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => ({ users: await ctx.services.endUsers.list(input.app_id) }),
+  handler: async ({ app_id, ...page }, ctx) => ctx.services.endUsers.list(app_id, page),
 });
 
 export const authJwks = defineTool({
