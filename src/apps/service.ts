@@ -76,6 +76,7 @@ export class AppsService {
       url: baseDomain ? `${scheme}//${app.subdomain}.${baseDomain}` : baseUrl,
       region: app.region ?? this.#d.databases.defaultRegion,
       created_at: app.created_at.toISOString(),
+      paused_at: app.paused_at?.toISOString() ?? null,
     };
   }
 

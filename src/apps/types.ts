@@ -42,6 +42,7 @@ export const AppSchema = z.object({
   url: z.string().describe('Base URL of the app: its subdomain when subdomain routing is on, otherwise {base_url}'),
   region: z.string(),
   created_at: z.string(),
+  paused_at: z.string().nullable().describe('Since when the app is paused for inactivity (calls answer 423 APP_PAUSED; apps_restore); null when serving'),
 });
 export type AppView = z.infer<typeof AppSchema>;
 

@@ -68,6 +68,7 @@ describe('apps', () => {
       url: `http://localhost:${server.port}`,
       region: 'local',
       created_at: expect.stringMatching(ISO_DATE),
+      paused_at: null,
       service_key: {
         id: expect.stringMatching(UUID),
         name: 'default',
