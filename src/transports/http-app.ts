@@ -55,7 +55,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   // Before CORS, so that a foreign page's preflight is refused too (DNS-rebinding protection of the MCP transport).
   app.use('/mcp', mcpOriginGuard(config.mcp));
   app.use(corsMiddleware);
-  app.use(rawRouter(rawRoutes, 'early', services));
+  app.use(rawRouter(rawRoutes, 'early', services, log));
   app.use('/mcp', express.json({ limit: LARGE_BODY_LIMIT, type: JSON_TYPES }));
   app.use(largeBodyParsers(tools, LARGE_BODY_LIMIT, config.bodyLimit));
   // strict: false lets scalar JSON through to validation, which names what the route expects instead.
@@ -72,15 +72,15 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   mountRestTools(router, tools, services);
   app.use(router);
 
-  app.use(rawRouter(rawRoutes, 'fallback', services));
+  app.use(rawRouter(rawRoutes, 'fallback', services, log));
   app.use((req, res) => sendError(res, errors.routeNotFound(req.method, req.path)));
   app.use(requestErrorHandler(config.bodyLimit));
   return app;
 }
 
-function rawRouter(mounts: readonly RawRoutes[], phase: keyof RawRoutes, services: Services): express.Router {
+function rawRouter(mounts: readonly RawRoutes[], phase: keyof RawRoutes, services: Services, log: Logger): express.Router {
   const router = express.Router();
-  for (const mount of mounts) mount[phase]?.(router, services);
+  for (const mount of mounts) mount[phase]?.(router, services, log);
   return router;
 }
 

@@ -4,6 +4,7 @@
 // migration, a job, a field of a tool's input or output); "METHOD /path" texts must be a route of a tool or a raw route.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import pino from 'pino';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../tools/index.ts';
@@ -75,7 +76,7 @@ function routeTemplates(): Array<{ method: string; segments: Segments }> {
   const record = (method: string) => (p: unknown) => add(method, p);
   const router = { get: record('GET'), post: record('POST'), put: record('PUT'), patch: record('PATCH'), delete: record('DELETE'), use: () => {} };
   const services = { config: loadConfig({ LOG_LEVEL: 'silent' }) } as unknown as Services;
-  for (const r of rawRoutes) for (const mount of [r.early, r.fallback]) mount?.(router as never, services);
+  for (const r of rawRoutes) for (const mount of [r.early, r.fallback]) mount?.(router as never, services, pino({ level: 'silent' }));
   return out;
 }
 

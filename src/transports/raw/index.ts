@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import type { Logger } from 'pino';
 import type { Services } from '../../services.ts';
 import { storageRawRoutes } from './storage.ts';
 import { siteRoutes } from './sites.ts';
@@ -8,6 +9,7 @@ import { peopleRawRoutes } from './people.ts';
 import { meetingsRawRoutes } from './meetings.ts';
 import { approvalRoutes } from './approvals.ts';
 import { oauthRoutes } from './oauth.ts';
+import { consoleRoutes } from './console.ts';
 
 /**
  * Routes outside the descriptor registry, for wire shapes a tool cannot have (presigned blob PUT/GET with raw
@@ -15,8 +17,8 @@ import { oauthRoutes } from './oauth.ts';
  * mounts run after every generated route, just before the 404.
  */
 export interface RawRoutes {
-  early?: (router: Router, services: Services) => void;
-  fallback?: (router: Router, services: Services) => void;
+  early?: (router: Router, services: Services, log: Logger) => void;
+  fallback?: (router: Router, services: Services, log: Logger) => void;
 }
 
-export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes, oauthRoutes];
+export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes, oauthRoutes, consoleRoutes];

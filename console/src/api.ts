@@ -1,0 +1,139 @@
+// Every call the console makes: the platform's public REST routes, the same as any client's, with the session
+// cookie (same-origin fetch; the browser adds the Origin header the platform checks on writes).
+
+/** The platform's error envelope { error: { code, message, remediation } }, with the HTTP status. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+async function call<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(path, {
+    method,
+    credentials: 'same-origin',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = res.status === 204 ? null : await res.json().catch(() => null);
+  if (!res.ok) {
+    const e = (json as { error?: { code?: string; message?: string } } | null)?.error;
+    throw new ApiError(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? `The request failed (${res.status}).`);
+  }
+  return json as T;
+}
+
+const query = (params: Record<string, string | undefined>): string => {
+  const q = new URLSearchParams(Object.entries(params).filter((p): p is [string, string] => p[1] !== undefined));
+  return q.size ? `?${q}` : '';
+};
+const seg = encodeURIComponent;
+
+// Roles from the highest; a role may do what any role after it may.
+export const ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+export const roleAtLeast = (role: Role, needed: Role): boolean => ROLES.indexOf(role) <= ROLES.indexOf(needed);
+
+export interface Person {
+  id: string;
+  email: string;
+  name: string;
+}
+export interface SessionInfo {
+  person: Person;
+  account_id: string;
+  role: Role;
+  accounts: Array<{ account_id: string; account_name: string; role: Role }>;
+}
+export interface App {
+  app_id: string;
+  name: string;
+  subdomain: string;
+  url: string;
+  region: string;
+  created_at: string;
+}
+export interface AppDetails extends App {
+  migration_version: number;
+}
+export interface Key {
+  id: string;
+  name: string;
+  hint: string;
+  created_at: string;
+}
+export interface PlatformKey extends Key {
+  role: Role;
+  created_by: string | null;
+}
+export interface Member {
+  person_id: string;
+  email: string;
+  name: string;
+  role: Role;
+  joined_at: string;
+}
+export interface Invitation {
+  id: string;
+  email: string | null;
+  role: Role;
+  created_at: string;
+  expires_at: string;
+}
+export interface AuditEntry {
+  id: string;
+  actor_kind: string;
+  actor_id: string | null;
+  action: string;
+  resource_type: string;
+  resource_id: string | null;
+  created_at: string;
+}
+export interface Billing {
+  plan: string;
+  status: string;
+  usage: Record<string, number>;
+  limits: Record<string, number | null>;
+}
+
+export const session = {
+  get: () => call<SessionInfo>('GET', '/dashboard/session'),
+  signIn: (email: string, password: string) => call('POST', '/dashboard/signin', { email, password }),
+  signUp: (input: { email: string; password: string; name?: string; invitation_token?: string }) => call('POST', '/dashboard/signup', input),
+  signOut: () => call('POST', '/dashboard/signout'),
+  providers: () => call<{ providers: Array<{ name: string; start_url: string }> }>('GET', '/dashboard/oidc'),
+};
+
+export const apps = {
+  list: async () => (await call<{ apps: App[] }>('GET', '/apps')).apps,
+  regions: async () => (await call<{ regions: Array<{ name: string; default: boolean }> }>('GET', '/regions')).regions,
+  create: (name: string, region: string) => call<App & { service_key: Key & { key: string } }>('POST', '/init', { name, region }),
+  get: (id: string) => call<AppDetails>('GET', `/apps/${seg(id)}`),
+  remove: (id: string) => call('DELETE', `/apps/${seg(id)}`),
+};
+
+export const serviceKeys = {
+  list: async (appId: string) => (await call<{ keys: Key[] }>('GET', `/apps/${seg(appId)}/keys`)).keys,
+  create: (appId: string, name: string) => call<Key & { key: string }>('POST', `/apps/${seg(appId)}/keys`, { name }),
+  revoke: (appId: string, keyId: string) => call('DELETE', `/apps/${seg(appId)}/keys/${seg(keyId)}`),
+};
+
+export const account = {
+  billing: () => call<Billing>('GET', '/dashboard/billing'),
+  members: async () => (await call<{ members: Member[] }>('GET', '/dashboard/members')).members,
+  setRole: (personId: string, role: Role) => call('PATCH', `/dashboard/members/${seg(personId)}`, { role }),
+  removeMember: (personId: string) => call('DELETE', `/dashboard/members/${seg(personId)}`),
+  invitations: async () => (await call<{ invitations: Invitation[] }>('GET', '/dashboard/invitations')).invitations,
+  invite: (role: Role, email?: string) => call<Invitation & { token: string }>('POST', '/dashboard/invitations', { role, ...(email ? { email } : {}) }),
+  revokeInvitation: (id: string) => call('DELETE', `/dashboard/invitations/${seg(id)}`),
+  keys: async () => (await call<{ keys: PlatformKey[] }>('GET', '/dashboard/keys')).keys,
+  createKey: (name: string, role: Role) => call<PlatformKey & { key: string }>('POST', '/dashboard/keys', { name, role }),
+  revokeKey: (id: string) => call('DELETE', `/dashboard/keys/${seg(id)}`),
+  audit: (cursor?: string) => call<{ entries: AuditEntry[]; next_cursor: string | null }>('GET', `/dashboard/audit${query({ limit: '20', cursor })}`),
+};

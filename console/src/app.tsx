@@ -1,0 +1,78 @@
+// The shell: the sign-in page until GET /dashboard/session answers a person, then the navigation and the page the
+// hash names.
+import { useEffect } from 'preact/hooks';
+import { session } from './api.ts';
+import { href, useRoute, type Route } from './router.ts';
+import { currentSession, SessionContext } from './session.ts';
+import { Loading, useLoad } from './ui.tsx';
+import { SignIn } from './pages/signin.tsx';
+import { AppsPage } from './pages/apps.tsx';
+import { AppPage } from './pages/app.tsx';
+import { AccountPage } from './pages/account.tsx';
+
+const SECTIONS = [
+  ['apps', 'Apps'],
+  ['account', 'Account'],
+] as const;
+
+export function App() {
+  const signedIn = useLoad(currentSession, []);
+  const route = useRoute();
+  // The invitation is spent once signed up: the sign-up link leads on to the apps, and a later sign-out to sign-in.
+  const onSignedIn = async () => {
+    if (route[0] === 'signup') location.hash = href('apps');
+    await signedIn.reload();
+  };
+  return (
+    <Loading loaded={signedIn}>
+      {(s) =>
+        s ? (
+          <SessionContext.Provider value={s}>
+            <Shell route={route} email={s.person.email} role={s.role} onSignOut={() => session.signOut().then(signedIn.reload)} />
+          </SessionContext.Provider>
+        ) : (
+          <SignIn token={route[0] === 'signup' ? route[1] : undefined} onSignedIn={onSignedIn} />
+        )
+      }
+    </Loading>
+  );
+}
+
+function Page({ route }: { route: Route }) {
+  const [section, id] = route;
+  if (section === 'account') return <AccountPage />;
+  if (section === 'apps' && id) return <AppPage appId={id} />;
+  return <AppsPage />;
+}
+
+function Shell({ route, email, role, onSignOut }: { route: Route; email: string; role: string; onSignOut: () => Promise<void> }) {
+  const section = route[0] === 'account' ? 'account' : 'apps';
+  // A new page moves the focus to its heading, so a screen reader announces where the person is.
+  useEffect(() => document.querySelector<HTMLElement>('main h1')?.focus(), [route.join('/')]);
+  return (
+    <div class="shell">
+      <header class="top">
+        <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.querySelector<HTMLElement>('main h1')?.focus())}>
+          Skip to content
+        </a>
+        <span class="brand">Console</span>
+        <nav aria-label="Sections">
+          {SECTIONS.map(([name, label]) => (
+            <a key={name} href={href(name)} aria-current={section === name ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <span class="who">
+          {email} <span class="badge">{role}</span>
+        </span>
+        <button type="button" onClick={() => void onSignOut()}>
+          Sign out
+        </button>
+      </header>
+      <main id="main">
+        <Page route={route} />
+      </main>
+    </div>
+  );
+}

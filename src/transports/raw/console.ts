@@ -1,0 +1,42 @@
+// GET /console/: the web console (src/console), served by the platform itself. It calls the same public REST routes
+// as every client with the session cookie; these routes only hand out its files.
+import type { Request, Response, Router } from 'express';
+import type { Logger } from 'pino';
+import { AppError, errors } from '../../core/errors.ts';
+import { CONSOLE_PATH, CONSOLE_POLICY, ConsoleSite } from '../../console/site.ts';
+import { sendError } from '../rest.ts';
+import { SECURITY_HEADERS } from './approvals.ts';
+import type { RawRoutes } from './index.ts';
+
+const unavailable = () => new AppError(503, 'SERVICE_UNAVAILABLE', 'The console did not build.', "The operator finds why in the platform's log ('console not built').");
+
+/** The query string of a request, with its '?', or ''. */
+function queryOf(req: Request): string {
+  const at = req.originalUrl.indexOf('?');
+  return at < 0 ? '' : req.originalUrl.slice(at);
+}
+
+async function serve(site: ConsoleSite, req: Request, res: Response): Promise<void> {
+  const found = await site.lookup(req.path);
+  if ('missing' in found) {
+    return sendError(res, found.missing === 'console' ? unavailable() : errors.notFound(`Console file '${req.path}'`, `Open ${CONSOLE_PATH}.`));
+  }
+  res.set({ ...SECURITY_HEADERS, 'content-security-policy': CONSOLE_POLICY, 'content-type': found.file.type }).send(found.file.bytes);
+}
+
+/**
+ * Mounting builds the console (an api process starting). `/` leads to it too, so that the OpenID Connect sign-in,
+ * which lands on `/` (or `/?signin_error=<code>`), ends in the console.
+ */
+export const consoleRoutes: RawRoutes = {
+  early: (router: Router, _services, log: Logger) => {
+    const site = new ConsoleSite(log);
+    router.get('/', (req, res) => res.redirect(302, CONSOLE_PATH + queryOf(req)));
+    router.use('/console', (req, res, next) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+      // Without the slash the page's relative links (main.js, styles.css) would resolve outside /console/.
+      if (req.originalUrl.split('?')[0] === '/console') return res.redirect(301, CONSOLE_PATH + queryOf(req));
+      serve(site, req, res).catch(next);
+    });
+  },
+};
