@@ -138,6 +138,10 @@ export async function trimLogs(db: Kysely<ControlDatabase>, keep: number): Promi
 export interface LogQuery {
   limit: number;
   since?: Date | undefined;
+  /** Entries before this date-time only (exclusive). */
+  until?: Date | undefined;
+  /** Entries older than the entry with this id only: the next page after its last entry. */
+  before?: string | undefined;
   level?: 'error' | 'info' | undefined;
 }
 
@@ -148,6 +152,8 @@ export async function readLogs(db: Kysely<ControlDatabase>, functionId: string, 
     .select(['id', 'trigger', 'method', 'path', 'status_code', 'duration_ms', 'memory_mb', 'error', 'level', 'console', 'created_at'])
     .where('function_id', '=', functionId);
   if (q.since) query = query.where('created_at', '>=', q.since);
+  if (q.until) query = query.where('created_at', '<', q.until);
+  if (q.before) query = query.where('id', '<', q.before as never);
   if (q.level) query = query.where('level', '=', q.level);
   const rows = await query.orderBy('id', 'desc').limit(q.limit).execute();
   return rows.map((r) => ({

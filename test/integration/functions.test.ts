@@ -324,6 +324,13 @@ describe('functions_list, functions_get, logs and metrics', () => {
     expect(future.body.logs).toEqual([]);
     const past = await p.api('GET', `/v1/${appId}/functions/metered/logs?since=2020-01-01`, { key: serviceKey });
     expect(past.body.logs).toHaveLength(4);
+    const beforeAll = await p.api('GET', `/v1/${appId}/functions/metered/logs?until=2020-01-01`, { key: serviceKey });
+    expect(beforeAll.body.logs).toEqual([]);
+    const untilLater = await p.api('GET', `/v1/${appId}/functions/metered/logs?until=${new Date(Date.now() + 60_000).toISOString()}`, { key: serviceKey });
+    expect(untilLater.body.logs).toHaveLength(4);
+    // Pages of 2: the second starts after the first's last id, and together they are the whole list.
+    const second = await p.api('GET', `/v1/${appId}/functions/metered/logs?limit=2&before=${limited.body.logs[1].id}`, { key: serviceKey });
+    expect([...limited.body.logs, ...second.body.logs].map((l: { id: string }) => l.id)).toEqual(all.body.logs.map((l: { id: string }) => l.id));
   });
 
   it.each([
@@ -331,6 +338,8 @@ describe('functions_list, functions_get, logs and metrics', () => {
     ['limit=1001', 'limit'],
     ['level=debug', 'level'],
     ['since=yesterday', 'since'],
+    ['until=tomorrow', 'until'],
+    ['before=12a', 'before'],
   ])('refuses logs?%s with 400 naming the field', async (query, field) => {
     const r = await p.api('GET', `/v1/${appId}/functions/metered/logs?${query}`, { key: serviceKey });
     expect(r.status).toBe(400);

@@ -128,11 +128,11 @@ export const functionsInvoke = defineTool({
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,
-    method: z.enum(METHODS).optional().describe('HTTP method; default POST when a body is given, else GET'),
-    path: z.string().max(2000).default('/').describe('Path after the function name, e.g. "/items/42" (may carry "?query")'),
-    query: z.record(z.string(), z.string()).default({}).describe('Query parameters added to the URL'),
-    headers: z.record(z.string(), z.string()).default({}).describe('Request headers'),
-    body: z.unknown().optional().describe('A string is sent as is; any other JSON value is sent as JSON (content-type application/json)'),
+    method: z.enum(METHODS).optional().describe('Default POST with a body, else GET'),
+    path: z.string().max(2000).default('/').describe('After the function name, e.g. "/items/42?x=1"'),
+    query: z.record(z.string(), z.string()).default({}),
+    headers: z.record(z.string(), z.string()).default({}),
+    body: z.unknown().optional().describe('A string as is; other JSON values as application/json'),
     user_token: UserTokenSchema,
   }),
   output: z.object({
@@ -173,14 +173,16 @@ export const functionsLogs = defineTool({
   name: 'functions_logs',
   title: 'Read function logs',
   description:
-    'Invocation logs of a function, newest first: { logs: [{ id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at }] }. ' +
-    'console holds the console.* output; trigger "runtime" rows say why the platform stopped a process. The newest 1000 invocations are kept.',
+    "A function's invocations, newest first: { logs: [{ id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, " +
+    'created_at }] } (console: its console.* output; trigger runtime: why the platform stopped a process). The newest 1000 are kept.',
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,
-    limit: z.coerce.number().int().min(1).max(LIMITS.logsLimitMax).default(LIMITS.logsLimitDefault).describe('How many entries (1-1000, default 100)'),
-    since: IsoDate.optional().describe('Only entries at or after this ISO date-time'),
-    level: z.enum(['error', 'info']).optional().describe('error: failed invocations only; info: successful ones only'),
+    limit: z.coerce.number().int().min(1).max(LIMITS.logsLimitMax).default(LIMITS.logsLimitDefault).describe('1-1000, default 100'),
+    since: IsoDate.optional().describe('Entries at or after this ISO date-time'),
+    until: IsoDate.optional().describe('Entries before this ISO date-time'),
+    before: z.string().regex(/^[0-9]{1,18}$/, 'an entry id').optional().describe('Older than this entry id (next page)'),
+    level: z.enum(['error', 'info']).optional().describe('error: failed; info: succeeded'),
   }),
   output: z.object({ logs: z.array(LogEntrySchema) }),
   auth: AUTH,
@@ -191,6 +193,8 @@ export const functionsLogs = defineTool({
     logs: await ctx.services.functions.logs(ctx.app!.id, input.name, {
       limit: input.limit,
       since: input.since ? new Date(input.since) : undefined,
+      until: input.until ? new Date(input.until) : undefined,
+      before: input.before,
       level: input.level,
     }),
   }),
