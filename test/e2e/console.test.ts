@@ -88,9 +88,12 @@ describe('the console', () => {
     console.log(`console: first page script ${bytes} bytes (${(bytes / 1024).toFixed(1)} KB), budget ${SCRIPT_BUDGET_BYTES / 1024} KB`);
     expect(bytes).toBeLessThan(SCRIPT_BUDGET_BYTES);
     expect((await request(server.url, '/console/styles.css')).headers['content-type']).toBe('text/css; charset=utf-8');
-    // The bare path and the platform's root lead to the console (the OpenID Connect sign-in lands on /?signin_error=...).
+    // The bare path and the platform's root lead to the console (the OpenID Connect sign-in lands on /?signin_error=...),
+    // on the platform's own host (its base URL's) only: another host's root stays an app's site or a 404.
     expect((await request(server.url, '/console')).headers.location).toBe('/console/');
-    expect((await request(server.url, '/?signin_error=OIDC_DENIED')).headers.location).toBe('/console/?signin_error=OIDC_DENIED');
+    const root = await request(server.url, '/?signin_error=OIDC_DENIED', { headers: { host: `localhost:${server.port}` } });
+    expect(root.headers.location).toBe('/console/?signin_error=OIDC_DENIED');
+    expect((await request(server.url, '/', { headers: { host: 'elsewhere.example' } })).status).toBe(404);
     expect((await request(server.url, '/console/nope.js')).status).toBe(404);
   });
 

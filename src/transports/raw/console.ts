@@ -25,13 +25,15 @@ async function serve(site: ConsoleSite, req: Request, res: Response): Promise<vo
 }
 
 /**
- * Mounting builds the console (an api process starting). `/` leads to it too, so that the OpenID Connect sign-in,
- * which lands on `/` (or `/?signin_error=<code>`), ends in the console.
+ * Mounting builds the console (an api process starting). `/` of the platform's own host (its base URL's) leads to it
+ * too, so that the OpenID Connect sign-in, which lands on `/` (or `/?signin_error=<code>`), ends in the console; any
+ * other host (an app's subdomain or custom domain) keeps `/` for its site or its 404.
  */
 export const consoleRoutes: RawRoutes = {
-  early: (router: Router, _services, log: Logger) => {
+  early: (router: Router, services, log: Logger) => {
     const site = new ConsoleSite(log);
-    router.get('/', (req, res) => res.redirect(302, CONSOLE_PATH + queryOf(req)));
+    const ownHost = new URL(services.config.baseUrl).host.toLowerCase();
+    router.get('/', (req, res, next) => (req.headers.host?.toLowerCase() === ownHost ? res.redirect(302, CONSOLE_PATH + queryOf(req)) : next()));
     router.use('/console', (req, res, next) => {
       if (req.method !== 'GET' && req.method !== 'HEAD') return next();
       // Without the slash the page's relative links (main.js, styles.css) would resolve outside /console/.
