@@ -75,7 +75,7 @@ describe('REST', () => {
 
   it('an unknown query parameter of a GET route is refused', async () => {
     const res = await request(server.url, `/v1/${appId}/functions/f/logs?lvl=error`, { key: serviceKey });
-    expectRefused(res, 'Invalid input: Unrecognized key: "lvl"; the accepted keys are app_id, name, limit, since, level.', 'functions');
+    expectRefused(res, 'Invalid input: Unrecognized key: "lvl"; the accepted keys are app_id, name, limit, since, until, before, level.', 'functions');
     expectRefused(await request(server.url, '/apps?verbose=1', { key: server.platformKey }), 'Invalid input: Unrecognized key: "verbose"; no keys are accepted here.', 'apps');
     // Declared query parameters still work.
     expect((await request(server.url, `/storage/${appId}/objects?limit=5&offset=0`, { key: serviceKey })).status).toBe(200);
