@@ -102,6 +102,55 @@ export interface Billing {
   limits: Record<string, number | null>;
 }
 
+/** The steps of a clone in the order they run (GET /v1/clones/{id}'s status is the one running). */
+export const CLONE_STEPS = ['database', 'schema', 'functions', 'site', 'ai_rag', 'integrations', 'billing', 'seed'] as const;
+export type CloneStep = (typeof CLONE_STEPS)[number];
+export interface TodoItem {
+  kind: 'secret' | 'frontend_env' | 'connect_onboarding' | 'integration' | 'setup';
+  message: string;
+  tool: string;
+  function?: string;
+  name?: string;
+}
+export interface TemplateSummary {
+  app_id: string;
+  title: string;
+  description: string;
+  visibility: 'account' | 'public';
+  version: string;
+  shipped: boolean;
+  published_at: string;
+}
+export interface Manifest extends TemplateSummary {
+  creates: {
+    tables: Array<{ name: string; access: string; seed_rows: number | null }>;
+    migrations: number;
+    functions: Array<{ name: string; trigger: string; schedule?: string; event?: string }>;
+    site: { framework: string; files: number } | null;
+    frontend_env_keys: string[];
+    ai: { default_model: string | null } | null;
+    rag_collections: Array<{ name: string; documents: number }>;
+    integrations: string[];
+    billing: { plans: string[]; products: string[] };
+    substrate_link: boolean;
+    uses: string[];
+  };
+  owner_must_supply: TodoItem[];
+}
+export interface Clone {
+  clone_id: string;
+  app_id: string;
+  name: string;
+  region: string;
+  template: { app_id: string; version: string };
+  status: 'queued' | CloneStep | 'ready' | 'failed';
+  failed_step: CloneStep | null;
+  error: string | null;
+  todo: TodoItem[];
+  created_at: string;
+  finished_at: string | null;
+}
+
 export const session = {
   get: () => call<SessionInfo>('GET', '/dashboard/session'),
   signIn: (email: string, password: string) => call('POST', '/dashboard/signin', { email, password }),
@@ -116,6 +165,13 @@ export const apps = {
   create: (name: string, region: string) => call<App & { service_key: Key & { key: string } }>('POST', '/init', { name, region }),
   get: (id: string) => call<AppDetails>('GET', `/apps/${seg(id)}`),
   remove: (id: string) => call('DELETE', `/apps/${seg(id)}`),
+};
+
+export const templates = {
+  list: async () => (await call<{ templates: TemplateSummary[] }>('GET', '/v1/templates')).templates,
+  get: (appId: string) => call<Manifest>('GET', `/v1/templates/${seg(appId)}`),
+  clone: (appId: string, name: string, region: string) => call<Clone>('POST', `/v1/templates/${seg(appId)}/clone`, { name, region }),
+  cloneGet: (cloneId: string) => call<Clone>('GET', `/v1/clones/${seg(cloneId)}`),
 };
 
 export const serviceKeys = {

@@ -9,9 +9,11 @@ import { SignIn } from './pages/signin.tsx';
 import { AppsPage } from './pages/apps.tsx';
 import { AppPage } from './pages/app.tsx';
 import { AccountPage } from './pages/account.tsx';
+import { TemplatePage, TemplatesPage } from './pages/templates.tsx';
 
 const SECTIONS = [
   ['apps', 'Apps'],
+  ['templates', 'Templates'],
   ['account', 'Account'],
 ] as const;
 
@@ -41,12 +43,13 @@ export function App() {
 function Page({ route }: { route: Route }) {
   const [section, id] = route;
   if (section === 'account') return <AccountPage />;
+  if (section === 'templates') return id ? <TemplatePage appId={id} /> : <TemplatesPage />;
   if (section === 'apps' && id) return <AppPage appId={id} />;
   return <AppsPage />;
 }
 
 function Shell({ route, email, role, onSignOut }: { route: Route; email: string; role: string; onSignOut: () => Promise<void> }) {
-  const section = route[0] === 'account' ? 'account' : 'apps';
+  const section = SECTIONS.find(([name]) => name === route[0])?.[0] ?? 'apps';
   // A new page moves the focus to its heading, so a screen reader announces where the person is.
   useEffect(() => document.querySelector<HTMLElement>('main h1')?.focus(), [route.join('/')]);
   return (

@@ -3,7 +3,7 @@
 import type { ComponentChildren, InputHTMLAttributes, TargetedEvent } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export interface Loaded<T> {
   data?: T;

@@ -2,7 +2,8 @@
 // it: the owner claims the fresh platform with the owner invitation, signs out and in with a password, creates an app
 // and reads its overview, creates a service key (shown once, then only its hint) and revokes it, manages members,
 // platform keys and the audit log, and invites a viewer who sees no button they may not use and whom the API refuses
-// anyway. The console's script is measured: the first page must load under 200 KB of script.
+// anyway; opens the shipped CRM template's manifest, clones it and follows the clone live to the new app. The
+// console's script is measured: the first page must load under 200 KB of script.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -39,7 +40,8 @@ async function newPage(who: string): Promise<Page> {
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'svc-console-'));
-  server = await spawnServer({ SVC_DATA_DIR: dataDir });
+  // The shipped templates (notes, CRM) install at start, as `npm start` installs them.
+  server = await spawnServer({ SVC_DATA_DIR: dataDir, SVC_TEMPLATES_INSTALL: 'true' });
   consoleUrl = `http://localhost:${server.port}/console/`;
   browser = await launchChromium();
   owner = await newPage('owner');
@@ -56,6 +58,8 @@ afterAll(async () => {
 
 const heading = (page: Page, name: string) => page.getByRole('heading', { name, level: 1, exact: true }).waitFor();
 const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true }).click();
+/** The value of a fact of a page's facts list (the app's overview, what a template's clone creates). */
+const factOf = (page: Page, name: string) => page.locator('.facts div').filter({ has: page.getByRole('term').getByText(name, { exact: true }) }).getByRole('definition').textContent();
 /** A secret's value in the region that shows it once. */
 const secretOf = (page: Page, label: string) => page.getByRole('region', { name: label }).locator('output').textContent();
 /** The JSON answer of a same-origin call from the page, as the console's own code would make it (session cookie). */
@@ -142,7 +146,7 @@ describe('the console', () => {
     await owner.getByRole('link', { name: 'Shop', exact: true }).click();
     await heading(owner, 'Shop');
     const details = (await callFrom(owner, 'GET', `/apps/${appId}`)).json as { url: string; region: string; migration_version: number };
-    const fact = (name: string) => owner.locator('.facts div').filter({ has: owner.getByRole('term').getByText(name, { exact: true }) }).getByRole('definition').textContent();
+    const fact = (name: string) => factOf(owner, name);
     expect(await fact('App ID')).toBe(appId);
     expect(await fact('URL')).toBe(details.url);
     expect(await fact('Region')).toBe(details.region);
@@ -255,6 +259,61 @@ describe('the console', () => {
     await expect.poll(() => rows.count()).toBe(1 + Math.min(all.length, 40));
     const shown = await owner.getByRole('table', { name: 'Audit log' }).locator('tbody tr td:nth-child(2)').allTextContents();
     expect(shown).toEqual(all.slice(0, 40).map((e) => e.action));
+    expect(problems).toEqual([]);
+  });
+
+  it('opens the CRM template from the gallery, clones it and follows the clone live to the new app', async () => {
+    // Installed at start, in the background: the gallery lists what GET /v1/templates lists once both are in.
+    await expect
+      .poll(async () => (await callFrom(owner, 'GET', '/v1/templates')).json?.templates?.map((t: { title: string }) => t.title).sort(), { timeout: 120_000, interval: 500 })
+      .toEqual(['CRM', 'Notes']);
+    await nav(owner, 'Templates');
+    await heading(owner, 'Templates');
+    const crmRow = owner.getByRole('table', { name: 'Templates' }).getByRole('row').filter({ has: owner.getByRole('link', { name: 'CRM', exact: true }) });
+    await expect(crmRow.getByRole('cell').nth(2).textContent()).resolves.toBe('shipped with the platform');
+    await expect(crmRow.getByRole('cell').nth(3).textContent()).resolves.toBe('public');
+    await crmRow.getByRole('link', { name: 'CRM', exact: true }).click();
+    await heading(owner, 'CRM');
+    expect(await factOf(owner, 'Functions')).toMatch(/^56 functions \(\d+ \w+/);
+    expect(await factOf(owner, 'Uses (billed to your credits)')).toBe('people, meetings');
+    expect(await owner.getByRole('table', { name: 'Tables a clone creates' }).locator('tbody tr').count()).toBe(20);
+    const todo = owner.getByRole('list', { name: 'To-do of CRM' });
+    await expect(todo.textContent()).resolves.toContain('MEETINGS_WEBHOOK_SECRET');
+    const crm = (await callFrom(owner, 'GET', '/v1/templates')).json.templates.find((t: { title: string }) => t.title === 'CRM');
+    const manifest = (await callFrom(owner, 'GET', `/v1/templates/${crm.app_id}`)).json;
+    expect(await todo.getByRole('listitem').count()).toBe(manifest.owner_must_supply.length);
+
+    await owner.getByRole('form', { name: 'Clone CRM' }).getByLabel('Name').fill('My CRM');
+    const started = Date.now();
+    await owner.getByRole('button', { name: 'Clone', exact: true }).click();
+    // The live region, read as often as the page may change it: at least one state before ready is shown.
+    const status = owner.getByRole('region', { name: 'Clone My CRM' }).getByRole('status');
+    const seen: string[] = [];
+    await expect
+      .poll(
+        async () => {
+          const text = (await status.textContent())!;
+          if (seen.at(-1) !== text) seen.push(text);
+          return text;
+        },
+        { timeout: 60_000, interval: 100 },
+      )
+      .toBe('My CRM is ready.');
+    console.log(`console: CRM clone ready in ${Date.now() - started} ms, shown: ${seen.join(' | ')}`);
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen[0]).toMatch(/^(Queued…|Cloning: \w+ \(step \d of 8\)…)$/);
+    expect(await owner.getByRole('list', { name: 'Clone steps' }).getByRole('listitem').allTextContents()).toEqual(
+      ['database', 'schema', 'functions', 'site', 'ai_rag', 'integrations', 'billing', 'seed'].map((s) => `${s}: done`),
+    );
+    const [clone] = (await callFrom(owner, 'GET', '/v1/clones')).json.clones;
+    expect(clone).toMatchObject({ name: 'My CRM', status: 'ready' });
+    const cloneTodo = owner.getByRole('list', { name: 'To-do of My CRM' });
+    await expect(cloneTodo.textContent()).resolves.toContain('MEETINGS_WEBHOOK_SECRET');
+    expect(await cloneTodo.getByRole('listitem').count()).toBe(clone.todo.length);
+
+    await owner.getByRole('link', { name: 'Open My CRM' }).click();
+    await heading(owner, 'My CRM');
+    expect(await factOf(owner, 'App ID')).toBe(clone.app_id);
     expect(problems).toEqual([]);
   });
 });

@@ -52,15 +52,20 @@ export function AppsPage() {
 }
 
 function CreateApp({ onCreated }: { onCreated: (name: string, key: string) => Promise<void> }) {
-  const regions = useLoad(apps.regions, []);
-  const submit = async (d: FormData) => {
-    const app = await apps.create(text(d, 'name') ?? '', text(d, 'region') ?? '');
+  const submit = async (name: string, region: string) => {
+    const app = await apps.create(name, region);
     await onCreated(app.name, app.service_key.key);
   };
+  return <NewAppForm label="Create an app" button="Create app" submit={submit} />;
+}
+
+/** A new app's name and its region (GET /regions, the default chosen first): creating one, or cloning a template into one. */
+export function NewAppForm({ label, button, submit }: { label: string; button: string; submit: (name: string, region: string) => Promise<unknown> }) {
+  const regions = useLoad(apps.regions, []);
   return (
     <Loading loaded={regions}>
       {(list) => (
-        <Form label="Create an app" button="Create app" inline submit={submit}>
+        <Form label={label} button={button} inline submit={(d) => submit(text(d, 'name') ?? '', text(d, 'region') ?? '')}>
           <Field label="Name" name="name" required maxLength={100} />
           <Select label="Region" name="region" options={list.map((r) => r.name)} initial={list.find((r) => r.default)?.name} />
         </Form>
