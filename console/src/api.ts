@@ -193,3 +193,34 @@ export const account = {
   revokeKey: (id: string) => call('DELETE', `/dashboard/keys/${seg(id)}`),
   audit: (cursor?: string) => call<{ entries: AuditEntry[]; next_cursor: string | null }>('GET', `/dashboard/audit${query({ limit: '20', cursor })}`),
 };
+
+/** A substrate action as GET /v1/me/substrate/actions lists it (the signed-in person's own substrate user). */
+export interface SubstrateAction {
+  action_id: string;
+  capability: string;
+  payload: unknown;
+  status: 'proposed' | 'executed' | 'rejected';
+  proposer_kind: 'human' | 'agent';
+  source_app_id: string | null;
+  source_rule_id: string | null;
+  verdict: {
+    result: 'auto_approved' | 'auto_approved_yolo' | 'requires_approval' | 'rejected';
+    reason: string;
+    conflicts: Array<{ principle_id: string; title: string; mode: 'require_approval' | 'reject' }>;
+  };
+  requires_approval: boolean;
+  reject_reason: string | null;
+  decided_via: 'rest' | 'mcp_elicitation' | 'app_end_user' | null;
+  decided_by: string | null;
+  created_at: string;
+  decided_at: string | null;
+}
+
+export const substrate = {
+  pending: async () => (await call<{ actions: SubstrateAction[] }>('GET', `/v1/me/substrate/actions${query({ status: 'proposed', limit: '500' })}`)).actions,
+  get: (id: string) => call<SubstrateAction>('GET', `/v1/me/substrate/actions/${seg(id)}`),
+  approve: (id: string) => call<SubstrateAction>('POST', `/v1/me/substrate/actions/${seg(id)}/approve`),
+  reject: (id: string, reason?: string) => call<SubstrateAction>('POST', `/v1/me/substrate/actions/${seg(id)}/reject`, reason ? { reason } : {}),
+  /** A single-use ticket (60 s) for one connection of the change stream. */
+  ticket: () => call<{ ticket: string; expires_in: number }>('POST', '/v1/me/substrate/ws-ticket'),
+};

@@ -10,10 +10,12 @@ import { AppsPage } from './pages/apps.tsx';
 import { AppPage } from './pages/app.tsx';
 import { AccountPage } from './pages/account.tsx';
 import { TemplatePage, TemplatesPage } from './pages/templates.tsx';
+import { ApprovalsPage } from './pages/approvals.tsx';
 
 const SECTIONS = [
   ['apps', 'Apps'],
   ['templates', 'Templates'],
+  ['approvals', 'Approvals'],
   ['account', 'Account'],
 ] as const;
 
@@ -43,6 +45,7 @@ export function App() {
 function Page({ route }: { route: Route }) {
   const [section, id] = route;
   if (section === 'account') return <AccountPage />;
+  if (section === 'approvals') return <ApprovalsPage />;
   if (section === 'templates') return id ? <TemplatePage appId={id} /> : <TemplatesPage />;
   if (section === 'apps' && id) return <AppPage appId={id} />;
   return <AppsPage />;

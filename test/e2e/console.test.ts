@@ -2,8 +2,9 @@
 // it: the owner claims the fresh platform with the owner invitation, signs out and in with a password, creates an app
 // and reads its overview, creates a service key (shown once, then only its hint) and revokes it, manages members,
 // platform keys and the audit log, and invites a viewer who sees no button they may not use and whom the API refuses
-// anyway; opens the shipped CRM template's manifest, clones it and follows the clone live to the new app. The
-// console's script is measured: the first page must load under 200 KB of script.
+// anyway; opens the shipped CRM template's manifest, clones it and follows the clone live to the new app; decides an
+// agent's proposals on the Approvals page while a second browser signed in as the same owner watches them leave its
+// list live. The console's script is measured: the first page must load under 200 KB of script.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/browser.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { request } from './e2e-helpers.ts';
+import { callTool, connectMcp, request, resultJson } from './e2e-helpers.ts';
 
 const VIEWPORT = { width: 1280, height: 800 };
 const SCRIPT_BUDGET_BYTES = 200 * 1024;
@@ -314,6 +315,80 @@ describe('the console', () => {
     await owner.getByRole('link', { name: 'Open My CRM' }).click();
     await heading(owner, 'My CRM');
     expect(await factOf(owner, 'App ID')).toBe(clone.app_id);
+    expect(problems).toEqual([]);
+  });
+
+  it('decides an agent\'s proposals on the Approvals page; a second browser of the owner follows them live', async () => {
+    // A second browser context, the same owner signed in with a password, its Approvals page open and live.
+    const watcher = await newPage('watcher');
+    await watcher.goto(consoleUrl);
+    await heading(watcher, 'Sign in to the console');
+    await watcher.getByLabel('E-mail').fill(OWNER.email);
+    await watcher.getByLabel('Password').fill(OWNER.password);
+    await watcher.getByRole('button', { name: 'Sign in' }).click();
+    await heading(watcher, 'Apps');
+    await nav(watcher, 'Approvals');
+    await heading(watcher, 'Approvals');
+    await watcher.locator('.live[data-state="live"]').waitFor();
+    await expect(watcher.locator('.live').textContent()).resolves.toBe('Live');
+    await watcher.getByText('No proposals wait for a decision.').waitFor();
+    await nav(owner, 'Approvals');
+    await heading(owner, 'Approvals');
+    await owner.locator('.live[data-state="live"]').waitFor();
+
+    // An agent with the platform key proposes over MCP: an agent's principle always waits for the account's owner.
+    const agent = await connectMcp(server.url, server.platformKey);
+    const propose = async (title: string): Promise<string> => {
+      const json = resultJson(await callTool(agent.client, 'substrate_propose', { capability: 'record_principle', payload: { title, applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } }));
+      expect(json).toMatchObject({ requires_approval: true, verdict: { result: 'requires_approval' } });
+      return json.action_id as string;
+    };
+    let keep: string;
+    let drop: string;
+    try {
+      keep = await propose('Invoices go out on the first');
+      drop = await propose('No weekend deploys');
+    } finally {
+      await agent.close();
+    }
+    const item = (page: Page, id: string) => page.getByRole('list', { name: 'Pending proposals' }).getByRole('listitem').filter({ has: page.getByRole('heading', { name: new RegExp(id) }) });
+    // Both pages show both without a reload, the newest first, and the watcher's live region announces them.
+    for (const page of [owner, watcher]) {
+      await item(page, drop).waitFor();
+      await item(page, keep).waitFor();
+      expect(await page.getByRole('list', { name: 'Pending proposals' }).getByRole('heading', { level: 2 }).allTextContents()).toEqual([
+        `record_principle ${drop}`,
+        `record_principle ${keep}`,
+      ]);
+    }
+    await expect.poll(() => watcher.getByRole('status').filter({ hasText: /new proposal/ }).textContent()).toMatch(/^(1 new proposal: record_principle\.|2 new proposals: record_principle, record_principle\.)$/);
+    const shown = item(watcher, keep);
+    const fact = (name: string) => shown.locator('.facts div').filter({ has: watcher.getByRole('term').getByText(name, { exact: true }) }).getByRole('definition').textContent();
+    expect(await fact('Proposed by')).toBe('an agent');
+    expect(await fact('Why it waits')).toBe('capability policy: approval_required');
+    // The payload is collapsed, readable once opened.
+    const payload = shown.locator('pre.payload');
+    expect(await payload.isVisible()).toBe(false);
+    await shown.getByText('Payload', { exact: true }).click();
+    expect(JSON.parse((await payload.textContent())!)).toMatchObject({ title: 'Invoices go out on the first' });
+
+    // The first browser approves one and rejects the other with a reason; the second sees both leave.
+    await item(owner, keep).getByRole('button', { name: `Approve ${keep}` }).click();
+    await item(owner, drop).getByLabel('Reason for rejecting (optional)').fill('We deploy when ready');
+    await item(owner, drop).getByRole('button', { name: 'Reject', exact: true }).click();
+    await item(watcher, keep).waitFor({ state: 'detached' });
+    await item(watcher, drop).waitFor({ state: 'detached' });
+    await watcher.getByText('No proposals wait for a decision.').waitFor();
+    await owner.getByText('No proposals wait for a decision.').waitFor();
+
+    const me = (await callFrom(owner, 'GET', '/dashboard/session')).json.person.id as string;
+    expect((await callFrom(watcher, 'GET', `/v1/me/substrate/actions/${keep}`)).json).toMatchObject({ status: 'executed', decided_via: 'rest', decided_by: me, proposer_kind: 'agent' });
+    expect((await callFrom(watcher, 'GET', `/v1/me/substrate/actions/${drop}`)).json).toMatchObject({
+      status: 'rejected',
+      reject_reason: 'We deploy when ready',
+      decided_via: 'rest',
+      decided_by: me,
+    });
     expect(problems).toEqual([]);
   });
 });

@@ -1,0 +1,211 @@
+// Approvals: the signed-in person's pending substrate proposals (GET /v1/me/substrate/actions?status=proposed), each
+// with its capability, payload, proposer, the verdict's reason and the principles in conflict; Approve, or Reject
+// with a reason. Kept live by the substrate change stream: a ticket minted with the session (POST
+// /v1/me/substrate/ws-ticket) opens the websocket on the console's own origin, every frame re-reads the list
+// (debounced), and a closed socket reconnects with a new ticket after a growing pause. New proposals are announced in
+// a live region. A viewer sees the list without decision buttons.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { substrate, type SubstrateAction } from '../api.ts';
+import { useCan } from '../session.ts';
+import { Action, Form, Loading, messageOf, text, useLoad, when } from '../ui.tsx';
+
+/** Frames arriving together (a merge touches several rows) cause one re-read. */
+const DEBOUNCE_MS = 150;
+const BACKOFF_FIRST_MS = 1_000;
+const BACKOFF_MAX_MS = 30_000;
+
+type LiveState = 'connecting' | 'live' | 'reconnecting';
+
+/**
+ * The substrate change stream of the person's account, calling `changed` (debounced) on every frame and when a socket
+ * opens (frames missed while it was closed are not replayed). Reconnects with a fresh ticket, backing off to 30 s.
+ */
+function useSubstrateStream(changed: () => void): LiveState {
+  const [state, setState] = useState<LiveState>('connecting');
+  const onChange = useRef(changed);
+  onChange.current = changed;
+  useEffect(() => {
+    let stopped = false;
+    let socket: WebSocket | undefined;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let debounce: ReturnType<typeof setTimeout> | undefined;
+    let backoff = BACKOFF_FIRST_MS;
+    const soon = () => {
+      clearTimeout(debounce);
+      debounce = setTimeout(() => onChange.current(), DEBOUNCE_MS);
+    };
+    const again = () => {
+      if (stopped) return;
+      setState('reconnecting');
+      retry = setTimeout(() => void connect(), backoff);
+      backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+    };
+    const connect = async () => {
+      let ticket: string;
+      try {
+        ticket = (await substrate.ticket()).ticket;
+      } catch {
+        return again();
+      }
+      if (stopped) return;
+      const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/v1/me/substrate/stream?ticket=${encodeURIComponent(ticket)}`);
+      socket = ws;
+      ws.onopen = () => {
+        backoff = BACKOFF_FIRST_MS;
+        setState('live');
+        soon();
+      };
+      ws.onmessage = soon;
+      ws.onclose = () => {
+        if (socket === ws) socket = undefined;
+        again();
+      };
+    };
+    void connect();
+    return () => {
+      stopped = true;
+      clearTimeout(retry);
+      clearTimeout(debounce);
+      socket?.close();
+    };
+  }, []);
+  return state;
+}
+
+const LIVE_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…' };
+
+export function ApprovalsPage() {
+  const list = useLoad(substrate.pending, []);
+  const live = useSubstrateStream(() => void list.reload());
+  const canDecide = useCan('developer');
+  // Proposals seen so far: one that appears later is announced (the first load is not news).
+  const known = useRef<Set<string> | undefined>(undefined);
+  const [news, setNews] = useState('');
+  useEffect(() => {
+    if (!list.data) return;
+    const ids = list.data.map((a) => a.action_id);
+    if (known.current) {
+      const fresh = list.data.filter((a) => !known.current!.has(a.action_id));
+      if (fresh.length) setNews(`${fresh.length} new ${fresh.length === 1 ? 'proposal' : 'proposals'}: ${fresh.map((a) => a.capability).join(', ')}.`);
+    }
+    known.current = new Set(ids);
+  }, [list.data]);
+  return (
+    <section aria-labelledby="approvals-title">
+      <h1 id="approvals-title" tabIndex={-1}>
+        Approvals
+      </h1>
+      <p class="live-line">
+        <span class="live" data-state={live}>
+          {LIVE_TEXT[live]}
+        </span>
+        <span class="muted"> What agents, apps and rules propose to your substrate and wait for your decision.</span>
+      </p>
+      <p role="status" aria-live="polite" class="visually-hidden" id="approvals-news">
+        {news}
+      </p>
+      <Loading loaded={list}>
+        {(actions) =>
+          actions.length === 0 ? (
+            <p class="muted">No proposals wait for a decision.</p>
+          ) : (
+            <ul class="proposals" aria-label="Pending proposals">
+              {actions.map((a) => (
+                <Proposal key={a.action_id} action={a} canDecide={canDecide} decided={list.reload} />
+              ))}
+            </ul>
+          )
+        }
+      </Loading>
+    </section>
+  );
+}
+
+function proposer(a: SubstrateAction): string {
+  const who = a.proposer_kind === 'agent' ? 'an agent' : 'a person';
+  if (a.source_rule_id) return `rule ${a.source_rule_id} (${who})`;
+  if (a.source_app_id) return `app ${a.source_app_id} (${who})`;
+  return who;
+}
+
+function Proposal({ action: a, canDecide, decided }: { action: SubstrateAction; canDecide: boolean; decided: () => Promise<void> }) {
+  const title = `${a.action_id}-title`;
+  return (
+    <li class="proposal" aria-labelledby={title}>
+      <h2 id={title}>
+        <code>{a.capability}</code> <span class="muted">{a.action_id}</span>
+      </h2>
+      <dl class="facts">
+        <div>
+          <dt>Proposed by</dt>
+          <dd>{proposer(a)}</dd>
+        </div>
+        <div>
+          <dt>Proposed</dt>
+          <dd>
+            <time dateTime={a.created_at}>{when(a.created_at)}</time>
+          </dd>
+        </div>
+        <div>
+          <dt>Why it waits</dt>
+          <dd>{a.verdict.reason}</dd>
+        </div>
+        {a.verdict.conflicts.length > 0 && (
+          <div>
+            <dt>Principles in conflict</dt>
+            <dd>
+              <ul aria-label={`Principles in conflict with ${a.action_id}`}>
+                {a.verdict.conflicts.map((c) => (
+                  <li key={c.principle_id}>
+                    {c.title} <span class="muted">({c.mode === 'reject' ? 'rejects' : 'requires approval'})</span>
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </div>
+        )}
+      </dl>
+      <Payload action={a} />
+      {canDecide && (
+        <div class="row decide">
+          <Action label={`Approve ${a.action_id}`} act={async () => (await substrate.approve(a.action_id), await decided())}>
+            Approve
+          </Action>
+          <Form inline label={`Reject ${a.action_id}`} button="Reject" submit={async (data) => (await substrate.reject(a.action_id, text(data, 'reason')), await decided())}>
+            <label class="field">
+              <span>Reason for rejecting (optional)</span>
+              <input name="reason" maxLength={2000} />
+            </label>
+          </Form>
+        </div>
+      )}
+    </li>
+  );
+}
+
+/** The payload as collapsed JSON; one the list left out (over 8 KB: { omitted, bytes }) is read in full when opened. */
+function Payload({ action: a }: { action: SubstrateAction }) {
+  const omitted = typeof a.payload === 'object' && a.payload !== null && (a.payload as { omitted?: unknown }).omitted === true;
+  const [full, setFull] = useState<{ payload?: unknown; error?: string }>({});
+  const opened = (e: Event) => {
+    if (!omitted || full.payload !== undefined || !(e.currentTarget as HTMLDetailsElement).open) return;
+    substrate.get(a.action_id).then(
+      (got) => setFull({ payload: got.payload }),
+      (err: unknown) => setFull({ error: messageOf(err) }),
+    );
+  };
+  const shown = omitted ? full.payload : a.payload;
+  return (
+    <details onToggle={opened}>
+      <summary>Payload</summary>
+      {full.error && <p role="alert" class="error">{full.error}</p>}
+      {shown === undefined ? (
+        <p aria-busy="true" class="muted">Loading…</p>
+      ) : (
+        <pre class="payload">
+          <code>{JSON.stringify(shown, null, 2)}</code>
+        </pre>
+      )}
+    </details>
+  );
+}
