@@ -6,7 +6,6 @@
 // a live region. A viewer sees the list without decision buttons.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { substrate, type SubstrateAction } from '../api.ts';
-import { useCan } from '../session.ts';
 import { Action, Form, Loading, messageOf, text, useLoad, when } from '../ui.tsx';
 
 /** Frames arriving together (a merge touches several rows) cause one re-read. */
@@ -77,7 +76,7 @@ const LIVE_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', live
 export function ApprovalsPage() {
   const list = useLoad(substrate.pending, []);
   const live = useSubstrateStream(() => void list.reload());
-  const canDecide = useCan('developer');
+  // Every person decides what is proposed to their own substrate, whatever their role in the account (as the API allows).
   // Proposals seen so far: one that appears later is announced (the first load is not news).
   const known = useRef<Set<string> | undefined>(undefined);
   const [news, setNews] = useState('');
@@ -111,7 +110,7 @@ export function ApprovalsPage() {
           ) : (
             <ul class="proposals" aria-label="Pending proposals">
               {actions.map((a) => (
-                <Proposal key={a.action_id} action={a} canDecide={canDecide} decided={list.reload} />
+                <Proposal key={a.action_id} action={a} decided={list.reload} />
               ))}
             </ul>
           )
@@ -128,7 +127,7 @@ function proposer(a: SubstrateAction): string {
   return who;
 }
 
-function Proposal({ action: a, canDecide, decided }: { action: SubstrateAction; canDecide: boolean; decided: () => Promise<void> }) {
+function Proposal({ action: a, decided }: { action: SubstrateAction; decided: () => Promise<void> }) {
   const title = `${a.action_id}-title`;
   return (
     <li class="proposal" aria-labelledby={title}>
@@ -166,19 +165,17 @@ function Proposal({ action: a, canDecide, decided }: { action: SubstrateAction; 
         )}
       </dl>
       <Payload action={a} />
-      {canDecide && (
-        <div class="row decide">
-          <Action label={`Approve ${a.action_id}`} act={async () => (await substrate.approve(a.action_id), await decided())}>
-            Approve
-          </Action>
-          <Form inline label={`Reject ${a.action_id}`} button="Reject" submit={async (data) => (await substrate.reject(a.action_id, text(data, 'reason')), await decided())}>
-            <label class="field">
-              <span>Reason for rejecting (optional)</span>
-              <input name="reason" maxLength={2000} />
-            </label>
-          </Form>
-        </div>
-      )}
+      <div class="row decide">
+        <Action label={`Approve ${a.action_id}`} act={async () => (await substrate.approve(a.action_id), await decided())}>
+          Approve
+        </Action>
+        <Form inline label={`Reject ${a.action_id}`} button="Reject" submit={async (data) => (await substrate.reject(a.action_id, text(data, 'reason')), await decided())}>
+          <label class="field">
+            <span>Reason for rejecting (optional)</span>
+            <input name="reason" maxLength={2000} />
+          </label>
+        </Form>
+      </div>
     </li>
   );
 }
