@@ -181,11 +181,18 @@ export class SubstrateService {
    * (its functions through ctx.substrate, its service key through /v1/{app_id}/substrate/...). 409 when not linked.
    */
   async actorForApp(appId: string): Promise<SubstrateActor> {
+    return (await this.#appLink(appId)).actor;
+  }
+
+  /** The app's agent actor and whether a person let its end users decide; 409 when not linked. */
+  async #appLink(appId: string): Promise<{ actor: SubstrateActor; endUsersDecide: boolean }> {
     const row = (
-      await sql<Pick<Selectable<ControlDatabase['apps']>, 'account_id' | 'substrate_user_id'>>`select account_id, substrate_user_id from apps where id = ${appId}`.execute(this.#db)
+      await sql<Pick<Selectable<ControlDatabase['apps']>, 'account_id' | 'substrate_user_id' | 'substrate_end_users_decide'>>`
+        select account_id, substrate_user_id, substrate_end_users_decide from apps where id = ${appId}`.execute(this.#db)
     ).rows[0];
     if (!row?.substrate_user_id) throw substrateErrors.notLinked(appId);
-    return { accountId: row.account_id, userId: row.substrate_user_id, proposer: 'agent', sourceAppId: appId, sourceRuleId: null };
+    const actor: SubstrateActor = { accountId: row.account_id, userId: row.substrate_user_id, proposer: 'agent', sourceAppId: appId, sourceRuleId: null };
+    return { actor, endUsersDecide: row.substrate_end_users_decide };
   }
 
   /** Whether the app is linked (ctx.substrate exists in its functions); cached briefly, refreshed by link/unlink here. */
@@ -233,9 +240,8 @@ export class SubstrateService {
    * decided_via 'app_end_user' with the end user's id.
    */
   async decideForApp(appId: string, endUserId: string, actionId: string, verb: 'approve' | 'reject', reason?: string): Promise<ActionView> {
-    const link = (await sql<{ allowed: boolean }>`select substrate_end_users_decide as allowed from apps where id = ${appId}`.execute(this.#db)).rows[0];
-    const app = await this.actorForApp(appId);
-    if (!link?.allowed) {
+    const { actor: app, endUsersDecide } = await this.#appLink(appId);
+    if (!endUsersDecide) {
       throw new AppError(
         403,
         'END_USER_DECISIONS_OFF',
