@@ -12,9 +12,10 @@ export class ApiError extends Error {
   }
 }
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-async function call<T>(method: Method, path: string, body?: unknown): Promise<T> {
+/** One call of a public REST route with the session cookie; a non-2xx answer throws ApiError. */
+export async function call<T>(method: Method, path: string, body?: unknown): Promise<T> {
   const res = await fetch(path, {
     method,
     credentials: 'same-origin',
@@ -29,11 +30,11 @@ async function call<T>(method: Method, path: string, body?: unknown): Promise<T>
   return json as T;
 }
 
-const query = (params: Record<string, string | undefined>): string => {
+export const query = (params: Record<string, string | undefined>): string => {
   const q = new URLSearchParams(Object.entries(params).filter((p): p is [string, string] => p[1] !== undefined));
   return q.size ? `?${q}` : '';
 };
-const seg = encodeURIComponent;
+export const seg = encodeURIComponent;
 
 // Roles from the highest; a role may do what any role after it may.
 export const ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;

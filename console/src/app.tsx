@@ -11,11 +11,13 @@ import { AppPage } from './pages/app.tsx';
 import { AccountPage } from './pages/account.tsx';
 import { TemplatePage, TemplatesPage } from './pages/templates.tsx';
 import { ApprovalsPage } from './pages/approvals.tsx';
+import { SubstratePage } from './pages/substrate.tsx';
 
 const SECTIONS = [
   ['apps', 'Apps'],
   ['templates', 'Templates'],
   ['approvals', 'Approvals'],
+  ['substrate', 'Substrate'],
   ['account', 'Account'],
 ] as const;
 
@@ -43,11 +45,12 @@ export function App() {
 }
 
 function Page({ route }: { route: Route }) {
-  const [section, id] = route;
+  const [section, id, ...rest] = route;
   if (section === 'account') return <AccountPage />;
   if (section === 'approvals') return <ApprovalsPage />;
+  if (section === 'substrate') return <SubstratePage rest={route.slice(1)} />;
   if (section === 'templates') return id ? <TemplatePage appId={id} /> : <TemplatesPage />;
-  if (section === 'apps' && id) return <AppPage appId={id} />;
+  if (section === 'apps' && id) return <AppPage appId={id} rest={rest} />;
   return <AppsPage />;
 }
 

@@ -1,5 +1,6 @@
 // The web console built from its source in the repository (console/) when an api process starts: its script bundled
-// by esbuild in memory (src/core/bundle.ts), its page and stylesheet read as they are. No build output is committed
+// by esbuild in memory (src/core/bundle.ts), split so that each page's code loads when the page is first opened
+// (main.js plus chunks it imports, and one chunk per lazily loaded page), its page and stylesheet read as they are. No build output is committed
 // and nothing is fetched at run time, so the two-command set-up stays two commands and the console works offline.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -24,7 +25,7 @@ export interface ConsoleFile {
   type: string;
 }
 
-/** The console's files by their path under /console/ (index.html, main.js, styles.css). */
+/** The console's files by their path under /console/ (index.html, main.js, chunk-<hash>.js, styles.css). */
 export type ConsoleFiles = ReadonlyMap<string, ConsoleFile>;
 
 const fileOf = (name: string, bytes: Buffer): ConsoleFile => ({ bytes, type: TYPES[path.extname(name)] ?? 'application/octet-stream' });
@@ -32,7 +33,7 @@ const fileOf = (name: string, bytes: Buffer): ConsoleFile => ({ bytes, type: TYP
 /** Builds the console of `dir`; a BundleError names the source line that does not build. */
 export async function buildConsole(dir = CONSOLE_DIR): Promise<ConsoleFiles> {
   const [built, ...statics] = await Promise.all([
-    bundle('the console', { ...BROWSER, absWorkingDir: dir, entryPoints: { main: path.join(dir, ENTRY) }, outdir: dir }),
+    bundle('the console', { ...BROWSER, absWorkingDir: dir, entryPoints: { main: path.join(dir, ENTRY) }, outdir: dir, splitting: true, chunkNames: 'chunk-[hash]' }),
     ...STATIC_FILES.map((name) => readFile(path.join(dir, name))),
   ]);
   const files = new Map<string, ConsoleFile>(STATIC_FILES.map((name, i) => [name, fileOf(name, statics[i]!)]));

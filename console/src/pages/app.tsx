@@ -1,12 +1,12 @@
-// One app: its overview (URLs, region, migration version, the account's usage against its plan) and its service
-// keys (created and shown once, listed by their hint, revoked).
-import { useState } from 'preact/hooks';
-import { account, apps, serviceKeys, type AppDetails, type Billing } from '../api.ts';
-import { useCan } from '../session.ts';
-import { Field, Form, Loading, RowAction, Secret, Table, text, useLoad, when } from '../ui.tsx';
+// One app's page: its name, then the tab the route names (#/apps/<id>/<tab>/...; the overview when none).
+import { apps } from '../api.ts';
+import { TabNav, TabPage } from '../tabs.tsx';
+import { Loading, useLoad } from '../ui.tsx';
+import { APP_TABS } from './app/tabs.ts';
 
-export function AppPage({ appId }: { appId: string }) {
+export function AppPage({ appId, rest }: { appId: string; rest: string[] }) {
   const app = useLoad(() => apps.get(appId), [appId]);
+  const tab = APP_TABS.find((t) => t.name === rest[0]) ?? APP_TABS[0]!;
   return (
     <Loading loaded={app}>
       {(a) => (
@@ -17,109 +17,10 @@ export function AppPage({ appId }: { appId: string }) {
           <h1 id="app-title" tabIndex={-1}>
             {a.name}
           </h1>
-          <Overview app={a} />
-          <Usage />
-          <ServiceKeys appId={appId} />
+          <TabNav label="App" base={['apps', appId]} tabs={APP_TABS} current={tab.name} />
+          <TabPage tab={tab} props={{ app: a, rest: rest.slice(1) }} />
         </section>
       )}
     </Loading>
-  );
-}
-
-function Overview({ app }: { app: AppDetails }) {
-  const api = `${location.origin}/v1/${app.app_id}`;
-  const rows: Array<[string, string]> = [
-    ['App ID', app.app_id],
-    ['URL', app.url],
-    ['Data API', `${api}/<table>`],
-    ['End-user auth', `${api}/auth`],
-    ['Functions', `${api}/fn/<name>`],
-    ['Region', app.region],
-    ['Migration version', String(app.migration_version)],
-    ['Created', when(app.created_at)],
-  ];
-  return (
-    <>
-      <h2>Overview</h2>
-      <dl class="facts" aria-label="Overview">
-        {rows.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
-    </>
-  );
-}
-
-const meterRows = (b: Billing) => Object.entries(b.usage).map(([meter, used]) => ({ meter, used, limit: b.limits[meter] ?? null }));
-
-/** The plan's allowances are the account's, summed over its apps: the API has no usage of one app yet. */
-function Usage() {
-  const billing = useLoad(account.billing, []);
-  return (
-    <>
-      <h2>Usage</h2>
-      <Loading loaded={billing}>
-        {(b) => (
-          <>
-            <p class="muted">
-              Plan {b.plan} ({b.status}); usage of the whole account this month, all apps together.
-            </p>
-            <Table caption="Usage against the plan" columns={['Meter', 'Used', 'Allowance']}>
-              {meterRows(b).map((m) => (
-                <tr key={m.meter}>
-                  <td>{m.meter.replaceAll('_', ' ')}</td>
-                  <td>{m.used.toLocaleString()}</td>
-                  <td>{m.limit === null ? 'unlimited' : m.limit.toLocaleString()}</td>
-                </tr>
-              ))}
-            </Table>
-          </>
-        )}
-      </Loading>
-    </>
-  );
-}
-
-function ServiceKeys({ appId }: { appId: string }) {
-  const keys = useLoad(() => serviceKeys.list(appId), [appId]);
-  const canWrite = useCan('developer');
-  const [created, setCreated] = useState<string>();
-  const create = async (d: FormData) => {
-    setCreated((await serviceKeys.create(appId, text(d, 'name') ?? 'default')).key);
-    await keys.reload();
-  };
-  return (
-    <>
-      <h2>Service keys</h2>
-      {canWrite && (
-        <Form label="Create a service key" button="Create key" inline submit={create}>
-          <Field label="Key name" name="name" required maxLength={100} />
-        </Form>
-      )}
-      {created && <Secret label="New service key" value={created} onDone={() => setCreated(undefined)} />}
-      <Loading loaded={keys}>
-        {(list) => (
-          <Table caption="Service keys" columns={['Name', 'Key', 'Created', ...(canWrite ? ['Actions'] : [])]}>
-            {list.map((k) => (
-              <tr key={k.id}>
-                <td>{k.name}</td>
-                <td>
-                  <code>{k.hint}…</code>
-                </td>
-                <td>{when(k.created_at)}</td>
-                {canWrite && (
-                  <RowAction label={`Revoke ${k.name}`} confirm={`Revoke the key ${k.name}? Clients using it stop working at once.`} act={() => serviceKeys.revoke(appId, k.id).then(keys.reload)}>
-                    Revoke
-                  </RowAction>
-                )}
-              </tr>
-            ))}
-          </Table>
-        )}
-      </Loading>
-    </>
   );
 }
