@@ -16,7 +16,7 @@ import { BillingGate } from './gate.ts';
 import { TrafficMeter } from './traffic.ts';
 import { enforceLimits, suspendExpiredGrace, type AccountStatus, type StatusChange } from './status.ts';
 import { LIMITED_METERS, PLANS, SELF_SERVE_PLANS, isPlanId, type LimitedMeter, type Meter, type PlanId } from './plans.ts';
-import { aiCreditsSpent, billingPeriod, isoDay, overageNanos, usageByAccount } from './usage.ts';
+import { aiCreditsSince, aiCreditsSpent, billingPeriod, isoDay, overageNanos, usageByAccount, usageOfApp } from './usage.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 export interface BillingDeps {
@@ -40,6 +40,8 @@ export interface BillingOverview {
   statusReason: string | null;
   graceEndsAt: string | null;
   period: { start: string; end: string };
+  /** The app whose share `usage` and `percentages` are, or null for the whole account. */
+  appId: string | null;
   usage: Record<LimitedMeter | 'ai_credits', number>;
   limits: Record<LimitedMeter | 'ai_credits', number | null>;
   percentages: Record<LimitedMeter | 'ai_credits', number | null>;
@@ -77,9 +79,11 @@ export class BillingService {
     this.traffic = new TrafficMeter(deps.db, deps.log);
   }
 
-  async overview(accountId: string, now = new Date()): Promise<BillingOverview> {
+  /** The account's plan, status and usage against its limits; with `appId`, that app's share of the usage. */
+  async overview(accountId: string, appId?: string, now = new Date()): Promise<BillingOverview> {
     const { db, credits } = this.#d;
     const plan = await credits.plan(accountId);
+    if (appId !== undefined) await this.#ownApp(accountId, appId);
     // The status shown is current: this account's limits are looked at now, not only at the next periodic pass.
     await this.enforce(now, [accountId]);
     const usage = (await usageByAccount(db, now, [accountId])).get(accountId)!;
@@ -88,7 +92,8 @@ export class BillingService {
     `.execute(db);
     const account = rows[0]!;
     const aiAllowance = PLANS[plan].aiCredits;
-    const allUsage = { ...usage, ai_credits: usd(await aiCreditsSpent(db, accountId, plan, now)) };
+    const shown = appId === undefined ? { ...usage, ai_credits: await aiCreditsSpent(db, accountId, plan, now) } : await usageOfApp(db, appId, now, aiCreditsSince(plan, now));
+    const allUsage = { ...shown, ai_credits: usd(shown.ai_credits) };
     const limits = { ...PLANS[plan].limits, ai_credits: aiAllowance ? usd(aiAllowance.nanos) : undefined };
     const period = billingPeriod(now);
     return {
@@ -97,6 +102,7 @@ export class BillingService {
       statusReason: account.status_reason,
       graceEndsAt: account.grace_ends_at?.toISOString() ?? null,
       period: { start: isoDay(period.start), end: isoDay(period.end) },
+      appId: appId ?? null,
       usage: allUsage,
       limits: mapMeters(limits, (limit) => limit ?? null),
       percentages: mapMeters(limits, (limit, meter) => (limit ? Math.round((allUsage[meter] / limit) * 10_000) / 100 : null)),
@@ -107,18 +113,27 @@ export class BillingService {
     };
   }
 
-  /** Daily rows of the account's apps (summed over them), oldest first; level meters' rows are the day's change. */
-  async usage(accountId: string, query: { startDate?: string | undefined; endDate?: string | undefined; meterType?: Meter | undefined }, now = new Date()): Promise<{ startDate: string; endDate: string; rows: UsageView[] }> {
+  /** Refuses an app that is not the account's: 404 when there is none, 403 when it is another account's. */
+  async #ownApp(accountId: string, appId: string): Promise<void> {
+    const { rows } = await sql<{ account_id: string }>`select account_id from apps where id::text = ${appId}`.execute(this.#d.db);
+    if (!rows[0]) throw errors.notFound(`App '${appId}'`, 'List your apps with apps_list (GET /apps) to find a valid app_id.');
+    if (rows[0].account_id !== accountId) throw errors.otherApp();
+  }
+
+  /** Daily rows of the account's apps (summed over them) or of one, oldest first; level meters' rows are the day's change. */
+  async usage(accountId: string, query: { startDate?: string | undefined; endDate?: string | undefined; meterType?: Meter | undefined; appId?: string | undefined }, now = new Date()): Promise<{ startDate: string; endDate: string; rows: UsageView[] }> {
     const endDate = query.endDate ?? isoDay(now);
     const startDate = query.startDate ?? isoDay(new Date(Date.parse(endDate) - 29 * DAY_MS));
     const span = (Date.parse(endDate) - Date.parse(startDate)) / DAY_MS;
     if (span < 0) throw errors.validation(`startDate ${startDate} is after endDate ${endDate}.`, [{ path: 'startDate', message: 'must not be after endDate' }]);
     if (span >= MAX_USAGE_DAYS) throw errors.validation(`At most ${MAX_USAGE_DAYS} days per query.`, [{ path: 'startDate', message: `at most ${MAX_USAGE_DAYS} days before endDate` }]);
+    if (query.appId !== undefined) await this.#ownApp(accountId, query.appId);
     const { rows } = await sql<UsageRow>`
       select to_char(u.day, 'YYYY-MM-DD') as day, u.meter, sum(u.quantity)::text as quantity
       from usage_daily u join apps a on a.id = u.app_id
       where a.account_id = ${accountId} and u.day between ${startDate}::date and ${endDate}::date
         and (${query.meterType ?? null}::text is null or u.meter = ${query.meterType ?? null})
+        and (${query.appId ?? null}::text is null or u.app_id::text = ${query.appId ?? null})
       group by u.day, u.meter order by u.day, u.meter
     `.execute(this.#d.db);
     return {

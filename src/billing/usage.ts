@@ -45,9 +45,31 @@ export async function usageByAccount(db: Kysely<ControlDatabase>, now: Date, acc
   return byAccount;
 }
 
+/**
+ * One app's share of its account's usage, counted as the account's is: levels all-time, the other limited meters over
+ * the billing period `now` falls in, AI credits (nano-dollars charged, overage included) since `creditsSince`.
+ */
+export async function usageOfApp(db: Kysely<ControlDatabase>, appId: string, now: Date, creditsSince: Date): Promise<MeterUsage & { ai_credits: number }> {
+  const { start, end } = billingPeriod(now);
+  const { rows } = await sql<{ meter: LimitedMeter | 'ai_credits'; quantity: string }>`
+    select u.meter, sum(u.quantity)::text as quantity from usage_daily u
+    where u.app_id = ${appId} and u.day < ${isoDay(end)}::date
+      and (u.meter = any(${[...LEVEL_METERS]}::text[])
+        or (u.meter = any(${[...LIMITED_METERS]}::text[]) and u.day >= ${isoDay(start)}::date)
+        or (u.meter = 'ai_credits' and u.day >= ${isoDay(creditsSince)}::date))
+    group by u.meter
+  `.execute(db);
+  const usage = { ...zeroUsage(), ai_credits: 0 };
+  for (const row of rows) usage[row.meter] = Number(row.quantity);
+  return usage;
+}
+
+/** Where the AI credits of `plan` are counted from: the account's start (free, a lifetime allowance) or the period's. */
+export const aiCreditsSince = (plan: PlanId, now: Date): Date => (PLANS[plan].aiCredits?.per === 'lifetime' ? new Date(0) : billingPeriod(now).start);
+
 /** AI credits spent, in nano-dollars, overage included: over the account's lifetime (free) or this period (pro). */
 export async function aiCreditsSpent(db: Kysely<ControlDatabase>, accountId: string, plan: PlanId, now: Date): Promise<number> {
-  const since = PLANS[plan].aiCredits?.per === 'lifetime' ? new Date(0) : billingPeriod(now).start;
+  const since = aiCreditsSince(plan, now);
   const { rows } = await sql<{ spent: string | null }>`
     select sum(overage_nanos - amount_nanos)::text as spent from credit_ledger
     where account_id = ${accountId} and kind = 'charge' and created_at >= ${since}

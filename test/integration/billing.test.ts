@@ -125,6 +125,33 @@ describe('GET /dashboard/billing and /dashboard/usage', () => {
     expect(noKey.status).toBe(403);
   });
 
+  it("one app's share (appId): its own meters against the account's limits, its daily rows; other accounts' apps refused", async () => {
+    const a = await account();
+    const second = await p.api('POST', '/init', { key: a.key, body: { name: 'blog' } });
+    const other = await account();
+    await addUsage(a.appId, 'lambda_invocations', 5_000);
+    await addUsage(a.appId, 'storage_bytes', 300);
+    await addUsage(second.body.app_id, 'lambda_invocations', 7);
+    await addUsage(a.appId, 'ai_credits', 25_000_000); // nano-dollars: $0.025 of the free plan's $0.10
+    const whole = await status(a.key);
+    expect(whole.appId).toBeNull();
+    expect(whole.usage.lambda_invocations).toBe(5_007);
+    const share = await p.api('GET', `/dashboard/billing?appId=${a.appId}`, { key: a.key });
+    expect(share.status).toBe(200);
+    expect(share.body).toMatchObject({ plan: 'free', appId: a.appId, limits: whole.limits });
+    expect(share.body.usage).toEqual({ monthly_active_users: 0, database_bytes: 0, bandwidth_bytes: 0, storage_bytes: 300, lambda_invocations: 5_000, ai_credits: 0.025 });
+    expect(share.body.percentages).toMatchObject({ lambda_invocations: 10, ai_credits: 25 });
+    const today = new Date().toISOString().slice(0, 10);
+    const rows = await p.api('GET', `/dashboard/usage?appId=${second.body.app_id}`, { key: a.key });
+    expect(rows.body.rows).toEqual([{ date: today, meterType: 'lambda_invocations', quantity: 7 }]);
+    for (const path of [`/dashboard/billing?appId=${other.appId}`, `/dashboard/usage?appId=${other.appId}`]) {
+      const res = await p.api('GET', path, { key: a.key });
+      expect([res.status, res.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    }
+    const missing = await p.api('GET', '/dashboard/billing?appId=00000000-0000-4000-8000-000000000000', { key: a.key });
+    expect([missing.status, missing.body.error.code]).toEqual([404, 'RESOURCE_NOT_FOUND']);
+  });
+
   it('checkout and portal without Stripe: 503 STRIPE_NOT_CONFIGURED; a plan that is not self-serve: 400', async () => {
     const a = await account();
     const checkout = await p.api('POST', '/dashboard/billing/checkout', { key: a.key, body: { planId: 'pro' } });

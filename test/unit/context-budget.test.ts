@@ -30,10 +30,12 @@ import type { Services } from '../../src/services.ts';
  * line (~300 B) per area: 10,324 B with the substrate and memory areas, budgeted at 13 KB for the areas still planned.
  * The members area (an account's people for its admins' agents, 10 tools, 5,600 B), unplanned then, raised `all` to
  * 134,527 B and the guide to 13,437 B when it was added: budgets 136 KB and 14 KB. The templates area (9 tools, also
- * unplanned) took the guide to 14,577 B: budget 14.5 KB.
+ * unplanned) took the guide to 14,577 B: budget 14.5 KB. The console (issue 30) found what a person's pages need and
+ * the API lacked (one app's usage, cursors on long lists, an app's orders, row-level policies, function metrics):
+ * added for every client, they raise `all` to 140 KB; `default` is unchanged.
  */
 const BUDGET = {
-  all: 136 * 1024,
+  all: 140 * 1024,
   default: 54 * 1024,
   // The typical flow's tools across areas (CORE_TOOLSET), measured 22,756 B when it was added.
   core: 24 * 1024,

@@ -17,15 +17,16 @@ export const billingGet = defineTool({
   name: 'billing_get',
   title: 'Get the account billing',
   description:
-    "The account's plan, status (active, soft_locked, grace, suspended) and the usage, limit and percentage of every meter, summed over its apps. " +
-    'Monthly meters count the current UTC month; ai_credits are USD. soft_locked: writes refused until usage drops or billing_checkout upgrades.',
-  input: z.object({}),
+    "The account's plan, status (active, soft_locked, grace, suspended), and each meter's usage over its apps (appId: one app's), limit and percentage. " +
+    'Monthly meters: this UTC month; ai_credits in USD. soft_locked: writes refused until usage drops or billing_checkout upgrades.',
+  input: z.object({ appId: z.string().max(64).optional() }),
   output: z.object({
     plan: z.enum(['free', 'pro', 'enterprise']),
     status: z.enum(ACCOUNT_STATUSES),
     statusReason: z.string().nullable(),
     graceEndsAt: z.string().nullable(),
     period: z.object({ start: z.string(), end: z.string() }),
+    appId: z.string().nullable(),
     usage: meterRecord(z.number()),
     limits: meterRecord(z.number().nullable()),
     percentages: meterRecord(z.number().nullable()),
@@ -35,7 +36,7 @@ export const billingGet = defineTool({
   auth: ['platform'],
   http: { method: 'GET', path: '/dashboard/billing' },
   annotations: { readOnlyHint: true },
-  handler: async (_input, ctx) => ctx.services.billing.overview(accountOf(ctx.caller)),
+  handler: async (input, ctx) => ctx.services.billing.overview(accountOf(ctx.caller), input.appId),
 });
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD').refine((d) => !Number.isNaN(Date.parse(d)), 'not a calendar date');
@@ -44,12 +45,13 @@ export const billingUsage = defineTool({
   name: 'billing_usage',
   title: 'Daily usage',
   description:
-    'Daily usage rows of the account (summed over its apps), oldest first; default the last 30 days, at most 366. ' +
+    'Daily usage of the account (appId: one app), oldest first; default the last 30 days, at most 366. ' +
     'storage_bytes and database_bytes rows are the day\'s change; billing_get has their levels.',
   input: z.object({
     startDate: Day.optional(),
     endDate: Day.optional(),
     meterType: z.enum(METERS).optional(),
+    appId: z.string().max(64).optional(),
   }),
   output: z.object({
     startDate: z.string(),
@@ -66,7 +68,7 @@ export const billingCheckout = defineTool({
   name: 'billing_checkout',
   title: 'Upgrade the plan',
   description:
-    'A Stripe Checkout URL for the pro plan; open it in a browser to pay. The plan changes when Stripe confirms (billing_get then shows it).',
+    'A Stripe Checkout URL for the pro plan, to open in a browser. The plan changes when Stripe confirms (see billing_get).',
   input: z.object({
     planId: z.string().min(1).max(40).describe("'pro'"),
     successUrl: HttpUrl.optional().describe('Where the browser goes after paying (default: the dashboard)'),
