@@ -84,6 +84,7 @@ const TableInputSchema = z.strictObject({
     .nullable()
     .optional()
     .describe('Billing plan ids: only their subscribers reach the rows as end users. null removes the gate'),
+  policies: z.array(z.unknown()).optional().describe("schema_get's; ignored"),
 });
 
 export const SchemaDefinitionSchema = z.strictObject({

@@ -30,25 +30,38 @@ const ForeignKeyViewSchema = z.object({
   onUpdate: ACTION,
 });
 
+/** A row-level-security policy in force, as pg_policies lists it: shown, never applied (access and plans make them). */
+export const PolicyViewSchema = z.object({
+  name: z.string(),
+  command: z.enum(['ALL', 'SELECT', 'INSERT', 'UPDATE', 'DELETE']),
+  permissive: z.boolean().describe('false: RESTRICTIVE (every such policy must pass too)'),
+  roles: z.array(z.string()),
+  using: z.string().nullable(),
+  with_check: z.string().nullable(),
+});
+export type PolicyView = z.infer<typeof PolicyViewSchema>;
+
 export const TableViewSchema = z.object({
   columns: z.record(z.string(), ColumnViewSchema),
   indexes: z.record(z.string(), z.object({ columns: z.array(z.string()), unique: z.boolean() })),
   foreignKeys: z.array(ForeignKeyViewSchema).optional().describe('Multi-column foreign keys; absent when none'),
   access: z.union([z.enum(ACCESS_VALUES), z.object({ members: z.string(), column: z.string(), key: z.string(), write: z.enum(['members', 'service']) })]),
   plans: z.array(z.string()).optional().describe('Billing plans whose subscribers alone reach the rows as end users; absent when not gated'),
+  policies: z.array(PolicyViewSchema).describe('Row-level-security policies in force, by name; schema_apply ignores them'),
 });
 
 export const SchemaViewSchema = z.object({ tables: z.record(z.string(), TableViewSchema) });
 export type SchemaView = z.infer<typeof SchemaViewSchema>;
 type TableView = z.infer<typeof TableViewSchema>;
 
-export function describeCatalog(catalog: Catalog): SchemaView {
+/** `policies` maps a table to the policies in force on it (readPolicies); a table missing from it has none. */
+export function describeCatalog(catalog: Catalog, policies: ReadonlyMap<string, PolicyView[]> = new Map()): SchemaView {
   const tables: Record<string, TableView> = {};
-  for (const [name, info] of catalog) tables[name] = describeTable(info);
+  for (const [name, info] of catalog) tables[name] = { ...describeTable(info), policies: policies.get(name) ?? [] };
   return { tables };
 }
 
-function describeTable(info: TableInfo): TableView {
+function describeTable(info: TableInfo): Omit<TableView, 'policies'> {
   const uniques = uniqueConstraints(info);
   const fks = singleForeignKeys(info);
   const columns: TableView['columns'] = {};
@@ -70,7 +83,7 @@ function describeTable(info: TableInfo): TableView {
   const indexes: TableView['indexes'] = {};
   // Expression indexes list no plain columns and cannot be written as a definition: left out.
   for (const i of info.indexes) if (!i.constraint && i.columns.length > 0) indexes[i.name] = { columns: i.columns, unique: i.unique };
-  const view: TableView = { columns, indexes, access: info.access ?? defaultAccess(catalogHasUserId(info)) };
+  const view: Omit<TableView, 'policies'> = { columns, indexes, access: info.access ?? defaultAccess(catalogHasUserId(info)) };
   const composite = compositeForeignKeys(info);
   if (composite.length > 0) {
     view.foreignKeys = composite.map((fk) => ({ columns: fk.columns, references: { table: fk.refTable, columns: fk.refColumns }, ...actions(fk) }));

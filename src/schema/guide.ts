@@ -9,6 +9,8 @@ export const SCHEMA_GUIDE: AreaGuide = {
 
 \`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, plans?, _dropColumns?, _drop? } } }\`, at most 50
 tables per call; \`schema_get\` returns the live schema in the same format, so an edited copy is the next definition.
+Each table it returns also lists \`policies\`, the row-level-security policies in force (\`{ name, command, permissive,
+roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`access\` and \`plans\`; \`schema_apply\` ignores them.
 
 - Column: \`{ type, primary?, nullable? (default true), unique?, default?, identity?, enum?, references?: { table,
   column, onDelete?, onUpdate? } }\`. \`identity: true\` numbers an integer or bigint primary key; \`enum: ["a", "b"]\`

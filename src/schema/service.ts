@@ -6,6 +6,7 @@ import { readCatalog } from './catalog.ts';
 import { normalizeDefinition, type Definition, type SchemaDefinitionInput } from './definition.ts';
 import { planSchema } from './plan.ts';
 import { describeCatalog, type SchemaView } from './describe.ts';
+import { readPolicies } from './policies.ts';
 
 /** Any fixed key: advisory locks are per database, and every app has its own database. */
 const APPLY_LOCK_KEY = 7_310_432_001;
@@ -76,7 +77,8 @@ export async function applySchema(db: AppSql, request: ApplyRequest): Promise<Ap
 }
 
 export async function getSchema(db: AppSql): Promise<SchemaView> {
-  return describeCatalog(await readCatalog(db));
+  const [catalog, policies] = await Promise.all([readCatalog(db), readPolicies(db)]);
+  return describeCatalog(catalog, policies);
 }
 
 export async function listMigrations(db: AppSql, throughId?: number): Promise<MigrationRecord[]> {

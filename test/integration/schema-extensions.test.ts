@@ -482,6 +482,7 @@ describe('composite foreign keys', () => {
       indexes: {},
       foreignKeys: [{ columns: ['user_id', 'list_id'], references: { table: 'lists', columns: ['user_id', 'id'] }, onDelete: 'cascade' }],
       access: 'user',
+      policies: [expect.objectContaining({ name: 'svc_service_all' }), expect.objectContaining({ name: 'svc_user_own' })],
     });
     expect(got.tables.lists.foreignKeys).toBeUndefined();
     expect((await apply({ schema: got })).body).toEqual(NOTHING);

@@ -142,6 +142,7 @@ describe('schema apply', () => {
           },
           indexes: {},
           access: 'public',
+          policies: [expect.objectContaining({ name: 'svc_public_read' }), expect.objectContaining({ name: 'svc_service_all' })],
         },
         posts: {
           columns: {
@@ -154,6 +155,7 @@ describe('schema apply', () => {
           },
           indexes: { posts_author_idx: { columns: ['author_id'], unique: false } },
           access: 'user',
+          policies: [expect.objectContaining({ name: 'svc_service_all' }), expect.objectContaining({ name: 'svc_user_own' })],
         },
         settings: {
           columns: {
@@ -162,6 +164,7 @@ describe('schema apply', () => {
           },
           indexes: {},
           access: 'service',
+          policies: [expect.objectContaining({ name: 'svc_service_all' })],
         },
       },
     });

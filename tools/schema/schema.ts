@@ -68,9 +68,9 @@ export const schemaGet = defineTool({
   name: 'schema_get',
   title: 'Read the schema',
   description:
-    "Read an app's current tables in the same format schema_apply takes: columns (type, primary, nullable, unique, default, identity, enum, references), " +
-    'multi-column foreignKeys, standalone indexes, each table\'s access (user, public or service) and plans (when gated). Edit the result and pass it to schema_apply to change the schema; ' +
-    'passed back unchanged it plans nothing.',
+    "Read an app's tables in schema_apply's format: columns (type, primary, nullable, unique, default, identity, enum, references), " +
+    'foreignKeys, indexes, access (user, public, service or a group), plans; and the row-level-security policies in force (read-only). ' +
+    'Edit it and pass it to schema_apply; unchanged it plans nothing.',
   input: z.object({ app_id: AppIdSchema }),
   output: SchemaViewSchema,
   auth: ['platform', 'service'],
@@ -84,8 +84,8 @@ export const schemaMigrations = defineTool({
   name: 'schema_migrations',
   title: 'List migrations',
   description:
-    "List the schema changes applied to an app, oldest first, each with its name, the exact SQL statements that ran, a sha256 checksum and " +
-    'applied_at. Dry runs and applies that changed nothing are not recorded.',
+    "An app's applied schema changes, oldest first: name, the SQL statements that ran, sha256 checksum, applied_at. " +
+    'Dry runs and applies that changed nothing are not recorded.',
   input: z.object({ app_id: AppIdSchema }),
   output: z.object({
     migrations: z.array(
