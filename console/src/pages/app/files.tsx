@@ -1,6 +1,112 @@
-// Placeholder until this tab is built (issue 30).
+// An app's Files tab: the bytes used against its limits, an upload from the browser (storage_upload's presigned URL,
+// then a PUT of the file), the files a page at a time (offset paging), each downloaded through its presigned URL or
+// deleted.
+import { useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
+import { FILE_PAGE, files, type StorageLimits, type StoredObject } from '../../api/files.ts';
+import { useCan } from '../../session.ts';
+import { Action, Loading, RowAction, Table, useLoad, when } from '../../ui.tsx';
+import { bytes, Facts, fileOf, StickyForm } from './runtime-ui.tsx';
 
-export default function Tab(_: AppTabProps) {
-  return <h2>Files</h2>;
+export default function FilesTab({ app }: AppTabProps) {
+  const appId = app.app_id;
+  const [offset, setOffset] = useState(0);
+  const list = useLoad(() => files.list(appId, offset), [appId, offset]);
+  const limits = useLoad(() => files.limits(appId), [appId]);
+  const canWrite = useCan('developer');
+  const changed = async () => {
+    await Promise.all([list.reload(), limits.reload()]);
+  };
+  return (
+    <>
+      <h2>Files</h2>
+      <Loading loaded={limits}>{(l) => <Usage limits={l} />}</Loading>
+      {canWrite && <UploadForm appId={appId} uploaded={changed} />}
+      <h3>Stored files</h3>
+      <Loading loaded={list}>
+        {(rows) => (
+          <>
+            <FileTable appId={appId} rows={rows} canWrite={canWrite} changed={changed} />
+            <nav aria-label="File pages" class="row">
+              {offset > 0 && (
+                <button type="button" onClick={() => setOffset(Math.max(0, offset - FILE_PAGE))}>
+                  Newer files
+                </button>
+              )}
+              {rows.length === FILE_PAGE && (
+                <button type="button" onClick={() => setOffset(offset + FILE_PAGE)}>
+                  Older files
+                </button>
+              )}
+            </nav>
+          </>
+        )}
+      </Loading>
+    </>
+  );
+}
+
+function Usage({ limits: l }: { limits: StorageLimits }) {
+  return (
+    <Facts
+      label="Storage"
+      rows={[
+        ['Used', `${bytes(l.usage.used_bytes)} of ${bytes(l.max_app_bytes)}`],
+        ['Pending uploads', bytes(l.usage.pending_bytes)],
+        ['Largest file', bytes(l.max_file_bytes)],
+        ['Allowed types', l.allowed_content_types.length ? l.allowed_content_types.join(', ') : 'any'],
+      ]}
+    />
+  );
+}
+
+function UploadForm({ appId, uploaded }: { appId: string; uploaded: () => Promise<void> }) {
+  const upload = async (d: FormData) => {
+    const file = fileOf(d, 'file');
+    if (!file) throw new Error('Choose a file.');
+    await files.upload(appId, file);
+    await uploaded();
+  };
+  return (
+    <StickyForm label="Upload a file" button="Upload" submit={upload}>
+      <label class="field">
+        <span>File</span>
+        <input type="file" name="file" required />
+      </label>
+    </StickyForm>
+  );
+}
+
+/** The presigned URL answers with Content-Disposition: attachment, so following it downloads without leaving the page. */
+async function download(appId: string, f: StoredObject): Promise<void> {
+  const a = document.createElement('a');
+  a.href = await files.downloadUrl(appId, f.id);
+  a.download = f.filename;
+  a.click();
+}
+
+function FileTable({ appId, rows, canWrite, changed }: { appId: string; rows: StoredObject[]; canWrite: boolean; changed: () => Promise<void> }) {
+  if (rows.length === 0) return <p class="muted">No files.</p>;
+  return (
+    <Table caption="Files" columns={['Name', 'Type', 'Size', 'Uploaded', 'Download', ...(canWrite ? ['Actions'] : [])]}>
+      {rows.map((f) => (
+        <tr key={f.id}>
+          <td>{f.filename}</td>
+          <td>{f.content_type}</td>
+          <td>{bytes(f.size_bytes)}</td>
+          <td>{when(f.created_at)}</td>
+          <td>
+            <Action label={`Download ${f.filename}`} act={() => download(appId, f)}>
+              Download
+            </Action>
+          </td>
+          {canWrite && (
+            <RowAction label={`Delete ${f.filename}`} confirm={`Delete ${f.filename}? Download links already handed out stop working.`} act={() => files.remove(appId, f.id).then(changed)}>
+              Delete
+            </RowAction>
+          )}
+        </tr>
+      ))}
+    </Table>
+  );
 }

@@ -1,0 +1,91 @@
+// An app's functions: GET/POST /v1/{app_id}/functions, the function's record with code and lifetime metrics, its
+// variables (PATCH .../env), a test invocation (POST .../invoke) and its logs (GET .../logs).
+import { call, query, seg } from '../api.ts';
+
+export const TRIGGERS = ['http', 'cron', 'websocket'] as const;
+export type TriggerType = (typeof TRIGGERS)[number];
+export type Trigger = { type: 'http'; config: Record<string, never> } | { type: 'cron'; config: { schedule: string } } | { type: 'websocket'; config: { event: string } };
+
+export interface FunctionInfo {
+  id: string;
+  name: string;
+  description: string;
+  trigger: { type: TriggerType; config: Record<string, unknown> };
+  timeoutMs: number;
+  memoryLimitMb: number;
+  env_var_names: string[];
+  version: string;
+  code_bytes: number;
+  url: string | null;
+  next_run_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+export interface Metrics {
+  total_invocations: number;
+  error_count: number;
+  error_rate: number;
+  avg_duration_ms: number;
+  last_invocation: string | null;
+}
+export interface FunctionDetail extends FunctionInfo {
+  code: string;
+  metrics: Metrics;
+}
+export interface ConsoleLine {
+  level: string;
+  message: string;
+}
+export interface LogEntry {
+  id: string;
+  trigger: string;
+  method: string;
+  path: string;
+  status_code: number;
+  duration_ms: number;
+  memory_mb: number | null;
+  error: string | null;
+  level: 'info' | 'error';
+  console: ConsoleLine[];
+  created_at: string;
+}
+export interface LogFilter {
+  level?: 'info' | 'error';
+  since?: string;
+  until?: string;
+  before?: string;
+}
+export const INVOKE_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+export interface InvokeRequest {
+  method: (typeof INVOKE_METHODS)[number];
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  body?: unknown;
+}
+export interface InvokeResult {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+  body_encoding: 'json' | 'text' | 'base64' | 'none';
+  truncated: boolean;
+  error: string | null;
+  console: ConsoleLine[];
+  duration_ms: number;
+}
+
+export const LOG_PAGE = 50;
+const base = (appId: string) => `/v1/${seg(appId)}/functions`;
+const one = (appId: string, name: string) => `${base(appId)}/${seg(name)}`;
+
+export const functions = {
+  list: async (appId: string) => (await call<{ functions: FunctionInfo[] }>('GET', base(appId))).functions,
+  get: (appId: string, name: string) => call<FunctionDetail>('GET', one(appId, name)),
+  deploy: (appId: string, input: { name: string; code: string; description?: string; trigger: Trigger }) => call<FunctionInfo & { created: boolean }>('POST', base(appId), input),
+  remove: (appId: string, name: string) => call('DELETE', one(appId, name)),
+  /** Merges variables; null removes one. */
+  setEnv: (appId: string, name: string, env: Record<string, string | null>) => call<{ env_var_names: string[] }>('PATCH', `${one(appId, name)}/env`, env),
+  invoke: (appId: string, name: string, req: InvokeRequest) => call<InvokeResult>('POST', `${one(appId, name)}/invoke`, req),
+  logs: async (appId: string, name: string, f: LogFilter) =>
+    (await call<{ logs: LogEntry[] }>('GET', `${one(appId, name)}/logs${query({ limit: String(LOG_PAGE), level: f.level, since: f.since, until: f.until, before: f.before })}`)).logs,
+};
