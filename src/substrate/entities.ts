@@ -4,6 +4,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
+import { afterCursor, cursorTs, page, parseCursor } from './cursor.ts';
 
 export const ENTITY_TYPES = ['person', 'company', 'fund', 'workspace', 'team', 'project', 'event', 'agent', 'self', 'deal'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
@@ -23,6 +24,7 @@ export interface EntityQuery {
   q?: string | undefined;
   limit: number;
   count?: boolean | undefined;
+  before?: string | undefined;
 }
 
 export function entityView(r: EntityRow): EntityView {
@@ -84,12 +86,16 @@ export class SubstrateEntities {
   }
 
   /**
-   * Newest updated first. `q` matches display names containing it (case-insensitive); exact and prefix matches come
-   * first. `count` adds the total matching `type` and `q`, ignoring `limit`.
+   * Newest updated first, paged by `before` (next_before: null on the last page). `q` matches display names
+   * containing it (case-insensitive), exact and prefix matches first: one page of the best, no cursor (next_before
+   * null, and `before` with `q` is refused). `count` adds the total matching `type` and `q`, ignoring `limit`.
    */
-  async list(userId: string, query: EntityQuery): Promise<{ entities: EntityView[]; total?: number }> {
+  async list(userId: string, query: EntityQuery): Promise<{ entities: EntityView[]; next_before: string | null; total?: number }> {
     const type = query.type ?? null;
     const q = query.q?.trim() ? query.q.trim() : null;
+    if (q !== null && query.before !== undefined) {
+      throw errors.validation("'before' pages the list without q; a search answers its best matches on one page.", [{ path: 'before', message: 'not with q' }]);
+    }
     const contains = q === null ? null : `%${likeLiteral(q)}%`;
     const prefix = q === null ? null : `${likeLiteral(q)}%`;
     const where = sql`user_id = ${userId}
@@ -99,8 +105,14 @@ export class SubstrateEntities {
       q === null
         ? sql`updated_at desc, id desc`
         : sql`(lower(display_name) = lower(${q})) desc, (display_name ilike ${prefix}) desc, updated_at desc, id desc`;
-    const { rows } = await sql<EntityRow>`select * from substrate_entities where ${where} order by ${order} limit ${query.limit}`.execute(this.#db);
-    const out: { entities: EntityView[]; total?: number } = { entities: rows.map(entityView) };
+    const after = afterCursor('updated_at', query.before === undefined ? null : parseCursor(query.before));
+    const { rows } = await sql<EntityRow & { cursor_ts: string }>`
+      select *, ${cursorTs('updated_at')} as cursor_ts from substrate_entities where ${where} ${after} order by ${order} limit ${query.limit + 1}`.execute(this.#db);
+    const shown = page(rows, query.limit);
+    const out: { entities: EntityView[]; next_before: string | null; total?: number } = {
+      entities: shown.rows.map(entityView),
+      next_before: q === null ? shown.next_before : null,
+    };
     if (query.count) {
       out.total = (await sql<{ n: number }>`select count(*)::int as n from substrate_entities where ${where}`.execute(this.#db)).rows[0]!.n;
     }

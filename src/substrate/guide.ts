@@ -55,7 +55,8 @@ needing more than 100,000 operations or 50 ms (a proposal's principles share the
 
 ## Entities
 
-Read with substrate_entities_list (type, q = display-name substring, limit 1-200 default 50, count) and
+Read with substrate_entities_list (type, q = display-name substring, limit 1-200 default 50, count; pass
+next_before back as before for the next page, without q) and
 substrate_entities_get; write through substrate_propose or substrate_entities_patch. upsert_entity matches, in order:
 id, then an entity of the same type whose canonical_keys contain every pair you send, then the same type and email
 (case-insensitive); otherwise it inserts (primary_email is also stored as canonical_keys.email). Send what you know

@@ -3,6 +3,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { errors } from '../core/errors.ts';
 import { tsQuery } from './artifacts.ts';
+import { afterCursor, cursorTs, page, parseCursor } from './cursor.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 export const MEMORY_KINDS = ['decisions', 'commitments', 'learnings', 'source_artifacts'] as const;
@@ -100,22 +101,6 @@ function memoryView(r: MemoryRow): MemoryView {
   };
 }
 
-/** `updated_at` to the microsecond, UTC: the timestamp half of a memory/list cursor. */
-const CURSOR_TS = sql`to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-/**
- * A memory/list cursor: `<updated_at, ISO 8601 to the microsecond>~<id>` (the last row of the page), so rows with
- * the same updated_at are neither repeated nor skipped. A bare ISO timestamp is accepted too (rows updated before it).
- */
-export function parseCursor(before: string): { ts: string; id: string | null } {
-  const [ts, id, ...rest] = before.split('~');
-  const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
-  if (rest.length > 0 || !ts || !iso.test(ts) || Number.isNaN(Date.parse(ts)) || (id !== undefined && !/^[a-z]{3}_[a-z0-9]{1,60}$/.test(id))) {
-    throw errors.validation("'before' must be the next_before of a previous page (or an ISO 8601 timestamp).", [{ path: 'before', message: 'not a cursor' }]);
-  }
-  return { ts, id: id ?? null };
-}
-
 export class SubstrateMemory {
   readonly #db: Kysely<ControlDatabase>;
 
@@ -161,26 +146,19 @@ export class SubstrateMemory {
     let kinds = query.kinds?.length ? query.kinds : MEMORY_KINDS;
     if (query.source_artifact_id !== undefined) kinds = kinds.filter((k) => k !== 'source_artifacts');
     if (kinds.length === 0) return { results: [], next_before: null };
-    const cursor = query.before === undefined ? null : parseCursor(query.before);
-    const after =
-      cursor === null
-        ? sql``
-        : cursor.id === null
-          ? sql`and updated_at < ${cursor.ts}::timestamptz`
-          : sql`and (updated_at, id) < (${cursor.ts}::timestamptz, ${cursor.id}::text)`;
+    const after = afterCursor('updated_at', query.before === undefined ? null : parseCursor(query.before));
     const linked = query.source_artifact_id === undefined ? sql`` : sql`and source_artifact_id = ${query.source_artifact_id}`;
     const current = (k: MemoryKind) =>
       query.superseded !== false ? sql`` : k === 'decisions' ? sql`and status <> 'superseded'` : k === 'commitments' ? sql`and status <> 'expired'` : sql``;
     const take = query.limit + 1;
     const branches = kinds.map(
-      (k) => sql`(select ${SOURCES[k].columns}, null::real as rank, ${CURSOR_TS} as cursor_ts from ${sql.table(SOURCES[k].table)}
+      (k) => sql`(select ${SOURCES[k].columns}, null::real as rank, ${cursorTs('updated_at')} as cursor_ts from ${sql.table(SOURCES[k].table)}
         where user_id = ${userId} ${after} ${linked} ${current(k)} order by updated_at desc, id desc limit ${take})`,
     );
     const { rows } = await sql<MemoryRow>`select * from (${sql.join(branches, sql` union all `)}) m order by updated_at desc, id desc limit ${take}`.execute(
       this.#db,
     );
-    const page = rows.slice(0, query.limit);
-    const last = page.at(-1);
-    return { results: page.map(memoryView), next_before: rows.length > query.limit && last ? `${last.cursor_ts}~${last.id}` : null };
+    const shown = page(rows, query.limit);
+    return { results: shown.rows.map(memoryView), next_before: shown.next_before };
   }
 }

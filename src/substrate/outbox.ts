@@ -35,6 +35,13 @@ export interface DeliveryView {
   delivered_at: string | null;
 }
 
+export interface DeliveryQuery {
+  status?: DeliveryView['status'] | undefined;
+  capability?: string | undefined;
+  action_id?: string | undefined;
+  limit: number;
+}
+
 /** The signature header: `sha256=` and the hex HMAC-SHA256 of the raw body with the target's signing secret. */
 export function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -103,9 +110,13 @@ export class SubstrateOutbox {
     await this.#addJob(tx, id, `dlv:${id}`);
   }
 
-  async deliveries(userId: string, q: { status?: DeliveryView['status'] | undefined; limit: number }): Promise<{ deliveries: DeliveryView[] }> {
+  /** Newest first; each filter given narrows it (a capability's deliveries, an action's). */
+  async deliveries(userId: string, q: DeliveryQuery): Promise<{ deliveries: DeliveryView[] }> {
     const { rows } = await sql<DeliveryRow>`
-      select * from substrate_outbox_deliveries where user_id = ${userId} and (${q.status ?? null}::text is null or status = ${q.status ?? null})
+      select * from substrate_outbox_deliveries where user_id = ${userId}
+        and (${q.status ?? null}::text is null or status = ${q.status ?? null})
+        and (${q.capability ?? null}::text is null or capability = ${q.capability ?? null})
+        and (${q.action_id ?? null}::text is null or action_id = ${q.action_id ?? null})
       order by created_at desc, id desc limit ${q.limit}`.execute(this.#db);
     return { deliveries: rows.map(deliveryView) };
   }

@@ -7,6 +7,7 @@ import { AppError, errors, fromZod } from '../core/errors.ts';
 import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { unknownKeysMessage } from '../core/strict.ts';
 import { newId } from './ids.ts';
+import { afterCursor, cursorTs, page, parseCursor } from './cursor.ts';
 import type { SubstrateOutbox } from './outbox.ts';
 import type { SubstrateStream } from './stream.ts';
 import { decide, type PrincipleRow } from './policy.ts';
@@ -422,20 +423,24 @@ export class SubstrateService {
     return actionView(await this.#row(this.#db, actor, actionId));
   }
 
-  /** Newest first, created before `before` (default now). */
-  async list(actor: SubstrateActor, q: ActionQuery): Promise<{ actions: ActionView[] }> {
+  /**
+   * Newest first by `(created_at, id)`, after the `before` cursor (a previous page's next_before, or an ISO time:
+   * rows created before it); `next_before` is null on the last page.
+   */
+  async list(actor: SubstrateActor, q: ActionQuery): Promise<{ actions: ActionView[]; next_before: string | null }> {
     const status = q.status && q.status !== 'all' ? q.status : null;
-    const { rows } = await sql<ActionRow>`
-      select * from substrate_actions
+    const { rows } = await sql<ActionRow & { cursor_ts: string }>`
+      select *, ${cursorTs('created_at')} as cursor_ts from substrate_actions
       where user_id = ${actor.userId}
         and (${status}::text is null or status = ${status})
         and (${q.capability ?? null}::text is null or capability = ${q.capability ?? null})
         and (${q.source_app_id ?? null}::text is null or source_app_id = ${q.source_app_id ?? null})
         and (${q.source_rule_id ?? null}::text is null or source_rule_id = ${q.source_rule_id ?? null})
-        and created_at < coalesce(${q.before ?? null}::timestamptz, now() + interval '1 second')
+        ${afterCursor('created_at', q.before === undefined ? null : parseCursor(q.before))}
       order by created_at desc, id desc
-      limit ${q.limit}`.execute(this.#db);
-    return { actions: rows.map((r) => compact(actionView(r))) };
+      limit ${q.limit + 1}`.execute(this.#db);
+    const shown = page(rows, q.limit);
+    return { actions: shown.rows.map((r) => compact(actionView(r))), next_before: shown.next_before };
   }
 
   #context(tx: Kysely<ControlDatabase>, actor: SubstrateActor, actionId: string): CapabilityContext {
@@ -574,6 +579,12 @@ function askedForPerson(verdict: Verdict, asked: boolean): Verdict {
   return { ...verdict, result: 'requires_approval', reason: "the proposer asked for a person's approval" };
 }
 
+/** What revert_action would accept now: executed, by a reversible capability that left its undo, not reverted yet. */
+function isRevertible(r: ActionRow): boolean {
+  const capability = capabilities.get(r.capability);
+  return r.status === 'executed' && r.reverted_by === null && r.undo !== null && !!capability?.reversible && !!capability.revert;
+}
+
 function actionView(r: ActionRow): ActionView {
   return {
     action_id: r.id,
@@ -589,6 +600,7 @@ function actionView(r: ActionRow): ActionView {
     dangerously_skip_approval: r.skip_approval,
     result: r.result,
     reverted_by: r.reverted_by,
+    revertible: isRevertible(r),
     reject_reason: r.reject_reason,
     decided_via: r.decided_via as ActionView['decided_via'],
     decided_by: r.decided_by,

@@ -72,6 +72,8 @@ export interface ActionView {
   dangerously_skip_approval: boolean;
   result: unknown;
   reverted_by: string | null;
+  /** Whether revert_action would undo it now (executed, reversible with its undo kept, not reverted yet). */
+  revertible: boolean;
   reject_reason: string | null;
   /** How the human decided: 'rest' (their substrate key or session) or 'mcp_elicitation' (confirmed at an agent's client). */
   decided_via: 'rest' | 'mcp_elicitation' | 'app_end_user' | null;

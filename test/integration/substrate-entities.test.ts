@@ -399,7 +399,7 @@ describe('isolation and credentials', () => {
     await p.sql(`insert into substrate_keys (account_id, key_hash, hint, name) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'o')`, [otherAccount, otherKey]);
 
     const list = await p.api('GET', `${S}/entities?count=true`, { key: otherKey });
-    expect(list.body).toEqual({ entities: [], total: 0 });
+    expect(list.body).toEqual({ entities: [], next_before: null, total: 0 });
     expect((await get(mine.entity_id, otherKey)).status).toBe(404);
     expect((await p.api('PATCH', `${S}/entities/${mine.entity_id}`, { key: otherKey, body: { display_name: 'mine now' } })).status).toBe(404);
     expect((await propose({ capability: 'update_entity', payload: { id: mine.entity_id, display_name: 'x' } }, otherKey)).status).toBe(404);

@@ -36,15 +36,16 @@ export const substrateEntitiesList = defineTool({
   name: 'substrate_entities_list',
   title: 'List substrate entities',
   description:
-    "The user's entities (people, companies, projects...), most recently updated first: { entities, total? }. Filter by type; q finds " +
-    'display names containing it (exact and prefix matches first); count=true adds total. Write with substrate_propose (upsert_entity...).',
+    "The user's entities (people, companies, projects...), newest updated first: { entities, next_before, total? }. q: display names " +
+    'containing it, best first, one page. Write with substrate_propose (upsert_entity...).',
   input: z.object({
     type: z.enum(ENTITY_TYPES).optional(),
     q: z.string().max(200).optional().describe('Display-name search, case-insensitive substring'),
     limit: z.coerce.number().int().min(1).max(200).default(50),
     count: QueryFlag.optional().describe('true adds total (all matches, ignoring limit)'),
+    before: z.string().max(200).optional().describe('next_before, verbatim (not with q)'),
   }),
-  output: z.object({ entities: z.array(Entity), total: z.number().int().optional() }),
+  output: z.object({ entities: z.array(Entity), next_before: z.string().nullable(), total: z.number().int().optional() }),
   auth: AUTH,
   role: SUBSTRATE_ROLE,
   http: REST({ method: 'GET', path: `${BASE}/entities` }),

@@ -33,7 +33,7 @@ const userOf = async (ctx: Parameters<Parameters<typeof defineTool>[0]['handler'
 export const outboxTargetsList = defineTool({
   name: 'substrate_outbox_targets_list',
   title: 'List outbox targets',
-  description: 'The webhooks that receive executed actions, by capability: { targets: [{ capability, webhook_url, source_app_id, ... }] } (secrets never shown).',
+  description: 'The webhooks receiving executed actions, by capability: { targets } (secrets never shown).',
   input: z.object({}),
   output: z.object({ targets: z.array(Target) }),
   auth: AUTH,
@@ -82,8 +82,13 @@ export const outboxTargetDelete = defineTool({
 export const outboxDeliveriesList = defineTool({
   name: 'substrate_outbox_deliveries_list',
   title: 'List outbox deliveries',
-  description: 'Deliveries of executed actions to outbox targets, newest first, with status (pending, delivered, dead), attempts and the last error.',
-  input: z.object({ status: z.enum(['pending', 'delivered', 'dead']).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) }),
+  description: 'Deliveries to outbox targets, newest first, with status (dead: gave up), attempts and the last error.',
+  input: z.object({
+    status: z.enum(['pending', 'delivered', 'dead']).optional(),
+    capability: z.string().max(100).optional(),
+    action_id: z.string().max(100).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+  }),
   output: z.object({ deliveries: z.array(Delivery) }),
   auth: AUTH,
   role: SUBSTRATE_ROLE,

@@ -162,8 +162,8 @@ export const rulePreview = defineTool({
   name: 'substrate_rule_preview',
   title: 'Preview an attention rule',
   description:
-    'Dry-run a rule body (name optional) now, writing nothing: { bindings_count, sample_proposals: [{ binding, rendered_payload, ' +
-    'would_require_approval, verdict, error? }], skip_reason } (skip_reason: no snapshot, or the condition cannot be evaluated).',
+    'Dry-run a rule body (name optional), writing nothing: { bindings_count, sample_proposals: [{ binding, rendered_payload, ' +
+    'would_require_approval, verdict, error? }], skip_reason }.',
   input: PreviewBody,
   output: z.object({
     bindings_count: z.number().int(),
