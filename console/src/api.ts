@@ -59,6 +59,8 @@ export interface App {
   url: string;
   region: string;
   created_at: string;
+  /** When a free app was paused for inactivity (it answers 423 until restored), or null. */
+  paused_at: string | null;
 }
 export interface AppDetails extends App {
   migration_version: number;
@@ -96,13 +98,6 @@ export interface AuditEntry {
   resource_id: string | null;
   created_at: string;
 }
-export interface Billing {
-  plan: string;
-  status: string;
-  usage: Record<string, number>;
-  limits: Record<string, number | null>;
-}
-
 /** The steps of a clone in the order they run (GET /v1/clones/{id}'s status is the one running). */
 export const CLONE_STEPS = ['database', 'schema', 'functions', 'site', 'ai_rag', 'integrations', 'billing', 'seed'] as const;
 export type CloneStep = (typeof CLONE_STEPS)[number];
@@ -166,6 +161,7 @@ export const apps = {
   create: (name: string, region: string) => call<App & { service_key: Key & { key: string } }>('POST', '/init', { name, region }),
   get: (id: string) => call<AppDetails>('GET', `/apps/${seg(id)}`),
   remove: (id: string) => call('DELETE', `/apps/${seg(id)}`),
+  restore: (id: string) => call<App>('POST', `/apps/${seg(id)}/restore`),
 };
 
 export const templates = {
@@ -182,7 +178,6 @@ export const serviceKeys = {
 };
 
 export const account = {
-  billing: () => call<Billing>('GET', '/dashboard/billing'),
   members: async () => (await call<{ members: Member[] }>('GET', '/dashboard/members')).members,
   setRole: (personId: string, role: Role) => call('PATCH', `/dashboard/members/${seg(personId)}`, { role }),
   removeMember: (personId: string) => call('DELETE', `/dashboard/members/${seg(personId)}`),

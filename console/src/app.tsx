@@ -12,12 +12,14 @@ import { AccountPage } from './pages/account.tsx';
 import { TemplatePage, TemplatesPage } from './pages/templates.tsx';
 import { ApprovalsPage } from './pages/approvals.tsx';
 import { SubstratePage } from './pages/substrate.tsx';
+import { BillingPage } from './pages/billing.tsx';
 
 const SECTIONS = [
   ['apps', 'Apps'],
   ['templates', 'Templates'],
   ['approvals', 'Approvals'],
   ['substrate', 'Substrate'],
+  ['billing', 'Billing'],
   ['account', 'Account'],
 ] as const;
 
@@ -47,6 +49,7 @@ export function App() {
 function Page({ route }: { route: Route }) {
   const [section, id, ...rest] = route;
   if (section === 'account') return <AccountPage />;
+  if (section === 'billing') return <BillingPage />;
   if (section === 'approvals') return <ApprovalsPage />;
   if (section === 'substrate') return <SubstratePage rest={route.slice(1)} />;
   if (section === 'templates') return id ? <TemplatePage appId={id} /> : <TemplatesPage />;

@@ -3,34 +3,17 @@
 // and SVC_SIGNUP=open (a second one with SVC_SIGNUP=invite), and a browser that keeps cookies and follows every
 // redirect by hand. The provider's login is finished programmatically through its interaction API (as its login page
 // would), and consent is granted up front.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
-import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
+import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
+import type { KoaContextWithOIDC } from 'oidc-provider';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey, hashKey } from '../../src/core/crypto.ts';
 import { databaseUrl } from '../helpers/db.ts';
+import { OIDC_CALLBACK_PATH as CALLBACK_PATH, OIDC_CLIENT_ID as CLIENT_ID, OIDC_CLIENT_SECRET as CLIENT_SECRET, OIDC_SIGNING_KEY_ID as SIGNING_KEY_ID, startOidcProvider, type OidcProvider } from '../helpers/oidc-provider.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { request, type RawResponse } from './e2e-helpers.ts';
 
-const CLIENT_ID = 'svc-platform';
-const CLIENT_SECRET = 'oidc-test-client-secret-3f9a1c';
-const CALLBACK_PATH = '/dashboard/oidc/callback';
-const SIGNING_KEY_ID = 'test-key';
-
-interface Claims {
-  email?: string;
-  email_verified?: boolean;
-  name?: string;
-}
-
-/** The provider's people, by subject; the next login interaction signs in `loginAs`, or declines. */
-const accounts = new Map<string, Claims>();
-let loginAs = '';
-let declineNext = false;
-
-let idp: http.Server;
+let idp: OidcProvider;
 let issuer: string;
 let server: SpawnedServer;
 /** The same provider's client, on a platform where only an invitation lets a new person in. */
@@ -39,80 +22,31 @@ let control: pg.Pool;
 /** Every authorization code and state the provider handed out, to look for in the platform's log. */
 const seen: string[] = [];
 
-/** The provider's request handler, made once the platform's port (its redirect URI) is known. */
-let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
-/** Set: rewrites the answer of the provider's token endpoint (an ID token signed with another key, an outage). */
-let tamperToken: ((ctx: KoaContextWithOIDC) => Promise<void>) | undefined;
-
 beforeAll(async () => {
-  idp = http.createServer((req, res) => handle(req, res));
-  await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
-  issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
-  const env = { SVC_OIDC_ISSUER: issuer, SVC_OIDC_CLIENT_ID: CLIENT_ID, SVC_OIDC_CLIENT_SECRET: CLIENT_SECRET, SVC_OIDC_NAME: 'Test IdP', LOG_LEVEL: 'info' };
+  idp = await startOidcProvider();
+  issuer = idp.issuer;
+  const env = { ...idp.env, LOG_LEVEL: 'info' };
   server = await spawnServer({ ...env, SVC_SIGNUP: 'open' });
   inviteOnly = await spawnServer({ ...env, SVC_SIGNUP: 'invite' });
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  const signingKey = { ...(await exportJWK(privateKey)), kid: SIGNING_KEY_ID, alg: 'RS256', use: 'sig' };
   // A platform's base URL is http://localhost:<port> (SVC_BASE_URL unset), so that is the redirect URI it sends.
-  const redirectUris = [server, inviteOnly].map((platform) => `http://localhost:${platform.port}${CALLBACK_PATH}`);
-  const provider = new Provider(issuer, providerConfiguration(redirectUris, signingKey));
-  provider.use(tamperTokenEndpoint);
-  handle = providerHandler(provider);
+  await idp.serve([server, inviteOnly].map((platform) => `http://localhost:${platform.port}`));
   control = new pg.Pool({ connectionString: databaseUrl(server.controlDb), max: 2 });
 }, 60_000);
 
 afterAll(async () => {
   await control?.end();
   await Promise.all([server?.close(), inviteOnly?.close()]);
-  await new Promise((resolve) => idp?.close(resolve));
+  await idp?.close();
 });
-
-/** The provider's middleware after its token endpoint, for the tests that need it to misbehave. */
-async function tamperTokenEndpoint(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
-  await next();
-  if (tamperToken && ctx.path === '/token') await tamperToken(ctx);
-}
 
 /** A whole sign-in while the token endpoint's answer is rewritten. */
 async function signInWithTamperedToken(tamper: (ctx: KoaContextWithOIDC) => Promise<void>): Promise<RawResponse> {
-  tamperToken = tamper;
+  idp.tamperToken = tamper;
   try {
     return (await signIn(new Browser())).callback;
   } finally {
-    tamperToken = undefined;
+    idp.tamperToken = undefined;
   }
-}
-
-function providerConfiguration(redirectUris: string[], signingKey: object): ConstructorParameters<typeof Provider>[1] {
-  const tenMinutes = 600;
-  return {
-    jwks: { keys: [signingKey] },
-    ttl: { Interaction: tenMinutes, Session: tenMinutes, Grant: tenMinutes, AccessToken: tenMinutes, IdToken: tenMinutes, AuthorizationCode: 60 },
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'] }],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    findAccount: (_ctx, sub) => (accounts.has(sub) ? { accountId: sub, claims: () => ({ sub, ...accounts.get(sub) }) } : undefined),
-    features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    // The platform is a first-party client here: its scopes are granted without a consent step.
-    loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
-      grant.addOIDCScope('openid email profile');
-      await grant.save();
-      return grant;
-    },
-    cookies: { keys: ['identity-oidc-test-cookie-key'] },
-  };
-}
-
-/** The provider's routes, with its login page answered as the person `loginAs` would (or declining). */
-function providerHandler(provider: Provider): http.RequestListener {
-  const callback = provider.callback();
-  return (req, res) => {
-    if (!req.url?.startsWith('/interaction/')) return void callback(req, res);
-    const result = declineNext ? { error: 'access_denied', error_description: 'the person declined' } : { login: { accountId: loginAs } };
-    declineNext = false;
-    provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false }).catch((err: unknown) => res.writeHead(500).end(String(err)));
-  };
 }
 
 /**
@@ -214,8 +148,8 @@ describe('OpenID Connect sign-in', () => {
   });
 
   it('signs a new person in: code flow with PKCE, state and nonce; the callback sets svc_session and lands on the redirect', async () => {
-    accounts.set('alice-sub', { email: 'Alice@Example.com', email_verified: true, name: 'Alice' });
-    loginAs = 'alice-sub';
+    idp.accounts.set('alice-sub', { email: 'Alice@Example.com', email_verified: true, name: 'Alice' });
+    idp.next.loginAs = 'alice-sub';
     const browser = new Browser();
     const run = await signIn(browser, '?redirect=/apps', async (authorize) => {
       // Server-side until the callback: the state and the browser's binding only as hashes.
@@ -336,13 +270,13 @@ describe('OpenID Connect sign-in', () => {
     expect(signup.status).toBe(201);
     const bob = (signup.json as { person: { id: string } }).person.id;
 
-    accounts.set('bob-sub', { email: 'BOB@example.com', email_verified: false, name: 'Not Bob' });
-    loginAs = 'bob-sub';
+    idp.accounts.set('bob-sub', { email: 'BOB@example.com', email_verified: false, name: 'Not Bob' });
+    idp.next.loginAs = 'bob-sub';
     expectSigninError((await signIn(new Browser())).callback, 'OIDC_EMAIL_UNVERIFIED');
     expect(await identityRows('bob-sub')).toBe(0);
     expect((await control.query(`select count(*)::int as n from persons where email = 'bob@example.com'`)).rows[0].n).toBe(1);
 
-    accounts.set('bob-sub', { email: 'bob@example.com', email_verified: true, name: 'Bob' });
+    idp.accounts.set('bob-sub', { email: 'bob@example.com', email_verified: true, name: 'Bob' });
     const browser = new Browser();
     expect((await signIn(browser)).callback.headers.location).toBe('/');
     const session = await sessionOf(browser);
@@ -356,23 +290,23 @@ describe('OpenID Connect sign-in', () => {
       alice.account,
       hashKey(token),
     ]);
-    accounts.set('carol-sub', { email: 'carol@example.com', email_verified: true });
-    loginAs = 'carol-sub';
+    idp.accounts.set('carol-sub', { email: 'carol@example.com', email_verified: true });
+    idp.next.loginAs = 'carol-sub';
     const browser = new Browser();
     expect((await signIn(browser, `?invitation_token=${token}`)).callback.headers.location).toBe('/');
     expect((await sessionOf(browser)).json).toMatchObject({ person: { email: 'carol@example.com', name: '' }, account_id: alice.account, role: 'developer' });
   });
 
   it("sends the provider's refusal back to the sign-in page", async () => {
-    declineNext = true;
+    idp.next.decline = true;
     const { callbackUrl, callback } = await signIn(new Browser());
     expect(callbackUrl.searchParams.get('error')).toBe('access_denied');
     expectSigninError(callback, 'OIDC_PROVIDER_REFUSED');
   });
 
   it('where sign-up needs an invitation, a new person without one is refused', async () => {
-    accounts.set('dave-sub', { email: 'dave@example.com', email_verified: true });
-    loginAs = 'dave-sub';
+    idp.accounts.set('dave-sub', { email: 'dave@example.com', email_verified: true });
+    idp.next.loginAs = 'dave-sub';
     expectSigninError((await signIn(new Browser(), '', undefined, inviteOnly)).callback, 'SIGNUP_INVITATION_REQUIRED');
     const invited = new pg.Pool({ connectionString: databaseUrl(inviteOnly.controlDb), max: 1 });
     try {

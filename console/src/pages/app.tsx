@@ -18,7 +18,8 @@ export function AppPage({ appId, rest }: { appId: string; rest: string[] }) {
             {a.name}
           </h1>
           <TabNav label="App" base={['apps', appId]} tabs={APP_TABS} current={tab.name} />
-          <TabPage tab={tab} props={{ app: a, rest: rest.slice(1) }} />
+          {/* Keyed by the app: another app's page starts afresh instead of showing this one's data while it loads. */}
+          <TabPage key={appId} tab={tab} props={{ app: a, rest: rest.slice(1) }} />
         </section>
       )}
     </Loading>

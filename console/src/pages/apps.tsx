@@ -1,9 +1,10 @@
-// The account's apps: listed, created in a region (GET /regions), deleted. A viewer sees the list only.
+// The account's apps: listed with their state, created in a region (GET /regions), restored when paused for
+// inactivity, deleted. A viewer sees the list only.
 import { useState } from 'preact/hooks';
 import { apps } from '../api.ts';
 import { href } from '../router.ts';
 import { useCan } from '../session.ts';
-import { Form, RowAction, Loading, Secret, Select, Table, Field, text, useLoad, when } from '../ui.tsx';
+import { Action, Form, RowAction, Loading, Secret, Select, Table, Field, text, useLoad, when } from '../ui.tsx';
 
 export function AppsPage() {
   const list = useLoad(apps.list, []);
@@ -28,13 +29,27 @@ export function AppsPage() {
           rows.length === 0 ? (
             <p class="muted">No apps yet.</p>
           ) : (
-            <Table caption="Apps" columns={['Name', 'Region', 'Created', ...(canWrite ? ['Actions'] : [])]}>
+            <Table caption="Apps" columns={['Name', 'Region', 'State', 'Created', ...(canWrite ? ['Actions'] : [])]}>
               {rows.map((a) => (
                 <tr key={a.app_id}>
                   <td>
                     <a href={href('apps', a.app_id)}>{a.name}</a>
                   </td>
                   <td>{a.region}</td>
+                  <td>
+                    {a.paused_at ? (
+                      <>
+                        Paused {when(a.paused_at)}{' '}
+                        {canWrite && (
+                          <Action label={`Restore ${a.name}`} act={() => apps.restore(a.app_id).then(list.reload)}>
+                            Restore
+                          </Action>
+                        )}
+                      </>
+                    ) : (
+                      'Running'
+                    )}
+                  </td>
                   <td>{when(a.created_at)}</td>
                   {canWrite && (
                     <RowAction label={`Delete ${a.name}`} confirm={`Delete ${a.name} and all of its data? This cannot be undone.`} act={() => apps.remove(a.app_id).then(list.reload)}>

@@ -2,7 +2,10 @@
 // service keys (created and shown once, listed by their hint, revoked).
 import { useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
-import { account, apps, serviceKeys, type AppDetails, type Billing } from '../../api.ts';
+import { serviceKeys, type AppDetails } from '../../api.ts';
+import { billing } from '../../api/billing.ts';
+import { DailyUsage } from '../billing.tsx';
+import { UsageTable } from '../../usage.tsx';
 import { useCan } from '../../session.ts';
 import { Field, Form, Loading, RowAction, Secret, Table, text, useLoad, when } from '../../ui.tsx';
 
@@ -10,7 +13,7 @@ export default function OverviewTab({ app }: AppTabProps) {
   return (
     <>
       <Overview app={app} />
-      <Usage />
+      <Usage appId={app.app_id} />
       <ServiceKeys appId={app.app_id} />
     </>
   );
@@ -43,32 +46,23 @@ function Overview({ app }: { app: AppDetails }) {
   );
 }
 
-const meterRows = (b: Billing) => Object.entries(b.usage).map(([meter, used]) => ({ meter, used, limit: b.limits[meter] ?? null }));
-
-/** The plan's allowances are the account's, summed over its apps: the API has no usage of one app yet. */
-function Usage() {
-  const billing = useLoad(account.billing, []);
+/** The app's share of the account's usage, against the allowances of the account's plan (plans are per account). */
+function Usage({ appId }: { appId: string }) {
+  const share = useLoad(() => billing.get(appId), [appId]);
   return (
     <>
       <h2>Usage</h2>
-      <Loading loaded={billing}>
+      <Loading loaded={share}>
         {(b) => (
           <>
             <p class="muted">
-              Plan {b.plan} ({b.status}); usage of the whole account this month, all apps together.
+              This app's usage this period against the {b.plan} plan's allowances, which the account's apps share.
             </p>
-            <Table caption="Usage against the plan" columns={['Meter', 'Used', 'Allowance']}>
-              {meterRows(b).map((m) => (
-                <tr key={m.meter}>
-                  <td>{m.meter.replaceAll('_', ' ')}</td>
-                  <td>{m.used.toLocaleString()}</td>
-                  <td>{m.limit === null ? 'unlimited' : m.limit.toLocaleString()}</td>
-                </tr>
-              ))}
-            </Table>
+            <UsageTable billing={b} caption="Usage against the plan" />
           </>
         )}
       </Loading>
+      <DailyUsage appId={appId} />
     </>
   );
 }
