@@ -14,7 +14,7 @@ async function run(capability: string, payload: Record<string, unknown>): Promis
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
 }
-const ids = (rows: Array<{ action_id?: string; id?: string }>) => rows.map((r) => r.action_id ?? r.id);
+const ids = (rows: Array<{ action_id?: string; id?: string }>): string[] => rows.map((r) => (r.action_id ?? r.id)!);
 const CURSOR = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z~[a-z]{3}_[a-z2-7]{20}$/;
 
 /** Every page of a list read `limit` at a time through next_before. */

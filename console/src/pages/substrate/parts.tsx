@@ -1,0 +1,106 @@
+// Pieces the substrate tabs share: paging through a list by its next_before cursor, a filter form that keeps what was
+// typed, JSON shown collapsed or typed in a labelled text area, and who proposed an action.
+import type { ComponentChildren, TargetedEvent } from 'preact';
+import { useState } from 'preact/hooks';
+import type { SubstrateAction } from '../../api.ts';
+import type { Page } from '../../api/substrate.ts';
+import { useLoad, type Loaded } from '../../ui.tsx';
+
+export interface Pages<T, P extends Page<T> = Page<T>> {
+  loaded: Loaded<P>;
+  /** Pages read before this one (0: the newest). */
+  depth: number;
+  older: () => void;
+  newer: () => void;
+}
+
+/**
+ * One page of a newest-first list at a time: Older follows the page's next_before, Newer goes back (the cursors seen
+ * are kept). Filters are the caller's props: it renders the list under a `key` made of them, so new filters start
+ * over at the newest page.
+ */
+export function useCursorPages<T, P extends Page<T> = Page<T>>(load: (before: string | undefined) => Promise<P>): Pages<T, P> {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const before = cursors.at(-1);
+  const loaded = useLoad(() => load(before), [before]);
+  return {
+    loaded,
+    depth: cursors.length,
+    older: () => loaded.data?.next_before && setCursors([...cursors, loaded.data.next_before]),
+    newer: () => setCursors(cursors.slice(0, -1)),
+  };
+}
+
+export function Pager<T, P extends Page<T>>({ pages, label }: { pages: Pages<T, P>; label: string }) {
+  const next = pages.loaded.data?.next_before;
+  if (!pages.depth && !next) return null;
+  return (
+    <nav class="row pager" aria-label={`${label} pages`}>
+      <button type="button" disabled={!pages.depth} onClick={pages.newer}>
+        Newer
+      </button>
+      <span class="muted">Page {pages.depth + 1}</span>
+      <button type="button" disabled={!next} onClick={pages.older}>
+        Older
+      </button>
+    </nav>
+  );
+}
+
+/** A filter form: applying it keeps the fields as typed (unlike ui.tsx's Form, which resets after a write). */
+export function Filters({ label, apply, children }: { label: string; apply: (data: FormData) => void; children: ComponentChildren }) {
+  const submit = (e: TargetedEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    apply(new FormData(e.currentTarget));
+  };
+  return (
+    <form aria-label={label} class="row" onSubmit={submit}>
+      {children}
+      <button>Apply</button>
+    </form>
+  );
+}
+
+/** A value as indented JSON, collapsed under `summary` until opened. */
+export function Json({ summary, value }: { summary: string; value: unknown }) {
+  return (
+    <details>
+      <summary>{summary}</summary>
+      <pre class="payload">
+        <code>{JSON.stringify(value, null, 2)}</code>
+      </pre>
+    </details>
+  );
+}
+
+export function TextArea({ label, name, rows = 4, initial, required }: { label: string; name: string; rows?: number; initial?: string; required?: boolean }) {
+  return (
+    <label class="field">
+      <span>{label}</span>
+      <textarea name={name} rows={rows} required={required} spellcheck={false} class="code">
+        {initial}
+      </textarea>
+    </label>
+  );
+}
+
+/** A JSON object typed in a form field; an error naming the field when it is not one. Undefined when left empty. */
+export function jsonField(data: FormData, name: string, label: string): Record<string, unknown> | undefined {
+  const raw = data.get(name);
+  if (typeof raw !== 'string' || !raw.trim()) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new Error(`${label} is not valid JSON.`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${label} must be a JSON object.`);
+  return value as Record<string, unknown>;
+}
+
+/** Who proposed: a rule or an app (agents of the person), else the person or an agent. */
+export function proposerOf(a: Pick<SubstrateAction, 'proposer_kind' | 'source_app_id' | 'source_rule_id'>): string {
+  if (a.source_rule_id) return `rule ${a.source_rule_id}`;
+  if (a.source_app_id) return `app ${a.source_app_id}`;
+  return a.proposer_kind === 'agent' ? 'agent' : 'person';
+}
