@@ -35,6 +35,11 @@ export interface UsageTotals {
   requests: number;
 }
 
+export interface DayUsage extends UsageTotals {
+  /** A UTC day, YYYY-MM-DD. */
+  date: string;
+}
+
 export interface AiUsageReport {
   startDate: string;
   endDate: string;
@@ -43,9 +48,16 @@ export interface AiUsageReport {
   /** Cost of the calls made with the platform's key: what the account's AI credits paid. */
   creditsUsed: number;
   byModel: Record<string, UsageTotals>;
-  /** End-user calls only, by end-user id. */
+  /** End-user calls only, by end-user id: the USAGE_TOP_USERS who used the most tokens. */
   byUser: Record<string, UsageTotals>;
+  /** The end users beyond byUser, added up (null when byUser holds them all). */
+  otherUsers: (UsageTotals & { users: number }) | null;
+  /** The days that had calls, oldest first. */
+  byDay: DayUsage[];
 }
+
+/** End users listed one by one in a usage report: an app with many end users would otherwise answer megabytes. */
+export const USAGE_TOP_USERS = 50;
 
 /**
  * Writes the usage row, the end user's daily tokens and, for platform-key calls, the credit charge that settles the
@@ -125,40 +137,86 @@ export async function releaseEndUserTokens(db: Kysely<ControlDatabase>, appId: s
   `.execute(db);
 }
 
-/** Totals between two UTC dates, both inclusive. */
-export async function usageReport(db: Kysely<ControlDatabase>, appId: string, startDate: string, endDate: string): Promise<AiUsageReport> {
-  const { rows } = await sql<{ model: string; end_user_id: string | null; own_key: boolean; tokens: string; cost: string; requests: string }>`
-    select model, end_user_id::text, own_key, sum(total_tokens)::text as tokens, sum(cost_nanos)::text as cost, count(*)::text as requests
-    from ai_usage
-    where app_id = ${appId} and created_at >= (${startDate}::date)::timestamp at time zone 'utc'
-      and created_at < (${endDate}::date + 1)::timestamp at time zone 'utc'
-    group by model, end_user_id, own_key
-  `.execute(db);
-  const report: AiUsageReport = { startDate, endDate, totalTokens: 0, totalCost: 0, creditsUsed: 0, byModel: {}, byUser: {} };
-  let totalNanos = 0;
-  let creditNanos = 0;
-  const add = (map: Record<string, UsageTotals & { nanos?: number }>, key: string, tokens: number, nanos: number, requests: number) => {
-    const t = (map[key] ??= { tokens: 0, cost: 0, requests: 0 });
-    t.tokens += tokens;
-    t.requests += requests;
-    // Summed in nano-dollars and converted once, so the dollars add up exactly as the rows do.
-    t.nanos = (t.nanos ?? 0) + nanos;
-  };
-  for (const r of rows) {
-    const [tokens, nanos, requests] = [Number(r.tokens), Number(r.cost), Number(r.requests)];
-    report.totalTokens += tokens;
-    totalNanos += nanos;
-    if (!r.own_key) creditNanos += nanos;
-    add(report.byModel, r.model, tokens, nanos, requests);
-    if (r.end_user_id) add(report.byUser, r.end_user_id, tokens, nanos, requests);
+const PERIOD = (appId: string, startDate: string, endDate: string) => sql`
+  app_id = ${appId} and created_at >= (${startDate}::date)::timestamp at time zone 'utc' and created_at < (${endDate}::date + 1)::timestamp at time zone 'utc'`;
+
+/** Sums kept in nano-dollars and converted once, so the dollars add up exactly as the rows do. */
+class Sum {
+  tokens = 0;
+  nanos = 0;
+  requests = 0;
+  add(tokens: number, nanos: number, requests: number): void {
+    this.tokens += tokens;
+    this.nanos += nanos;
+    this.requests += requests;
   }
-  report.totalCost = totalNanos / NANOS_PER_USD;
-  report.creditsUsed = creditNanos / NANOS_PER_USD;
-  for (const map of [report.byModel, report.byUser] as Record<string, UsageTotals & { nanos?: number }>[]) {
-    for (const t of Object.values(map)) {
-      t.cost = (t.nanos ?? 0) / NANOS_PER_USD;
-      delete t.nanos;
+  totals(): UsageTotals {
+    return { tokens: this.tokens, cost: this.nanos / NANOS_PER_USD, requests: this.requests };
+  }
+}
+
+interface SumRow {
+  tokens: string;
+  cost: string;
+  requests: string;
+}
+const numbers = (r: SumRow): [number, number, number] => [Number(r.tokens), Number(r.cost), Number(r.requests)];
+
+/** Totals between two UTC dates, both inclusive: by model and by day in one scan, the top end users in another. */
+export async function usageReport(db: Kysely<ControlDatabase>, appId: string, startDate: string, endDate: string): Promise<AiUsageReport> {
+  const period = PERIOD(appId, startDate, endDate);
+  const { rows } = await sql<SumRow & { model: string | null; day: string | null; own_key: boolean | null }>`
+    select model, (created_at at time zone 'utc')::date::text as day, own_key,
+           sum(total_tokens)::text as tokens, sum(cost_nanos)::text as cost, count(*)::text as requests
+    from ai_usage where ${period}
+    group by grouping sets ((model), ((created_at at time zone 'utc')::date, own_key))
+  `.execute(db);
+  const total = new Sum();
+  const credits = new Sum();
+  const byModel = new Map<string, Sum>();
+  const byDay = new Map<string, Sum>();
+  const sumOf = (map: Map<string, Sum>, key: string) => map.get(key) ?? map.set(key, new Sum()).get(key)!;
+  for (const r of rows) {
+    if (r.model !== null) sumOf(byModel, r.model).add(...numbers(r));
+    else {
+      sumOf(byDay, r.day!).add(...numbers(r));
+      total.add(...numbers(r));
+      if (!r.own_key) credits.add(...numbers(r));
     }
   }
-  return report;
+  const users = await topUsers(db, period);
+  return {
+    startDate,
+    endDate,
+    totalTokens: total.tokens,
+    totalCost: total.totals().cost,
+    creditsUsed: credits.totals().cost,
+    byModel: Object.fromEntries([...byModel].map(([model, s]) => [model, s.totals()])),
+    ...users,
+    byDay: [...byDay].sort(([a], [b]) => a.localeCompare(b)).map(([date, s]) => ({ date, ...s.totals() })),
+  };
+}
+
+/** The end users who used the most tokens, and the others added up (the window sums run over every user, before the limit). */
+async function topUsers(db: Kysely<ControlDatabase>, period: ReturnType<typeof PERIOD>): Promise<Pick<AiUsageReport, 'byUser' | 'otherUsers'>> {
+  const { rows } = await sql<SumRow & { end_user_id: string; users: string; all_tokens: string; all_cost: string; all_requests: string }>`
+    select end_user_id::text, sum(total_tokens)::text as tokens, sum(cost_nanos)::text as cost, count(*)::text as requests,
+           count(*) over ()::text as users, sum(sum(total_tokens)) over ()::text as all_tokens,
+           sum(sum(cost_nanos)) over ()::text as all_cost, sum(count(*)) over ()::text as all_requests
+    from ai_usage where ${period} and end_user_id is not null
+    group by end_user_id order by sum(total_tokens) desc, end_user_id limit ${USAGE_TOP_USERS}
+  `.execute(db);
+  const listed = new Sum();
+  const byUser: Record<string, UsageTotals> = {};
+  for (const r of rows) {
+    const user = new Sum();
+    user.add(...numbers(r));
+    listed.add(...numbers(r));
+    byUser[r.end_user_id] = user.totals();
+  }
+  const first = rows[0];
+  if (!first || Number(first.users) <= rows.length) return { byUser, otherUsers: null };
+  const others = new Sum();
+  others.add(Number(first.all_tokens) - listed.tokens, Number(first.all_cost) - listed.nanos, Number(first.all_requests) - listed.requests);
+  return { byUser, otherUsers: { users: Number(first.users) - rows.length, ...others.totals() } };
 }

@@ -28,8 +28,6 @@ export interface CheckoutUrls {
   cancelUrl: string;
 }
 
-/** The newest orders an end user can list. */
-const ORDERS_LISTED = 100;
 /** Subscriptions that stand in the way of another one (and that billing_cancel acts on). */
 const STANDING: SubscriptionRow['status'][] = ['active', 'past_due'];
 
@@ -123,33 +121,6 @@ export class EndUserBilling {
       })
       .execute();
     return { url: session.url, orderId: id };
-  }
-
-  /** The user's own orders, newest first. */
-  async orders(user: EndUser): Promise<OrderView[]> {
-    const rows = await this.#d.db
-      .selectFrom('app_orders')
-      .selectAll()
-      .where('app_id', '=', user.appId)
-      .where('user_id', '=', user.userId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(ORDERS_LISTED)
-      .execute();
-    return rows.map(orderView);
-  }
-
-  /** One of the user's own orders; anyone else's is not found, exactly like a missing one. */
-  async order(user: EndUser, orderId: string): Promise<OrderView> {
-    const row = await this.#d.db
-      .selectFrom('app_orders')
-      .selectAll()
-      .where('app_id', '=', user.appId)
-      .where('user_id', '=', user.userId)
-      .where('id', '=', orderId)
-      .executeTakeFirst();
-    if (!row) throw monetizationErrors.orderNotFound(orderId);
-    return orderView(row);
   }
 
   /** The user's latest subscription among `statuses` (any status when omitted), standing ones first. */

@@ -192,15 +192,24 @@ export class RagService {
     return { documentId, status: 'pending', message: `Ingestion started; poll rag_documents_get (GET .../documents/${documentId}) until status is ready or failed.` };
   }
 
-  async listDocuments(who: RagCaller, name: string): Promise<DocumentView[]> {
+  /**
+   * Oldest first by `(created_at, id)`, after the `before` cursor (the platform's paging names: the previous page's
+   * next_before, null on the last page). The cursor is the last row's `<created_at to the microsecond>~<id>`.
+   */
+  async listDocuments(who: RagCaller, name: string, page: { before?: string | undefined; limit: number }): Promise<{ documents: DocumentView[]; next_before: string | null }> {
     const collection = await this.#collection(who, name);
     const db = this.db(who.app.id);
-    const { rows } = await db.query<DocumentRow>(
-      `select ${DOC_COLUMNS} from svc_rag.documents where collection_id = $1 and ${visibleTo('$2')} order by created_at, id limit 1000`,
-      [collection.id, ownerFilter(who, collection)],
+    const cursor = page.before === undefined ? null : parseDocumentCursor(page.before);
+    const { rows } = await db.query<DocumentRow & { cursor_ts: string }>(
+      `select ${DOC_COLUMNS}, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_ts from svc_rag.documents
+       where collection_id = $1 and ${visibleTo('$2')} and ($3::timestamptz is null or (created_at, id) > ($3::timestamptz, $4::uuid))
+       order by created_at, id limit $5`,
+      [collection.id, ownerFilter(who, collection), cursor?.ts ?? null, cursor?.id ?? null, page.limit + 1],
     );
-    await this.#repair(who.app.id, rows);
-    return rows.map(documentView);
+    const shown = rows.slice(0, page.limit);
+    await this.#repair(who.app.id, shown);
+    const last = shown.at(-1);
+    return { documents: shown.map(documentView), next_before: rows.length > page.limit && last ? `${last.cursor_ts}~${last.id}` : null };
   }
 
   async getDocument(who: RagCaller, name: string, documentId: string): Promise<DocumentView> {
@@ -302,6 +311,15 @@ export class RagService {
  * Which documents a caller sees: the app's keys all (the parameter is null); an end user of a `custom`
  * collection those without an owner and their own; of a `shared` collection all.
  */
+/** A documents cursor: the last listed row's `<created_at, ISO to the microsecond>~<id>`. */
+function parseDocumentCursor(before: string): { ts: string; id: string } {
+  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)~([0-9a-f-]{36})$/.exec(before);
+  if (!match || Number.isNaN(Date.parse(match[1]!))) {
+    throw errors.validation("'before' must be the next_before of a previous page.", [{ path: 'before', message: 'not a cursor' }]);
+  }
+  return { ts: match[1]!, id: match[2]! };
+}
+
 function visibleTo(param: string, prefix = ''): string {
   return `(${param}::uuid is null or ${prefix}owner_user_id is null or ${prefix}owner_user_id = ${param}::uuid)`;
 }

@@ -99,6 +99,49 @@ describe('AI configuration', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'startDate' }] });
     const empty = await p.api('GET', `/v1/${appId}/ai/usage?startDate=2026-01-01&endDate=2026-01-31`, { key: serviceKey });
-    expect(empty.body).toEqual({ startDate: '2026-01-01', endDate: '2026-01-31', totalTokens: 0, totalCost: 0, creditsUsed: 0, byModel: {}, byUser: {} });
+    expect(empty.body).toEqual({
+      startDate: '2026-01-01',
+      endDate: '2026-01-31',
+      totalTokens: 0,
+      totalCost: 0,
+      creditsUsed: 0,
+      byModel: {},
+      byUser: {},
+      otherUsers: null,
+      byDay: [],
+    });
+  });
+
+  it('usage has a series of the days with calls (UTC, oldest first), and lists the 50 end users who used the most, the rest added up', async () => {
+    const [{ account_id: account }] = await p.sql(`select account_id from apps where id = $1`, [appId]);
+    // 52 end users on 2026-03-02 (user i: 100 + i tokens, 1000 i nano-dollars); key calls on 03-01 and 03-04 (own key), and 03-05 outside.
+    await p.sql(
+      `insert into ai_usage (app_id, account_id, end_user_id, kind, model, total_tokens, cost_nanos, own_key, latency_ms, status, created_at)
+       select $1, $2::uuid, gen_random_uuid(), 'chat', 'openai/a', 100 + i, 1000 * i, false, 5, 'ok', '2026-03-02T23:59:59Z'::timestamptz from generate_series(1, 52) i
+       union all select $1, $2::uuid, null::uuid, 'chat', 'openai/b', 10, 500000000, false, 5, 'ok', '2026-03-01T00:00:00Z'::timestamptz
+       union all select $1, $2::uuid, null::uuid, 'embedding', 'openai/b', 5, 250000000, true, 5, 'ok', '2026-03-04T12:00:00Z'::timestamptz
+       union all select $1, $2::uuid, null::uuid, 'chat', 'openai/b', 7, 1, false, 5, 'ok', '2026-03-05T00:00:00Z'::timestamptz`,
+      [appId, account],
+    );
+    const res = await p.api('GET', `/v1/${appId}/ai/usage?startDate=2026-03-01&endDate=2026-03-04`, { key: serviceKey });
+    expect(res.status).toBe(200);
+    const userTokens = 52 * 100 + (52 * 53) / 2;
+    const userNanos = 1000 * ((52 * 53) / 2);
+    expect(res.body).toMatchObject({
+      totalTokens: userTokens + 15,
+      totalCost: (userNanos + 750_000_000) / 1e9,
+      creditsUsed: (userNanos + 500_000_000) / 1e9,
+      byModel: { 'openai/a': { tokens: userTokens, cost: userNanos / 1e9, requests: 52 }, 'openai/b': { tokens: 15, cost: 0.75, requests: 2 } },
+      byDay: [
+        { date: '2026-03-01', tokens: 10, cost: 0.5, requests: 1 },
+        { date: '2026-03-02', tokens: userTokens, cost: userNanos / 1e9, requests: 52 },
+        { date: '2026-03-04', tokens: 5, cost: 0.25, requests: 1 },
+      ],
+      // Users 1 and 2 used the fewest tokens: they are the ones added up.
+      otherUsers: { users: 2, tokens: 101 + 102, cost: 3000 / 1e9, requests: 2 },
+    });
+    const listed = Object.values(res.body.byUser) as Array<{ tokens: number }>;
+    expect(listed).toHaveLength(50);
+    expect(listed.map((u) => u.tokens).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => 103 + i));
   });
 });

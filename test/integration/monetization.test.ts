@@ -1,5 +1,6 @@
 // Monetization end to end: the platform's own Stripe Connect adapter (the official SDK) against the fake Stripe on
 // loopback, whose signed Connect webhooks reach the platform's POST /webhooks/payments/connect.
+import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeStripe, type FakeStripe, type FakeSubscription } from '../fakes/stripe.ts';
@@ -10,6 +11,7 @@ import { callTool, connectMcp, resultJson } from '../e2e/e2e-helpers.ts';
 const CONNECT_SECRET = 'whsec_monetization_test_secret';
 const FEE_PERCENT = 10;
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+const UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 const SUCCESS = 'https://shop.example/paid';
 const CANCEL = 'https://shop.example/cancel';
 const RECEIVED = { received: true, handled: true };
@@ -355,8 +357,10 @@ describe('monetization', () => {
         const result = await callTool(mcp.client, 'billing_subscription_get', { app_id: app.app_id, user_token: alice });
         expect(result.isError).toBeFalsy();
         expect(resultJson(result)).toEqual(r.body);
+        // A key naming no end user lists the whole app's orders (none yet).
         const orders = await callTool(mcp.client, 'billing_orders_list', { app_id: app.app_id });
-        expect([orders.isError, resultJson(orders).error.code]).toEqual([true, 'VALIDATION_FAILED']);
+        expect(orders.isError).toBeFalsy();
+        expect(resultJson(orders)).toEqual({ orders: [], next_before: null });
       } finally {
         await mcp.close();
       }
@@ -459,7 +463,7 @@ describe('monetization', () => {
         payment_intent_data: { application_fee_amount: String(Math.round((750 * FEE_PERCENT) / 100)), metadata: { order_id: orderId, app_id: app.app_id } },
       });
       const order = await asUser(alice, 'GET', `/orders/${orderId}`);
-      expect(order.body).toEqual({ id: orderId, productId, quantity: 3, amountCents: 750, currency: 'usd', status: 'pending', createdAt: ISO, updatedAt: ISO });
+      expect(order.body).toEqual({ id: orderId, userId: UUID, productId, quantity: 3, amountCents: 750, currency: 'usd', status: 'pending', createdAt: ISO, updatedAt: ISO });
 
       const from = fake.events.length;
       expect(await visit(r.body.url)).toEqual({ status: 303, location: SUCCESS });
@@ -476,7 +480,8 @@ describe('monetization', () => {
       expect(mine.body.orders.map((o: { id: string }) => o.id)).toEqual([orderId]);
       const his = await asUser(bob, 'GET', '/orders');
       expect(his.body).toEqual({
-        orders: [{ id: bobs.body.orderId, productId, quantity: 1, amountCents: 250, currency: 'usd', status: 'pending', createdAt: ISO, updatedAt: ISO }],
+        orders: [{ id: bobs.body.orderId, userId: UUID, productId, quantity: 1, amountCents: 250, currency: 'usd', status: 'pending', createdAt: ISO, updatedAt: ISO }],
+        next_before: null,
       });
       const stolen = await asUser(bob, 'GET', `/orders/${orderId}`);
       expect(stolen.status).toBe(404);
@@ -496,6 +501,44 @@ describe('monetization', () => {
       const sent = await fake.failPaymentIntent(session);
       expect([sent.event.type, sent.status, JSON.parse(sent.body!)]).toEqual(['payment_intent.payment_failed', 200, RECEIVED]);
       expect((await asUser(bob, 'GET', `/orders/${r.body.orderId}`)).body.status).toBe('failed');
+    });
+
+    it("a key naming no user lists every end user's orders, newest first, by userId and status, a page at a time", async () => {
+      const all = await asOwner('GET', '/orders');
+      expect(all.status).toBe(200);
+      const ids = all.body.orders.map((o: { id: string }) => o.id);
+      expect(ids).toHaveLength(3);
+      expect(ids[2]).toBe(orderId);
+      expect(all.body.orders.map((o: { status: string }) => o.status)).toEqual(['failed', 'pending', 'paid']);
+      expect(all.body.next_before).toBeNull();
+      const alices = all.body.orders[2].userId;
+      const bobs = all.body.orders[0].userId;
+      expect(bobs).not.toBe(alices);
+      expect(all.body.orders[1].userId).toBe(bobs);
+
+      expect((await asOwner('GET', `/orders?userId=${alices}`)).body).toEqual({ orders: [all.body.orders[2]], next_before: null });
+      expect((await asOwner('GET', `/orders?userId=${bobs}&status=failed`)).body).toEqual({ orders: [all.body.orders[0]], next_before: null });
+      const first = await asOwner('GET', '/orders?limit=2');
+      expect(first.body.orders).toEqual(all.body.orders.slice(0, 2));
+      expect(first.body.next_before).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z~ord_[a-z0-9]{20}$/);
+      const second = await asOwner('GET', `/orders?limit=2&before=${encodeURIComponent(first.body.next_before)}`);
+      expect(second.body).toEqual({ orders: all.body.orders.slice(2), next_before: null });
+      // Another app's list holds none of them.
+      expect((await p.api('GET', billing('/orders', sibling))).body).toEqual({ orders: [], next_before: null });
+      // One order of the app, whoever's it is.
+      expect((await asOwner('GET', `/orders/${orderId}`)).body).toEqual(all.body.orders[2]);
+    });
+
+    it('refuses a bad cursor, a status out of the list, and userId from an end user, with 400 naming the field', async () => {
+      for (const [path, token, field] of [
+        ['/orders?before=yesterday', undefined, 'before'],
+        ['/orders?status=shipped', undefined, 'status'],
+        ['/orders?limit=201', undefined, 'limit'],
+        [`/orders?userId=${randomUUID()}`, alice, 'userId'],
+      ] as const) {
+        const r = token ? await asUser(token, 'GET', path) : await asOwner('GET', path);
+        expect([path, r.status, r.body.error.code, r.body.error.details[0].path]).toEqual([path, 400, 'VALIDATION_FAILED', field]);
+      }
     });
 
     it('charge.refunded: a partial refund keeps paid, the rest makes it refunded', async () => {

@@ -26,10 +26,10 @@ const AUTH = ['platform', 'service', 'user'] as const;
 const ADMIN = ['platform', 'service'] as const;
 /** OpenAI's error shape, for the routes OpenAI clients call (the rest of the area answers the standard envelope). */
 const openai = <O>(binding: HttpBinding<O>): HttpBinding<O> => ({ ...binding, errorShape: 'openai' });
-const PASS_THROUGH = ' Other OpenAI fields (tools, response_format, top_p, ...) pass through to the upstream untouched.';
+const PASS_THROUGH = ' Other OpenAI fields (tools, response_format, ...) pass through.';
 const BILLING =
-  " Billed to the app's account AI credits (402 insufficient_credits when exhausted) unless the app has its own key; an end user's calls " +
-  '(their JWT, or user_token) count against endUserDailyTokenLimit. Usage: ai_usage.';
+  " Billed to the account's AI credits (402 insufficient_credits when out) unless the app has its own key; end users' calls count against " +
+  'endUserDailyTokenLimit. Usage: ai_usage.';
 
 /** The call's app and end user: an end-user JWT, or a key with user_token, makes it an end-user call. */
 async function aiCaller(input: { app_id: string; user_token?: string | undefined }, ctx: Ctx<Uses>): Promise<AiCaller> {
@@ -47,9 +47,9 @@ export const aiChat = defineTool({
   name: 'ai_chat',
   title: 'Chat completion',
   description:
-    "OpenAI-compatible chat completion through the app's AI gateway; returns OpenAI's chat.completion object (choices[0].message, usage). " +
+    "OpenAI-compatible chat completion through the app's AI gateway; returns OpenAI's chat.completion (choices[0].message, usage). " +
     'model defaults to the app\'s defaultModel. Apps use it with the openai SDK: baseURL {base_url}/v1/{app_id}, apiKey = a service key or an ' +
-    'end-user JWT; stream: true (REST only) relays server-sent events.' +
+    'end-user JWT.' +
     PASS_THROUGH +
     BILLING,
   input: z.looseObject({
@@ -111,8 +111,8 @@ export const aiConfigGet = defineTool({
   name: 'ai_config_get',
   title: 'Read AI configuration',
   description:
-    "The app's AI gateway settings: { defaultModel, byokKeySet, byokKeyHint, maxTokensPerRequest, allowedModels, endUserDailyTokenLimit, updatedAt } " +
-    '(null: not set). The own key itself is never returned.',
+    "The app's AI gateway settings { defaultModel, byokKeySet, byokKeyHint, maxTokensPerRequest, allowedModels, endUserDailyTokenLimit, updatedAt } " +
+    '(null: unset); the own key is never returned.',
   input: z.object({ app_id: AppIdSchema }),
   output: ConfigView,
   auth: ADMIN,
@@ -127,7 +127,7 @@ export const aiConfigSet = defineTool({
   title: 'Change AI configuration',
   description:
     "Change the app's AI gateway settings; omitted fields keep their value, null clears one. byokKey: the app's own provider key (encrypted at rest, " +
-    'never returned); its calls use no platform credits. Returns the settings as ai_config_get does.',
+    'never returned); its calls use no platform credits. Returns the settings (ai_config_get).',
   input: z.object({
     app_id: AppIdSchema,
     defaultModel: ModelSchema.nullable().optional().describe('Model used when a request names none'),
@@ -151,8 +151,8 @@ export const aiUsage = defineTool({
   name: 'ai_usage',
   title: 'AI usage',
   description:
-    "The app's AI usage between two UTC dates (inclusive; default the last 30 days): { totalTokens, totalCost (USD), creditsUsed (USD paid by " +
-    'platform credits; own-key calls excluded), byModel: { <model>: { tokens, cost, requests } }, byUser (end-user calls, by end-user id) }.',
+    "The app's AI usage between two UTC dates (inclusive; default the last 30 days): { totalTokens, totalCost (USD), creditsUsed (USD of " +
+    'platform credits), byModel: { <model>: { tokens, cost, requests } }, byUser (top 50 end users; otherUsers: the rest), byDay: [{ date, ... }] }.',
   input: z.object({ app_id: AppIdSchema, startDate: DateSchema.optional(), endDate: DateSchema.optional() }),
   output: z.object({
     startDate: z.string(),
@@ -162,6 +162,8 @@ export const aiUsage = defineTool({
     creditsUsed: z.number(),
     byModel: z.record(z.string(), Totals),
     byUser: z.record(z.string(), Totals),
+    otherUsers: Totals.extend({ users: z.number() }).nullable(),
+    byDay: z.array(Totals.extend({ date: z.string() })),
   }),
   auth: ADMIN,
   appScoped: true,

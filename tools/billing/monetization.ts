@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { EndUser } from '../../src/monetization/types.ts';
-import { appRoute, endUserCaller, UserTokenSchema } from '../shared.ts';
+import { errors } from '../../src/core/errors.ts';
+import { appRoute, effectiveCaller, endUserCaller, UserTokenSchema } from '../shared.ts';
 
 type Uses = 'endUserTokens' | 'monetization';
 const defineTool = toolsUsing<Uses>();
@@ -82,8 +83,8 @@ export const billingConnectOnboard = defineTool({
   name: 'billing_connect_onboard',
   title: 'Connect onboarding',
   description:
-    "Create (once per owner, for all your apps) the Stripe account your end users pay into: { accountId, onboardingUrl }. Finish " +
-    'onboarding at onboardingUrl (a fresh link per call), then billing_connect_status.',
+    'Create (once per owner, for all your apps) the Stripe account end users pay into: { accountId, onboardingUrl }. Finish onboarding there ' +
+    '(a fresh link per call); then billing_connect_status.',
   input: z.object({ app_id: AppIdSchema, returnUrl: HttpUrl.optional() }),
   output: z.object({ accountId: z.string(), onboardingUrl: z.string() }),
   auth: OWNER,
@@ -207,7 +208,7 @@ export const billingSubscribe = defineTool({
   title: 'Subscribe',
   description:
     'For an end user: a Stripe Checkout { url } for a plan; send them there. Pending until paid, then active (billing_subscription_get). ' +
-    '409 if they already have one.',
+    '409 if they have one.',
   input: z.object({ app_id: AppIdSchema, planId: ItemId, ...Checkout }),
   output: z.object({ url: z.string() }),
   auth: END_USER,
@@ -255,28 +256,45 @@ export const billingPurchase = defineTool({
   handler: async ({ app_id, user_token, ...input }, ctx) => ctx.services.monetization.endUsers.purchase(ctx.app!, await payer({ app_id, user_token }, ctx), input),
 });
 
+/** Whose records a call reads: an end user (their JWT, or user_token) their own; a key userId's, or the whole app's. */
+async function recordsOf(input: { app_id: string; user_token?: string | undefined; userId?: string | undefined }, ctx: Ctx<Uses>): Promise<string | null> {
+  const caller = await effectiveCaller(input, ctx);
+  if (caller.kind !== 'user') return input.userId ?? null;
+  if (input.userId !== undefined) throw errors.validation("'userId' is for keys: an end user reads their own.", [{ path: 'userId', message: 'only with a key' }]);
+  return caller.userId;
+}
+
 export const billingOrdersList = defineTool({
   name: 'billing_orders_list',
   title: 'List orders',
-  description: "The end user's orders, newest 100 first; status pending | paid | failed | refunded.",
-  input: z.object({ app_id: AppIdSchema, user_token: UserTokenSchema }),
-  output: z.object({ orders: z.array(Order) }),
+  description:
+    "Orders newest first { orders: [{ id, userId, productId, status, ... }], next_before }; keys: the whole app's unless userId, end users: their own.",
+  input: z.object({
+    app_id: AppIdSchema,
+    userId: z.uuid().optional().describe("Keys: one end user's only"),
+    status: z.enum(['pending', 'paid', 'failed', 'refunded']).optional(),
+    before: z.string().max(100).optional().describe('next_before of the last page'),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    user_token: UserTokenSchema,
+  }),
+  output: z.object({ orders: z.array(Order.extend({ userId: z.string() })), next_before: z.string().nullable() }),
   auth: END_USER,
   ...reads,
   http: route('GET', '/orders'),
-  handler: async (input, ctx) => ({ orders: await ctx.services.monetization.endUsers.orders(await payer(input, ctx)) }),
+  handler: async ({ app_id, status, before, limit, ...who }, ctx) =>
+    ctx.services.monetization.orders.list(app_id, { userId: await recordsOf({ app_id, ...who }, ctx), status, before, limit }),
 });
 
 export const billingOrdersGet = defineTool({
   name: 'billing_orders_get',
   title: 'Get an order',
-  description: "One of the end user's own orders (another user's is 404).",
+  description: "One order of the app (keys); an end user's own only (another's is 404).",
   input: z.object({ app_id: AppIdSchema, order_id: ItemId, user_token: UserTokenSchema }),
-  output: Order,
+  output: Order.extend({ userId: z.string() }),
   auth: END_USER,
   ...reads,
   http: route('GET', '/orders/{order_id}'),
-  handler: async (input, ctx) => ctx.services.monetization.endUsers.order(await payer(input, ctx), input.order_id),
+  handler: async (input, ctx) => ctx.services.monetization.orders.get(input.app_id, input.order_id, await recordsOf(input, ctx)),
 });
 
 export const monetizationTools = [

@@ -102,7 +102,7 @@ export const integrationsConfigure = defineTool({
 export const integrationsDisable = defineTool({
   name: 'integrations_disable',
   title: 'Disable a toolkit',
-  description: "Stop offering a toolkit (REST: 204). Users' connections stay but cannot execute until it is enabled again.",
+  description: "Stop offering a toolkit (REST: 204). Users' connections stay but cannot execute until re-enabled.",
   input: z.object({ app_id: AppIdSchema, toolkit: Toolkit }),
   output: z.object({ toolkit: z.string(), disabled: z.literal(true) }),
   auth: ADMIN,
@@ -196,7 +196,7 @@ export const integrationsToolList = defineTool({
   title: 'List integration tools',
   description:
     'Tools of the enabled toolkits { name, toolkit, title, description, inputSchema }; naming an end user (token, user_token or userId) adds ' +
-    'connected. An agent lists a user\'s tools here and runs them with integrations_execute.',
+    'connected. Run one: integrations_execute.',
   input: z.object({ app_id: AppIdSchema, toolkit: Toolkit.optional().describe('Only this toolkit'), ...ForUser }),
   output: z.object({
     tools: z.array(
@@ -224,8 +224,8 @@ export const integrationsExecute = defineTool({
   name: 'integrations_execute',
   title: 'Run an integration tool',
   description:
-    "Run a tool (name from integrations_tools) with params matching its inputSchema through the user's connected account: { successful: true, data }. " +
-    '400 INTEGRATIONS_NOT_CONNECTED: connect first; 422 the tool failed (the vendor\'s message); 502 vendor unreachable.' +
+    "Run a tool (from integrations_tools) with params matching its inputSchema through the user's connected account: { successful: true, data }. " +
+    '400 INTEGRATIONS_NOT_CONNECTED: connect first; 422 the tool failed; 502 vendor unreachable.' +
     WHO,
   input: z.object({
     app_id: AppIdSchema,

@@ -3,6 +3,8 @@ import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { EMBEDDING_MODELS, RAG_LIMITS, type RagCaller } from '../../src/rag/types.ts';
 import { effectiveCaller, UserTokenSchema } from '../shared.ts';
+import { roleAtLeast } from '../../src/core/caller.ts';
+import { errors } from '../../src/core/errors.ts';
 
 type Uses = 'endUserTokens' | 'rag';
 const defineTool = toolsUsing<Uses>();
@@ -46,8 +48,7 @@ const ADMIN = ['platform', 'service'] as const;
 const ANY = ['platform', 'service', 'user'] as const;
 const BASE = '/v1/{app_id}/rag/collections';
 const ACCESS =
-  " Keys see everything; end users (their JWT, or user_token) only 'shared' and 'custom' collections, and in 'custom' only the documents " +
-  'without an owner and their own.';
+  " Keys see all; end users (JWT or user_token) only 'shared' and 'custom' collections, in 'custom' only unowned documents and theirs.";
 
 /** The caller for access rules: an end user (JWT or user_token) or the app's keys. */
 async function ragCaller(input: { app_id: string; user_token?: string | undefined }, ctx: Ctx<Uses>): Promise<RagCaller> {
@@ -59,8 +60,8 @@ export const ragCollectionsCreate = defineTool({
   name: 'rag_collections_create',
   title: 'Create a RAG collection',
   description:
-    "Create a collection of documents for retrieval (201). accessMode: 'private' (default: only the app's keys), 'shared' (every end user may " +
-    "query), 'custom' (end users add their own documents and see only theirs and the app's). Next: rag_ingest, then rag_query.",
+    "Create a collection for retrieval (201). accessMode: 'private' (default: keys only), 'shared' (end users may query), 'custom' (end users " +
+    "add documents and see theirs and the app's). Next: rag_ingest, rag_query.",
   input: z.object({
     app_id: AppIdSchema,
     name: NameSchema,
@@ -127,10 +128,9 @@ export const ragIngest = defineTool({
   name: 'rag_ingest',
   title: 'Ingest a document',
   description:
-    'Add a document to a collection: `text`, or `storage_object_id` of a stored file (text, Markdown, HTML, PDF, DOCX or JSON). Answers 202 ' +
-    '{ documentId, status: "pending", message } at once; poll rag_documents_get until status is ready (chunkCount set) or failed (errorMessage). ' +
-    "metadata is stored with every chunk and can filter queries. Embeddings are billed like ai_embed. An end user ingests only into 'custom' " +
-    'collections, as the owner of the document.',
+    'Add a document: `text`, or `storage_object_id` of a stored file (text, Markdown, HTML, PDF, DOCX, JSON). Answers 202 { documentId, status: ' +
+    '"pending" }; poll rag_documents_get until ready or failed (errorMessage). metadata is kept on every chunk (rag_query filter). Embeddings are ' +
+    "billed like ai_embed. End users ingest only into 'custom' collections, as the document's owner.",
   input: z
     .object({
       app_id: AppIdSchema,
@@ -155,14 +155,25 @@ export const ragIngest = defineTool({
 export const ragDocumentsList = defineTool({
   name: 'rag_documents_list',
   title: 'List documents',
-  description: "A collection's documents with their status, oldest first, at most 1000 (REST: a bare array).",
-  input: z.object({ app_id: AppIdSchema, name: NameSchema, user_token: UserTokenSchema }),
-  output: z.object({ documents: z.array(Document) }),
+  description: "A collection's documents and status, oldest first, paged (REST: a bare array, next_before in X-Next-Before).",
+  input: z.object({
+    app_id: AppIdSchema,
+    name: NameSchema,
+    before: z.string().max(100).optional().describe('next_before of the last page'),
+    limit: z.coerce.number().int().min(1).max(1000).default(1000),
+    user_token: UserTokenSchema,
+  }),
+  output: z.object({ documents: z.array(Document), next_before: z.string().nullable() }),
   auth: ANY,
   appScoped: true,
-  http: { method: 'GET', path: `${BASE}/{name}/documents`, subdomainPath: '/rag/collections/{name}/documents', respond: (out) => ({ body: out.documents }) },
+  http: {
+    method: 'GET',
+    path: `${BASE}/{name}/documents`,
+    subdomainPath: '/rag/collections/{name}/documents',
+    respond: (out) => ({ body: out.documents, ...(out.next_before ? { headers: { 'X-Next-Before': out.next_before } } : {}) }),
+  },
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => ({ documents: await ctx.services.rag.listDocuments(await ragCaller(input, ctx), input.name) }),
+  handler: async ({ app_id, name, user_token, ...page }, ctx) => ctx.services.rag.listDocuments(await ragCaller({ app_id, user_token }, ctx), name, page),
 });
 
 export const ragDocumentsGet = defineTool({
@@ -198,9 +209,9 @@ export const ragQuery = defineTool({
   name: 'rag_query',
   title: 'Query a collection',
   description:
-    'Retrieve the topK chunks most similar to `query` (cosine similarity `score`, at least `threshold`), only from chunks whose metadata ' +
-    'contains `filter`: { chunks: [{ text, score, documentId, metadata }] }. synthesize: true adds `answer`, written by `model` (default: the ' +
-    "app's defaultModel, else openai/gpt-4o-mini) from those chunks only, citing them as [1], [2]; it says it does not know when no chunk matched." +
+    'The topK chunks most similar to `query` (cosine `score` >= `threshold`) whose metadata contains `filter`: { chunks: [{ text, score, ' +
+    "documentId, metadata }] }. synthesize: true adds `answer` by `model` (default: the app's defaultModel, else openai/gpt-4o-mini) from those " +
+    'chunks, citing [1], [2]; it spends AI credits (a platform caller needs role developer).' +
     ACCESS,
   input: z.object({
     app_id: AppIdSchema,
@@ -218,7 +229,11 @@ export const ragQuery = defineTool({
   appScoped: true,
   http: { method: 'POST', path: `${BASE}/{name}/query`, subdomainPath: '/rag/collections/{name}/query' },
   annotations: { readOnlyHint: true, openWorldHint: true },
-  handler: async ({ app_id, name, user_token, ...input }, ctx) => ctx.services.rag.query(await ragCaller({ app_id, user_token }, ctx), name, input),
+  handler: async ({ app_id, name, user_token, ...input }, ctx) => {
+    // Reading is a viewer's, but an answer spends the account's AI credits: a person spending them needs developer.
+    if (input.synthesize && ctx.caller.kind === 'platform' && !roleAtLeast(ctx.caller.role, 'developer')) throw errors.roleTooLow('developer', ctx.caller.role);
+    return ctx.services.rag.query(await ragCaller({ app_id, user_token }, ctx), name, input);
+  },
 });
 
 export const ragTools = [
