@@ -5,7 +5,7 @@
 // (never more, the last page reachable), sorts and filters it in the data API's dialect; lists and searches the app's
 // end users. A viewer sees none of the write buttons, and the API refuses the writes anyway.
 import type { Page, Request } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { callFrom, heading, startConsole, tab, type ConsoleHarness } from '../helpers/console.ts';
 
 const PAGE = 50;
@@ -39,6 +39,10 @@ beforeAll(async () => {
   owner = h.owner;
   ({ appId, serviceKey } = await h.createApp('Library'));
 }, 90_000);
+afterEach(async (t) => {
+  if (t.task.result?.state === 'fail') await owner?.screenshot({ path: `/tmp/console-data-${t.task.name.slice(0, 24).replace(/\W+/g, '-')}.png` }).catch(() => {});
+  expect(h.problems).toEqual([]);
+});
 afterAll(async () => {
   await h?.close();
 });
@@ -315,6 +319,5 @@ describe('the console schema, table editor and users tabs', () => {
 
     await tab(viewer, 'App', 'Users');
     await viewer.getByRole('table', { name: 'End users' }).waitFor();
-    expect(h.problems).toEqual([]);
   });
 });

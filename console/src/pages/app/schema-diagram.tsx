@@ -12,7 +12,10 @@ const GAP_Y = 28;
 const PAD = 16;
 /** Tables of one depth past this many go to a further column, so the drawing stays wider than tall. */
 const PER_COLUMN = 5;
-const NAME_CHARS = 20;
+/** Rough glyph widths (px) of the column names (13px) and types (12px), to cut a name before it runs into its type. */
+const NAME_CHAR_W = 7.4;
+const TYPE_CHAR_W = 6.6;
+const TYPE_CHARS = 14;
 const LINE = '#1f4fc4';
 
 interface Box {
@@ -64,7 +67,9 @@ function layout(view: SchemaView, rels: Relation[]): { boxes: Map<string, Box>; 
 }
 
 const rowY = (box: Box, column: string) => box.y + HEAD_H + Math.max(0, box.columns.indexOf(column)) * ROW_H + ROW_H / 2;
-const short = (s: string) => (s.length > NAME_CHARS ? `${s.slice(0, NAME_CHARS - 1)}…` : s);
+const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, Math.max(1, max - 1))}…` : s);
+/** A column's name cut to the room its type leaves in the box. */
+const nameRoom = (type: string) => Math.floor((BOX_W - 26 - Math.min(type.length, TYPE_CHARS) * TYPE_CHAR_W) / NAME_CHAR_W);
 export const relationText = (r: Relation) => `${r.from}.${r.fromColumns.join(', ')} → ${r.to}.${r.toColumns.join(', ')}`;
 
 /** A curve from the referencing column's row to the referenced one's, leaving and entering by the facing sides. */
@@ -93,15 +98,16 @@ function TableBox({ box, view }: { box: Box; view: SchemaView }) {
       <rect x={box.x} y={box.y} width={BOX_W} height={HEAD_H + box.columns.length * ROW_H} rx="6" fill="#fff" stroke="#8a93a3" />
       <rect x={box.x} y={box.y} width={BOX_W} height={HEAD_H} rx="6" fill="#e6ecfa" stroke="#8a93a3" />
       <text x={box.x + 10} y={box.y + 19} font-weight="700" fill="#1b2230">
-        {short(box.name)}
+        {cut(box.name, Math.floor((BOX_W - 20) / 8.5))}
       </text>
       {box.columns.map((c, i) => (
         <g key={c}>
+          <title>{`${c} ${table.columns[c]!.type}`}</title>
           <text x={box.x + 10} y={box.y + HEAD_H + i * ROW_H + 15} font-size="13" fill="#1b2230" font-weight={key.has(c) ? '700' : undefined}>
-            {short(c)}
+            {cut(c, nameRoom(table.columns[c]!.type))}
           </text>
           <text x={box.x + BOX_W - 8} y={box.y + HEAD_H + i * ROW_H + 15} font-size="12" fill="#566072" text-anchor="end">
-            {table.columns[c]!.type.slice(0, 14)}
+            {cut(table.columns[c]!.type, TYPE_CHARS)}
           </text>
         </g>
       ))}
@@ -123,13 +129,14 @@ export function SchemaDiagram({ view }: { view: SchemaView }) {
               <path d="M0 0 L10 5 L0 10 z" fill={LINE} />
             </marker>
           </defs>
-          {[...boxes.values()].map((b) => (
-            <TableBox key={b.name} box={b} view={view} />
-          ))}
+          {/* Lines first: a box hides the stretch of a line behind it rather than the line crossing its text. */}
           {rels.map((r) => (
             <path key={relationText(r)} class="relation" d={edgePath(boxes.get(r.from)!, boxes.get(r.to)!, r)} fill="none" stroke={LINE} stroke-width="1.5" marker-end="url(#schema-arrow)">
               <title>{relationText(r)}</title>
             </path>
+          ))}
+          {[...boxes.values()].map((b) => (
+            <TableBox key={b.name} box={b} view={view} />
           ))}
         </svg>
       </div>
