@@ -34,15 +34,23 @@ export function RowsGrid({ appId, name, table }: { appId: string; name: string; 
 
   // The primary key breaks ties, so offsets page through a stable order whatever column sorts.
   const orders: Order[] = order ? [order, ...key.filter((k) => k !== order.column).map((column) => ({ column, dir: 'asc' as const }))] : [];
+  const read = async (count: 'exact' | 'estimated'): Promise<Shown> => {
+    const page = await data.page(appId, name, { limit: PAGE_SIZE, offset: target * PAGE_SIZE, order: orders, filters, count });
+    return { ...page, index: target, exact: count === 'exact' || (page.total ?? 0) <= EXACT_UP_TO };
+  };
+  /**
+   * An offset past the counted rows is 416. Past an estimate lower than the real count the rows are there, so the
+   * page is read again counting exactly; past the exact count too, the page is empty.
+   */
   const load = async (): Promise<Shown> => {
-    try {
-      const page = await data.page(appId, name, { limit: PAGE_SIZE, offset: target * PAGE_SIZE, order: orders, filters, count: exact ? 'exact' : 'estimated' });
-      return { ...page, index: target, exact: exact || (page.total ?? 0) <= EXACT_UP_TO };
-    } catch (err) {
-      // Next past an estimate's end: the API answers 416 for an offset beyond the rows; that page is empty.
-      if (err instanceof ApiError && err.status === 416) return { rows: [], total: null, index: target, exact };
-      throw err;
+    for (const count of exact ? (['exact'] as const) : (['estimated', 'exact'] as const)) {
+      try {
+        return await read(count);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 416)) throw err;
+      }
     }
+    return { rows: [], total: null, index: target, exact };
   };
   /** The last page's offset needs the exact count: one row counted first, then that page (exact from then on). */
   const goLast = async () => {
