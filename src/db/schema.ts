@@ -289,6 +289,15 @@ export interface FunctionLogs {
   trigger: string;
 }
 
+export interface FunctionMetricsHourly {
+  errors: number;
+  function_id: string;
+  hour: Timestamp;
+  invocations: number;
+  max_duration_ms: number;
+  total_duration_ms: Int8;
+}
+
 export interface Functions {
   app_id: string;
   code: string;
@@ -934,6 +943,7 @@ export interface DB {
   frontend_deployments: FrontendDeployments;
   frontend_env: FrontendEnv;
   function_logs: FunctionLogs;
+  function_metrics_hourly: FunctionMetricsHourly;
   functions: Functions;
   integration_connection_requests: IntegrationConnectionRequests;
   integration_connections: IntegrationConnections;

@@ -1,5 +1,5 @@
-// Invocation logs and metrics: one row per invocation in function_logs, counters on the function row, and the
-// app's lambda_invocations meter. A process the platform stopped outside any invocation (its CPU use) gets a row of
+// Invocation logs and metrics: one row per invocation in function_logs, counters on the function row, an hourly
+// rollup (metrics.ts), and the app's lambda_invocations meter. A process the platform stopped outside any invocation (its CPU use) gets a row of
 // trigger 'runtime' that says why; it is no invocation, so it counts toward neither the counters nor the meter. Rows are written in small batches (one insert, one counter update and one
 // meter upsert per app per batch) so logging does not cost a round trip per invocation; readers flush first.
 import { sql, type Kysely } from 'kysely';
@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { recordUsage } from '../usage/meters.ts';
 import type { ConsoleLine, LogEntryView } from './types.ts';
 import type { ControlDatabase } from '../db/types.ts';
+import { hourlyTotals, upsertHourly } from './metrics.ts';
 
 export const INVOCATIONS_METER = 'lambda_invocations';
 
@@ -87,6 +88,7 @@ export class InvocationLog {
       counters.set(row.function_id, c);
       perApp.set(row.app_id, (perApp.get(row.app_id) ?? 0) + 1);
     }
+    const hourly = hourlyTotals(rows.filter((r) => r.trigger !== 'runtime'));
     try {
       await this.#db.transaction().execute(async (tx) => {
         // Rows of functions deleted meanwhile are dropped rather than failing the batch on the foreign key. One typed
@@ -106,6 +108,7 @@ export class InvocationLog {
             total_duration_ms = f.total_duration_ms + c.d, last_invocation_at = greatest(f.last_invocation_at, c.last)
           from jsonb_to_recordset(${JSON.stringify([...counters.values()])}::jsonb) as c(id uuid, n int, e int, d bigint, last timestamptz)
           where f.id = c.id`.execute(tx);
+        await upsertHourly(tx, hourly);
       });
     } catch (err) {
       this.#log.error({ err, rows: rows.length }, 'writing function logs failed; the batch is dropped');

@@ -16,6 +16,7 @@ import { dispatchCron } from './cron-dispatch.ts';
 import { functionErrors } from './errors.ts';
 import { InitError, type InstanceSpec, type ResponseSink, type RunOutcome } from './instance.ts';
 import { InvocationLog, readLogs, trimLogs, type InvocationRecord, type LogQuery } from './logs.ts';
+import { readBuckets, type Bucket, type MetricsBucket } from './metrics.ts';
 import { ClientGone, FunctionPool, type PoolTarget } from './pool.ts';
 import type { EndUser, PlatformCall } from './protocol.ts';
 import { checkEnvSize, functionView, META_COLUMNS, metaOf, metricsView, ROW_COLUMNS, triggerOf, type FunctionMetrics, type FunctionRow } from './records.ts';
@@ -287,10 +288,20 @@ export class FunctionsService implements AppPurger {
   }
 
   async logs(appId: string, name: string, q: LogQuery): Promise<LogEntryView[]> {
+    return readLogs(this.#db, await this.#flushedId(appId, name), q);
+  }
+
+  /** Invocations per hour or day over [start, end), empty buckets included. */
+  async metrics(appId: string, name: string, bucket: Bucket, start: Date, end: Date): Promise<MetricsBucket[]> {
+    return readBuckets(this.#db, await this.#flushedId(appId, name), bucket, start, end);
+  }
+
+  /** The function's id once the pending log rows (and so the rollup) are written, or 404. */
+  async #flushedId(appId: string, name: string): Promise<string> {
     await this.#logs.flush();
     const fn = await this.#db.selectFrom('functions').select('id').where('app_id', '=', appId).where('name', '=', name).executeTakeFirst();
     if (!fn) throw functionErrors.notFound(name);
-    return readLogs(this.#db, fn.id, q);
+    return fn.id;
   }
 
   /** Writes pending log rows and counters (tests and readers on other connections call this). */

@@ -90,7 +90,7 @@ export const frontendDeployFiles = defineTool({
   description:
     'Deploy a built static site from a map of files in one call (create, upload and start), for clients that cannot PUT a zip: ' +
     '{ "index.html": "<!doctype html>...", "logo.png": { "content": "<base64>", "encoding": "base64" } }; index.html at the root or in a single folder. ' +
-    `Returns the deployment, status BUILDING (202): poll frontend_deploy_get until READY (\`url\` serves it) or ERROR. ${PLATFORM_ENV_NOTE} ` +
+    'Returns the deployment, status BUILDING (202): poll frontend_deploy_get until READY (`url` serves it) or ERROR; window.__ENV__ as frontend_deploy_start says. ' +
     'A path that leaves the site, a duplicate, too many files or bytes is 400 VALIDATION_FAILED and creates nothing. ' +
     `The request is at most 4 MB (MCP or REST); larger sites: frontend_deploy_create (${GUIDE}).`,
   input: z.object({

@@ -3,7 +3,9 @@ import { type AnyTool } from '../../src/core/define.ts';
 import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { EndUser } from '../../src/functions/protocol.ts';
+import { errors } from '../../src/core/errors.ts';
 import { actAs, guideRef, UserTokenSchema } from '../shared.ts';
+import { BUCKETS, bucketCount, MAX_BUCKETS, type Bucket } from '../../src/functions/metrics.ts';
 import {
   EnvMapSchema,
   EnvNameSchema,
@@ -46,7 +48,7 @@ export const functionsDeploy = defineTool({
   name: 'functions_deploy',
   title: 'Deploy a function',
   description:
-    'Deploy a function, or update the one with this name (omitted fields keep their values; envVars replaces the set). ' +
+    'Deploy a function, or update the one with this name (omitted fields keep their values). ' +
     'code default-exports `async (request: Request, ctx) => Response` (TypeScript or JavaScript, no build step); ' +
     'ctx.data, ctx.ai, ctx.rag and ctx.storage reach this app as the calling end user (else as the app), without a key. ' +
     'The code is loaded first: 400 FUNCTION_INVALID with the compiler message, and the previous version keeps serving. ' +
@@ -74,7 +76,7 @@ export const functionsDeploy = defineTool({
 export const functionsList = defineTool({
   name: 'functions_list',
   title: 'List functions',
-  description: "The app's functions by name (without code; functions_get has the code and metrics). Variables are listed by name only.",
+  description: "The app's functions (without code: functions_get has it); variables by name only.",
   input: z.object({ app_id: AppIdSchema }),
   output: z.object({ functions: z.array(FunctionSchema) }),
   auth: AUTH,
@@ -88,8 +90,8 @@ export const functionsGet = defineTool({
   name: 'functions_get',
   title: 'Get a function with metrics',
   description:
-    'One function: its record, its code, and metrics over all its invocations: total_invocations, error_count (status >= 500, timeouts, out of memory, ' +
-    'thrown errors), error_rate (percentage), avg_duration_ms, last_invocation. Use functions_logs for individual invocations.',
+    'One function: record, code, lifetime metrics (total_invocations, error_count: status >= 500 or failed, error_rate %, avg_duration_ms, ' +
+    'last_invocation). Over time: functions_metrics; per invocation: functions_logs.',
   input: z.object({ app_id: AppIdSchema, name: FunctionNameSchema }),
   output: FunctionSchema.extend({ code: z.string(), metrics: MetricsSchema }),
   auth: AUTH,
@@ -122,9 +124,9 @@ export const functionsInvoke = defineTool({
   name: 'functions_invoke',
   title: 'Test-invoke a function',
   description:
-    'Run a function once with a request you describe (any trigger: a cron function expects POST { scheduled_at }, a websocket one POST { event, data }) and get ' +
-    '{ status, headers, body, body_encoding (json: parsed; text; base64; none), truncated, error, console, duration_ms }. ' +
-    `A failure of the function is a result with status >= 500 and error saying why, not an error of this tool (codes: ${GUIDE}). Logged with trigger "test".`,
+    'Run a function once with a request you describe (a cron function expects POST { scheduled_at }, a websocket one POST { event, data }): ' +
+    '{ status, headers, body, body_encoding (json|text|base64|none), truncated, error, console, duration_ms }. ' +
+    `The function failing is a result (status >= 500, error says why; codes: ${GUIDE}), not a tool error. Logged as trigger "test".`,
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,
@@ -164,17 +166,18 @@ export const functionsInvoke = defineTool({
   },
 });
 
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/;
+/** Checked in a refinement rather than a regex: the pattern would be repeated in tools/list for every date input. */
 const IsoDate = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'an ISO 8601 date or date-time, e.g. 2025-01-31T12:00:00Z')
+  .refine((s) => ISO_DATE.test(s), 'an ISO 8601 date or date-time, e.g. 2025-01-31T12:00:00Z')
   .refine((s) => !Number.isNaN(Date.parse(s)), 'not a valid date');
 
 export const functionsLogs = defineTool({
   name: 'functions_logs',
   title: 'Read function logs',
   description:
-    "A function's invocations, newest first: { logs: [{ id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, " +
-    'created_at }] } (console: its console.* output; trigger runtime: why the platform stopped a process). The newest 1000 are kept.',
+    "A function's invocations, newest first, with their console.* output (trigger runtime: why the platform stopped a process). The newest 1000 are kept.",
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,
@@ -200,12 +203,55 @@ export const functionsLogs = defineTool({
   }),
 });
 
+/** Without dates: the last day of hours, or the last 30 days. */
+const DEFAULT_SPAN_MS: Record<Bucket, number> = { hour: 86_400_000, day: 30 * 86_400_000 };
+
+function metricsWindow(input: { bucket: Bucket; startDate?: string | undefined; endDate?: string | undefined }): { start: Date; end: Date } {
+  const end = input.endDate ? new Date(input.endDate) : new Date();
+  const start = input.startDate ? new Date(input.startDate) : new Date(end.getTime() - DEFAULT_SPAN_MS[input.bucket]);
+  if (start >= end) throw errors.validation("Invalid 'startDate': it must be before endDate.", [{ path: 'startDate', message: 'not before endDate' }]);
+  if (bucketCount(input.bucket, start, end) > MAX_BUCKETS[input.bucket]) {
+    throw errors.validation(`Invalid 'startDate': at most ${MAX_BUCKETS[input.bucket]} ${input.bucket}s per call.`, [{ path: 'startDate', message: 'window too long' }]);
+  }
+  return { start, end };
+}
+
+export const functionsMetrics = defineTool({
+  name: 'functions_metrics',
+  title: 'Function metrics over time',
+  description:
+    'Invocations, errors, avg/max duration per UTC hour (max 31 days) or day (366) from startDate to endDate (default: last day / 30 days); empty buckets included.',
+  input: z.object({
+    app_id: AppIdSchema,
+    name: FunctionNameSchema,
+    bucket: z.enum(BUCKETS).default('hour'),
+    startDate: IsoDate.optional(),
+    endDate: IsoDate.optional(),
+  }),
+  output: z.object({
+    name: z.string(),
+    bucket: z.enum(BUCKETS),
+    start: z.string(),
+    end: z.string(),
+    buckets: z.array(z.object({ start: z.string(), invocations: z.number().int(), errors: z.number().int(), avg_duration_ms: z.number(), max_duration_ms: z.number().int() })),
+  }),
+  auth: AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: `${BASE}/{name}/metrics`, subdomainPath: `${SHORT}/{name}/metrics` },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => {
+    const { start, end } = metricsWindow(input);
+    const buckets = await ctx.services.functions.metrics(ctx.app!.id, input.name, input.bucket, start, end);
+    return { name: input.name, bucket: input.bucket, start: start.toISOString(), end: end.toISOString(), buckets };
+  },
+});
+
 export const functionsEnvUpdate = defineTool({
   name: 'functions_env_update',
   title: 'Update function variables',
   description:
     'Merge variables into a function: the REST body is the map itself, e.g. { "API_KEY": "new", "OLD": null } (null removes a variable); over MCP pass it as `env`. ' +
-    'Values are encrypted at rest and never returned; the answer lists the names. New invocations see the new values at once (a new version starts).',
+    'Values are encrypted, never returned (the answer lists names), and seen by new invocations at once.',
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,
@@ -229,5 +275,6 @@ export const functionsTools: readonly AnyTool[] = [
   functionsDelete,
   functionsInvoke,
   functionsLogs,
+  functionsMetrics,
   functionsEnvUpdate,
 ];
