@@ -5,12 +5,13 @@
 // the next minute has come) and its firing, and sets an outbox target to a loopback receiver that fails at first:
 // the delivery dies (one attempt allowed), is redelivered from the page once the receiver accepts, and arrives once,
 // signed with the secret the page made and showed once. A second person sees none of it and gets 404 on its ids.
+// Last, the ledger is paged with Older and Newer.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { databaseUrl } from '../helpers/db.ts';
 import { callFrom, nav, startConsole, tab, type ConsoleHarness } from '../helpers/console.ts';
 import { callTool, connectMcp, resultJson } from './e2e-helpers.ts';
@@ -39,15 +40,16 @@ async function propose(page: Page, capability: string, payload: Record<string, u
   return res.json;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** The value `probe` finds (undefined: not yet), polled for up to 20 s. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> =>
+  vi.waitFor(
+    async () => {
+      const value = await probe();
+      if (value === undefined) throw new Error(`no ${what} yet`);
+      return value;
+    },
+    { timeout: 20_000, interval: 100 },
+  );
 
 beforeAll(async () => {
   receiver = http.createServer((req, res) => {
@@ -72,14 +74,17 @@ beforeAll(async () => {
   // An agent with the platform key (the owner's substrate: the account's default user, theirs).
   const agent = await connectMcp(h.server.url, h.server.platformKey);
   try {
-    const json = resultJson(await callTool(agent.client, 'substrate_propose', { capability: 'record_learning', payload: { title: 'Agents', description: 'propose too' } }));
+    const json = resultJson(
+      await callTool(agent.client, 'substrate_propose', { capability: 'record_learning', payload: { title: 'Agents', description: 'propose too' } }),
+    );
     expect(json.verdict.result).toBe('auto_approved');
   } finally {
     await agent.close();
   }
 }, 90_000);
 afterEach(async (t) => {
-  if (t.task.result?.state === 'fail') await h?.owner.screenshot({ path: `/tmp/console-substrate-${t.task.name.slice(0, 24).replace(/\W+/g, '-')}.png` }).catch(() => {});
+  if (t.task.result?.state === 'fail')
+    await h?.owner.screenshot({ path: `/tmp/console-substrate-${t.task.name.slice(0, 24).replace(/\W+/g, '-')}.png` }).catch(() => {});
 });
 afterAll(async () => {
   await h?.close();
@@ -108,7 +113,10 @@ describe('the console substrate tabs', () => {
     expect(JSON.parse((await row.locator('pre.payload').textContent())!)).toEqual({ title: 'Invoices', description: 'go out on the first' });
 
     await row.getByRole('button', { name: `Revert ${owned.learning}` }).click();
-    await page.getByRole('status').filter({ hasText: `Reverted record_learning ${owned.learning}` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Reverted record_learning ${owned.learning}` })
+      .waitFor();
     await row.getByText(/^reverted by act_/).waitFor();
     expect(await row.getByRole('button', { name: /Revert/ }).count()).toBe(0);
     const after = await callFrom(page, 'GET', `${S}/actions/${owned.learning}`);
@@ -152,11 +160,20 @@ describe('the console substrate tabs', () => {
     const edit = page.getByRole('form', { name: 'Edit Ada Lovelace' });
     await edit.getByLabel(/^Attributes patch/).fill('{ "role": "analyst" }');
     await edit.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('status').filter({ hasText: /^Saved \(action act_/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Saved \(action act_/ })
+      .waitFor();
     const entity = await callFrom(page, 'GET', `${S}/entities/${owned.entity}`);
     expect(entity.json).toMatchObject({ display_name: 'Ada Lovelace', primary_email: 'ada@example.com', attrs: { role: 'analyst' } });
     const patch = await callFrom(page, 'GET', `${S}/actions?capability=patch_entity`);
-    expect(patch.json.actions).toEqual([expect.objectContaining({ status: 'executed', revertible: true, payload: expect.objectContaining({ id: owned.entity, attrs_patch: { role: 'analyst' } }) })]);
+    expect(patch.json.actions).toEqual([
+      expect.objectContaining({
+        status: 'executed',
+        revertible: true,
+        payload: expect.objectContaining({ id: owned.entity, attrs_patch: { role: 'analyst' } }),
+      }),
+    ]);
     expect(h.problems).toEqual([]);
   });
 
@@ -168,30 +185,42 @@ describe('the console substrate tabs', () => {
     await form.getByLabel('Name').fill('Follow up confirmed commitments');
     await form.getByLabel('Schedule (cron, UTC)').fill('* * * * *');
     // The defaults: confirmed commitments, each proposed as a learning.
-    expect(await form.getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
+    expect(await form.getByRole('button', { name: 'Save' }).count()).toBe(0);
+    await form.getByText('Preview the rule to save it.').waitFor();
     await form.getByRole('button', { name: 'Preview' }).click();
     await page.getByRole('status').filter({ hasText: 'It would find 1 binding now' }).waitFor();
     const sample = page.getByRole('list', { name: 'Sample proposals' }).getByRole('listitem');
     expect(await sample.count()).toBe(1);
     expect(await sample.getByText('Executes at once').count()).toBe(1);
-    expect(JSON.parse((await sample.locator('pre.payload').first().textContent())!)).toEqual({ title: 'Follow up', description: 'Call Alice about the contract' });
+    expect(JSON.parse((await sample.locator('pre.payload').first().textContent())!)).toEqual({
+      title: 'Follow up',
+      description: 'Call Alice about the contract',
+    });
     await form.getByRole('button', { name: 'Save' }).click();
     const listed = page.getByRole('table', { name: 'Attention rules' });
     await listed.getByRole('link', { name: 'Follow up confirmed commitments' }).waitFor();
     const rules = (await callFrom(page, 'GET', `${S}/attention-rules`)).json.rules;
-    expect(rules).toEqual([expect.objectContaining({ name: 'Follow up confirmed commitments', trigger_cron: '* * * * *', enabled: true, action_capability: 'record_learning' })]);
+    expect(rules).toEqual([
+      expect.objectContaining({ name: 'Follow up confirmed commitments', trigger_cron: '* * * * *', enabled: true, action_capability: 'record_learning' }),
+    ]);
     owned.rule = rules[0].rule_id as string;
 
     // The per-minute tick, as graphile-worker's crontab runs it, told that the next minute has come.
     const control = new pg.Client({ connectionString: databaseUrl(h.server.controlDb) });
     await control.connect();
     try {
-      await control.query(`select graphile_worker.add_job('substrate_rules_tick', json_build_object('now', $1::text))`, [new Date(Date.now() + 61_000).toISOString()]);
+      await control.query(`select graphile_worker.add_job('substrate_rules_tick', json_build_object('now', $1::text))`, [
+        new Date(Date.now() + 61_000).toISOString(),
+      ]);
     } finally {
       await control.end();
     }
     const firing = await until('the firing', async () => (await callFrom(page, 'GET', `${S}/attention-rules/${owned.rule}/firings`)).json.firings[0]);
-    expect(firing).toMatchObject({ bindings_count: 1, proposals: [{ action_id: expect.stringMatching(/^act_/), verdict: 'auto_approved' }], skip_reason: null });
+    expect(firing).toMatchObject({
+      bindings_count: 1,
+      proposals: [{ action_id: expect.stringMatching(/^act_/), verdict: 'auto_approved' }],
+      skip_reason: null,
+    });
     const proposed = firing.proposals[0].action_id as string;
 
     await listed.getByRole('link', { name: 'Follow up confirmed commitments' }).click();
@@ -227,10 +256,15 @@ describe('the console substrate tabs', () => {
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
     await page.getByRole('region', { name: 'Signing secret' }).getByRole('button', { name: 'Done' }).click();
     await page.getByRole('table', { name: 'Outbox targets' }).getByText(receiverUrl).waitFor();
-    expect((await callFrom(page, 'GET', `${S}/outbox-targets`)).json.targets).toEqual([expect.objectContaining({ capability: 'record_decision', webhook_url: receiverUrl })]);
+    expect((await callFrom(page, 'GET', `${S}/outbox-targets`)).json.targets).toEqual([
+      expect.objectContaining({ capability: 'record_decision', webhook_url: receiverUrl }),
+    ]);
 
     const decision = await propose(page, 'record_decision', { title: 'Ship on Fridays', kind: 'operational', rationale: 'the receiver learns' });
-    const dead = await until('a dead delivery', async () => (await callFrom(page, 'GET', `${S}/outbox-deliveries?status=dead&action_id=${decision.action_id}`)).json.deliveries[0]);
+    const dead = await until(
+      'a dead delivery',
+      async () => (await callFrom(page, 'GET', `${S}/outbox-deliveries?status=dead&action_id=${decision.action_id}`)).json.deliveries[0],
+    );
     owned.delivery = dead.id as string;
     expect(dead).toMatchObject({ attempts: 1, last_status: 500, last_error: 'answered 500: receiver not ready' });
 
@@ -252,15 +286,26 @@ describe('the console substrate tabs', () => {
 
     accepting = true;
     await row.getByRole('button', { name: `Redeliver ${dead.id}` }).click();
-    await page.getByRole('status').filter({ hasText: `Delivery ${dead.id} is pending again.` }).waitFor();
-    const delivered = await until('the redelivery', async () => (await callFrom(page, 'GET', `${S}/outbox-deliveries?status=delivered&action_id=${decision.action_id}`)).json.deliveries[0]);
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Delivery ${dead.id} is pending again.` })
+      .waitFor();
+    const delivered = await until(
+      'the redelivery',
+      async () => (await callFrom(page, 'GET', `${S}/outbox-deliveries?status=delivered&action_id=${decision.action_id}`)).json.deliveries[0],
+    );
     expect(delivered).toMatchObject({ id: dead.id, attempts: 1, last_status: 204, last_error: null });
     const mine = hits.filter((x) => x.raw.includes(decision.action_id));
     expect(mine.map((x) => x.answered)).toEqual([500, 204]);
     const good = mine.filter((x) => x.answered === 204);
     expect(good).toHaveLength(1);
     expect(good[0]!.signature).toBe(`sha256=${createHmac('sha256', secret).update(good[0]!.raw).digest('hex')}`);
-    expect(JSON.parse(good[0]!.raw)).toMatchObject({ delivery_id: dead.id, action_id: decision.action_id, capability: 'record_decision', proposer_kind: 'human' });
+    expect(JSON.parse(good[0]!.raw)).toMatchObject({
+      delivery_id: dead.id,
+      action_id: decision.action_id,
+      capability: 'record_decision',
+      proposer_kind: 'human',
+    });
 
     await filters.getByLabel('Status').selectOption('delivered');
     await filters.getByRole('button', { name: 'Apply' }).click();
@@ -283,7 +328,10 @@ describe('the console substrate tabs', () => {
     await tab(viewer, 'Substrate', 'Memory');
     await viewer.getByText('Nothing found.').waitFor();
     await viewer.goto(`${h.consoleUrl}#/substrate/entities/${owned.entity}`);
-    await viewer.getByRole('alert').filter({ hasText: `Entity '${owned.entity}'` }).waitFor();
+    await viewer
+      .getByRole('alert')
+      .filter({ hasText: `Entity '${owned.entity}'` })
+      .waitFor();
 
     for (const [method, url] of [
       ['GET', `${S}/actions/${owned.learning}`],
@@ -300,6 +348,26 @@ describe('the console substrate tabs', () => {
     const revert = await callFrom(viewer, 'POST', `${S}/actions/propose`, { capability: 'revert_action', payload: { action_id: owned.learning } });
     expect(revert.status).toBe(404);
     expect((await callFrom(viewer, 'GET', `${S}/actions?status=all`)).json).toEqual({ actions: [], next_before: null });
+    expect(h.problems).toEqual([]);
+  });
+  it('pages the ledger with Older and Newer', async () => {
+    const page = h.owner;
+    for (let i = 0; i < 25; i++) await propose(page, 'record_learning', { title: `Paging ${i}`, description: 'fills a page' });
+    const all = (await callFrom(page, 'GET', `${S}/actions?status=all&limit=500`)).json.actions.map((a: { action_id: string }) => a.action_id) as string[];
+    expect(all.length).toBeGreaterThan(25);
+    await tab(page, 'Substrate', 'Memory');
+    await tab(page, 'Substrate', 'Ledger');
+    const rows = page.getByRole('table', { name: 'Ledger' }).locator('tbody tr');
+    const pager = page.getByRole('navigation', { name: 'Ledger pages' });
+    await pager.getByText('Page 1').waitFor();
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-action')))).toEqual(all.slice(0, 25));
+    expect(await pager.getByRole('button', { name: 'Newer' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Older' }).click();
+    await pager.getByText('Page 2').waitFor();
+    await expect.poll(() => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-action')))).toEqual(all.slice(25, 50));
+    await pager.getByRole('button', { name: 'Newer' }).click();
+    await pager.getByText('Page 1').waitFor();
+    await expect.poll(() => rows.first().getAttribute('data-action')).toBe(all[0]);
     expect(h.problems).toEqual([]);
   });
 });

@@ -71,7 +71,10 @@ describe('the ledger', () => {
 
   it('says which actions revert_action would undo: executed reversible ones not reverted yet', async () => {
     const learning = await run('record_learning', { title: 'Revertible', description: 'until reverted' });
-    const principle = await p.api('POST', `${S}/actions/propose`, { key, body: { capability: 'record_principle', payload: { title: 'Waits', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } } });
+    const principle = await p.api('POST', `${S}/actions/propose`, {
+      key,
+      body: { capability: 'record_principle', payload: { title: 'Waits', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } },
+    });
     expect(principle.body.requires_approval).toBe(true);
     expect((await get(`/actions/${learning.action_id}`)).body.revertible).toBe(true);
     expect((await get(`/actions/${principle.body.action_id}`)).body.revertible).toBe(false);
@@ -89,7 +92,8 @@ describe('the ledger', () => {
 describe('entities', () => {
   it('pages with next_before past any limit; a search answers one page; before with q or a bad cursor is 400', async () => {
     const made = [];
-    for (const name of ['Paging One', 'Paging Two', 'Paging Three']) made.push((await run('upsert_entity', { type: 'project', display_name: name })).result.entity_id);
+    for (const name of ['Paging One', 'Paging Two', 'Paging Three'])
+      made.push((await run('upsert_entity', { type: 'project', display_name: name })).result.entity_id);
     await p.sql(`update substrate_entities set updated_at = '2026-02-03T04:05:06.000001Z' where id = any($1)`, [made]);
     expect(await allPages('/entities?type=project', 'entities', 2)).toEqual([...made].sort().reverse());
 
@@ -108,7 +112,10 @@ describe('entities', () => {
 
 describe('outbox deliveries', () => {
   it('filters by capability and by action_id', async () => {
-    const set = await p.api('PUT', `${S}/outbox-targets/record_commitment`, { key, body: { webhook_url: 'http://127.0.0.1:9/hook', signing_secret: 'filters-secret' } });
+    const set = await p.api('PUT', `${S}/outbox-targets/record_commitment`, {
+      key,
+      body: { webhook_url: 'http://127.0.0.1:9/hook', signing_secret: 'filters-secret' },
+    });
     expect(set.status).toBe(200);
     const first = await run('record_commitment', { description: 'First delivery', status: 'confirmed' });
     const second = await run('record_commitment', { description: 'Second delivery', status: 'confirmed' });
@@ -117,7 +124,9 @@ describe('outbox deliveries', () => {
     expect(byCapability.status).toBe(200);
     expect(byCapability.body.deliveries.map((d: { action_id: string }) => d.action_id)).toEqual([second.action_id, first.action_id]);
     const byAction = await get(`/outbox-deliveries?action_id=${first.action_id}&status=pending`);
-    expect(byAction.body.deliveries).toEqual([expect.objectContaining({ action_id: first.action_id, capability: 'record_commitment', status: 'pending', attempts: 0 })]);
+    expect(byAction.body.deliveries).toEqual([
+      expect.objectContaining({ action_id: first.action_id, capability: 'record_commitment', status: 'pending', attempts: 0 }),
+    ]);
     expect((await get('/outbox-deliveries?capability=record_learning')).body).toEqual({ deliveries: [] });
     expect((await get(`/outbox-deliveries?action_id=${first.action_id}&status=dead`)).body).toEqual({ deliveries: [] });
     expect((await get(`/outbox-deliveries?capability=${'x'.repeat(101)}`)).status).toBe(400);

@@ -122,7 +122,13 @@ export interface Rule extends Omit<RuleBody, 'description'> {
 
 export interface Preview {
   bindings_count: number;
-  sample_proposals: Array<{ binding: unknown; rendered_payload: Record<string, unknown> | null; would_require_approval: boolean | null; verdict: unknown; error?: string }>;
+  sample_proposals: Array<{
+    binding: unknown;
+    rendered_payload: Record<string, unknown> | null;
+    would_require_approval: boolean | null;
+    verdict: unknown;
+    error?: string;
+  }>;
   skip_reason: string | null;
 }
 

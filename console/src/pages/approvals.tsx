@@ -181,7 +181,7 @@ function Proposal({ action: a, decided }: { action: SubstrateAction; decided: ()
 }
 
 /** The payload as collapsed JSON; one the list left out (over 8 KB: { omitted, bytes }) is read in full when opened. */
-function Payload({ action: a }: { action: SubstrateAction }) {
+export function Payload({ action: a }: { action: SubstrateAction }) {
   const omitted = typeof a.payload === 'object' && a.payload !== null && (a.payload as { omitted?: unknown }).omitted === true;
   const [full, setFull] = useState<{ payload?: unknown; error?: string }>({});
   const opened = (e: Event) => {

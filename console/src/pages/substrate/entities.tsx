@@ -114,17 +114,19 @@ function EntityView({ entity: e, changed }: { entity: Entity; changed: () => Pro
         {outcome}
       </p>
       {/* Keyed by updated_at: after a save the fields show the entity as it now is. */}
-      <Form key={e.updated_at} label={`Edit ${e.display_name}`} button="Save" submit={save}>
-        <label class="field">
-          <span>Display name</span>
-          <input name="display_name" defaultValue={e.display_name} maxLength={500} required />
-        </label>
-        <label class="field">
-          <span>Email (empty clears it)</span>
-          <input name="primary_email" type="email" defaultValue={e.primary_email ?? ''} maxLength={320} />
-        </label>
-        <TextArea label='Attributes patch (JSON merge patch: {"key": null} deletes a key)' name="attrs_patch" />
-      </Form>
+      <div class="row-form">
+        <Form key={e.updated_at} label={`Edit ${e.display_name}`} button="Save" submit={save}>
+          <label class="field">
+            <span>Display name</span>
+            <input name="display_name" defaultValue={e.display_name} maxLength={500} required />
+          </label>
+          <label class="field">
+            <span>Email (empty clears it)</span>
+            <input name="primary_email" type="email" defaultValue={e.primary_email ?? ''} maxLength={320} />
+          </label>
+          <TextArea label='Attributes patch (JSON merge patch: {"key": null} deletes a key)' name="attrs_patch" />
+        </Form>
+      </div>
     </>
   );
 }

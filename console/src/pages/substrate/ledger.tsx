@@ -6,7 +6,8 @@ import { useState } from 'preact/hooks';
 import { ledger, type LedgerAction, type LedgerFilters, type Proposal } from '../../api/substrate.ts';
 import type { TabProps } from '../../tabs.tsx';
 import { Action, Loading, Select, Table, text, when } from '../../ui.tsx';
-import { Filters, Json, Pager, proposerOf, useCursorPages } from './parts.tsx';
+import { Payload } from '../approvals.tsx';
+import { Filters, Pager, proposerOf, useCursorPages } from './parts.tsx';
 
 const PAGE = 25;
 const STATUSES = ['all', 'proposed', 'executed', 'rejected'] as const;
@@ -92,7 +93,7 @@ function Row({ action: a, revert }: { action: LedgerAction; revert: () => Promis
       </td>
       <td>{a.decided_at ? <time dateTime={a.decided_at}>{when(a.decided_at)}</time> : '—'}</td>
       <td>
-        <Json summary="Payload" value={a.payload} />
+        <Payload action={a} />
       </td>
       <td>
         {a.revertible && (

@@ -9,8 +9,21 @@ import { Action, Field, Form, Loading, RowAction, Secret, Select, Table, text, u
 import { Filters } from './parts.tsx';
 
 const CAPABILITIES = [
-  'record_decision', 'record_commitment', 'record_learning', 'record_principle', 'supersede_decision', 'retire_principle', 'upsert_entity',
-  'update_entity', 'patch_entity', 'merge_entities', 'delete_entity', 'upsert_source_artifact', 'send_email_draft', 'revert_action', 'bulk_revert_actions',
+  'record_decision',
+  'record_commitment',
+  'record_learning',
+  'record_principle',
+  'supersede_decision',
+  'retire_principle',
+  'upsert_entity',
+  'update_entity',
+  'patch_entity',
+  'merge_entities',
+  'delete_entity',
+  'upsert_source_artifact',
+  'send_email_draft',
+  'revert_action',
+  'bulk_revert_actions',
 ];
 
 /** 32 random bytes as hex: a signing secret nobody chose. */
@@ -34,7 +47,11 @@ function Targets() {
   const save = async (data: FormData) => {
     const typed = text(data, 'signing_secret');
     const signing = typed ?? newSecret();
-    await outbox.setTarget(text(data, 'capability') ?? '', { webhook_url: text(data, 'webhook_url') ?? '', signing_secret: signing, source_app_id: text(data, 'source_app_id') });
+    await outbox.setTarget(text(data, 'capability') ?? '', {
+      webhook_url: text(data, 'webhook_url') ?? '',
+      signing_secret: signing,
+      source_app_id: text(data, 'source_app_id'),
+    });
     if (!typed) setSecret(signing);
     await targets.reload();
   };
@@ -55,7 +72,11 @@ function Targets() {
                   <td class="clip">{t.webhook_url}</td>
                   <td>{t.source_app_id ?? 'any'}</td>
                   <td>{when(t.updated_at)}</td>
-                  <RowAction label={`Delete the target of ${t.capability}`} confirm={`Delete the webhook of ${t.capability}? Its pending deliveries become dead.`} act={async () => (await outbox.removeTarget(t.capability), await targets.reload())}>
+                  <RowAction
+                    label={`Delete the target of ${t.capability}`}
+                    confirm={`Delete the webhook of ${t.capability}? Its pending deliveries become dead.`}
+                    act={async () => (await outbox.removeTarget(t.capability), await targets.reload())}
+                  >
                     Delete
                   </RowAction>
                 </tr>
@@ -65,17 +86,27 @@ function Targets() {
         }
       </Loading>
       {secret && <Secret label="Signing secret" value={secret} onDone={() => setSecret(undefined)} />}
-      <Form label="Set a target" button="Set target" submit={save}>
-        <Field label="Capability" name="capability" required list="outbox-capabilities" maxLength={100} />
-        <datalist id="outbox-capabilities">
-          {CAPABILITIES.map((c) => (
-            <option key={c} value={c} />
-          ))}
-        </datalist>
-        <Field label="Webhook URL" name="webhook_url" type="url" required maxLength={2000} />
-        <Field label="Signing secret (empty: one is made and shown once)" name="signing_secret" type="password" minLength={8} maxLength={500} autocomplete="off" />
-        <Field label="Only actions from app (optional)" name="source_app_id" maxLength={100} />
-      </Form>
+      <div class="row-form">
+        <h4>Set a target</h4>
+        <Form label="Set a target" button="Set target" submit={save}>
+          <Field label="Capability" name="capability" required list="outbox-capabilities" maxLength={100} />
+          <datalist id="outbox-capabilities">
+            {CAPABILITIES.map((c) => (
+              <option key={c} value={c} />
+            ))}
+          </datalist>
+          <Field label="Webhook URL" name="webhook_url" type="url" required maxLength={2000} />
+          <Field
+            label="Signing secret (empty: one is made and shown once)"
+            name="signing_secret"
+            type="password"
+            minLength={8}
+            maxLength={500}
+            autocomplete="off"
+          />
+          <Field label="Only actions from app (optional)" name="source_app_id" maxLength={100} />
+        </Form>
+      </div>
     </>
   );
 }
@@ -92,7 +123,10 @@ function Deliveries() {
   return (
     <>
       <h3>Deliveries</h3>
-      <Filters label="Filter deliveries" apply={(data) => setAsk({ status: data.get('status') === 'all' ? undefined : (data.get('status') as string), capability: text(data, 'capability') })}>
+      <Filters
+        label="Filter deliveries"
+        apply={(data) => setAsk({ status: data.get('status') === 'all' ? undefined : (data.get('status') as string), capability: text(data, 'capability') })}
+      >
         <Select label="Status" name="status" options={['all', ...DELIVERY_STATUSES]} initial="all" />
         <Field label="Capability" name="capability" list="outbox-capabilities" maxLength={100} />
       </Filters>

@@ -2,12 +2,11 @@
 // many bindings the condition finds now and the payloads it would propose); Save is offered only for the body just
 // previewed, and any edit asks for a new preview. Rules are enabled, disabled and deleted from the list; a rule's page
 // (#/substrate/rules/<rule_id>) shows its body and its firings, with its proposals in the ledger.
-import type { TargetedEvent } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { rules, type Preview, type Rule, type RuleBody } from '../../api/substrate.ts';
 import { href } from '../../router.ts';
 import type { TabProps } from '../../tabs.tsx';
-import { Action, Field, Loading, messageOf, RowAction, Select, Table, text, useLoad, when } from '../../ui.tsx';
+import { Action, Field, Loading, RowAction, Select, Table, text, useLoad, when } from '../../ui.tsx';
 import { Json, jsonField, TextArea } from './parts.tsx';
 import { RulePage } from './rule-page.tsx';
 
@@ -59,7 +58,11 @@ function RuleRow({ rule: r, changed }: { rule: Rule; changed: () => Promise<void
           {r.enabled ? 'Disable' : 'Enable'}
         </Action>
       </td>
-      <RowAction label={`Delete ${r.name}`} confirm={`Delete the rule ${r.name} and its firings? Its proposals stay in the ledger.`} act={async () => (await rules.remove(r.rule_id), await changed())}>
+      <RowAction
+        label={`Delete ${r.name}`}
+        confirm={`Delete the rule ${r.name} and its firings? Its proposals stay in the ledger.`}
+        act={async () => (await rules.remove(r.rule_id), await changed())}
+      >
         Delete
       </RowAction>
     </tr>
@@ -85,57 +88,47 @@ function bodyOf(form: HTMLFormElement): RuleBody {
 function NewRule({ created }: { created: () => Promise<void> }) {
   const form = useRef<HTMLFormElement>(null);
   const [previewed, setPreviewed] = useState<{ body: RuleBody; preview: Preview }>();
-  const [busy, setBusy] = useState(false);
-  const [failed, setFailed] = useState<string>();
-  const run = async (step: () => Promise<void>) => {
-    setBusy(true);
-    setFailed(undefined);
-    try {
-      await step();
-    } catch (err) {
-      setFailed(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
+  const preview = async () => {
+    if (!form.current!.reportValidity()) return;
+    const body = bodyOf(form.current!);
+    setPreviewed({ body, preview: await rules.preview(body) });
   };
-  const preview = () =>
-    run(async () => {
-      const body = bodyOf(form.current!);
-      setPreviewed({ body, preview: await rules.preview(body) });
-    });
-  const save = (e: TargetedEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    if (!previewed) return;
-    void run(async () => {
-      await rules.create(previewed.body);
-      setPreviewed(undefined);
-      form.current!.reset();
-      await created();
-    });
+  const save = async () => {
+    await rules.create(previewed!.body);
+    setPreviewed(undefined);
+    form.current!.reset();
+    await created();
   };
   return (
     <>
       <h3>New rule</h3>
-      <form ref={form} aria-label="New rule" class="column" aria-busy={busy} onSubmit={save} onInput={() => setPreviewed(undefined)}>
-        <Field label="Name" name="name" required maxLength={200} />
-        <Field label="Description" name="description" maxLength={2000} />
-        <Field label="Schedule (cron, UTC)" name="trigger_cron" required defaultValue="0 9 * * *" />
-        <Select label="Condition mode" name="condition_mode" options={MODES} initial="row_query" />
-        <TextArea label="Condition (JSON)" name="condition" required initial={'{ "from": "commitments", "where": { "==": [{ "var": "status" }, "confirmed"] } }'} />
-        <Field label="Capability to propose" name="action_capability" required defaultValue="record_learning" />
-        <TextArea label="Payload template (JSON, {{path}} from each binding)" name="action_payload_template" required initial={'{ "title": "Follow up", "description": "{{description}}" }'} />
-        <Field label="Most proposals a day" name="max_fires_per_day" type="number" min={1} max={10000} />
-        <div class="row">
-          <button type="button" disabled={busy} onClick={() => void preview()}>
-            Preview
-          </button>
-          <button class="primary" disabled={busy || !previewed}>
-            Save
-          </button>
-          {!previewed && <span class="muted">Preview the rule to save it.</span>}
-        </div>
-        {failed && <p role="alert" class="error">{failed}</p>}
-      </form>
+      <div class="row-form">
+        {/* Enter submits nothing: previewing and saving are the buttons' deliberate steps. */}
+        <form ref={form} aria-label="New rule" class="column" onSubmit={(e) => e.preventDefault()} onInput={() => setPreviewed(undefined)}>
+          <Field label="Name" name="name" required maxLength={200} />
+          <Field label="Description" name="description" maxLength={2000} />
+          <Field label="Schedule (cron, UTC)" name="trigger_cron" required defaultValue="0 9 * * *" />
+          <Select label="Condition mode" name="condition_mode" options={MODES} initial="row_query" />
+          <TextArea
+            label="Condition (JSON)"
+            name="condition"
+            required
+            initial={'{ "from": "commitments", "where": { "==": [{ "var": "status" }, "confirmed"] } }'}
+          />
+          <Field label="Capability to propose" name="action_capability" required defaultValue="record_learning" />
+          <TextArea
+            label="Payload template (JSON, {{path}} from each binding)"
+            name="action_payload_template"
+            required
+            initial={'{ "title": "Follow up", "description": "{{description}}" }'}
+          />
+          <Field label="Most proposals a day" name="max_fires_per_day" type="number" min={1} max={10000} />
+          <div class="row">
+            <Action act={preview}>Preview</Action>
+            {previewed ? <Action act={save}>Save</Action> : <span class="muted">Preview the rule to save it.</span>}
+          </div>
+        </form>
+      </div>
       {previewed && <PreviewView preview={previewed.preview} />}
     </>
   );
