@@ -4,7 +4,8 @@
 // an entity and edits it, creates an attention rule after reading its preview, sees it fire (the per-minute tick told
 // the next minute has come) and its firing, and sets an outbox target to a loopback receiver that fails at first:
 // the delivery dies (one attempt allowed), is redelivered from the page once the receiver accepts, and arrives once,
-// signed with the secret the page made and showed once. A second person sees none of it and gets 404 on its ids.
+// signed with the secret the page made and showed once. A second person (a viewer) sees none of it and gets 404 on
+// its ids, and writes and reverts in their own substrate, which the owner cannot read.
 // Last, the ledger is paged with Older and Newer.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
@@ -348,6 +349,14 @@ describe('the console substrate tabs', () => {
     const revert = await callFrom(viewer, 'POST', `${S}/actions/propose`, { capability: 'revert_action', payload: { action_id: owned.learning } });
     expect(revert.status).toBe(404);
     expect((await callFrom(viewer, 'GET', `${S}/actions?status=all`)).json).toEqual({ actions: [], next_before: null });
+
+    // Their own substrate is theirs whatever their role (the substrate routes need viewer): they write and revert in it,
+    // and the owner gets 404 on it.
+    const own = await propose(viewer, 'record_learning', { title: 'Mine', description: 'a viewer writes their own substrate' });
+    await tab(viewer, 'Substrate', 'Ledger');
+    await ledgerRow(viewer, own.action_id).getByRole('button', { name: `Revert ${own.action_id}` }).click();
+    await viewer.getByRole('status').filter({ hasText: `Reverted record_learning ${own.action_id}` }).waitFor();
+    expect((await callFrom(h.owner, 'GET', `${S}/actions/${own.action_id}`)).status).toBe(404);
     expect(h.problems).toEqual([]);
   });
   it('pages the ledger with Older and Newer', async () => {
