@@ -13,6 +13,7 @@ import { TemplatePage, TemplatesPage } from './pages/templates.tsx';
 import { ApprovalsPage } from './pages/approvals.tsx';
 import { SubstratePage } from './pages/substrate.tsx';
 import { BillingPage } from './pages/billing.tsx';
+import { AcceptInvitationPage, ResetPasswordPage, VerifyEmailPage } from './pages/links.tsx';
 
 const SECTIONS = [
   ['apps', 'Apps'],
@@ -23,12 +24,22 @@ const SECTIONS = [
   ['account', 'Account'],
 ] as const;
 
+/** The routes that carry an invitation's token: a person signed out signs up with it. */
+const INVITED = new Set(['signup', 'invitation']);
+
 export function App() {
-  const signedIn = useLoad(currentSession, []);
   const route = useRoute();
-  // The invitation is spent once signed up: the sign-up link leads on to the apps, and a later sign-out to sign-in.
+  // The e-mails' links work signed in or not: each posts its token.
+  if (route[0] === 'verify-email' && route[1]) return <VerifyEmailPage token={route[1]} />;
+  if (route[0] === 'reset-password' && route[1]) return <ResetPasswordPage token={route[1]} />;
+  return <Signed route={route} />;
+}
+
+function Signed({ route }: { route: Route }) {
+  const signedIn = useLoad(currentSession, []);
+  // The invitation is spent once signed up: its link leads on to the apps, and a later sign-out to sign-in.
   const onSignedIn = async () => {
-    if (route[0] === 'signup') location.hash = href('apps');
+    if (INVITED.has(route[0] ?? '')) location.hash = href('apps');
     await signedIn.reload();
   };
   return (
@@ -39,7 +50,7 @@ export function App() {
             <Shell route={route} email={s.person.email} role={s.role} onSignOut={() => session.signOut().then(signedIn.reload)} />
           </SessionContext.Provider>
         ) : (
-          <SignIn token={route[0] === 'signup' ? route[1] : undefined} onSignedIn={onSignedIn} />
+          <SignIn token={INVITED.has(route[0] ?? '') ? route[1] : undefined} onSignedIn={onSignedIn} />
         )
       }
     </Loading>
@@ -50,6 +61,7 @@ function Page({ route }: { route: Route }) {
   const [section, id, ...rest] = route;
   if (section === 'account') return <AccountPage />;
   if (section === 'billing') return <BillingPage />;
+  if (section === 'invitation' && id) return <AcceptInvitationPage token={id} />;
   if (section === 'approvals') return <ApprovalsPage />;
   if (section === 'substrate') return <SubstratePage rest={route.slice(1)} />;
   if (section === 'templates') return id ? <TemplatePage appId={id} /> : <TemplatesPage />;

@@ -3,8 +3,6 @@
 import type { Logger } from 'pino';
 import { buildConsole, SCRIPT, type ConsoleFile, type ConsoleFiles } from './build.ts';
 
-export const CONSOLE_PATH = '/console/';
-
 /**
  * The approval page's rules (never framed, no-store, nosniff, no referrer), with the console's own policy: script and
  * stylesheet from this origin only, no inline code or style, and calls to this origin only.

@@ -1,16 +1,23 @@
 // The e-mails a person gets from the platform: short plain text around one link. The link's token is the only
 // secret in them, and it exists nowhere else.
+import { CONSOLE_PATH } from '../console/path.ts';
 import type { PersonMail } from './mail-port.ts';
 import { TOKEN_LIFETIME_MINUTES, type PersonTokenPurpose } from './person-tokens.ts';
 
 /**
  * Where each link lands: a page of the console at the platform's base URL, which posts the token to
- * POST /dashboard/verify-email or POST /dashboard/password-reset/confirm.
+ * POST /dashboard/verify-email or POST /dashboard/password-reset/confirm. The token rides in the fragment, which a
+ * browser never sends: it reaches no server log and no Referer.
  */
-const LINK_PATHS: Record<PersonTokenPurpose, string> = { verify_email: '/dashboard/verify-email', reset_password: '/dashboard/password-reset' };
+const LINK_PAGES: Record<PersonTokenPurpose, string> = { verify_email: 'verify-email', reset_password: 'reset-password' };
 
 function personTokenLink(baseUrl: string, purpose: PersonTokenPurpose, token: string): string {
-  return `${baseUrl}${LINK_PATHS[purpose]}?token=${encodeURIComponent(token)}`;
+  return consoleLink(baseUrl, LINK_PAGES[purpose], token);
+}
+
+/** A page of the console carrying a token: {base}/console/#/<page>/<token>. */
+export function consoleLink(baseUrl: string, page: string, token: string): string {
+  return `${baseUrl}${CONSOLE_PATH}#/${page}/${encodeURIComponent(token)}`;
 }
 
 /** "24 hours", "1 hour": how long the link works, as the mail says it. */

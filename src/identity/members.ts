@@ -12,6 +12,7 @@ import { audit, type AuditBy } from './audit.ts';
 import { identityErrors } from './errors.ts';
 import { acceptInvitation, createInvitation } from './invitations.ts';
 import type { PersonMail, PersonMailSender } from './mail-port.ts';
+import { consoleLink } from './mail-texts.ts';
 
 type Tx = Transaction<ControlDatabase>;
 
@@ -261,9 +262,12 @@ function memberView(row: MemberRow): MemberView {
   return { person_id: row.person_id, email: row.email, name: row.name, role: row.role, joined_at: row.created_at.toISOString() };
 }
 
-/** Where an invitation's link lands: a page of the console that posts the token to POST /dashboard/invitations/accept. */
+/**
+ * Where an invitation's link lands: the console's invitation page, which signs a new person up with the token or lets
+ * one signed in accept it (POST /dashboard/invitations/accept).
+ */
 function invitationLink(baseUrl: string, token: string): string {
-  return `${baseUrl}/dashboard/invitations/accept?token=${encodeURIComponent(token)}`;
+  return consoleLink(baseUrl, 'invitation', token);
 }
 
 function invitationMail(m: { to: string; accountName: string; role: Role; url: string; expiresAt: Date; baseUrl: string }): PersonMail {

@@ -1,26 +1,41 @@
-// The console's OpenID Connect sign-in in Debian's Chromium: a real OpenID provider on loopback (oidc-provider), the
-// platform spawned as `npm start` runs it with that provider and invitation-only sign-up. An invited person joins by
-// the provider's button on the invitation's page, signs out and back in with the provider alone, and a sign-in the
-// person declines at the provider comes back to the sign-in page with the reason.
+// Signing in to the console in Debian's Chromium, against the platform spawned as `npm start` runs it with a real
+// OpenID provider on loopback (oidc-provider), invitation-only sign-up and a loopback SMTP server. An invited person
+// joins by the provider's button on the invitation's page, signs out and back in with the provider alone, and a
+// sign-in declined at the provider comes back with the reason. The e-mails' links are opened as a person opens them:
+// the verification link confirms the address, "Forgot your password?" mails a link whose page sets a new password that
+// then signs in, and an invitation link opened signed in offers to accept it.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callFrom, heading, startConsole, type ConsoleHarness } from '../helpers/console.ts';
 import { startOidcProvider, type OidcProvider } from '../helpers/oidc-provider.ts';
+import { parseMail, startSmtp, type LoopbackSmtp } from '../helpers/smtp.ts';
 
 let idp: OidcProvider;
+let smtp: LoopbackSmtp;
 let h: ConsoleHarness;
 let alice: Page;
 
 beforeAll(async () => {
   idp = await startOidcProvider('Test IdP');
-  h = await startConsole({ ...idp.env, SVC_SIGNUP: 'invite' });
+  smtp = await startSmtp();
+  h = await startConsole({ ...idp.env, SVC_SIGNUP: 'invite', SVC_SMTP_URL: smtp.url, SVC_SMTP_FROM: 'people@platform.test' });
   await idp.serve([new URL(h.consoleUrl).origin]);
   idp.accounts.set('alice-sub', { email: 'alice@example.com', email_verified: true, name: 'Alice' });
 }, 90_000);
 afterAll(async () => {
   await h?.close();
   await idp?.close();
+  await smtp?.close();
 });
+
+/** The console link of the `nth` (1-based) mail to `to`, once it has arrived. */
+async function linkMailed(to: string, nth = 1): Promise<string> {
+  const mails = () => smtp.mails.filter((m) => m.to === to).map(parseMail);
+  await expect.poll(() => mails().length, { timeout: 15_000 }).toBeGreaterThanOrEqual(nth);
+  const match = new RegExp(`^(${new URL(h.consoleUrl).origin}/console/#/\\S+)$`, 'm').exec(mails()[nth - 1]!.text);
+  expect(match).not.toBeNull();
+  return match![1]!;
+}
 
 const providerButton = (page: Page) => page.getByRole('link', { name: 'Sign in with Test IdP', exact: true });
 
@@ -28,6 +43,8 @@ describe('the console with an OpenID provider', () => {
   it('an invited person joins through the provider from the invitation page and lands in the console', async () => {
     const invited = await callFrom(h.owner, 'POST', '/dashboard/invitations', { role: 'developer', email: 'alice@example.com' });
     expect(invited.status).toBe(201);
+    // The e-mailed invitation links the console's invitation page, as the API's answer does.
+    expect(await linkMailed('alice@example.com')).toBe(invited.json.url);
     alice = await h.newPage('alice');
     idp.next.loginAs = 'alice-sub';
     const started = Date.now();
@@ -69,6 +86,60 @@ describe('the console with an OpenID provider', () => {
     expect(new URL(stranger.url()).searchParams.get('signin_error')).toBe('OIDC_PROVIDER_REFUSED');
     await expect(stranger.getByRole('alert').textContent()).resolves.toBe('The sign-in with your provider failed (OIDC_PROVIDER_REFUSED).');
     expect((await callFrom(stranger, 'GET', '/dashboard/session')).status).toBe(401);
+  });
+
+  it("the verification e-mail's link confirms the address in the console", async () => {
+    const link = await linkMailed('olga@example.com');
+    expect(link).toMatch(/\/console\/#\/verify-email\/svc_vfy_/);
+    expect((await callFrom(h.owner, 'GET', '/dashboard/session')).json.person.email_verified).toBe(false);
+    await h.owner.goto(link);
+    await heading(h.owner, 'Confirm your e-mail address');
+    await h.owner.getByRole('button', { name: 'Confirm my address' }).click();
+    await expect(h.owner.getByRole('status').textContent()).resolves.toBe('olga@example.com is confirmed.');
+    expect((await callFrom(h.owner, 'GET', '/dashboard/session')).json.person.email_verified).toBe(true);
+    // A link works once.
+    await h.owner.reload();
+    await h.owner.getByRole('button', { name: 'Confirm my address' }).click();
+    await expect(h.owner.getByRole('alert').textContent()).resolves.toBe('This e-mail verification link was used already (or a newer link of the same kind was).');
+  });
+
+  it('"Forgot your password?" mails a link whose page sets a password that then signs in', async () => {
+    const page = await h.newPage('forgetful');
+    await page.goto(h.consoleUrl);
+    await heading(page, 'Sign in to the console');
+    await page.getByRole('button', { name: 'Forgot your password?' }).click();
+    await page.getByLabel('Your e-mail').fill('alice@example.com');
+    await page.getByRole('button', { name: 'Send me a link' }).click();
+    await page.getByRole('status').filter({ hasText: 'If an account has this address' }).waitFor();
+    const link = await linkMailed('alice@example.com', 2);
+    expect(link).toMatch(/\/console\/#\/reset-password\/svc_rst_/);
+    await page.goto(link);
+    await heading(page, 'Choose a new password');
+    await page.getByLabel('New password', { exact: true }).fill('alice new password');
+    await page.getByLabel('Repeat it').fill('alice other password');
+    await page.getByRole('button', { name: 'Set the password' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toBe('The two passwords differ.');
+    await page.getByLabel('Repeat it').fill('alice new password');
+    await page.getByRole('button', { name: 'Set the password' }).click();
+    await page.getByRole('status').filter({ hasText: 'The password of alice@example.com is set' }).waitFor();
+    // Alice's provider session in her other browser ended with the reset.
+    expect((await callFrom(alice, 'GET', '/dashboard/session')).status).toBe(401);
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await heading(page, 'Sign in to the console');
+    await page.getByLabel('E-mail').fill('alice@example.com');
+    await page.getByLabel('Password').fill('alice new password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await heading(page, 'Apps');
+    alice = page;
+  });
+
+  it("an invitation's link opened signed in offers to accept it; the API's refusal shows as it is", async () => {
+    const invited = await callFrom(h.owner, 'POST', '/dashboard/invitations', { role: 'viewer' });
+    expect(invited.json.url).toBe(`${new URL(h.consoleUrl).origin}/console/#/invitation/${invited.json.token}`);
+    await alice.goto(invited.json.url);
+    await heading(alice, 'Invitation');
+    await alice.getByRole('button', { name: 'Accept the invitation' }).click();
+    await expect(alice.getByRole('alert').textContent()).resolves.toMatch(/already a member/i);
     expect(h.problems).toEqual([]);
   });
 });

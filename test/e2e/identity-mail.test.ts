@@ -6,15 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/core/crypto.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { startSmtp, type LoopbackSmtp } from '../helpers/smtp.ts';
+import { parseMail, startSmtp, type LoopbackSmtp, type Mail } from '../helpers/smtp.ts';
 import { request, type RawResponse } from './e2e-helpers.ts';
-
-interface Mail {
-  to: string;
-  from: string;
-  subject: string;
-  text: string;
-}
 
 let smtp: LoopbackSmtp;
 let server: SpawnedServer;
@@ -24,21 +17,6 @@ let control: pg.Pool;
 const seenTokens: string[] = [];
 
 /** The headers and the body of a message as sent, the body decoded from quoted-printable or base64. */
-function parseMail({ to, body: raw }: { to: string; body: string }): Mail {
-  const split = raw.indexOf('\r\n\r\n');
-  const head = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
-  const header = (name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
-  const body = raw.slice(split + 4);
-  const encoding = header('Content-Transfer-Encoding').toLowerCase();
-  const text =
-    encoding === 'quoted-printable'
-      ? Buffer.from(body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8')
-      : encoding === 'base64'
-        ? Buffer.from(body, 'base64').toString('utf8')
-        : body;
-  return { to, from: header('From'), subject: header('Subject'), text: text.replace(/\r\n/g, '\n') };
-}
-
 async function until(done: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 15_000;
   while (!(await done())) {
@@ -64,8 +42,8 @@ async function mailTo(address: string, nth = 1): Promise<Mail> {
 }
 
 /** The token of the mail's link, checked against the link shape the README documents. */
-function tokenOf(mail: Mail, path: '/dashboard/verify-email' | '/dashboard/password-reset'): string {
-  const match = new RegExp(`^${origin}${path}\\?token=(\\S+)$`, 'm').exec(mail.text);
+function tokenOf(mail: Mail, page: 'verify-email' | 'reset-password'): string {
+  const match = new RegExp(`^${origin}/console/#/${page}/(\\S+)$`, 'm').exec(mail.text);
   expect(match, mail.text).not.toBeNull();
   const token = decodeURIComponent(match![1]!);
   seenTokens.push(token);
@@ -130,7 +108,7 @@ describe('e-mail verification', () => {
     expect(mail.from).toBe('people@platform.test');
     expect(mail.subject).toBe('Confirm your e-mail address');
     expect(mail.text).toContain('within 24 hours; it works once');
-    const token = tokenOf(mail, '/dashboard/verify-email');
+    const token = tokenOf(mail, 'verify-email');
     expect(token).toMatch(/^svc_vfy_[A-Za-z0-9_-]{43}$/);
 
     const verified = await post('/dashboard/verify-email', { token }, browser('198.51.100.1'));
@@ -163,14 +141,14 @@ describe('e-mail verification', () => {
 
   it('a signed-in person asks for a new link; any one of the links verifies, and then none works again', async () => {
     const { cookie } = await signUp('bob@example.com', 'bob password 1', '198.51.100.2');
-    const first = tokenOf(await mailTo('bob@example.com'), '/dashboard/verify-email');
+    const first = tokenOf(await mailTo('bob@example.com'), 'verify-email');
 
     const anonymous = await post('/dashboard/verify-email/send', {}, browser('198.51.100.2'));
     expect(anonymous.status).toBe(401);
     const sent = await post('/dashboard/verify-email/send', {}, browser('198.51.100.2', cookie));
     expect(sent.status).toBe(202);
     expect(sent.json).toEqual({ mail_configured: true });
-    const second = tokenOf(await mailTo('bob@example.com', 2), '/dashboard/verify-email');
+    const second = tokenOf(await mailTo('bob@example.com', 2), 'verify-email');
     expect(second).not.toBe(first);
 
     expect((await post('/dashboard/verify-email', { token: first }, browser('198.51.100.2'))).json).toEqual({ email: 'bob@example.com', email_verified: true });
@@ -184,7 +162,7 @@ describe('password reset', () => {
   it('answers 202 alike for an unknown and a known address, mails only the known one, and the link sets the password once', async () => {
     const client = '198.51.100.3';
     const { cookie: signupCookie, personId } = await signUp('cleo@example.com', 'old password 1', client);
-    tokenOf(await mailTo('cleo@example.com'), '/dashboard/verify-email');
+    tokenOf(await mailTo('cleo@example.com'), 'verify-email');
     const signedIn = await post('/dashboard/signin', { email: 'cleo@example.com', password: 'old password 1' }, browser(client));
     expect(signedIn.status).toBe(200);
     const signinCookie = cookieOf(signedIn);
@@ -199,7 +177,7 @@ describe('password reset', () => {
     const mail = await mailTo('cleo@example.com', 2);
     expect(mail.subject).toBe('Reset your password');
     expect(mail.text).toContain('within 1 hour; it works once');
-    const token = tokenOf(mail, '/dashboard/password-reset');
+    const token = tokenOf(mail, 'reset-password');
     expect(token).toMatch(/^svc_rst_/);
     // Once no mail job is left, the unknown address has had nothing sent.
     await mailJobsDone();
@@ -241,9 +219,9 @@ describe('password reset', () => {
   it('refuses an expired token, a token of the other purpose and an unknown one, with 400 and a code for each', async () => {
     const client = '198.51.100.4';
     await signUp('dora@example.com', 'dora password 1', client);
-    const verification = tokenOf(await mailTo('dora@example.com'), '/dashboard/verify-email');
+    const verification = tokenOf(await mailTo('dora@example.com'), 'verify-email');
     expect((await post('/dashboard/password-reset', { email: 'dora@example.com' }, browser(client))).status).toBe(202);
-    const reset = tokenOf(await mailTo('dora@example.com', 2), '/dashboard/password-reset');
+    const reset = tokenOf(await mailTo('dora@example.com', 2), 'reset-password');
 
     const wrongForReset = await post('/dashboard/password-reset/confirm', { token: verification, password: 'new password 2' }, browser(client));
     expect(wrongForReset.status).toBe(400);

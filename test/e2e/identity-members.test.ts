@@ -118,7 +118,7 @@ describe('invitations', () => {
       created_at: expect.stringMatching(ISO_DATE),
       expires_at: expect.stringMatching(ISO_DATE),
       token: expect.stringMatching(/^svc_inv_/),
-      url: `${origin}/dashboard/invitations/accept?token=${encodeURIComponent(adaToken)}`,
+      url: `${origin}/console/#/invitation/${encodeURIComponent(adaToken)}`,
       emailed: false,
     });
     expect(Date.parse(body.expires_at) - Date.parse(body.created_at)).toBe(7 * 86_400_000);

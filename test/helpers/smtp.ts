@@ -39,3 +39,26 @@ export async function startSmtp(): Promise<LoopbackSmtp> {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/** A received message as a person reads it: its sender, subject and text (quoted-printable or base64 decoded). */
+export interface Mail {
+  to: string;
+  from: string;
+  subject: string;
+  text: string;
+}
+
+export function parseMail({ to, body: raw }: ReceivedMail): Mail {
+  const split = raw.indexOf('\r\n\r\n');
+  const head = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
+  const header = (name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
+  const body = raw.slice(split + 4);
+  const encoding = header('Content-Transfer-Encoding').toLowerCase();
+  const text =
+    encoding === 'quoted-printable'
+      ? Buffer.from(body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8')
+      : encoding === 'base64'
+        ? Buffer.from(body, 'base64').toString('utf8')
+        : body;
+  return { to, from: header('From'), subject: header('Subject'), text: text.replace(/\r\n/g, '\n') };
+}

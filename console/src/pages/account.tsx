@@ -86,8 +86,8 @@ function Invitations() {
   const [link, setLink] = useState<string>();
   const invite = async (d: FormData) => {
     const inv = await account.invite((text(d, 'role') ?? 'viewer') as Role, text(d, 'email'));
-    // The console's own sign-up page with the token: a link a person opens in a browser.
-    setLink(`${location.origin}${location.pathname}#/signup/${encodeURIComponent(inv.token)}`);
+    // The console's invitation page with the token, as the invitation's e-mail links it.
+    setLink(inv.url);
     await open.reload();
   };
   return (

@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import { session } from '../api.ts';
 import { Field, Form, text, useLoad } from '../ui.tsx';
+import { ForgotPassword } from './links.tsx';
 
 /** The OpenID Connect sign-in lands on /?signin_error=<code> when it fails; / leads here with the query. */
 const signinError = new URLSearchParams(location.search).get('signin_error');
@@ -47,6 +48,7 @@ export function SignIn({ token, onSignedIn }: { token: string | undefined; onSig
           </a>
         </p>
       ))}
+      {!signingUp && <ForgotPassword />}
       <p>
         {signingUp ? 'Have an account? ' : 'Invited, or new here? '}
         <button type="button" class="link" onClick={() => setSigningUp(!signingUp)}>

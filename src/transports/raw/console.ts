@@ -3,7 +3,8 @@
 import type { Request, Response, Router } from 'express';
 import type { Logger } from 'pino';
 import { AppError, errors } from '../../core/errors.ts';
-import { CONSOLE_PATH, CONSOLE_POLICY, ConsoleSite } from '../../console/site.ts';
+import { CONSOLE_PATH } from '../../console/path.ts';
+import { CONSOLE_POLICY, ConsoleSite } from '../../console/site.ts';
 import { sendError } from '../rest.ts';
 import { SECURITY_HEADERS } from './approvals.ts';
 import type { RawRoutes } from './index.ts';
