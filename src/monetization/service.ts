@@ -1,6 +1,6 @@
 // Apps charging their own end users through Stripe Connect: the owner's connected account (connect.ts), the app's
-// catalog (catalog.ts), end users' checkouts, subscriptions and orders (checkout.ts), orders listed app-wide or per
-// user (orders.ts) and the Connect webhook's events (events.ts). Tables: db/migrations/0016_monetization.ts.
+// catalog (catalog.ts), end users' checkouts, subscriptions and orders (checkout.ts), those listed app-wide or per
+// user (listing.ts) and the Connect webhook's events (events.ts). Tables: db/migrations/0016_monetization.ts.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { PaymentEventOutcome } from '../billing/events.ts';
@@ -11,7 +11,7 @@ import { Catalog } from './catalog.ts';
 import { EndUserBilling } from './checkout.ts';
 import { ConnectAccounts } from './connect.ts';
 import { ConnectEvents } from './events.ts';
-import { AppOrders } from './orders.ts';
+import { AppListing } from './listing.ts';
 import type { ConnectPayments } from './connect-port.ts';
 
 export interface MonetizationServiceDeps {
@@ -26,8 +26,8 @@ export class MonetizationService {
   readonly connect: ConnectAccounts;
   readonly catalog: Catalog;
   readonly endUsers: EndUserBilling;
-  /** Orders, the whole app's or one end user's. */
-  readonly orders: AppOrders;
+  /** Orders and subscriptions, the whole app's or one end user's. */
+  readonly listing: AppListing;
   readonly #events: ConnectEvents;
 
   constructor({ db, config, stripe, log }: MonetizationServiceDeps) {
@@ -41,7 +41,7 @@ export class MonetizationService {
     this.connect = new ConnectAccounts(deps);
     this.catalog = new Catalog(deps, this.connect);
     this.endUsers = new EndUserBilling(deps, this.connect, this.catalog);
-    this.orders = new AppOrders(db);
+    this.listing = new AppListing(db);
     this.#events = new ConnectEvents(deps, this.connect);
   }
 

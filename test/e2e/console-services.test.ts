@@ -3,7 +3,7 @@
 // Stripe with its signed Connect webhooks): the owner sets the AI settings and reads usage by day after chat calls
 // made with the service key; creates a RAG collection, ingests a document and finds it from the query playground;
 // configures a toolkit and sees the connection an end user made; onboards Stripe, creates a plan and a product, and
-// sees in the app-wide orders the order an end user paid through checkout. A viewer sees no write button on these
+// sees in the app-wide lists the order an end user paid and the subscription they took through checkout. A viewer sees no write button on these
 // tabs, and the API refuses the writes anyway (403 FORBIDDEN_ROLE).
 import pg from 'pg';
 import type { Page } from 'playwright-core';
@@ -169,7 +169,7 @@ describe('the console\'s service tabs', () => {
     expect(await cells(page, 'Available toolkits')).toContainEqual(['gmail', expect.any(String), expect.any(String), 'yes', '']);
   });
 
-  it('Monetization: Stripe onboarding, a plan and a product created, and the order an end user paid in the app-wide list', async () => {
+  it('Monetization: Stripe onboarding, a plan and a product created, an end user\'s paid order and subscription in the app-wide lists', async () => {
     const page = h.owner;
     await openTab(page, 'Monetization');
     await button(page, 'Start onboarding').click();
@@ -218,8 +218,27 @@ describe('the console\'s service tabs', () => {
     });
     await page.reload();
     await expect.poll(() => cells(page, 'Orders')).toEqual([[expect.any(String), purchase.json.orderId, customer.id, 'Sticker pack', '2', '$6.00', 'paid']]);
-    await page.getByLabel('Status').selectOption('refunded');
+    await page.getByLabel('Status of orders').selectOption('refunded');
     await page.getByRole('main').getByText('No orders.').waitFor();
+
+    // The end user subscribes to the plan through checkout; the subscription shows app-wide, active.
+    const planId = (await callFrom(page, 'GET', `/v1/${appId}/billing/plans`)).json.plans[0].id;
+    const subscribe = await request(h.server.url, `/v1/${appId}/billing/subscribe`, {
+      method: 'POST',
+      key: customer.token,
+      body: { planId, successUrl: `${APP_SITE}/thanks`, cancelUrl: `${APP_SITE}/plans` },
+    });
+    expect(subscribe.status).toBe(200);
+    expect((await fetch(subscribe.json.url, { redirect: 'manual' })).status).toBe(303);
+    const subscriptions = await callFrom(page, 'GET', `/v1/${appId}/billing/subscriptions?status=active`);
+    expect(subscriptions.json).toEqual({
+      subscriptions: [
+        { id: expect.any(String), userId: customer.id, planId, status: 'active', currentPeriodEnd: expect.any(String), cancelAtPeriodEnd: false, createdAt: expect.any(String), updatedAt: expect.any(String) },
+      ],
+      next_before: null,
+    });
+    await page.reload();
+    await expect.poll(() => cells(page, 'Subscriptions')).toEqual([[expect.any(String), customer.id, 'Pro', 'active', expect.any(String)]]);
   });
 
   it('a viewer reads the four tabs with no write button, and the API refuses the writes (403 FORBIDDEN_ROLE)', async () => {
@@ -243,6 +262,7 @@ describe('the console\'s service tabs', () => {
 
     await openTab(viewer, 'Monetization');
     await viewer.getByRole('table', { name: 'Orders' }).waitFor();
+    await viewer.getByRole('table', { name: 'Subscriptions' }).waitFor();
     expect(await buttons()).toEqual(['Refresh status']);
 
     const plans = await callFrom(viewer, 'GET', `/v1/${appId}/billing/plans`);

@@ -441,6 +441,31 @@ describe('monetization', () => {
       expect((await asUser(alice, 'GET', '/subscription')).body.subscription).toMatchObject({ id: subscriptionId, status: 'canceled' });
     });
 
+    it("a key naming no user lists every end user's subscriptions, newest first, by userId and status, a page at a time", async () => {
+      expect((await asUser(bob, 'POST', '/subscribe', { planId, successUrl: SUCCESS, cancelUrl: CANCEL })).status).toBe(200);
+      const rows = await p.sql(`select id, user_id, status from app_subscriptions where app_id = $1 order by created_at desc, id desc`, [app.app_id]);
+      const all = await asOwner('GET', '/subscriptions');
+      expect(all.status).toBe(200);
+      expect(all.body.subscriptions.map((s: { id: string; userId: string; status: string }) => [s.id, s.userId, s.status])).toEqual(rows.map((r) => [r.id, r.user_id, r.status]));
+      expect(all.body.next_before).toBeNull();
+      const alices = all.body.subscriptions.find((s: { id: string }) => s.id === subscriptionId);
+      expect(alices).toEqual({ ...(await asUser(alice, 'GET', '/subscription')).body.subscription, userId: UUID });
+      const newest = all.body.subscriptions[0];
+
+      const bobs = all.body.subscriptions.filter((s: { userId: string }) => s.userId === newest.userId);
+      expect((await asOwner('GET', `/subscriptions?userId=${newest.userId}`)).body).toEqual({ subscriptions: bobs, next_before: null });
+      expect((await asOwner('GET', '/subscriptions?status=canceled')).body).toEqual({ subscriptions: [alices], next_before: null });
+      const first = await asOwner('GET', '/subscriptions?limit=1');
+      expect(first.body).toEqual({ subscriptions: [newest], next_before: expect.stringMatching(/~sbn_[a-z0-9]{20}$/) });
+      const rest = await asOwner('GET', `/subscriptions?limit=200&before=${encodeURIComponent(first.body.next_before)}`);
+      expect(rest.body).toEqual({ subscriptions: all.body.subscriptions.slice(1), next_before: null });
+      // An end user lists their own, and may not name another.
+      expect((await asUser(alice, 'GET', '/subscriptions')).body).toEqual({ subscriptions: [alices], next_before: null });
+      const named = await asUser(alice, 'GET', `/subscriptions?userId=${newest.userId}`);
+      expect([named.status, named.body.error.code, named.body.error.details[0].path]).toEqual([400, 'VALIDATION_FAILED', 'userId']);
+      expect((await p.api('GET', billing('/subscriptions', sibling))).body).toEqual({ subscriptions: [], next_before: null });
+    });
+
   });
 
   describe('orders', () => {

@@ -83,7 +83,7 @@ export const billingConnectOnboard = defineTool({
   name: 'billing_connect_onboard',
   title: 'Connect onboarding',
   description:
-    'Create (once per owner, for all your apps) the Stripe account end users pay into: { accountId, onboardingUrl }. Finish onboarding there ' +
+    'Create (once per owner) the Stripe account end users pay into: { accountId, onboardingUrl }. Finish onboarding there ' +
     '(a fresh link per call); then billing_connect_status.',
   input: z.object({ app_id: AppIdSchema, returnUrl: HttpUrl.optional() }),
   output: z.object({ accountId: z.string(), onboardingUrl: z.string() }),
@@ -97,7 +97,7 @@ export const billingConnectStatus = defineTool({
   name: 'billing_connect_status',
   title: 'Connect status',
   description:
-    'Your connected account from Stripe: status not_started | pending | enabled (end users can pay), payoutsEnabled, requirementsDue.',
+    'Your connected Stripe account: status not_started | pending | enabled (end users can pay), payoutsEnabled, requirementsDue.',
   input: z.object({ app_id: AppIdSchema }),
   output: z.object({
     accountId: z.string().nullable(),
@@ -116,7 +116,7 @@ export const billingConnectStatus = defineTool({
 export const billingPlansCreate = defineTool({
   name: 'billing_plans_create',
   title: 'Create a plan',
-  description: 'Create a subscription plan on your connected account (billing_connect_onboard first); returns it. End users: billing_subscribe.',
+  description: 'A subscription plan on your connected account (billing_connect_onboard first). End users: billing_subscribe.',
   input: z.object({ app_id: AppIdSchema, name: Name, priceCents: Cents, currency: Currency, interval: Interval.default('month'), features: Features.default([]) }),
   output: Plan,
   auth: OWNER,
@@ -128,7 +128,7 @@ export const billingPlansCreate = defineTool({
 export const billingPlansList = defineTool({
   name: 'billing_plans_list',
   title: 'List plans',
-  description: "The app's plans on sale, oldest first (public: no credential needed).",
+  description: "The app's plans on sale, oldest first (public).",
   input: z.object({ app_id: AppIdSchema }),
   output: z.object({ plans: z.array(Plan) }),
   auth: ANYONE,
@@ -161,7 +161,7 @@ export const billingPlansUpdate = defineTool({
 export const billingProductsCreate = defineTool({
   name: 'billing_products_create',
   title: 'Create a product',
-  description: 'Create a one-off product on your connected account (billing_connect_onboard first); returns it. End users: billing_purchase.',
+  description: 'A one-off product on your connected account (billing_connect_onboard first). End users: billing_purchase.',
   input: z.object({ app_id: AppIdSchema, name: Name, priceCents: Cents, currency: Currency, description: Description.optional(), metadata: Metadata.default({}) }),
   output: Product,
   auth: OWNER,
@@ -173,7 +173,7 @@ export const billingProductsCreate = defineTool({
 export const billingProductsList = defineTool({
   name: 'billing_products_list',
   title: 'List products',
-  description: "The app's products on sale, oldest first (public: no credential needed).",
+  description: "The app's products on sale, oldest first (public).",
   input: z.object({ app_id: AppIdSchema }),
   output: z.object({ products: z.array(Product) }),
   auth: ANYONE,
@@ -207,8 +207,7 @@ export const billingSubscribe = defineTool({
   name: 'billing_subscribe',
   title: 'Subscribe',
   description:
-    'For an end user: a Stripe Checkout { url } for a plan; send them there. Pending until paid, then active (billing_subscription_get). ' +
-    '409 if they have one.',
+    'For an end user: a Stripe Checkout { url } for a plan. Pending until paid, then active (billing_subscription_get); 409 if they have one.',
   input: z.object({ app_id: AppIdSchema, planId: ItemId, ...Checkout }),
   output: z.object({ url: z.string() }),
   auth: END_USER,
@@ -232,7 +231,7 @@ export const billingSubscriptionGet = defineTool({
 export const billingCancel = defineTool({
   name: 'billing_cancel',
   title: 'Cancel subscription',
-  description: "Cancel the end user's subscription at period end (active until currentPeriodEnd); returns it.",
+  description: "Cancel the end user's subscription at period end (active until currentPeriodEnd).",
   input: z.object({ app_id: AppIdSchema, user_token: UserTokenSchema }),
   output: Subscription,
   auth: END_USER,
@@ -247,7 +246,7 @@ export const billingCancel = defineTool({
 export const billingPurchase = defineTool({
   name: 'billing_purchase',
   title: 'Buy a product',
-  description: 'For an end user: a Stripe Checkout { url, orderId } for a product; the order is pending until paid (billing_orders_get).',
+  description: 'For an end user: a Stripe Checkout { url, orderId } for a product; pending until paid (billing_orders_get).',
   input: z.object({ app_id: AppIdSchema, productId: ItemId, quantity: z.number().int().min(1).max(100).default(1), ...Checkout }),
   output: z.object({ url: z.string(), orderId: z.string() }),
   auth: END_USER,
@@ -257,44 +256,59 @@ export const billingPurchase = defineTool({
 });
 
 /** Whose records a call reads: an end user (their JWT, or user_token) their own; a key userId's, or the whole app's. */
-async function recordsOf(input: { app_id: string; user_token?: string | undefined; userId?: string | undefined }, ctx: Ctx<Uses>): Promise<string | null> {
+async function listedUser(input: { app_id: string; user_token?: string | undefined; userId?: string | undefined }, ctx: Ctx<Uses>): Promise<string | null> {
   const caller = await effectiveCaller(input, ctx);
   if (caller.kind !== 'user') return input.userId ?? null;
   if (input.userId !== undefined) throw errors.validation("'userId' is for keys: an end user reads their own.", [{ path: 'userId', message: 'only with a key' }]);
   return caller.userId;
 }
 
+/** The inputs of an app-wide list: keys may narrow it to one end user; end users read their own. */
+const Listing = {
+  app_id: AppIdSchema,
+  userId: z.uuid().optional().describe("Keys: one end user's"),
+  before: z.string().max(100).optional().describe('A page\'s next_before'),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  user_token: UserTokenSchema,
+};
+const LISTED = " next_before }, newest first: for keys the whole app's (or userId's), for end users their own.";
+
 export const billingOrdersList = defineTool({
   name: 'billing_orders_list',
   title: 'List orders',
-  description:
-    "Orders newest first { orders: [{ id, userId, productId, status, ... }], next_before }; keys: the whole app's unless userId, end users: their own.",
-  input: z.object({
-    app_id: AppIdSchema,
-    userId: z.uuid().optional().describe("Keys: one end user's only"),
-    status: z.enum(['pending', 'paid', 'failed', 'refunded']).optional(),
-    before: z.string().max(100).optional().describe('next_before of the last page'),
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    user_token: UserTokenSchema,
-  }),
+  description: `{ orders: [{ id, userId, productId, status, ... }],${LISTED}`,
+  input: z.object({ ...Listing, status: z.enum(['pending', 'paid', 'failed', 'refunded']).optional() }),
   output: z.object({ orders: z.array(Order.extend({ userId: z.string() })), next_before: z.string().nullable() }),
   auth: END_USER,
   ...reads,
   http: route('GET', '/orders'),
   handler: async ({ app_id, status, before, limit, ...who }, ctx) =>
-    ctx.services.monetization.orders.list(app_id, { userId: await recordsOf({ app_id, ...who }, ctx), status, before, limit }),
+    ctx.services.monetization.listing.orders(app_id, { userId: await listedUser({ app_id, ...who }, ctx), status, before, limit }),
+});
+
+export const billingSubscriptionsList = defineTool({
+  name: 'billing_subscriptions_list',
+  title: 'List subscriptions',
+  description: `{ subscriptions: [{ id, userId, planId, status, ... }],${LISTED}`,
+  input: z.object({ ...Listing, status: z.enum(['pending', 'active', 'past_due', 'canceled']).optional() }),
+  output: z.object({ subscriptions: z.array(Subscription.extend({ userId: z.string() })), next_before: z.string().nullable() }),
+  auth: END_USER,
+  ...reads,
+  http: route('GET', '/subscriptions'),
+  handler: async ({ app_id, status, before, limit, ...who }, ctx) =>
+    ctx.services.monetization.listing.subscriptions(app_id, { userId: await listedUser({ app_id, ...who }, ctx), status, before, limit }),
 });
 
 export const billingOrdersGet = defineTool({
   name: 'billing_orders_get',
   title: 'Get an order',
-  description: "One order of the app (keys); an end user's own only (another's is 404).",
+  description: "One order; end users see only their own (another's is 404).",
   input: z.object({ app_id: AppIdSchema, order_id: ItemId, user_token: UserTokenSchema }),
   output: Order.extend({ userId: z.string() }),
   auth: END_USER,
   ...reads,
   http: route('GET', '/orders/{order_id}'),
-  handler: async (input, ctx) => ctx.services.monetization.orders.get(input.app_id, input.order_id, await recordsOf(input, ctx)),
+  handler: async (input, ctx) => ctx.services.monetization.listing.order(input.app_id, input.order_id, await listedUser(input, ctx)),
 });
 
 export const monetizationTools = [
@@ -312,4 +326,5 @@ export const monetizationTools = [
   billingPurchase,
   billingOrdersList,
   billingOrdersGet,
+  billingSubscriptionsList,
 ];

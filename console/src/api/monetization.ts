@@ -1,11 +1,13 @@
 // An app charging its end users (Stripe Connect): the owner's connected account, plans, products and every end
-// user's orders (/v1/{app_id}/billing/...).
+// user's orders and subscriptions (/v1/{app_id}/billing/...).
 import { call, query, seg } from '../api.ts';
 
 export const INTERVALS = ['month', 'year', 'week', 'day'] as const;
 export type Interval = (typeof INTERVALS)[number];
 export const ORDER_STATUSES = ['pending', 'paid', 'failed', 'refunded'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
+export const SUBSCRIPTION_STATUSES = ['pending', 'active', 'past_due', 'canceled'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
 export interface ConnectStatus {
   accountId: string | null;
@@ -43,7 +45,23 @@ export interface Order {
   createdAt: string;
 }
 
-export const ORDERS_PAGE = 50;
+export interface Subscription {
+  id: string;
+  userId: string;
+  planId: string;
+  status: SubscriptionStatus;
+  currentPeriodEnd: string | null;
+  cancelAtPeriodEnd: boolean;
+  createdAt: string;
+}
+
+/** A page of an app-wide list; next_before is the following page's cursor (null: the last page). */
+export interface ListPage<T> {
+  items: T[];
+  next_before: string | null;
+}
+
+export const LIST_PAGE = 50;
 
 const base = (appId: string) => `/v1/${seg(appId)}/billing`;
 
@@ -59,6 +77,12 @@ export const monetization = {
     call<Product>('POST', `${base(appId)}/products`, input),
   updateProduct: (appId: string, id: string, change: Partial<Pick<Product, 'name' | 'priceCents' | 'active'>>) =>
     call<Product>('PUT', `${base(appId)}/products/${seg(id)}`, change),
-  orders: (appId: string, filter: { status?: OrderStatus; before?: string }) =>
-    call<{ orders: Order[]; next_before: string | null }>('GET', `${base(appId)}/orders${query({ ...filter, limit: String(ORDERS_PAGE) })}`),
+  orders: async (appId: string, filter: { status?: OrderStatus; before?: string }): Promise<ListPage<Order>> => {
+    const page = await call<{ orders: Order[]; next_before: string | null }>('GET', `${base(appId)}/orders${query({ ...filter, limit: String(LIST_PAGE) })}`);
+    return { items: page.orders, next_before: page.next_before };
+  },
+  subscriptions: async (appId: string, filter: { status?: SubscriptionStatus; before?: string }): Promise<ListPage<Subscription>> => {
+    const page = await call<{ subscriptions: Subscription[]; next_before: string | null }>('GET', `${base(appId)}/subscriptions${query({ ...filter, limit: String(LIST_PAGE) })}`);
+    return { items: page.subscriptions, next_before: page.next_before };
+  },
 };

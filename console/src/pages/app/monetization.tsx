@@ -1,5 +1,5 @@
 // An app's Monetization tab: the owner's Stripe Connect account (status, onboarding link), the plans and products
-// on sale (create, change, take off sale) and every end user's orders, newest first.
+// on sale (create, change, take off sale) and every end user's orders and subscriptions, newest first.
 import { useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { monetization, type ConnectStatus } from '../../api/monetization.ts';
@@ -7,15 +7,17 @@ import { Facts } from '../../facts.tsx';
 import { useCan } from '../../session.ts';
 import { Action, Loading, useLoad } from '../../ui.tsx';
 import { Catalog } from './monetization/catalog.tsx';
-import { Orders } from './monetization/orders.tsx';
+import { Orders, Subscriptions } from './monetization/lists.tsx';
 
 export default function MonetizationTab({ app }: AppTabProps) {
+  const plans = useLoad(() => monetization.plans(app.app_id), [app.app_id]);
   const products = useLoad(() => monetization.products(app.app_id), [app.app_id]);
   return (
     <>
       <h2>Monetization</h2>
       <Connect appId={app.app_id} />
-      <Catalog appId={app.app_id} products={products} />
+      <Catalog appId={app.app_id} plans={plans} products={products} />
+      <Subscriptions appId={app.app_id} plans={plans.data ?? []} />
       <Orders appId={app.app_id} products={products.data ?? []} />
     </>
   );

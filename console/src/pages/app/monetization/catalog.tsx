@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { INTERVALS, monetization, type Plan, type Product } from '../../../api/monetization.ts';
 import { useCan } from '../../../session.ts';
-import { Action, Field, Form, Loading, Select, Table, text, useLoad, when, type Loaded } from '../../../ui.tsx';
+import { Action, Field, Form, Loading, Select, Table, text, when, type Loaded } from '../../../ui.tsx';
 
 /** An amount in minor units (cents) as the person reads it. */
 export const money = (cents: number, currency: string): string =>
@@ -15,8 +15,7 @@ const cents = (d: FormData, name: string): number | undefined => {
 };
 const currency = (d: FormData) => (text(d, 'currency') ?? 'usd').toLowerCase();
 
-export function Catalog({ appId, products }: { appId: string; products: Loaded<Product[]> }) {
-  const plans = useLoad(() => monetization.plans(appId), [appId]);
+export function Catalog({ appId, plans, products }: { appId: string; plans: Loaded<Plan[]>; products: Loaded<Product[]> }) {
   const canWrite = useCan('developer');
   const createPlan = async (d: FormData) => {
     const features = text(d, 'features')?.split(',').map((f) => f.trim()).filter(Boolean) ?? [];
