@@ -1,6 +1,6 @@
 // The console's runtime tabs (issue 30) in Debian's Chromium against the platform started as `npm start` starts it:
 // the owner deploys a function in the browser, invokes it with a body and reads the response, reads its log lines
-// (with the console.log it printed) filtered by level and its metrics; uploads a site zip built here, waits for READY
+// (with the console.log it printed) filtered by level, its metrics and their chart; uploads a site zip built here, waits for READY
 // and opens the live site, deploys a second version and rolls back to the first, which is served again; uploads a
 // file, downloads it (same bytes) and deletes it. A viewer sees none of the buttons that change anything, and the API
 // refuses those calls anyway (403 FORBIDDEN_ROLE).
@@ -108,6 +108,14 @@ describe('the console runtime tabs', () => {
 
     expect(await fact(page, 'Metrics', 'Invocations')).toBe('2');
     expect(await fact(page, 'Metrics', 'Errors')).toBe('1 (50%)');
+    // The chart of functions_metrics: the last day's hours, then the last 30 days.
+    await page.getByRole('img', { name: /^Last 24 hours: 2 invocations, 1 errors;/ }).waitFor();
+    expect(await page.locator('svg.bars g').count()).toBe(25);
+    await page.getByLabel('Invocations over').selectOption('Last 30 days');
+    await page.getByRole('img', { name: /^Last 30 days: 2 invocations, 1 errors;/ }).waitFor();
+    const days = await callFrom(page, 'GET', `/v1/${appId}/functions/greet/metrics?bucket=day`);
+    const totals = days.json.buckets.reduce((t: number[], b: { invocations: number; errors: number }) => [t[0]! + b.invocations, t[1]! + b.errors], [0, 0]);
+    expect([days.status, days.json.buckets.length, totals]).toEqual([200, 31, [2, 1]]);
   });
 
   it('uploads a site zip, opens the live site, deploys a second version and rolls back to the first', async () => {

@@ -1,5 +1,6 @@
 // An app's functions: GET/POST /v1/{app_id}/functions, the function's record with code and lifetime metrics, its
-// variables (PATCH .../env), a test invocation (POST .../invoke) and its logs (GET .../logs).
+// variables (PATCH .../env), a test invocation (POST .../invoke), its logs (GET .../logs) and its invocations per
+// hour or day (GET .../metrics).
 import { call, query, seg } from '../api.ts';
 
 export const TRIGGERS = ['http', 'cron', 'websocket'] as const;
@@ -74,6 +75,15 @@ export interface InvokeResult {
   duration_ms: number;
 }
 
+export type Bucket = 'hour' | 'day';
+export interface MetricsBucket {
+  start: string;
+  invocations: number;
+  errors: number;
+  avg_duration_ms: number;
+  max_duration_ms: number;
+}
+
 export const LOG_PAGE = 50;
 const base = (appId: string) => `/v1/${seg(appId)}/functions`;
 const one = (appId: string, name: string) => `${base(appId)}/${seg(name)}`;
@@ -86,6 +96,8 @@ export const functions = {
   /** Merges variables; null removes one. */
   setEnv: (appId: string, name: string, env: Record<string, string | null>) => call<{ env_var_names: string[] }>('PATCH', `${one(appId, name)}/env`, env),
   invoke: (appId: string, name: string, req: InvokeRequest) => call<InvokeResult>('POST', `${one(appId, name)}/invoke`, req),
+  /** The API's default window: the last day of hours, or the last 30 days. */
+  series: async (appId: string, name: string, bucket: Bucket) => (await call<{ buckets: MetricsBucket[] }>('GET', `${one(appId, name)}/metrics${query({ bucket })}`)).buckets,
   logs: async (appId: string, name: string, f: LogFilter) =>
     (await call<{ logs: LogEntry[] }>('GET', `${one(appId, name)}/logs${query({ limit: String(LOG_PAGE), level: f.level, since: f.since, until: f.until, before: f.before })}`)).logs,
 };

@@ -5,8 +5,9 @@ import { useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { FILE_PAGE, files, type StorageLimits, type StoredObject } from '../../api/files.ts';
 import { useCan } from '../../session.ts';
-import { Action, Loading, RowAction, Table, useLoad, when } from '../../ui.tsx';
-import { bytes, Facts, fileOf, StickyForm } from './runtime-ui.tsx';
+import { Action, Form, Loading, RowAction, Table, useLoad, when } from '../../ui.tsx';
+import { Facts } from '../../facts.tsx';
+import { bytes, fileOf } from './runtime-ui.tsx';
 
 export default function FilesTab({ app }: AppTabProps) {
   const appId = app.app_id;
@@ -50,7 +51,7 @@ function Usage({ limits: l }: { limits: StorageLimits }) {
   return (
     <Facts
       label="Storage"
-      rows={[
+      facts={[
         ['Used', `${bytes(l.usage.used_bytes)} of ${bytes(l.max_app_bytes)}`],
         ['Pending uploads', bytes(l.usage.pending_bytes)],
         ['Largest file', bytes(l.max_file_bytes)],
@@ -68,12 +69,12 @@ function UploadForm({ appId, uploaded }: { appId: string; uploaded: () => Promis
     await uploaded();
   };
   return (
-    <StickyForm label="Upload a file" button="Upload" submit={upload}>
+    <Form label="Upload a file" button="Upload" submit={upload}>
       <label class="field">
         <span>File</span>
         <input type="file" name="file" required />
       </label>
-    </StickyForm>
+    </Form>
   );
 }
 

@@ -1,5 +1,5 @@
 // Blocks the Functions, Sites and Files tabs share: a labelled text area, a form that keeps what was typed (an
-// invocation is re-run with small changes), a file picker, a list of facts, and byte counts for people.
+// invocation is re-run with small changes), a file picker's file, and byte counts for people.
 import type { ComponentChildren, TargetedEvent, TextareaHTMLAttributes } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { messageOf } from '../../ui.tsx';
@@ -46,19 +46,6 @@ export function StickyForm({ label, submit, button, children }: { label: string;
 export function fileOf(data: FormData, name: string): File | undefined {
   const f = data.get(name);
   return f instanceof File && f.name ? f : undefined;
-}
-
-export function Facts({ label, rows }: { label: string; rows: Array<[string, ComponentChildren]> }) {
-  return (
-    <dl class="facts" aria-label={label}>
-      {rows.map(([k, v]) => (
-        <div key={k}>
-          <dt>{k}</dt>
-          <dd>{v}</dd>
-        </div>
-      ))}
-    </dl>
-  );
 }
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];

@@ -5,8 +5,8 @@ import { useEffect, useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { canRollBackTo, cancellable, FRAMEWORKS, settled, sites, type Deployment, type Framework } from '../../api/sites.ts';
 import { useCan } from '../../session.ts';
-import { Action, Loading, Select, Table, text, useLoad, when } from '../../ui.tsx';
-import { bytes, fileOf, StickyForm } from './runtime-ui.tsx';
+import { Action, Form, Loading, Select, Table, text, useLoad, when } from '../../ui.tsx';
+import { bytes, fileOf } from './runtime-ui.tsx';
 
 const POLL_MS = 1000;
 
@@ -46,7 +46,7 @@ function UploadForm({ appId, started }: { appId: string; started: (d: Deployment
     started(await sites.deployZip(appId, (text(d, 'framework') ?? 'static') as Framework, zip));
   };
   return (
-    <StickyForm label="Deploy a site" button="Deploy zip" submit={deploy}>
+    <Form label="Deploy a site" button="Deploy zip" submit={deploy}>
       <div class="row">
         <label class="field">
           <span>Site zip (index.html at its root or in one folder)</span>
@@ -54,7 +54,7 @@ function UploadForm({ appId, started }: { appId: string; started: (d: Deployment
         </label>
         <Select label="Framework" name="framework" options={FRAMEWORKS} initial="static" />
       </div>
-    </StickyForm>
+    </Form>
   );
 }
 
@@ -92,7 +92,7 @@ function Deployments({ appId, rows, canWrite, changed }: { appId: string; rows: 
           </td>
           <td>{d.live ? <span class="badge">live</span> : ''}</td>
           <td>{d.url ? <a href={d.url} target="_blank" rel="noopener">{d.url}</a> : <span class="muted">{d.status === 'READY' ? 'files not kept' : '—'}</span>}</td>
-          <td>{d.size_bytes === null ? '—' : `${bytes(d.size_bytes)}${d.file_count === null ? '' : `, ${d.file_count} files`}`}</td>
+          <td>{d.size_bytes === null ? '—' : `${bytes(d.size_bytes)}${d.file_count === null ? '' : `, ${d.file_count} file${d.file_count === 1 ? '' : 's'}`}`}</td>
           {canWrite && <DeploymentActions appId={appId} d={d} changed={changed} />}
         </tr>
       ))}
@@ -103,20 +103,22 @@ function Deployments({ appId, rows, canWrite, changed }: { appId: string; rows: 
 function DeploymentActions({ appId, d, changed }: { appId: string; d: Deployment; changed: () => Promise<void> }) {
   const name = `deployment ${d.id.slice(0, 8)} of ${when(d.created_at)}`;
   return (
-    <td class="row">
-      {canRollBackTo(d) && (
-        <Action label={`Roll back to ${name}`} confirm={`Make ${name} the live site?`} act={() => sites.promote(appId, d.id).then(changed)}>
-          Roll back
+    <td>
+      <span class="row">
+        {canRollBackTo(d) && (
+          <Action label={`Roll back to ${name}`} confirm={`Make ${name} the live site?`} act={() => sites.promote(appId, d.id).then(changed)}>
+            Roll back
+          </Action>
+        )}
+        {cancellable(d.status) && (
+          <Action label={`Cancel ${name}`} act={() => sites.cancel(appId, d.id).then(changed)}>
+            Cancel
+          </Action>
+        )}
+        <Action danger label={`Delete ${name}`} confirm={d.live ? `Delete the live ${name}? The site goes offline until another is made live.` : `Delete ${name}?`} act={() => sites.remove(appId, d.id).then(changed)}>
+          Delete
         </Action>
-      )}
-      {cancellable(d.status) && (
-        <Action label={`Cancel ${name}`} act={() => sites.cancel(appId, d.id).then(changed)}>
-          Cancel
-        </Action>
-      )}
-      <Action danger label={`Delete ${name}`} confirm={d.live ? `Delete the live ${name}? The site goes offline until another is made live.` : `Delete ${name}?`} act={() => sites.remove(appId, d.id).then(changed)}>
-        Delete
-      </Action>
+      </span>
     </td>
   );
 }

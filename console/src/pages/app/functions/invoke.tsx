@@ -3,7 +3,8 @@
 import { useState } from 'preact/hooks';
 import { functions, INVOKE_METHODS, type InvokeRequest, type InvokeResult } from '../../../api/functions.ts';
 import { Field, Select, Table, text } from '../../../ui.tsx';
-import { Facts, StickyForm, TextArea } from '../runtime-ui.tsx';
+import { Facts } from '../../../facts.tsx';
+import { StickyForm, TextArea } from '../runtime-ui.tsx';
 import { ConsoleOutput } from './logs.tsx';
 
 /** "Name: value" lines as a map; a line without a colon is an error the person sees. */
@@ -72,7 +73,7 @@ function Response({ result: r }: { result: InvokeResult }) {
       <h4>Response</h4>
       <Facts
         label="Response status"
-        rows={[
+        facts={[
           ['Status', String(r.status)],
           ['Duration', `${r.duration_ms} ms`],
           ...(r.error ? [['Error', r.error] as [string, string]] : []),

@@ -1,10 +1,11 @@
-// One function's page: its record and code (read-only), lifetime metrics, a new version, variables, a test invocation,
-// its logs, and delete.
+// One function's page: its record and code (read-only), lifetime metrics and a chart of its invocations, a new
+// version, variables, a test invocation, its logs, and delete.
 import { functions, type FunctionDetail, type Metrics } from '../../../api/functions.ts';
 import { href } from '../../../router.ts';
 import { useCan } from '../../../session.ts';
 import { Action, Loading, useLoad, when } from '../../../ui.tsx';
-import { Facts } from '../runtime-ui.tsx';
+import { Facts } from '../../../facts.tsx';
+import { InvocationChart } from './chart.tsx';
 import { DeployForm, EnvVars } from './deploy.tsx';
 import { Invoke } from './invoke.tsx';
 import { Logs } from './logs.tsx';
@@ -28,6 +29,7 @@ export function FunctionPage({ appId, name }: { appId: string; name: string }) {
             <Record fn={f} />
             <h3>Metrics</h3>
             <MetricsFacts m={f.metrics} />
+            <InvocationChart appId={appId} name={f.name} version={f.metrics.total_invocations} />
             <h3>Code</h3>
             <pre class="code" aria-label={`Code of ${f.name}`} tabIndex={0}>
               <code>{f.code}</code>
@@ -61,7 +63,7 @@ function Record({ fn }: { fn: FunctionDetail }) {
   return (
     <Facts
       label={`Function ${fn.name}`}
-      rows={[
+      facts={[
         ['Trigger', [fn.trigger.type, ...config].join(', ')],
         ['URL', fn.url ?? 'none (not an http function)'],
         ...(fn.next_run_at ? [['Next run', when(fn.next_run_at)] as [string, string]] : []),
@@ -74,12 +76,12 @@ function Record({ fn }: { fn: FunctionDetail }) {
   );
 }
 
-/** functions_get's aggregates over every invocation the function had (the API keeps no time series). */
+/** functions_get's aggregates over every invocation the function ever had. */
 function MetricsFacts({ m }: { m: Metrics }) {
   return (
     <Facts
       label="Metrics"
-      rows={[
+      facts={[
         ['Invocations', m.total_invocations.toLocaleString()],
         ['Errors', `${m.error_count.toLocaleString()} (${m.error_rate}%)`],
         ['Average duration', `${m.avg_duration_ms} ms`],
