@@ -24,7 +24,7 @@ Each binding is proposed as an agent with source_rule_id set (filter the actions
 rule:<rule_id>:<slot>:<index>, so a slot never proposes twice; approval capabilities wait for the human as usual.
 Proposals beyond max_fires_per_day in one UTC day are skipped. substrate_rule_firings lists, newest slot first,
 { slot, bindings_count, bindings, proposals: [{ binding_index, action_id, verdict, requires_approval }], skipped:
-[{ binding_index, reason }], skip_reason } (the last 500 per rule); skip_reason: no snapshot yet, or the condition
+[{ binding_index, reason }], skip_reason } (the last 500 per rule; next_before back as before pages); skip_reason: no snapshot yet, or the condition
 cannot be evaluated (e.g. a var naming no field, or past its budget: 100,000 operations and 50 ms for a snapshot;
 500,000 operations and 250 ms for all the rows of a row_query, 50 ms per row).
 

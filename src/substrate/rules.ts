@@ -9,6 +9,7 @@ import { RuleEngine, type PreviewResult } from './rule-engine.ts';
 import { firingView, type FiringRow, type FiringView, type RuleRow } from './rule-rows.ts';
 import type { SubstrateService } from './service.ts';
 import { newId } from './ids.ts';
+import { afterCursor, cursorTs, page, parseCursor } from './cursor.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 // Callers (tools, tests) import the rule body's schema and rendering from here, as before the split.
@@ -130,15 +131,15 @@ export class SubstrateRules {
     return ruleView(rows[0]);
   }
 
-  /** Newest slot first. */
-  async firings(userId: string, ruleId: string, limit: number): Promise<{ firings: FiringView[] }> {
+  /** Newest slot first (one firing per slot), after the `before` cursor; `next_before` is null on the last page. */
+  async firings(userId: string, ruleId: string, query: { limit: number; before?: string | undefined }): Promise<{ firings: FiringView[]; next_before: string | null }> {
     await this.#row(this.#db, userId, ruleId);
-    const { rows } = await sql<FiringRow>`
-      select * from substrate_attention_rule_firings where rule_id = ${ruleId} and user_id = ${userId}
-      order by slot desc, created_at desc limit ${limit}`.execute(this.#db);
-    return {
-      firings: rows.map(firingView),
-    };
+    const { rows } = await sql<FiringRow & { cursor_ts: string }>`
+      select *, ${cursorTs('slot')} as cursor_ts from substrate_attention_rule_firings where rule_id = ${ruleId} and user_id = ${userId}
+        ${afterCursor('slot', query.before === undefined ? null : parseCursor(query.before))}
+      order by slot desc, id desc limit ${query.limit + 1}`.execute(this.#db);
+    const shown = page(rows, query.limit);
+    return { firings: shown.rows.map(firingView), next_before: shown.next_before };
   }
 
   /** A dry run of a rule body (rule-engine.ts). */

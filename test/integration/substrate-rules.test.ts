@@ -233,6 +233,20 @@ describe('firing', () => {
     // A new UTC day has its own budget.
     await fire('2031-05-06T00:00:00.000Z');
     expect((await p.api('GET', `${S}/actions?source_rule_id=${ruleId}`, { key })).body.actions).toHaveLength(5);
+
+    // The firings a page at a time: next_before is the last slot's cursor, null on the last page.
+    const slots: string[] = [];
+    let before: string | null = null;
+    do {
+      const res = await p.api('GET', `${R}/${ruleId}/firings?limit=2${before ? `&before=${encodeURIComponent(before)}` : ''}`, { key });
+      expect(res.status).toBe(200);
+      slots.push(...res.body.firings.map((f: { slot: string }) => f.slot));
+      before = res.body.next_before;
+    } while (before !== null);
+    expect(slots).toEqual(['2031-05-06T00:00:00.000Z', '2031-05-05T10:10:00.000Z', '2031-05-05T10:00:00.000Z']);
+    const bad = await p.api('GET', `${R}/${ruleId}/firings?before=later`, { key });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('VALIDATION_FAILED');
   });
 
   it('records bindings that fail (missing variable, invalid payload), waits for approval where policy says so, and skips a disabled rule', async () => {

@@ -148,14 +148,14 @@ export const ruleDisable = defineTool({
 export const ruleFirings = defineTool({
   name: 'substrate_rule_firings',
   title: 'List firings of an attention rule',
-  description: 'Firings of a rule, newest slot first: bindings, proposals made (action_id, verdict), skipped bindings and why, skip_reason.',
-  input: z.object({ rule_id: RuleId, limit: z.coerce.number().int().min(1).max(200).default(50) }),
-  output: z.object({ firings: z.array(Firing) }),
+  description: 'Firings of a rule, newest slot first: bindings, proposals made, skipped bindings and why; next_before pages.',
+  input: z.object({ rule_id: RuleId, limit: z.coerce.number().int().min(1).max(200).default(50), before: z.string().max(200).optional() }),
+  output: z.object({ firings: z.array(Firing), next_before: z.string().nullable() }),
   auth: AUTH,
   role: SUBSTRATE_ROLE,
   http: { method: 'GET', path: `${BASE}/{rule_id}/firings`, ...REST },
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => rules(ctx).firings(await userOf(ctx), input.rule_id, input.limit),
+  handler: async ({ rule_id, ...query }, ctx) => rules(ctx).firings(await userOf(ctx), rule_id, query),
 });
 
 export const rulePreview = defineTool({

@@ -151,7 +151,10 @@ export const rules = {
   create: (body: RuleBody) => call<Rule>('POST', RULES, body),
   setEnabled: (id: string, enabled: boolean) => call<Rule>('POST', `${RULES}/${seg(id)}/${enabled ? 'enable' : 'disable'}`),
   remove: (id: string) => call('DELETE', `${RULES}/${seg(id)}`),
-  firings: async (id: string) => (await call<{ firings: Firing[] }>('GET', `${RULES}/${seg(id)}/firings${query({ limit: '50' })}`)).firings,
+  firings: async (id: string, before: string | undefined, limit: number): Promise<Page<Firing>> => {
+    const got = await call<{ firings: Firing[]; next_before: string | null }>('GET', `${RULES}/${seg(id)}/firings${query({ before, limit: String(limit) })}`);
+    return { rows: got.firings, next_before: got.next_before };
+  },
 };
 
 export interface Target {

@@ -1,13 +1,15 @@
-// An attention rule's page (#/substrate/rules/<rule_id>): its body, and its firings newest slot first: the bindings
+// An attention rule's page (#/substrate/rules/<rule_id>): its body, and its firings newest slot first (25 a page): the bindings
 // found, the proposals made (each linked to the ledger filtered by the rule) and what was skipped and why.
 import { rules, type Firing, type Rule } from '../../api/substrate.ts';
 import { href } from '../../router.ts';
 import { Loading, Table, useLoad, when } from '../../ui.tsx';
-import { Json } from './parts.tsx';
+import { Json, Pager, useCursorPages } from './parts.tsx';
+
+const PAGE = 25;
 
 export function RulePage({ id }: { id: string }) {
   const rule = useLoad(() => rules.get(id), [id]);
-  const firings = useLoad(() => rules.firings(id), [id]);
+  const firings = useCursorPages((before) => rules.firings(id, before, PAGE));
   return (
     <section aria-labelledby="rule-title">
       <p>
@@ -15,7 +17,14 @@ export function RulePage({ id }: { id: string }) {
       </p>
       <Loading loaded={rule}>{(r) => <RuleFacts rule={r} />}</Loading>
       <h3>Firings</h3>
-      <Loading loaded={firings}>{(all) => <Firings firings={all} ruleId={id} />}</Loading>
+      <Loading loaded={firings.loaded}>
+        {(page) => (
+          <>
+            <Firings firings={page.rows} ruleId={id} />
+            <Pager pages={firings} label="Firings" />
+          </>
+        )}
+      </Loading>
     </section>
   );
 }
