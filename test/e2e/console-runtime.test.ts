@@ -1,7 +1,7 @@
 // The console's runtime tabs (issue 30) in Debian's Chromium against the platform started as `npm start` starts it:
 // the owner deploys a function in the browser, invokes it with a body and reads the response, reads its log lines
 // (with the console.log it printed) filtered by level, its metrics and their chart; uploads a site zip built here, waits for READY
-// and opens the live site, deploys a second version and rolls back to the first, which is served again; uploads a
+// and opens the live site, deploys a second version and rolls back to the first, which is served again, and sets the site's variables; uploads a
 // file, downloads it (same bytes) and deletes it. A viewer sees none of the buttons that change anything, and the API
 // refuses those calls anyway (403 FORBIDDEN_ROLE).
 import { readFileSync } from 'node:fs';
@@ -118,7 +118,7 @@ describe('the console runtime tabs', () => {
     expect([days.status, days.json.buckets.length, totals]).toEqual([200, 31, [2, 1]]);
   });
 
-  it('uploads a site zip, opens the live site, deploys a second version and rolls back to the first', async () => {
+  it('uploads a site zip, opens the live site, deploys a second version, rolls back to the first, sets its variables', async () => {
     const page = h.owner;
     await openTab(page, 'Sites');
     const deploy = async (title: string): Promise<string> => {
@@ -151,6 +151,15 @@ describe('the console runtime tabs', () => {
       [second, 'READY', false],
       [first, 'READY', true],
     ]);
+
+    // The site's public variables: replaced through the form, named on the page, served in __env.js.
+    const env = page.getByRole('form', { name: "Replace the site's variables" });
+    await env.getByLabel('Variables (one per line, NAME=value)').fill('GREETING=Hello there\nTHEME=dark');
+    await env.getByRole('button', { name: 'Replace variables' }).click();
+    await page.getByText('Variables in window.__ENV__:').waitFor();
+    expect((await callFrom(page, 'GET', `/v1/${appId}/frontend/env`)).json).toEqual({ keys: ['GREETING', 'THEME'] });
+    await visitor.goto(`${liveUrl}__env.js`);
+    expect(await visitor.locator('body').textContent()).toContain('"GREETING":"Hello there","THEME":"dark"');
     await visitor.close();
   });
 
@@ -208,6 +217,7 @@ describe('the console runtime tabs', () => {
       ['POST', `/v1/${appId}/frontend/deployments`, { framework: 'static' }],
       ['POST', `/v1/${appId}/frontend/deployments/${deployments[0]!.id}/promote`],
       ['DELETE', `/v1/${appId}/frontend/deployments/${deployments[1]!.id}`],
+      ['PUT', `/v1/${appId}/frontend/env`, {}],
       ['POST', `/storage/${appId}/upload`, { filename: 'x.txt', contentType: 'text/plain', sizeBytes: 3 }],
       ['DELETE', `/storage/${appId}/${owned.json[0].id}`],
     ];

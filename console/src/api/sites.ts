@@ -1,5 +1,5 @@
 // An app's hosted site: deployments (GET/POST /v1/{app_id}/frontend/deployments), a zip's upload to the signed URL
-// frontend_deploy_create hands out, then start, promote (rollback), cancel, delete; the names of the site's public variables.
+// frontend_deploy_create hands out, then start, promote (rollback), cancel, delete; the site's public variables (names read, the set replaced).
 import { call, seg } from '../api.ts';
 import { putBytes } from './upload.ts';
 
@@ -48,4 +48,6 @@ export const sites = {
   cancel: (appId: string, id: string) => call<Deployment>('POST', `${one(appId, id)}/cancel`),
   remove: (appId: string, id: string) => call('DELETE', one(appId, id)),
   envKeys: async (appId: string) => (await call<{ keys: string[] }>('GET', `/v1/${seg(appId)}/frontend/env`)).keys,
+  /** Replaces the whole set ({} clears it). */
+  setEnv: (appId: string, env: Record<string, string>) => call<{ keys: string[] }>('PUT', `/v1/${seg(appId)}/frontend/env`, env),
 };

@@ -1,5 +1,5 @@
 // Blocks the Functions, Sites and Files tabs share: a labelled text area, a form that keeps what was typed (an
-// invocation is re-run with small changes), a file picker's file, and byte counts for people.
+// invocation is re-run with small changes), name/value lines, a file picker's file, and byte counts for people.
 import type { ComponentChildren, TargetedEvent, TextareaHTMLAttributes } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { messageOf } from '../../ui.tsx';
@@ -40,6 +40,17 @@ export function StickyForm({ label, submit, button, children }: { label: string;
       {failed && <p role="alert" class="error">{failed}</p>}
     </form>
   );
+}
+
+/** Lines of `name<sep>value` (headers, variables) as a map; a line without the separator is an error the person sees. */
+export function pairLines(raw: string | undefined, sep: string, what: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of (raw ?? '').split('\n').filter((l) => l.trim())) {
+    const at = line.indexOf(sep);
+    if (at < 1) throw new Error(`A ${what} is "name${sep}value"; this line is not: ${line}`);
+    out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  return out;
 }
 
 /** The file a form's file input holds, if any. */

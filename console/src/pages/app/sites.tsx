@@ -1,12 +1,12 @@
 // An app's Sites tab: its deployments (state, live, URL), a zip deployed from the browser (create, PUT to the signed
 // URL, start, then its state polled until it settles), the live site opened, a rollback to an earlier deployment
-// whose files are kept (promote), cancel and delete; the names of the site's public variables.
+// whose files are kept (promote), cancel and delete; the site's public variables.
 import { useEffect, useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { canRollBackTo, cancellable, FRAMEWORKS, settled, sites, type Deployment, type Framework } from '../../api/sites.ts';
 import { useCan } from '../../session.ts';
 import { Action, Form, Loading, Select, Table, text, useLoad, when } from '../../ui.tsx';
-import { bytes, fileOf } from './runtime-ui.tsx';
+import { bytes, fileOf, pairLines, TextArea } from './runtime-ui.tsx';
 
 const POLL_MS = 1000;
 
@@ -34,7 +34,7 @@ export default function SitesTab({ app }: AppTabProps) {
       {building && <Progress key={building.id} appId={appId} first={building} changed={list.reload} />}
       <h3>Deployments</h3>
       <Loading loaded={list}>{(rows) => <Deployments appId={appId} rows={rows} canWrite={canWrite} changed={list.reload} />}</Loading>
-      <EnvKeys appId={appId} />
+      <Environment appId={appId} canWrite={canWrite} />
     </>
   );
 }
@@ -123,15 +123,25 @@ function DeploymentActions({ appId, d, changed }: { appId: string; d: Deployment
   );
 }
 
-/** frontend_env_get lists names only: the values are public to visitors but never read back. */
-function EnvKeys({ appId }: { appId: string }) {
+/** frontend_env_get lists names only: the values are public to visitors but never read back, so a change replaces the set. */
+function Environment({ appId, canWrite }: { appId: string; canWrite: boolean }) {
   const keys = useLoad(() => sites.envKeys(appId), [appId]);
+  const replace = async (d: FormData) => {
+    await sites.setEnv(appId, pairLines(text(d, 'env'), '=', 'variable'));
+    await keys.reload();
+  };
   return (
     <>
       <h3>Environment</h3>
       <Loading loaded={keys}>
         {(k) => (k.length === 0 ? <p class="muted">No site variables.</p> : <p>Variables in window.__ENV__: {k.map((n) => <code key={n}>{n} </code>)}</p>)}
       </Loading>
+      {canWrite && (
+        <Form label="Replace the site's variables" button="Replace variables" submit={replace}>
+          <p class="muted">Every visitor can read these values: never put a secret here. Saving replaces every variable (empty clears them).</p>
+          <TextArea label="Variables (one per line, NAME=value)" name="env" rows={3} />
+        </Form>
+      )}
     </>
   );
 }

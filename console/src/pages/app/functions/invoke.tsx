@@ -4,19 +4,8 @@ import { useState } from 'preact/hooks';
 import { functions, INVOKE_METHODS, type InvokeRequest, type InvokeResult } from '../../../api/functions.ts';
 import { Field, Select, Table, text } from '../../../ui.tsx';
 import { Facts } from '../../../facts.tsx';
-import { StickyForm, TextArea } from '../runtime-ui.tsx';
+import { pairLines, StickyForm, TextArea } from '../runtime-ui.tsx';
 import { ConsoleOutput } from './logs.tsx';
-
-/** "Name: value" lines as a map; a line without a colon is an error the person sees. */
-function headerLines(raw: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of (raw ?? '').split('\n').filter((l) => l.trim())) {
-    const at = line.indexOf(':');
-    if (at < 1) throw new Error(`A header is "Name: value"; this line is not: ${line}`);
-    out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
-  }
-  return out;
-}
 
 /** The body as typed: parsed when it is JSON (sent as application/json), else the text as is; none when empty. */
 function bodyOf(raw: string | undefined, kind: string | undefined): unknown {
@@ -34,7 +23,7 @@ function requestOf(d: FormData): InvokeRequest {
     method: (text(d, 'method') ?? 'GET') as InvokeRequest['method'],
     path: text(d, 'path') ?? '/',
     query: Object.fromEntries(new URLSearchParams(text(d, 'query') ?? '')),
-    headers: headerLines(text(d, 'headers')),
+    headers: pairLines(text(d, 'headers'), ':', 'header'),
     body: bodyOf(text(d, 'body'), text(d, 'body_kind')),
   };
 }
