@@ -30,7 +30,9 @@ as overage, enterprise unlimited): each call reserves an estimate before the ups
 insufficient_credits when nothing is left, and nothing is sent) and is charged its real cost after, in the transaction that writes its usage row; cost is
 the upstream's reported \`usage.cost\`, else the operator's price table. Own-key calls are recorded but cost no
 credits. \`ai_usage\` (GET /v1/{app_id}/ai/usage?startDate=&endDate=, inclusive UTC dates, default the last 30
-days): \`{ startDate, endDate, totalTokens, totalCost, creditsUsed, byModel, byUser }\`.
+days): \`{ startDate, endDate, totalTokens, totalCost, creditsUsed, byModel, byUser, otherUsers, byDay }\`: byUser holds the
+50 end users with the most tokens, otherUsers the rest added up (null when none is left out), byDay the UTC days with
+calls \`[{ date, tokens, cost, requests }]\`.
 
 ## Errors
 

@@ -32,6 +32,9 @@ Without Stripe on the platform these answer 503 STRIPE_NOT_CONFIGURED; plans, me
    \`billing_purchase\` \`{ productId, quantity?, successUrl, cancelUrl }\` return a checkout \`url\` (purchase also
    \`orderId\`); \`billing_subscription_get\`, \`billing_cancel\` (at period end), \`billing_orders_list\`,
    \`billing_orders_get\` show the caller's own only.
+4. Keys naming no end user: \`billing_orders_list\` and \`billing_subscriptions_list\` list every end user's, newest
+   first (\`userId\`, \`status\`, \`limit\` up to 200; the next page with \`before\` = \`next_before\`, null on the
+   last); \`billing_orders_get\` reads any order of the app.
 Subscription \`status\`: \`pending\` (checkout open), \`active\`, \`past_due\` (a renewal failed; still entitled),
 \`canceled\`. Order \`status\`: \`pending\`, \`paid\`, \`failed\`, \`refunded\` (a partial refund stays paid).
 Entitlements: the table option \`plans: ["<plan id>"]\` in schema_apply opens rows only to end users whose

@@ -34,7 +34,10 @@ export const RAG_GUIDE: AreaGuide = {
 \`query\`, \`topK\` (1-100, default 5), \`threshold\` (minimum cosine similarity 0-1), \`filter\` (metadata
 key-values every chunk must contain), \`synthesize\`, \`model\` (default the app's defaultModel, else
 openai/gpt-4o-mini). Only ready documents are searched. With no chunk passing, the answer says it does not know and
-no model is called.
+no model is called. An answer spends AI credits: a platform caller needs role developer for \`synthesize\`.
+
+\`rag_documents_list\` pages oldest first: \`limit\` (default 1000), then \`before\` = the last page's \`next_before\`
+(REST: the \`X-Next-Before\` header; absent on the last page).
 
 ## Errors
 
