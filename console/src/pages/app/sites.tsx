@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { canRollBackTo, cancellable, FRAMEWORKS, settled, sites, type Deployment, type Framework } from '../../api/sites.ts';
 import { useCan } from '../../session.ts';
-import { Action, Form, Loading, Select, Table, text, useLoad, when } from '../../ui.tsx';
+import { Action, Form, Loading, messageOf, Select, Table, text, useLoad, when } from '../../ui.tsx';
 import { bytes, fileOf, pairLines, TextArea } from './runtime-ui.tsx';
 
 const POLL_MS = 1000;
@@ -65,7 +65,7 @@ function Progress({ appId, first, changed }: { appId: string; first: Deployment;
   useEffect(() => {
     if (settled(d.status)) return;
     const timer = setTimeout(() => {
-      sites.get(appId, d.id).then(setD, (err: unknown) => setFailed(String(err)));
+      sites.get(appId, d.id).then(setD, (err: unknown) => setFailed(messageOf(err)));
     }, POLL_MS);
     return () => clearTimeout(timer);
   }, [appId, d]);
