@@ -29,8 +29,9 @@ import * as creditOverage from './0027_credit_overage.ts';
 import * as appDomains from './0028_app_domains.ts';
 import * as templates from './0029_templates.ts';
 import * as crmSubstrate from './0030_crm_substrate.ts';
-import * as functionMetrics from './0032_function_metrics.ts';
 import * as appOrdersIndex from './0031_app_orders_index.ts';
+import * as functionMetrics from './0032_function_metrics.ts';
+import * as substrateStreamUser from './0033_substrate_stream_user.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -64,6 +65,7 @@ export const migrations: Record<string, Migration> = {
   '0028_app_domains': appDomains,
   '0029_templates': templates,
   '0030_crm_substrate': crmSubstrate,
-  '0032_function_metrics': functionMetrics,
   '0031_app_orders_index': appOrdersIndex,
+  '0032_function_metrics': functionMetrics,
+  '0033_substrate_stream_user': substrateStreamUser,
 };

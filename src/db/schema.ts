@@ -859,6 +859,7 @@ export interface SubstrateWsTickets {
   credential_id: string | null;
   credential_kind: string | null;
   expires_at: Timestamp;
+  substrate_user_id: string | null;
   ticket_hash: string;
   used_at: Timestamp | null;
 }

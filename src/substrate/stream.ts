@@ -1,5 +1,6 @@
 // The substrate change stream: single-use tickets for browsers, and one LISTEN connection per api process that fans
-// each committed change ({ org, op, tbl, id }, published by triggers with NOTIFY) out to that org's sockets.
+// each committed change ({ org, usr, op, tbl, id }, published by triggers with NOTIFY) out to the sockets of that
+// substrate user (each person's own), as the spec's frame { org, op, tbl, id }.
 import { createHash, randomBytes } from 'node:crypto';
 import type { CredentialRef } from '../auth/keys.ts';
 import { sql, type Kysely } from 'kysely';
@@ -18,6 +19,11 @@ export interface ChangeFrame {
   op: 'insert' | 'update' | 'delete';
   tbl: string;
   id: string;
+}
+
+/** A change as the trigger publishes it: the frame, and the substrate user whose row changed. */
+interface Change extends ChangeFrame {
+  usr: string;
 }
 
 /** Passed to every listener when the LISTEN connection was lost: frames may have been missed. */
@@ -42,35 +48,43 @@ export class SubstrateStream {
   }
 
   /**
-   * A single-use ticket for one stream connection of the org, valid TICKET_SECONDS; only its hash is stored, with the
-   * credential that minted it (the socket closes when that is revoked).
+   * A single-use ticket for one stream connection of the substrate user `user` (of the org `accountId`), valid
+   * TICKET_SECONDS; only its hash is stored, with the credential that minted it (the socket closes when that is revoked).
    */
-  async mintTicket(accountId: string, credential: CredentialRef | undefined): Promise<{ ticket: string; expires_in: number }> {
+  async mintTicket(accountId: string, user: string, credential: CredentialRef | undefined): Promise<{ ticket: string; expires_in: number }> {
     const ticket = `wst_${randomBytes(32).toString('base64url')}`;
-    await sql`insert into substrate_ws_tickets (ticket_hash, account_id, expires_at, credential_kind, credential_id)
-      values (${hash(ticket)}, ${accountId}, now() + make_interval(secs => ${TICKET_SECONDS}), ${credential?.kind ?? null}, ${credential?.id ?? null})`.execute(this.#db);
+    await sql`insert into substrate_ws_tickets (ticket_hash, account_id, substrate_user_id, expires_at, credential_kind, credential_id)
+      values (${hash(ticket)}, ${accountId}, ${user}, now() + make_interval(secs => ${TICKET_SECONDS}), ${credential?.kind ?? null}, ${credential?.id ?? null})`.execute(this.#db);
     await sql`delete from substrate_ws_tickets where expires_at < now() - interval '1 hour'`.execute(this.#db);
     return { ticket, expires_in: TICKET_SECONDS };
   }
 
-  /** The org and minting credential of a ticket that is known, unused and unexpired, spending it; undefined otherwise. */
-  async consumeTicket(ticket: string): Promise<{ org: string; credential: CredentialRef | undefined } | undefined> {
+  /**
+   * The org, substrate user (null for a ticket minted before tickets named one) and minting credential of a ticket
+   * that is known, unused and unexpired, spending it; undefined otherwise.
+   */
+  async consumeTicket(ticket: string): Promise<{ org: string; user: string | null; credential: CredentialRef | undefined } | undefined> {
     if (!/^wst_[A-Za-z0-9_-]{43}$/.test(ticket)) return undefined;
-    const { rows } = await sql<{ account_id: string; credential_kind: CredentialRef['kind'] | null; credential_id: string | null }>`
+    const { rows } = await sql<{ account_id: string; substrate_user_id: string | null; credential_kind: CredentialRef['kind'] | null; credential_id: string | null }>`
       update substrate_ws_tickets set used_at = now()
-      where ticket_hash = ${hash(ticket)} and used_at is null and expires_at > now() returning account_id, credential_kind, credential_id`.execute(this.#db);
+      where ticket_hash = ${hash(ticket)} and used_at is null and expires_at > now()
+      returning account_id, substrate_user_id, credential_kind, credential_id`.execute(this.#db);
     const row = rows[0];
     if (!row) return undefined;
-    return { org: row.account_id, credential: row.credential_kind && row.credential_id ? { kind: row.credential_kind, id: row.credential_id } : undefined };
+    const credential = row.credential_kind && row.credential_id ? { kind: row.credential_kind, id: row.credential_id } : undefined;
+    return { org: row.account_id, user: row.substrate_user_id, credential };
   }
 
-  /** Delivers the org's changes to `listener` until the returned function is called. */
-  subscribe(org: string, listener: Listener): () => void {
+  /** Delivers the changes of the org's substrate user `user` (null: all of the org's) to `listener` until the returned function is called. */
+  subscribe(org: string, user: string | null, listener: Listener): () => void {
+    const own: Listener = (change) => {
+      if (change === LOST || user === null || (change as Change).usr === user) listener(change === LOST ? LOST : frameOf(change as Change));
+    };
     let set = this.#listeners.get(org);
     if (!set) this.#listeners.set(org, (set = new Set()));
-    set.add(listener);
+    set.add(own);
     return () => {
-      set.delete(listener);
+      set.delete(own);
       if (set.size === 0) this.#listeners.delete(org);
     };
   }
@@ -115,12 +129,15 @@ export class SubstrateStream {
   }
 
   #dispatch(payload: string | undefined): void {
-    let frame: ChangeFrame;
+    let change: Change;
     try {
-      frame = JSON.parse(payload ?? '') as ChangeFrame;
+      change = JSON.parse(payload ?? '') as Change;
     } catch {
       return;
     }
-    for (const listener of this.#listeners.get(frame.org) ?? []) listener(frame);
+    for (const listener of this.#listeners.get(change.org) ?? []) listener(change);
   }
 }
+
+/** The spec's frame of a change: its substrate user stays on the server. */
+const frameOf = ({ org, op, tbl, id }: Change): ChangeFrame => ({ org, op, tbl, id });

@@ -163,7 +163,7 @@ async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, user: EndU
     case 'deleteEntity':
       return substrate.propose(actor, { capability: 'delete_entity', payload: { id: text(a, 'id'), reason: text(b, 'reason') } });
     case 'wsTicket':
-      return substrate.stream.mintTicket(actor.accountId, { kind: 'app', id: meta.appId });
+      return substrate.stream.mintTicket(actor.accountId, actor.userId, { kind: 'app', id: meta.appId });
     case 'actions':
       return substrate.list(actor, { ...appActionsQuery(a), source_app_id: meta.appId });
     case 'action': {

@@ -103,7 +103,7 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
         alive.set(ws, true);
         ws.on('pong', () => alive.set(ws, true));
         track(ws, [ticket.credential]);
-        substrateSocket(ws, ticket.org, services);
+        substrateSocket(ws, ticket.org, ticket.user, services);
       });
       return;
     }
@@ -259,10 +259,10 @@ function functionSocket(ws: WebSocket, session: Session, services: Services, log
   }
 }
 
-/** The substrate change stream of one org: { type: "hello" }, then { org, op, tbl, id } per committed change. */
-function substrateSocket(ws: WebSocket, org: string, services: Services): void {
+/** The change stream of one substrate user of an org: { type: "hello" }, then { org, op, tbl, id } per committed change. */
+function substrateSocket(ws: WebSocket, org: string, user: string | null, services: Services): void {
   ws.send(JSON.stringify({ type: 'hello' }));
-  const unsubscribe = services.substrate.stream.subscribe(org, (frame) => {
+  const unsubscribe = services.substrate.stream.subscribe(org, user, (frame) => {
     if (ws.readyState !== ws.OPEN) return;
     // 1012 (service restart): frames may have been missed; the client reconnects with a fresh ticket and re-fetches.
     if (frame === LOST) return ws.close(1012, 'change stream interrupted; reconnect and re-fetch');

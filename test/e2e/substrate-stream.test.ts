@@ -1,6 +1,7 @@
 // The substrate change stream end to end: two api processes on one control database (as `npm start` runs them),
 // a browser-style client holding only a ticket, frames for every covered table fanned out across processes through
-// LISTEN/NOTIFY, org isolation, and tickets that work once and only for 60 seconds.
+// LISTEN/NOTIFY, org isolation, each substrate user's own changes only, and tickets that work once and only for 60
+// seconds.
 import pg from 'pg';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,6 +162,34 @@ describe('substrate change stream', () => {
       await waitFor(mine.frames, (f) => f.id === own.json.result.learning_id);
       expect(mine.frames.some((f) => f.id === other.json.result.learning_id || f.id === other.json.action_id)).toBe(false);
       expect(theirs.frames.some((f) => f.id === own.json.result.learning_id)).toBe(false);
+    } finally {
+      mine.ws.close();
+      theirs.ws.close();
+    }
+  });
+
+  it("a socket gets its own substrate user's changes only, not another member's of the same org", async () => {
+    const control = new pg.Client({ connectionString: databaseUrl(a.controlDb) });
+    await control.connect();
+    const memberKey = `svc_sub_${'m'.repeat(43)}`;
+    try {
+      const account = (await control.query(`select account_id from substrate_keys where key_hash = encode(sha256($1::bytea), 'hex')`, [key])).rows[0].account_id;
+      const member = (await control.query(`insert into substrate_users (account_id, name) values ($1, 'member') returning id`, [account])).rows[0].id;
+      await control.query(`insert into substrate_keys (account_id, key_hash, hint, name, substrate_user_id) values ($1, encode(sha256($2::bytea), 'hex'), 'm', 'member', $3)`, [account, memberKey, member]);
+    } finally {
+      await control.end();
+    }
+    const mine = await connect(a, await ticket(a));
+    const theirs = await connect(b, await ticket(b, memberKey));
+    try {
+      const other = await propose(a, { capability: 'record_learning', payload: { title: 'Theirs', description: 'a colleague' } }, memberKey);
+      const seen = await waitFor(theirs.frames, (f) => f.id === other.json.result.learning_id);
+      expect(Object.keys(seen).sort()).toEqual(['id', 'op', 'org', 'tbl']);
+      const own = await propose(a, { capability: 'record_learning', payload: { title: 'Mine', description: 'mine' } });
+      await waitFor(mine.frames, (f) => f.id === own.json.result.learning_id);
+      expect(mine.frames.some((f) => f.id === other.json.result.learning_id || f.id === other.json.action_id)).toBe(false);
+      expect(theirs.frames.some((f) => f.id === own.json.result.learning_id || f.id === own.json.action_id)).toBe(false);
+      expect(seen.org).toBe(mine.frames.find((f) => f.id === own.json.result.learning_id)!.org);
     } finally {
       mine.ws.close();
       theirs.ws.close();

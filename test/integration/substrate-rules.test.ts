@@ -313,9 +313,11 @@ describe('change stream', () => {
       const until = Date.now() + 5000;
       while (frames.filter((f) => f.tbl === 'attention_rules').length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
       const org = (await p.sql(`select account_id from platform_keys limit 1`))[0].account_id;
-      expect(frames).toContainEqual({ org, op: 'insert', tbl: 'attention_rules', id: rule.rule_id });
-      expect(frames).toContainEqual({ org, op: 'delete', tbl: 'attention_rules', id: rule.rule_id });
-      expect(frames).toContainEqual({ org, op: 'insert', tbl: 'attention_rule_firings', id: expect.stringMatching(/^frg_/) });
+      // The trigger names the substrate user whose row changed (usr); the api processes route by it and send the rest.
+      const usr = (await p.sql(`select id from substrate_users where account_id = $1 and is_default`, [org]))[0].id;
+      expect(frames).toContainEqual({ org, usr, op: 'insert', tbl: 'attention_rules', id: rule.rule_id });
+      expect(frames).toContainEqual({ org, usr, op: 'delete', tbl: 'attention_rules', id: rule.rule_id });
+      expect(frames).toContainEqual({ org, usr, op: 'insert', tbl: 'attention_rule_firings', id: expect.stringMatching(/^frg_/) });
     } finally {
       await client.end();
     }

@@ -220,9 +220,9 @@ export const substrateWsTicket = defineTool({
   role: SUBSTRATE_ROLE,
   http: REST({ method: 'POST', path: `${BASE}/ws-ticket`, status: 201 }),
   handler: async (_input, ctx) => {
-    const { accountId } = await ctx.services.substrate.actor(ctx.caller);
-    // The socket lives as long as the key that minted its ticket.
-    return ctx.services.substrate.stream.mintTicket(accountId, credentialOf(ctx.caller));
+    const { accountId, userId } = await ctx.services.substrate.actor(ctx.caller);
+    // The socket lives as long as the key that minted its ticket, and gets its own substrate user's changes only.
+    return ctx.services.substrate.stream.mintTicket(accountId, userId, credentialOf(ctx.caller));
   },
 });
 
