@@ -18,6 +18,8 @@ import { request } from './e2e-helpers.ts';
 const CONNECT_SECRET = 'whsec_console_connect';
 const APP_SITE = 'https://shop.example';
 const today = () => new Date().toISOString().slice(0, 10);
+/** A cost below a dollar as the AI tab shows it: three significant digits (a call costs millionths). */
+const usd = (n: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumSignificantDigits: 3 }).format(n);
 
 let ai: FakeOpenAI;
 let composio: FakeComposio;
@@ -102,8 +104,8 @@ describe('the console\'s service tabs', () => {
 
     await button(page, 'Show').click();
     await page.getByRole('img', { name: /^Tokens per day, .* 30 bars$/ }).waitFor();
-    await expect.poll(() => cells(page, 'AI usage by day')).toEqual([[today(), '3', String(tokens), `$${day.cost.toFixed(4)}`]]);
-    expect(await cells(page, 'AI usage by model')).toEqual([['openai/gpt-4o-mini', '3', String(tokens), `$${day.cost.toFixed(4)}`]]);
+    await expect.poll(() => cells(page, 'AI usage by day')).toEqual([[today(), '3', String(tokens), usd(day.cost)]]);
+    expect(await cells(page, 'AI usage by model')).toEqual([['openai/gpt-4o-mini', '3', String(tokens), usd(day.cost)]]);
   });
 
   it('RAG: a collection is created, a document ingested, and the playground finds it with its score', async () => {

@@ -76,10 +76,12 @@ function SettingsForm({ appId, config, saved }: { appId: string; config: AiConfi
   };
   return (
     <Form label="AI settings" button="Save settings" submit={save}>
-      <Field label="Default model" name="defaultModel" placeholder="openai/gpt-4o-mini" defaultValue={config.defaultModel ?? ''} maxLength={200} />
-      <Field label="Max tokens per request" name="maxTokensPerRequest" type="number" min={1} max={100000} defaultValue={shownNumber(config.maxTokensPerRequest)} />
+      <div class="row">
+        <Field label="Default model" name="defaultModel" placeholder="openai/gpt-4o-mini" defaultValue={config.defaultModel ?? ''} maxLength={200} />
+        <Field label="Max tokens per request" name="maxTokensPerRequest" type="number" min={1} max={100000} defaultValue={shownNumber(config.maxTokensPerRequest)} />
+        <Field label="End-user daily token limit" name="endUserDailyTokenLimit" type="number" min={1} defaultValue={shownNumber(config.endUserDailyTokenLimit)} />
+      </div>
       <Field label="Allowed models (comma-separated; empty: any)" name="allowedModels" defaultValue={config.allowedModels?.join(', ') ?? ''} />
-      <Field label="End-user daily token limit" name="endUserDailyTokenLimit" type="number" min={1} defaultValue={shownNumber(config.endUserDailyTokenLimit)} />
       <Field label="Own provider key (empty: keep)" name="byokKey" type="password" autoComplete="off" minLength={8} />
       {config.byokKeySet && (
         <label>
@@ -93,7 +95,10 @@ function SettingsForm({ appId, config, saved }: { appId: string; config: AiConfi
 const shownNumber = (n: number | null): string => (n === null ? '' : String(n));
 
 const day = (t: number): string => new Date(t).toISOString().slice(0, 10);
-const usd = (n: number): string => `$${n.toFixed(n < 1 ? 4 : 2)}`;
+// Cents for dollars; three significant digits below a dollar, where a call costs millionths.
+const CENTS = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+const FRACTIONS = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumSignificantDigits: 3 });
+const usd = (n: number): string => (n >= 1 ? CENTS : FRACTIONS).format(n);
 
 function Usage({ appId }: { appId: string }) {
   const [range, setRange] = useState(() => ({ start: day(Date.now() - 29 * 86_400_000), end: day(Date.now()) }));
@@ -145,15 +150,18 @@ function UsageReport({ usage: u }: { usage: AiUsage }) {
 function TotalsTable({ caption, first, rows, empty }: { caption: string; first: string; rows: Array<[string, Totals]>; empty?: string }) {
   if (!rows.length) return empty ? <p class="muted">{empty}</p> : null;
   return (
-    <Table caption={caption} columns={[first, 'Requests', 'Tokens', 'Cost']}>
-      {rows.map(([key, t]) => (
-        <tr key={key}>
-          <td>{key}</td>
-          <td>{t.requests}</td>
-          <td>{t.tokens.toLocaleString()}</td>
-          <td>{usd(t.cost)}</td>
-        </tr>
-      ))}
-    </Table>
+    <>
+      <h4>{caption}</h4>
+      <Table caption={caption} columns={[first, 'Requests', 'Tokens', 'Cost']}>
+        {rows.map(([key, t]) => (
+          <tr key={key}>
+            <td>{key}</td>
+            <td>{t.requests}</td>
+            <td>{t.tokens.toLocaleString()}</td>
+            <td>{usd(t.cost)}</td>
+          </tr>
+        ))}
+      </Table>
+    </>
   );
 }

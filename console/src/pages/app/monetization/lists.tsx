@@ -62,14 +62,16 @@ function AppList<S extends string, T extends { id: string }>({ title, statuses, 
   return (
     <section aria-labelledby={id}>
       <h3 id={id}>{title}</h3>
-      <label class="field">
-        <span>Status of {title.toLowerCase()}</span>
-        <select onChange={(e) => filter(e.currentTarget.value)}>
-          {['any', ...statuses].map((s) => (
-            <option key={s}>{s}</option>
-          ))}
-        </select>
-      </label>
+      <div class="row">
+        <label class="field">
+          <span>Status of {title.toLowerCase()}</span>
+          <select onChange={(e) => filter(e.currentTarget.value)}>
+            {['any', ...statuses].map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+      </div>
       <Loading loaded={page}>
         {(p) =>
           p.items.length === 0 ? (
