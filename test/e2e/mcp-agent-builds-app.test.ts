@@ -95,6 +95,12 @@ describe('an agent builds the reading-list app over MCP only', () => {
     const got = await ok('schema_get', { app_id: appId });
     const col = (type: string, more: Record<string, unknown> = {}) => ({ type, primary: false, nullable: false, unique: false, ...more });
     const id = { type: 'uuid', primary: true, nullable: false, unique: false, default: 'gen_random_uuid()' };
+    // access 'user': the service role sees every row, an end user their own (the row-level policies in force).
+    const own = 'user_id = current_user_id()';
+    const policies = [
+      { name: 'svc_service_all', command: 'ALL', permissive: true, roles: ['svc_service'], using: 'true', with_check: 'true' },
+      { name: 'svc_user_own', command: 'ALL', permissive: true, roles: ['svc_user'], using: `(${own})`, with_check: `(${own})` },
+    ];
     expect(got).toEqual({
       tables: {
         books: {
@@ -106,8 +112,9 @@ describe('an agent builds the reading-list app over MCP only', () => {
           },
           indexes: {},
           access: 'user',
+          policies,
         },
-        lists: { columns: { id, user_id: col('uuid'), name: col('text') }, indexes: {}, access: 'user' },
+        lists: { columns: { id, user_id: col('uuid'), name: col('text') }, indexes: {}, access: 'user', policies },
       },
     });
   });
