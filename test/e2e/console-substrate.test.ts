@@ -227,6 +227,8 @@ describe('the console substrate tabs', () => {
     await listed.getByRole('link', { name: 'Follow up confirmed commitments' }).click();
     await page.getByRole('heading', { name: 'Follow up confirmed commitments', level: 2 }).waitFor();
     const firings = page.getByRole('table', { name: `Firings of ${owned.rule}` });
+    // The heading shows before the firings have loaded: wait for their row.
+    await firings.locator('tbody tr').first().waitFor();
     expect(await firings.locator('tbody tr').count()).toBe(1);
     expect(await firings.locator('tbody tr td:nth-child(2)').textContent()).toBe('1');
     expect(await firings.locator('tbody tr td:nth-child(3)').textContent()).toBe(`${proposed} auto_approved`);
