@@ -224,6 +224,9 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** Every variable this module reads: deployment files are checked against it (test/unit/deploy-files.test.ts). */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvSchema.shape));
+
 export type Config = Readonly<{
   port: number;
   host: string;
