@@ -250,7 +250,7 @@ describe('deploy/helm/svc-platform', () => {
     }
   });
 
-  it('the api listens on the port its Service, probes and container name, and is probed on /health and /health/ready', () => {
+  it('the api container, its Service and its probes name the port it listens on, probed on /health and /health/ready', () => {
     const docs = objects(defaults.files);
     const api = find(docs, 'Deployment', 'api');
     const c = container(api);
@@ -285,12 +285,13 @@ describe('deploy/helm/svc-platform', () => {
     expect(at(find(docs, 'HorizontalPodAutoscaler'), 'spec', 'scaleTargetRef', 'name')).toBe(at(find(docs, 'Deployment', 'api'), 'metadata', 'name'));
   });
 
-  it('mounts one claim at the image data directory in every pod, as the image user', () => {
+  it('mounts one claim at the image data directory in every pod, as the image user, without service links', () => {
     const docs = objects(defaults.files);
     const dataDir = /^ENV SVC_DATA_DIR=(\S+)$/m.exec(read('Dockerfile'))![1];
     const claim = at(find(docs, 'PersistentVolumeClaim'), 'metadata', 'name');
     for (const role of ['api', 'worker']) {
       const d = find(docs, 'Deployment', role);
+      expect(at(d, 'spec', 'template', 'spec', 'enableServiceLinks')).toBe(false);
       expect(at(container(d), 'volumeMounts', 0)).toEqual({ name: 'data', mountPath: dataDir });
       expect(at(d, 'spec', 'template', 'spec', 'volumes', 0, 'persistentVolumeClaim', 'claimName')).toBe(claim);
       expect(at(d, 'spec', 'template', 'spec', 'securityContext', 'runAsUser')).toBe(10001);
