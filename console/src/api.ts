@@ -22,12 +22,15 @@ export async function call<T>(method: Method, path: string, body?: unknown): Pro
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = res.status === 204 ? null : await res.json().catch(() => null);
-  if (!res.ok) {
-    const e = (json as { error?: { code?: string; message?: string } } | null)?.error;
-    throw new ApiError(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? `The request failed (${res.status}).`);
-  }
-  return json as T;
+  await ensureOk(res);
+  return (res.status === 204 ? null : await res.json().catch(() => null)) as T;
+}
+
+/** Throws the ApiError of a non-2xx answer (`what` failed, when its body is not the platform's envelope). */
+export async function ensureOk(res: Response, what = 'request'): Promise<void> {
+  if (res.ok) return;
+  const e = ((await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null)?.error;
+  throw new ApiError(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? `The ${what} failed (${res.status}).`);
 }
 
 export const query = (params: Record<string, string | undefined>): string => {

@@ -1,6 +1,7 @@
 // A bar chart drawn as inline SVG (no chart library: a few hundred bytes instead of tens of kilobytes), with the same
 // numbers in a table for screen readers and for reading exact values.
 import { useState } from 'preact/hooks';
+import { isoDay } from './ui.tsx';
 
 export interface Bar {
   label: string;
@@ -55,7 +56,7 @@ export function BarChart({ title, bars, format = (n) => n.toLocaleString() }: { 
 export function dailyBars(start: string, end: string, values: ReadonlyMap<string, number>): Bar[] {
   const bars: Bar[] = [];
   for (let t = Date.parse(start); t <= Date.parse(end); t += 86_400_000) {
-    const day = new Date(t).toISOString().slice(0, 10);
+    const day = isoDay(t);
     bars.push({ label: day, value: values.get(day) ?? 0 });
   }
   return bars;

@@ -5,6 +5,8 @@ import { useState } from 'preact/hooks';
 export interface Cursors {
   /** The cursor of the page shown (undefined: the first page). */
   before: string | undefined;
+  /** Pages opened before the one shown (0: the first page). */
+  depth: number;
   back?: () => void;
   on: (next: string) => void;
   /** Back to the first page (a new filter). */
@@ -15,6 +17,7 @@ export function useCursors(): Cursors {
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
   return {
     before: cursors.at(-1),
+    depth: cursors.length - 1,
     back: cursors.length > 1 ? () => setCursors(cursors.slice(0, -1)) : undefined,
     on: (next) => setCursors([...cursors, next]),
     reset: () => setCursors([undefined]),

@@ -1,6 +1,6 @@
 // The console's building blocks: data loaded with its error, forms and buttons that say when they are busy or
 // failed (role="alert"), labelled fields, and a secret shown once.
-import type { ComponentChildren, InputHTMLAttributes, TargetedEvent } from 'preact';
+import type { ComponentChildren, InputHTMLAttributes, TargetedEvent, TextareaHTMLAttributes } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 
 export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -83,12 +83,15 @@ export function RowAction({ act, label, confirm: question, children }: { act: ()
   );
 }
 
-/** A labelled form whose submit runs `submit` with its fields; they stay as typed when it fails. */
-export function Form({ label, submit, children, button, inline }: { label: string; submit: (data: FormData) => Promise<unknown>; children: ComponentChildren; button: string; inline?: boolean }) {
+/**
+ * A labelled form whose submit runs `submit` with its fields. They stay as typed when it fails; on success they are
+ * cleared (a thing created), unless `keep` (filters, an invocation re-run with small changes).
+ */
+export function Form({ label, submit, children, button, inline, keep }: { label: string; submit: (data: FormData) => Promise<unknown>; children: ComponentChildren; button: string; inline?: boolean; keep?: boolean }) {
   const form = useRef<HTMLFormElement>(null);
   const { run, busy, failed } = useRun(async () => {
     await submit(new FormData(form.current!));
-    form.current?.reset();
+    if (!keep) form.current?.reset();
   });
   const onSubmit = (e: TargetedEvent<HTMLFormElement>) => {
     e.preventDefault();
@@ -110,6 +113,16 @@ export function Field({ label, ...input }: InputHTMLAttributes<HTMLInputElement>
     <label class="field">
       <span>{label}</span>
       <input {...input} />
+    </label>
+  );
+}
+
+/** A labelled text area; named by aria-label too, as a wrapping label would also count the text typed in it. */
+export function TextArea({ label, ...area }: TextareaHTMLAttributes<HTMLTextAreaElement> & { label: string; name: string }) {
+  return (
+    <label class="field">
+      <span>{label}</span>
+      <textarea spellcheck={false} aria-label={label} {...area} />
     </label>
   );
 }
@@ -155,6 +168,20 @@ export function text(data: FormData, name: string): string | undefined {
 }
 
 export const when = (iso: string): string => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** A moment's UTC day, YYYY-MM-DD (the API's date parameters and daily series). */
+export const isoDay = (t: number): string => new Date(t).toISOString().slice(0, 10);
+
+const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+/** 1536 as '1.5 KB' (powers of 1024, as the platform's limits are set). */
+export function bytes(n: number): string {
+  let i = 0;
+  while (n >= 1024 && i < UNITS.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${i === 0 ? n : n.toFixed(1)} ${UNITS[i]}`;
+}
 
 /** A table with a caption for screen readers and headers for its columns. */
 export function Table({ caption, columns, children }: { caption: string; columns: string[]; children: ComponentChildren }) {

@@ -1,17 +1,13 @@
 // Usage against the plan's allowances, as GET /dashboard/billing gives it: the account's, or one app's share of it.
 import type { BillingOverview, LimitedMeter } from './api/billing.ts';
-import { Table } from './ui.tsx';
+import { bytes, Table } from './ui.tsx';
 
 const BYTES = new Set<LimitedMeter>(['database_bytes', 'bandwidth_bytes', 'storage_bytes']);
 
 /** A meter's quantity as a person reads it: bytes in KB/MB/GB, credits in USD, the rest as counts. */
 export function formatMeter(meter: string, n: number): string {
   if (meter === 'ai_credits') return `$${n.toFixed(n < 1 ? 4 : 2)}`;
-  if (!BYTES.has(meter as LimitedMeter)) return n.toLocaleString();
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let i = 0;
-  for (; n >= 1024 && i < units.length - 1; i++) n /= 1024;
-  return `${i ? n.toFixed(1) : n} ${units[i]}`;
+  return BYTES.has(meter as LimitedMeter) ? bytes(n) : n.toLocaleString();
 }
 
 export const meterLabel = (meter: string): string => meter.replaceAll('_', ' ');

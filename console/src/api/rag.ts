@@ -1,5 +1,5 @@
 // An app's RAG collections, their documents and the query playground (/v1/{app_id}/rag/collections/...).
-import { ApiError, call, seg } from '../api.ts';
+import { call, ensureOk, seg } from '../api.ts';
 
 export type AccessMode = 'private' | 'shared' | 'custom';
 export const ACCESS_MODES: readonly AccessMode[] = ['private', 'shared', 'custom'];
@@ -54,9 +54,8 @@ const base = (appId: string) => `/v1/${seg(appId)}/rag/collections`;
 async function documentPage(appId: string, name: string, before?: string): Promise<DocumentPage> {
   const q = new URLSearchParams({ limit: String(DOCUMENTS_PAGE), ...(before ? { before } : {}) });
   const res = await fetch(`${base(appId)}/${seg(name)}/documents?${q}`, { credentials: 'same-origin' });
-  const json = await res.json().catch(() => null);
-  if (!res.ok) throw new ApiError(res.status, json?.error?.code ?? `HTTP_${res.status}`, json?.error?.message ?? `The request failed (${res.status}).`);
-  return { documents: json as RagDocument[], next: res.headers.get('x-next-before') };
+  await ensureOk(res);
+  return { documents: (await res.json()) as RagDocument[], next: res.headers.get('x-next-before') };
 }
 
 export const rag = {

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { account, ROLES, roleAtLeast, type AuditEntry, type Member, type Role } from '../api.ts';
 import { useCan, useSession } from '../session.ts';
-import { Action, Field, Form, Loading, RowAction, Secret, Select, Table, text, useLoad, when } from '../ui.tsx';
+import { Action, Field, Form, Loading, messageOf, RowAction, Secret, Select, Table, text, useLoad, when } from '../ui.tsx';
 
 /** The roles someone with `mine` may grant: none above their own. */
 const grantable = (mine: Role): Role[] => ROLES.filter((r) => roleAtLeast(mine, r));
@@ -31,6 +31,8 @@ function Members() {
   const me = useSession();
   const members = useLoad(account.members, []);
   const isAdmin = useCan('admin');
+  // Not themselves here, nor anyone above their own role (an admin an owner): the API would refuse.
+  const manages = (m: Member) => isAdmin && m.person_id !== me.person.id && roleAtLeast(me.role, m.role);
   return (
     <>
       <h2>Members</h2>
@@ -41,15 +43,15 @@ function Members() {
               <tr key={m.person_id}>
                 <td>{m.name || '—'}</td>
                 <td>{m.email}</td>
-                <td>{isAdmin && m.person_id !== me.person.id ? <RoleChoice member={m} mine={me.role} onChanged={members.reload} /> : m.role}</td>
+                <td>{manages(m) ? <RoleChoice member={m} mine={me.role} onChanged={members.reload} /> : m.role}</td>
                 <td>{when(m.joined_at)}</td>
                 {isAdmin &&
-                  (m.person_id === me.person.id ? (
-                    <td />
-                  ) : (
+                  (manages(m) ? (
                     <RowAction label={`Remove ${m.email}`} confirm={`Remove ${m.email} from the account?`} act={() => account.removeMember(m.person_id).then(members.reload)}>
                       Remove
                     </RowAction>
+                  ) : (
+                    <td />
                   ))}
               </tr>
             ))}
@@ -64,14 +66,14 @@ function Members() {
 function RoleChoice({ member, mine, onChanged }: { member: Member; mine: Role; onChanged: () => Promise<void> }) {
   const [failed, setFailed] = useState<string>();
   const change = (role: Role) =>
-    account.setRole(member.person_id, role).then(onChanged, (err: Error) => {
-      setFailed(err.message);
+    account.setRole(member.person_id, role).then(onChanged, (err: unknown) => {
+      setFailed(messageOf(err));
       return onChanged();
     });
   return (
     <>
       <select aria-label={`Role of ${member.email}`} value={member.role} onChange={(e) => void change(e.currentTarget.value as Role)}>
-        {(roleAtLeast(mine, member.role) ? grantable(mine) : [member.role]).map((r) => (
+        {grantable(mine).map((r) => (
           <option key={r}>{r}</option>
         ))}
       </select>
@@ -147,9 +149,14 @@ function PlatformKeys() {
                 </td>
                 <td>{k.role}</td>
                 <td>{when(k.created_at)}</td>
-                <RowAction label={`Revoke ${k.name}`} confirm={`Revoke the platform key ${k.name}?`} act={() => account.revokeKey(k.id).then(keys.reload)}>
-                  Revoke
-                </RowAction>
+                {/* A key above the person's role (an owner key for an admin) is the API's to refuse: no button. */}
+                {roleAtLeast(me.role, k.role) ? (
+                  <RowAction label={`Revoke ${k.name}`} confirm={`Revoke the platform key ${k.name}?`} act={() => account.revokeKey(k.id).then(keys.reload)}>
+                    Revoke
+                  </RowAction>
+                ) : (
+                  <td />
+                )}
               </tr>
             ))}
           </Table>

@@ -3,10 +3,12 @@
 // with a reason. Kept live by the substrate change stream: a ticket minted with the session (POST
 // /v1/me/substrate/ws-ticket) opens the websocket on the console's own origin, every frame re-reads the list
 // (debounced), and a closed socket reconnects with a new ticket after a growing pause. New proposals are announced in
-// a live region. A viewer sees the list without decision buttons.
+// a live region. Every role decides: the substrate is the person's own, whatever their role in the account.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { substrate, type SubstrateAction } from '../api.ts';
-import { Action, Form, Loading, messageOf, text, useLoad, when } from '../ui.tsx';
+import { Action, Field, Form, Loading, text, useLoad, when } from '../ui.tsx';
+import { Facts, type Fact } from '../facts.tsx';
+import { Payload } from '../json.tsx';
 
 /** Frames arriving together (a merge touches several rows) cause one re-read. */
 const DEBOUNCE_MS = 150;
@@ -127,6 +129,25 @@ function proposer(a: SubstrateAction): string {
   return who;
 }
 
+function proposalFacts(a: SubstrateAction): Fact[] {
+  const facts: Fact[] = [
+    ['Proposed by', proposer(a)],
+    ['Proposed', <time dateTime={a.created_at}>{when(a.created_at)}</time>],
+    ['Why it waits', a.verdict.reason],
+  ];
+  if (a.verdict.conflicts.length === 0) return facts;
+  const conflicts = (
+    <ul aria-label={`Principles in conflict with ${a.action_id}`}>
+      {a.verdict.conflicts.map((c) => (
+        <li key={c.principle_id}>
+          {c.title} <span class="muted">({c.mode === 'reject' ? 'rejects' : 'requires approval'})</span>
+        </li>
+      ))}
+    </ul>
+  );
+  return [...facts, ['Principles in conflict', conflicts]];
+}
+
 function Proposal({ action: a, decided }: { action: SubstrateAction; decided: () => Promise<void> }) {
   const title = `${a.action_id}-title`;
   return (
@@ -134,75 +155,16 @@ function Proposal({ action: a, decided }: { action: SubstrateAction; decided: ()
       <h2 id={title}>
         <code>{a.capability}</code> <span class="muted">{a.action_id}</span>
       </h2>
-      <dl class="facts">
-        <div>
-          <dt>Proposed by</dt>
-          <dd>{proposer(a)}</dd>
-        </div>
-        <div>
-          <dt>Proposed</dt>
-          <dd>
-            <time dateTime={a.created_at}>{when(a.created_at)}</time>
-          </dd>
-        </div>
-        <div>
-          <dt>Why it waits</dt>
-          <dd>{a.verdict.reason}</dd>
-        </div>
-        {a.verdict.conflicts.length > 0 && (
-          <div>
-            <dt>Principles in conflict</dt>
-            <dd>
-              <ul aria-label={`Principles in conflict with ${a.action_id}`}>
-                {a.verdict.conflicts.map((c) => (
-                  <li key={c.principle_id}>
-                    {c.title} <span class="muted">({c.mode === 'reject' ? 'rejects' : 'requires approval'})</span>
-                  </li>
-                ))}
-              </ul>
-            </dd>
-          </div>
-        )}
-      </dl>
+      <Facts facts={proposalFacts(a)} />
       <Payload action={a} />
       <div class="row decide">
         <Action label={`Approve ${a.action_id}`} act={async () => (await substrate.approve(a.action_id), await decided())}>
           Approve
         </Action>
         <Form inline label={`Reject ${a.action_id}`} button="Reject" submit={async (data) => (await substrate.reject(a.action_id, text(data, 'reason')), await decided())}>
-          <label class="field">
-            <span>Reason for rejecting (optional)</span>
-            <input name="reason" maxLength={2000} />
-          </label>
+          <Field label="Reason for rejecting (optional)" name="reason" maxLength={2000} />
         </Form>
       </div>
     </li>
-  );
-}
-
-/** The payload as collapsed JSON; one the list left out (over 8 KB: { omitted, bytes }) is read in full when opened. */
-export function Payload({ action: a }: { action: SubstrateAction }) {
-  const omitted = typeof a.payload === 'object' && a.payload !== null && (a.payload as { omitted?: unknown }).omitted === true;
-  const [full, setFull] = useState<{ payload?: unknown; error?: string }>({});
-  const opened = (e: Event) => {
-    if (!omitted || full.payload !== undefined || !(e.currentTarget as HTMLDetailsElement).open) return;
-    substrate.get(a.action_id).then(
-      (got) => setFull({ payload: got.payload }),
-      (err: unknown) => setFull({ error: messageOf(err) }),
-    );
-  };
-  const shown = omitted ? full.payload : a.payload;
-  return (
-    <details onToggle={opened}>
-      <summary>Payload</summary>
-      {full.error && <p role="alert" class="error">{full.error}</p>}
-      {shown === undefined ? (
-        <p aria-busy="true" class="muted">Loading…</p>
-      ) : (
-        <pre class="payload">
-          <code>{JSON.stringify(shown, null, 2)}</code>
-        </pre>
-      )}
-    </details>
   );
 }

@@ -4,9 +4,10 @@
 import { useState } from 'preact/hooks';
 import { billing, DAILY_METERS, type BillingOverview, type DailyMeter } from '../api/billing.ts';
 import { BarChart, dailyBars } from '../chart.tsx';
+import { Facts } from '../facts.tsx';
 import { useCan } from '../session.ts';
 import { formatMeter, meterLabel, UsageTable } from '../usage.tsx';
-import { Action, Loading, useLoad, when } from '../ui.tsx';
+import { Action, isoDay, Loading, useLoad, when } from '../ui.tsx';
 
 const CHART_DAYS = 30;
 
@@ -45,14 +46,7 @@ function Plan({ billing: b }: { billing: BillingOverview }) {
   ];
   return (
     <>
-      <dl class="facts" aria-label="Plan">
-        {facts.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
+      <Facts label="Plan" facts={facts} />
       {isOwner && (
         <p class="row">
           {b.plan === 'free' && <Action act={() => go(billing.checkout('pro'))}>Upgrade to pro</Action>}
@@ -62,8 +56,6 @@ function Plan({ billing: b }: { billing: BillingOverview }) {
     </>
   );
 }
-
-const isoDay = (t: number) => new Date(t).toISOString().slice(0, 10);
 
 /** The last 30 days of one meter, a bar a day. */
 export function DailyUsage({ appId }: { appId?: string }) {

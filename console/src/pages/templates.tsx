@@ -4,6 +4,7 @@
 // Clone form.
 import { useEffect, useState } from 'preact/hooks';
 import { CLONE_STEPS, templates, type Clone, type CloneStep, type Manifest, type TodoItem } from '../api.ts';
+import { Facts } from '../facts.tsx';
 import { href } from '../router.ts';
 import { useCan } from '../session.ts';
 import { Loading, messageOf, Table, useLoad, when } from '../ui.tsx';
@@ -100,14 +101,7 @@ function Creates({ manifest: { creates: c } }: { manifest: Manifest }) {
   return (
     <>
       <h2>What a clone creates</h2>
-      <dl class="facts" aria-label="What a clone creates">
-        {facts.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
+      <Facts label="What a clone creates" facts={facts} />
       <h3>Tables</h3>
       <Table caption="Tables a clone creates" columns={['Table', 'Access', 'Seed rows']}>
         {c.tables.map((t) => (

@@ -6,7 +6,7 @@ import { ai, type AiConfig, type AiConfigChange, type AiUsage, type Totals } fro
 import { BarChart, dailyBars } from '../../chart.tsx';
 import { Facts } from '../../facts.tsx';
 import { useCan } from '../../session.ts';
-import { Field, Form, Loading, Table, text, useLoad, when } from '../../ui.tsx';
+import { Field, Form, isoDay, Loading, Table, text, useLoad, when } from '../../ui.tsx';
 
 export default function AiTab({ app }: AppTabProps) {
   return (
@@ -94,14 +94,13 @@ function SettingsForm({ appId, config, saved }: { appId: string; config: AiConfi
 
 const shownNumber = (n: number | null): string => (n === null ? '' : String(n));
 
-const day = (t: number): string => new Date(t).toISOString().slice(0, 10);
 // Cents for dollars; three significant digits below a dollar, where a call costs millionths.
 const CENTS = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
 const FRACTIONS = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumSignificantDigits: 3 });
 const usd = (n: number): string => (n >= 1 ? CENTS : FRACTIONS).format(n);
 
 function Usage({ appId }: { appId: string }) {
-  const [range, setRange] = useState(() => ({ start: day(Date.now() - 29 * 86_400_000), end: day(Date.now()) }));
+  const [range, setRange] = useState(() => ({ start: isoDay(Date.now() - 29 * 86_400_000), end: isoDay(Date.now()) }));
   const usage = useLoad(() => ai.usage(appId, range.start, range.end), [appId, range.start, range.end]);
   // The same dates again read the usage again (new calls since).
   const pick = async (d: FormData) => {

@@ -1,7 +1,7 @@
 // The table editor's filters, written in the data API's own dialect: a column, an operator and a value make
 // `column=op.value`, shown as the query string the page sends so the person can reuse it with any client.
 import { OPERATORS, filterValue, type Filter, type Operator } from '../../api/data.ts';
-import { Form, Select, text } from '../../ui.tsx';
+import { Field, Form, Select, text } from '../../ui.tsx';
 
 export function Filters({ columns, filters, onChange }: { columns: string[]; filters: readonly Filter[]; onChange: (f: Filter[]) => void }) {
   const add = async (d: FormData) => {
@@ -14,10 +14,7 @@ export function Filters({ columns, filters, onChange }: { columns: string[]; fil
       <Form label="Add a filter" button="Add filter" inline submit={add}>
         <Select label="Column" name="column" options={columns} />
         <Select label="Operator" name="op" options={OPERATORS} initial="eq" />
-        <label class="field">
-          <span>Value</span>
-          <input name="value" placeholder="e.g. 42, *text*, null, (a,b)" />
-        </label>
+        <Field label="Value" name="value" placeholder="e.g. 42, *text*, null, (a,b)" />
       </Form>
       {filters.length > 0 && (
         <ul class="filters" aria-label="Filters">

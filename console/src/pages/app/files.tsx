@@ -5,9 +5,9 @@ import { useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { FILE_PAGE, files, type StorageLimits, type StoredObject } from '../../api/files.ts';
 import { useCan } from '../../session.ts';
-import { Action, Form, Loading, RowAction, Table, useLoad, when } from '../../ui.tsx';
+import { Action, bytes, Field, Form, Loading, RowAction, Table, useLoad, when } from '../../ui.tsx';
 import { Facts } from '../../facts.tsx';
-import { bytes, fileOf } from './runtime-ui.tsx';
+import { fileOf } from './runtime-ui.tsx';
 
 export default function FilesTab({ app }: AppTabProps) {
   const appId = app.app_id;
@@ -70,10 +70,7 @@ function UploadForm({ appId, uploaded }: { appId: string; uploaded: () => Promis
   };
   return (
     <Form label="Upload a file" button="Upload" submit={upload}>
-      <label class="field">
-        <span>File</span>
-        <input type="file" name="file" required />
-      </label>
+      <Field label="File" type="file" name="file" required />
     </Form>
   );
 }

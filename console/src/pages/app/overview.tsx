@@ -6,6 +6,7 @@ import { serviceKeys, type AppDetails } from '../../api.ts';
 import { billing } from '../../api/billing.ts';
 import { DailyUsage } from '../billing.tsx';
 import { UsageTable } from '../../usage.tsx';
+import { Facts } from '../../facts.tsx';
 import { useCan } from '../../session.ts';
 import { Field, Form, Loading, RowAction, Secret, Table, text, useLoad, when } from '../../ui.tsx';
 
@@ -34,14 +35,7 @@ function Overview({ app }: { app: AppDetails }) {
   return (
     <>
       <h2>Overview</h2>
-      <dl class="facts" aria-label="Overview">
-        {rows.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
+      <Facts label="Overview" facts={rows} />
     </>
   );
 }

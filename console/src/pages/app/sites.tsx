@@ -5,8 +5,8 @@ import { useEffect, useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { canRollBackTo, cancellable, FRAMEWORKS, settled, sites, type Deployment, type Framework } from '../../api/sites.ts';
 import { useCan } from '../../session.ts';
-import { Action, Form, Loading, messageOf, Select, Table, text, useLoad, when } from '../../ui.tsx';
-import { bytes, fileOf, pairLines, TextArea } from './runtime-ui.tsx';
+import { Action, bytes, Field, Form, Loading, messageOf, Select, Table, text, TextArea, useLoad, when } from '../../ui.tsx';
+import { fileOf, pairLines } from './runtime-ui.tsx';
 
 const POLL_MS = 1000;
 
@@ -48,10 +48,7 @@ function UploadForm({ appId, started }: { appId: string; started: (d: Deployment
   return (
     <Form label="Deploy a site" button="Deploy zip" submit={deploy}>
       <div class="row">
-        <label class="field">
-          <span>Site zip (index.html at its root or in one folder)</span>
-          <input type="file" name="zip" accept=".zip,application/zip" required />
-        </label>
+        <Field label="Site zip (index.html at its root or in one folder)" type="file" name="zip" accept=".zip,application/zip" required />
         <Select label="Framework" name="framework" options={FRAMEWORKS} initial="static" />
       </div>
     </Form>
@@ -74,7 +71,7 @@ function Progress({ appId, first, changed }: { appId: string; first: Deployment;
     <p role="status" aria-label="Deployment progress">
       Deployment <code>{d.id.slice(0, 8)}</code>: <strong>{d.status}</strong>
       {d.error && <span class="error"> {d.error}</span>}
-      {failed && <span class="error"> {failed}</span>}
+      {failed && <span role="alert" class="error"> {failed}</span>}
     </p>
   );
 }

@@ -3,19 +3,18 @@
 import { useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { endUsers } from '../../api/users.ts';
+import { useCursors } from '../../pager.tsx';
 import { Field, Form, Loading, Table, text, useLoad, when } from '../../ui.tsx';
 
 const PAGE_SIZE = 50;
 
 export default function UsersTab({ app }: AppTabProps) {
   const [q, setQ] = useState<string>();
-  /** The cursor of each page shown so far; the last one is the current page's (undefined: the first page). */
-  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
-  const cursor = cursors[cursors.length - 1];
-  const page = useLoad(() => endUsers.list(app.app_id, { limit: PAGE_SIZE, cursor, q }), [app.app_id, cursor, q]);
+  const cursors = useCursors();
+  const page = useLoad(() => endUsers.list(app.app_id, { limit: PAGE_SIZE, cursor: cursors.before, q }), [app.app_id, cursors.before, q]);
   const search = async (d: FormData) => {
     setQ(text(d, 'q'));
-    setCursors([undefined]);
+    cursors.reset();
   };
   return (
     <>
@@ -51,11 +50,11 @@ export default function UsersTab({ app }: AppTabProps) {
               </Table>
             )}
             <nav class="row pager" aria-label="Pages">
-              <button type="button" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+              <button type="button" disabled={!cursors.back} onClick={cursors.back}>
                 Previous
               </button>
-              <span role="status">Page {cursors.length}</span>
-              <button type="button" disabled={!p.next_cursor} onClick={() => setCursors([...cursors, p.next_cursor ?? undefined])}>
+              <span role="status">Page {cursors.depth + 1}</span>
+              <button type="button" disabled={!p.next_cursor} onClick={() => p.next_cursor && cursors.on(p.next_cursor)}>
                 Next
               </button>
             </nav>

@@ -2,13 +2,14 @@
 // (next_before), by type, with a display-name search (its best matches, one page); an entity's page
 // (#/substrate/entities/<id>) shows every field and edits the name, email and attributes through the ledger
 // (PATCH: patch_entity proposed, guarded by the updated_at read).
-import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { entities, ENTITY_TYPES, type Entity, type Proposal } from '../../api/substrate.ts';
+import { Facts } from '../../facts.tsx';
 import { href } from '../../router.ts';
 import type { TabProps } from '../../tabs.tsx';
-import { Form, Loading, Select, Table, text, useLoad, when } from '../../ui.tsx';
-import { Filters, Json, jsonField, Pager, TextArea, useCursorPages } from './parts.tsx';
+import { Field, Form, Loading, Select, Table, text, TextArea, useLoad, when } from '../../ui.tsx';
+import { Json } from '../../json.tsx';
+import { Filters, jsonField, Pager, useCursorPages } from './parts.tsx';
 
 const PAGE = 25;
 
@@ -24,10 +25,7 @@ function EntityList() {
       <h2 id="entities-title">Entities</h2>
       <Filters label="Find entities" apply={apply}>
         <Select label="Type" name="type" options={['any', ...ENTITY_TYPES]} initial="any" />
-        <label class="field">
-          <span>Name contains</span>
-          <input name="q" type="search" maxLength={200} />
-        </label>
+        <Field label="Name contains" name="q" type="search" maxLength={200} />
       </Filters>
       <EntityPages key={JSON.stringify(ask)} type={ask.type} q={ask.q} />
     </section>
@@ -97,16 +95,16 @@ function EntityView({ entity: e, changed }: { entity: Entity; changed: () => Pro
   return (
     <>
       <h2 id="entity-title">{e.display_name}</h2>
-      <dl class="facts">
-        <Fact name="Type">{e.type}</Fact>
-        <Fact name="Id">
-          <code>{e.id}</code>
-        </Fact>
-        <Fact name="Email">{e.primary_email ?? '—'}</Fact>
-        <Fact name="Linked app user">{e.linked_app_id ? `${e.linked_app_user_id} of app ${e.linked_app_id}` : '—'}</Fact>
-        <Fact name="Created">{when(e.created_at)}</Fact>
-        <Fact name="Updated">{when(e.updated_at)}</Fact>
-      </dl>
+      <Facts
+        facts={[
+          ['Type', e.type],
+          ['Id', <code>{e.id}</code>],
+          ['Email', e.primary_email ?? '—'],
+          ['Linked app user', e.linked_app_id ? `${e.linked_app_user_id} of app ${e.linked_app_id}` : '—'],
+          ['Created', when(e.created_at)],
+          ['Updated', when(e.updated_at)],
+        ]}
+      />
       <Json summary="Canonical keys" value={e.canonical_keys} />
       <Json summary="Attributes" value={e.attrs} />
       <h3>Edit</h3>
@@ -116,27 +114,12 @@ function EntityView({ entity: e, changed }: { entity: Entity; changed: () => Pro
       {/* Keyed by updated_at: after a save the fields show the entity as it now is. */}
       <div class="row-form">
         <Form key={e.updated_at} label={`Edit ${e.display_name}`} button="Save" submit={save}>
-          <label class="field">
-            <span>Display name</span>
-            <input name="display_name" defaultValue={e.display_name} maxLength={500} required />
-          </label>
-          <label class="field">
-            <span>Email (empty clears it)</span>
-            <input name="primary_email" type="email" defaultValue={e.primary_email ?? ''} maxLength={320} />
-          </label>
-          <TextArea label='Attributes patch (JSON merge patch: {"key": null} deletes a key)' name="attrs_patch" />
+          <Field label="Display name" name="display_name" defaultValue={e.display_name} maxLength={500} required />
+          <Field label="Email (empty clears it)" name="primary_email" type="email" defaultValue={e.primary_email ?? ''} maxLength={320} />
+          <TextArea label='Attributes patch (JSON merge patch: {"key": null} deletes a key)' name="attrs_patch" rows={4} />
         </Form>
       </div>
     </>
-  );
-}
-
-function Fact({ name, children }: { name: string; children: ComponentChildren }) {
-  return (
-    <div>
-      <dt>{name}</dt>
-      <dd>{children}</dd>
-    </div>
   );
 }
 

@@ -5,8 +5,8 @@
 import { useState } from 'preact/hooks';
 import { ledger, type LedgerAction, type LedgerFilters, type Proposal } from '../../api/substrate.ts';
 import type { TabProps } from '../../tabs.tsx';
-import { Action, Loading, Select, Table, text, when } from '../../ui.tsx';
-import { Payload } from '../approvals.tsx';
+import { Action, Field, Loading, Select, Table, text, when } from '../../ui.tsx';
+import { Payload } from '../../json.tsx';
 import { Filters, Pager, proposerOf, useCursorPages } from './parts.tsx';
 
 const PAGE = 25;
@@ -28,18 +28,9 @@ export default function Ledger({ rest }: TabProps) {
       <p class="muted">Every action proposed to your substrate, by you, your agents, your apps and your rules.</p>
       <Filters label="Filter the ledger" apply={apply}>
         <Select label="Status" name="status" options={STATUSES} initial={filters.status ?? 'all'} />
-        <label class="field">
-          <span>Capability</span>
-          <input name="capability" defaultValue={filters.capability} placeholder="record_decision" />
-        </label>
-        <label class="field">
-          <span>Source app</span>
-          <input name="source_app_id" defaultValue={filters.source_app_id} />
-        </label>
-        <label class="field">
-          <span>Rule</span>
-          <input name="source_rule_id" defaultValue={filters.source_rule_id} placeholder="rul_…" />
-        </label>
+        <Field label="Capability" name="capability" defaultValue={filters.capability} placeholder="record_decision" />
+        <Field label="Source app" name="source_app_id" defaultValue={filters.source_app_id} />
+        <Field label="Rule" name="source_rule_id" defaultValue={filters.source_rule_id} placeholder="rul_…" />
       </Filters>
       <p role="status" class="notice">
         {outcome}

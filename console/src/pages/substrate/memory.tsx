@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { memory, MEMORY_KINDS, type MemoryRow } from '../../api/substrate.ts';
 import type { TabProps } from '../../tabs.tsx';
-import { Loading, Select, Table, text, useLoad, when } from '../../ui.tsx';
+import { Field, Loading, Select, Table, text, useLoad, when } from '../../ui.tsx';
 import { Filters, Pager, useCursorPages } from './parts.tsx';
 
 const PAGE = 25;
@@ -24,10 +24,7 @@ export default function Memory(_: TabProps) {
     <section aria-labelledby="memory-title">
       <h2 id="memory-title">Memory</h2>
       <Filters label="Search memory" apply={apply}>
-        <label class="field">
-          <span>Words (empty: browse, newest first)</span>
-          <input name="q" type="search" maxLength={500} />
-        </label>
+        <Field label="Words (empty: browse, newest first)" name="q" type="search" maxLength={500} />
         <fieldset class="kinds">
           <legend>Kinds</legend>
           {MEMORY_KINDS.map((k) => (

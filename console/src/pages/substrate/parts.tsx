@@ -1,9 +1,9 @@
 // Pieces the substrate tabs share: paging through a list by its next_before cursor, a filter form that keeps what was
-// typed, JSON shown collapsed or typed in a labelled text area, and who proposed an action.
+// typed, a JSON object read from a form field, and who proposed an action.
 import type { ComponentChildren, TargetedEvent } from 'preact';
-import { useState } from 'preact/hooks';
 import type { SubstrateAction } from '../../api.ts';
 import type { Page } from '../../api/substrate.ts';
+import { useCursors } from '../../pager.tsx';
 import { useLoad, type Loaded } from '../../ui.tsx';
 
 export interface Pages<T, P extends Page<T> = Page<T>> {
@@ -20,14 +20,13 @@ export interface Pages<T, P extends Page<T> = Page<T>> {
  * over at the newest page.
  */
 export function useCursorPages<T, P extends Page<T> = Page<T>>(load: (before: string | undefined) => Promise<P>): Pages<T, P> {
-  const [cursors, setCursors] = useState<string[]>([]);
-  const before = cursors.at(-1);
-  const loaded = useLoad(() => load(before), [before]);
+  const cursors = useCursors();
+  const loaded = useLoad(() => load(cursors.before), [cursors.before]);
   return {
     loaded,
-    depth: cursors.length,
-    older: () => loaded.data?.next_before && setCursors([...cursors, loaded.data.next_before]),
-    newer: () => setCursors(cursors.slice(0, -1)),
+    depth: cursors.depth,
+    older: () => loaded.data?.next_before && cursors.on(loaded.data.next_before),
+    newer: () => cursors.back?.(),
   };
 }
 
@@ -58,29 +57,6 @@ export function Filters({ label, apply, children }: { label: string; apply: (dat
       {children}
       <button>Apply</button>
     </form>
-  );
-}
-
-/** A value as indented JSON, collapsed under `summary` until opened. */
-export function Json({ summary, value }: { summary: string; value: unknown }) {
-  return (
-    <details>
-      <summary>{summary}</summary>
-      <pre class="payload">
-        <code>{JSON.stringify(value, null, 2)}</code>
-      </pre>
-    </details>
-  );
-}
-
-export function TextArea({ label, name, rows = 4, initial, required }: { label: string; name: string; rows?: number; initial?: string; required?: boolean }) {
-  return (
-    <label class="field">
-      <span>{label}</span>
-      <textarea name={name} rows={rows} required={required} spellcheck={false} class="code">
-        {initial}
-      </textarea>
-    </label>
   );
 }
 

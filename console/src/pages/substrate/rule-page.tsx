@@ -1,9 +1,11 @@
 // An attention rule's page (#/substrate/rules/<rule_id>): its body, and its firings newest slot first (25 a page): the bindings
 // found, the proposals made (each linked to the ledger filtered by the rule) and what was skipped and why.
 import { rules, type Firing, type Rule } from '../../api/substrate.ts';
+import { Facts } from '../../facts.tsx';
 import { href } from '../../router.ts';
 import { Loading, Table, useLoad, when } from '../../ui.tsx';
-import { Json, Pager, useCursorPages } from './parts.tsx';
+import { Json } from '../../json.tsx';
+import { Pager, useCursorPages } from './parts.tsx';
 
 const PAGE = 25;
 
@@ -34,24 +36,18 @@ function RuleFacts({ rule: r }: { rule: Rule }) {
     <>
       <h2 id="rule-title">{r.name}</h2>
       {r.description && <p>{r.description}</p>}
-      <dl class="facts">
-        <div>
-          <dt>Schedule (UTC)</dt>
-          <dd>
-            <code>{r.trigger_cron}</code>
-          </dd>
-        </div>
-        <div>
-          <dt>State</dt>
-          <dd>{r.enabled ? `enabled, next slot ${r.next_fire_at ? when(r.next_fire_at) : 'none'}` : 'disabled'}</dd>
-        </div>
-        <div>
-          <dt>Proposes</dt>
-          <dd>
-            <code>{r.action_capability}</code>, at most {r.max_fires_per_day} a day
-          </dd>
-        </div>
-      </dl>
+      <Facts
+        facts={[
+          ['Schedule (UTC)', <code>{r.trigger_cron}</code>],
+          ['State', r.enabled ? `enabled, next slot ${r.next_fire_at ? when(r.next_fire_at) : 'none'}` : 'disabled'],
+          [
+            'Proposes',
+            <>
+              <code>{r.action_capability}</code>, at most {r.max_fires_per_day} a day
+            </>,
+          ],
+        ]}
+      />
       <Json summary={`Condition (${r.condition_mode})`} value={r.condition} />
       <Json summary="Payload template" value={r.action_payload_template} />
       <p>

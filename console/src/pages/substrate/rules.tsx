@@ -6,8 +6,9 @@ import { useRef, useState } from 'preact/hooks';
 import { rules, type Preview, type Rule, type RuleBody } from '../../api/substrate.ts';
 import { href } from '../../router.ts';
 import type { TabProps } from '../../tabs.tsx';
-import { Action, Field, Loading, RowAction, Select, Table, text, useLoad, when } from '../../ui.tsx';
-import { Json, jsonField, TextArea } from './parts.tsx';
+import { Action, Field, Loading, RowAction, Select, Table, TextArea, text, useLoad, when } from '../../ui.tsx';
+import { Json, JsonCode } from '../../json.tsx';
+import { jsonField } from './parts.tsx';
 import { RulePage } from './rule-page.tsx';
 
 const MODES = ['row_query', 'snapshot_predicate'] as const;
@@ -113,14 +114,16 @@ function NewRule({ created }: { created: () => Promise<void> }) {
             label="Condition (JSON)"
             name="condition"
             required
-            initial={'{ "from": "commitments", "where": { "==": [{ "var": "status" }, "confirmed"] } }'}
+            rows={4}
+            defaultValue={'{ "from": "commitments", "where": { "==": [{ "var": "status" }, "confirmed"] } }'}
           />
           <Field label="Capability to propose" name="action_capability" required defaultValue="record_learning" />
           <TextArea
             label="Payload template (JSON, {{path}} from each binding)"
             name="action_payload_template"
             required
-            initial={'{ "title": "Follow up", "description": "{{description}}" }'}
+            rows={4}
+            defaultValue={'{ "title": "Follow up", "description": "{{description}}" }'}
           />
           <Field label="Most proposals a day" name="max_fires_per_day" type="number" min={1} max={10000} />
           <div class="row">
@@ -152,9 +155,7 @@ function PreviewView({ preview: p }: { preview: Preview }) {
               ) : (
                 <>
                   {s.would_require_approval ? 'Waits for your approval' : 'Executes at once'}
-                  <pre class="payload">
-                    <code>{JSON.stringify(s.rendered_payload, null, 2)}</code>
-                  </pre>
+                  <JsonCode value={s.rendered_payload} />
                 </>
               )}
               <Json summary="Binding" value={s.binding} />

@@ -1,8 +1,7 @@
 // functions_deploy's form (a new function, or a new version of one: the same name updates it) and the function's
 // variables (names only; values are write-only).
 import { functions, TRIGGERS, type FunctionDetail, type Trigger, type TriggerType } from '../../../api/functions.ts';
-import { Field, Form, RowAction, Select, Table, text } from '../../../ui.tsx';
-import { TextArea } from '../runtime-ui.tsx';
+import { Field, Form, RowAction, Select, Table, TextArea, text } from '../../../ui.tsx';
 
 const EXAMPLE = `export default async (req: Request) => {
   const body = req.method === 'POST' ? await req.json() : null;

@@ -2,9 +2,9 @@
 // headers, body and console output. Logged with trigger "test".
 import { useState } from 'preact/hooks';
 import { functions, INVOKE_METHODS, type InvokeRequest, type InvokeResult } from '../../../api/functions.ts';
-import { Field, Select, Table, text } from '../../../ui.tsx';
+import { Field, Form, Select, Table, TextArea, text } from '../../../ui.tsx';
 import { Facts } from '../../../facts.tsx';
-import { pairLines, StickyForm, TextArea } from '../runtime-ui.tsx';
+import { pairLines } from '../runtime-ui.tsx';
 import { ConsoleOutput } from './logs.tsx';
 
 /** The body as typed: parsed when it is JSON (sent as application/json), else the text as is; none when empty. */
@@ -37,7 +37,7 @@ export function Invoke({ appId, name, invoked }: { appId: string; name: string; 
   return (
     <>
       <h3>Invoke</h3>
-      <StickyForm label={`Invoke ${name}`} button="Invoke" submit={run}>
+      <Form keep label={`Invoke ${name}`} button="Invoke" submit={run}>
         <div class="row">
           <Select label="Method" name="method" options={INVOKE_METHODS} initial="POST" />
           <Field label="Path" name="path" defaultValue="/" maxLength={2000} />
@@ -48,7 +48,7 @@ export function Invoke({ appId, name, invoked }: { appId: string; name: string; 
           <Select label="Body as" name="body_kind" options={['json', 'text']} initial="json" />
         </div>
         <TextArea label="Body" name="body" rows={4} placeholder='{ "name": "Ada" }' />
-      </StickyForm>
+      </Form>
       {result && <Response result={result} />}
     </>
   );

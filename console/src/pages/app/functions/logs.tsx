@@ -2,8 +2,7 @@
 // (the oldest entry's id), each entry with its console output. Reloaded when the function ran again.
 import { useState } from 'preact/hooks';
 import { functions, LOG_PAGE, type ConsoleLine, type LogEntry, type LogFilter } from '../../../api/functions.ts';
-import { Action, Field, Loading, Select, Table, text, useLoad, when } from '../../../ui.tsx';
-import { StickyForm } from '../runtime-ui.tsx';
+import { Action, Field, Form, Loading, Select, Table, text, useLoad, when } from '../../../ui.tsx';
 
 /** A datetime-local field's value as the API's ISO date-time (the person's own time zone). */
 const iso = (local: string | undefined): string | undefined => (local ? new Date(local).toISOString() : undefined);
@@ -41,13 +40,13 @@ export function Logs({ appId, name, version }: { appId: string; name: string; ve
   return (
     <>
       <h3>Logs</h3>
-      <StickyForm label="Log filters" button="Apply filters" submit={async (d) => setFilter(filterOf(d))}>
+      <Form keep label="Log filters" button="Apply filters" submit={async (d) => setFilter(filterOf(d))}>
         <div class="row">
           <Select label="Level" name="level" options={['any', 'error', 'info']} initial="any" />
           <Field label="Since" name="since" type="datetime-local" step={1} />
           <Field label="Until" name="until" type="datetime-local" step={1} />
         </div>
-      </StickyForm>
+      </Form>
       <Loading loaded={first}>
         {(page) => {
           const all = [...page, ...older];

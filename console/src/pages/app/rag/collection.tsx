@@ -6,7 +6,7 @@ import { rag, type DocumentPage, type QueryAnswer } from '../../../api/rag.ts';
 import { Pager, useCursors } from '../../../pager.tsx';
 import { href } from '../../../router.ts';
 import { useCan } from '../../../session.ts';
-import { Action, Field, Form, Loading, RowAction, Table, text, useLoad, when } from '../../../ui.tsx';
+import { Action, Field, Form, Loading, RowAction, Table, text, TextArea, useLoad, when } from '../../../ui.tsx';
 
 export function CollectionPage({ appId, name }: { appId: string; name: string }) {
   return (
@@ -40,10 +40,7 @@ function Documents({ appId, name }: { appId: string; name: string }) {
       {canWrite && (
         <Form label="Ingest a text document" button="Ingest" submit={ingest}>
           <Field label="File name" name="filename" maxLength={1024} />
-          <label class="field">
-            <span>Text</span>
-            <textarea name="text" required rows={5} />
-          </label>
+          <TextArea label="Text" name="text" required rows={5} spellcheck />
         </Form>
       )}
     </section>
