@@ -1,10 +1,10 @@
 // The shell: the sign-in page until GET /dashboard/session answers a person, then the navigation and the page the
 // hash names.
-import { useEffect } from 'preact/hooks';
-import { session } from './api.ts';
+import { useEffect, useState } from 'preact/hooks';
+import { call, session, type SessionInfo } from './api.ts';
 import { href, useRoute, type Route } from './router.ts';
 import { currentSession, SessionContext } from './session.ts';
-import { Loading, useLoad } from './ui.tsx';
+import { Loading, messageOf, useLoad } from './ui.tsx';
 import { SignIn } from './pages/signin.tsx';
 import { AppsPage } from './pages/apps.tsx';
 import { AppPage } from './pages/app.tsx';
@@ -47,7 +47,7 @@ function Signed({ route }: { route: Route }) {
       {(s) =>
         s ? (
           <SessionContext.Provider value={s}>
-            <Shell route={route} email={s.person.email} role={s.role} onSignOut={() => session.signOut().then(signedIn.reload)} />
+            <Shell route={route} session={s} onSignOut={() => session.signOut().then(signedIn.reload)} onSwitched={signedIn.reload} />
           </SessionContext.Provider>
         ) : (
           <SignIn token={INVITED.has(route[0] ?? '') ? route[1] : undefined} onSignedIn={onSignedIn} />
@@ -69,7 +69,7 @@ function Page({ route }: { route: Route }) {
   return <AppsPage />;
 }
 
-function Shell({ route, email, role, onSignOut }: { route: Route; email: string; role: string; onSignOut: () => Promise<void> }) {
+function Shell({ route, session: s, onSignOut, onSwitched }: { route: Route; session: SessionInfo; onSignOut: () => Promise<void>; onSwitched: () => Promise<void> }) {
   const section = SECTIONS.find(([name]) => name === route[0])?.[0] ?? 'apps';
   // A new page moves the focus to its heading, so a screen reader announces where the person is.
   useEffect(() => document.querySelector<HTMLElement>('main h1')?.focus(), [route.join('/')]);
@@ -88,8 +88,9 @@ function Shell({ route, email, role, onSignOut }: { route: Route; email: string;
           ))}
         </nav>
         <span class="who">
-          {email} <span class="badge">{role}</span>
+          {s.person.email} <span class="badge">{s.role}</span>
         </span>
+        <AccountChoice session={s} onSwitched={onSwitched} />
         <button type="button" onClick={() => void onSignOut()}>
           Sign out
         </button>
@@ -98,5 +99,40 @@ function Shell({ route, email, role, onSignOut }: { route: Route; email: string;
         <Page route={route} />
       </main>
     </div>
+  );
+}
+
+/**
+ * The account the session acts in, for a person in more than one (POST /dashboard/session/account): the apps and
+ * every page are that account's, with the person's role there.
+ */
+function AccountChoice({ session: s, onSwitched }: { session: SessionInfo; onSwitched: () => Promise<void> }) {
+  const [failed, setFailed] = useState<string>();
+  if (s.accounts.length < 2) return null;
+  const choose = async (accountId: string) => {
+    setFailed(undefined);
+    try {
+      await call('POST', '/dashboard/session/account', { account_id: accountId });
+      location.hash = href('apps');
+      await onSwitched();
+    } catch (err) {
+      setFailed(messageOf(err));
+    }
+  };
+  return (
+    <>
+      <select aria-label="Account" value={s.account_id} onChange={(e) => void choose(e.currentTarget.value)}>
+        {s.accounts.map((a) => (
+          <option key={a.account_id} value={a.account_id}>
+            {a.account_name} ({a.role})
+          </option>
+        ))}
+      </select>
+      {failed && (
+        <span role="alert" class="error">
+          {failed}
+        </span>
+      )}
+    </>
   );
 }

@@ -73,6 +73,23 @@ export class Sessions {
     return { kind: 'platform', accountId: row.account_id, role: row.role, via: 'session', keyId: null, personId: row.person_id, sessionId: idHash };
   }
 
+  /**
+   * Moves the session (by its hash) to another account of its person; false when the person is no member there. The
+   * role is read again on each request, so the new account's applies at once.
+   */
+  async switchAccount(idHash: string, personId: string, accountId: string): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('sessions')
+      .set({ account_id: accountId })
+      .where('id_hash', '=', idHash)
+      .where('person_id', '=', personId)
+      .where(({ exists, selectFrom }) =>
+        exists(selectFrom('account_members').select('person_id').where('account_id', '=', accountId).where('person_id', '=', personId)),
+      )
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   /** Ends one session (sign-out); unknown tokens are ignored. */
   async end(token: string): Promise<void> {
     await this.#db.deleteFrom('sessions').where('id_hash', '=', hashKey(token)).execute();

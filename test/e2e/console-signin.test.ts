@@ -4,9 +4,12 @@
 // sign-in declined at the provider comes back with the reason. The e-mails' links are opened as a person opens them:
 // the verification link confirms the address, "Forgot your password?" mails a link whose page sets a new password that
 // then signs in, and an invitation link opened signed in offers to accept it.
+import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseUrl } from '../helpers/db.ts';
 import { callFrom, heading, startConsole, type ConsoleHarness } from '../helpers/console.ts';
+import { request } from './e2e-helpers.ts';
 import { startOidcProvider, type OidcProvider } from '../helpers/oidc-provider.ts';
 import { parseMail, startSmtp, type LoopbackSmtp } from '../helpers/smtp.ts';
 
@@ -140,6 +143,36 @@ describe('the console with an OpenID provider', () => {
     await heading(alice, 'Invitation');
     await alice.getByRole('button', { name: 'Accept the invitation' }).click();
     await expect(alice.getByRole('alert').textContent()).resolves.toMatch(/already a member/i);
+  });
+
+  it('a person in two accounts chooses the one the session acts in, with their role there', async () => {
+    const control = new pg.Client({ connectionString: databaseUrl(h.server.controlDb) });
+    await control.connect();
+    let own: string;
+    try {
+      own = (await control.query(`insert into accounts (name) values ('Alice & Co') returning id`)).rows[0].id;
+      await control.query(`insert into account_members (account_id, person_id, role) select $1, id, 'owner' from persons where email = 'alice@example.com'`, [own]);
+    } finally {
+      await control.end();
+    }
+    const first = (await callFrom(alice, 'GET', '/dashboard/session')).json.account_id as string;
+    // A fresh load reads the session with its two accounts.
+    await alice.goto(`${h.consoleUrl}#/apps`);
+    await alice.reload();
+    await heading(alice, 'Apps');
+    const choice = alice.getByRole('combobox', { name: 'Account' });
+    expect(await choice.locator('option').allTextContents()).toEqual([expect.stringMatching(/ \(developer\)$/), 'Alice & Co (owner)']);
+    await choice.selectOption(own);
+    await expect.poll(() => alice.locator('.who').textContent()).toBe('alice@example.com owner');
+    expect((await callFrom(alice, 'GET', '/dashboard/session')).json).toMatchObject({ account_id: own, role: 'owner' });
+    expect((await callFrom(alice, 'GET', '/apps')).json.apps).toEqual([]);
+    await choice.selectOption(first);
+    await expect.poll(() => alice.locator('.who').textContent()).toBe('alice@example.com developer');
+    // An account the person is not in is none of theirs; a platform key has no session to move.
+    const stranger = await callFrom(alice, 'POST', '/dashboard/session/account', { account_id: '00000000-0000-4000-8000-000000000000' });
+    expect([stranger.status, stranger.json.error.code]).toEqual([404, 'RESOURCE_NOT_FOUND']);
+    const byKey = await request(h.server.url, '/dashboard/session/account', { method: 'POST', key: h.server.platformKey, body: { account_id: own } });
+    expect([byKey.status, byKey.json.error.code]).toEqual([403, 'FORBIDDEN']);
     expect(h.problems).toEqual([]);
   });
 });

@@ -16,6 +16,7 @@ const defineTool = toolsUsing<Uses>();
 const PersonSchema = z.object({ id: z.string(), email: z.string(), name: z.string(), email_verified: z.boolean(), created_at: z.string() });
 const SignedInSchema = z.object({ person: PersonSchema, account_id: z.string(), role: z.enum(ROLES) });
 const MembershipSchema = z.object({ account_id: z.string(), account_name: z.string(), role: z.enum(ROLES) });
+const SessionSchema = z.object({ person: PersonSchema, account_id: z.string(), role: z.enum(ROLES), accounts: z.array(MembershipSchema) });
 
 /** The session channel of a REST request; the session routes are REST only, so it is always there. */
 export function sessionOf(ctx: Pick<ToolContext, 'session'>): SessionChannel {
@@ -150,7 +151,7 @@ export const accountSession = defineTool({
   title: 'The signed-in person',
   description: 'Who is signed in: the person, the account the session acts in with their role, and every account they belong to.',
   input: z.object({}),
-  output: z.object({ person: PersonSchema, account_id: z.string(), role: z.enum(ROLES), accounts: z.array(MembershipSchema) }),
+  output: SessionSchema,
   auth: ['platform'],
   mcp: false,
   annotations: { readOnlyHint: true },
@@ -162,4 +163,29 @@ export const accountSession = defineTool({
   },
 });
 
-export const identityTools = [accountSignup, accountSignin, accountSignout, accountSignoutAll, accountSession];
+export const accountSessionSwitch = defineTool({
+  name: 'account_session_switch',
+  title: 'Act in another account',
+  description: 'Moves this browser session to another account the person belongs to (account_session lists them); its role there applies at once.',
+  input: z.object({ account_id: z.string().max(64) }),
+  output: SessionSchema,
+  auth: ['platform'],
+  mcp: false,
+  // Any member may choose which of their accounts the session acts in; the role there is what it then gets.
+  role: 'viewer',
+  http: { method: 'POST', path: '/dashboard/session/account' },
+  annotations: { idempotentHint: true },
+  handler: async (input, ctx) => {
+    const { personId, sessionId } = personCaller(ctx.caller);
+    if (!sessionId) throw errors.wrongCredential(["a person's browser session"]);
+    const { identity } = ctx.services;
+    if (!(await identity.sessions.switchAccount(sessionId, personId, input.account_id))) {
+      throw errors.notFound(`Account '${input.account_id}' of yours`, 'Choose one of the accounts GET /dashboard/session lists.');
+    }
+    const memberships = await identity.memberships(personId);
+    const role = memberships.find((m) => m.account_id === input.account_id)!.role;
+    return { person: await identity.person(personId), account_id: input.account_id, role, accounts: memberships };
+  },
+});
+
+export const identityTools = [accountSignup, accountSignin, accountSignout, accountSignoutAll, accountSession, accountSessionSwitch];
