@@ -201,7 +201,8 @@ describe('the console', () => {
     await viewer.getByRole('link', { name: 'Shop', exact: true }).click();
     await heading(viewer, 'Shop');
     await viewer.getByRole('table', { name: 'Service keys' }).getByRole('row').nth(1).waitFor();
-    // Reading the usage chart's numbers is the only control of the overview a viewer gets.
+    // Reading the usage chart's numbers is the only control of the overview a viewer gets (the chart loads on its own).
+    await viewer.getByRole('button', { name: 'Show the numbers' }).waitFor();
     expect(await viewer.getByRole('button').allTextContents()).toEqual(['Sign out', 'Show the numbers']);
     await nav(viewer, 'Account');
     await heading(viewer, 'Account');

@@ -38,6 +38,7 @@ describe('REST and MCP parity', () => {
       'account_signout',
       'account_signout_all',
       'account_session',
+      'account_session_switch',
       'account_verify_email',
       'account_verify_email_send',
       'account_password_reset',
