@@ -159,10 +159,11 @@ describe('deploy/compose.yaml', () => {
     expect(at(services, 'worker', 'healthcheck')).toBeUndefined();
   });
 
-  it('shares the image data directory between api and worker, and gives the api longer than its shutdown timeout to stop', () => {
+  it('shares the image data directory between api and worker on a read-only root, and gives the api longer than its shutdown timeout to stop', () => {
     const dataDir = /^ENV SVC_DATA_DIR=(\S+)$/m.exec(read('Dockerfile'))![1];
     expect(at(services, 'api', 'volumes')).toEqual([`platform-data:${dataDir}`]);
     expect(at(services, 'worker', 'volumes')).toEqual([`platform-data:${dataDir}`]);
+    for (const role of ['api', 'worker']) expect([at(services, role, 'read_only'), at(services, role, 'tmpfs')]).toEqual([true, ['/tmp']]);
     const grace = Number(/^(\d+)s$/.exec(String(at(services, 'api', 'stop_grace_period')))![1]);
     expect(grace * 1000).toBeGreaterThan(configFor(containerEnv('api')).shutdownTimeoutMs);
   });
@@ -285,14 +286,15 @@ describe('deploy/helm/svc-platform', () => {
     expect(at(find(docs, 'HorizontalPodAutoscaler'), 'spec', 'scaleTargetRef', 'name')).toBe(at(find(docs, 'Deployment', 'api'), 'metadata', 'name'));
   });
 
-  it('mounts one claim at the image data directory in every pod, as the image user, without service links', () => {
+  it('mounts one claim at the image data directory and an emptyDir at /tmp on a read-only root, as the image user, without service links', () => {
     const docs = objects(defaults.files);
     const dataDir = /^ENV SVC_DATA_DIR=(\S+)$/m.exec(read('Dockerfile'))![1];
     const claim = at(find(docs, 'PersistentVolumeClaim'), 'metadata', 'name');
     for (const role of ['api', 'worker']) {
       const d = find(docs, 'Deployment', role);
       expect(at(d, 'spec', 'template', 'spec', 'enableServiceLinks')).toBe(false);
-      expect(at(container(d), 'volumeMounts', 0)).toEqual({ name: 'data', mountPath: dataDir });
+      expect(at(container(d), 'volumeMounts')).toEqual([{ name: 'data', mountPath: dataDir }, { name: 'tmp', mountPath: '/tmp' }]);
+      expect(at(container(d), 'securityContext', 'readOnlyRootFilesystem')).toBe(true);
       expect(at(d, 'spec', 'template', 'spec', 'volumes', 0, 'persistentVolumeClaim', 'claimName')).toBe(claim);
       expect(at(d, 'spec', 'template', 'spec', 'securityContext', 'runAsUser')).toBe(10001);
     }
