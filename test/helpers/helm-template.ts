@@ -25,8 +25,9 @@ export interface ChartRender {
 
 /** Renders every template of the chart at `chartDir` with its values.yaml overlaid by `overrides`. */
 export function renderChart(chartDir: string, overrides: Record<string, unknown> = {}, releaseName = 'svc'): ChartRender {
-  const chart = parse(readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8')) as { name: string; version: string; appVersion: string };
-  const values = deepMerge(parse(readFileSync(path.join(chartDir, 'values.yaml'), 'utf8')), overrides);
+  // YAML 1.1 as Helm reads them: an unquoted off or yes in values.yaml is a boolean there too.
+  const chart = parse(readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8'), { version: '1.1' }) as { name: string; version: string; appVersion: string };
+  const values = deepMerge(parse(readFileSync(path.join(chartDir, 'values.yaml'), 'utf8'), { version: '1.1' }), overrides);
   const root = {
     Values: values,
     Release: { Name: releaseName, Namespace: 'default', Service: 'Helm' },

@@ -175,7 +175,7 @@ describe('deploy/compose.yaml', () => {
 });
 
 describe('deploy/helm/svc-platform', () => {
-  const values = asRecord(parse(read('deploy/helm/svc-platform/values.yaml')));
+  const values = asRecord(parse(read('deploy/helm/svc-platform/values.yaml'), { version: '1.1' }));
   const secretKeys = Object.keys(asRecord(at(values, 'secrets', 'env')));
   const defaults = renderChart(CHART_DIR);
   const objects = (files: Map<string, string>): Yaml[] => [...files].flatMap(([name, text]) => parseDocuments(text, name));
