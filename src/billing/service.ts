@@ -79,11 +79,10 @@ export class BillingService {
     this.traffic = new TrafficMeter(deps.db, deps.log);
   }
 
-  /** The account's plan, status and usage against its limits; with `appId`, that app's share of the usage. */
+  /** The account's plan, status and usage against its limits; with `appId` (one of the account's), that app's share. */
   async overview(accountId: string, appId?: string, now = new Date()): Promise<BillingOverview> {
     const { db, credits } = this.#d;
     const plan = await credits.plan(accountId);
-    if (appId !== undefined) await this.#ownApp(accountId, appId);
     // The status shown is current: this account's limits are looked at now, not only at the next periodic pass.
     await this.enforce(now, [accountId]);
     const usage = (await usageByAccount(db, now, [accountId])).get(accountId)!;
@@ -113,21 +112,13 @@ export class BillingService {
     };
   }
 
-  /** Refuses an app that is not the account's: 404 when there is none, 403 when it is another account's. */
-  async #ownApp(accountId: string, appId: string): Promise<void> {
-    const { rows } = await sql<{ account_id: string }>`select account_id from apps where id::text = ${appId}`.execute(this.#d.db);
-    if (!rows[0]) throw errors.notFound(`App '${appId}'`, 'List your apps with apps_list (GET /apps) to find a valid app_id.');
-    if (rows[0].account_id !== accountId) throw errors.otherApp();
-  }
-
-  /** Daily rows of the account's apps (summed over them) or of one, oldest first; level meters' rows are the day's change. */
+  /** Daily rows of the account's apps (summed over them) or of one of them, oldest first; level meters' rows are the day's change. */
   async usage(accountId: string, query: { startDate?: string | undefined; endDate?: string | undefined; meterType?: Meter | undefined; appId?: string | undefined }, now = new Date()): Promise<{ startDate: string; endDate: string; rows: UsageView[] }> {
     const endDate = query.endDate ?? isoDay(now);
     const startDate = query.startDate ?? isoDay(new Date(Date.parse(endDate) - 29 * DAY_MS));
     const span = (Date.parse(endDate) - Date.parse(startDate)) / DAY_MS;
     if (span < 0) throw errors.validation(`startDate ${startDate} is after endDate ${endDate}.`, [{ path: 'startDate', message: 'must not be after endDate' }]);
     if (span >= MAX_USAGE_DAYS) throw errors.validation(`At most ${MAX_USAGE_DAYS} days per query.`, [{ path: 'startDate', message: `at most ${MAX_USAGE_DAYS} days before endDate` }]);
-    if (query.appId !== undefined) await this.#ownApp(accountId, query.appId);
     const { rows } = await sql<UsageRow>`
       select to_char(u.day, 'YYYY-MM-DD') as day, u.meter, sum(u.quantity)::text as quantity
       from usage_daily u join apps a on a.id = u.app_id

@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/browser.ts';
+import { callFrom, heading, nav } from '../helpers/console.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { callTool, connectMcp, request, resultJson } from './e2e-helpers.ts';
 
@@ -57,22 +58,10 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const heading = (page: Page, name: string) => page.getByRole('heading', { name, level: 1, exact: true }).waitFor();
-const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true }).click();
 /** The value of a fact of a page's facts list (the app's overview, what a template's clone creates). */
 const factOf = (page: Page, name: string) => page.locator('.facts div').filter({ has: page.getByRole('term').getByText(name, { exact: true }) }).getByRole('definition').textContent();
 /** A secret's value in the region that shows it once. */
 const secretOf = (page: Page, label: string) => page.getByRole('region', { name: label }).locator('output').textContent();
-/** The JSON answer of a same-origin call from the page, as the console's own code would make it (session cookie). */
-const callFrom = (page: Page, method: string, url: string, body?: unknown) =>
-  page.evaluate(
-    async ([m, u, b]) => {
-      const res = await fetch(u as string, { method: m as string, headers: b ? { 'content-type': 'application/json' } : {}, body: b ? JSON.stringify(b) : undefined });
-      return { status: res.status, json: (await res.json().catch(() => null)) as any };
-    },
-    [method, url, body] as const,
-  );
-
 describe('the console', () => {
   let appId: string;
 

@@ -1,15 +1,20 @@
 // The platform's billing of its customers (the account behind the platform key): plan, usage, checkout, portal.
 import { z } from 'zod';
-import { toolsUsing } from '../define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { METERS, LIMITED_METERS } from '../../src/billing/plans.ts';
 import { ACCOUNT_STATUSES } from '../../src/billing/status.ts';
 import { accountOf } from '../caller.ts';
 
-type Uses = 'billing';
+type Uses = 'billing' | 'admission';
 const defineTool = toolsUsing<Uses>();
 
 const meterRecord = <T extends z.ZodType>(value: T) =>
   z.object(Object.fromEntries([...LIMITED_METERS, 'ai_credits'].map((m) => [m, value])) as Record<(typeof LIMITED_METERS)[number] | 'ai_credits', T>);
+
+/** The app an `appId` input names, refused as app-scoped tools refuse it: 404 when there is none, 403 when another account's. */
+async function appOf(appId: string | undefined, ctx: Ctx<Uses>): Promise<string | undefined> {
+  return appId === undefined ? undefined : (await ctx.services.admission.resolve(appId, ctx.caller)).id;
+}
 
 const HttpUrl = z.url({ protocol: /^https?$/ }).max(2000);
 
@@ -36,7 +41,7 @@ export const billingGet = defineTool({
   auth: ['platform'],
   http: { method: 'GET', path: '/dashboard/billing' },
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => ctx.services.billing.overview(accountOf(ctx.caller), input.appId),
+  handler: async (input, ctx) => ctx.services.billing.overview(accountOf(ctx.caller), await appOf(input.appId, ctx)),
 });
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD').refine((d) => !Number.isNaN(Date.parse(d)), 'not a calendar date');
@@ -61,7 +66,7 @@ export const billingUsage = defineTool({
   auth: ['platform'],
   http: { method: 'GET', path: '/dashboard/usage' },
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => ctx.services.billing.usage(accountOf(ctx.caller), input),
+  handler: async (input, ctx) => ctx.services.billing.usage(accountOf(ctx.caller), { ...input, appId: await appOf(input.appId, ctx) }),
 });
 
 export const billingCheckout = defineTool({
