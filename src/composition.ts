@@ -57,6 +57,7 @@ import { SubstrateStream } from './substrate/stream.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { FunctionsPlatformChannel } from './transports/platform-channel.ts';
 import { McpTransport } from './transports/mcp.ts';
+import { McpSessions } from './transports/mcp-sessions.ts';
 import { createHttpServer } from './transports/http-app.ts';
 import { toolAreas, tools } from '../tools/index.ts';
 import { createDocs } from './platform/docs.ts';
@@ -164,6 +165,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       log,
     }),
     rateLimits: new RateLimiter(control.db),
+    mcpSessions: new McpSessions(control.db),
     suggestions: new SuggestionsService(control.db),
     health: new HealthService(control.pool),
     docs: createDocs(llmsTxt, toolAreas),

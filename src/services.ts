@@ -30,6 +30,7 @@ import type { PeopleService } from './people/service.ts';
 import type { MeetingsService } from './meetings/service.ts';
 import type { IntegrationsService } from './integrations/service.ts';
 import type { TemplatesService } from './templates/service.ts';
+import type { McpSessions } from './transports/mcp-sessions.ts';
 import type { AppAdmission } from './core/invoke.ts';
 import type { AnyTool } from './core/define.ts';
 import type { Caller } from './core/caller.ts';
@@ -63,6 +64,8 @@ export interface Services {
   endUsers: EndUsers;
   /** Per-route, per-client limits counted in the control database (shared by every instance). */
   rateLimits: RateLimiter;
+  /** MCP sessions' rows, which let any api process serve a session's requests. */
+  mcpSessions: McpSessions;
   suggestions: SuggestionsService;
   health: HealthService;
   /** The guide (/llms.txt) and each area's section. */

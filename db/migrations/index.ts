@@ -32,6 +32,7 @@ import * as crmSubstrate from './0030_crm_substrate.ts';
 import * as appOrdersIndex from './0031_app_orders_index.ts';
 import * as functionMetrics from './0032_function_metrics.ts';
 import * as substrateStreamUser from './0033_substrate_stream_user.ts';
+import * as mcpSessions from './0034_mcp_sessions.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -68,4 +69,5 @@ export const migrations: Record<string, Migration> = {
   '0031_app_orders_index': appOrdersIndex,
   '0032_function_metrics': functionMetrics,
   '0033_substrate_stream_user': substrateStreamUser,
+  '0034_mcp_sessions': mcpSessions,
 };

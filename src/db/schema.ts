@@ -387,6 +387,16 @@ export interface Invitations {
   token_hash: string;
 }
 
+export interface McpSessions {
+  account_id: string;
+  created_at: Generated<Timestamp>;
+  id: string;
+  initialize: ColumnType<JsonValue, string, string>;
+  last_seen: Generated<Timestamp>;
+  log_level: ColumnType<'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency', 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency', 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'>;
+  toolsets: string[];
+}
+
 export interface MeetingBots {
   app_id: string;
   automatic_leave: ColumnType<JsonValue, string | undefined, string>;
@@ -952,6 +962,7 @@ export interface DB {
   integration_settings: IntegrationSettings;
   integration_toolkits: IntegrationToolkits;
   invitations: Invitations;
+  mcp_sessions: McpSessions;
   meeting_bots: MeetingBots;
   meeting_forwards: MeetingForwards;
   meeting_provider_events: MeetingProviderEvents;

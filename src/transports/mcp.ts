@@ -16,6 +16,7 @@ import {
   ErrorCode,
   isInitializeRequest,
   type CallToolResult,
+  type InitializeRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { AppError, envelope, errors, fromZod } from '../core/errors.ts';
@@ -31,6 +32,7 @@ import { CORE_TOOLSET, DEFAULT_TOOLSET_AREAS } from '../../tools/index.ts';
 import { listAppResources, matchTemplate, resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
 import { resolveMcpCaller } from './credentials.ts';
 import { completeArgument, DEFAULT_LOG_LEVEL, observeToolCall, type SessionLogLevel } from './mcp-utilities.ts';
+import { MCP_SESSION_IDLE_MS, resumeSession, type StoredSession } from './mcp-sessions.ts';
 import { oauthIssuer, resourceMetadataUrl } from './raw/oauth-provider.ts';
 import { sendError } from './rest.ts';
 
@@ -40,10 +42,24 @@ const INSTRUCTIONS =
   "new app, conventions, pitfalls and an index of the areas; an area's reference is platform_guide with area (tools: false: without the " +
   'tools you have), or svc://guide/<area>.';
 
+/** A session as this process holds it; its row (mcp-sessions.ts) is what every api process shares. */
 interface Session {
   transport: StreamableHTTPServerTransport;
-  accountId: string;
+  /** Settles once the transport is connected (and, for a session rebuilt here, initialized as stored). */
+  ready: Promise<void>;
+  state: SessionState;
+  /** The last request of the session on this process. */
   lastSeen: number;
+}
+
+/**
+ * What a session's handlers read when they run, not when they are built: each request refreshes it from the
+ * session's row, so toolsets grown and a log level set on another process hold here too.
+ */
+interface SessionState {
+  readonly id: string;
+  areas: ReadonlySet<string>;
+  readonly logLevel: SessionLogLevel;
 }
 
 /** The tool that grows a session's toolsets, and its area: sessions without that area cannot grow. */
@@ -101,9 +117,6 @@ export function toolsetAreas(given: readonly string[], areas: readonly string[],
 /** MCP's "resource not found" error code (2025-06-18 specification). */
 const RESOURCE_NOT_FOUND = -32002;
 
-/** Sessions a client abandoned without DELETE are closed after this long without a request. */
-export const MCP_SESSION_IDLE_MS = 30 * 60_000;
-
 type PlatformCaller = Extract<Caller, { kind: 'platform' }>;
 
 /** Streamable HTTP MCP at /mcp: one SDK server per session, every descriptor registered as a tool. */
@@ -153,20 +166,14 @@ export class McpTransport {
       // The caller is re-resolved on every HTTP request, so a revoked key or token stops an open session too.
       (req as Request & { auth?: AuthInfo }).auth = { token: '', clientId: caller.accountId, scopes: [], extra: { caller } };
       const sessionId = req.headers['mcp-session-id'];
-      if (typeof sessionId === 'string') {
-        const session = this.#sessions.get(sessionId);
-        if (!session) return sendRpcError(res, 404, 'Session not found; initialize a new session.');
-        if (session.accountId !== caller.accountId) throw errors.wrongCredential(['a credential of the account that opened this session']);
-        session.lastSeen = Date.now();
-        return await session.transport.handleRequest(req, res, req.body);
-      }
+      if (typeof sessionId === 'string') return await this.#serve(sessionId, caller, req, res);
       if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
         return sendRpcError(res, 400, 'No session: send an initialize request first (without Mcp-Session-Id).');
       }
       // Later requests' toolsets are ignored: a session grows only through platform_toolsets_enable, which tells
       // the client (notifications/tools/list_changed).
       const areas = requestedAreas(req.query.toolsets, req.headers[TOOLSETS_HEADER], this.#areas);
-      await this.#open(caller, areas, req, res);
+      await this.#open(caller, areas, req.body as InitializeRequest, req, res);
     } catch (err) {
       const failure = toAppError(err, req.log, 'mcp');
       const challenge = failure.status === 401 ? bearerChallenge(this.#services.config.baseUrl, failure) : undefined;
@@ -182,12 +189,18 @@ export class McpTransport {
     await Promise.all(open.map((s) => s.transport.close().catch(() => {})));
   }
 
+  /** Closes this process's copies of sessions it has not served lately; their rows stay for the other processes. */
   #closeIdle(before: number): void {
     for (const [id, session] of this.#sessions) {
-      if (session.lastSeen >= before) continue;
-      this.#sessions.delete(id);
-      void session.transport.close().catch(() => {});
+      if (session.lastSeen < before) this.#forget(id);
     }
+  }
+
+  #forget(id: string): void {
+    const session = this.#sessions.get(id);
+    if (!session) return;
+    this.#sessions.delete(id);
+    void session.transport.close().catch(() => {});
   }
 
   async #platformCaller(req: Request): Promise<PlatformCaller> {
@@ -197,18 +210,66 @@ export class McpTransport {
     return caller;
   }
 
-  async #open(caller: PlatformCaller, areas: Set<string>, req: Request, res: Response): Promise<void> {
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, accountId: caller.accountId, lastSeen: Date.now() });
-      },
+  /** A new session: its row first, so that any api process can serve the client once it has the session's id. */
+  async #open(caller: PlatformCaller, areas: Set<string>, init: InitializeRequest, req: Request, res: Response): Promise<void> {
+    const { protocolVersion, capabilities, clientInfo } = init.params;
+    const stored: StoredSession = {
+      id: randomUUID(),
+      accountId: caller.accountId,
+      toolsets: [...areas],
+      logLevel: DEFAULT_LOG_LEVEL,
+      initialize: { protocolVersion, capabilities, clientInfo },
+    };
+    await this.#services.mcpSessions.open(stored);
+    const session = this.#hold(stored, (server, transport) => server.connect(transport));
+    await session.ready;
+    await session.transport.handleRequest(req, res, req.body);
+    // Refused before initializing (a bad Accept header, say): no client holds the id.
+    if (session.transport.sessionId === undefined) {
+      this.#forget(stored.id);
+      await this.#services.mcpSessions.end(stored.id);
+    }
+  }
+
+  /**
+   * A request of an open session, on whichever api process it reaches: the session's row says whether it is still
+   * open and whose it is, and refreshes what its handlers read; a process without the session rebuilds it.
+   */
+  async #serve(id: string, caller: PlatformCaller, req: Request, res: Response): Promise<void> {
+    const stored = await this.#services.mcpSessions.find(id);
+    if (!stored) {
+      // Ended (DELETE) or expired, possibly on another process: this one's copy goes too.
+      this.#forget(id);
+      return sendRpcError(res, 404, 'Session not found; initialize a new session.');
+    }
+    if (stored.accountId !== caller.accountId) throw errors.wrongCredential(['a credential of the account that opened this session']);
+    const session = this.#sessions.get(id) ?? this.#hold(stored, (server, transport) => resumeSession(server, transport, stored.initialize));
+    session.state.areas = new Set(stored.toolsets);
+    session.state.logLevel.level = stored.logLevel;
+    session.lastSeen = Date.now();
+    await session.ready;
+    await session.transport.handleRequest(req, res, req.body);
+  }
+
+  /**
+   * Holds a session in this process: its SDK server and transport, kept at once (before `start` settles) so that
+   * concurrent requests share one. DELETE ends the session's row for every process; closing the transport (DELETE,
+   * the idle sweep, shutdown) forgets it here only.
+   */
+  #hold(stored: StoredSession, start: (server: Server, transport: StreamableHTTPServerTransport) => Promise<void>): Session {
+    const { id } = stored;
+    const state: SessionState = { id, areas: new Set(stored.toolsets), logLevel: { level: stored.logLevel } };
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessionclosed: () => this.#services.mcpSessions.end(id),
     });
     transport.onclose = () => {
-      if (transport.sessionId) this.#sessions.delete(transport.sessionId);
+      if (this.#sessions.get(id)?.transport === transport) this.#sessions.delete(id);
     };
-    await this.#server(areas).connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    const session: Session = { transport, state, lastSeen: Date.now(), ready: start(this.#server(state), transport) };
+    session.ready.catch(() => this.#forget(id));
+    this.#sessions.set(id, session);
+    return session;
   }
 
   /** Whether a session with these toolsets lists the tool: its area is loaded, or `core` and it is a core tool. */
@@ -237,34 +298,34 @@ export class McpTransport {
     return `${INSTRUCTIONS} This session has the toolsets ${[...areas].join(', ')}; for the others (${others.join(', ')}) ${how}.`;
   }
 
-  /** One session's server; `areas` is the session's own set, which platform_toolsets_enable grows. */
-  #server(areas: Set<string>): Server {
+  /** One session's server; `state.areas` is the session's own set, which platform_toolsets_enable grows. */
+  #server(state: SessionState): Server {
     const server = new Server(
       { name: 'svc-platform', version: '0.1.0' },
       {
         capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, logging: {}, completions: {} },
-        instructions: this.#instructions(areas),
+        instructions: this.#instructions(state.areas),
       },
     );
     // Replaces the SDK's own setLevel handler, which keeps no level until one is set and so sends every level.
-    const logLevel: SessionLogLevel = { level: DEFAULT_LOG_LEVEL };
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
-      logLevel.level = request.params.level;
+      state.logLevel.level = request.params.level;
+      await this.#services.mcpSessions.setLogLevel(state.id, request.params.level);
       return {};
     });
     server.setRequestHandler(CompleteRequestSchema, async (request, extra) => ({
       completion: await this.#complete(request.params, extra),
     }));
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.listFor(areas) as never }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.listFor(state.areas) as never }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
       const sendToPage = canElicitUrl(server) ? (message: string, url: string) => elicitUrl(server, message, url, extra.requestId) : undefined;
       // The notice goes on the call's own response stream, which the client is reading, rather than the optional
       // standalone GET stream, which it may not have opened yet.
-      const toolsets = this.#growable(areas, () => extra.sendNotification({ method: 'notifications/tools/list_changed' }));
+      const toolsets = this.#growable(state, () => extra.sendNotification({ method: 'notifications/tools/list_changed' }));
       const { name, arguments: args } = request.params;
-      const run = () => this.#call(name, args, caller, String(extra.requestId), areas, extra.signal, sendToPage, toolsets);
-      return observeToolCall(logLevel, extra, name, run).catch((err: AppError) => errorResult(err, this.#services.config.baseUrl));
+      const run = () => this.#call(name, args, caller, String(extra.requestId), state.areas, extra.signal, sendToPage, toolsets);
+      return observeToolCall(state.logLevel, extra, name, run).catch((err: AppError) => errorResult(err, this.#services.config.baseUrl));
     });
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: [
@@ -325,17 +386,23 @@ export class McpTransport {
     return completeArgument(this.#templateContext(extra).call, query);
   }
 
-  /** A session's toolsets as platform_toolsets_enable sees them: adding any announces the changed tool list. */
-  #growable(areas: Set<string>, announce: () => Promise<void>): SessionToolsets {
+  /**
+   * A session's toolsets as platform_toolsets_enable sees them: growth is written to the session's row, which every
+   * process reads on the session's next request; adding any announces the changed tool list.
+   */
+  #growable(state: SessionState, announce: () => Promise<void>): SessionToolsets {
     return {
       enable: async (names) => {
         const wanted = toolsetAreas(names, this.#areas, `Call ${TOOLSETS_TOOL} with names from`);
-        const added = [...wanted].filter((a) => !areas.has(a));
-        const before = new Set(this.listFor(areas).map((t) => t.name));
-        for (const a of added) areas.add(a);
-        if (added.length) await announce();
-        const tools = this.listFor(areas).map((t) => String(t.name)).filter((n) => !before.has(n));
-        return { toolsets: [...areas], added, tools };
+        const had = state.areas;
+        const added = [...wanted].filter((a) => !had.has(a));
+        const before = new Set(this.listFor(had).map((t) => t.name));
+        if (added.length) {
+          state.areas = new Set(await this.#services.mcpSessions.grow(state.id, added));
+          await announce();
+        }
+        const tools = this.listFor(state.areas).map((t) => String(t.name)).filter((n) => !before.has(n));
+        return { toolsets: [...state.areas], added, tools };
       },
     };
   }
@@ -408,7 +475,8 @@ const ELICIT_TIMEOUT_MS = 10 * 60_000;
 /**
  * Asks the client to send its person to a page of ours (URL-mode elicitation), on the stream of the tool call that
  * asks. Accepting only means they open it; what they do there is theirs. A client that cannot be asked (no answer in
- * time, an error) is a refusal, not a failure of ours.
+ * time, an error) is a refusal, not a failure of ours. The answer must reach this process: one POSTed to another api
+ * process is lost there, and the call ends as a refusal at the timeout (see mcp-sessions.ts).
  */
 async function elicitUrl(server: Server, message: string, url: string, relatedRequestId: string | number): Promise<PageVisit> {
   const elicitationId = randomUUID();

@@ -1,0 +1,191 @@
+// MCP sessions across api processes: two `SVC_ROLE=api` processes on one control database, driven by the official
+// MCP SDK client whose fetch sends each HTTP request to the process the test names (as a load balancer without
+// session affinity may). The worker is not running, so the tools used need no jobs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, LoggingMessageNotificationSchema, type ClientCapabilities, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { databaseUrl } from '../helpers/db.ts';
+import { generateKey, hashKey } from '../../src/core/crypto.ts';
+import { toolAreas } from '../../tools/index.ts';
+import { MCP_HEADERS, callTool, request, resultJson } from './e2e-helpers.ts';
+
+let a: SpawnedServer;
+let b: SpawnedServer;
+let control: pg.Client;
+const open: Client[] = [];
+
+beforeAll(async () => {
+  a = await spawnServer({ SVC_ROLE: 'api' });
+  b = await spawnServer({ SVC_ROLE: 'api', SVC_PLATFORM_API_KEY: a.platformKey, SVC_APP_DB_PREFIX: a.appDbPrefix }, { controlDb: a.controlDb });
+  control = new pg.Client({ connectionString: databaseUrl(a.controlDb) });
+  await control.connect();
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(open.map((c) => c.close().catch(() => {})));
+  await control?.end();
+  await b?.close();
+  await a?.close();
+});
+
+/** An MCP client whose every HTTP request goes to `route.to` at the time it is sent; `route.hits` records where each went. */
+interface Routed {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  route: { to: SpawnedServer; hits: string[] };
+  /** The log messages the client received. */
+  messages: Array<LoggingMessageNotification['params']>;
+}
+
+async function connectVia(first: SpawnedServer, path = '/mcp', capabilities: ClientCapabilities = {}): Promise<Routed> {
+  const route = { to: first, hits: [] as string[] };
+  const routed = (input: string | URL, init?: RequestInit) => {
+    const url = new URL(input);
+    url.port = String(route.to.port);
+    route.hits.push(`${init?.method ?? 'GET'} ${route.to === a ? 'a' : 'b'}`);
+    return fetch(url, init);
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(path, first.url), {
+    fetch: routed,
+    requestInit: { headers: { Authorization: `Bearer ${a.platformKey}` } },
+  });
+  const client = new Client({ name: 'svc-shared-sessions', version: '0.0.0' }, { capabilities });
+  const messages: Routed['messages'] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void messages.push(n.params));
+  await client.connect(transport);
+  open.push(client);
+  return { client, transport, route, messages };
+}
+
+/** A raw tools/list of the session, on one process. */
+function listOn(server: SpawnedServer, sessionId: string, key = a.platformKey) {
+  return request(server.url, '/mcp', {
+    method: 'POST',
+    key,
+    body: { jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} },
+    headers: { ...MCP_HEADERS, 'mcp-session-id': sessionId },
+  });
+}
+
+/** The POSTs among the routed requests (the client opens its GET stream when it sees fit). */
+const posts = (s: Routed) => s.route.hits.filter((h) => h.startsWith('POST'));
+
+const mcpNames = (area: string) => toolAreas[area]!.filter((t) => t.mcp !== false).map((t) => t.name);
+
+describe('an MCP session on two api processes', () => {
+  it('is opened on A and serves tools/call on B', async () => {
+    const s = await connectVia(a);
+    expect(s.route.hits.every((h) => h.endsWith(' a'))).toBe(true);
+    s.route.to = b;
+    s.route.hits.length = 0;
+    const listed = await callTool(s.client, 'apps_list');
+    expect(listed.isError).toBeFalsy();
+    expect(resultJson(listed)).toEqual({ apps: [] });
+    expect(posts(s)).toEqual(['POST b']);
+    const guide = await callTool(s.client, 'platform_guide', {});
+    expect(guide.isError).toBeFalsy();
+  });
+
+  it('answers requests alternating between the processes (round robin)', async () => {
+    const s = await connectVia(a);
+    for (const to of [b, a, b, a, b, a]) {
+      s.route.to = to;
+      expect((await callTool(s.client, 'apps_list')).isError).toBeFalsy();
+    }
+    expect(posts(s).slice(-6)).toEqual(['POST b', 'POST a', 'POST b', 'POST a', 'POST b', 'POST a']);
+  });
+
+  it('lists on A the toolsets platform_toolsets_enable added on B, although A holds the session in memory', async () => {
+    const s = await connectVia(a, '/mcp?toolsets=platform');
+    expect((await s.client.listTools()).tools.map((t) => t.name).sort()).toEqual(mcpNames('platform').sort());
+    s.route.to = b;
+    const enabled = resultJson(await callTool(s.client, 'platform_toolsets_enable', { toolsets: ['apps'] }));
+    expect(enabled).toMatchObject({ toolsets: ['platform', 'apps'], added: ['apps'] });
+    s.route.to = a;
+    const names = (await s.client.listTools()).tools.map((t) => t.name);
+    expect(names.sort()).toEqual([...mcpNames('platform'), ...mcpNames('apps')].sort());
+    expect((await callTool(s.client, 'apps_list')).isError).toBeFalsy();
+  });
+
+  it('keeps on B the log level logging/setLevel set on A', async () => {
+    const s = await connectVia(a);
+    await s.client.setLoggingLevel('debug');
+    s.route.to = b;
+    s.messages.length = 0;
+    await callTool(s.client, 'apps_list');
+    expect(s.messages.map((m) => m.level)).toEqual(['debug', 'info']);
+    s.route.to = a;
+    await s.client.setLoggingLevel('warning');
+    s.route.to = b;
+    s.messages.length = 0;
+    await callTool(s.client, 'apps_list');
+    expect(s.messages).toEqual([]);
+  });
+
+  it("refuses another account's key on either process, as a single process does", async () => {
+    const s = await connectVia(a);
+    const otherKey = generateKey('svc_pk_');
+    const { rows } = await control.query<{ id: string }>(`insert into accounts (name) values ('other') returning id`);
+    await control.query(`insert into platform_keys (account_id, key_hash, hint, name) values ($1, $2, 'other', 'other')`, [rows[0]!.id, hashKey(otherKey)]);
+    for (const server of [a, b]) {
+      const res = await listOn(server, s.transport.sessionId!, otherKey);
+      expect(res.status).toBe(403);
+      expect(res.json.error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('a credential of the account that opened this session') });
+    }
+    expect((await listOn(b, s.transport.sessionId!)).status).toBe(200);
+  });
+
+  it('is gone on A once DELETEd on B: A answers 404', async () => {
+    const s = await connectVia(a);
+    await s.client.listTools();
+    const id = s.transport.sessionId!;
+    s.route.to = b;
+    await s.transport.terminateSession();
+    const { rows } = await control.query(`select 1 from mcp_sessions where id = $1`, [id]);
+    expect(rows).toEqual([]);
+    const res = await listOn(a, id);
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Session not found; initialize a new session.' }, id: null });
+  });
+
+  it('expires when idle for MCP_SESSION_IDLE_MS: 404 on both processes', async () => {
+    const s = await connectVia(a);
+    const id = s.transport.sessionId!;
+    expect((await listOn(b, id)).status).toBe(200);
+    await control.query(`update mcp_sessions set last_seen = now() - interval '31 minutes' where id = $1`, [id]);
+    expect((await listOn(a, id)).status).toBe(404);
+    expect((await listOn(b, id)).status).toBe(404);
+  });
+
+  it('sends a URL elicitation from B, which learnt the client can take one from the initialize A received', async () => {
+    const s = await connectVia(a, '/mcp?toolsets=substrate', { elicitation: { url: {} } });
+    const asked: Array<{ mode?: string; url?: string }> = [];
+    s.client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params as { mode?: string; url?: string });
+      return { action: 'decline' };
+    });
+    const proposed = resultJson(await callTool(s.client, 'substrate_propose', { capability: 'retire_principle', payload: { principle_id: 'prn_x', reason: 'r' } }));
+    expect(proposed.requires_approval).toBe(true);
+    // B answers the call and receives the client's answer to its elicitation: both requests reach B.
+    s.route.to = b;
+    const rejected = await callTool(s.client, 'substrate_actions_reject', { action_id: proposed.action_id });
+    expect(resultJson(rejected)).toMatchObject({ status: 403, error: { code: 'HUMAN_DECLINED' } });
+    expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: `http://localhost:${b.port}/approve/${proposed.action_id}` })]);
+  });
+
+  // Last: it kills A.
+  it('goes on on B after A is killed (SIGKILL)', async () => {
+    const s = await connectVia(a);
+    expect((await callTool(s.client, 'apps_list')).isError).toBeFalsy();
+    const exited = new Promise((resolve) => a.child.once('exit', resolve));
+    a.child.kill('SIGKILL');
+    await exited;
+    s.route.to = b;
+    const listed = await callTool(s.client, 'apps_list');
+    expect(listed.isError).toBeFalsy();
+    expect((await s.client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+});
