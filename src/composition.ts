@@ -273,7 +273,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       await liveness?.stop();
       // Kills every function process and writes the last invocation logs.
       await services.functions.stop();
-      // Usage rows (and charges) of AI calls whose answers already went out.
+      // Usage rows (and charges) of streamed AI calls that ended.
       await services.ai.settled();
       services.storage.close();
       await databases.close();

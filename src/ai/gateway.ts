@@ -164,11 +164,12 @@ export class AiGateway {
   }
 
   /** Keeps a usage record in flight visible to settled(); its failure is logged (the reservation then expires). */
-  #track(recording: Promise<void>, who: AiCaller): void {
+  #track(recording: Promise<void>, who: AiCaller): Promise<void> {
     const tracked: Promise<void> = recording
       .catch((err: unknown) => this.#log.error({ err, app_id: who.app.id }, 'recording an AI call failed'))
       .finally(() => this.#recording.delete(tracked));
     this.#recording.add(tracked);
+    return tracked;
   }
 
   #requireUpstream(): AiUpstream {
@@ -222,8 +223,10 @@ export class AiGateway {
     } finally {
       guard.done();
     }
-    // Recorded while the answer goes out: the reservation covers the call until the charge is written.
-    this.#track(this.#record(who, call, kind, tokensOf(usage), usage?.cost, 'ok', response.status), who);
+    // Charged before the answer goes out: a process killed after this point has charged an answer the client may
+    // not get (as any vendor charges the work done), but never sends one it has not charged. A record that fails for
+    // good is logged and the answer still goes out; its reservation then expires.
+    await this.#track(this.#record(who, call, kind, tokensOf(usage), usage?.cost, 'ok', response.status), who);
     return new JsonText(text);
   }
 
