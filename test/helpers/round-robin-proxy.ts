@@ -30,8 +30,7 @@ export async function startRoundRobinProxy(ports: readonly number[]): Promise<Ro
 
   const server = http.createServer(async (req, res) => {
     const body = await readBody(req);
-    const forward = (attempt: number): void => {
-      const i = pick();
+    const forward = (i: number, attempt: number): void => {
       const upstream = http.request(
         { host: '127.0.0.1', port: ports[i], method: req.method, path: req.url, headers: forwardedHeaders(req), agent: false },
         (answer) => {
@@ -44,7 +43,7 @@ export async function startRoundRobinProxy(ports: readonly number[]): Promise<Ro
       upstream.once('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'ECONNREFUSED' && attempt < ports.length) {
           state.retried++;
-          return forward(attempt + 1);
+          return forward((i + 1) % ports.length, attempt + 1);
         }
         state.failed++;
         if (res.headersSent) return void res.destroy();
@@ -54,12 +53,11 @@ export async function startRoundRobinProxy(ports: readonly number[]): Promise<Ro
       res.once('close', () => upstream.destroy());
       upstream.end(body);
     };
-    forward(1);
+    forward(pick(), 1);
   });
 
   server.on('upgrade', (req, client, head) => {
-    const connectTo = (attempt: number): void => {
-      const i = pick();
+    const connectTo = (i: number, attempt: number): void => {
       const upstream = net.connect(ports[i]!, '127.0.0.1');
       upstream.once('connect', () => {
         served[i]!++;
@@ -68,14 +66,14 @@ export async function startRoundRobinProxy(ports: readonly number[]): Promise<Ro
         upstream.pipe(client).pipe(upstream);
       });
       upstream.once('error', (err: NodeJS.ErrnoException) => {
-        if (err.code === 'ECONNREFUSED' && attempt < ports.length) return connectTo(attempt + 1);
+        if (err.code === 'ECONNREFUSED' && attempt < ports.length) return connectTo((i + 1) % ports.length, attempt + 1);
         client.destroy();
       });
       client.once('error', () => upstream.destroy());
       client.once('close', () => upstream.destroy());
       upstream.once('close', () => client.destroy());
     };
-    connectTo(1);
+    connectTo(pick(), 1);
   });
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -28,6 +28,7 @@ const STALE_AFTER_SECONDS = 2;
 interface S3rverInstance {
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
+  httpServer?: import('node:http').Server;
 }
 type S3rverCtor = new (opts: { address: string; port: number; silent: boolean; directory: string; configureBuckets: { name: string }[] }) => S3rverInstance;
 const S3rver = createRequire(import.meta.url)('s3rver') as S3rverCtor;
@@ -163,7 +164,9 @@ async function startS3(): Promise<S3Server> {
       server = make(port);
       await server.run();
     },
+    // Its open connections too (the platform's S3 client keeps them alive), as when the server goes away.
     stop: async () => {
+      server?.httpServer?.closeAllConnections();
       await server?.close();
       server = undefined;
     },

@@ -1,0 +1,92 @@
+// The topology test's HTTP client and its bookkeeping: every request goes through the load balancer; an answer is
+// acknowledged (a 2xx), refused (another status: nothing happened, by the platform's contract) or unknown (the
+// connection failed or the proxy answered 502: the request may or may not have taken effect).
+import http from 'node:http';
+import { readResponse, type RawResponse } from '../e2e-helpers.ts';
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The loopback address the request comes from (127.0.0.0/8): the platform sees it as the client's address. */
+  from?: string;
+}
+
+/** A request that got no answer from the platform (the connection broke, or the proxy's backend did). */
+export class NoAnswer extends Error {}
+
+/** One JSON request to `base` on a fresh connection; throws NoAnswer when the platform's answer did not arrive. */
+export function call(base: string, method: string, path: string, opts: CallOptions = {}): Promise<RawResponse> {
+  const url = new URL(path, base);
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  const payload = opts.body === undefined ? undefined : Buffer.isBuffer(opts.body) ? opts.body : Buffer.from(JSON.stringify(opts.body));
+  if (payload && !Buffer.isBuffer(opts.body)) headers['content-type'] = 'application/json';
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, agent: false, localAddress: opts.from },
+      (res) =>
+        readResponse(res).then((r) => (r.status === 502 && r.text === 'bad gateway' ? reject(new NoAnswer('502 from the proxy')) : resolve(r)), (err) => reject(new NoAnswer(String(err)))),
+    );
+    req.setTimeout(60_000, () => req.destroy(new Error('timed out')));
+    req.once('error', (err) => reject(new NoAnswer(String(err))));
+    req.end(payload);
+  });
+}
+
+/** Counts of one kind of operation by outcome, and the statuses of refusals. */
+export class Tally {
+  acknowledged = 0;
+  unknown = 0;
+  readonly refused = new Map<string, number>();
+
+  /** Runs one operation: its 2xx answer, else undefined (a refusal or no answer is counted). */
+  async run(op: () => Promise<RawResponse>): Promise<RawResponse | undefined> {
+    try {
+      const res = await op();
+      if (res.status >= 200 && res.status < 300) {
+        this.acknowledged++;
+        return res;
+      }
+      const key = `${res.status} ${(res.json as { error?: { code?: string } } | undefined)?.error?.code ?? res.text.slice(0, 60)}`;
+      this.refused.set(key, (this.refused.get(key) ?? 0) + 1);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof NoAnswer)) throw err;
+      this.unknown++;
+      return undefined;
+    }
+  }
+
+  get refusedCount(): number {
+    return [...this.refused.values()].reduce((a, b) => a + b, 0);
+  }
+
+  toString(): string {
+    const refused = [...this.refused].map(([k, n]) => `${n}× ${k}`).join(', ');
+    return `${this.acknowledged} acknowledged, ${this.unknown} unanswered${refused ? `, refused: ${refused}` : ''}`;
+  }
+}
+
+/** Runs `op` again and again until `running()` is false, `concurrency` at a time. */
+export async function loop(running: () => boolean, concurrency: number, op: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (running()) await op(next++);
+    }),
+  );
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns something other than undefined, or throws after `ms`. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}

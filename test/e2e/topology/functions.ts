@@ -1,0 +1,97 @@
+// Functions in the topology: an HTTP function that writes a note as its calling end user (ctx.data, row-level
+// security), served by whichever api process the balancer picks; and a cron function the worker runs, whose slots are
+// dispatched by the real tick job (functions_cron_tick, given a `now` ahead of the clock so that a short test sees
+// several minutes of slots) before, during and after the worker's death.
+import { expect } from 'vitest';
+import type { Topology } from '../../helpers/topology.ts';
+import { call, eventually } from './client.ts';
+import type { TopologyApp } from './data.ts';
+
+/** Inserts the note named in the body as the calling end user; answers with the data API's status. */
+const NOTE_FUNCTION = `export default async (req: Request, ctx) => {
+  const { title } = await req.json();
+  const res = await ctx.data.from("notes").insert({ title });
+  return Response.json({ error: res.error }, { status: res.status });
+};`;
+
+/** Records its slot once in cron_runs: a second run of a slot (after a crash) finds it there and changes nothing. */
+const CRON_FUNCTION = `export default async (req: Request, ctx) => {
+  const { scheduled_at } = await req.json();
+  const res = await ctx.asApp.data.from("cron_runs").insert({ slot: scheduled_at });
+  console.log(res.status === 409 ? "again" : "first", scheduled_at, res.status);
+  return new Response(null, { status: res.status === 409 ? 200 : res.status });
+};`;
+
+const CRON_RUNS = {
+  tables: {
+    cron_runs: {
+      columns: { slot: { type: 'text', primary: true }, ran_at: { type: 'timestamptz', default: 'now()' } },
+      access: 'service',
+    },
+  },
+};
+
+export async function deployNoteFunction(t: Topology, app: TopologyApp): Promise<void> {
+  const res = await call(t.url, 'POST', `/v1/${app.appId}/functions`, { key: app.serviceKey, body: { name: 'note', code: NOTE_FUNCTION } });
+  expect(res.status).toBe(201);
+}
+
+/** The cron side: a function every minute, its slots dispatched by ticks at `minutesAhead` of the clock. */
+export class CronSlots {
+  readonly #app: TopologyApp;
+  #functionId = '';
+  #createdAt = 0;
+  readonly #ticks: number[] = [];
+
+  constructor(app: TopologyApp) {
+    this.#app = app;
+  }
+
+  async deploy(t: Topology): Promise<void> {
+    const schema = await call(t.url, 'POST', `/v1/${this.#app.appId}/schema/apply`, { key: this.#app.serviceKey, body: { schema: CRON_RUNS, name: 'cron runs' } });
+    expect(schema.status).toBe(200);
+    const fn = await call(t.url, 'POST', `/v1/${this.#app.appId}/functions`, {
+      key: this.#app.serviceKey,
+      body: { name: 'every-minute', code: CRON_FUNCTION, trigger: { type: 'cron', config: { schedule: '* * * * *' } } },
+    });
+    expect(fn.status).toBe(201);
+    this.#functionId = fn.json.id;
+    const { rows } = await t.control.query<{ created_at: Date }>('select created_at from functions where id = $1', [this.#functionId]);
+    this.#createdAt = rows[0]!.created_at.getTime();
+  }
+
+  /** Enqueues the dispatcher's tick as the crontab does, with its clock `minutes` ahead of the function's creation. */
+  async tick(t: Topology, minutes: number): Promise<void> {
+    const now = new Date(this.#createdAt + minutes * 60_000).toISOString();
+    await t.control.query(`select graphile_worker.add_job('functions_cron_tick', json_build_object('now', $1::text))`, [now]);
+    this.#ticks.push(minutes);
+  }
+
+  /** The slots the ticks made due: every whole minute after the function's creation, up to the last tick. */
+  expectedSlots(): string[] {
+    const last = this.#createdAt + Math.max(...this.#ticks) * 60_000;
+    const slots: string[] = [];
+    for (let at = Math.floor(this.#createdAt / 60_000) * 60_000 + 60_000; at <= last; at += 60_000) slots.push(new Date(at).toISOString());
+    return slots;
+  }
+
+  /** Each due slot recorded exactly once; how many runs it took (a run cut by the worker's death runs again). */
+  async verify(t: Topology): Promise<{ slots: number; runs: number; again: number }> {
+    const expected = this.expectedSlots();
+    const slots = await eventually('every cron slot recorded', async () => {
+      const res = await call(t.url, 'GET', `/v1/${this.#app.appId}/cron_runs?select=slot&order=slot`, { key: this.#app.serviceKey });
+      const got = (res.json as Array<{ slot: string }>).map((r) => new Date(r.slot).toISOString());
+      return got.length >= expected.length ? got : undefined;
+    });
+    expect(slots).toEqual(expected);
+    await eventually('no cron job left', async () => {
+      const { rows } = await t.control.query('select 1 from graphile_worker.jobs where key like $1', [`fncron:${this.#functionId}:%`]);
+      return rows.length === 0 ? true : undefined;
+    });
+    const { rows } = await t.control.query<{ message: string }>(
+      `select console->0->>'message' as message from function_logs where function_id = $1 and trigger = 'cron'`,
+      [this.#functionId],
+    );
+    return { slots: slots.length, runs: rows.length, again: rows.filter((r) => r.message?.startsWith('again')).length };
+  }
+}
