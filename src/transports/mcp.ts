@@ -117,6 +117,9 @@ export function toolsetAreas(given: readonly string[], areas: readonly string[],
 /** MCP's "resource not found" error code (2025-06-18 specification). */
 const RESOURCE_NOT_FOUND = -32002;
 
+/** What a session's row keeps of the client's initialize (capabilities, clientInfo): real clients send under 2 KB. */
+const MAX_STORED_INITIALIZE_BYTES = 16 * 1024;
+
 type PlatformCaller = Extract<Caller, { kind: 'platform' }>;
 
 /** Streamable HTTP MCP at /mcp: one SDK server per session, every descriptor registered as a tool. */
@@ -213,6 +216,13 @@ export class McpTransport {
   /** A new session: its row first, so that any api process can serve the client once it has the session's id. */
   async #open(caller: PlatformCaller, areas: Set<string>, init: InitializeRequest, req: Request, res: Response): Promise<void> {
     const { protocolVersion, capabilities, clientInfo } = init.params;
+    const size = Buffer.byteLength(JSON.stringify({ protocolVersion, capabilities, clientInfo }));
+    if (size > MAX_STORED_INITIALIZE_BYTES) {
+      // Kept in the session's row for every api process: a client may not park megabytes there per session.
+      throw errors.validation(`The initialize request's capabilities and clientInfo are ${size} bytes; at most ${MAX_STORED_INITIALIZE_BYTES} are accepted.`, [
+        { path: 'params.capabilities', message: `at most ${MAX_STORED_INITIALIZE_BYTES} bytes with clientInfo` },
+      ]);
+    }
     const stored: StoredSession = {
       id: randomUUID(),
       accountId: caller.accountId,

@@ -151,6 +151,16 @@ describe('an MCP session on two api processes', () => {
     expect(res.json).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Session not found; initialize a new session.' }, id: null });
   });
 
+  it('refuses an initialize whose capabilities would park more than 16 KB in the session row, and stores nothing', async () => {
+    const { rows: before } = await control.query(`select count(*)::int as n from mcp_sessions`);
+    const params = { protocolVersion: '2025-06-18', capabilities: { experimental: { padding: { data: 'x'.repeat(17 * 1024) } } }, clientInfo: { name: 'big', version: '1' } };
+    const res = await request(a.url, '/mcp', { method: 'POST', key: a.platformKey, headers: MCP_HEADERS, body: { jsonrpc: '2.0', id: 1, method: 'initialize', params } });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('at most 16384 are accepted') });
+    const { rows: after } = await control.query(`select count(*)::int as n from mcp_sessions`);
+    expect(after).toEqual(before);
+  });
+
   it('expires when idle for MCP_SESSION_IDLE_MS: 404 on both processes', async () => {
     const s = await connectVia(a);
     const id = s.transport.sessionId!;
