@@ -9,6 +9,7 @@ import { SECOND_REGION, startTopology, type Topology } from '../helpers/topology
 import { AiCalls, RagIngestion, verifyCredits } from './topology/ai.ts';
 import { createApp, DataWrites, signupBurst, type TopologyApp } from './topology/data.ts';
 import { runFaults } from './topology/faults.ts';
+import { McpAgent } from './topology/mcp.ts';
 import { FileUploads } from './topology/files.ts';
 import { CronSlots, deployNoteFunction } from './topology/functions.ts';
 import { OutboxReceiver, Proposals, StreamSocket } from './topology/substrate.ts';
@@ -23,6 +24,7 @@ let eu: TopologyApp;
 const receiver = new OutboxReceiver();
 const proposals = new Proposals();
 let sockets: StreamSocket[] = [];
+const agent = new McpAgent();
 
 beforeAll(async () => {
   t = await startTopology({ SVC_AUTH_RATE_LIMIT_PER_MINUTE: String(SIGNUP_LIMIT) });
@@ -32,6 +34,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const s of sockets) s.close();
+  await agent.close();
   await t?.close();
   await receiver.close();
 });
@@ -55,6 +58,7 @@ describe('two api processes, a worker, two clusters and S3, under faults', () =>
     const substrateKey = await proposals.setUp(t, await receiver.start());
     sockets = t.apis.map((api) => new StreamSocket(api.port!));
     await Promise.all(sockets.map((s) => s.open(t, substrateKey)));
+    await agent.connect(t);
 
     step('workload and faults');
     const data = new DataWrites([local, eu]);
@@ -69,6 +73,7 @@ describe('two api processes, a worker, two clusters and S3, under faults', () =>
       ai.run(t, () => running),
       rag.run(t, () => running, 1500),
       proposals.run(t, () => running),
+      agent.run(() => running, local, data),
     ]);
     const faults = await runFaults(t, started, FAULT_GAP_MS, () => cron.tick(t, 4));
     await cron.tick(t, 6);
@@ -81,7 +86,9 @@ describe('two api processes, a worker, two clusters and S3, under faults', () =>
     const rows = await data.verify(t);
     report.push(`data API writes (RLS, both clusters): ${data.tally}`);
     report.push(`function writes (ctx.data as the end user): ${data.functionTally}`);
+    report.push(`MCP data_insert in one session through the balancer: ${agent.tally}`);
     report.push(`  ${rows.rows} notes of ${rows.users} users present: every acknowledged one, each only to its owner`);
+    expect(await agent.stillServes(local)).toBe(true);
     step('verifying files');
     const stored = await files.verify(t);
     report.push(`S3 uploads: ${files.tally}; ${stored.files} listed and read back byte for byte`);
@@ -109,7 +116,7 @@ describe('two api processes, a worker, two clusters and S3, under faults', () =>
     console.log(`topology report\n  ${report.join('\n  ')}`);
 
     // Refusals are only the passing outages the faults cause, each a 503 a client retries.
-    for (const tally of [data.tally, data.functionTally, files.tally, rag.tally, ai.tally, proposals.tally]) {
+    for (const tally of [data.tally, data.functionTally, agent.tally, files.tally, rag.tally, ai.tally, proposals.tally]) {
       for (const refusal of tally.refused.keys()) expect(refusal).toMatch(/^503 /);
     }
   });

@@ -42,19 +42,24 @@ export class Tally {
 
   /** Runs one operation: its 2xx answer, else undefined (a refusal or no answer is counted). */
   async run(op: () => Promise<RawResponse>): Promise<RawResponse | undefined> {
+    return (await this.attempt(op)).answer;
+  }
+
+  /** Runs one operation: its 2xx answer if any, and whether it got no answer at all (it may have taken effect). */
+  async attempt(op: () => Promise<RawResponse>): Promise<{ answer?: RawResponse; unknown: boolean }> {
     try {
       const res = await op();
       if (res.status >= 200 && res.status < 300) {
         this.acknowledged++;
-        return res;
+        return { answer: res, unknown: false };
       }
       const key = `${res.status} ${(res.json as { error?: { code?: string } } | undefined)?.error?.code ?? res.text.slice(0, 60)}`;
       this.refused.set(key, (this.refused.get(key) ?? 0) + 1);
-      return undefined;
+      return { unknown: false };
     } catch (err) {
       if (!(err instanceof NoAnswer)) throw err;
       this.unknown++;
-      return undefined;
+      return { unknown: true };
     }
   }
 

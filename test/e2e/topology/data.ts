@@ -69,14 +69,18 @@ export class DataWrites {
       // Every third note is written by the app's function (ctx.data as the calling end user), the others directly.
       const viaFunction = i % 3 === 2;
       const tally = viaFunction ? this.functionTally : this.tally;
-      const unknownBefore = tally.unknown;
       const path = viaFunction ? `/v1/${app.appId}/fn/note` : `/v1/${app.appId}/notes`;
-      const res = await tally.run(() => call(t.url, 'POST', path, { key: user.token, body: { title }, headers: { prefer: 'return=minimal' } }));
-      if (res) this.#acked.get(user.id)!.add(title);
+      const outcome = await tally.attempt(() => call(t.url, 'POST', path, { key: user.token, body: { title }, headers: { prefer: 'return=minimal' } }));
       // A function's refusal may come after its insert went through (it answers for its own code); a refusal of the
       // data API means nothing was written.
-      else if (tally.unknown > unknownBefore || viaFunction) this.#maybe.get(user.id)!.add(title);
+      this.record(user.id, title, outcome.answer !== undefined, outcome.unknown || viaFunction);
     });
+  }
+
+  /** A note some client wrote: acknowledged, or possibly written (no answer, or a refusal that cannot promise none). */
+  record(userId: string, title: string, acknowledged: boolean, possibly: boolean): void {
+    if (acknowledged) this.#acked.get(userId)!.add(title);
+    else if (possibly) this.#maybe.get(userId)!.add(title);
   }
 
   /** Every acknowledged note is there, nothing else of the user's is, and no user sees another's notes. */
