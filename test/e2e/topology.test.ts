@@ -75,8 +75,16 @@ describe('two api processes, a worker, two clusters and S3, under faults', () =>
       proposals.run(t, () => running),
       agent.run(() => running, local, data),
     ]);
-    const faults = await runFaults(t, started, FAULT_GAP_MS, () => cron.tick(t, 4));
-    await cron.tick(t, 6);
+    let cutSlots = 0;
+    const faults = await runFaults(t, started, FAULT_GAP_MS, {
+      beforeWorkerKill: async () => {
+        await cron.tick(t, 4);
+        const held = await cron.running(t);
+        cutSlots = held.slots;
+        return `${held.jobs} job(s), ${held.slots} of them cron slots mid-run`;
+      },
+      whileWorkerDown: () => cron.tick(t, 6),
+    });
     running = false;
     step('workload stopping');
     await workload;
@@ -97,7 +105,7 @@ describe('two api processes, a worker, two clusters and S3, under faults', () =>
     report.push(`RAG ingestion: ${rag.tally}; ${ingested.documents} documents ready once, ${ingested.chunks} chunks, ${ingested.embeddingCalls} embedding calls`);
     step('verifying cron');
     const slots = await cron.verify(t);
-    report.push(`cron: ${slots.slots} slots recorded once each, in ${slots.runs} runs (${slots.again} a repeat after the worker's death, which found its slot done)`);
+    report.push(`cron: ${slots.slots} slots recorded once each, in ${slots.runs} completed runs; ${cutSlots} cut by the worker's death ran again after its heartbeat stopped (${slots.again} run(s) found their slot already done)`);
     step('verifying outbox');
     const outbox = await proposals.verify(t, receiver);
     report.push(`substrate proposals: ${proposals.tally}, ${proposals.retries} resent with their idempotency key; ${outbox.actions} actions, ${outbox.deliveries} outbox deliveries delivered and signed (${outbox.repeated} received again after the worker's death)`);

@@ -25,10 +25,15 @@ export async function terminateAppConnections(t: Topology): Promise<number> {
 
 /**
  * The faults, in order, a few seconds apart while the workload runs: an api process killed and restarted, the worker
- * killed and restarted (`whileWorkerDown` runs while it is dead), the second cluster's connections ended, the S3
- * server down for a few seconds.
+ * killed mid-job and restarted, the second cluster's connections ended, the S3 server down for a few seconds.
  */
-export async function runFaults(t: Topology, started: number, gapMs: number, whileWorkerDown: () => Promise<void>): Promise<FaultRecord[]> {
+export interface FaultHooks {
+  /** Before the worker's death: sees to it that it holds jobs mid-run; says what it holds. */
+  beforeWorkerKill(): Promise<string>;
+  whileWorkerDown(): Promise<void>;
+}
+
+export async function runFaults(t: Topology, started: number, gapMs: number, hooks: FaultHooks): Promise<FaultRecord[]> {
   const done: FaultRecord[] = [];
   const note = (what: string) => {
     done.push({ at: Math.round((Date.now() - started) / 100) / 10, what });
@@ -41,9 +46,10 @@ export async function runFaults(t: Topology, started: number, gapMs: number, whi
   await t.apis[0].restart();
   note('api-1 restarted');
   await sleep(gapMs);
+  const held = await hooks.beforeWorkerKill();
   await t.worker.kill9();
-  note('kill -9 worker');
-  await whileWorkerDown();
+  note(`kill -9 worker holding ${held}`);
+  await hooks.whileWorkerDown();
   await sleep(gapMs / 2);
   await t.worker.restart();
   note('worker restarted');

@@ -14,9 +14,13 @@ const NOTE_FUNCTION = `export default async (req: Request, ctx) => {
   return Response.json({ error: res.error }, { status: res.status });
 };`;
 
-/** Records its slot once in cron_runs: a second run of a slot (after a crash) finds it there and changes nothing. */
+/**
+ * Records its slot once in cron_runs: a second run of a slot (after a crash) finds it there and changes nothing. It
+ * takes a while first, so that the worker's death lands in the middle of a run.
+ */
 const CRON_FUNCTION = `export default async (req: Request, ctx) => {
   const { scheduled_at } = await req.json();
+  await new Promise((r) => setTimeout(r, 1500));
   const res = await ctx.asApp.data.from("cron_runs").insert({ slot: scheduled_at });
   console.log(res.status === 409 ? "again" : "first", scheduled_at, res.status);
   return new Response(null, { status: res.status === 409 ? 200 : res.status });
@@ -65,6 +69,17 @@ export class CronSlots {
     const now = new Date(this.#createdAt + minutes * 60_000).toISOString();
     await t.control.query(`select graphile_worker.add_job('functions_cron_tick', json_build_object('now', $1::text))`, [now]);
     this.#ticks.push(minutes);
+  }
+
+  /** Waits until the worker runs slots of the function; how many it holds then, and all the jobs it holds. */
+  async running(t: Topology): Promise<{ slots: number; jobs: number }> {
+    return eventually('a cron slot running', async () => {
+      const { rows } = await t.control.query<{ slots: number; jobs: number }>(
+        `select count(*) filter (where key like $1)::int as slots, count(*)::int as jobs from graphile_worker.jobs where locked_by is not null`,
+        [`fncron:${this.#functionId}:%`],
+      );
+      return rows[0]!.slots > 0 ? rows[0] : undefined;
+    }, 20_000);
   }
 
   /** The slots the ticks made due: every whole minute after the function's creation, up to the last tick. */
