@@ -104,7 +104,7 @@ export async function verifyCredits(t: Topology, appId: string, ai: AiCalls): Pr
     const n = (await q<{ n: number }>(`select count(*)::int as n from ai_usage where app_id = $1 and kind = 'chat' and status = 'ok'`, [appId]))[0]!.n;
     return n >= ai.tally.acknowledged ? n : undefined;
   });
-  expect(billed).toBeLessThanOrEqual(ai.tally.acknowledged + ai.tally.unknown);
+  expect(billed).toBeLessThanOrEqual(ai.tally.acknowledged + ai.tally.uncertain);
 
   const [balance] = await q<{ balance: string; ledger: string; reserved: string; open: string; open_count: number }>(
     `select b.balance_nanos::text as balance, b.reserved_nanos::text as reserved,
@@ -117,7 +117,7 @@ export async function verifyCredits(t: Topology, appId: string, ai: AiCalls): Pr
   expect(balance!.balance).toBe(balance!.ledger);
   expect(balance!.reserved).toBe(balance!.open);
   expect(BigInt(balance!.balance)).toBeGreaterThanOrEqual(BigInt(balance!.reserved));
-  expect(balance!.open_count).toBeLessThanOrEqual(ai.tally.unknown + WORKER_CONCURRENCY);
+  expect(balance!.open_count).toBeLessThanOrEqual(ai.tally.uncertain + WORKER_CONCURRENCY);
 
   const unbalanced = await q(
     `select u.id from ai_usage u left join credit_ledger l on l.usage_ref = 'ai_usage:' || u.id and l.kind = 'charge'

@@ -1,6 +1,7 @@
 // The topology test's HTTP client and its bookkeeping: every request goes through the load balancer; an answer is
-// acknowledged (a 2xx), refused (another status: nothing happened, by the platform's contract) or unknown (the
-// connection failed or the proxy answered 502: the request may or may not have taken effect).
+// acknowledged (a 2xx), refused (another status: nothing happened, by the platform's contract, except that a 503 for
+// a lost database connection may have committed) or unknown (the connection failed or the proxy answered 502: the
+// request may or may not have taken effect).
 import http from 'node:http';
 import { readResponse, type RawResponse } from '../e2e-helpers.ts';
 
@@ -45,7 +46,10 @@ export class Tally {
     return (await this.attempt(op)).answer;
   }
 
-  /** Runs one operation: its 2xx answer if any, and whether it got no answer at all (it may have taken effect). */
+  /**
+   * Runs one operation: its 2xx answer if any, and whether it may have taken effect without one: no answer at all, or
+   * a 503 (the platform's answer when a database connection was lost, possibly mid-commit).
+   */
   async attempt(op: () => Promise<RawResponse>): Promise<{ answer?: RawResponse; unknown: boolean }> {
     try {
       const res = await op();
@@ -55,7 +59,7 @@ export class Tally {
       }
       const key = `${res.status} ${(res.json as { error?: { code?: string } } | undefined)?.error?.code ?? res.text.slice(0, 60)}`;
       this.refused.set(key, (this.refused.get(key) ?? 0) + 1);
-      return { unknown: false };
+      return { unknown: res.status === 503 };
     } catch (err) {
       if (!(err instanceof NoAnswer)) throw err;
       this.unknown++;
@@ -63,8 +67,9 @@ export class Tally {
     }
   }
 
-  get refusedCount(): number {
-    return [...this.refused.values()].reduce((a, b) => a + b, 0);
+  /** Operations that may have taken effect without an acknowledgement: no answer, or a 503. */
+  get uncertain(): number {
+    return this.unknown + [...this.refused].filter(([k]) => k.startsWith('503 ')).reduce((n, [, c]) => n + c, 0);
   }
 
   toString(): string {
