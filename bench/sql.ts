@@ -7,7 +7,9 @@ export interface AppView {
   name: string;
   subdomain: string;
   url: string;
+  region: string;
   created_at: string;
+  paused_at: string | null;
 }
 
 interface AppRow {
@@ -16,11 +18,13 @@ interface AppRow {
   name: string;
   subdomain: string;
   db_name: string;
+  region: string | null;
   created_at: Date;
+  paused_at: Date | null;
 }
 
 const KEY_SQL = 'select id, account_id from platform_keys where key_hash = $1';
-const APPS_SQL = `select id, account_id, name, subdomain, db_name, created_at from apps
+const APPS_SQL = `select id, account_id, name, subdomain, db_name, region, created_at, paused_at from apps
   where account_id = $1 and status = 'ready' order by created_at, id`;
 
 /** The same pool size as the platform's control pool (SVC_CONTROL_POOL_SIZE default). */
@@ -38,7 +42,16 @@ export async function listApps(pool: pg.Pool, authorization: string | undefined,
   if (!accountId) return undefined;
   const { rows } = await pool.query<AppRow>(APPS_SQL, [accountId]);
   return {
-    apps: rows.map((a) => ({ app_id: a.id, name: a.name, subdomain: a.subdomain, url: baseUrl, created_at: a.created_at.toISOString() })),
+    // Apps made before regions have none: the default region, which the bench's platform leaves at `local`.
+    apps: rows.map((a) => ({
+      app_id: a.id,
+      name: a.name,
+      subdomain: a.subdomain,
+      url: baseUrl,
+      region: a.region ?? 'local',
+      created_at: a.created_at.toISOString(),
+      paused_at: a.paused_at?.toISOString() ?? null,
+    })),
   };
 }
 
