@@ -7,8 +7,9 @@ import { storageErrors } from './errors.ts';
 import { normalizeMime } from './names.ts';
 import { ref, scope, STORAGE_METER, type ObjectRow, type ObjectRows, type Owner } from './objects.ts';
 
-/** Pending rows checked against the bucket per list call (S3 backend). */
+/** Pending rows read at a time, and at most checked against the bucket per list call (S3 backend). */
 const PROBE_BATCH = 100;
+const PROBE_MAX = 1000;
 const PROBE_CONCURRENCY = 8;
 
 export type SettlementDeps = Pick<StorageContext, 'db' | 'log' | 'backend'> & { rows: ObjectRows };
@@ -34,7 +35,16 @@ export class Settlement {
    * whose bytes may have arrived unnoticed.
    */
   async settleOwnerPending(appId: string, owner: Owner, expiredOnly: boolean): Promise<void> {
-    if (this.#deps.backend.kind === 's3') await this.settle(await this.#pending(appId, owner, expiredOnly));
+    if (this.#deps.backend.kind !== 's3') return;
+    // Newest first, batch after batch: a listing after many unconfirmed uploads shows every one whose bytes arrived,
+    // not only the newest batch's. Bounded, as each is a request to the bucket (unconfirmed uploads expire anyway).
+    let before: ObjectRow | undefined;
+    for (let probed = 0; probed < PROBE_MAX; probed += PROBE_BATCH) {
+      const rows = await this.#pending(appId, owner, expiredOnly, before);
+      await this.settle(rows);
+      if (rows.length < PROBE_BATCH) return;
+      before = rows.at(-1);
+    }
   }
 
   /** The caller's object once its bytes have arrived (settled first on S3); 409 while they have not. */
@@ -98,11 +108,13 @@ export class Settlement {
     if (row.expires_at && row.expires_at.getTime() <= Date.now()) await this.discard(row, true);
   }
 
-  async #pending(appId: string, owner: Owner, expiredOnly: boolean): Promise<ObjectRow[]> {
+  /** A batch of the owner's pending rows, newest first, after `before` in that order. */
+  async #pending(appId: string, owner: Owner, expiredOnly: boolean, before: ObjectRow | undefined): Promise<ObjectRow[]> {
     const { rows } = await sql<ObjectRow>`
       select * from storage_objects
       where app_id = ${appId} and status = 'pending' ${scope(owner)} ${expiredOnly ? sql`and expires_at <= now()` : sql``}
-      order by created_at desc limit ${PROBE_BATCH}
+        ${before ? sql`and (created_at, id) < (${before.created_at}, ${before.id}::uuid)` : sql``}
+      order by created_at desc, id desc limit ${PROBE_BATCH}
     `.execute(this.#deps.db);
     return rows;
   }

@@ -218,6 +218,22 @@ describe('S3 backend: presigned URLs against a real S3-compatible server', () =>
     await remove(up.body.objectId);
   });
 
+  it('a list after more unconfirmed uploads than one probe batch (100) shows every one whose bytes arrived', async () => {
+    const many: App = (await p.api('POST', '/init', { body: { name: 'S3 Many' } })).body;
+    const uploads = [];
+    for (let i = 0; i < 130; i++) uploads.push(await upload({ filename: `m${i}.txt`, contentType: 'text/plain', sizeBytes: 2 }, many.service_key.key, many.app_id));
+    // The oldest one's bytes never arrive: it stays pending and unlisted, and the probe goes past it.
+    for (const up of uploads.slice(1)) expect((await putBytes(up.body.uploadUrl, 'ok', 'text/plain')).status).toBe(200);
+    const listed = await list(many.service_key.key, many.app_id);
+    expect(listed.status).toBe(200);
+    expect(listed.body.map((o: { id: string }) => o.id).sort()).toEqual(uploads.slice(1).map((u) => u.body.objectId).sort());
+    expect((await p.sql(`select status, count(*)::int as n from storage_objects where app_id = $1 group by 1 order by 1`, [many.app_id]))).toEqual([
+      { status: 'pending', n: 1 },
+      { status: 'ready', n: 129 },
+    ]);
+    await p.api('DELETE', `/apps/${many.app_id}`);
+  });
+
   it('the signature refuses another content type, another length and tampering; nothing is stored', async () => {
     const bytes = Buffer.from('exactly these bytes');
     const up = await upload({ filename: 'strict.txt', contentType: 'text/plain', sizeBytes: bytes.length });
