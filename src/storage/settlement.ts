@@ -12,6 +12,12 @@ const PROBE_BATCH = 100;
 const PROBE_MAX = 1000;
 const PROBE_CONCURRENCY = 8;
 
+/** Where a batch of pending rows ended: its last row's created_at in microseconds since the epoch, and id. */
+interface PendingCursor {
+  atUs: string;
+  id: string;
+}
+
 export type SettlementDeps = Pick<StorageContext, 'db' | 'log' | 'backend'> & { rows: ObjectRows };
 
 export class Settlement {
@@ -38,12 +44,13 @@ export class Settlement {
     if (this.#deps.backend.kind !== 's3') return;
     // Newest first, batch after batch: a listing after many unconfirmed uploads shows every one whose bytes arrived,
     // not only the newest batch's. Bounded, as each is a request to the bucket (unconfirmed uploads expire anyway).
-    let before: ObjectRow | undefined;
+    let before: PendingCursor | undefined;
     for (let probed = 0; probed < PROBE_MAX; probed += PROBE_BATCH) {
       const rows = await this.#pending(appId, owner, expiredOnly, before);
       await this.settle(rows);
       if (rows.length < PROBE_BATCH) return;
-      before = rows.at(-1);
+      const last = rows.at(-1)!;
+      before = { atUs: last.created_at_us, id: last.id };
     }
   }
 
@@ -108,12 +115,15 @@ export class Settlement {
     if (row.expires_at && row.expires_at.getTime() <= Date.now()) await this.discard(row, true);
   }
 
-  /** A batch of the owner's pending rows, newest first, after `before` in that order. */
-  async #pending(appId: string, owner: Owner, expiredOnly: boolean, before: ObjectRow | undefined): Promise<ObjectRow[]> {
-    const { rows } = await sql<ObjectRow>`
-      select * from storage_objects
+  /**
+   * A batch of the owner's pending rows, newest first, after `before` in that order (in microseconds, the column's
+   * precision: a JavaScript Date would round and skip rows of the same millisecond).
+   */
+  async #pending(appId: string, owner: Owner, expiredOnly: boolean, before: PendingCursor | undefined): Promise<Array<ObjectRow & { created_at_us: string }>> {
+    const { rows } = await sql<ObjectRow & { created_at_us: string }>`
+      select *, (extract(epoch from created_at) * 1000000)::bigint::text as created_at_us from storage_objects
       where app_id = ${appId} and status = 'pending' ${scope(owner)} ${expiredOnly ? sql`and expires_at <= now()` : sql``}
-        ${before ? sql`and (created_at, id) < (${before.created_at}, ${before.id}::uuid)` : sql``}
+        ${before ? sql`and (created_at, id) < (timestamptz 'epoch' + ${before.atUs}::bigint * interval '1 microsecond', ${before.id}::uuid)` : sql``}
       order by created_at desc, id desc limit ${PROBE_BATCH}
     `.execute(this.#deps.db);
     return rows;

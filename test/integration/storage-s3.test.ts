@@ -218,12 +218,14 @@ describe('S3 backend: presigned URLs against a real S3-compatible server', () =>
     await remove(up.body.objectId);
   });
 
-  it('a list after more unconfirmed uploads than one probe batch (100) shows every one whose bytes arrived', async () => {
+  it('a list after more unconfirmed uploads than one probe batch (100) shows every one whose bytes arrived, even of one instant', async () => {
     const many: App = (await p.api('POST', '/init', { body: { name: 'S3 Many' } })).body;
     const uploads = [];
     for (let i = 0; i < 130; i++) uploads.push(await upload({ filename: `m${i}.txt`, contentType: 'text/plain', sizeBytes: 2 }, many.service_key.key, many.app_id));
     // The oldest one's bytes never arrive: it stays pending and unlisted, and the probe goes past it.
     for (const up of uploads.slice(1)) expect((await putBytes(up.body.uploadUrl, 'ok', 'text/plain')).status).toBe(200);
+    // All made in one microsecond: the probe's batches must still go past each other (by id), not skip or repeat.
+    await p.sql(`update storage_objects set created_at = '2026-01-01T00:00:00.123456Z' where app_id = $1`, [many.app_id]);
     const listed = await list(many.service_key.key, many.app_id);
     expect(listed.status).toBe(200);
     expect(listed.body.map((o: { id: string }) => o.id).sort()).toEqual(uploads.slice(1).map((u) => u.body.objectId).sort());
