@@ -13,10 +13,13 @@ export interface RoundRobinProxy {
   served: number[];
   /** Requests sent on to the next backend because one refused the connection. */
   retried: number;
-  /** Requests answered 502 because their backend failed after the request was sent. */
+  /** Requests whose backend failed after they were sent: answered 502, or cut mid-answer. */
   failed: number;
   close(): Promise<void>;
 }
+
+/** A backend silent this long fails its request (502). */
+const UPSTREAM_TIMEOUT_MS = 60_000;
 
 /** Backend ports on 127.0.0.1; the proxy listens on a free loopback port. */
 export async function startRoundRobinProxy(ports: readonly number[]): Promise<RoundRobinProxy> {
@@ -29,7 +32,12 @@ export async function startRoundRobinProxy(ports: readonly number[]): Promise<Ro
   };
 
   const server = http.createServer(async (req, res) => {
-    const body = await readBody(req);
+    let body: Buffer;
+    try {
+      body = await readBody(req);
+    } catch {
+      return void res.destroy(); // the client went away mid-body
+    }
     const forward = (i: number, attempt: number): void => {
       const upstream = http.request(
         { host: '127.0.0.1', port: ports[i], method: req.method, path: req.url, headers: forwardedHeaders(req), agent: false },
@@ -37,9 +45,14 @@ export async function startRoundRobinProxy(ports: readonly number[]): Promise<Ro
           served[i]!++;
           res.writeHead(answer.statusCode!, answer.statusMessage, answer.rawHeaders);
           answer.pipe(res);
-          answer.once('error', () => res.destroy());
+          // The backend died mid-answer: the client sees its connection cut, as behind any balancer.
+          answer.once('error', () => {
+            state.failed++;
+            res.destroy();
+          });
         },
       );
+      upstream.setTimeout(UPSTREAM_TIMEOUT_MS, () => upstream.destroy(new Error('upstream timed out')));
       upstream.once('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'ECONNREFUSED' && attempt < ports.length) {
           state.retried++;

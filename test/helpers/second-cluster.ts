@@ -3,10 +3,10 @@
 // PostgreSQL refuses to run as root, so as root the commands run as the `postgres` user.
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './server.ts';
 
 const run = promisify(execFile);
 
@@ -25,17 +25,6 @@ function binDir(): string {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The uid and gid to run PostgreSQL as: `postgres` when we are root, else ourselves. */
 function runAs(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
@@ -51,10 +40,16 @@ export async function startSecondCluster(): Promise<SecondCluster> {
   const user = runAs();
   if (user) chownSync(root, user.uid, user.gid);
   const opts = user ? { uid: user.uid, gid: user.gid, cwd: root } : { cwd: root };
-  await run(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], opts);
   const port = await freePort();
   const serverOpts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${root} -c fsync=off -c max_connections=60`;
-  await run(path.join(bin, 'pg_ctl'), ['-D', data, '-o', serverOpts, '-l', path.join(root, 'log'), '-w', '-t', '60', 'start'], opts);
+  try {
+    await run(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], opts);
+    await run(path.join(bin, 'pg_ctl'), ['-D', data, '-o', serverOpts, '-l', path.join(root, 'log'), '-w', '-t', '60', 'start'], opts);
+  } catch (err) {
+    await run(path.join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], opts).catch(() => {});
+    rmSync(root, { recursive: true, force: true });
+    throw err;
+  }
   return {
     url: `postgres://postgres@127.0.0.1:${port}`,
     stop: async () => {

@@ -24,6 +24,8 @@ export const S3_BUCKET = 'svc-topology';
 export const SECOND_REGION = 'eu';
 /** Seconds without a heartbeat after which a killed worker's jobs are released (the default is 60). */
 const STALE_AFTER_SECONDS = 2;
+/** How long a stopped process may take to drain before it is killed. */
+const STOP_TIMEOUT_MS = 15_000;
 
 interface S3rverInstance {
   run(): Promise<AddressInfo>;
@@ -54,6 +56,8 @@ export interface S3Server {
   url: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Stops it and deletes what it stored. */
+  remove(): Promise<void>;
 }
 
 export interface Topology {
@@ -82,7 +86,7 @@ export async function startTopology(extraEnv: Record<string, string> = {}): Prom
     const cluster2 = await startSecondCluster();
     cleanup.push(() => cluster2.stop());
     const s3 = await startS3();
-    cleanup.push(() => s3.stop());
+    cleanup.push(() => s3.remove());
     const ai = await startFakeOpenAIProcess();
     cleanup.push(() => ai.close());
     const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-topology-'));
@@ -117,16 +121,21 @@ export async function startTopology(extraEnv: Record<string, string> = {}): Prom
       SVC_OUTBOUND_ALLOW_PRIVATE: 'true',
       SVC_TRUST_PROXY: '1',
       SVC_WORKER_STALE_AFTER_SECONDS: String(STALE_AFTER_SECONDS),
+      // Each process may hold this many connections on the app clusters: three of them stay under the second
+      // cluster's max_connections (60), as the README's scaling notes ask of a deployment.
+      SVC_APP_POOL_BUDGET: '15',
       SVC_TEMPLATES_INSTALL: 'false',
       LOG_LEVEL: 'warn',
       ...extraEnv,
     };
-    const apis: [PlatformProcess, PlatformProcess] = [
-      await startProcess('api-1', 'api', env, control, ports[0]),
-      await startProcess('api-2', 'api', env, control, ports[1]),
-    ];
-    const worker = await startProcess('worker', 'worker', env, control);
-    cleanup.push(() => Promise.all([...apis, worker].map((p) => p.stop())));
+    // Each is stopped by the cleanup as soon as it exists, so a later one failing to start leaves none behind.
+    const started = async (name: string, role: 'api' | 'worker', port?: number) => {
+      const proc = await startProcess(name, role, env, control, port);
+      cleanup.push(() => proc.stop());
+      return proc;
+    };
+    const apis: [PlatformProcess, PlatformProcess] = [await started('api-1', 'api', ports[0]), await started('api-2', 'api', ports[1])];
+    const worker = await started('worker', 'worker');
     return {
       url: proxy.url,
       platformKey,
@@ -157,18 +166,32 @@ async function startS3(): Promise<S3Server> {
   const make = (port: number) => new S3rver({ address: '127.0.0.1', port, silent: true, directory, configureBuckets: [{ name: S3_BUCKET }] });
   let server: S3rverInstance | undefined = make(0);
   const { port } = await server.run();
+  // Its open connections too (the platform's S3 client keeps them alive), as when the server goes away.
+  const stop = async () => {
+    server?.httpServer?.closeAllConnections();
+    await server?.close();
+    server = undefined;
+  };
   return {
     url: `http://127.0.0.1:${port}`,
     // The objects stay in the directory: a restart serves what was stored before the stop.
     start: async () => {
-      server = make(port);
-      await server.run();
+      for (let attempt = 1; ; attempt++) {
+        server = make(port);
+        try {
+          await server.run();
+          return;
+        } catch (err) {
+          // The port may linger a moment after the stop.
+          if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 20) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
     },
-    // Its open connections too (the platform's S3 client keeps them alive), as when the server goes away.
-    stop: async () => {
-      server?.httpServer?.closeAllConnections();
-      await server?.close();
-      server = undefined;
+    stop,
+    remove: async () => {
+      await stop();
+      rmSync(directory, { recursive: true, force: true });
     },
   };
 }
@@ -189,9 +212,12 @@ async function startProcess(name: string, role: 'api' | 'worker', env: Record<st
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    await waitServing(() => child, () => out, role === 'api' ? () => apiReady(port!) : async () => (await workerIds(control)).some((id) => !knownWorkers.includes(id)));
+    const ready = role === 'api' ? () => apiReady(port!) : async () => (await workerIds(control)).some((id) => !knownWorkers.includes(id));
+    if (!(await waitServing(() => child, ready))) {
+      signalGroup('SIGKILL');
+      throw new Error(`${name} did not become ready (exit ${child.exitCode ?? child.signalCode}):\n${out}`);
+    }
   };
-  await launch();
   const signalGroup = (signal: NodeJS.Signals) => {
     try {
       process.kill(-child.pid!, signal);
@@ -199,6 +225,7 @@ async function startProcess(name: string, role: 'api' | 'worker', env: Record<st
       // the group is gone already
     }
   };
+  await launch();
   return {
     name,
     role,
@@ -215,10 +242,12 @@ async function startProcess(name: string, role: 'api' | 'worker', env: Record<st
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
-        await exited;
+        // A process that does not drain in time is killed: the test must not hang on it.
+        await Promise.race([exited, new Promise((r) => setTimeout(r, STOP_TIMEOUT_MS))]);
       }
-      // Sandboxes a stopped process did not reap.
+      // The process if it is still there, and sandboxes a stopped process did not reap.
       signalGroup('SIGKILL');
+      await exited;
     },
   };
 }
@@ -236,13 +265,13 @@ async function workerIds(control: pg.Client): Promise<string[]> {
   return rows.map((r) => r.worker_id);
 }
 
-async function waitServing(child: () => ChildProcess, output: () => string, ready: () => Promise<boolean>): Promise<void> {
+/** Whether the process became ready within 30 s (false as soon as it exits). */
+async function waitServing(child: () => ChildProcess, ready: () => Promise<boolean>): Promise<boolean> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if (child().exitCode !== null) throw new Error(`process exited with ${child().exitCode}:\n${output()}`);
-    if (await ready()) return;
+    if (child().exitCode !== null || child().signalCode !== null) return false;
+    if (await ready()) return true;
     await new Promise((r) => setTimeout(r, 100));
   }
-  child().kill('SIGKILL');
-  throw new Error(`process did not become ready:\n${output()}`);
+  return false;
 }

@@ -88,6 +88,9 @@ export async function loop(running: () => boolean, concurrency: number, op: (i: 
   );
 }
 
+/** Jobs one worker process runs at once (SVC_WORKER_CONCURRENCY's default): what its death can cut mid-job. */
+export const WORKER_CONCURRENCY = 4;
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `probe` until it returns something other than undefined, or throws after `ms`. */

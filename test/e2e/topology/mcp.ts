@@ -3,11 +3,14 @@
 // with data_insert and user_token.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Topology } from '../../helpers/topology.ts';
 import type { RawResponse } from '../e2e-helpers.ts';
 import { loop, NoAnswer, Tally } from './client.ts';
 import type { DataWrites, TopologyApp } from './data.ts';
+
+/** A data_insert answers in milliseconds; one whose answer stream died with its process gets no more. */
+const CALL_TIMEOUT_MS = 10_000;
 
 export class McpAgent {
   readonly tally = new Tally();
@@ -43,11 +46,14 @@ export class McpAgent {
   async #call(name: string, args: Record<string, unknown>): Promise<RawResponse> {
     let result: CallToolResult;
     try {
-      result = (await this.#client!.callTool({ name, arguments: args })) as CallToolResult;
+      result = (await this.#client!.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS })) as CallToolResult;
     } catch (err) {
-      // The balancer's 502 (a backend cut mid-request) or a broken connection; anything else (a 404 for the session,
-      // say) fails the test.
-      if ((err as { code?: unknown }).code === 502 || /fetch failed|other side closed|ECONN/i.test(String(err))) throw new NoAnswer(`MCP: ${String(err)}`);
+      // The balancer's 502, a broken connection, or an answer stream cut by a killed process (the SDK client does not
+      // resume a tool call's stream: the call times out); anything else (a 404 for the session, say) fails the test.
+      const code = (err as { code?: unknown }).code;
+      if (code === 502 || code === ErrorCode.RequestTimeout || /fetch failed|other side closed|ECONN|terminated/i.test(String(err))) {
+        throw new NoAnswer(`MCP: ${String(err)}`);
+      }
       throw err;
     }
     const text = (result.content[0] as { text: string }).text;

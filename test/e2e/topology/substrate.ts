@@ -7,12 +7,10 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import WebSocket from 'ws';
 import type { Topology } from '../../helpers/topology.ts';
-import { call, eventually, loop, sleep, Tally } from './client.ts';
+import { call, eventually, loop, sleep, Tally, WORKER_CONCURRENCY } from './client.ts';
 
 const S = '/v1/me/substrate';
 const SECRET = 'topology-outbox-secret';
-/** Jobs one worker process runs at once: the deliveries its death can cut after the receiver got them. */
-const WORKER_CONCURRENCY = 4;
 
 interface Received {
   deliveryId: string;
@@ -118,16 +116,19 @@ export class Proposals {
   }
 }
 
-/** A change-stream socket held on one api process; when it dies it reconnects there with a new ticket. */
+/**
+ * A change-stream socket at `base` (one api process's own address, or the balancer's); when it dies it reconnects
+ * there with a new ticket (tickets work once). Frames written while it was away are not replayed.
+ */
 export class StreamSocket {
   connects = 0;
   readonly frames: Array<{ tbl?: string; id?: string }> = [];
   #ws: WebSocket | undefined;
   #closed = false;
-  readonly #port: number;
+  readonly #base: string;
 
-  constructor(port: number) {
-    this.#port = port;
+  constructor(base: string) {
+    this.#base = base;
   }
 
   async open(t: Topology, key: string): Promise<void> {
@@ -144,7 +145,7 @@ export class StreamSocket {
   async #connect(t: Topology, key: string): Promise<void> {
     const ticket = await call(t.url, 'POST', `${S}/ws-ticket`, { key });
     if (ticket.status !== 201) throw new Error(`ticket: ${ticket.status}`);
-    const ws = new WebSocket(`ws://127.0.0.1:${this.#port}${S}/stream?ticket=${encodeURIComponent(ticket.json.ticket)}`);
+    const ws = new WebSocket(`${this.#base.replace(/^http/, 'ws')}${S}/stream?ticket=${encodeURIComponent(ticket.json.ticket)}`);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('unexpected-response', (_req, res) => reject(new Error(`status ${res.statusCode}`)));
@@ -161,7 +162,7 @@ export class StreamSocket {
 
   /** Waits for the frame of a learning (written through any process). */
   async sees(learningId: string): Promise<void> {
-    await eventually(`the frame of learning ${learningId} on port ${this.#port}`, async () => (this.frames.some((f) => f.tbl === 'learnings' && f.id === learningId) ? true : undefined), 20_000);
+    await eventually(`the frame of learning ${learningId} at ${this.#base}`, async () => (this.frames.some((f) => f.tbl === 'learnings' && f.id === learningId) ? true : undefined), 20_000);
   }
 
   close(): void {
