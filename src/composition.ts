@@ -273,7 +273,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       await liveness?.stop();
       // Kills every function process and writes the last invocation logs.
       await services.functions.stop();
-      // Usage rows (and charges) of streamed AI calls that ended.
+      // Usage rows (and charges) of AI calls still being recorded: answers being charged, streams that ended.
       await services.ai.settled();
       services.storage.close();
       await databases.close();

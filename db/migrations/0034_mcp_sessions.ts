@@ -10,7 +10,8 @@ import { sql, type Kysely } from 'kysely';
  * - `initialize`: the params of the client's initialize request (protocolVersion, capabilities, clientInfo),
  *   replayed into the rebuilt SDK server so that it knows the client's capabilities (URL elicitation).
  * - `last_seen`: refreshed at most once a minute while the session is used; a session idle for MCP_SESSION_IDLE_MS
- *   is expired on read, and its row deleted when a session is next opened (hence the index).
+ *   is expired on read, and its row deleted when a session is next opened (hence the index); an account's least
+ *   recently used sessions beyond 200 are deleted when it opens one more (the account index).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -24,6 +25,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       last_seen timestamptz not null default now()
     );
     create index mcp_sessions_last_seen_idx on mcp_sessions(last_seen);
+    create index mcp_sessions_account_idx on mcp_sessions(account_id, last_seen desc);
   `.execute(db);
 }
 

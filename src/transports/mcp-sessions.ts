@@ -38,6 +38,9 @@ export interface StoredSession {
 
 const IDLE_SECONDS = MCP_SESSION_IDLE_MS / 1000;
 
+/** Open sessions one account keeps; opening one more ends its least recently used. */
+export const MAX_SESSIONS_PER_ACCOUNT = 200;
+
 /** The rows of MCP sessions (mcp_sessions): what every api process reads on each request of a session. */
 export class McpSessions {
   readonly #db: Kysely<ControlDatabase>;
@@ -46,7 +49,11 @@ export class McpSessions {
     this.#db = db;
   }
 
-  /** Records a new session; the rows of expired sessions go then (opening is rare next to requests). */
+  /**
+   * Records a new session; the rows of expired sessions go then (opening is rare next to requests), and so do the
+   * account's least recently used ones beyond MAX_SESSIONS_PER_ACCOUNT (their clients get 404 and initialize again,
+   * as the protocol has them do), so that no account can pile up rows.
+   */
   async open(session: StoredSession): Promise<void> {
     await this.#db
       .insertInto('mcp_sessions')
@@ -59,6 +66,8 @@ export class McpSessions {
       })
       .execute();
     await this.#db.deleteFrom('mcp_sessions').where('last_seen', '<', sql<Date>`now() - make_interval(secs => ${IDLE_SECONDS})`).execute();
+    await sql`delete from mcp_sessions where account_id = ${session.accountId} and id not in (
+      select id from mcp_sessions where account_id = ${session.accountId} order by last_seen desc, created_at desc limit ${MAX_SESSIONS_PER_ACCOUNT})`.execute(this.#db);
   }
 
   /** The live session `id` (not ended, not idle past MCP_SESSION_IDLE_MS), marking it used; undefined otherwise. */

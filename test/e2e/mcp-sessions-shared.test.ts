@@ -10,7 +10,8 @@ import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { generateKey, hashKey } from '../../src/core/crypto.ts';
 import { toolAreas } from '../../tools/index.ts';
-import { MCP_HEADERS, callTool, request, resultJson } from './e2e-helpers.ts';
+import { INIT_BODY, MCP_HEADERS, callTool, request, resultJson } from './e2e-helpers.ts';
+import { MAX_SESSIONS_PER_ACCOUNT } from '../../src/transports/mcp-sessions.ts';
 
 let a: SpawnedServer;
 let b: SpawnedServer;
@@ -159,6 +160,28 @@ describe('an MCP session on two api processes', () => {
     expect(res.json.error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('at most 16384 are accepted') });
     const { rows: after } = await control.query(`select count(*)::int as n from mcp_sessions`);
     expect(after).toEqual(before);
+  });
+
+  it(`keeps at most ${MAX_SESSIONS_PER_ACCOUNT} sessions per account: opening one more ends the least recently used`, async () => {
+    // A raw initialize: an SDK client would go on with requests that mark the session used.
+    const opened = await request(a.url, '/mcp', { method: 'POST', key: a.platformKey, headers: MCP_HEADERS, body: INIT_BODY });
+    const id = String(opened.headers['mcp-session-id']);
+    const { rows } = await control.query<{ account_id: string }>(`select account_id from mcp_sessions where id = $1`, [id]);
+    const account = rows[0]!.account_id;
+    // The account's other sessions, all used more lately than this one.
+    await control.query(`update mcp_sessions set last_seen = now() - interval '20 minutes' where id = $1`, [id]);
+    await control.query(
+      `insert into mcp_sessions (id, account_id, toolsets, log_level, initialize, last_seen)
+       select 'filler-' || n, $1, '{apps}', 'info', '{}', now() - interval '10 minutes' from generate_series(1, $2::int) n`,
+      [account, MAX_SESSIONS_PER_ACCOUNT],
+    );
+    const next = await connectVia(b);
+    const { rows: left } = await control.query<{ id: string }>(`select id from mcp_sessions where account_id = $1`, [account]);
+    expect(left).toHaveLength(MAX_SESSIONS_PER_ACCOUNT);
+    expect(left.map((r) => r.id)).toContain(next.transport.sessionId);
+    expect(left.map((r) => r.id)).not.toContain(id);
+    expect((await listOn(a, id)).status).toBe(404);
+    await control.query(`delete from mcp_sessions where id like 'filler-%'`);
   });
 
   it('expires when idle for MCP_SESSION_IDLE_MS: 404 on both processes', async () => {
