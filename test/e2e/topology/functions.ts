@@ -71,14 +71,15 @@ export class CronSlots {
     this.#ticks.push(minutes);
   }
 
-  /** Waits until the worker runs slots of the function; how many it holds then, and all the jobs it holds. */
-  async running(t: Topology): Promise<{ slots: number; jobs: number }> {
+  /** Waits until the worker runs slots of the function; those slots, and how many jobs it holds in all. */
+  async running(t: Topology): Promise<{ slots: string[]; jobs: number }> {
     return eventually('a cron slot running', async () => {
-      const { rows } = await t.control.query<{ slots: number; jobs: number }>(
-        `select count(*) filter (where key like $1)::int as slots, count(*)::int as jobs from graphile_worker.jobs where locked_by is not null`,
-        [`fncron:${this.#functionId}:%`],
+      const { rows } = await t.control.query<{ slots: string[]; jobs: number }>(
+        `select coalesce(array_agg(substr(key, length($1) + 1)) filter (where starts_with(key, $1)), '{}') as slots, count(*)::int as jobs
+         from graphile_worker.jobs where locked_by is not null`,
+        [`fncron:${this.#functionId}:`],
       );
-      return rows[0]!.slots > 0 ? rows[0] : undefined;
+      return rows[0]!.slots.length > 0 ? rows[0] : undefined;
     }, 20_000);
   }
 
@@ -90,15 +91,19 @@ export class CronSlots {
     return slots;
   }
 
-  /** Each due slot recorded exactly once; how many runs it took (a run cut by the worker's death runs again). */
-  async verify(t: Topology): Promise<{ slots: number; runs: number; again: number }> {
+  /**
+   * Each due slot recorded exactly once; how many of `cut` (slots running when the worker was killed at `killedAt`)
+   * were recorded after the kill, by a run on its successor; and the runs logged (a run cut by the kill logs nothing).
+   */
+  async verify(t: Topology, cut: readonly string[], killedAt: number): Promise<{ slots: number; rerun: number; runs: number; again: number }> {
     const expected = this.expectedSlots();
-    const slots = await eventually('every cron slot recorded', async () => {
-      const res = await call(t.url, 'GET', `/v1/${this.#app.appId}/cron_runs?select=slot&order=slot`, { key: this.#app.serviceKey });
-      const got = (res.json as Array<{ slot: string }>).map((r) => new Date(r.slot).toISOString());
+    const recorded = await eventually('every cron slot recorded', async () => {
+      const res = await call(t.url, 'GET', `/v1/${this.#app.appId}/cron_runs?select=slot,ran_at&order=slot`, { key: this.#app.serviceKey });
+      const got = (res.json as Array<{ slot: string; ran_at: string }>).map((r) => ({ slot: new Date(r.slot).toISOString(), ranAt: Date.parse(r.ran_at) }));
       return got.length >= expected.length ? got : undefined;
     });
-    expect(slots).toEqual(expected);
+    expect(recorded.map((r) => r.slot)).toEqual(expected);
+    const rerun = recorded.filter((r) => cut.includes(r.slot) && r.ranAt > killedAt).length;
     await eventually('no cron job left', async () => {
       const { rows } = await t.control.query('select 1 from graphile_worker.jobs where key like $1', [`fncron:${this.#functionId}:%`]);
       return rows.length === 0 ? true : undefined;
@@ -107,6 +112,6 @@ export class CronSlots {
       `select console->0->>'message' as message from function_logs where function_id = $1 and trigger = 'cron'`,
       [this.#functionId],
     );
-    return { slots: slots.length, runs: rows.length, again: rows.filter((r) => r.message?.startsWith('again')).length };
+    return { slots: recorded.length, rerun, runs: rows.length, again: rows.filter((r) => r.message?.startsWith('again')).length };
   }
 }
