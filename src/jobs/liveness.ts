@@ -1,7 +1,7 @@
 // Crash recovery for graphile-worker jobs. graphile-worker frees the lock of a job whose process died (kill -9,
-// out of memory, a lost machine) only after 4 hours. Here every worker process records a heartbeat per
-// graphile-worker worker id, and releases the jobs locked by workers whose heartbeat stopped longer ago than
-// SVC_WORKER_STALE_AFTER_SECONDS, so those jobs run again within minutes. A worker declared gone by mistake (an
+// out of memory, a lost machine) only after 4 hours. Here every worker process records a heartbeat for its
+// graphile-worker pool (whose id locks the jobs it runs), and releases the jobs locked by pools whose heartbeat
+// stopped longer ago than SVC_WORKER_STALE_AFTER_SECONDS, so those jobs run again within minutes. A worker declared gone by mistake (an
 // event loop stalled past the threshold) means a job runs twice at once, which tasks already tolerate: they are
 // written to be safe to run twice (DESIGN.md section 8).
 import { EventEmitter } from 'node:events';
@@ -38,11 +38,12 @@ export interface WorkerLivenessDeps {
 }
 
 /**
- * The heartbeat of one worker process: pass `events` to graphile-worker's run() (its workers are learnt from
- * 'worker:create'), call start() once it runs and stop() after the runner stopped.
+ * The heartbeat of one worker process: pass `events` to graphile-worker's run() (its pool is learnt from
+ * 'pool:create'), call start() once it runs and stop() after the runner stopped.
  */
 export class WorkerLiveness {
   readonly events: WorkerEvents = new EventEmitter();
+  /** Ids that lock this process's jobs: its graphile-worker pool's (one per run()). */
   readonly #workerIds: string[] = [];
   readonly #db: QueryExecutorProvider;
   readonly #staleAfterSeconds: number;
@@ -54,7 +55,10 @@ export class WorkerLiveness {
     this.#db = deps.db;
     this.#staleAfterSeconds = deps.staleAfterSeconds;
     this.#log = deps.log;
-    this.events.on('worker:create', ({ worker }) => this.#workerIds.push(worker.workerId));
+    // graphile-worker (0.18) locks every job with its worker pool's id, not with the id of the worker running it: the
+    // pool's id is what a heartbeat must name, or a live worker's job held past the threshold would be released and
+    // run a second time at once.
+    this.events.on('pool:create', ({ workerPool }) => this.#workerIds.push(workerPool.id));
   }
 
   /** Beats now and then BEATS_PER_THRESHOLD times per threshold; each beat also releases the jobs of gone workers. */

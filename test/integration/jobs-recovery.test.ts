@@ -108,11 +108,31 @@ describe('a worker process', () => {
     await waitFor(async () => ((await api.api('GET', `/v1/${appId}/frontend/deployments/${orphan}`)).body.status === 'READY' ? true : undefined), 10_000);
     expect(await buildJob(held)).toEqual({ locked_by: 'worker-busy', attempts: 1 });
 
-    // The worker's own two workers beat; a gone worker's row goes once its jobs are released.
+    // The worker's pool beats (its id locks the pool's jobs); a gone worker's row goes once its jobs are released.
     const beats = await api.sql(`select worker_id from worker_heartbeats where worker_id not in ('worker-alive', 'worker-busy')`);
-    expect(beats).toHaveLength(2);
+    expect(beats).toHaveLength(1);
+    expect(beats[0]!.worker_id).toMatch(/^pool-/);
     await worker.stop();
     worker = undefined;
     expect(await api.sql(`select worker_id from worker_heartbeats where worker_id = any($1)`, [beats.map((b) => b.worker_id)])).toEqual([]);
+  });
+
+  it('keeps its own job held past the threshold: the job runs once, not again beside itself', async () => {
+    // A cron slot of a function that takes 4.5 s: more than four thresholds, during which the worker must keep it.
+    const code = `export default async (req: Request) => { await new Promise((r) => setTimeout(r, 4500)); return new Response('ok'); };`;
+    const fn = await api.api('POST', `/v1/${appId}/functions`, { body: { name: 'slow', code, trigger: { type: 'cron', config: { schedule: '0 0 29 2 *' } } } });
+    expect(fn.status).toBe(201);
+    const key = `fncron:${fn.body.id}:2031-05-05T10:00:00.000Z`;
+    await api.sql(`select graphile_worker.add_job('functions_run_cron', json_build_object('function_id', $1::text, 'scheduled_at', '2031-05-05T10:00:00.000Z'), job_key => $2)`, [fn.body.id, key]);
+    worker = await startWorkerFor(api, { SVC_WORKER_CONCURRENCY: '2', SVC_WORKER_STALE_AFTER_SECONDS: STALE_AFTER_SECONDS });
+    const job = async () => (await api.sql('select locked_by, attempts from graphile_worker.jobs where key = $1', [key]))[0];
+    const holder = await waitFor(async () => (await job())?.locked_by ?? undefined, 15_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await job()).toEqual({ locked_by: holder, attempts: 1 });
+    expect(await api.sql(`select 1 from worker_heartbeats where worker_id = $1`, [holder])).toHaveLength(1);
+    await waitFor(async () => ((await job()) ? undefined : true), 15_000);
+    await worker.stop();
+    worker = undefined;
+    expect(await api.sql(`select count(*)::int as n from function_logs where function_id = $1`, [fn.body.id])).toEqual([{ n: 1 }]);
   });
 });

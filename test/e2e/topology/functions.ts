@@ -20,7 +20,7 @@ const NOTE_FUNCTION = `export default async (req: Request, ctx) => {
  */
 const CRON_FUNCTION = `export default async (req: Request, ctx) => {
   const { scheduled_at } = await req.json();
-  await new Promise((r) => setTimeout(r, 1500));
+  await new Promise((r) => setTimeout(r, 4000));
   const res = await ctx.asApp.data.from("cron_runs").insert({ slot: scheduled_at });
   console.log(res.status === 409 ? "again" : "first", scheduled_at, res.status);
   return new Response(null, { status: res.status === 409 ? 200 : res.status });
