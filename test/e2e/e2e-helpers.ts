@@ -21,6 +21,8 @@ export interface RawRequestOptions {
   headers?: Record<string, string>;
   /** An object is sent as JSON; a string or Buffer is sent as is (with Content-Type: application/json unless given). */
   body?: unknown;
+  /** The loopback address to send from (127.0.0.0/8): the client address the server sees. */
+  from?: string;
 }
 
 /**
@@ -45,7 +47,7 @@ export function request(baseUrl: string, path: string, opts: RawRequestOptions =
   Object.assign(headers, opts.headers);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method: opts.method ?? 'GET', headers, agent: false },
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method: opts.method ?? 'GET', headers, agent: false, localAddress: opts.from },
       (res) => readResponse(res).then(resolve, reject),
     );
     req.on('error', reject);

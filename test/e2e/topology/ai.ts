@@ -6,7 +6,8 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import { databaseUrl } from '../../helpers/db.ts';
 import { SECOND_REGION, type Topology } from '../../helpers/topology.ts';
-import { call, eventually, loop, sleep, Tally, WORKER_CONCURRENCY } from './client.ts';
+import { waitFor } from '../../integration/frontend-helpers.ts';
+import { call, loop, SETTLE_MS, sleep, Tally, WORKER_CONCURRENCY } from './client.ts';
 import type { TopologyApp } from './data.ts';
 
 /** Between two chat calls. */
@@ -74,10 +75,10 @@ export class RagIngestion {
         (await app.query<{ id: string; status: string; chunk_count: number; chunks: number }>(
           `select d.id, d.status, d.chunk_count, (select count(*)::int from svc_rag.chunks c where c.document_id = d.id) as chunks from svc_rag.documents d`,
         )).rows;
-      const rows = await eventually('every document ingested', async () => {
+      const rows = await waitFor(async () => {
         const now = await stored();
         return now.every((r) => r.status === 'ready' || r.status === 'failed') ? now : undefined;
-      }, 90_000);
+      }, 90_000, 'every document ingested');
       const ids = new Set(rows.map((r) => r.id));
       for (const id of this.#documents) expect(ids.has(id), `accepted document ${id}`).toBe(true);
       expect(rows.length).toBeLessThanOrEqual(this.#documents.length + this.#uncertain);
@@ -107,10 +108,10 @@ export async function verifyCredits(t: Topology, appId: string, ai: AiCalls): Pr
   const q = async <T extends pg.QueryResultRow>(text: string, params: unknown[]) => (await t.control.query<T>(text, params)).rows;
   const account = (await q<{ account_id: string }>('select account_id from apps where id = $1', [appId]))[0]!.account_id;
   // Calls answered just before the stop are recorded by then; in-flight ones of live processes settle within seconds.
-  const billed = await eventually('every answered chat billed', async () => {
+  const billed = await waitFor(async () => {
     const n = (await q<{ n: number }>(`select count(*)::int as n from ai_usage where app_id = $1 and kind = 'chat' and status = 'ok'`, [appId]))[0]!.n;
     return n >= ai.tally.acknowledged ? n : undefined;
-  });
+  }, SETTLE_MS, 'every answered chat billed');
   expect(billed).toBeLessThanOrEqual(ai.tally.acknowledged + ai.tally.uncertain);
 
   const [balance] = await q<{ balance: string; ledger: string; reserved: string; open: string; open_count: number }>(

@@ -2,37 +2,23 @@
 // acknowledged (a 2xx), refused (another status: nothing happened, by the platform's contract, except that a 503 for
 // a lost database connection may have committed) or unknown (the connection failed or the proxy answered 502: the
 // request may or may not have taken effect).
-import http from 'node:http';
-import { readResponse, type RawResponse } from '../e2e-helpers.ts';
+import { request, type RawRequestOptions, type RawResponse } from '../e2e-helpers.ts';
 
-export interface CallOptions {
-  key?: string;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** The loopback address the request comes from (127.0.0.0/8): the platform sees it as the client's address. */
-  from?: string;
-}
+export type CallOptions = Omit<RawRequestOptions, 'method'>;
 
 /** A request that got no answer from the platform (the connection broke, or the proxy's backend did). */
 export class NoAnswer extends Error {}
 
-/** One JSON request to `base` on a fresh connection; throws NoAnswer when the platform's answer did not arrive. */
-export function call(base: string, method: string, path: string, opts: CallOptions = {}): Promise<RawResponse> {
-  const url = new URL(path, base);
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-  const payload = opts.body === undefined ? undefined : Buffer.isBuffer(opts.body) ? opts.body : Buffer.from(JSON.stringify(opts.body));
-  if (payload && !Buffer.isBuffer(opts.body)) headers['content-type'] = 'application/json';
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, agent: false, localAddress: opts.from },
-      (res) =>
-        readResponse(res).then((r) => (r.status === 502 && r.text === 'bad gateway' ? reject(new NoAnswer('502 from the proxy')) : resolve(r)), (err) => reject(new NoAnswer(String(err)))),
-    );
-    req.setTimeout(60_000, () => req.destroy(new Error('timed out')));
-    req.once('error', (err) => reject(new NoAnswer(String(err))));
-    req.end(payload);
-  });
+/** One request to `base` on a fresh connection; throws NoAnswer when the platform's answer did not arrive. */
+export async function call(base: string, method: string, path: string, opts: CallOptions = {}): Promise<RawResponse> {
+  let res: RawResponse;
+  try {
+    res = await request(base, path, { ...opts, method });
+  } catch (err) {
+    throw new NoAnswer(String(err));
+  }
+  if (res.status === 502 && res.text === 'bad gateway') throw new NoAnswer('502 from the proxy');
+  return res;
 }
 
 /** Counts of one kind of operation by outcome, and the statuses of refusals. */
@@ -91,15 +77,7 @@ export async function loop(running: () => boolean, concurrency: number, op: (i: 
 /** Jobs one worker process runs at once (SVC_WORKER_CONCURRENCY's default): what its death can cut mid-job. */
 export const WORKER_CONCURRENCY = 4;
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long the checks wait for work the faults delayed to settle. */
+export const SETTLE_MS = 60_000;
 
-/** Polls `probe` until it returns something other than undefined, or throws after `ms`. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(250);
-  }
-}
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,7 +4,8 @@
 // several minutes of slots) before, during and after the worker's death.
 import { expect } from 'vitest';
 import type { Topology } from '../../helpers/topology.ts';
-import { call, eventually } from './client.ts';
+import { waitFor } from '../../integration/frontend-helpers.ts';
+import { call, SETTLE_MS } from './client.ts';
 import type { TopologyApp } from './data.ts';
 
 /** Inserts the note named in the body as the calling end user; answers with the data API's status. */
@@ -73,14 +74,14 @@ export class CronSlots {
 
   /** Waits until the worker runs slots of the function; those slots, and how many jobs it holds in all. */
   async running(t: Topology): Promise<{ slots: string[]; jobs: number }> {
-    return eventually('a cron slot running', async () => {
+    return waitFor(async () => {
       const { rows } = await t.control.query<{ slots: string[]; jobs: number }>(
         `select coalesce(array_agg(substr(key, length($1) + 1)) filter (where starts_with(key, $1)), '{}') as slots, count(*)::int as jobs
          from graphile_worker.jobs where locked_by is not null`,
         [`fncron:${this.#functionId}:`],
       );
       return rows[0]!.slots.length > 0 ? rows[0] : undefined;
-    }, 20_000);
+    }, 20_000, 'a cron slot running');
   }
 
   /** The slots the ticks made due: every whole minute after the function's creation, up to the last tick. */
@@ -97,17 +98,17 @@ export class CronSlots {
    */
   async verify(t: Topology, cut: readonly string[], killedAt: number): Promise<{ slots: number; rerun: number; runs: number; again: number }> {
     const expected = this.expectedSlots();
-    const recorded = await eventually('every cron slot recorded', async () => {
+    const recorded = await waitFor(async () => {
       const res = await call(t.url, 'GET', `/v1/${this.#app.appId}/cron_runs?select=slot,ran_at&order=slot`, { key: this.#app.serviceKey });
       const got = (res.json as Array<{ slot: string; ran_at: string }>).map((r) => ({ slot: new Date(r.slot).toISOString(), ranAt: Date.parse(r.ran_at) }));
       return got.length >= expected.length ? got : undefined;
-    });
+    }, SETTLE_MS, 'every cron slot recorded');
     expect(recorded.map((r) => r.slot)).toEqual(expected);
     const rerun = recorded.filter((r) => cut.includes(r.slot) && r.ranAt > killedAt).length;
-    await eventually('no cron job left', async () => {
+    await waitFor(async () => {
       const { rows } = await t.control.query('select 1 from graphile_worker.jobs where key like $1', [`fncron:${this.#functionId}:%`]);
       return rows.length === 0 ? true : undefined;
-    });
+    }, SETTLE_MS, 'no cron job left');
     const { rows } = await t.control.query<{ message: string }>(
       `select console->0->>'message' as message from function_logs where function_id = $1 and trigger = 'cron'`,
       [this.#functionId],

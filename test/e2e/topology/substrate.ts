@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import WebSocket from 'ws';
 import type { Topology } from '../../helpers/topology.ts';
-import { call, eventually, loop, sleep, Tally, WORKER_CONCURRENCY } from './client.ts';
+import { waitFor } from '../../integration/frontend-helpers.ts';
+import { call, loop, sleep, Tally, WORKER_CONCURRENCY } from './client.ts';
 
 const S = '/v1/me/substrate';
 const SECRET = 'topology-outbox-secret';
@@ -97,13 +98,13 @@ export class Proposals {
     const byKey = new Map(actions.map((a) => [a.idempotency_key, a.id]));
     expect(byKey.size).toBe(actions.length);
     for (const [key, id] of this.#actions) expect(byKey.get(key), `action of ${key}`).toBe(id);
-    const deliveries = await eventually('every delivery delivered', async () => {
+    const deliveries = await waitFor(async () => {
       const { rows } = await t.control.query<{ id: string; action_id: string; status: string }>(
         `select id, action_id::text, status from substrate_outbox_deliveries where action_id::text = any($1::text[])`,
         [actions.map((a) => a.id)],
       );
       return rows.length === actions.length && rows.every((r) => r.status === 'delivered') ? rows : undefined;
-    }, 90_000);
+    }, 90_000, 'every delivery delivered');
     expect(new Set(deliveries.map((d) => d.action_id)).size).toBe(actions.length);
     const ours = new Set(deliveries.map((d) => d.id));
     const arrived = receiver.received.filter((r) => ours.has(r.deliveryId));
@@ -162,7 +163,7 @@ export class StreamSocket {
 
   /** Waits for the frame of a learning (written through any process). */
   async sees(learningId: string): Promise<void> {
-    await eventually(`the frame of learning ${learningId} at ${this.#base}`, async () => (this.frames.some((f) => f.tbl === 'learnings' && f.id === learningId) ? true : undefined), 20_000);
+    await waitFor(async () => (this.frames.some((f) => f.tbl === 'learnings' && f.id === learningId) ? true : undefined), 20_000, `the frame of learning ${learningId} at ${this.#base}`);
   }
 
   close(): void {
