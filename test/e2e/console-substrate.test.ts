@@ -10,12 +10,10 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { databaseUrl } from '../helpers/db.ts';
 import { callFrom, nav, startConsole, tab, type ConsoleHarness } from '../helpers/console.ts';
-import { callTool, connectMcp, resultJson } from './e2e-helpers.ts';
+import { callTool, connectMcp, resultJson, tickRulesAfter } from './e2e-helpers.ts';
 
 const S = '/v1/me/substrate';
 
@@ -206,16 +204,7 @@ describe('the console substrate tabs', () => {
     ]);
     owned.rule = rules[0].rule_id as string;
 
-    // The per-minute tick, as graphile-worker's crontab runs it, told that the next minute has come.
-    const control = new pg.Client({ connectionString: databaseUrl(h.server.controlDb) });
-    await control.connect();
-    try {
-      await control.query(`select graphile_worker.add_job('substrate_rules_tick', json_build_object('now', $1::text))`, [
-        new Date(Date.now() + 61_000).toISOString(),
-      ]);
-    } finally {
-      await control.end();
-    }
+    await tickRulesAfter(h.server.controlDb, rules[0].created_at as string);
     const firing = await until('the firing', async () => (await callFrom(page, 'GET', `${S}/attention-rules/${owned.rule}/firings`)).json.firings[0]);
     expect(firing).toMatchObject({
       bindings_count: 1,

@@ -4,6 +4,8 @@ import { connect } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import pg from 'pg';
+import { databaseUrl } from '../helpers/db.ts';
 
 export interface RawResponse {
   status: number;
@@ -147,3 +149,20 @@ export const INIT_BODY = {
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
 };
 export const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
+
+/**
+ * The substrate's per-minute tick, as graphile-worker's crontab runs it, told that the first minute after `createdAt`
+ * (a `* * * * *` rule's creation, where its cursor starts) has come: exactly one slot. The server's own crontab may
+ * fire that same slot (same job key, one firing) but not the next one until a minute later, so a test that asks for
+ * "now + 61 s" instead would see two firings whenever it runs across a minute boundary.
+ */
+export async function tickRulesAfter(controlDb: string, createdAt: string): Promise<void> {
+  const slot = (Math.floor(Date.parse(createdAt) / 60_000) + 1) * 60_000;
+  const control = new pg.Client({ connectionString: databaseUrl(controlDb) });
+  await control.connect();
+  try {
+    await control.query(`select graphile_worker.add_job('substrate_rules_tick', json_build_object('now', $1::text))`, [new Date(slot + 500).toISOString()]);
+  } finally {
+    await control.end();
+  }
+}

@@ -5,15 +5,13 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import WebSocket from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { request, resultJson } from './e2e-helpers.ts';
+import { request, resultJson, tickRulesAfter } from './e2e-helpers.ts';
 
 const SECRET = 'receiver-secret-1';
 let server: SpawnedServer;
@@ -90,14 +88,7 @@ describe('attention rule -> proposal -> outbox -> stream', () => {
       });
       expect(preview).toMatchObject({ bindings_count: 1, sample_proposals: [{ rendered_payload: { title: 'Follow up', description: 'Call Alice about the contract' } }] });
 
-      // The per-minute tick, as graphile-worker's crontab runs it, told that the next minute has come.
-      const control = new pg.Client({ connectionString: databaseUrl(server.controlDb) });
-      await control.connect();
-      try {
-        await control.query(`select graphile_worker.add_job('substrate_rules_tick', json_build_object('now', $1::text))`, [new Date(Date.now() + 61_000).toISOString()]);
-      } finally {
-        await control.end();
-      }
+      await tickRulesAfter(server.controlDb, rule.created_at);
 
       const delivered = await until('a signed delivery', () => verified.find((v) => v.body.capability === 'record_learning'));
       expect(delivered.valid).toBe(true);
@@ -111,6 +102,7 @@ describe('attention rule -> proposal -> outbox -> stream', () => {
       expect(frames.some((f) => f.tbl === 'commitments' && f.id === commitment.result.commitment_id)).toBe(true);
       expect(frames.some((f) => f.tbl === 'action_ledger' && f.id === delivered.body.action_id)).toBe(true);
       const firings = await call('substrate_rule_firings', { rule_id: rule.rule_id });
+      expect(firings.firings).toHaveLength(1);
       expect(firings.firings[0]).toMatchObject({ bindings_count: 1, proposals: [{ action_id: delivered.body.action_id }] });
     } finally {
       ws.close();
