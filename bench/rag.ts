@@ -369,8 +369,8 @@ async function rowsOf(appDb: string, collectionId: string): Promise<Row[]> {
  * batches of EMBED_BATCH across documents, as many batches in flight as the platform's worker runs jobs: each embedded
  * straight on the fake and inserted with one statement; then the documents marked ready with their chunk counts in one
  * statement. Chunking runs here, in-process, with the tokenizer already loaded (ingestTexts used it): the platform
- * chunks each document of more than 8 KB in a child process of its own (src/rag/document-process.ts), which loads the
- * tokenizer again; that isolation is part of what the ratio prices.
+ * chunks each document of more than 8 KB in a child process (src/rag/document-children.ts), kept warm for the app's next
+ * documents, which loads the tokenizer again when it starts; that isolation is part of what the ratio prices.
  */
 async function ingestBare(appDb: string, upstreamUrl: string, upstreamKey: string, collectionId: string, texts: readonly string[], concurrency: number): Promise<IngestRun> {
   const agent = new http.Agent({ keepAlive: true });

@@ -71,7 +71,9 @@ export async function ingestDocument(deps: IngestDeps, appId: string, documentId
       maxChars: RAG_LIMITS.maxExtractedChars,
       maxBytes: deps.maxFileBytes,
     };
-    const chunks = await documentChunks(await documentSource(deps, appId, work), limits, { timeoutMs: deps.documentTimeoutMs });
+    // A warm chunking process serves only documents of the same owner: the app's own, or one end user's.
+    const principal = `${appId}/${work.owner_user_id ?? 'app'}`;
+    const chunks = await documentChunks(await documentSource(deps, appId, work), limits, { timeoutMs: deps.documentTimeoutMs, principal });
     const who = { app, endUserId: work.owner_user_id };
     const vectors: number[][] = [];
     for (let i = 0; i < chunks.length; i += RAG_LIMITS.embedBatch) {

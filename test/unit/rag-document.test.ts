@@ -1,5 +1,7 @@
 // A document's extraction and chunking: small plain texts on this thread, everything else in a child process with a
-// time and a heap limit; the same chunks either way, the same messages, and the event loop free meanwhile.
+// time and a heap limit, kept warm for its principal's next document; the same chunks either way, the same messages,
+// and the event loop free meanwhile.
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { chunkText, countTokens } from '../../src/rag/chunk.ts';
 import {
@@ -11,6 +13,8 @@ import {
   type DocumentSource,
 } from '../../src/rag/document-process.ts';
 import { RagExtractError } from '../../src/rag/extract.ts';
+import { CHILD_FLAG, IDLE_MS, MAX_IDLE } from '../../src/rag/document-children.ts';
+import { waitFor } from '../integration/frontend-helpers.ts';
 import { makePdf } from '../helpers/documents.ts';
 import { withEventLoopDelay } from '../helpers/event-loop.ts';
 
@@ -27,6 +31,24 @@ async function failure(p: Promise<unknown>): Promise<Error> {
   );
   expect(err.message).not.toBe('expected a failure');
   return err;
+}
+
+/** The pids of this process's live document children, as ps sees them. */
+function documentProcesses(): number[] {
+  const ps = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' });
+  return ps.stdout
+    .split('\n')
+    .filter((line) => line.includes(CHILD_FLAG))
+    .map((line) => Number(line.trim().split(/\s+/)[0]))
+    .sort((a, b) => a - b);
+}
+
+/** Waits until ps shows exactly `count` document children (an ended one may take a moment to go); their pids. */
+function processesSettle(count: number, timeoutMs = 5_000): Promise<number[]> {
+  return waitFor(async () => {
+    const pids = documentProcesses();
+    return pids.length === count ? pids : undefined;
+  }, timeoutMs, `${count} document processes`);
 }
 
 describe('limits', () => {
@@ -83,6 +105,40 @@ describe('documentChunks', () => {
     const err = await failure(documentChunks({ text: 'x '.repeat(INLINE_CHARS) }, { chunkSize: 200, chunkOverlap: 500, maxChunks: 10 }));
     expect(err).not.toBeInstanceOf(RagExtractError);
     expect(err.message).toMatch(/^chunkOverlap must be an integer from 0 to chunkSize - 1/);
+  });
+
+  const childText = paragraph(1).repeat(20);
+
+  it("keeps a warm child for its principal's next document, and for no one else's", async () => {
+    await processesSettle(0);
+    expect(await documentChunks({ text: childText }, LIMITS, { principal: 'app-a/app' })).toEqual(chunkText(childText, LIMITS));
+    const [appA] = await processesSettle(1);
+    expect(await documentChunks({ text: childText }, LIMITS, { principal: 'app-a/app' })).toEqual(chunkText(childText, LIMITS));
+    expect(documentProcesses()).toEqual([appA]);
+    await documentChunks({ text: childText }, LIMITS, { principal: 'app-a/user-1' });
+    const two = await processesSettle(2);
+    expect(two).toContain(appA);
+    // Without a principal: a process of its own, ended after.
+    await documentChunks({ text: childText }, LIMITS);
+    expect(await processesSettle(2)).toEqual(two);
+  });
+
+  it('ends a warm child that overran the time limit: its principal gets a new one', async () => {
+    const before = documentProcesses();
+    await documentChunks({ text: childText }, LIMITS, { principal: 'app-t/app' });
+    const [warm] = (await processesSettle(before.length + 1)).filter((pid) => !before.includes(pid));
+    const err = await failure(documentChunks({ text: paragraph(0).repeat(5_000) }, LIMITS, { principal: 'app-t/app', timeoutMs: 50 }));
+    expect(err.message).toMatch(/took longer than 50 ms/);
+    expect(await processesSettle(before.length)).toEqual(before);
+    expect(await documentChunks({ text: childText }, LIMITS, { principal: 'app-t/app' })).toEqual(chunkText(childText, LIMITS));
+    const [next] = (await processesSettle(before.length + 1)).filter((pid) => !before.includes(pid));
+    expect(next).not.toBe(warm);
+  });
+
+  it(`keeps at most ${MAX_IDLE} idle children, and ends them after ${IDLE_MS} ms idle`, async () => {
+    for (let i = 0; i <= MAX_IDLE; i++) await documentChunks({ text: childText }, LIMITS, { principal: `app-${i}/app` });
+    await processesSettle(MAX_IDLE);
+    await processesSettle(0, IDLE_MS + 3_000);
   });
 
   // The inline path's bound: the slowest texts of INLINE_CHARS found, at the largest overlap kept inline. The
