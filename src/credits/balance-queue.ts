@@ -11,15 +11,28 @@
 // and N calls share one round trip and one WAL flush. Each statement still locks the row and computes its amounts on
 // the row's latest version, exactly as alone, in arrival order: other processes (api instances, jobs) are serialized
 // with it by that lock as before.
+//
+// Each statement is prepared once per connection (PREPARE, its own round trip the first time) and the group EXECUTEs
+// them with their values written as literals: planning the settlement's statement took ~0.45 ms of its ~0.6 ms, on
+// the one connection an account's statements go through one after another.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { CompiledQuery } from 'kysely';
 
 /** Most statements in one transaction: bounds how long one transaction holds the row (and its statement's size). */
 const MAX_BATCH = 32;
 
+/** A statement for the queue: SQL with $n placeholders (a compiled query), and its values. */
+export interface QueuedStatement {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
 interface Pending {
-  /** One SQL statement, its values inlined (the simple protocol has no parameters). */
-  text: string;
+  /** The prepared statement's name: one per SQL text. */
+  name: string;
+  sql: string;
+  /** EXECUTE of it with its values written as literals (the simple protocol has no parameters). */
+  execute: string;
   /** Committed with synchronous_commit on (a charge); a group of holds only commits without waiting for the flush. */
   durable: boolean;
   resolve(result: pg.QueryResult): void;
@@ -30,20 +43,24 @@ export class BalanceQueue {
   readonly #pool: pg.Pool;
   /** Accounts with a transaction in flight, and the statements waiting for the next one. */
   readonly #waiting = new Map<string, Pending[]>();
+  /** The statements prepared on each connection of the pool, by name. */
+  readonly #prepared = new WeakMap<pg.PoolClient, Set<string>>();
 
   constructor(pool: pg.Pool) {
     this.#pool = pool;
   }
 
   /**
-   * Runs one statement in the account's next transaction; its result, or its own error. A transaction Postgres refused
+   * Runs one statement in the account's next transaction; its result, or its own error (a value that cannot be
+   * written as a literal is refused at once, alone). A transaction Postgres refused
    * (one statement failed, so none was applied) is run again statement by statement, so that only the failing one
    * fails; any other failure (no connection, a connection lost mid-transaction, which may have committed) is every
    * statement's error, and none is run again here.
    */
-  run(accountId: string, text: string, durable: boolean): Promise<pg.QueryResult> {
+  run(accountId: string, statement: QueuedStatement, durable: boolean): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
-      const item: Pending = { text, durable, resolve, reject };
+      const name = `balance_${createHash('sha256').update(statement.sql).digest('hex').slice(0, 24)}`;
+      const item: Pending = { name, sql: statement.sql, execute: executeText(name, statement.parameters), durable, resolve, reject };
       const waiting = this.#waiting.get(accountId);
       if (waiting) {
         waiting.push(item);
@@ -67,7 +84,7 @@ export class BalanceQueue {
     const durable = batch.some((item) => item.durable);
     // A group of holds alone commits without waiting for the WAL flush (see CreditLedger.reserve).
     const head = durable ? ['begin'] : ['begin', 'set local synchronous_commit to off'];
-    const outcome = await this.#transaction([...head, ...batch.map((item) => item.text), 'commit'].join(';\n'));
+    const outcome = await this.#transaction(batch, [...head, ...batch.map((item) => item.execute), 'commit'].join(';\n'));
     if (outcome.ok) {
       batch.forEach((item, i) => item.resolve(outcome.results[head.length + i]!));
     } else if (outcome.refused && batch.length > 1) {
@@ -78,12 +95,13 @@ export class BalanceQueue {
   }
 
   /**
-   * The transaction as one query. On failure, `refused`: Postgres answered a statement with an error and the
-   * connection then rolled back, so nothing was applied and each statement may be tried alone. Not when no connection
-   * could be had (each would wait for one again; the error goes to the callers) nor when the connection was lost
-   * before the answer (the transaction may have committed).
+   * The transaction as one query, once the connection has the batch's statements prepared. On failure, `refused`:
+   * Postgres answered a statement (or its PREPARE) with an error and the connection then rolled back, so nothing was
+   * applied and each statement may be tried alone. Not when no connection could be had (each would wait for one
+   * again; the error goes to the callers) nor when the connection was lost before the answer (the transaction may have
+   * committed).
    */
-  async #transaction(text: string): Promise<{ ok: true; results: pg.QueryResult[] } | { ok: false; err: unknown; refused: boolean }> {
+  async #transaction(batch: Pending[], text: string): Promise<{ ok: true; results: pg.QueryResult[] } | { ok: false; err: unknown; refused: boolean }> {
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -91,6 +109,7 @@ export class BalanceQueue {
       return { ok: false, err, refused: false };
     }
     try {
+      await this.#prepare(client, batch);
       const results = (await client.query(text)) as unknown as pg.QueryResult[];
       client.release();
       return { ok: true, results };
@@ -103,23 +122,26 @@ export class BalanceQueue {
       return { ok: false, err, refused };
     }
   }
+
+  /** Prepares on this connection the batch's statements it has not prepared yet: once per connection and statement. */
+  async #prepare(client: pg.PoolClient, batch: Pending[]): Promise<void> {
+    let prepared = this.#prepared.get(client);
+    if (!prepared) this.#prepared.set(client, (prepared = new Set()));
+    for (const item of batch) {
+      if (prepared.has(item.name)) continue;
+      await client.query(`prepare ${item.name} as ${item.sql}`);
+      prepared.add(item.name);
+    }
+  }
 }
 
 /**
- * A compiled query with its parameters written into the text as SQL literals, for the simple protocol. Only the
- * value kinds the ledger's and the gateway's statements bind are accepted; strings go through pg's escapeLiteral.
+ * EXECUTE of a prepared statement with its values as SQL literals, for the simple protocol. Only the value kinds the
+ * ledger's and the gateway's statements bind are accepted; strings go through pg's escapeLiteral. Postgres reads
+ * each literal as the parameter's type, as it would a bound value.
  */
-export function inlineParameters(query: CompiledQuery): string {
-  const { sql, parameters } = query;
-  let used = 0;
-  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
-    const index = Number(n) - 1;
-    if (!(index in parameters)) throw new Error(`inlineParameters: no value for $${n}`);
-    used = Math.max(used, index + 1);
-    return literal(parameters[index]);
-  });
-  if (used !== parameters.length) throw new Error('inlineParameters: the statement does not use every value');
-  return text;
+export function executeText(name: string, parameters: readonly unknown[]): string {
+  return parameters.length === 0 ? `execute ${name}` : `execute ${name}(${parameters.map(literal).join(', ')})`;
 }
 
 function literal(value: unknown): string {
@@ -130,13 +152,13 @@ function literal(value: unknown): string {
   if (typeof value === 'bigint') return `(${value})`;
   if (typeof value === 'string') {
     // The simple protocol ends the statement at a NUL (Postgres text cannot hold one anyway): refused here, alone.
-    if (value.includes('\0')) throw new Error('inlineParameters: a string holds a NUL character');
+    if (value.includes('\0')) throw new Error('executeText: a string holds a NUL character');
     return pg.escapeLiteral(value);
   }
   if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
     // Postgres's array text, as pg would send the array as a parameter: every element quoted.
-    if (value.some((v: string) => v.includes('\0'))) throw new Error('inlineParameters: a string holds a NUL character');
+    if (value.some((v: string) => v.includes('\0'))) throw new Error('executeText: a string holds a NUL character');
     return pg.escapeLiteral(`{${value.map((v: string) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`);
   }
-  throw new Error(`inlineParameters: cannot write ${typeof value} as a literal`);
+  throw new Error(`executeText: cannot write ${typeof value} as a literal`);
 }

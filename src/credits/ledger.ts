@@ -2,11 +2,10 @@
 // meetings) spend. Callers reserve before a vendor call and settle after, in the transaction of their usage row.
 import type pg from 'pg';
 import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
-import { BalanceQueue, inlineParameters } from './balance-queue.ts';
+import { BalanceQueue } from './balance-queue.ts';
 import { AppError } from '../core/errors.ts';
 import { billsAiOverage, isPlanId, PLANS, type PlanId } from '../billing/plans.ts';
 import { usd } from '../core/money.ts';
-import { isUuid } from '../core/uuid.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 type Db = Kysely<ControlDatabase>;
@@ -92,28 +91,24 @@ export class CreditLedger {
     const plan = await this.plan(accountId);
     if (PLANS[plan].aiCredits === undefined) return undefined;
     const minAvailable = opts.minAvailableNanos ?? 1;
-    if (!isUuid(accountId) || ![nanos, ttlSeconds, minAvailable].every(Number.isSafeInteger) || nanos < 0) {
-      throw new Error('reserve: account id must be a uuid, amounts and ttl safe integers');
-    }
+    if (![nanos, ttlSeconds, minAvailable].every(Number.isSafeInteger) || nanos < 0) throw new Error('reserve: amounts and ttl must be safe integers');
     const floor = billsAiOverage(plan) ? 0 : Math.max(1, minAvailable, opts.upTo ? 0 : nanos);
     // In the account's queue (BalanceQueue): grouped with the account's other holds and settlements, one round trip
     // for the group, and a group of holds alone commits without waiting for the WAL flush: a reservation lost to a
     // database crash only stops holding credit (the call's charge is written durably when it settles), so it needs
     // no durability of its own. The subquery locks the balance row, so the amount is computed on its latest version.
-    const result = await this.#queue.run(
-      accountId,
-      `with held as (
+    const hold = sql`
+      with held as (
         update credit_balances b set reserved_nanos = b.reserved_nanos + x.amount
-        from (select greatest(0, least(${nanos}, balance_nanos - reserved_nanos)) as amount, balance_nanos - reserved_nanos as unheld
-              from credit_balances where account_id = '${accountId}' for update) x
-        where b.account_id = '${accountId}' and x.unheld >= ${floor}
+        from (select greatest(0, least(${nanos}::bigint, balance_nanos - reserved_nanos)) as amount, balance_nanos - reserved_nanos as unheld
+              from credit_balances where account_id = ${accountId}::uuid for update) x
+        where b.account_id = ${accountId}::uuid and x.unheld >= ${floor}::bigint
         returning b.account_id, x.amount
       )
       insert into credit_reservations (account_id, amount_nanos, expires_at)
-      select account_id, amount, now() + make_interval(secs => ${ttlSeconds}) from held
-      returning id`,
-      false,
-    );
+      select account_id, amount, now() + make_interval(secs => ${ttlSeconds}::int) from held
+      returning id`;
+    const result = await this.#queue.run(accountId, hold.compile(this.#db), false);
     const id = (result.rows[0] as { id?: string } | undefined)?.id;
     if (id) return { id, accountId };
     throw insufficientCredits(await this.balance(accountId));
@@ -179,7 +174,7 @@ export class CreditLedger {
    * flush of the one before (see BalanceQueue). Its rows, or its own error as if it had run alone.
    */
   async settleQueued<R>(accountId: string, query: CompiledQuery<R>): Promise<R[]> {
-    const result = await this.#queue.run(accountId, inlineParameters(query), true);
+    const result = await this.#queue.run(accountId, query, true);
     return result.rows as R[];
   }
 

@@ -1,9 +1,9 @@
 // The per-account queue that groups the statements writing a credit_balances row (src/credits/balance-queue.ts): the
-// values it writes into the statement text come back from Postgres exactly as bound parameters would, statements
-// arriving together share transactions in arrival order, and one statement that fails fails alone.
+// values it writes into EXECUTE come back from Postgres exactly as bound parameters would, statements arriving
+// together share transactions in arrival order, each prepared once per connection, and one that fails fails alone.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BalanceQueue, inlineParameters } from '../../src/credits/balance-queue.ts';
+import { BalanceQueue, executeText } from '../../src/credits/balance-queue.ts';
 import { openControlDb, type ControlDb } from '../../src/db/control.ts';
 import { cloneControlDatabase, databaseUrl, dropDatabase } from '../helpers/db.ts';
 
@@ -19,7 +19,7 @@ afterAll(async () => {
   if (name) await dropDatabase(name);
 });
 
-describe('inlineParameters', () => {
+describe('executeText', () => {
   it('writes every value the ledger binds as a literal that Postgres reads back unchanged', async () => {
     const texts = ["it's", 'back\\slash \\\' end', 'ünïcödé ✓ 🎉', '$1 -- not a comment; /* nor this */', '', 'new\nline\ttab'];
     const numbers = [0, -5, 42, -(2 ** 53 - 1), 2 ** 53 - 1, 2 ** 31];
@@ -30,17 +30,23 @@ describe('inlineParameters', () => {
       1 - ${-3}::int as minus_negative,
       ${sql.join(arrays.map((a) => sql`${a}::text[]`))},
       ${null}::uuid as nothing, ${true}::boolean as yes, ${false}::boolean as no`.compile(control.db);
-    // A value that reads like a placeholder ('$1 ...') is written once, not substituted again.
-    const text = inlineParameters(query);
     const bound = await control.pool.query({ text: query.sql, values: query.parameters as unknown[], rowMode: 'array' });
-    const inlined = await control.pool.query({ text, rowMode: 'array' });
-    expect(inlined.rows).toEqual(bound.rows);
-    expect(inlined.rows[0]).toContain(4);
+    const client = await control.pool.connect();
+    try {
+      await client.query(`prepare literals as ${query.sql}`);
+      const executed = await client.query({ text: executeText('literals', query.parameters), rowMode: 'array' });
+      expect(executed.rows).toEqual(bound.rows);
+      expect(executed.rows[0]).toContain(4);
+    } finally {
+      await client.query('deallocate literals');
+      client.release();
+    }
   });
 
   it('refuses a NUL character and values it cannot write', () => {
-    expect(() => inlineParameters(sql`select ${'a\0b'}::text`.compile(control.db))).toThrow(/NUL/);
-    expect(() => inlineParameters(sql`select ${{ a: 1 }}::jsonb`.compile(control.db))).toThrow(/literal/);
+    expect(() => executeText('s', ['a\0b'])).toThrow(/NUL/);
+    expect(() => executeText('s', [{ a: 1 }])).toThrow(/literal/);
+    expect(executeText('s', [])).toBe('execute s');
   });
 });
 
@@ -51,7 +57,9 @@ describe('BalanceQueue', () => {
     return table;
   }
 
-  it('runs statements arriving together in arrival order, grouped into few transactions', async () => {
+  const statement = (text: string, ...parameters: unknown[]) => ({ sql: text, parameters });
+
+  it('runs statements arriving together in arrival order, grouped into few transactions, each prepared once per connection', async () => {
     const table = await counterTable();
     let checkouts = 0;
     const counted = Object.create(control.pool) as typeof control.pool;
@@ -60,26 +68,45 @@ describe('BalanceQueue', () => {
       return control.pool.connect();
     }) as typeof control.pool.connect;
     const queue = new BalanceQueue(counted);
-    const results = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => queue.run('account-a', `update ${table} set n = n + 1 where id = 1 returning n`, i % 2 === 0)),
-    );
+    const add = `update ${table} set n = n + $1 where id = 1 returning n`;
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => queue.run('account-a', statement(add, 1), i % 2 === 0)));
     // Each statement saw the row as the ones before it left it: 1, 2, 3, ... in the order they were queued.
     expect(results.map((r) => r.rows[0].n)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     expect(checkouts).toBeLessThan(10);
-    expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 60 }]);
+    expect((await queue.run('account-a', statement(add, 40), true)).rows).toEqual([{ n: 100 }]);
+    expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 100 }]);
+    // Prepared on the connections that ran it (Postgres refuses a second PREPARE of a name on one connection, so the
+    // 61 answers above also say it was prepared once on each).
+    const clients = await Promise.all(Array.from({ length: control.pool.totalCount }, () => control.pool.connect()));
+    const names = await Promise.all(clients.map(async (c) => (await c.query('select name from pg_prepared_statements where statement like $1', [`%${table}%`])).rows));
+    clients.forEach((c) => c.release());
+    expect(names.flat().length).toBeGreaterThan(0);
+    expect(new Set(names.flat().map((r) => r.name)).size).toBe(1);
   });
 
   it('a statement Postgres refuses fails alone: the others of its group are run again and committed', async () => {
     const table = await counterTable();
     const queue = new BalanceQueue(control.pool);
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 9 }, (_, i) => queue.run('account-b', i === 4 ? 'select 1 / 0' : `update ${table} set n = n + 1 where id = 1 returning n`, true)),
+      Array.from({ length: 9 }, (_, i) =>
+        queue.run('account-b', i === 4 ? statement('select 1 / $1::int', 0) : statement(`update ${table} set n = n + 1 where id = 1 returning n`), true),
+      ),
     );
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(8);
     expect(outcomes[4]).toMatchObject({ status: 'rejected', reason: { code: '22012' } });
     expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 8 }]);
     // The queue goes on after a failure, and accounts do not wait for each other.
-    const [a, b] = await Promise.all([queue.run('account-b', 'select 1 as one', false), queue.run('account-c', 'select 2 as two', false)]);
+    const [a, b] = await Promise.all([queue.run('account-b', statement('select 1 as one'), false), queue.run('account-c', statement('select 2 as two'), false)]);
     expect([a.rows, b.rows]).toEqual([[{ one: 1 }], [{ two: 2 }]]);
+    // A statement Postgres cannot prepare fails alone too, and a value that cannot be written is refused before it is queued.
+    const more = await Promise.allSettled([
+      queue.run('account-b', statement(`update ${table} set n = n + 1 where id = 1 returning n`), true),
+      queue.run('account-b', statement('select no_such_column'), true),
+      queue.run('account-b', statement('select $1::text', 'a\0b'), true),
+    ]);
+    expect(more.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    expect(more[1]).toMatchObject({ reason: { code: '42703' } });
+    expect(more[2]).toMatchObject({ reason: { message: 'executeText: a string holds a NUL character' } });
+    expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 9 }]);
   });
 });
