@@ -18,6 +18,13 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 
+const PREPARED_STATEMENT_EXISTS = '42P05';
+
+/** The connection lost its prepared statements (DISCARD ALL by a pooler, say). */
+function isMissingStatement(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && err.code === '26000';
+}
+
 /** Most statements in one transaction: bounds how long one transaction holds the row (and its statement's size). */
 const MAX_BATCH = 32;
 
@@ -39,12 +46,16 @@ interface Pending {
   reject(err: unknown): void;
 }
 
+/**
+ * The statements prepared on each connection, by name: kept per connection rather than per queue, as Postgres keeps
+ * them, so that queues sharing a pool (tests build several ledgers on one) do not prepare a name twice.
+ */
+const preparedOn = new WeakMap<pg.ClientBase, Set<string>>();
+
 export class BalanceQueue {
   readonly #pool: pg.Pool;
   /** Accounts with a transaction in flight, and the statements waiting for the next one. */
   readonly #waiting = new Map<string, Pending[]>();
-  /** The statements prepared on each connection of the pool, by name. */
-  readonly #prepared = new WeakMap<pg.PoolClient, Set<string>>();
 
   constructor(pool: pg.Pool) {
     this.#pool = pool;
@@ -80,13 +91,16 @@ export class BalanceQueue {
     this.#waiting.delete(accountId);
   }
 
-  async #send(batch: Pending[]): Promise<void> {
+  async #send(batch: Pending[], again = false): Promise<void> {
     const durable = batch.some((item) => item.durable);
     // A group of holds alone commits without waiting for the WAL flush (see CreditLedger.reserve).
     const head = durable ? ['begin'] : ['begin', 'set local synchronous_commit to off'];
     const outcome = await this.#transaction(batch, [...head, ...batch.map((item) => item.execute), 'commit'].join(';\n'));
     if (outcome.ok) {
       batch.forEach((item, i) => item.resolve(outcome.results[head.length + i]!));
+    } else if (outcome.refused && isMissingStatement(outcome.err) && !again) {
+      // Nothing was applied, and the connection's statements are prepared again on the next try.
+      await this.#send(batch, true);
     } else if (outcome.refused && batch.length > 1) {
       for (const item of batch) await this.#send([item]);
     } else {
@@ -115,6 +129,8 @@ export class BalanceQueue {
       return { ok: true, results };
     } catch (err) {
       const answered = err instanceof pg.DatabaseError;
+      // Prepared again on the next use.
+      if (isMissingStatement(err)) preparedOn.delete(client);
       const refused = await client.query('rollback').then(
         () => (client.release(), answered),
         (rollbackErr: Error) => (client.release(rollbackErr), false),
@@ -125,11 +141,14 @@ export class BalanceQueue {
 
   /** Prepares on this connection the batch's statements it has not prepared yet: once per connection and statement. */
   async #prepare(client: pg.PoolClient, batch: Pending[]): Promise<void> {
-    let prepared = this.#prepared.get(client);
-    if (!prepared) this.#prepared.set(client, (prepared = new Set()));
+    let prepared = preparedOn.get(client);
+    if (!prepared) preparedOn.set(client, (prepared = new Set()));
     for (const item of batch) {
       if (prepared.has(item.name)) continue;
-      await client.query(`prepare ${item.name} as ${item.sql}`);
+      // Already there (a name is the hash of its SQL, so it is the same statement): nothing to do.
+      await client.query(`prepare ${item.name} as ${item.sql}`).catch((err: unknown) => {
+        if (!(err instanceof pg.DatabaseError && err.code === PREPARED_STATEMENT_EXISTS)) throw err;
+      });
       prepared.add(item.name);
     }
   }

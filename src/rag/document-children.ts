@@ -68,6 +68,11 @@ class DocumentChild {
     this.#process.stderr!.setEncoding('utf8').on('data', (s: string) => (this.#stderr = (this.#stderr + s).slice(-STDERR_TAIL)));
   }
 
+  /** Ended: killed by the platform, or gone by itself. */
+  get ended(): boolean {
+    return !this.#usable;
+  }
+
   /** Whether it may take another document. */
   get usable(): boolean {
     return this.#usable && this.#served < MAX_DOCUMENTS && this.#process.connected;
@@ -88,8 +93,9 @@ class DocumentChild {
         if (!keep) this.end();
         settle();
       };
+      // A fault that is not the document's (final: false) may be the process's: it is not kept.
       const onReply = (reply: ChildReply) =>
-        finish(true, () => (reply.ok ? resolve(reply.chunks) : reject(reply.final ? new RagExtractError(reply.message) : new Error(reply.message))));
+        finish(reply.ok || reply.final, () => (reply.ok ? resolve(reply.chunks) : reject(reply.final ? new RagExtractError(reply.message) : new Error(reply.message))));
       // Could not start (or lost its channel): not the document's fault, so a plain error that the job retries.
       const onError = (err: Error) => finish(false, () => reject(err));
       // stderr may still hold unread data when the child exits: judge it once the stream has ended.
@@ -120,7 +126,18 @@ const idle: IdleChild[] = [];
  * warm for the principal if it is still sound. Without a principal, a child of its own, ended after it.
  */
 export async function chunksInChild(job: ChildJob, timeoutMs: number, principal: string | undefined): Promise<Chunk[]> {
-  const child = (principal !== undefined && takeIdle(principal)) || new DocumentChild();
+  const warm = principal === undefined ? undefined : takeIdle(principal);
+  try {
+    return await runOn(warm ?? new DocumentChild(), job, timeoutMs, principal);
+  } catch (err) {
+    // A warm child that died, ran out of memory or overran the limit may owe it to the documents it served before
+    // (their garbage, a parser's leftovers): the document is judged again, alone, in a fresh child.
+    if (warm?.ended) return runOn(new DocumentChild(), job, timeoutMs, principal);
+    throw err;
+  }
+}
+
+async function runOn(child: DocumentChild, job: ChildJob, timeoutMs: number, principal: string | undefined): Promise<Chunk[]> {
   try {
     return await child.run(job, timeoutMs);
   } finally {

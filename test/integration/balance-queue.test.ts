@@ -84,6 +84,20 @@ describe('BalanceQueue', () => {
     expect(new Set(names.flat().map((r) => r.name)).size).toBe(1);
   });
 
+  it('queues sharing a pool, and connections that lost their prepared statements, still run every statement', async () => {
+    const table = await counterTable();
+    const add = statement(`update ${table} set n = n + 1 where id = 1 returning n`);
+    const [one, two] = [new BalanceQueue(control.pool), new BalanceQueue(control.pool)];
+    expect((await one.run('account-d', add, true)).rows).toEqual([{ n: 1 }]);
+    expect((await two.run('account-d', add, true)).rows).toEqual([{ n: 2 }]);
+    // Every connection forgets its statements, as DISCARD ALL by a pooler would.
+    const clients = await Promise.all(Array.from({ length: control.pool.totalCount }, () => control.pool.connect()));
+    await Promise.all(clients.map((c) => c.query('deallocate all')));
+    clients.forEach((c) => c.release());
+    expect((await Promise.all([one.run('account-d', add, true), one.run('account-d', add, false)])).map((r) => r.rows[0].n)).toEqual([3, 4]);
+    expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 4 }]);
+  });
+
   it('a statement Postgres refuses fails alone: the others of its group are run again and committed', async () => {
     const table = await counterTable();
     const queue = new BalanceQueue(control.pool);
