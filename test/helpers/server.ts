@@ -68,6 +68,11 @@ export async function spawnServer(env: Record<string, string> = {}, opts: { cont
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stopped: Promise<number | null> | undefined;
+  // A server that dies by itself says why in the test's output (vitest prints a file's stderr with its results).
+  child.once('exit', (code, signal) => {
+    if (!stopped) process.stderr.write(`server on port ${port} exited by itself (${signal ?? `code ${code}`}); its output:\n${out}\n`);
+  });
   try {
     await waitReady(url, child, () => out);
   } catch (err) {
@@ -76,7 +81,6 @@ export async function spawnServer(env: Record<string, string> = {}, opts: { cont
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
-  let stopped: Promise<number | null> | undefined;
   const stop = () => {
     stopped ??= (child.exitCode !== null ? Promise.resolve(child.exitCode) : (child.kill('SIGTERM'), exited));
     return stopped;
