@@ -15,8 +15,10 @@ export default function FilesTab({ app }: AppTabProps) {
   const list = useLoad(() => files.list(appId, offset), [appId, offset]);
   const limits = useLoad(() => files.limits(appId), [appId]);
   const canWrite = useCan('developer');
+  // On S3 the listing is what marks uploads whose bytes have arrived as stored: the bytes used are read after it.
   const changed = async () => {
-    await Promise.all([list.reload(), limits.reload()]);
+    await list.reload();
+    await limits.reload();
   };
   return (
     <>
