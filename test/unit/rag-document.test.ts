@@ -43,16 +43,9 @@ function documentProcesses(): number[] {
     .sort((a, b) => a - b);
 }
 
-/** Waits until ps shows exactly `count` document children (an ended one may take a moment to go); their pids. */
-function processesSettle(count: number, timeoutMs = 5_000): Promise<number[]> {
-  return waitFor(async () => {
-    const pids = documentProcesses();
-    return pids.length === count ? pids : undefined;
-  }, timeoutMs, `${count} document processes`);
-}
-
 /**
- * Waits until exactly `count` document children besides `known` are alive; their pids. Within less than IDLE_MS by
+ * Waits until exactly `count` document children besides `known` are alive (an ended one may take a moment to leave
+ * ps); their pids. Within less than IDLE_MS by
  * default, so that a child kept by mistake cannot pass by expiring meanwhile; children of `known` may come and go.
  */
 function newProcesses(known: readonly number[], count: number, timeoutMs = IDLE_MS - 2_000): Promise<number[]> {
@@ -121,9 +114,9 @@ describe('documentChunks', () => {
   const childText = paragraph(1).repeat(20);
 
   it("keeps a warm child for its principal's next document, and for no one else's", async () => {
-    await processesSettle(0);
+    await newProcesses([], 0, 5_000);
     expect(await documentChunks({ text: childText }, LIMITS, { principal: 'app-a/app' })).toEqual(chunkText(childText, LIMITS));
-    const [appA] = await processesSettle(1);
+    const [appA] = await newProcesses([], 1, 5_000);
     expect(await documentChunks({ text: childText }, LIMITS, { principal: 'app-a/app' })).toEqual(chunkText(childText, LIMITS));
     // The child that served it is alive (kept): it is appA.
     expect(documentProcesses()).toEqual([appA]);
@@ -167,7 +160,7 @@ describe('documentChunks', () => {
     for (let i = 0; i <= MAX_IDLE; i++) await documentChunks({ text: childText }, LIMITS, { principal: `app-${i}/app` });
     // Within less than IDLE_MS, so that expiry cannot stand in for the bound (children may expire earlier on a slow run).
     await waitFor(async () => (documentProcesses().length <= MAX_IDLE ? true : undefined), IDLE_MS - 2_000, `at most ${MAX_IDLE} idle children`);
-    await processesSettle(0, IDLE_MS + 3_000);
+    await newProcesses([], 0, IDLE_MS + 3_000);
   });
 
   // The inline path's bound: the slowest texts of INLINE_CHARS found, at the largest overlap kept inline. The
