@@ -109,6 +109,8 @@ describe("the console's billing", () => {
     await nav(viewer, 'Billing');
     await heading(viewer, 'Billing');
     await viewer.getByRole('table', { name: 'Usage against the plan' }).waitFor();
+    // The daily chart loads on its own once the usage is shown: its button comes a round trip later.
+    await viewer.getByRole('button', { name: 'Show the numbers' }).waitFor();
     expect(await viewer.getByRole('main').getByRole('button').allTextContents()).toEqual(['Show the numbers']);
     for (const path of ['/dashboard/billing/checkout', '/dashboard/billing/portal']) {
       const res = await callFrom(viewer, 'POST', path, path.endsWith('checkout') ? { planId: 'pro' } : {});

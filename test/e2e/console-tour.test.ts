@@ -10,6 +10,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callFrom, startConsole, type ConsoleHarness } from '../helpers/console.ts';
 import { callTool, connectMcp, resultJson } from './e2e-helpers.ts';
+import { waitFor } from '../integration/frontend-helpers.ts';
 
 const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
 const SHOTS_DIR = path.resolve(import.meta.dirname, '../../docs/screenshots');
@@ -59,7 +60,9 @@ beforeAll(async () => {
   } finally {
     await agent.close();
   }
-}, 120_000);
+  // The templates install in the background at start: the pages are timed once that work is done, not beside it.
+  await waitFor(async () => ((await callFrom(owner, 'GET', '/v1/templates')).json?.templates?.length === 2 ? true : undefined), 120_000, 'the shipped templates installed');
+}, 240_000);
 afterAll(async () => {
   await h?.close();
 });

@@ -166,3 +166,9 @@ export async function tickRulesAfter(controlDb: string, createdAt: string): Prom
     await control.end();
   }
 }
+
+/** Waits past the next UTC midnight when it is under `marginMs` away, for tests that compare "today" with the server's day. */
+export async function clearOfUtcMidnight(marginMs = 120_000): Promise<void> {
+  const toMidnight = 86_400_000 - (Date.now() % 86_400_000);
+  if (toMidnight < marginMs) await new Promise((r) => setTimeout(r, toMidnight + 1_000));
+}

@@ -101,9 +101,8 @@ describe('SIGTERM', () => {
 
     const started = Date.now();
     const exitCode = server.stop();
-    await sleep(500);
     // No new connections once shutting down; the process is still alive for the in-flight ones.
-    expect(await isListening(server.port)).toBe(false);
+    await expect.poll(() => isListening(server.port), { timeout: 5_000 }).toBe(false);
     expect(server.child.exitCode).toBeNull();
 
     del.finish();

@@ -176,6 +176,7 @@ describe('client address', () => {
     try {
       const app = (await q.api('POST', '/init', { body: { name: 'spoof' } })).body.app_id as string;
       const statuses: number[] = [];
+      await freshWindow();
       for (let i = 0; i < 3; i++) {
         const res = await q.api('POST', `/v1/${app}/auth/login`, { key: null, body: { email: 'x@example.com', password: 'whatever123' }, headers: { 'x-forwarded-for': `10.0.0.${i}` } });
         statuses.push(res.status);
