@@ -19,10 +19,11 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 const PREPARED_STATEMENT_EXISTS = '42P05';
+const INVALID_STATEMENT_NAME = '26000';
 
 /** The connection lost its prepared statements (DISCARD ALL by a pooler, say). */
 function isMissingStatement(err: unknown): boolean {
-  return err instanceof pg.DatabaseError && err.code === '26000';
+  return err instanceof pg.DatabaseError && err.code === INVALID_STATEMENT_NAME;
 }
 
 /** Most statements in one transaction: bounds how long one transaction holds the row (and its statement's size). */

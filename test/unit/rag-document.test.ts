@@ -45,8 +45,8 @@ function documentProcesses(): number[] {
 
 /**
  * Waits until exactly `count` document children besides `known` are alive (an ended one may take a moment to leave
- * ps); their pids. Within less than IDLE_MS by
- * default, so that a child kept by mistake cannot pass by expiring meanwhile; children of `known` may come and go.
+ * ps); their pids. Within less than IDLE_MS by default, so that a child kept by mistake cannot pass by expiring
+ * meanwhile; children of `known` may come and go.
  */
 function newProcesses(known: readonly number[], count: number, timeoutMs = IDLE_MS - 2_000): Promise<number[]> {
   return waitFor(async () => {
