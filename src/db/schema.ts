@@ -275,6 +275,7 @@ export interface FrontendEnv {
 
 export interface FunctionLogs {
   app_id: string;
+  bytes: number | null;
   console: ColumnType<JsonValue, string | undefined, string>;
   created_at: Generated<Timestamp>;
   duration_ms: number;

@@ -74,7 +74,8 @@ tool): 500 FUNCTION_ERROR (it threw or returned no Response; the message is in t
 FUNCTION_OUT_OF_MEMORY, 500 FUNCTION_CPU_EXCEEDED, 502 FUNCTION_ABORTED (another invocation sharing its process
 exceeded its limits: retry), 503 FUNCTION_BUSY (no free process in time: retry after Retry-After). Every invocation,
 functions_invoke's too (trigger "test"), is logged and counted; functions_logs with \`level: "error"\` lists the failed
-ones (the newest 1,000 entries are kept), and functions_metrics counts invocations and errors per hour or day for as
+ones (the newest 1,000 entries are kept; a page holds at most \`limit\` entries and 1 MB of their output, and its
+\`next_before\` is the next page's \`before\`), and functions_metrics counts invocations and errors per hour or day for as
 long as the function exists.
 `,
 };

@@ -62,20 +62,26 @@ export class InvocationLog {
   }
 
   async #write(batch: InvocationRecord[]): Promise<void> {
-    const rows = batch.map((r) => ({
-      function_id: r.functionId,
-      app_id: r.appId,
-      trigger: r.trigger,
-      method: r.method,
-      path: r.path.length > MAX_PATH ? r.path.slice(0, MAX_PATH) : r.path,
-      status_code: r.statusCode,
-      duration_ms: r.durationMs,
-      memory_mb: r.memoryMb,
-      error: r.error === null ? null : r.error.slice(0, MAX_ERROR),
-      level: r.error !== null || r.statusCode >= 500 ? 'error' : 'info',
-      console: r.console,
-      created_at: r.at.toISOString(),
-    }));
+    const rows = batch.map((r) => {
+      const path = r.path.length > MAX_PATH ? r.path.slice(0, MAX_PATH) : r.path;
+      const error = r.error === null ? null : r.error.slice(0, MAX_ERROR);
+      const console = JSON.stringify(r.console);
+      return {
+        function_id: r.functionId,
+        app_id: r.appId,
+        trigger: r.trigger,
+        method: r.method,
+        path,
+        status_code: r.statusCode,
+        duration_ms: r.durationMs,
+        memory_mb: r.memoryMb,
+        error,
+        level: r.error !== null || r.statusCode >= 500 ? 'error' : 'info',
+        console,
+        bytes: Buffer.byteLength(console) + Buffer.byteLength(error ?? '') + Buffer.byteLength(path),
+        created_at: r.at.toISOString(),
+      };
+    });
     const counters = new Map<string, { id: string; n: number; e: number; d: number; last: string }>();
     const perApp = new Map<string, number>();
     for (const row of rows) {
@@ -95,12 +101,12 @@ export class InvocationLog {
         // array per column: Postgres parses them several times faster than the same rows as a JSON document.
         const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key]);
         await sql`
-          insert into function_logs (function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at)
-          select r.function_id, r.app_id, r.trigger, r.method, r.path, r.status_code, r.duration_ms, r.memory_mb, r.error, r.level, r.console, r.created_at
+          insert into function_logs (function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, bytes, created_at)
+          select r.function_id, r.app_id, r.trigger, r.method, r.path, r.status_code, r.duration_ms, r.memory_mb, r.error, r.level, r.console, r.bytes, r.created_at
           from unnest(${column('function_id')}::uuid[], ${column('app_id')}::text[], ${column('trigger')}::text[], ${column('method')}::text[],
             ${column('path')}::text[], ${column('status_code')}::int[], ${column('duration_ms')}::int[], ${column('memory_mb')}::int[],
-            ${column('error')}::text[], ${column('level')}::text[], ${rows.map((r) => JSON.stringify(r.console))}::jsonb[], ${column('created_at')}::timestamptz[])
-            with ordinality as r(function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, created_at, seq)
+            ${column('error')}::text[], ${column('level')}::text[], ${column('console')}::jsonb[], ${column('bytes')}::int[], ${column('created_at')}::timestamptz[])
+            with ordinality as r(function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, bytes, created_at, seq)
           where exists (select 1 from functions f where f.id = r.function_id)
           order by r.seq`.execute(tx);
         await sql`
@@ -148,29 +154,60 @@ export interface LogQuery {
   level?: 'error' | 'info' | undefined;
 }
 
+/**
+ * What one answer of functions_logs carries at most: the console output, error and path of its entries, counted in
+ * bytes of their JSON text (the row's `bytes`, written with it) and summed in SQL, so that no answer (nor its parsing
+ * and serialising here) grows with what a function logs. An entry is at most ~64 KB of console output (LIMITS.consoleMaxBytes, in characters), so the first
+ * entry is always returned whole, however large, and the cursor always moves on.
+ */
+export const LOG_ANSWER_MAX_BYTES = 1024 * 1024;
+
+export interface LogPage {
+  logs: LogEntryView[];
+  /** The `before` of the next page (the last entry's id) while older matching entries remain, else null. */
+  next_before: string | null;
+}
+
 /** One function's log rows, newest first, as functions_logs shows them (flush first to include pending rows). */
-export async function readLogs(db: Kysely<ControlDatabase>, functionId: string, q: LogQuery): Promise<LogEntryView[]> {
+export async function readLogs(db: Kysely<ControlDatabase>, functionId: string, q: LogQuery): Promise<LogPage> {
   let query = db
     .selectFrom('function_logs')
     .select(['id', 'trigger', 'method', 'path', 'status_code', 'duration_ms', 'memory_mb', 'error', 'level', 'console', 'created_at'])
+    // The running total of the entries' large fields, newest first, and whether an older entry matches past this one
+    // (lead sees past the limit: window functions run before it). One window: Postgres computes the three together.
+    .select([
+      sql<number>`row_number() over (order by id desc)`.as('rn'),
+      sql<string>`sum(coalesce(bytes, octet_length(console::text) + coalesce(octet_length(error), 0) + octet_length(path))) over (order by id desc)`.as('running'),
+      sql<boolean>`lead(id) over (order by id desc) is not null`.as('has_older'),
+    ])
     .where('function_id', '=', functionId);
   if (q.since) query = query.where('created_at', '>=', q.since);
   if (q.until) query = query.where('created_at', '<', q.until);
   if (q.before) query = query.where('id', '<', q.before as never);
   if (q.level) query = query.where('level', '=', q.level);
-  const rows = await query.orderBy('id', 'desc').limit(q.limit).execute();
-  return rows.map((r) => ({
-    id: String(r.id),
-    trigger: r.trigger,
-    method: r.method,
-    path: r.path,
-    status_code: r.status_code,
-    duration_ms: r.duration_ms,
-    memory_mb: r.memory_mb,
-    error: r.error,
-    level: r.level,
-    // Written by InvocationLog from ConsoleLine[] only.
-    console: r.console as unknown as ConsoleLine[],
-    created_at: r.created_at.toISOString(),
-  }));
+  const page = query.orderBy('id', 'desc').limit(q.limit);
+  const rows = await db
+    .selectFrom(page.as('p'))
+    .selectAll()
+    .where((eb) => eb.or([eb('rn', '=', 1), eb('running', '<=', String(LOG_ANSWER_MAX_BYTES))]))
+    .orderBy('id', 'desc')
+    .execute();
+  const last = rows.at(-1);
+  return {
+    logs: rows.map((r) => ({
+      id: String(r.id),
+      trigger: r.trigger,
+      method: r.method,
+      path: r.path,
+      status_code: r.status_code,
+      duration_ms: r.duration_ms,
+      memory_mb: r.memory_mb,
+      error: r.error,
+      level: r.level,
+      // Written by InvocationLog from ConsoleLine[] only.
+      console: r.console as unknown as ConsoleLine[],
+      created_at: r.created_at.toISOString(),
+    })),
+    next_before: last?.has_older ? String(last.id) : null,
+  };
 }

@@ -15,7 +15,7 @@ import type { AppPurger, AppRecord } from '../apps/types.ts';
 import { dispatchCron } from './cron-dispatch.ts';
 import { functionErrors } from './errors.ts';
 import { InitError, type InstanceSpec, type ResponseSink, type RunOutcome } from './instance.ts';
-import { InvocationLog, readLogs, trimLogs, type InvocationRecord, type LogQuery } from './logs.ts';
+import { InvocationLog, readLogs, trimLogs, type InvocationRecord, type LogPage, type LogQuery } from './logs.ts';
 import { readBuckets, type Bucket, type MetricsBucket } from './metrics.ts';
 import { ClientGone, FunctionPool, type PoolTarget } from './pool.ts';
 import type { EndUser, PlatformCall } from './protocol.ts';
@@ -23,7 +23,7 @@ import { checkEnvSize, functionView, META_COLUMNS, metaOf, metricsView, ROW_COLU
 import { cronRequest, testRequest, websocketRequest, type InvocationInput, type TestInvokeInput } from './requests.ts';
 import { BufferSink, decodeBody, failureError, type BodyEncoding } from './responses.ts';
 import { buildDenyList, EMIT_CACHE_MAX_AGE_MS, ensureDir, pruneEmitCache, resolveDenoBinary } from './sandbox.ts';
-import { LIMITS, platformOrigins, type ConsoleLine, type FunctionMeta, type FunctionView, type LogEntryView, type PlatformChannel, type Trigger } from './types.ts';
+import { LIMITS, platformOrigins, type ConsoleLine, type FunctionMeta, type FunctionView, type PlatformChannel, type Trigger } from './types.ts';
 
 
 type Db = Kysely<ControlDatabase>;
@@ -287,7 +287,7 @@ export class FunctionsService implements AppPurger {
     return { name, env_var_names: result.names, version: result.version };
   }
 
-  async logs(appId: string, name: string, q: LogQuery): Promise<LogEntryView[]> {
+  async logs(appId: string, name: string, q: LogQuery): Promise<LogPage> {
     return readLogs(this.#db, await this.#flushedId(appId, name), q);
   }
 

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { createApp, deployFunction, fetchFunction, readText } from '../helpers/functions.ts';
+import { withEventLoopDelay } from '../helpers/event-loop.ts';
+import { LOG_ANSWER_MAX_BYTES } from '../../src/functions/logs.ts';
 
 let p: TestPlatform;
 let appId: string;
@@ -331,6 +333,8 @@ describe('functions_list, functions_get, logs and metrics', () => {
     // Pages of 2: the second starts after the first's last id, and together they are the whole list.
     const second = await p.api('GET', `/v1/${appId}/functions/metered/logs?limit=2&before=${limited.body.logs[1].id}`, { key: serviceKey });
     expect([...limited.body.logs, ...second.body.logs].map((l: { id: string }) => l.id)).toEqual(all.body.logs.map((l: { id: string }) => l.id));
+    expect(limited.body.next_before).toBe(limited.body.logs[1].id);
+    expect(all.body.next_before).toBeNull();
   });
 
   it.each([
@@ -346,6 +350,47 @@ describe('functions_list, functions_get, logs and metrics', () => {
     expect(r.body.error.code).toBe('VALIDATION_FAILED');
     expect(r.body.error.message).toContain(`'${field}'`);
   });
+
+  it('bounds a page of logs by bytes as well as rows, and pages through huge entries with next_before', async () => {
+    // Each invocation logs 64 KB of control characters, which JSON writes as six bytes each: ~390 KB per entry.
+    await deploy({ name: 'loud', code: "export default () => { for (let i = 0; i < 4; i++) console.log('\\u0001'.repeat(16000)); return new Response('ok'); };" });
+    const invocations = 250;
+    for (let i = 0; i < invocations; i += 10) {
+      const batch = await Promise.all(Array.from({ length: Math.min(10, invocations - i) }, () => call('GET', 'loud')));
+      for (const r of batch) expect(r.status).toBe(200);
+    }
+    const read = async (query: string) => {
+      const res = await fetch(`${p.url}/v1/${appId}/functions/loud/logs?${query}`, { headers: { authorization: `Bearer ${serviceKey}` } });
+      const text = await res.text();
+      expect(res.status, text.slice(0, 500)).toBe(200);
+      return { bytes: Buffer.byteLength(text), body: JSON.parse(text) as { logs: Array<{ id: string; console: Array<{ message: string }> }>; next_before: string | null } };
+    };
+    const ids: string[] = [];
+    let before: string | null = null;
+    let pages = 0;
+    do {
+      const { result, maxDelayMs } = await withEventLoopDelay(() => read(`limit=1000${before ? `&before=${before}` : ''}`));
+      expect(maxDelayMs).toBeLessThan(200);
+      // One entry may pass the budget (the first is always whole): ~390 KB over it at most.
+      expect(result.bytes).toBeLessThan(LOG_ANSWER_MAX_BYTES + 512 * 1024);
+      expect(result.body.logs.length).toBeGreaterThan(0);
+      for (const entry of result.body.logs) expect(entry.console.map((c) => c.message.length)).toEqual([16000, 16000, 16000, 16000]);
+      ids.push(...result.body.logs.map((l) => l.id));
+      before = result.body.next_before;
+      if (before !== null) expect(before).toBe(ids.at(-1));
+      pages++;
+    } while (before !== null);
+    expect(pages).toBeGreaterThan(20);
+    const rows = await p.sql(`select l.id::text from function_logs l join functions f on f.id = l.function_id where f.app_id = $1 and f.name = 'loud' order by l.id desc`, [appId]);
+    expect(ids).toEqual(rows.map((r: { id: string }) => r.id));
+    expect(ids).toHaveLength(invocations);
+    // The row limit still applies within the byte budget, and a page that ends the list says so.
+    const two = await read('limit=2');
+    expect(two.body.logs.map((l) => l.id)).toEqual(ids.slice(0, 2));
+    expect(two.body.next_before).toBe(ids[1]);
+    const last = await read(`limit=2&before=${ids.at(-2)}`);
+    expect(last.body).toMatchObject({ logs: [{ id: ids.at(-1) }], next_before: null });
+  }, 120_000);
 
   it('counts invocations toward the lambda_invocations meter', async () => {
     await p.services.functions.flushLogs();

@@ -177,30 +177,32 @@ export const functionsLogs = defineTool({
   name: 'functions_logs',
   title: 'Read function logs',
   description:
-    "A function's invocations, newest first, with their console.* output (trigger runtime: why the platform stopped a process). The newest 1000 are kept.",
+    "A function's invocations, newest first, with their console.* output (trigger runtime: why the platform stopped a process). The newest 1000 are kept; pages of up to 1 MB.",
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,
     limit: z.coerce.number().int().min(1).max(LIMITS.logsLimitMax).default(LIMITS.logsLimitDefault).describe('1-1000, default 100'),
     since: IsoDate.optional().describe('Entries at or after this ISO date-time'),
     until: IsoDate.optional().describe('Entries before this ISO date-time'),
-    before: z.string().regex(/^[0-9]{1,18}$/, 'an entry id').optional().describe('Older than this entry id (next page)'),
+    before: z.string().regex(/^[0-9]{1,18}$/, 'an entry id').optional().describe("A page's next_before"),
     level: z.enum(['error', 'info']).optional().describe('error: failed; info: succeeded'),
   }),
-  output: z.object({ logs: z.array(LogEntrySchema) }),
+  output: z.object({
+    logs: z.array(LogEntrySchema),
+    next_before: z.string().nullable().describe('The `before` of the next page while older entries match; null on the last page'),
+  }),
   auth: AUTH,
   appScoped: true,
   http: { method: 'GET', path: `${BASE}/{name}/logs`, subdomainPath: `${SHORT}/{name}/logs` },
   annotations: { readOnlyHint: true },
-  handler: async (input, ctx) => ({
-    logs: await ctx.services.functions.logs(ctx.app!.id, input.name, {
+  handler: async (input, ctx) =>
+    ctx.services.functions.logs(ctx.app!.id, input.name, {
       limit: input.limit,
       since: input.since ? new Date(input.since) : undefined,
       until: input.until ? new Date(input.until) : undefined,
       before: input.before,
       level: input.level,
     }),
-  }),
 });
 
 /** Without dates: the last day of hours, or the last 30 days. */

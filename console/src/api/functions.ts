@@ -84,7 +84,7 @@ export interface MetricsBucket {
   max_duration_ms: number;
 }
 
-export const LOG_PAGE = 50;
+const LOG_PAGE = 50;
 const base = (appId: string) => `/v1/${seg(appId)}/functions`;
 const one = (appId: string, name: string) => `${base(appId)}/${seg(name)}`;
 
@@ -98,6 +98,7 @@ export const functions = {
   invoke: (appId: string, name: string, req: InvokeRequest) => call<InvokeResult>('POST', `${one(appId, name)}/invoke`, req),
   /** The API's default window: the last day of hours, or the last 30 days. */
   series: async (appId: string, name: string, bucket: Bucket) => (await call<{ buckets: MetricsBucket[] }>('GET', `${one(appId, name)}/metrics${query({ bucket })}`)).buckets,
-  logs: async (appId: string, name: string, f: LogFilter) =>
-    (await call<{ logs: LogEntry[] }>('GET', `${one(appId, name)}/logs${query({ limit: String(LOG_PAGE), level: f.level, since: f.since, until: f.until, before: f.before })}`)).logs,
+  /** A page is cut at LOG_PAGE entries or ~1 MB of their output; next_before (null at the end) reads on. */
+  logs: (appId: string, name: string, f: LogFilter) =>
+    call<{ logs: LogEntry[]; next_before: string | null }>('GET', `${one(appId, name)}/logs${query({ limit: String(LOG_PAGE), level: f.level, since: f.since, until: f.until, before: f.before })}`),
 };

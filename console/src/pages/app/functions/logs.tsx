@@ -1,7 +1,7 @@
 // A function's logs (functions_logs), newest first: filtered by level and a time window, paged back with `before`
-// (the oldest entry's id), each entry with its console output. Reloaded when the function ran again.
+// (the answer's next_before), each entry with its console output. Reloaded when the function ran again.
 import { useState } from 'preact/hooks';
-import { functions, LOG_PAGE, type ConsoleLine, type LogEntry, type LogFilter } from '../../../api/functions.ts';
+import { functions, type ConsoleLine, type LogEntry, type LogFilter } from '../../../api/functions.ts';
 import { Action, Field, Form, Loading, Select, Table, text, useLoad, when } from '../../../ui.tsx';
 
 /** A datetime-local field's value as the API's ISO date-time (the person's own time zone). */
@@ -25,17 +25,18 @@ export function ConsoleOutput({ lines }: { lines: ConsoleLine[] }) {
 export function Logs({ appId, name, version }: { appId: string; name: string; version: number }) {
   const [filter, setFilter] = useState<LogFilter>({});
   const [older, setOlder] = useState<LogEntry[]>([]);
-  const [end, setEnd] = useState(false);
+  /** The next page's cursor; null when the last page is shown. */
+  const [next, setNext] = useState<string | null>(null);
   const first = useLoad(async () => {
     const page = await functions.logs(appId, name, filter);
     setOlder([]);
-    setEnd(page.length < LOG_PAGE);
-    return page;
+    setNext(page.next_before);
+    return page.logs;
   }, [appId, name, filter, version]);
-  const more = async (shown: LogEntry[]) => {
-    const page = await functions.logs(appId, name, { ...filter, before: shown[shown.length - 1]!.id });
-    setOlder((o) => [...o, ...page]);
-    setEnd(page.length < LOG_PAGE);
+  const more = async (before: string) => {
+    const page = await functions.logs(appId, name, { ...filter, before });
+    setOlder((o) => [...o, ...page.logs]);
+    setNext(page.next_before);
   };
   return (
     <>
@@ -55,7 +56,7 @@ export function Logs({ appId, name, version }: { appId: string; name: string; ve
           ) : (
             <>
               <LogTable name={name} entries={all} />
-              {!end && <Action act={() => more(all)}>Older entries</Action>}
+              {next !== null && <Action act={() => more(next)}>Older entries</Action>}
             </>
           );
         }}
