@@ -127,6 +127,13 @@ export const identityErrors = {
       'A person with this e-mail address exists, and the provider does not say it verified the address, so this sign-in is not linked to them.',
       'Verify the address at the provider and sign in again, or sign in with your password (POST /dashboard/signin).',
     ),
+  oidcPersonUnverified: () =>
+    new AppError(
+      409,
+      'OIDC_PERSON_UNVERIFIED',
+      'A person with this e-mail address signed up here without verifying it, so this sign-in is not linked to them: nothing shows that they are you.',
+      'If that person is you: sign in with your password, verify the address (POST /dashboard/verify-email/send), then sign in with the provider again. If you never signed up here, someone else used your address: ask the operator to remove that person (resetting its password would make you that person, in whatever account its maker set up).',
+    ),
   crossSiteRequest: () =>
     new AppError(
       403,

@@ -1,8 +1,9 @@
 // OpenID Connect sign-in of people. start() sends the browser to the provider with a fresh state, nonce and PKCE
 // verifier, kept server-side (oidc_signins) and bound to that browser by a random value in a short-lived cookie;
 // finish() takes that sign-in once, has the port redeem the code and verify the ID token, then signs the person in:
-// a known (issuer, subject) is that person; else a person with the same e-mail is linked only when the provider says
-// email_verified=true; else a new person signs up under the platform's sign-up policy.
+// a known (issuer, subject) is that person; else a person with the same e-mail is linked only when both the provider
+// (email_verified=true) and the platform (a verification or reset link taken) have verified the address; else a new
+// person signs up under the platform's sign-up policy.
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -161,24 +162,21 @@ export class OidcSignIn {
     if (known) return known;
     if (!person.email) throw identityErrors.oidcEmailMissing();
     const email = person.email.toLowerCase();
-    const existing = await this.#db.selectFrom('persons').select('id').where('email', '=', email).executeTakeFirst();
+    const existing = await this.#db.selectFrom('persons').select(PERSON_COLUMNS).where('email', '=', email).executeTakeFirst();
     if (!existing) return this.#signUp(person, email, invitationHash);
     // Anyone can claim any address at some providers: only the provider's word that it verified it links the two.
     if (!person.emailVerified) throw identityErrors.oidcEmailUnverified();
-    return this.#link(existing.id, person, email);
-  }
-
-  /** Links the identity to the person with its verified e-mail, which the person's own address thereby is too. */
-  async #link(personId: string, person: OidcPerson, email: string): Promise<PersonRow> {
-    return this.#db.transaction().execute(async (tx) => {
-      await tx.insertInto('person_identities').values({ issuer: person.issuer, subject: person.subject, person_id: personId, email }).execute();
-      return tx
-        .updateTable('persons')
-        .set({ email_verified_at: sql<Date>`coalesce(email_verified_at, now())` })
-        .where('id', '=', personId)
-        .returning(PERSON_COLUMNS)
-        .executeTakeFirstOrThrow();
-    });
+    // Anyone can also sign up with a password under any address: a person whose address the platform never verified
+    // may have been made by someone else, ahead of its owner. Linking would hand the owner that person, with whatever
+    // its maker set up (their account, keys, other members), and leave the maker's password working; so it is refused,
+    // and the person is left as it is. The account logs are the accounts' own, and this person's may be the maker's:
+    // the refusal goes to the operator's log instead.
+    if (existing.email_verified_at === null) {
+      this.#log.warn({ person: existing.id, issuer: person.issuer }, 'OpenID Connect sign-in not linked: a person has this address unverified');
+      throw identityErrors.oidcPersonUnverified();
+    }
+    await this.#db.insertInto('person_identities').values({ issuer: person.issuer, subject: person.subject, person_id: existing.id, email }).execute();
+    return existing;
   }
 
   /** A new person with this identity, under the sign-up policy as POST /dashboard/signup applies it (no password). */

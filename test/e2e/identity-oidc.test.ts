@@ -261,7 +261,7 @@ describe('OpenID Connect sign-in', () => {
     expectSigninError(down, 'OIDC_PROVIDER_UNAVAILABLE');
   });
 
-  it('an unverified e-mail does not link to the password person with that e-mail; a verified one does', async () => {
+  it('an address the provider did not verify does not link to the password person with it; one both verified does', async () => {
     const signup = await request(server.url, '/dashboard/signup', {
       method: 'POST',
       body: { email: 'bob@example.com', password: 'bob long password' },
@@ -276,12 +276,43 @@ describe('OpenID Connect sign-in', () => {
     expect(await identityRows('bob-sub')).toBe(0);
     expect((await control.query(`select count(*)::int as n from persons where email = 'bob@example.com'`)).rows[0].n).toBe(1);
 
+    // The provider verified it, the platform has not: still not linked (see the pre-registration test below).
     idp.accounts.set('bob-sub', { email: 'bob@example.com', email_verified: true, name: 'Bob' });
+    expectSigninError((await signIn(new Browser())).callback, 'OIDC_PERSON_UNVERIFIED');
+    expect(await identityRows('bob-sub')).toBe(0);
+
+    // Bob takes his verification link (this platform has no SMTP: the test writes what taking it writes).
+    await control.query(`update persons set email_verified_at = now() where id = $1`, [bob]);
     const browser = new Browser();
     expect((await signIn(browser)).callback.headers.location).toBe('/');
     const session = await sessionOf(browser);
     expect(session.json).toMatchObject({ person: { id: bob, email: 'bob@example.com', email_verified: true } });
     expect(await identityRows('bob-sub')).toBe(1);
+  });
+
+  it("a person pre-registered with a password under someone's address is not linked to that address's OpenID identity", async () => {
+    const origin = `http://localhost:${server.port}`;
+    // The attacker signs up with the victim's address and a password of their own; nobody verifies the address.
+    const attacker = await request(server.url, '/dashboard/signup', { method: 'POST', body: { email: 'victor@example.com', password: 'mallory password' }, headers: { origin } });
+    expect(attacker.status).toBe(201);
+    const { person: preRegistered, account_id: attackerAccount } = attacker.json as { person: { id: string }; account_id: string };
+
+    // The victim signs in through the provider, which verified the address: refused, and nothing is linked.
+    idp.accounts.set('victor-sub', { email: 'victor@example.com', email_verified: true, name: 'Victor' });
+    idp.next.loginAs = 'victor-sub';
+    const victim = new Browser();
+    expectSigninError((await signIn(victim)).callback, 'OIDC_PERSON_UNVERIFIED');
+    expect((await sessionOf(victim)).status).toBe(401);
+    expect(await identityRows('victor-sub')).toBe(0);
+    expect((await control.query(`select count(*)::int as n from person_identities where person_id = $1`, [preRegistered.id])).rows[0].n).toBe(0);
+
+    // The attacker's person is as they left it: their password signs in to their own account, which nobody joined.
+    const signin = await request(server.url, '/dashboard/signin', { method: 'POST', body: { email: 'victor@example.com', password: 'mallory password' }, headers: { origin } });
+    expect(signin.status).toBe(200);
+    expect(signin.json).toMatchObject({ person: { id: preRegistered.id, email_verified: false }, account_id: attackerAccount });
+    expect((await control.query(`select person_id from account_members where account_id = $1`, [attackerAccount])).rows).toEqual([{ person_id: preRegistered.id }]);
+    // The operator's log says why; the victim's page says which code.
+    expect(server.output()).toContain('OpenID Connect sign-in not linked: a person has this address unverified');
   });
 
   it('a new person signs up into the account of an invitation carried through the start', async () => {
