@@ -31,7 +31,8 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   every end user's, or one's). \`ctx.integrations.execute(toolName, params)\` runs a tool of the app's enabled toolkits as the calling end user,
   through their connected account (as integrations_execute): \`{ successful: true, data }\`. Without an end user (key,
   cron) pass \`{ userId }\` as a third argument; a refusal rejects with an IntegrationsError (code, status).
-- Each resolves to the tool's REST output, or rejects with a PlatformError (code, status, remediation); as the end user,
+- Each resolves to the tool's REST output, or rejects with a PlatformError (code, status, remediation; arguments of the
+  wrong type: 400 VALIDATION_FAILED); as the end user,
   else the app: \`ctx.ai.chat(body)\` / \`.embed(body)\` (ai_chat, ai_embed; to stream, fetch SVC_API_URL/chat/completions),
   \`ctx.rag.query(collection, { query, synthesize })\`, \`.ingest(collection, { text })\`, \`.deleteDocument(collection, id)\`, \`ctx.storage.upload({ filename,
   contentType, content })\`, \`.read(id)\`, \`.list()\`, \`.signedUrl(id)\`, \`.delete(id)\`; always as the app:

@@ -3,7 +3,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Logger } from 'pino';
 import { CpuCredit, cpuStopReason, parseStatCpuMs, type CpuOverrun } from './cpu-watchdog.ts';
 import { ProcFile } from './proc-file.ts';
-import { encodeFrame, LineSplitter, parseRunnerFrame, type EndUser, type PlatformCall, type PlatformCallAnswer, type PlatformCallResult, type RunnerFrame } from './protocol.ts';
+import { encodeFrame, invalidCall, LineSplitter, parseRunnerFrame, type EndUser, type InvalidCallFrame, type PlatformCall, type PlatformCallAnswer, type PlatformCallResult, type RunnerFrame } from './protocol.ts';
 import { runnerArgs, runnerEnv, type SandboxSpec } from './sandbox.ts';
 import type { ConsoleLine } from './types.ts';
 import { LIMITS } from './types.ts';
@@ -338,7 +338,7 @@ export class Instance {
     this.kill('error');
   }
 
-  #onFrame(frame: RunnerFrame): void {
+  #onFrame(frame: RunnerFrame | InvalidCallFrame): void {
     if (frame.type === 'ready' || frame.type === 'init_error') {
       this.#onReady?.(frame);
       return;
@@ -352,10 +352,10 @@ export class Instance {
       else if (this.state === 'starting' && this.#initConsole.length < 50) this.#initConsole.push(line);
       return;
     }
-    if (frame.type === 'call') {
+    if (frame.type === 'call' || frame.type === 'call_invalid') {
       // A call racing its request's end finds no request here: dropped (the runner rejects calls of ended requests).
       const owner = this.#requests.get(frame.id);
-      if (owner) this.#call(owner, frame.call, frame.request);
+      if (owner) this.#call(owner, frame.call, frame.type === 'call' ? frame.request : { invalid: frame.reason });
       return;
     }
     const cur = this.#requests.get(frame.id);
@@ -386,13 +386,15 @@ export class Instance {
    * One call of a request to its platform, answered with a call_result frame while the request is still in flight
    * (its caller and app are the request's: the runner names neither). Bounded per request; never throws.
    */
-  #call(cur: Current, call: number, request: PlatformCall): void {
+  #call(cur: Current, call: number, request: PlatformCall | { invalid: string }): void {
     const live = () => this.#requests.get(cur.id) === cur && this.state !== 'dead';
     const answer = (result: PlatformCallResult) => {
       if (live()) this.#write(encodeFrame({ type: 'call_result', id: cur.id, call, result }));
     };
     const refuse = (status: number, code: string, message: string, remediation: string) => answer({ status, error: { code, message, remediation } });
     if (!cur.calls) return refuse(501, 'NOT_AVAILABLE', 'Calls to the platform are not available for this invocation.', 'Call the platform over HTTPS with a key of your own.');
+    // The runner refuses these itself; one that arrives anyway is the function's mistake, not the process's end.
+    if ('invalid' in request) return answer(invalidCall(request.invalid));
     if (cur.callsInFlight >= MAX_CALLS_IN_FLIGHT) {
       return refuse(429, 'RATE_LIMITED', `At most ${MAX_CALLS_IN_FLIGHT} calls to the platform may be in flight per invocation.`, 'Await calls (or batch rows into one insert) instead of starting many at once.');
     }

@@ -178,6 +178,18 @@ export type RunnerFrame =
   /** A call to the platform (ctx.data, fetch to the platform's own URL) by request `id`, numbered `call` by the runner. */
   | { type: 'call'; id: number; call: number; request: PlatformCall };
 
+/**
+ * A call frame whose request the platform cannot run (a ctx helper given arguments of the wrong type): parsed from a
+ * runner's output, never written by it. The call is answered with 400 VALIDATION_FAILED and `reason`; the process
+ * lives on.
+ */
+export interface InvalidCallFrame {
+  type: 'call_invalid';
+  id: number;
+  call: number;
+  reason: string;
+}
+
 const LOG_LEVELS: ReadonlySet<string> = new Set(['log', 'info', 'warn', 'error', 'debug']);
 
 export function encodeFrame(frame: HostFrame | RunnerFrame): string {
@@ -186,9 +198,10 @@ export function encodeFrame(frame: HostFrame | RunnerFrame): string {
 
 /**
  * Checks a frame read from a runner. The runner's stdout is reachable by the user's code, so nothing read from it
- * is trusted: a malformed frame is a protocol error that ends the process. Returns undefined when invalid.
+ * is trusted: a malformed frame is a protocol error that ends the process (returns undefined), except a call frame
+ * whose request alone is malformed, which is refused as a call (InvalidCallFrame).
  */
-export function parseRunnerFrame(line: string): RunnerFrame | undefined {
+export function parseRunnerFrame(line: string): RunnerFrame | InvalidCallFrame | undefined {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -223,19 +236,43 @@ export function parseRunnerFrame(line: string): RunnerFrame | undefined {
       if (!(f.id === null || isId(f.id)) || typeof f.message !== 'string' || typeof f.level !== 'string' || !LOG_LEVELS.has(f.level)) return undefined;
       return { type: 'log', id: f.id, level: f.level as LogLevel, message: f.message };
     case 'call': {
-      if (!isId(f.id) || !isId(f.call) || typeof f.request !== 'object' || f.request === null) return undefined;
-      const request = parsePlatformCall(f.request as Record<string, unknown>);
-      return request ? { type: 'call', id: f.id, call: f.call, request } : undefined;
+      if (!isId(f.id) || !isId(f.call)) return undefined;
+      const checked = checkPlatformCall(f.request);
+      return typeof checked === 'string' ? { type: 'call_invalid', id: f.id, call: f.call, reason: checked } : { type: 'call', id: f.id, call: f.call, request: checked };
     }
     default:
       return undefined;
   }
 }
 
-function parsePlatformCall(r: Record<string, unknown>): PlatformCall | undefined {
+/** The answer to a call that cannot be run, as the platform refuses invalid input: 400 VALIDATION_FAILED. */
+export function invalidCall(reason: string): PlatformCallResult {
+  return {
+    status: 400,
+    error: {
+      code: 'VALIDATION_FAILED',
+      message: `Invalid arguments: ${reason}.`,
+      remediation: 'Call the ctx helper with the arguments the functions guide shows (platform_guide area=functions, GET /llms.txt?area=functions).',
+    },
+  };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const kindOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+
+/**
+ * The call a ctx helper (or fetch to the platform) asks for, or why it cannot be run. Shared by both sides: the
+ * runner refuses such a call before sending it (the helper rejects with a PlatformError), and the platform refuses one
+ * that arrives anyway without ending the process.
+ */
+export function checkPlatformCall(value: unknown): PlatformCall | string {
+  if (!isRecord(value)) return `a call to the platform must be an object, not ${kindOf(value)}`;
+  const r = value;
   if (r.kind === 'data') {
-    if (typeof r.op !== 'string' || !DATA_OPS.has(r.op) || typeof r.table !== 'string' || typeof r.query !== 'string') return undefined;
-    if (r.prefer !== undefined && typeof r.prefer !== 'string') return undefined;
+    if (typeof r.op !== 'string' || !DATA_OPS.has(r.op)) return `ctx.data has no operation ${JSON.stringify(String(r.op))}`;
+    if (typeof r.table !== 'string') return `ctx.data.from(table): the table name must be a string, not ${kindOf(r.table)}`;
+    if (typeof r.query !== 'string') return `ctx.data's ${r.op}: the query (filters such as "id=eq.5") must be a string, not ${kindOf(r.query)}`;
+    if (r.prefer !== undefined && typeof r.prefer !== 'string') return `ctx.data's ${r.op}: the prefer option must be a string, not ${kindOf(r.prefer)}`;
     const call: PlatformCall = { kind: 'data', op: r.op as DataOp, table: r.table, query: r.query };
     if (r.body !== undefined) call.body = r.body;
     if (r.prefer !== undefined) call.prefer = r.prefer as string;
@@ -243,33 +280,38 @@ function parsePlatformCall(r: Record<string, unknown>): PlatformCall | undefined
     return call;
   }
   if (r.kind === 'fetch') {
-    if (typeof r.method !== 'string' || typeof r.url !== 'string' || !Array.isArray(r.headers)) return undefined;
-    if (!(r.body === null || typeof r.body === 'string')) return undefined;
+    const bad = 'a fetch() to the platform must carry a method, URL, header pairs and a base64 body or null';
+    if (typeof r.method !== 'string' || typeof r.url !== 'string' || !Array.isArray(r.headers)) return bad;
+    if (!(r.body === null || typeof r.body === 'string')) return bad;
     const headers: Array<[string, string]> = [];
     for (const pair of r.headers as unknown[]) {
-      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') return undefined;
+      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') return bad;
       headers.push([pair[0], pair[1]]);
     }
     return { kind: 'fetch', method: r.method, url: r.url, headers, body: r.body as string | null };
   }
   if (r.kind === 'substrate') {
-    if (typeof r.op !== 'string' || !SUBSTRATE_OPS.has(r.op) || !Array.isArray(r.args) || r.args.length > 4) return undefined;
+    if (typeof r.op !== 'string' || !SUBSTRATE_OPS.has(r.op)) return `ctx.substrate has no operation ${JSON.stringify(String(r.op))}`;
+    if (!Array.isArray(r.args) || r.args.length > 4) return `ctx.substrate.${r.op}: at most 4 arguments`;
     return { kind: 'substrate', op: r.op as SubstrateOp, args: r.args };
   }
   if (r.kind === 'billing') {
-    return typeof r.op === 'string' && BILLING_OPS.has(r.op) ? { kind: 'billing', op: r.op as BillingOp } : undefined;
+    return typeof r.op === 'string' && BILLING_OPS.has(r.op) ? { kind: 'billing', op: r.op as BillingOp } : `ctx.billing has no operation ${JSON.stringify(String(r.op))}`;
   }
   if (r.kind === 'app') {
-    if (typeof r.tool !== 'string' || !Object.hasOwn(APP_TOOLS, r.tool) || typeof r.input !== 'object' || r.input === null || Array.isArray(r.input)) return undefined;
-    return { kind: 'app', tool: r.tool as AppTool, input: r.input as Record<string, unknown>, ...(r.asApp === true ? { asApp: true as const } : {}) };
+    if (typeof r.tool !== 'string' || !Object.hasOwn(APP_TOOLS, r.tool)) return `no ctx helper runs the tool ${JSON.stringify(String(r.tool))}`;
+    if (!isRecord(r.input)) return `the ctx helper of ${r.tool} takes its input as one object, not ${kindOf(r.input)}`;
+    return { kind: 'app', tool: r.tool as AppTool, input: r.input, ...(r.asApp === true ? { asApp: true as const } : {}) };
   }
   if (r.kind === 'integrations') {
-    if (r.op !== 'execute' || typeof r.toolName !== 'string' || (r.userId !== undefined && typeof r.userId !== 'string')) return undefined;
+    if (r.op !== 'execute') return `ctx.integrations has no operation ${JSON.stringify(String(r.op))}`;
+    if (typeof r.toolName !== 'string') return `ctx.integrations.execute(toolName, params, { userId }?): the tool name must be a string, not ${kindOf(r.toolName)}`;
+    if (r.userId !== undefined && typeof r.userId !== 'string') return `ctx.integrations.execute: userId must be a string, not ${kindOf(r.userId)}`;
     const call: PlatformCall = { kind: 'integrations', op: 'execute', toolName: r.toolName, params: r.params };
     if (r.userId !== undefined) call.userId = r.userId as string;
     return call;
   }
-  return undefined;
+  return `no call to the platform is of kind ${JSON.stringify(String(r.kind))}`;
 }
 
 /**

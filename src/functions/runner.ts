@@ -22,6 +22,8 @@
 // protocol module.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
+  checkPlatformCall,
+  invalidCall,
   LineSplitter,
   type DataOp,
   type HostFrame,
@@ -103,7 +105,10 @@ async function writeAll(bytes: Uint8Array): Promise<void> {
 
 /** Queues a frame. The promise settles when the pipe took it (await it for backpressure). */
 function send(frame: RunnerFrame): Promise<void> {
-  const text = JSON.stringify(frame) + '\n';
+  return sendText(JSON.stringify(frame) + '\n');
+}
+
+function sendText(text: string): Promise<void> {
   pending.push(text);
   pendingBytes += text.length;
   if (pendingBytes >= FLUSH_BYTES) return flush();
@@ -187,14 +192,27 @@ const calls = new Map<string, { id: number; resolve: (result: PlatformCallResult
 const streams = new Map<string, { id: number; controller: ReadableStreamDefaultController<Uint8Array> }>();
 let nextCall = 1;
 
+/**
+ * Sends a call and resolves with its answer. A call with arguments of the wrong type (or that JSON cannot carry) is
+ * answered here as the platform would answer it, 400 VALIDATION_FAILED, so the helper rejects with a PlatformError
+ * (ctx.data resolves with the error) instead of sending what the platform cannot run.
+ */
 function platformCall(id: number | undefined, request: PlatformCall): Promise<PlatformCallResult> {
   if (id === undefined || !active.has(id)) {
     return Promise.reject(new Error('ctx.data and fetch() to the platform work only while a request is being handled (not at module top level nor after the Response was returned).'));
   }
+  const checked = checkPlatformCall(request);
+  if (typeof checked === 'string') return Promise.resolve(invalidCall(checked));
   const call = nextCall++;
+  let text: string;
+  try {
+    text = JSON.stringify({ type: 'call', id, call, request: checked } satisfies RunnerFrame) + '\n';
+  } catch (err) {
+    return Promise.resolve(invalidCall(`they cannot be sent as JSON (${err instanceof Error ? err.message : String(err)})`));
+  }
   return new Promise((resolve, reject) => {
     calls.set(`${id}:${call}`, { id, resolve, reject });
-    void send({ type: 'call', id, call, request }).catch(() => {});
+    void sendText(text).catch(() => {});
   });
 }
 
@@ -371,16 +389,25 @@ function integrationsClient(id: number) {
 type Input = Record<string, unknown>;
 
 /**
+ * A helper's options object with the fields its other arguments name. Anything but an object is passed on as it is,
+ * so that the call is refused as invalid rather than spread into nonsense (a string into its characters).
+ */
+function withFields(options: unknown, fields: Input): unknown {
+  return typeof options === 'object' && options !== null && !Array.isArray(options) ? { ...options, ...fields } : options;
+}
+
+/**
  * ctx.ai, ctx.rag, ctx.storage (as the calling end user, else the app) and ctx.people, ctx.meetings (as the app): each
  * method is the tool of that name on this app, resolving to its output as REST returns it; a refusal rejects with a
  * PlatformError (code, status, remediation).
  */
 function appClients(id: number) {
-  const run = (tool: AppTool, input: Input) => resultOf(id, { kind: 'app', tool, input }, 'PlatformError');
+  // input is checked to be an object before it is sent (platformCall).
+  const run = (tool: AppTool, input: unknown) => resultOf(id, { kind: 'app', tool, input: input as Input }, 'PlatformError');
   return { ...callerClients(id, run), ...appOnlyClients(run) };
 }
 
-type RunTool = (tool: AppTool, input: Input) => Promise<unknown>;
+type RunTool = (tool: AppTool, input: unknown) => Promise<unknown>;
 
 /**
  * ctx.asApp: ctx.data, ai, rag and storage as the function's own app whoever called (every row, like a service key of
@@ -388,7 +415,7 @@ type RunTool = (tool: AppTool, input: Input) => Promise<unknown>;
  * query directly.
  */
 function asAppClients(id: number) {
-  const run = (tool: AppTool, input: Input) => resultOf(id, { kind: 'app', tool, input, asApp: true }, 'PlatformError');
+  const run = (tool: AppTool, input: unknown) => resultOf(id, { kind: 'app', tool, input: input as Input, asApp: true }, 'PlatformError');
   return { data: dataClient(id, true), ...callerClients(id, run) };
 }
 
@@ -405,15 +432,15 @@ function callerClients(id: number, run: RunTool) {
       embed: (body: Input) => run('ai_embed', body),
     },
     rag: {
-      query: (collection: string, body: Input) => run('rag_query', { ...body, name: collection }),
-      ingest: (collection: string, body: Input) => run('rag_ingest', { ...body, name: collection }),
+      query: (collection: string, body: Input) => run('rag_query', withFields(body, { name: collection })),
+      ingest: (collection: string, body: Input) => run('rag_ingest', withFields(body, { name: collection })),
       collections: () => run('rag_collections_list', {}),
       document: (collection: string, documentId: string) => run('rag_documents_get', { name: collection, document_id: documentId }),
       deleteDocument: (collection: string, documentId: string) => run('rag_documents_delete', { name: collection, document_id: documentId }),
     },
     storage: {
       upload: (body: Input) => run('storage_upload_inline', body),
-      read: (objectId: string, opts: Input = {}) => run('storage_read', { ...opts, object_id: objectId }),
+      read: (objectId: string, opts: Input = {}) => run('storage_read', withFields(opts, { object_id: objectId })),
       list: (opts: Input = {}) => run('storage_list', opts),
       signedUrl: (objectId: string) => run('storage_download', { object_id: objectId }),
       delete: (objectId: string) => run('storage_delete', { object_id: objectId }),

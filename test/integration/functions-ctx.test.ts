@@ -134,3 +134,56 @@ describe('ctx reaches every app capability', () => {
     expect(people).toMatchObject({ ok: false, name: 'PlatformError', status: peopleRest.status });
   });
 });
+
+/** Calls a ctx helper with arguments of the wrong type, by case name; answers how the call ended. */
+const BAD_ARGS = `
+export default async (req: Request, ctx: any) => {
+  const cases: Record<string, () => Promise<unknown>> = {
+    // The functions guide's signature is upload({ filename, contentType, content }).
+    upload: () => ctx.storage.upload('a.txt', new TextEncoder().encode('hi'), { contentType: 'text/plain' }),
+    query: () => ctx.rag.query('kb', 'refund window'),
+    execute: () => ctx.integrations.execute(42, {}),
+    bigint: () => ctx.ai.chat({ model: 'openai/gpt-4o-mini', max_tokens: 1n }),
+    update: () => ctx.data.from('notes').update({ done: true }, { id: 5 }),
+    // An object for the runner, a string once sent as JSON: the platform's own check refuses it.
+    date: () => ctx.storage.upload(new Date()),
+    list: () => ctx.storage.list(),
+  };
+  try {
+    return Response.json({ ok: true, result: await cases[new URL(req.url).searchParams.get('case')!]!() });
+  } catch (err: any) {
+    return Response.json({ ok: false, name: err.name, code: err.code, status: err.status, message: err.message });
+  }
+};`;
+
+describe('ctx helpers given arguments of the wrong type', () => {
+  beforeAll(async () => {
+    const deployed = await p.api('POST', `/v1/${appId}/functions`, { body: { name: 'bad-args', code: BAD_ARGS }, key: serviceKey });
+    expect(deployed.status, JSON.stringify(deployed.body)).toBe(201);
+  });
+
+  async function attempt(name: string): Promise<{ ok: boolean; result?: any; name?: string; code?: string; status?: number; message?: string }> {
+    const res = await fetch(`${p.url}/v1/${appId}/fn/bad-args?case=${name}`);
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    return JSON.parse(text);
+  }
+
+  it.each([
+    ['upload', 'PlatformError', 'storage_upload_inline takes its input as one object, not a string'],
+    ['query', 'PlatformError', 'rag_query takes its input as one object, not a string'],
+    ['execute', 'IntegrationsError', 'the tool name must be a string, not a number'],
+    ['bigint', 'PlatformError', 'cannot be sent as JSON'],
+    ['date', 'PlatformError', 'storage_upload_inline takes its input as one object, not a string'],
+  ])('%s rejects with %s VALIDATION_FAILED, and the process serves on', async (name, errorName, reason) => {
+    expect(await attempt(name)).toMatchObject({ ok: false, name: errorName, code: 'VALIDATION_FAILED', status: 400, message: expect.stringContaining(reason) });
+    expect(await attempt('list')).toMatchObject({ ok: true, result: { objects: expect.any(Array) } });
+  });
+
+  it('ctx.data resolves with the error instead of throwing', async () => {
+    expect(await attempt('update')).toMatchObject({
+      ok: true,
+      result: { data: null, status: 400, error: { code: 'VALIDATION_FAILED', message: expect.stringContaining('must be a string, not an object') } },
+    });
+  });
+});

@@ -60,9 +60,18 @@ describe('frame codec', () => {
     ['a chunk without data', '{"type":"chunk","id":1}'],
     ['a fractional id', '{"type":"end","id":1.5}'],
     ['a log with an unknown level', '{"type":"log","id":null,"level":"fatal","message":"x"}'],
-    ['a billing call with an unknown operation', '{"type":"call","id":1,"call":1,"request":{"kind":"billing","op":"refund"}}'],
+    ['a call without a call number', '{"type":"call","id":1,"request":{"kind":"billing","op":"subscription"}}'],
   ])('refuses %s', (_what, line) => {
     expect(parseRunnerFrame(line)).toBeUndefined();
+  });
+
+  it.each([
+    ['a billing call with an unknown operation', '{"kind":"billing","op":"refund"}', 'ctx.billing has no operation "refund"'],
+    ['an app call whose input is a string', '{"kind":"app","tool":"storage_upload_inline","input":"a.txt"}', 'storage_upload_inline takes its input as one object, not a string'],
+    ['a data call whose query is an object', '{"kind":"data","op":"update","table":"t","query":{"id":5}}', 'must be a string, not an object'],
+    ['a request that is not an object', '"upload"', 'must be an object, not a string'],
+  ])('parses %s as a call to refuse, not a broken process', (_what, request, reason) => {
+    expect(parseRunnerFrame(`{"type":"call","id":4,"call":2,"request":${request}}`)).toEqual({ type: 'call_invalid', id: 4, call: 2, reason: expect.stringContaining(reason) });
   });
 
   it('accepts a billing call with nothing but its operation (the caller is the request\'s)', () => {
