@@ -216,3 +216,14 @@ export function parseRegions(variable: string, setting: string, defaultRegion: s
   }
   return Object.freeze({ defaultRegion, clusters });
 }
+
+/**
+ * Where apps' own hosts are when SVC_BASE_DOMAIN is unset and the platform runs on this machine: `{subdomain}.localhost`
+ * on the base URL's port, which browsers (and curl) resolve to loopback, so tenant content has origins of its own in
+ * development too. Elsewhere there is no default: the operator names the apps' domain (README, "Origins").
+ */
+export function loopbackAppsDomain(baseUrl: string): string | undefined {
+  const url = new URL(baseUrl);
+  if (!['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) return undefined;
+  return url.port ? `localhost:${url.port}` : 'localhost';
+}

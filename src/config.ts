@@ -17,6 +17,7 @@ import {
   parsePeoplePrices,
   parsePeopleRouting,
   withoutTrailingSlash,
+  loopbackAppsDomain,
   type McpOrigins,
   type ModelPrice,
   type PeoplePrices,
@@ -254,6 +255,10 @@ export type Config = Readonly<{
   auditRetentionDays: number;
   /** Lifetimes of the tokens MCP clients get through OAuth (the issuer is baseUrl). */
   oauth: Readonly<{ accessTokenTtlSeconds: number; refreshTokenTtlDays: number }>;
+  /**
+   * Apps' own hosts are `{subdomain}.{baseDomain}` (SVC_BASE_DOMAIN; by default `localhost:<port>` for a loopback base
+   * URL); undefined: no subdomain routing, tenant content only on sandboxed paths of the platform's host.
+   */
   baseDomain: string | undefined;
   /** DNS servers (ip, ip:port, [ipv6]:port) of custom domains' verification lookups; empty: the system's resolvers. */
   dnsServers: readonly string[];
@@ -418,7 +423,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identity: Object.freeze({ signup: e.SVC_SIGNUP, idleHours: e.SVC_SESSION_IDLE_HOURS, maxDays: e.SVC_SESSION_MAX_DAYS, oidc: oidcConfig(e) }),
     auditRetentionDays: e.SVC_AUDIT_RETENTION_DAYS,
     oauth: Object.freeze({ accessTokenTtlSeconds: e.SVC_OAUTH_ACCESS_TOKEN_TTL_SECONDS, refreshTokenTtlDays: e.SVC_OAUTH_REFRESH_TOKEN_TTL_DAYS }),
-    baseDomain: e.SVC_BASE_DOMAIN?.toLowerCase(),
+    baseDomain: e.SVC_BASE_DOMAIN?.toLowerCase() ?? loopbackAppsDomain(baseUrl),
     dnsServers: parseDnsServers('SVC_DNS_SERVERS', e.SVC_DNS_SERVERS),
     role: e.SVC_ROLE,
     mcp: parseMcpOrigins('SVC_MCP_ALLOWED_ORIGINS', e.SVC_MCP_ALLOWED_ORIGINS, baseUrl),

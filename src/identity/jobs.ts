@@ -1,8 +1,9 @@
-// The identity area's jobs: the e-mails a person is sent (address verification, password reset), and the audit log's
-// retention.
+// The identity area's jobs: the e-mails a person is sent (address verification, password reset), the audit log's
+// retention, and the pruning of OAuth clients that registered and went unused.
 import { z } from 'zod';
 import { defineCron, defineJob, type JobContext } from '../core/jobs.ts';
 import { PURGE_AUDIT_SQL } from './audit.ts';
+import type { OAuthGrants } from './oauth.ts';
 import type { IdentityService } from './service.ts';
 
 /**
@@ -29,5 +30,19 @@ export const auditPurge = defineCron({
   handler: async (_payload, { deps, query, logger }: JobContext<{ config: { auditRetentionDays: number } }>) => {
     const { rowCount } = await query(PURGE_AUDIT_SQL, [deps.config.auditRetentionDays]);
     if (rowCount) logger.info(`deleted ${rowCount} audit log entries older than ${deps.config.auditRetentionDays} days`);
+  },
+});
+
+/**
+ * Cron: drops expired OAuth codes and consent pages, tokens a month past their expiry, and the clients that got no
+ * token within a day of registering or have had none for a month (OAuthGrants.prune). Hourly, so that registrations
+ * nobody completes go soon after their day; a missed run leaves them an hour longer.
+ */
+export const oauthPrune = defineCron({
+  name: 'oauth_prune',
+  cron: '47 * * * *',
+  handler: async (_payload, { deps, logger }: JobContext<{ oauth: OAuthGrants }>) => {
+    const { clients } = await deps.oauth.prune();
+    if (clients) logger.info(`pruned ${clients} unused OAuth clients`);
   },
 });

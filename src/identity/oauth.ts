@@ -3,7 +3,7 @@
 // and refresh tokens that act for that person, with their current role, in the account of the session that consented.
 // Every code, token and anti-forgery value is stored only as its SHA-256; the values are returned once.
 import { randomUUID } from 'node:crypto';
-import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Caller } from '../core/caller.ts';
 import { generateKey, hashKey } from '../core/crypto.ts';
@@ -16,6 +16,15 @@ export const OAUTH_PREFIX = { access: 'svc_oat_', refresh: 'svc_ort_', code: 'sv
 const CONSENT_TTL_MINUTES = 10;
 /** A client exchanges its code right after the redirect; a short life bounds what a leaked code is worth. */
 const CODE_TTL_SECONDS = 60;
+/**
+ * Registration is open to anyone, so what it stores is bounded: a client authorizes right after registering, and one
+ * that got no token within a day is pruned (oauth_prune); so is a client whose every token expired a month ago (its
+ * next token request meets invalid_client, on which MCP clients register again). Registrations that never led to a
+ * consent page or a token are also capped in number: registering past the cap drops the oldest of them.
+ */
+const UNUSED_CLIENT_HOURS = 24;
+const IDLE_CLIENT_DAYS = 30;
+export const MAX_UNUSED_CLIENTS = 1000;
 
 export interface OAuthPolicy {
   accessTokenTtlSeconds: number;
@@ -75,11 +84,40 @@ export class OAuthGrants {
     this.#refreshTokenTtlDays = refreshTokenTtlDays;
   }
 
-  /** Registers a client as the SDK's registration handler validated it (and the caller made it public). */
+  /**
+   * Registers a client as the SDK's registration handler validated it (and the caller made it public and checked its
+   * redirect URIs), then drops the oldest unused registrations past MAX_UNUSED_CLIENTS. A client with a consent page
+   * open or a token is never among them, so a flood of registrations cannot end a person's authorization under way.
+   */
   async registerClient(registration: NewClient): Promise<OAuthClientInformationFull> {
     const client = { ...registration, client_id: randomUUID(), client_id_issued_at: Math.floor(Date.now() / 1000) };
     await this.#db.insertInto('oauth_clients').values({ client_id: client.client_id, metadata: JSON.stringify(client) }).execute();
+    const unused = this.#db
+      .selectFrom('oauth_clients as c')
+      .select('c.client_id')
+      .where(sql<boolean>`not (${clientHolds(EVER, EVER)})`)
+      .orderBy('c.created_at', 'desc')
+      .orderBy('c.client_id')
+      .offset(MAX_UNUSED_CLIENTS);
+    await this.#db.deleteFrom('oauth_clients').where('client_id', 'in', unused).execute();
     return client;
+  }
+
+  /**
+   * oauth_prune: drops codes and consent pages past their expiry, tokens a month past theirs, and the clients older
+   * than a day that hold neither an open consent page or code nor a token expired less than a month ago: those that
+   * never got a token, and those unused for a month since their last one expired. Each deletion stands on its own, so
+   * a second run, or one racing a new authorization, drops nothing still in use.
+   */
+  async prune(): Promise<{ clients: number }> {
+    await this.#db.deleteFrom('oauth_codes').where('expires_at', '<', sql<Date>`now()`).execute();
+    await this.#db.deleteFrom('oauth_tokens').where('expires_at', '<', MONTH_AGO).execute();
+    const clients = await this.#db
+      .deleteFrom('oauth_clients as c')
+      .where('c.created_at', '<', sql<Date>`now() - make_interval(hours => ${UNUSED_CLIENT_HOURS})`)
+      .where(sql<boolean>`not (${clientHolds(sql`now()`, MONTH_AGO)})`)
+      .executeTakeFirst();
+    return { clients: Number(clients.numDeletedRows) };
   }
 
   async client(clientId: string): Promise<OAuthClientInformationFull | undefined> {
@@ -237,6 +275,18 @@ export class OAuthGrants {
       .execute();
     return { access_token: access, token_type: 'Bearer', expires_in: this.#accessTokenTtlSeconds, refresh_token: refresh };
   }
+}
+
+const EVER = sql<Date>`'-infinity'::timestamptz`;
+const MONTH_AGO = sql<Date>`now() - make_interval(days => ${IDLE_CLIENT_DAYS})`;
+
+/**
+ * Whether the client `c` of the statement holds a consent page or code expiring at or after `codesFrom`, or a token
+ * expiring at or after `tokensFrom` (EVER: any at all).
+ */
+function clientHolds(codesFrom: RawBuilder<Date>, tokensFrom: RawBuilder<Date>): RawBuilder<boolean> {
+  return sql<boolean>`exists (select from oauth_codes k where k.client_id = c.client_id and k.expires_at >= ${codesFrom})
+    or exists (select from oauth_tokens t where t.client_id = c.client_id and t.expires_at >= ${tokensFrom})`;
 }
 
 /** Ends every token of the grant that the client's token (by hash) belongs to. */

@@ -11,7 +11,7 @@ import { buildOpenApi } from '../platform/docs.ts';
 import { errorShapes, JSON_TYPES, largeBodyParsers, mountRestTools, sendError, type BaseUrlLocals, type SubdomainLocals } from './rest.ts';
 import { mcpOriginGuard, type McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
-import { subdomainOf } from './app-host.ts';
+import { markAppHost, platformHostOnly, requestSubdomain } from './app-host.ts';
 import { clientErrorAnswer, MAX_HEADER_BYTES } from './socket-reply.ts';
 import { postgrestAlias } from './postgrest-alias.ts';
 import { settleUnreadBody } from './raw/unread-body.ts';
@@ -52,6 +52,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   app.use(requestLog(log));
   app.use(postgrestAlias);
   app.use(errorShapes(tools));
+  app.use(markAppHost(services));
   // Before CORS, so that a foreign page's preflight is refused too (DNS-rebinding protection of the MCP transport).
   app.use('/mcp', mcpOriginGuard(config.mcp));
   app.use(corsMiddleware);
@@ -78,9 +79,19 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   return app;
 }
 
-function rawRouter(mounts: readonly RawRoutes[], phase: keyof RawRoutes, services: Services, log: Logger): express.Router {
+function rawRouter(mounts: readonly RawRoutes[], phase: 'early' | 'fallback', services: Services, log: Logger): express.Router {
   const router = express.Router();
-  for (const mount of mounts) mount[phase]?.(router, services, log);
+  for (const mount of mounts) {
+    const add = mount[phase];
+    if (!add) continue;
+    if (!mount.platformHostOnly) {
+      add(router, services, log);
+      continue;
+    }
+    const pages = express.Router();
+    add(pages, services, log);
+    router.use(platformHostOnly(pages));
+  }
   return router;
 }
 
@@ -90,14 +101,13 @@ function rawRouter(mounts: readonly RawRoutes[], phase: keyof RawRoutes, service
  * requests to the platform's own host (or an IP address) cost no query.
  */
 function appHostResolver(services: Services): RequestHandler {
-  const { baseDomain } = services.config;
   return (req, res, next) => {
-    const subdomain = baseDomain ? subdomainOf(req.headers.host, baseDomain) : undefined;
+    const subdomain = requestSubdomain(req.headers.host, services);
     if (!subdomain) return customDomain(services, req.headers.host, res.locals as SubdomainLocals, next);
     services.apps
       .bySubdomain(subdomain)
       .then((app) => {
-        if (!app) return sendError(res, errors.notFound(`App at host '${subdomain}.${baseDomain}'`, 'Check the subdomain returned by apps_create.'));
+        if (!app) return sendError(res, errors.notFound(`App at host '${subdomain}.${services.config.baseDomain}'`, 'Check the subdomain returned by apps_create.'));
         (res.locals as SubdomainLocals).subdomainAppId = app.id;
         next();
       })

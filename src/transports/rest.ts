@@ -122,7 +122,7 @@ async function serve(
     // The data API's schema profile headers, which PostgREST checks before the request runs.
     if (http.errorShape === 'postgrest') checkProfile(req.method, req.headers);
     const input = restInput(http, fields, req, subdomainAppId);
-    const sessionToken = sessionCookieOf(req);
+    const sessionToken = sessionCookieOf(req, services.config.secureCookies);
     const { caller, viaCookie } = await resolveRequestCaller(req, services, sessionToken);
     if ((viaCookie || http.sameOrigin) && !sameOriginWrite(req, services.config.platformOrigin)) throw identityErrors.crossSiteRequest();
     if (http.restAuth && !http.restAuth.includes(restKindOf(caller))) throw caller.kind === 'service' ? errors.wrongCredential(http.restAuth) : errors.invalidToken();

@@ -1,21 +1,33 @@
-// The session cookie of people on the platform: opaque, HttpOnly, SameSite=Lax, Secure whenever the base URL is
-// https, and trusted for a state-changing request only when it comes from the platform's own origin.
+// The session cookie of people on the platform: opaque, HttpOnly, SameSite=Lax, host-only (no Domain, so no app host
+// ever receives it), `__Host-` prefixed and Secure whenever the base URL is https (so no other host, an app's
+// subdomain included, can set or replace it), and trusted for a state-changing request only when it comes from the
+// platform's own origin.
 import { parse, serialize } from 'cookie';
 import type { Request } from 'express';
 
-export const SESSION_COOKIE = 'svc_session';
+const PLAIN_NAME = 'svc_session';
+const HOST_NAME = '__Host-svc_session';
 
-/** The session token the browser sent, if any. */
-export function sessionCookieOf(req: Request): string | undefined {
+/** Every name the platform's session cookie may have: tenant responses never set them. */
+export const PLATFORM_COOKIE_NAMES: ReadonlySet<string> = new Set([PLAIN_NAME, HOST_NAME]);
+
+/** The cookie's name: `__Host-svc_session` where the scheme allows the prefix (https), else `svc_session`. */
+export function sessionCookieName(secure: boolean): string {
+  return secure ? HOST_NAME : PLAIN_NAME;
+}
+
+/** The session token the browser sent under the cookie's name, if any. */
+export function sessionCookieOf(req: Request, secure: boolean): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
-  return parse(header)[SESSION_COOKIE] || undefined;
+  return parse(header)[sessionCookieName(secure)] || undefined;
 }
 
 /** Set-Cookie for a new session, or (null) the one that clears it. */
 export function sessionCookieHeader(session: { token: string; expiresAt: Date } | null, secure: boolean): string {
   const base = { httpOnly: true, sameSite: 'lax' as const, secure, path: '/' };
-  return session ? serialize(SESSION_COOKIE, session.token, { ...base, expires: session.expiresAt }) : serialize(SESSION_COOKIE, '', { ...base, expires: new Date(0) });
+  const name = sessionCookieName(secure);
+  return session ? serialize(name, session.token, { ...base, expires: session.expiresAt }) : serialize(name, '', { ...base, expires: new Date(0) });
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

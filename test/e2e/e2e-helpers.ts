@@ -46,10 +46,13 @@ export function request(baseUrl: string, path: string, opts: RawRequestOptions =
     headers['content-type'] = 'application/json';
     headers['content-length'] = String(payload.length);
   }
+  // A name under localhost is loopback, as browsers and curl resolve it (apps' own hosts in development).
+  const appHost = url.hostname.endsWith('.localhost');
+  if (appHost) headers.host = url.host;
   Object.assign(headers, opts.headers);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method: opts.method ?? 'GET', headers, agent: false, localAddress: opts.from },
+      { host: appHost ? '127.0.0.1' : url.hostname, port: url.port, path: url.pathname + url.search, method: opts.method ?? 'GET', headers, agent: false, localAddress: opts.from },
       (res) => readResponse(res).then(resolve, reject),
     );
     req.on('error', reject);

@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { generateKey, hashKey } from '../../src/core/crypto.ts';
+import { MAX_REDIRECT_URIS, MAX_REGISTRATION_BYTES } from '../../src/transports/raw/oauth-provider.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { callTool, INIT_BODY, MCP_HEADERS, request, resultJson, type RawResponse } from './e2e-helpers.ts';
@@ -250,6 +251,31 @@ describe('OAuth for MCP clients', () => {
     const plain = await registerRaw('http://client.example/callback');
     expect(plain.status).toBe(400);
     expect(plain.json.error).toBe('invalid_redirect_uri');
+  });
+
+  it('registration takes 1 to 10 bounded redirect URIs of https, loopback http or an app scheme, and stores nothing it refuses (RFC 7591 errors)', async () => {
+    const clients = async () => (await control.query(`select count(*)::int as n from oauth_clients`)).rows[0].n as number;
+    const before = await clients();
+    const register = (body: Record<string, unknown>) => request(server.url, '/register', { method: 'POST', body: { client_name: 'probe', ...body } });
+
+    const file = await register({ redirect_uris: ['file:///etc/passwd'] });
+    expect(file.status).toBe(400);
+    expect(file.json).toEqual({ error: 'invalid_redirect_uri', error_description: "file:///etc/passwd uses file:, which is not an app's own scheme." });
+    const fragment = await register({ redirect_uris: ['https://client.example/cb#x'] });
+    expect(fragment.status).toBe(400);
+    expect(fragment.json.error).toBe('invalid_redirect_uri');
+    const many = await register({ redirect_uris: Array.from({ length: 2000 }, (_, i) => `https://client.example/cb/${i}`) });
+    expect(many.status).toBe(400);
+    expect(many.json).toEqual({ error: 'invalid_redirect_uri', error_description: `Register 1 to ${MAX_REDIRECT_URIS} redirect URIs, not 2000.` });
+    const large = await register({ redirect_uris: [REDIRECT_URI], client_name: 'x'.repeat(MAX_REGISTRATION_BYTES) });
+    expect(large.status).toBe(400);
+    expect(large.json.error).toBe('invalid_client_metadata');
+    expect(await clients()).toBe(before);
+
+    // A native app's own scheme, beside its loopback listener.
+    const native = await register({ redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback', REDIRECT_URI], token_endpoint_auth_method: 'none' });
+    expect(native.status).toBe(201);
+    expect(native.json.redirect_uris).toEqual(['cursor://anysphere.cursor-mcp/oauth/callback', REDIRECT_URI]);
   });
 
   it('the SDK client, knowing only /mcp, registers, has its person sign in and consent, and connects with their role', async () => {

@@ -1,6 +1,7 @@
 // Zip builders and deployment helpers shared by the frontend tests (not a test file: vitest collects *.test.ts only).
 import http from 'node:http';
 import { ZipFile } from 'yazl';
+import type { TestPlatform } from '../helpers/platform.ts';
 
 export type ZipEntries = Record<string, string | Buffer>;
 
@@ -129,4 +130,10 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs 
     if (Date.now() > deadline) throw new Error(`${what} not met in time`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The live site's address of an app: its own host, `{subdomain}.{base_domain}` (localhost's by default in tests). */
+export async function appSiteUrl(p: TestPlatform, appId: string): Promise<string> {
+  const [{ subdomain }] = await p.sql('select subdomain from apps where id = $1', [appId]);
+  return `http://${subdomain}.${p.services.config.baseDomain}/`;
 }

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
-import { pathOf, waitFor, zipOf } from './frontend-helpers.ts';
+import { appSiteUrl, pathOf, waitFor, zipOf } from './frontend-helpers.ts';
 
 let p: TestPlatform;
 
@@ -62,7 +62,7 @@ describe('plan limits', () => {
   it('free: a new READY deployment replaces the live one; the history stays, the old files go', async () => {
     const appId = await newApp('Free site');
     const a = await deploy(appId, 'A');
-    expect(a).toMatchObject({ live: true, url: `${p.services.config.baseUrl}/sites/${appId}/` });
+    expect(a).toMatchObject({ live: true, url: await appSiteUrl(p, appId) });
     const b = await deploy(appId, 'B');
     expect(b.live).toBe(true);
 
@@ -88,7 +88,7 @@ describe('plan limits', () => {
     const c = await deploy(appId, 'C');
 
     const all = await list(appId);
-    expect(all[c.id]).toMatchObject({ live: true, url: `${p.services.config.baseUrl}/sites/${appId}/` });
+    expect(all[c.id]).toMatchObject({ live: true, url: await appSiteUrl(p, appId) });
     expect(all[a.id]).toMatchObject({ live: false, url: `${p.services.config.baseUrl}/sites/${appId}/d/${a.id}/` });
     expect(all[b.id]).toMatchObject({ live: false, url: `${p.services.config.baseUrl}/sites/${appId}/d/${b.id}/` });
     expect(await page(`/sites/${appId}/`)).toEqual({ status: 200, text: '<p>C</p>' });
@@ -125,7 +125,7 @@ describe('rollback', () => {
     const b = await deploy(appId, 'B');
     const back = await p.api('POST', `/v1/${appId}/frontend/deployments/${a.id}/promote`);
     expect(back.status).toBe(200);
-    expect(back.body).toMatchObject({ id: a.id, status: 'READY', live: true, url: `${p.services.config.baseUrl}/sites/${appId}/` });
+    expect(back.body).toMatchObject({ id: a.id, status: 'READY', live: true, url: await appSiteUrl(p, appId) });
     expect(await page(`/sites/${appId}/`)).toEqual({ status: 200, text: '<p>A</p>' });
     expect((await list(appId))[b.id]).toMatchObject({ live: false, url: `${p.services.config.baseUrl}/sites/${appId}/d/${b.id}/` });
     const again = await p.api('POST', `/v1/${appId}/frontend/deployments/${a.id}/promote`);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { deriveKey, UploadSigner } from '../../src/frontend/signing.ts';
 import { callTool, connectMcp, resultJson } from '../e2e/e2e-helpers.ts';
-import { declareSize, pathOf, rawRequest, renameEntry, SITE_INDEX, siteZip, waitFor, zipOf } from './frontend-helpers.ts';
+import { appSiteUrl, declareSize, pathOf, rawRequest, renameEntry, SITE_INDEX, siteZip, waitFor, zipOf } from './frontend-helpers.ts';
 
 const MASTER_KEY = randomBytes(32).toString('hex');
 const MAX_ZIP = 256 * 1024;
@@ -127,7 +127,7 @@ describe('deployment lifecycle', () => {
     expect(twice.body.error.code).toBe('INVALID_DEPLOYMENT_STATE');
 
     const done = await settled(created.id);
-    expect(done).toMatchObject({ status: 'READY', live: true, error: null, file_count: 3, url: `${p.services.config.baseUrl}/sites/${appId}/` });
+    expect(done).toMatchObject({ status: 'READY', live: true, error: null, file_count: 3, url: await appSiteUrl(p, appId) });
     expect(done.ready_at).toBeTruthy();
     // The zip is removed once the site is live (right after READY is committed, so that a rerun could still build).
     const files = await waitFor(async () => {
@@ -617,7 +617,7 @@ describe('deploying from a map of files (MCP-only clients)', () => {
     expect(r.body).toMatchObject({ app_id: filesApp, framework: 'static', status: 'BUILDING', error: null, live: false, file_count: null });
     expect(r.body.size_bytes).toBeGreaterThan(0);
     const done = await built(r.body.id);
-    expect(done).toMatchObject({ status: 'READY', live: true, error: null, file_count: 4, url: `${p.services.config.baseUrl}/sites/${filesApp}/` });
+    expect(done).toMatchObject({ status: 'READY', live: true, error: null, file_count: 4, url: await appSiteUrl(p, filesApp) });
     expect(done.unzipped_bytes).toBe(Buffer.byteLength(index) + Buffer.byteLength('console.log("files")') + PNG.length + 5);
     expect(walk(deploymentDir(r.body.id, filesApp)).sort()).toEqual(['site/assets/app-0123abcd.js', 'site/img/dot.png', 'site/index.html', 'site/text.txt']);
 

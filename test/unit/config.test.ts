@@ -13,7 +13,7 @@ describe('config', () => {
       dataDir: path.resolve('./.data'),
       masterKey: undefined,
       baseUrl: 'http://localhost:8080',
-      baseDomain: undefined,
+      baseDomain: 'localhost:8080',
       role: 'all',
       bodyLimit: '1mb',
     });
@@ -43,7 +43,15 @@ describe('config', () => {
   });
 
   it('treats empty variables as unset', () => {
-    expect(loadConfig({ SVC_PLATFORM_API_KEY: '', SVC_BASE_DOMAIN: ' ' })).toMatchObject({ platformApiKey: undefined, baseDomain: undefined });
+    expect(loadConfig({ SVC_PLATFORM_API_KEY: '', SVC_BASE_DOMAIN: ' ', SVC_BASE_URL: 'https://api.example.com' })).toMatchObject({ platformApiKey: undefined, baseDomain: undefined });
+  });
+
+  it("gives apps hosts of their own under localhost when the platform runs on loopback, and none by default elsewhere", () => {
+    expect(loadConfig({ PORT: '9000' }).baseDomain).toBe('localhost:9000');
+    expect(loadConfig({ SVC_BASE_URL: 'http://127.0.0.1:8443' }).baseDomain).toBe('localhost:8443');
+    expect(loadConfig({ SVC_BASE_URL: 'http://[::1]' }).baseDomain).toBe('localhost');
+    expect(loadConfig({ SVC_BASE_URL: 'https://platform.example.com' }).baseDomain).toBeUndefined();
+    expect(loadConfig({ SVC_BASE_URL: 'http://localhost:9000', SVC_BASE_DOMAIN: 'Apps.Example.com' }).baseDomain).toBe('apps.example.com');
   });
 
   it.each([

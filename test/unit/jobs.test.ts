@@ -57,6 +57,7 @@ describe('jobs', () => {
       '*/15 * * * * billing_measure_databases ?max=1',
       '23 * * * * billing_invoice_overage ?max=1',
       '29 4 * * * audit_purge ?max=1',
+      '47 * * * * oauth_prune ?max=1',
       '41 3 * * * integrations_prune ?max=1',
       '53 3 * * * substrate_prune ?max=1',
     ].join('\n');

@@ -24,6 +24,7 @@ export const SECURITY_HEADERS = {
  * elicitation) because an agent's own client must never answer for them. The URL carries no credential.
  */
 export const approvalRoutes: RawRoutes = {
+  platformHostOnly: true,
   early: (router: Router) => {
     router.get('/approve.js', (_req, res) => {
       res.set({ ...SECURITY_HEADERS, 'content-type': 'text/javascript; charset=utf-8' }).send(SCRIPT);

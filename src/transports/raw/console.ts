@@ -31,6 +31,7 @@ async function serve(site: ConsoleSite, req: Request, res: Response): Promise<vo
  * other host (an app's subdomain or custom domain) keeps `/` for its site or its 404.
  */
 export const consoleRoutes: RawRoutes = {
+  platformHostOnly: true,
   early: (router: Router, services, log: Logger) => {
     const site = new ConsoleSite(log);
     const ownHost = new URL(services.config.baseUrl).host.toLowerCase();

@@ -16,6 +16,7 @@ import { appIdFromHost } from '../app-host.ts';
 import { admitApp } from './admit.ts';
 import { beginRequest } from '../request-log.ts';
 import { corsOfActualRequest } from '../cors.ts';
+import { cookieWithoutPlatform, TENANT_SANDBOX_POLICY, tenantHeaderAllowed } from '../tenant-content.ts';
 
 const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/fn\/([^/]+)(\/.*)?$/;
 const SUBDOMAIN_ROUTE = /^\/fn\/([^/]+)(\/.*)?$/;
@@ -60,7 +61,7 @@ export function functionsHotPath(services: Services, log: Logger, app: Express):
     begin(req, res);
     corsOfActualRequest(req, res);
     errorsInArea(res, 'functions');
-    void serve(req, res, services, origin, direct[1]!, direct[2]!, direct[3] ?? '', `/v1/${direct[1]}/fn/${direct[2]}`);
+    void serve(req, res, services, origin, direct[1]!, direct[2]!, direct[3] ?? '', `/v1/${direct[1]}/fn/${direct[2]}`, true);
     return true;
   };
 }
@@ -90,7 +91,7 @@ export const functionRoutes: RawRoutes = {
         (appId) => {
           if (!appId) return next();
           errorsInArea(res, 'functions');
-          void serve(req, res, services, origin, appId, short[1]!, short[2] ?? '', `/fn/${short[1]}`);
+          void serve(req, res, services, origin, appId, short[1]!, short[2] ?? '', `/fn/${short[1]}`, false);
         },
         (err: unknown) => sendError(res, toAppError(err, req.log, 'functions_public')),
       );
@@ -103,7 +104,11 @@ function rawPath(req: Request): string {
   return at < 0 ? req.originalUrl : req.originalUrl.slice(0, at);
 }
 
-async function serve(req: Request, res: Response, services: Services, origin: string, appId: string, name: string, rest: string, prefix: string): Promise<void> {
+/**
+ * One public invocation. `sandboxed`: the route is a path of a host the app does not own (/v1/{app_id}/fn/...), so the
+ * response is a document of an opaque origin (tenant-content.ts); on the app's own host it is not.
+ */
+async function serve(req: Request, res: Response, services: Services, origin: string, appId: string, name: string, rest: string, prefix: string, sandboxed: boolean): Promise<void> {
   try {
     if (!NAME.test(name)) throw errors.notFound(`Function '${name}'`);
     const app = await services.apps.get(appId);
@@ -124,7 +129,7 @@ async function serve(req: Request, res: Response, services: Services, origin: st
       if (!res.writableFinished) abort.abort();
     });
     const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
-    const sink = new HttpSink(res);
+    const sink = new HttpSink(res, sandboxed);
     const outcome = await services.functions.invoke(
       meta,
       { trigger: 'http', method: req.method, path: rest || '/', search, origin, headers, body, user: auth.user, token: auth.token, signal: abort.signal },
@@ -159,7 +164,8 @@ function singleAuthorization(values: readonly string[]): string | undefined {
 
 /**
  * In one pass over the raw headers: those a function receives as the client sent them (hop-by-hop ones, X-Forwarded-*
- * and Authorization are the platform's to set), and every Authorization value.
+ * and Authorization are the platform's to set; the platform's session cookie is a person's, never a tenant's), and
+ * every Authorization value.
  */
 function splitHeaders(raw: readonly string[]): { headers: Array<[string, string]>; authorizations: string[] } {
   const headers: Array<[string, string]> = [];
@@ -168,7 +174,10 @@ function splitHeaders(raw: readonly string[]): { headers: Array<[string, string]
     const key = raw[i]!;
     const lower = key.toLowerCase();
     if (lower === 'authorization') authorizations.push(raw[i + 1]!);
-    else if (!HOP_BY_HOP.has(lower) && !lower.startsWith('x-forwarded-')) headers.push([key, raw[i + 1]!]);
+    else if (lower === 'cookie') {
+      const kept = cookieWithoutPlatform(raw[i + 1]!);
+      if (kept !== undefined) headers.push([key, kept]);
+    } else if (!HOP_BY_HOP.has(lower) && !lower.startsWith('x-forwarded-')) headers.push([key, raw[i + 1]!]);
   }
   return { headers, authorizations };
 }
@@ -237,12 +246,14 @@ async function readBody(req: Request, max: number): Promise<Buffer | null> {
  */
 class HttpSink implements ResponseSink {
   readonly #res: Response;
+  readonly #sandboxed: boolean;
   #held: Buffer[] | undefined = [];
   #heldBytes = 0;
   #timer: NodeJS.Immediate | undefined;
 
-  constructor(res: Response) {
+  constructor(res: Response, sandboxed: boolean) {
     this.#res = res;
+    this.#sandboxed = sandboxed;
   }
 
   head(status: number, headers: Array<[string, string]>): void {
@@ -250,14 +261,16 @@ class HttpSink implements ResponseSink {
     res.status(status);
     for (const [key, value] of headers) {
       const lower = key.toLowerCase();
-      if (HOP_BY_HOP.has(lower)) continue;
+      if (HOP_BY_HOP.has(lower) || !tenantHeaderAllowed(lower, value)) continue;
       try {
-        if (lower === 'set-cookie') res.appendHeader(key, value);
+        if (lower === 'set-cookie' || lower === 'content-security-policy') res.appendHeader(key, value);
         else res.setHeader(key, value);
       } catch {
         // a header Node refuses (invalid characters) is dropped
       }
     }
+    // Appended after the function's own policies: every one is enforced, so the function cannot lift the sandbox.
+    if (this.#sandboxed) res.appendHeader('Content-Security-Policy', TENANT_SANDBOX_POLICY);
   }
 
   chunk(data: Buffer, resume: () => void): boolean {

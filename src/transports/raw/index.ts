@@ -19,6 +19,8 @@ import { consoleRoutes } from './console.ts';
 export interface RawRoutes {
   early?: (router: Router, services: Services, log: Logger) => void;
   fallback?: (router: Router, services: Services, log: Logger) => void;
+  /** The platform's person-facing pages: served on its own host only, never on an app's (see platformHostOnly). */
+  platformHostOnly?: true;
 }
 
 export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes, oauthRoutes, consoleRoutes];

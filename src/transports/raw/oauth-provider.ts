@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { CustomOAuthError, InvalidGrantError, InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { CustomOAuthError, InvalidClientMetadataError, InvalidGrantError, InvalidTargetError, InvalidTokenError, type OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Role } from '../../core/caller.ts';
@@ -38,7 +38,7 @@ export function oauthIssuer(baseUrl: string): URL | undefined {
 
 /** The browser's live session, the one a person consents in, with their role in its account. */
 export async function consentingSession(req: Request, services: Services): Promise<(ConsentingSession & { role: Role }) | undefined> {
-  const token = sessionCookieOf(req);
+  const token = sessionCookieOf(req, services.config.secureCookies);
   if (token === undefined) return undefined;
   const caller = await services.identity.sessions.resolve(token);
   if (caller?.kind !== 'platform' || caller.personId === null) return undefined;
@@ -48,17 +48,56 @@ export async function consentingSession(req: Request, services: Services): Promi
 /** Hosts an http redirect URI may have: the person's own machine, where a native client listens (RFC 8252 §7.3). */
 const REDIRECT_LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** A client needs one or two redirect URIs; registration is open to anyone, so what it stores is bounded. */
+export const MAX_REDIRECT_URIS = 10;
+export const MAX_REDIRECT_URI_LENGTH = 1000;
+/** The whole registration as stored (its name, URIs, contacts, keys...). */
+export const MAX_REGISTRATION_BYTES = 16_384;
+
+/**
+ * Schemes that are not an app's own: the browser's or the operating system's (files, scripts, inline documents,
+ * mail, calls, Android intents) or sockets. A redirect to them would do something other than hand the code back.
+ */
+const FOREIGN_SCHEMES = new Set(['file:', 'javascript:', 'data:', 'vbscript:', 'blob:', 'about:', 'filesystem:', 'view-source:', 'ftp:', 'ws:', 'wss:', 'mailto:', 'tel:', 'sms:', 'intent:']);
+
+/**
+ * Why a redirect URI may not be registered, or undefined: https; http only to the person's own machine; or a native
+ * app's private-use scheme (RFC 8252 §7.1), never one of FOREIGN_SCHEMES. None carries a fragment (RFC 6749 §3.1.2)
+ * or a user name, which would let a consent page show one host while the browser goes to another.
+ */
+export function redirectUriProblem(uri: string): string | undefined {
+  if (uri.length > MAX_REDIRECT_URI_LENGTH) return `is longer than ${MAX_REDIRECT_URI_LENGTH} characters`;
+  const url = URL.parse(uri);
+  if (!url) return 'is not a URL';
+  if (uri.includes('#')) return 'has a fragment';
+  if (url.username !== '' || url.password !== '') return 'carries a user name or password';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:') return REDIRECT_LOOPBACK_HOSTS.has(url.hostname) ? undefined : 'is plain http to another machine; use https, or http on localhost, 127.0.0.1 or [::1]';
+  return FOREIGN_SCHEMES.has(url.protocol) ? `uses ${url.protocol}, which is not an app's own scheme` : undefined;
+}
+
+/** The RFC 7591 error a registration earns, or undefined when it may be stored. */
+function registrationError(registration: NewClient): OAuthError | undefined {
+  const uris = registration.redirect_uris;
+  if (uris.length === 0 || uris.length > MAX_REDIRECT_URIS) {
+    return new CustomOAuthError('invalid_redirect_uri', `Register 1 to ${MAX_REDIRECT_URIS} redirect URIs, not ${uris.length}.`);
+  }
+  for (const uri of uris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) return new CustomOAuthError('invalid_redirect_uri', `${uri.slice(0, 100)} ${problem}.`);
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(registration));
+  if (bytes > MAX_REGISTRATION_BYTES) return new InvalidClientMetadataError(`The registration is ${bytes} bytes; at most ${MAX_REGISTRATION_BYTES} are stored.`);
+  return undefined;
+}
+
 /**
  * Every client is public: a desktop client cannot keep a secret, and PKCE binds each code to the client that asked
- * for it, so a secret the SDK's handler made is dropped. Redirect URIs are https, loopback http, or a native app's own
- * scheme (RFC 8252 §7.1); the SDK's handler has already refused javascript:, data: and vbscript:.
+ * for it, so a secret the SDK's handler made is dropped. Its redirect URIs and size pass registrationError.
  */
 function publicClient(registration: NewClient): NewClient {
-  const plain = registration.redirect_uris.find((uri) => {
-    const url = new URL(uri);
-    return url.protocol === 'http:' && !REDIRECT_LOOPBACK_HOSTS.has(url.hostname);
-  });
-  if (plain) throw new CustomOAuthError('invalid_redirect_uri', `${plain} is plain http to another machine; use https, or http on localhost.`);
+  const error = registrationError(registration);
+  if (error) throw error;
   return { ...registration, client_secret: undefined, client_secret_expires_at: undefined, token_endpoint_auth_method: 'none' };
 }
 

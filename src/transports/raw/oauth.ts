@@ -24,6 +24,7 @@ const ANSWER_BODY_LIMIT = '4kb';
 const ConsentAnswer = z.object({ consent: z.string().max(200), decision: z.enum(['approve', 'deny']) });
 
 export const oauthRoutes: RawRoutes = {
+  platformHostOnly: true,
   early: (router: Router, services: Services) => {
     const { baseUrl } = services.config;
     const issuerUrl = oauthIssuer(baseUrl);

@@ -7,6 +7,7 @@ import { rawPath, serveSite } from '../../frontend/serve.ts';
 import type { RawRoutes } from './index.ts';
 import { settleUnreadBody } from './unread-body.ts';
 import { admitApp } from './admit.ts';
+import { TENANT_SANDBOX_POLICY } from '../tenant-content.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SITES = /^\/sites\/([^/]*)(\/.*)?$/;
@@ -16,9 +17,9 @@ const PINNED = /^\/d\/([0-9a-f-]{36})(\/.*)?$/;
  * Hosted frontends, outside the descriptor registry because their wire is raw bytes:
  * - early (before JSON parsing): the signed zip PUT at /v1/{app_id}/frontend/deployments/{id}/upload, and
  *   the sites at /sites/{app_id}/... (live deployment) and /sites/{app_id}/d/{deployment_id}/... (a kept
- *   READY deployment, pro plans);
- * - fallback (after every API route): the live site on the app's own host with subdomain routing, so the
- *   platform's routes keep priority there.
+ *   READY deployment, pro plans), on a host the app does not own: sandboxed to an opaque origin (tenant-content.ts);
+ * - fallback (after every API route): the live site on the app's own host (its subdomain or custom domain), its
+ *   own origin, so the platform's routes keep priority there.
  */
 export const siteRoutes: RawRoutes = {
   early: (router, services) => {
@@ -31,6 +32,7 @@ export const siteRoutes: RawRoutes = {
       const m = SITES.exec(rawPath(req));
       if (!m) return next();
       errorsInArea(res, 'frontend');
+      res.setHeader('Content-Security-Policy', TENANT_SANDBOX_POLICY);
       sitesPath(req, res, services, m[1]!, m[2] ?? '').catch((err: unknown) => failed(req, res, err));
     });
   },
