@@ -13,6 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.ts';
 import { startCrm, type CrmRig } from '../helpers/crm.ts';
 import { profileUrl } from '../fakes/people-proxycurl.ts';
+import { request } from './e2e-helpers.ts';
 
 const SCREENSHOTS = process.env.CRM_SCREENSHOTS === '1';
 const SHOTS_DIR = path.resolve(import.meta.dirname, '../../docs/screenshots');
@@ -44,7 +45,9 @@ beforeAll(async () => {
   console.log(`CRM clone over MCP (templates_clone to ready): ${(rig.cloneMs / 1000).toFixed(1)} s`);
   browser = await launchChromium();
   [ada, ben, cleo] = await Promise.all([newPage('ada'), newPage('ben'), newPage('cleo')]);
-  site = `http://localhost:${rig.server.port}/sites/${rig.appId}/`;
+  // The clone's site on its own host ({subdomain}.localhost:<port>), as the app's url says.
+  const app = (await rig.platform('GET', '/apps')).json.apps.find((a: { app_id: string }) => a.app_id === rig.appId);
+  site = `${app.url}/`;
 }, 300_000);
 afterEach(async (t) => {
   if (t.task.result?.state !== 'fail') return;
@@ -115,13 +118,13 @@ describe('the CRM in Chromium, cloned over MCP', { timeout: 90_000 }, () => {
     expect(apps.status, apps.text).toBe(200);
     expect(apps.json.apps.filter((a: { app_id: string }) => a.app_id === rig.appId)).toEqual([expect.objectContaining({ name: 'Sales CRM' })]);
     // The site, built at install from its TypeScript: one minified module beside the static files, nothing from a CDN.
-    const html = await (await fetch(site)).text();
+    const { text: html } = await request(site, '');
     expect(html).toContain('<script type="module" src="assets/main.js"></script>');
-    const js = await (await fetch(`${site}assets/main.js`)).text();
+    const { text: js } = await request(site, 'assets/main.js');
     expect(js).not.toMatch(/(^|[;}])\s*import\s*[{*"']|\bfrom\s*["'](\.\.?\/|preact|@supabase)/m);
     expect(js).toContain('Awaiting approval');
     expect(js).not.toMatch(/unpkg|jsdelivr|esm\.sh|cdnjs/);
-    expect((await fetch(`${site}src/main.tsx`)).status).toBe(404);
+    expect((await request(site, 'src/main.tsx')).status).toBe(404);
   });
 
   it('two people sign up; the first makes a workspace and invites the second, who joins by the link; both see it', async () => {

@@ -20,8 +20,10 @@ let browser: Browser;
 let appId: string;
 let serviceKey: string;
 let deploymentId: string;
-/** Same origin as base_url (http://localhost:<port>), so the page and the API it calls are one host. */
+/** base_url's origin (http://localhost:<port>): the API the pages call, from their own origin. */
 let origin: string;
+/** The app's own host, where its site is served: http://{subdomain}.localhost:<port>/. */
+let site: string;
 
 const APP_JS = `
 const env = window.__ENV__;
@@ -39,13 +41,13 @@ for (const row of rows) {
 document.getElementById('status').textContent = 'loaded ' + rows.length;
 `;
 
-function indexHtml(app: string): string {
-  // A Vite build for a sub-path sets base: '/sites/<app_id>/'; <base> makes deep links load the same files.
+function indexHtml(): string {
+  // The site is at the root of the app's host (a Vite build's base: '/'); <base> makes deep links load the same files.
   return `<!doctype html>
 <html>
   <head>
     <meta charset="utf-8" />
-    <base href="/sites/${app}/" />
+    <base href="/" />
     <title>Messages</title>
     <script src="__env.js"></script>
     <script type="module" src="assets/app-0123abcd.js"></script>
@@ -66,6 +68,7 @@ beforeAll(async () => {
   expect(init.status).toBe(201);
   appId = init.json.app_id;
   serviceKey = init.json.service_key.key;
+  site = `http://${init.json.subdomain}.localhost:${server.port}/`;
   browser = await launchChromium();
 }, 90_000);
 
@@ -93,7 +96,7 @@ describe('a deployed site in headless Chromium', () => {
     const env = await request(server.url, `/v1/${appId}/frontend/env`, { method: 'PUT', key: serviceKey, body: { GREETING: 'Hello' } });
     expect(env.json).toMatchObject({ keys: ['GREETING'] });
 
-    const zip = await zipOf({ 'index.html': indexHtml(appId), 'assets/app-0123abcd.js': APP_JS });
+    const zip = await zipOf({ 'index.html': indexHtml(), 'assets/app-0123abcd.js': APP_JS });
     const created = await request(server.url, `/v1/${appId}/frontend/deployments`, { method: 'POST', key: serviceKey, body: { framework: 'react-vite' } });
     expect(created.status).toBe(201);
     expect(created.json).toMatchObject({ expiresIn: 900, maxSizeBytes: 100 * 1024 * 1024, status: 'WAITING' });
@@ -112,13 +115,13 @@ describe('a deployed site in headless Chromium', () => {
       await new Promise((r) => setTimeout(r, 100));
       deployment = (await request(server.url, `/v1/${appId}/frontend/deployments/${deploymentId}`, { key: serviceKey })).json;
     } while (deployment.status === 'BUILDING' && Date.now() < deadline);
-    expect(deployment).toMatchObject({ status: 'READY', live: true, file_count: 2, url: `${origin}/sites/${appId}/` });
+    expect(deployment).toMatchObject({ status: 'READY', live: true, file_count: 2, url: site });
   }, 60_000);
 
   it('shows the greeting and both rows the page fetched from the data API', async () => {
     const page = await browser.newPage();
     try {
-      const response = await page.goto(`${origin}/sites/${appId}/`);
+      const response = await page.goto(site);
       expect(response?.status()).toBe(200);
       expect(response?.headers()['cache-control']).toBe('no-cache');
       await page.waitForFunction(() => document.getElementById('status')?.textContent === 'loaded 2', undefined, { timeout: 15_000 });
@@ -133,10 +136,10 @@ describe('a deployed site in headless Chromium', () => {
   it('renders index.html for an SPA deep link (react-vite) and the app sees its route', async () => {
     const page = await browser.newPage();
     try {
-      const response = await page.goto(`${origin}/sites/${appId}/some/route`);
+      const response = await page.goto(`${site}some/route`);
       expect(response?.status()).toBe(200);
       await page.waitForFunction(() => document.getElementById('status')?.textContent === 'loaded 2', undefined, { timeout: 15_000 });
-      expect(await page.textContent('#route')).toBe(`/sites/${appId}/some/route`);
+      expect(await page.textContent('#route')).toBe('/some/route');
       expect(await page.textContent('#greeting')).toBe('Hello');
       expect(await page.locator('#messages li').count()).toBe(2);
     } finally {
@@ -238,18 +241,18 @@ describe('a site knows its API', () => {
       const d = (await request(server.url, `/v1/${appId}/frontend/deployments/${deployed.json.id}`, { key: serviceKey })).json;
       return d.status === 'BUILDING' ? undefined : d;
     }, 20_000);
-    expect(deployment).toMatchObject({ status: 'READY', live: true, file_count: 3, url: `${origin}/sites/${appId}/` });
+    expect(deployment).toMatchObject({ status: 'READY', live: true, file_count: 3, url: site });
 
-    const script = await fetch(`${origin}/sites/${appId}/__env.js`);
+    const script = await request(site, '__env.js');
     expect(script.status).toBe(200);
     // GREETING is the app's own variable, set by the first deployment above.
-    expect(await script.text()).toBe(`window.__ENV__ = ${JSON.stringify({ GREETING: 'Hello', ...expectedPlatformEnv() })};\n`);
+    expect(script.text).toBe(`window.__ENV__ = ${JSON.stringify({ GREETING: 'Hello', ...expectedPlatformEnv() })};\n`);
   }, 60_000);
 
   it('in Chromium the page signs an end user up, writes and reads their row, logs in and refreshes, from window.__ENV__ alone', async () => {
     const page = await browser.newPage();
     try {
-      expect((await page.goto(`${origin}/sites/${appId}/`))?.status()).toBe(200);
+      expect((await page.goto(site))?.status()).toBe(200);
       await page.waitForFunction(() => document.getElementById('result')?.textContent !== '', undefined, { timeout: 15_000 });
       const result = JSON.parse((await page.textContent('#result'))!);
       expect(result.user).toMatch(UUID);

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { APP_ID, ISO_DATE, UUID, resultJson } from './e2e-helpers.ts';
+import { APP_ID, ISO_DATE, UUID, request, resultJson } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 let client: Client;
@@ -231,16 +231,17 @@ describe('an agent builds the reading-list app over MCP only', () => {
       file_count: 2,
       unzipped_bytes: Buffer.byteLength(html) + Buffer.byteLength(js),
       error: null,
-      url: expect.stringMatching(new RegExp(`^http://[^/]+/sites/${appId}/$`)),
+      // The app's own host: {subdomain}.localhost on the platform's port.
+      url: expect.stringMatching(/^http:\/\/[a-z0-9-]+\.localhost:\d+\/$/),
       ready_at: expect.stringMatching(ISO_DATE),
     });
-    const page = await fetch(deployment.url);
+    const page = await request(deployment.url, '');
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(await page.text()).toBe(html);
-    const script = await fetch(new URL('app.js', deployment.url));
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.text).toBe(html);
+    const script = await request(deployment.url, 'app.js');
     expect(script.status).toBe(200);
-    expect(await script.text()).toBe(js);
+    expect(script.text).toBe(js);
   }, 30_000);
 
   it("reads the function's logs", async () => {
