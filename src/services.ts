@@ -116,8 +116,8 @@ export function appAdmission(apps: AppsService, billing: BillingService): AppAdm
       if (caller.kind === 'platform' && app.account_id !== caller.accountId) throw errors.otherApp();
       return app;
     },
-    admit: async (app: AppRecord, tool: AnyTool) => {
-      await billing.gate.check(app, toolAccess(tool));
+    admit: async (app: AppRecord, tool: AnyTool, input: Record<string, unknown>) => {
+      await billing.gate.check(app, toolAccess(tool, input));
       billing.traffic.touch(app.id);
     },
   };

@@ -20,9 +20,13 @@ interface KnownStatus {
 /** What a request does to an app, for the gate: writes are refused under a soft lock, reads are not. */
 export type Access = 'read' | 'write' | 'session' | 'exempt';
 
-/** A tool's access: its billingGate when it says, else a write unless it only reads or only deletes. */
-export function toolAccess(tool: Pick<AnyTool, 'billingGate' | 'annotations'>): Access {
-  if (tool.billingGate) return tool.billingGate;
+/**
+ * A call's access: its tool's billingGate when that says (for this input, when it depends on it), else a write unless
+ * the tool only reads or only deletes.
+ */
+export function toolAccess(tool: Pick<AnyTool, 'billingGate' | 'annotations'>, input: Record<string, unknown>): Access {
+  const declared = typeof tool.billingGate === 'function' ? tool.billingGate(input) : tool.billingGate;
+  if (declared) return declared;
   return tool.annotations?.readOnlyHint || tool.annotations?.destructiveHint ? 'read' : 'write';
 }
 

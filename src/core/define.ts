@@ -119,6 +119,9 @@ export interface WireResponse {
   body?: unknown;
 }
 
+/** How a tool meets the account's billing status and the app's pause, besides the default (ToolDescriptor.billingGate). */
+export type BillingGateKind = 'write' | 'session' | 'exempt';
+
 export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType, S = unknown, A = unknown> {
   /** snake_case <area>_<verb>[_<noun>] */
   name: string;
@@ -142,9 +145,10 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
    * paused app or suspended account refuses the call, and a soft-locked account refuses writes (tools that are
    * neither read-only nor destructive: deleting is how usage drops). 'session': like the default, but served while
    * soft-locked (end users signing in to read). 'write': a write whatever its annotations say (schema_apply may
-   * drop, but mostly creates). 'exempt': always served (app management).
+   * drop, but mostly creates). 'exempt': always served (app management). A function decides from the parsed input
+   * (undefined: the default), for a read that may spend (rag_query with synthesize).
    */
-  billingGate?: 'write' | 'session' | 'exempt';
+  billingGate?: BillingGateKind | ((input: z.output<I>) => BillingGateKind | undefined);
   /** false: REST only, not offered over MCP (e.g. a human's approval, which an agent must not give itself). */
   mcp?: false;
   /**

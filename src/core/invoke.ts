@@ -13,8 +13,11 @@ import { roleAtLeast, type Caller } from './caller.ts';
 export interface AppAdmission<A> {
   /** The app named by the input, bound to the caller (a key reaches only its own app or account), or an AppError. */
   resolve(appId: string, caller: Caller): Promise<A>;
-  /** Refuses the call when the app may not serve this tool now (paused, its account's billing status); counts activity. */
-  admit(app: A, tool: AnyTool): Promise<void>;
+  /**
+   * Refuses the call when the app may not serve this tool with this input now (paused, its account's billing status);
+   * counts activity.
+   */
+  admit(app: A, tool: AnyTool, input: Record<string, unknown>): Promise<void>;
 }
 
 /** One successful call of a tool that declares `audit`, as the audit log receives it. */
@@ -61,7 +64,7 @@ export async function invoke<S, A>(tool: AnyTool, rawInput: unknown, base: Invok
     const input = parsed.data as Record<string, unknown>;
     const app = tool.appScoped ? await base.admission.resolve(String(input.app_id), base.caller) : undefined;
     // The app's state decides before anything runs; what passes is activity.
-    if (app !== undefined) await base.admission.admit(app, tool);
+    if (app !== undefined) await base.admission.admit(app, tool, input);
     const { admission: _admission, audit: _audit, ...context } = base;
     const ctx: ToolContext<S, A> = { ...context, app };
     const result = await tool.handler(input, ctx);

@@ -99,3 +99,29 @@ describe('rag_query and the roles of platform callers', () => {
     expect(typeof service.body.answer).toBe('string');
   });
 });
+
+describe('rag_query and a soft-locked account', () => {
+  const query = (synthesize: boolean) => p.api('POST', `/v1/${app.id}/rag/collections/docs/query`, { key: developerKey, body: { query: 'which document?', topK: 2, synthesize } });
+
+  beforeAll(async () => {
+    await p.sql(`update accounts set status = 'soft_locked', status_reason = 'over the free plan''s AI credit' where id = $1`, [app.account_id]);
+    p.services.billing.gate.forget(app.account_id);
+  });
+  afterAll(async () => {
+    await p.sql(`update accounts set status = 'active', status_reason = null where id = $1`, [app.account_id]);
+    p.services.billing.gate.forget(app.account_id);
+  });
+
+  it('refuses a synthesized answer as the gateway refuses a chat (402 ACCOUNT_SOFT_LOCKED), before the upstream; retrieval still works', async () => {
+    const calls = fake.requests.length;
+    const refused = await query(true);
+    const chat = await p.api('POST', `/v1/${app.id}/chat/completions`, { key: developerKey, body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } });
+    expect([refused.status, refused.body.error?.code]).toEqual([402, 'ACCOUNT_SOFT_LOCKED']);
+    // The gateway answers in OpenAI's shape, its code in lower case.
+    expect([chat.status, chat.body.error?.code]).toEqual([402, 'account_soft_locked']);
+    expect(fake.requests.length).toBe(calls);
+    const retrieved = await query(false);
+    expect(retrieved.status).toBe(200);
+    expect(retrieved.body.answer).toBeUndefined();
+  });
+});

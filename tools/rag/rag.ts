@@ -228,6 +228,8 @@ export const ragQuery = defineTool({
   auth: ANY,
   appScoped: true,
   http: { method: 'POST', path: `${BASE}/{name}/query`, subdomainPath: '/rag/collections/{name}/query' },
+  // A read, but an answer spends AI credit: refused where the gateway's chat would be (a soft-locked account).
+  billingGate: (input) => (input.synthesize ? 'write' : undefined),
   annotations: { readOnlyHint: true, openWorldHint: true },
   handler: async ({ app_id, name, user_token, ...input }, ctx) => {
     // Reading is a viewer's, but an answer spends the account's AI credits: a person spending them needs developer.
