@@ -6,7 +6,8 @@ export const KEYS_GUIDE: AreaGuide = {
     'Credentials: extra service keys of an app and substrate keys (an agent with its platform key rarely needs them); people\'s sign-in and roles.',
   reference: `
 - Service key \`svc_sk_...\`: full access to one app (data as \`svc_service\`, bypassing row-level security); 403
-  FORBIDDEN on any other app. Substrate key \`svc_sub_...\`: substrate routes only, never an app database.
+  FORBIDDEN on any other app. Substrate key \`svc_sub_...\`: substrate routes only, never an app database; a
+  person's own, minted signed in (a platform key gets 403 HUMAN_CONFIRMATION_REQUIRED).
 - A new key is returned once (\`key\`) and stored hashed; lists show \`hint\` only. Revoking takes effect at once.
 - Roles in an account, highest first: owner, admin, developer, viewer. Platform keys and people's sessions carry one;
   read-only tools need viewer, the rest developer unless a tool says more; below it: 403 FORBIDDEN_ROLE naming the role.

@@ -92,8 +92,19 @@ export class KeysService {
     this.#db = db;
   }
 
-  async create(kind: KeyKind, ownerId: string, name: string, db: Db = this.#db): Promise<CreatedKey> {
+  async create(kind: Exclude<KeyKind, 'substrate'>, ownerId: string, name: string, db: Db = this.#db): Promise<CreatedKey> {
     return this.#insert(kind, ownerId, name, generateKey(KEY_PREFIX[kind]), db);
+  }
+
+  /** A person's substrate key: it acts for `substrateUserId`, their own substrate user, and goes when they leave. */
+  async createSubstrate(accountId: string, personId: string, substrateUserId: string, name: string): Promise<CreatedKey> {
+    const key = generateKey(KEY_PREFIX.substrate);
+    const row = await this.#db
+      .insertInto('substrate_keys')
+      .values({ account_id: accountId, key_hash: hashKey(key), hint: keyHint(key), name, created_by: personId, substrate_user_id: substrateUserId })
+      .returning(['id', 'name', 'hint', 'created_at'])
+      .executeTakeFirstOrThrow();
+    return { ...keyView(row), key };
   }
 
   async list(kind: KeyKind, ownerId: string): Promise<KeyInfo[]> {
@@ -103,11 +114,14 @@ export class KeysService {
     return rows.map(keyView);
   }
 
-  /** Revoking deletes the row: the hash is gone, so the key can never resolve again. */
-  async revoke(kind: KeyKind, ownerId: string, keyId: string): Promise<void> {
+  /**
+   * Revoking deletes the row: the hash is gone, so the key can never resolve again. `madeBy` limits it to the keys
+   * that person made (a member revoking their own substrate key); another's is then not found.
+   */
+  async revoke(kind: KeyKind, ownerId: string, keyId: string, madeBy?: string): Promise<void> {
     const { table, owner } = KEY_TABLES[kind];
     const result = await sql`delete from ${sql.table(table)}
-      where id = ${keyId} and ${sql.ref(owner)} = ${ownerId}`.execute(this.#db);
+      where id = ${keyId} and ${sql.ref(owner)} = ${ownerId}${madeBy === undefined ? sql`` : sql` and created_by = ${madeBy}`}`.execute(this.#db);
     if (!result.numAffectedRows) throw errors.notFound(`Key '${keyId}'`, 'List the keys to find a valid key id.');
   }
 
@@ -169,8 +183,12 @@ export class KeysService {
       return row && { kind: 'platform', accountId: row.account_id, role: row.role, via: 'key', keyId: row.id, personId: null };
     }
     if (bearer.startsWith(KEY_PREFIX.substrate)) {
-      const row = await this.#db.selectFrom('substrate_keys').select(['id', 'account_id']).where('key_hash', '=', hash).executeTakeFirst();
-      return row && { kind: 'substrate', accountId: row.account_id, keyId: row.id };
+      const row = await this.#db
+        .selectFrom('substrate_keys')
+        .select(['id', 'account_id', 'created_by', 'substrate_user_id'])
+        .where('key_hash', '=', hash)
+        .executeTakeFirst();
+      return row && { kind: 'substrate', accountId: row.account_id, keyId: row.id, personId: row.created_by, userId: row.substrate_user_id };
     }
     return undefined;
   }
@@ -202,7 +220,7 @@ export class KeysService {
     log.warn({ file }, 'no SVC_PLATFORM_API_KEY set: created an owner account; its platform API key is in this file');
   }
 
-  async #insert(kind: KeyKind, ownerId: string, name: string, key: string, db: Db): Promise<CreatedKey> {
+  async #insert(kind: Exclude<KeyKind, 'substrate'>, ownerId: string, name: string, key: string, db: Db): Promise<CreatedKey> {
     const { table, owner } = KEY_TABLES[kind];
     const hint = keyHint(key);
     const { rows } = await sql<KeyRow>`insert into ${sql.table(table)} (${sql.ref(owner)}, key_hash, hint, name)

@@ -30,6 +30,7 @@ export type Caller =
     }
   | { kind: 'service'; accountId: string; appId: string; keyId: string }
   | { kind: 'user'; appId: string; userId: string; claims: Record<string, unknown> }
-  | { kind: 'substrate'; accountId: string; keyId: string };
+  /** A person's substrate key: it reaches that person's own substrate user only. */
+  | { kind: 'substrate'; accountId: string; keyId: string; personId: string; userId: string };
 
 export type CallerKind = Caller['kind'];

@@ -781,11 +781,12 @@ export interface SubstrateEntityAliases {
 export interface SubstrateKeys {
   account_id: string;
   created_at: Generated<Timestamp>;
+  created_by: string;
   hint: string;
   id: Generated<string>;
   key_hash: string;
   name: string;
-  substrate_user_id: string | null;
+  substrate_user_id: string;
 }
 
 export interface SubstrateLearnings {

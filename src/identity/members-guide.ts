@@ -8,7 +8,8 @@ export const MEMBERS_GUIDE: AreaGuide = {
   admins also manage members, invitations and platform keys and read the audit log; owners also grant and change the
   owner role and manage billing. Nobody grants or touches a role above their own: 403 FORBIDDEN_ROLE with
   \`required_role\`. The last owner cannot be demoted, removed or leave: 409 LAST_OWNER.
-- A member's platform keys follow them: demoted, their keys drop to the new role; removed (or leaving), they are revoked.
+- A member's platform keys follow them: demoted, their keys drop to the new role; removed (or leaving), they are revoked,
+  with their substrate keys.
 - invitations_create returns \`token\` and \`url\` once (stored hashed). With \`email\` only that address may accept;
   without, anyone holding the link. A person accepts signed in (POST /dashboard/invitations/accept { token }) or signs
   up with it (invitation_token); a member already is 409 ALREADY_MEMBER. Invitations last 1-30 days (default 7).

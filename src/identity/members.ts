@@ -216,13 +216,14 @@ export class MembersService {
   }
 
   /**
-   * Ends a membership: the platform keys the person created in the account are revoked (a key never outlives its
-   * creator's role there) and their sessions in it end.
+   * Ends a membership: the keys the person created in the account (platform keys, and their substrate keys) are
+   * revoked (a key never outlives its creator's role there) and their sessions in it end.
    */
   async #end(tx: Tx, accountId: string, personId: string, role: Role, owners: number, by: AuditBy): Promise<void> {
     if (role === 'owner' && owners === 1) throw identityErrors.lastOwner();
     await tx.deleteFrom('account_members').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
     const keys = await tx.deleteFrom('platform_keys').where('account_id', '=', accountId).where('created_by', '=', personId).executeTakeFirst();
+    const substrateKeys = await tx.deleteFrom('substrate_keys').where('account_id', '=', accountId).where('created_by', '=', personId).executeTakeFirst();
     await tx.deleteFrom('sessions').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
     await audit.record(tx, {
       ...by,
@@ -230,7 +231,7 @@ export class MembersService {
       action: 'member.remove',
       resourceType: 'member',
       resourceId: personId,
-      details: { role, keys_revoked: Number(keys.numDeletedRows) },
+      details: { role, keys_revoked: Number(keys.numDeletedRows + substrateKeys.numDeletedRows) },
     });
   }
 

@@ -8,10 +8,11 @@ export const SUBSTRATE_GUIDE: AreaGuide = {
 ## Who acts
 
 Over MCP (platform key) you act for the account's substrate user as an **agent**; over REST a substrate key
-(svc_sub_...) acts as the **human**. Yolo mode is the human's (REST). Approving and rejecting are the person's: over
-MCP the tool sends them to the platform's approval page (URL elicitation; /approve/<action_id>, signed in with their
-substrate key) and returns the action once they decided; a client without URL elicitation gets the link to pass on.
-Agents never mint substrate keys (REST only). A linked app
+(svc_sub_...) acts as the **human** who minted it, on their own substrate. Yolo mode is the human's (REST). Approving
+and rejecting are the person's: over MCP the tool sends them to the platform's approval page (URL elicitation;
+/approve/<action_id>, signed in with their substrate key) and returns the action once they decided; a client without
+URL elicitation gets the link to pass on. Agents never mint substrate keys: only a person signed in does (a platform
+key gets 403 HUMAN_CONFIRMATION_REQUIRED). A linked app
 (substrate_app_link) proposes as an agent with its service key or from functions (ctx.substrate). A person signed
 in to the platform may link with \`end_users_decide: true\`: the app's signed-in end users may then approve or reject
 that app's own proposals through its functions (ctx.substrate.approve; decided_via \`app_end_user\`).

@@ -48,7 +48,7 @@ export interface ActionQuery {
 
 /**
  * `decided_via`, how a person decided on a proposed action: 'rest' is their substrate key or signed-in session (over
- * REST, or on the approval page, which calls the same route; `decided_by` names the person when signed in). 'mcp_elicitation' marks decisions of earlier versions, confirmed by a
+ * REST, or on the approval page, which calls the same route; `decided_by` names the person, the key's too). 'mcp_elicitation' marks decisions of earlier versions, confirmed by a
  * form at an agent's MCP client; none are made so any more (the client that proposed could answer the form itself).
  */
 type ActionRow = Selectable<ControlDatabase['substrate_actions']>;
@@ -104,8 +104,7 @@ class Replay extends Error {}
 export class SubstrateService {
   readonly #db: Kysely<ControlDatabase>;
   readonly #links = new Map<string, { linked: boolean; until: number }>();
-  /** Substrate key id -> its user, and account -> its default user: both fixed once known. */
-  readonly #keyUsers = new Map<string, string>();
+  /** Account -> its default user: fixed once known. */
   readonly #defaultUsers = new Map<string, string>();
 
   readonly #outbox: SubstrateOutbox;
@@ -149,22 +148,14 @@ export class SubstrateService {
   }
 
   /**
-   * Who a call acts for. A substrate key: its user (or the account's default user), proposing as a human. A person's
-   * browser session: that person's own substrate user, as a human. An OAuth token (an MCP client acting for a person):
-   * that person's user, as an agent. A platform key (MCP): the account's default user, as an agent. Other credentials
-   * never reach the substrate.
+   * Who a call acts for. A substrate key: the substrate user of the person who minted it (their own), proposing as a
+   * human. A person's browser session: that person's own substrate user, as a human. An OAuth token (an MCP client
+   * acting for a person): that person's user, as an agent. A platform key (MCP): the account's default user, as an
+   * agent. Other credentials never reach the substrate.
    */
   async actor(caller: Caller): Promise<SubstrateActor> {
     if (caller.kind === 'substrate') {
-      // A key's user never changes (the key was just verified by hash, so revocation still applies at once).
-      let userId = this.#keyUsers.get(caller.keyId);
-      if (!userId) {
-        const row = (await sql<{ substrate_user_id: string | null }>`select substrate_user_id from substrate_keys where id = ${caller.keyId}`.execute(this.#db)).rows[0];
-        userId = row?.substrate_user_id ?? (await this.#defaultUser(caller.accountId));
-        if (this.#keyUsers.size > 10_000) this.#keyUsers.clear();
-        this.#keyUsers.set(caller.keyId, userId);
-      }
-      return { accountId: caller.accountId, userId, proposer: 'human', sourceAppId: null, sourceRuleId: null };
+      return { accountId: caller.accountId, userId: caller.userId, proposer: 'human', sourceAppId: null, sourceRuleId: null, personId: caller.personId };
     }
     if (caller.kind === 'platform' && caller.personId !== null) {
       const userId = await this.#personUser(caller.accountId, caller.personId, caller.role === 'owner');

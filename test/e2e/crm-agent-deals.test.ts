@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrm, type CrmRig, type EndUser } from '../helpers/crm.ts';
-import { request, type RawResponse } from './e2e-helpers.ts';
+import { request, substrateKeyOf, type RawResponse } from './e2e-helpers.ts';
 
 let rig: CrmRig;
 let ann: EndUser; // owner of workspace A
@@ -79,7 +79,7 @@ beforeAll(async () => {
   [{ id: contactId }] = await insertRows('contacts', { workspace_id: wsA, full_name: 'Dana Lee', email: 'dana@initech.example', title: 'VP Operations' });
 
   // The owner's setup from the clone's to-do: the outbox secret, and the outbox target of update_entity.
-  substrateKey = ok(await rig.platform('POST', '/substrate-keys', { name: 'crm owner' }), 'substrate key', 201).key;
+  substrateKey = (await substrateKeyOf(rig, rig.ownerPerson, 'crm owner')).key;
   ok(await rig.platform('PATCH', `/v1/${rig.appId}/functions/substrate-events/env`, { OUTBOX_SECRET }), 'outbox secret');
   ok(
     await owner('PUT', '/v1/me/substrate/outbox-targets/update_entity', {

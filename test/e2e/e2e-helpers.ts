@@ -1,4 +1,5 @@
 // Shared helpers for the end-to-end tests (not a test file itself: vitest only collects *.test.ts).
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { connect } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -174,4 +175,35 @@ export async function tickRulesAfter(controlDb: string, createdAt: string): Prom
 export async function clearOfUtcMidnight(marginMs = 120_000): Promise<void> {
   const toMidnight = 86_400_000 - (Date.now() % 86_400_000);
   if (toMidnight < marginMs) await new Promise((r) => setTimeout(r, toMidnight + 1_000));
+}
+
+/** A person signed in with a browser session: the headers of their browser's requests (cookie, origin) and their id. */
+export interface SignedInPerson {
+  headers: { cookie: string; origin: string };
+  personId: string;
+}
+
+/** The session cookie a sign-up or sign-in answered (`name=value`). */
+export function sessionCookieOf(res: RawResponse): string {
+  const set = res.headers['set-cookie']?.find((c) => /^(__Host-)?svc_session=/.test(c));
+  if (!set) throw new Error(`no session cookie in ${res.status} ${res.text}`);
+  return set.split(';')[0]!;
+}
+
+/** A new person signs up into the platform key's account as an owner, with an invitation the key makes. */
+export async function signUpOwner(server: { url: string; platformKey: string; docsUrl(): string }, email = `owner-${randomUUID()}@example.com`): Promise<SignedInPerson> {
+  const invitation = await request(server.url, '/dashboard/invitations', { method: 'POST', key: server.platformKey, body: { role: 'owner' } });
+  if (invitation.status !== 201) throw new Error(`owner invitation: ${invitation.status} ${invitation.text}`);
+  const origin = new URL(server.docsUrl()).origin;
+  const body = { email, password: 'correct horse battery', invitation_token: invitation.json.token };
+  const signedUp = await request(server.url, '/dashboard/signup', { method: 'POST', body, headers: { origin } });
+  if (signedUp.status !== 201) throw new Error(`owner sign-up: ${signedUp.status} ${signedUp.text}`);
+  return { headers: { cookie: sessionCookieOf(signedUp), origin }, personId: signedUp.json.person.id };
+}
+
+/** A substrate key minted by `person`, signed in (as only a person may): it reaches their own substrate. */
+export async function substrateKeyOf(server: { url: string }, person: SignedInPerson, name = 'person'): Promise<{ id: string; key: string }> {
+  const created = await request(server.url, '/substrate-keys', { method: 'POST', body: { name }, headers: person.headers });
+  if (created.status !== 201) throw new Error(`substrate key: ${created.status} ${created.text}`);
+  return created.json;
 }

@@ -14,7 +14,7 @@ import { FakeRecall } from '../fakes/recall.ts';
 import { profileUrl, startFakeProxycurl, type FakeProxycurl, type FakeVendor } from '../fakes/people-proxycurl.ts';
 import { startFakeExa } from '../fakes/people-exa.ts';
 import { tools } from '../../tools/index.ts';
-import { connectMcp, readResponse, request, resultJson, type McpConnection, type RawResponse } from './e2e-helpers.ts';
+import { connectMcp, readResponse, request, resultJson, signUpOwner, substrateKeyOf, type McpConnection, type RawResponse } from './e2e-helpers.ts';
 
 const SEED = 0x5eed;
 /** Per operation and credential: how many of the generated query, header and body cases are sent. */
@@ -377,10 +377,11 @@ beforeAll(async () => {
   const upload = await ok(request(server.url, `/storage/${appId}/upload`, { method: 'POST', key, body: { filename: 'a.txt', contentType: 'text/plain', sizeBytes: 3 } }));
   const deployment = await ok(request(server.url, `/v1/${appId}/frontend/deployments`, { method: 'POST', key, body: { framework: 'static' } }));
   await ok(request(server.url, `/v1/${appId}/functions`, { method: 'POST', key, body: { name: FUNCTION_NAME, code: FUNCTION_CODE } }));
-  const substrate = await ok(request(server.url, '/substrate-keys', { method: 'POST', key, body: { name: 'fuzz' } }));
+  const person = await signUpOwner(server);
+  const substrate = await substrateKeyOf(server, person, 'fuzz');
   await ok(request(server.url, `/v1/${appId}/rag/collections`, { method: 'POST', key, body: { name: RAG_COLLECTION } }));
   const ragDoc = await ok(request(server.url, `/v1/${appId}/rag/collections/${RAG_COLLECTION}/ingest`, { method: 'POST', key, body: { text: 'fuzz document' } }));
-  const substrateKey = (await ok(request(server.url, '/substrate-keys', { method: 'POST', key, body: { name: 'fuzz human' } }))).key;
+  const substrateKey = (await substrateKeyOf(server, person, 'fuzz human')).key;
   const action = await ok(
     request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key: substrateKey, body: { capability: 'record_learning', payload: { title: 't', description: 'd' } } }),
   );

@@ -152,7 +152,7 @@ describe('people on the platform', () => {
 
     // A platform key carries a role too.
     await control.query(`update platform_keys set role = 'developer'`);
-    const keyWrite = await request(server.url, '/substrate-keys', { method: 'POST', key: server.platformKey, body: { name: 'x' } });
+    const keyWrite = await request(server.url, '/dashboard/keys', { method: 'POST', key: server.platformKey, body: { name: 'x' } });
     expect(keyWrite.status).toBe(403);
     expect((keyWrite.json as { error: { details: unknown } }).error.details).toEqual({ required_role: 'admin', role: 'developer' });
     await control.query(`update platform_keys set role = 'owner'`);

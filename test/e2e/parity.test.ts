@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { tools } from '../../tools/index.ts';
-import { callTool, connectMcp, request, resultJson, type McpConnection } from './e2e-helpers.ts';
+import { callTool, connectMcp, request, resultJson, signUpOwner, substrateKeyOf, type McpConnection } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 let mcp: McpConnection;
@@ -15,7 +15,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   appId = created.json.app_id;
   expect((await request(server.url, `/apps/${appId}/keys`, { method: 'POST', key: server.platformKey, body: { name: 'second' } })).status).toBe(201);
-  expect((await request(server.url, '/substrate-keys', { method: 'POST', key: server.platformKey, body: { name: 'sub' } })).status).toBe(201);
+  await substrateKeyOf(server, await signUpOwner(server), 'sub');
 });
 
 afterAll(async () => {

@@ -5,7 +5,7 @@ import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databasesWithPrefix } from '../helpers/db.ts';
 import { toolAreas, tools } from '../../tools/index.ts';
 import { appMigrations } from '../../src/apps/app-migrations.ts';
-import { APP_ID, ISO_DATE, UUID, request, type RawResponse } from './e2e-helpers.ts';
+import { APP_ID, ISO_DATE, UUID, request, signUpOwner, type RawResponse } from './e2e-helpers.ts';
 
 interface CreatedApp {
   app_id: string;
@@ -274,12 +274,26 @@ describe('service keys', () => {
 });
 
 describe('substrate keys', () => {
-  it('POST /substrate-keys 201 mints svc_sub_; the key is 403 FORBIDDEN on app routes', async () => {
-    const created = await request(server.url, '/substrate-keys', { method: 'POST', key: server.platformKey, body: { name: 'agent' } });
+  it('POST /substrate-keys with a platform key is 403 HUMAN_CONFIRMATION_REQUIRED: an agent never mints a key that approves', async () => {
+    const refused = await request(server.url, '/substrate-keys', { method: 'POST', key: server.platformKey, body: { name: 'agent' } });
+    expect(refused.status).toBe(403);
+    expect(refused.json).toEqual({
+      error: {
+        code: 'HUMAN_CONFIRMATION_REQUIRED',
+        message: 'Only a person signed in to the platform can mint a substrate key (it approves what agents propose); a key or an OAuth token cannot.',
+        remediation: 'Sign in (POST /dashboard/signin, or the console) and call POST /substrate-keys from that browser session.',
+        documentation_url: server.docsUrl('keys'),
+      },
+    });
+    expect((await request(server.url, '/substrate-keys', { key: server.platformKey })).json.keys).toEqual([]);
+  });
+
+  it('POST /substrate-keys 201 mints svc_sub_ for a person signed in; the key is 403 FORBIDDEN on app routes', async () => {
+    const created = await request(server.url, '/substrate-keys', { method: 'POST', headers: (await signUpOwner(server)).headers, body: { name: 'person' } });
     expect(created.status).toBe(201);
     expect(created.json).toEqual({
       id: expect.stringMatching(UUID),
-      name: 'agent',
+      name: 'person',
       hint: expect.any(String),
       created_at: expect.stringMatching(ISO_DATE),
       key: expect.stringMatching(/^svc_sub_/),
@@ -291,7 +305,7 @@ describe('substrate keys', () => {
     const list = await request(server.url, '/substrate-keys', { key: server.platformKey });
     expect(list.status).toBe(200);
     expect(list.text).not.toContain(sub);
-    expect(list.json.keys).toContainEqual({ id: created.json.id, name: 'agent', hint: created.json.hint, created_at: created.json.created_at });
+    expect(list.json.keys).toContainEqual({ id: created.json.id, name: 'person', hint: created.json.hint, created_at: created.json.created_at });
 
     const revoked = await request(server.url, `/substrate-keys/${created.json.id}`, { method: 'DELETE', key: server.platformKey });
     expect(revoked.status).toBe(200);

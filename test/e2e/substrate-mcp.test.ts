@@ -9,7 +9,7 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { request, resultJson } from './e2e-helpers.ts';
+import { request, resultJson, signUpOwner, substrateKeyOf } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 let browser: Browser;
@@ -78,7 +78,7 @@ async function personAtPage(url: string, key: string, button?: 'approve' | 'reje
 beforeAll(async () => {
   server = await spawnServer();
   browser = await launchChromium();
-  humanKey = (await request(server.url, '/substrate-keys', { method: 'POST', key: server.platformKey, body: { name: 'human' } })).json.key;
+  humanKey = (await substrateKeyOf(server, await signUpOwner(server), 'human')).key;
 });
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => {});

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { request, resultJson, tickRulesAfter } from './e2e-helpers.ts';
+import { request, resultJson, signUpOwner, substrateKeyOf, tickRulesAfter } from './e2e-helpers.ts';
 
 const SECRET = 'receiver-secret-1';
 let server: SpawnedServer;
@@ -62,7 +62,7 @@ afterAll(async () => {
 
 describe('attention rule -> proposal -> outbox -> stream', () => {
   it('fires on schedule, executes, delivers a verifiable webhook, and streams every change', async () => {
-    const humanKey = (await request(server.url, '/substrate-keys', { method: 'POST', key: server.platformKey, body: { name: 'human' } })).json.key;
+    const humanKey = (await substrateKeyOf(server, await signUpOwner(server), 'human')).key;
     const ticket = (await request(server.url, '/v1/me/substrate/ws-ticket', { method: 'POST', key: humanKey })).json.ticket;
     const ws = new WebSocket(`${server.url.replace('http', 'ws')}/v1/me/substrate/stream?ticket=${ticket}`);
     const frames: { tbl?: string; op?: string; id?: string }[] = [];

@@ -137,3 +137,41 @@ describe('the substrate with a session', () => {
     expect(await closed).toBe(1008);
   });
 });
+
+describe("a person's substrate key", () => {
+  it("an admin's key reaches the admin's own substrate: not the owner's decisions nor their pending actions; it dies with the membership", async () => {
+    const decision = await request(server.url, '/v1/me/substrate/actions/propose', {
+      method: 'POST',
+      body: { capability: 'record_decision', payload: { title: 'Sell the company quietly', kind: 'strategic' } },
+      headers: asBrowser(owner.cookie),
+    });
+    expect(decision.json).toMatchObject({ requires_approval: false, result: { decision_id: expect.any(String) } });
+    const pending = await agentProposes();
+
+    const token = generateKey('svc_inv_');
+    const account = (await control.query(`select account_id from account_members where person_id = $1`, [owner.personId])).rows[0].account_id;
+    await control.query(`insert into invitations (account_id, role, token_hash, expires_at) values ($1, 'admin', $2, now() + interval '1 day')`, [account, hashKey(token)]);
+    const admin = await signUp('ada@example.com', token);
+    const minted = await request(server.url, '/substrate-keys', { method: 'POST', body: { name: 'ada' }, headers: asBrowser(admin.cookie) });
+    expect(minted.status).toBe(201);
+    const key = (minted.json as { key: string }).key;
+
+    const memory = await request(server.url, `/v1/me/substrate/memory?q=${encodeURIComponent('sell company')}`, { key });
+    expect(memory.status).toBe(200);
+    expect(memory.json).toEqual({ results: [] });
+    const notFound = (res: RawResponse) => [res.status, (res.json as { error: { code: string } }).error.code];
+    expect(notFound(await request(server.url, `/v1/me/substrate/actions/${pending}`, { key }))).toEqual([404, 'RESOURCE_NOT_FOUND']);
+    expect(notFound(await request(server.url, `/v1/me/substrate/actions/${pending}/approve`, { method: 'POST', key }))).toEqual([404, 'RESOURCE_NOT_FOUND']);
+    expect((await request(server.url, `/v1/me/substrate/actions/${pending}`, { headers: asBrowser(owner.cookie) })).json).toMatchObject({ status: 'proposed' });
+    // What the key proposes is the admin's, as a person, and shows in no one else's ledger.
+    const own = await request(server.url, '/v1/me/substrate/actions/propose', { method: 'POST', key, body: { capability: 'record_learning', payload: { title: 'Mine', description: 'alone' } } });
+    expect(own.json).toMatchObject({ verdict: { result: 'auto_approved' } });
+    const ownId = (own.json as { action_id: string }).action_id;
+    expect((await request(server.url, `/v1/me/substrate/actions/${ownId}`, { headers: asBrowser(admin.cookie) })).json).toMatchObject({ proposer_kind: 'human', status: 'executed' });
+    expect((await request(server.url, `/v1/me/substrate/actions/${ownId}`, { headers: asBrowser(owner.cookie) })).status).toBe(404);
+
+    expect((await request(server.url, `/dashboard/members/${admin.personId}`, { method: 'DELETE', headers: asBrowser(owner.cookie) })).status).toBe(200);
+    const gone = await request(server.url, '/v1/me/substrate/actions', { key });
+    expect([gone.status, (gone.json as { error: { code: string } }).error.code]).toEqual([401, 'AUTH_INVALID_TOKEN']);
+  });
+});

@@ -8,10 +8,11 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { request } from './e2e-helpers.ts';
+import { request, signUpOwner, substrateKeyOf, type SignedInPerson } from './e2e-helpers.ts';
 
 let a: SpawnedServer;
 let b: SpawnedServer;
+let owner: SignedInPerson;
 let key: string;
 
 interface Frame {
@@ -61,7 +62,14 @@ async function keyOf(place: (control: pg.Client) => Promise<pg.QueryResult<{ acc
   const other = `svc_sub_${randomBytes(32).toString('base64url')}`;
   try {
     const { account, usr } = (await place(control)).rows[0]!;
-    await control.query(`insert into substrate_keys (account_id, key_hash, hint, name, substrate_user_id) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'other', $3)`, [account, other, usr]);
+    // A key is a person's: a new one of that account, for the substrate user named (else a new one of theirs).
+    await control.query(
+      `with person as (insert into persons (email) values ('person-' || gen_random_uuid() || '@example.com') returning id),
+            usr as (insert into substrate_users (account_id, name, person_id) select $1, 'person', id from person where $3::uuid is null returning id)
+       insert into substrate_keys (account_id, key_hash, hint, name, substrate_user_id, created_by)
+       select $1, encode(sha256($2::bytea), 'hex'), 'x', 'other', coalesce($3::uuid, (select id from usr)), (select id from person)`,
+      [account, other, usr],
+    );
   } finally {
     await control.end();
   }
@@ -92,7 +100,8 @@ async function expectApart(otherKey: string): Promise<{ own: { seen: Frame }; ot
 beforeAll(async () => {
   a = await spawnServer({ SVC_ROLE: 'api', SVC_WS_RECHECK_SECONDS: '1' });
   b = await spawnServer({ SVC_ROLE: 'api', SVC_PLATFORM_API_KEY: a.platformKey, SVC_APP_DB_PREFIX: a.appDbPrefix }, { controlDb: a.controlDb });
-  key = (await request(a.url, '/substrate-keys', { method: 'POST', key: a.platformKey, body: { name: 'human' } })).json.key;
+  owner = await signUpOwner(a);
+  key = (await substrateKeyOf(a, owner, 'human')).key;
 });
 afterAll(async () => {
   await b?.close();
@@ -112,19 +121,19 @@ function closed(ws: WebSocket, ms = 5000): Promise<number> {
 
 describe('sockets do not outlive their keys', () => {
   it('revoking the key that minted a stream ticket closes its socket (1008); another key\'s socket stays open', async () => {
-    const created = await request(a.url, '/substrate-keys', { method: 'POST', key: a.platformKey, body: { name: 'short' } });
-    const doomed = await connect(a, await ticket(a, created.json.key));
+    const created = await substrateKeyOf(a, owner, 'short');
+    const doomed = await connect(a, await ticket(a, created.key));
     const kept = await connect(a, await ticket(a));
     try {
       const closing = closed(doomed.ws);
-      expect((await request(a.url, `/substrate-keys/${created.json.id}`, { method: 'DELETE', key: a.platformKey })).status).toBeLessThan(300);
+      expect((await request(a.url, `/substrate-keys/${created.id}`, { method: 'DELETE', key: a.platformKey })).status).toBeLessThan(300);
       expect(await closing).toBe(1008);
       await new Promise((r) => setTimeout(r, 1500));
       expect(kept.ws.readyState).toBe(WebSocket.OPEN);
       // A ticket minted just before the revocation opens nothing after it.
-      const again = await request(a.url, '/substrate-keys', { method: 'POST', key: a.platformKey, body: { name: 'brief' } });
-      const early = await ticket(a, again.json.key);
-      expect((await request(a.url, `/substrate-keys/${again.json.id}`, { method: 'DELETE', key: a.platformKey })).status).toBeLessThan(300);
+      const again = await substrateKeyOf(a, owner, 'brief');
+      const early = await ticket(a, again.key);
+      expect((await request(a.url, `/substrate-keys/${again.id}`, { method: 'DELETE', key: a.platformKey })).status).toBeLessThan(300);
       await expect(connect(a, early)).rejects.toThrow('status 401');
     } finally {
       kept.ws.close();

@@ -18,7 +18,7 @@ import { FakeRecall } from '../fakes/recall.ts';
 import { startFakeStripe, type FakeStripe } from '../fakes/stripe.ts';
 import { databaseUrl } from './db.ts';
 import { spawnServer, type SpawnedServer } from './server.ts';
-import { callTool, connectMcp, request, resultJson, type RawResponse } from '../e2e/e2e-helpers.ts';
+import { callTool, connectMcp, request, resultJson, type RawResponse, type SignedInPerson } from '../e2e/e2e-helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const STRIPE_KEY = 'sk_test_crm';
@@ -64,6 +64,8 @@ export interface CrmRig {
   templateAppId: string;
   ownerKey: string;
   ownerAccountId: string;
+  /** The owner signed in: their browser's headers (session cookie, origin) and id. */
+  ownerPerson: SignedInPerson;
   serviceKey: string;
   /** How long the clone took from the POST to ready, in ms (the issue asks for under a minute). */
   cloneMs: number;
@@ -270,6 +272,7 @@ export async function startCrm(opts: { env?: Record<string, string>; cloneVia?: 
       templateAppId,
       ownerKey,
       ownerAccountId,
+      ownerPerson: { headers: { cookie, origin }, personId: signup.json.person.id },
       serviceKey,
       cloneMs,
       cloneVia,

@@ -8,6 +8,7 @@ import { startPlatform, type Platform } from '../../src/composition.ts';
 import { generateKey } from '../../src/core/crypto.ts';
 import { cloneControlDatabase, databaseUrl, dropDatabase, dropDatabasesWithPrefix, uniqueSuffix } from './db.ts';
 import { docsUrl } from './server.ts';
+import { signUpOwner, substrateKeyOf, type SignedInPerson } from '../e2e/e2e-helpers.ts';
 
 export interface TestPlatform extends Platform {
   url: string;
@@ -20,6 +21,10 @@ export interface TestPlatform extends Platform {
   sql(text: string, params?: unknown[]): Promise<any[]>;
   /** fetch against this platform with the owner's platform key unless headers say otherwise. */
   api(method: string, path: string, opts?: { body?: unknown; key?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  /** An owner of the platform key's account, signed in: the first call signs them up with an invitation the key makes. */
+  owner(): Promise<SignedInPerson>;
+  /** A substrate key minted by that owner, signed in (as only a person may): it reaches their substrate, the account's default user. */
+  substrateKey(name?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -44,7 +49,8 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
   const platform = await startPlatform(config, pino({ level: 'silent' }));
   const url = platform.url!;
   const controlPool = new pg.Pool({ connectionString: databaseUrl(controlDb), max: 2 });
-  return {
+  let owner: Promise<SignedInPerson> | undefined;
+  const test: TestPlatform = {
     ...platform,
     url,
     platformKey,
@@ -71,6 +77,8 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
       }
       return { status: res.status, body, headers: res.headers };
     },
+    owner: () => (owner ??= signUpOwner(test)),
+    substrateKey: async (name) => (await substrateKeyOf(test, await test.owner(), name)).key,
     close: async () => {
       await platform.stop();
       await controlPool.end();
@@ -79,6 +87,21 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  return test;
+}
+
+/**
+ * A substrate key of a new person of `accountId` with a substrate user of their own, written straight into the
+ * control database: another account's key, for the tests of what it must not see.
+ */
+export async function insertSubstrateKey(p: TestPlatform, accountId: string, key: string): Promise<void> {
+  await p.sql(
+    `with person as (insert into persons (email) values ('person-' || gen_random_uuid() || '@example.com') returning id),
+          usr as (insert into substrate_users (account_id, name, person_id) select $1, 'person', id from person returning id, person_id)
+     insert into substrate_keys (account_id, key_hash, hint, name, created_by, substrate_user_id)
+     select $1, encode(sha256($2::bytea), 'hex'), 'x', 'o', person_id, id from usr`,
+    [accountId, key],
+  );
 }
 
 /** A worker-role platform (SVC_ROLE=worker) on `api`'s control database, app-database prefix, key and data folder. */

@@ -244,7 +244,7 @@ describe('who may call (the app owner only)', () => {
     const otherApp = (await rig.p.api('POST', '/init', { body: { name: 'not mine' } })).body;
     const strangerAccount = (await rig.p.sql(`insert into accounts (name) values ('stranger') returning id`))[0].id;
     const stranger = (await rig.p.services.keys.create('platform', strangerAccount, 'x')).key;
-    const substrate = (await rig.p.api('POST', '/substrate-keys', { body: { name: 'sub' } })).body.key;
+    const substrate = await rig.p.substrateKey('sub');
     for (const key of [null, 'garbage', 'svc_sk_notakey', user.access_token, otherApp.service_key.key, stranger, substrate]) {
       for (const [method, path, body, cached] of [
         ['POST', 'search/person', { currentRoleTitle: 'CTO' }, undefined],

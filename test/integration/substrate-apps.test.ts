@@ -27,7 +27,7 @@ export default async (req: Request, ctx: any) => {
 beforeAll(async () => {
   p = await startTestPlatform();
   app = (await p.api('POST', '/init', { body: { name: 'linked' } })).body;
-  substrateKey = (await p.api('POST', '/substrate-keys', { body: { name: 'human' } })).body.key;
+  substrateKey = await p.substrateKey('human');
   const deployed = await p.api('POST', `/v1/${app.app_id}/functions`, { body: { name: 'learn', code: FN }, key: app.service_key.key });
   expect(deployed.status, JSON.stringify(deployed.body)).toBe(201);
 });

@@ -35,7 +35,7 @@ async function allPages(path: string, field: 'actions' | 'entities', limit: numb
 beforeAll(async () => {
   // No worker: deliveries stay pending, which is all the filters need.
   p = await startTestPlatform({ SVC_ROLE: 'api', SVC_OUTBOUND_ALLOW_PRIVATE: 'true' });
-  key = (await p.api('POST', '/substrate-keys', { body: { name: 'me' } })).body.key;
+  key = await p.substrateKey('me');
 });
 afterAll(() => p?.close());
 

@@ -1,7 +1,7 @@
 // Substrate entities over REST on the real control database: the five entity capabilities (valid and invalid
 // payloads), upsert's dedupe order, merge patch and its lock, merge aliases, reverts, the list query and isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { insertSubstrateKey, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { toolAreas } from '../../tools/index.ts';
 import { substrateEntityTools } from '../../tools/substrate/entities.ts';
 import { mergePatch } from '../../src/substrate/capabilities/entity-writes.ts';
@@ -35,7 +35,7 @@ const ENTITY_ID = /^ent_[a-z2-7]{20}$/;
 
 beforeAll(async () => {
   p = await startTestPlatform({ SVC_ROLE: 'api' });
-  key = (await p.api('POST', '/substrate-keys', { body: { name: 'me' } })).body.key;
+  key = await p.substrateKey('me');
   const accountId = (await p.sql(`select account_id from platform_keys limit 1`))[0].account_id;
   agent = await p.services.substrate.actor({ kind: 'platform', accountId, role: 'owner', via: 'key', keyId: 'k', personId: null });
 });
@@ -396,7 +396,7 @@ describe('isolation and credentials', () => {
     const mine = await upsert({ type: 'person', display_name: 'Private Person', canonical_keys: { secret: 's1' } });
     const otherAccount = (await p.sql(`insert into accounts (name) values ('other') returning id`))[0].id;
     const otherKey = `svc_sub_${'q'.repeat(43)}`;
-    await p.sql(`insert into substrate_keys (account_id, key_hash, hint, name) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'o')`, [otherAccount, otherKey]);
+    await insertSubstrateKey(p, otherAccount, otherKey);
 
     const list = await p.api('GET', `${S}/entities?count=true`, { key: otherKey });
     expect(list.body).toEqual({ entities: [], next_before: null, total: 0 });

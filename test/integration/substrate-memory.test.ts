@@ -1,7 +1,7 @@
 // Source artifacts (upsert_source_artifact, capability rules 2 and 3), memory search and list, and daily snapshots,
 // over REST on the real control database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { insertSubstrateKey, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import type { SubstrateActor } from '../../src/substrate/types.ts';
 import { substrateSnapshots } from '../../src/substrate/jobs.ts';
 import { toTask, type WorkerServices } from '../../workers/index.ts';
@@ -28,12 +28,12 @@ const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
 
 beforeAll(async () => {
   p = await startTestPlatform({ SVC_ROLE: 'api' });
-  key = (await p.api('POST', '/substrate-keys', { body: { name: 'me' } })).body.key;
+  key = await p.substrateKey('me');
   const accountId = (await p.sql(`select account_id from platform_keys limit 1`))[0].account_id;
   agent = await p.services.substrate.actor({ kind: 'platform', accountId, role: 'owner', via: 'key', keyId: 'k', personId: null });
   const otherAccount = (await p.sql(`insert into accounts (name) values ('other') returning id`))[0].id;
   otherKey = `svc_sub_${'q'.repeat(43)}`;
-  await p.sql(`insert into substrate_keys (account_id, key_hash, hint, name) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'o')`, [otherAccount, otherKey]);
+  await insertSubstrateKey(p, otherAccount, otherKey);
 });
 afterAll(() => p?.close());
 

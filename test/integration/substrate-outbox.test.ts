@@ -45,7 +45,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   p = await startTestPlatform({ SVC_OUTBOUND_ALLOW_PRIVATE: 'true', SVC_OUTBOX_MAX_ATTEMPTS: '2' });
-  key = (await p.api('POST', '/substrate-keys', { body: { name: 'human' } })).body.key;
+  key = await p.substrateKey('human');
 });
 afterAll(async () => {
   await p?.close();
@@ -129,7 +129,7 @@ describe('outbound addresses', () => {
   it('refuses internal addresses when saving a target (without SVC_OUTBOUND_ALLOW_PRIVATE) and when connecting', async () => {
     const strict = await startTestPlatform({ SVC_ROLE: 'api' });
     try {
-      const k = (await strict.api('POST', '/substrate-keys', { body: { name: 'h' } })).body.key;
+      const k = await strict.substrateKey('h');
       for (const url of [
         'http://127.0.0.1:9/x',
         'http://localhost:9/x',

@@ -4,7 +4,7 @@ import { withEventLoopDelay } from '../helpers/event-loop.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { JobHelpers } from 'graphile-worker';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { insertSubstrateKey, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { substrateRuleFire, substrateRulesTick } from '../../src/substrate/jobs.ts';
 import { toTask } from '../../workers/index.ts';
@@ -39,7 +39,7 @@ async function commit(description: string, status = 'confirmed') {
 
 beforeAll(async () => {
   p = await startTestPlatform({ SVC_ROLE: 'api' });
-  key = (await p.api('POST', '/substrate-keys', { body: { name: 'human' } })).body.key;
+  key = await p.substrateKey('human');
 });
 afterAll(async () => {
   await p?.close();
@@ -96,7 +96,7 @@ describe('validation and CRUD', () => {
     const id = (await p.api('POST', R, { key, body: learningRule })).body.rule_id;
     const otherAccount = (await p.sql(`insert into accounts (name) values ('other') returning id`))[0].id;
     const otherKey = `svc_sub_${'r'.repeat(43)}`;
-    await p.sql(`insert into substrate_keys (account_id, key_hash, hint, name) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'o')`, [otherAccount, otherKey]);
+    await insertSubstrateKey(p, otherAccount, otherKey);
     expect((await p.api('GET', R, { key: otherKey })).body.rules).toEqual([]);
     for (const [method, path] of [
       ['GET', `${R}/${id}`],

@@ -1,7 +1,7 @@
 // The substrate ledger over REST on the real control database: credentials, every verdict path, approvals, the
 // idempotency rules, principles, reverts, and one org never seeing another's rows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { insertSubstrateKey, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import type { SubstrateActor } from '../../src/substrate/types.ts';
 
 let p: TestPlatform;
@@ -14,7 +14,7 @@ const count = async (table: string) => (await p.sql(`select count(*)::int as n f
 
 beforeAll(async () => {
   p = await startTestPlatform({ SVC_ROLE: 'api' });
-  key = (await p.api('POST', '/substrate-keys', { body: { name: 'me' } })).body.key;
+  key = await p.substrateKey('me');
   const accountId = (await p.sql(`select account_id from platform_keys limit 1`))[0].account_id;
   agent = await p.services.substrate.actor({ kind: 'platform', accountId, role: 'owner', via: 'key', keyId: 'k', personId: null });
 });
@@ -219,7 +219,7 @@ describe('listing and isolation', () => {
 
     const otherAccount = (await p.sql(`insert into accounts (name) values ('other') returning id`))[0].id;
     const otherKey = `svc_sub_${'o'.repeat(43)}`;
-    await p.sql(`insert into substrate_keys (account_id, key_hash, hint, name) values ($1, encode(sha256($2::bytea), 'hex'), 'x', 'o')`, [otherAccount, otherKey]);
+    await insertSubstrateKey(p, otherAccount, otherKey);
     expect((await p.api('GET', `${S}/actions`, { key: otherKey })).body.actions).toEqual([]);
     expect((await p.api('GET', `${S}/actions/${first.action_id}`, { key: otherKey })).status).toBe(404);
     expect((await p.api('POST', `${S}/actions/${first.action_id}/approve`, { key: otherKey })).status).toBe(404);

@@ -2,9 +2,12 @@ import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { CreatedKeySchema, KeyIdSchema, KeyInfoSchema, KeyNameSchema } from './schemas.ts';
-import { accountOf } from '../caller.ts';
+import { accountOf, personSignedIn } from '../caller.ts';
+import { SUBSTRATE_ROLE } from '../shared.ts';
+import { roleAtLeast, type Caller } from '../../src/core/caller.ts';
+import { errors } from '../../src/core/errors.ts';
 
-type Uses = 'keys';
+type Uses = 'keys' | 'substrate';
 const defineTool = toolsUsing<Uses>();
 
 export const serviceKeysCreate = defineTool({
@@ -56,18 +59,21 @@ export const substrateKeysCreate = defineTool({
   name: 'substrate_keys_create',
   title: 'Create a substrate key',
   description:
-    'Mint a substrate key (svc_sub_...) for your account. It is accepted only by substrate routes (/v1/me/substrate/...) ' +
-    'and can never touch an app database. The key is shown only once. It is a person\'s credential (it approves what agents ' +
-    'propose), so it is minted over REST, never by an agent over MCP.',
+    'Mint a substrate key (svc_sub_...) for yourself: it reaches your own substrate (/v1/me/substrate/...) as you, never ' +
+    "another member's, and can never touch an app database. The key is shown only once. It approves what agents propose, " +
+    'so only a person signed in (a browser session) mints one, never a key or an agent; it goes when you leave the account.',
   input: z.object({ name: KeyNameSchema.describe('A label to recognise the key by') }),
   output: CreatedKeySchema,
-  // Keys are credentials of the whole account: admins hand them out and take them back.
-  role: 'admin',
+  role: SUBSTRATE_ROLE,
   auth: ['platform'],
   mcp: false,
   http: { method: 'POST', path: '/substrate-keys', status: 201 },
   audit: { action: 'key.create', resource: 'substrate_key', id: (_input, key) => key.id, details: (_input, key) => ({ name: key.name }) },
-  handler: async (input, ctx) => ctx.services.keys.create('substrate', accountOf(ctx.caller), input.name),
+  handler: async (input, ctx) => {
+    const personId = personSignedIn(ctx.caller, 'mint a substrate key (it approves what agents propose)', 'POST /substrate-keys');
+    const { userId } = await ctx.services.substrate.actor(ctx.caller);
+    return ctx.services.keys.createSubstrate(accountOf(ctx.caller), personId, userId, input.name);
+  },
 });
 
 export const substrateKeysList = defineTool({
@@ -82,20 +88,29 @@ export const substrateKeysList = defineTool({
   handler: async (_input, ctx) => ({ keys: await ctx.services.keys.list('substrate', accountOf(ctx.caller)) }),
 });
 
+/**
+ * Whose substrate keys the caller may revoke: an admin any member's (undefined: no limit), a member below admin only
+ * their own (another's is then not found), a key below admin none.
+ */
+function revokerLimit(caller: Caller): string | undefined {
+  if (caller.kind !== 'platform' || roleAtLeast(caller.role, 'admin')) return undefined;
+  if (caller.personId === null) throw errors.roleTooLow('admin', caller.role);
+  return caller.personId;
+}
+
 export const substrateKeysRevoke = defineTool({
   name: 'substrate_keys_revoke',
   title: 'Revoke a substrate key',
-  description: 'Revoke one of your substrate keys; requests using it get 401 from then on.',
+  description: "Revoke a substrate key: your own, or as an admin any of the account's; requests using it get 401 from then on.",
   input: z.object({ key_id: KeyIdSchema }),
   output: z.object({ revoked: z.literal(true), key_id: z.string() }),
-  // Keys are credentials of the whole account: admins hand them out and take them back.
-  role: 'admin',
+  role: SUBSTRATE_ROLE,
   auth: ['platform'],
   http: { method: 'DELETE', path: '/substrate-keys/{key_id}' },
   annotations: { destructiveHint: true },
   audit: { action: 'key.revoke', resource: 'substrate_key', id: (input) => input.key_id },
   handler: async (input, ctx) => {
-    await ctx.services.keys.revoke('substrate', accountOf(ctx.caller), input.key_id);
+    await ctx.services.keys.revoke('substrate', accountOf(ctx.caller), input.key_id, revokerLimit(ctx.caller));
     return { revoked: true as const, key_id: input.key_id };
   },
 });

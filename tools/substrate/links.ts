@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
-import { accountOf } from '../caller.ts';
-import { AppError } from '../../src/core/errors.ts';
-import type { Caller } from '../../src/core/caller.ts';
+import { accountOf, personSignedIn } from '../caller.ts';
 import { substratePropose } from './substrate.ts';
 
 type Uses = 'substrate';
@@ -28,7 +26,8 @@ export const substrateAppLink = defineTool({
   http: { method: 'POST', path: '/apps/{app_id}/substrate-link' },
   annotations: { idempotentHint: true },
   handler: async (input, ctx) => {
-    if (input.end_users_decide === true) requireSession(ctx.caller);
+    // An agent holding the platform key could otherwise sign up an end user of its own app and approve through it.
+    if (input.end_users_decide === true) personSignedIn(ctx.caller, "let an app's end users decide on its proposals", 'POST /apps/{app_id}/substrate-link');
     return ctx.services.substrate.link(accountOf(ctx.caller), input.app_id, input.substrate_user_id, input.end_users_decide);
   },
 });
@@ -45,20 +44,6 @@ export const substrateAppUnlink = defineTool({
   annotations: { idempotentHint: true, destructiveHint: true },
   handler: async (input, ctx) => ctx.services.substrate.unlink(input.app_id),
 });
-
-/**
- * Letting an app's end users decide is a person's act, like deciding itself: an agent holding the platform key could
- * otherwise sign up an end user of its own app and approve its own proposals through it.
- */
-function requireSession(caller: Caller): void {
-  if (caller.kind === 'platform' && caller.via === 'session') return;
-  throw new AppError(
-    403,
-    'HUMAN_CONFIRMATION_REQUIRED',
-    "Only a person signed in to the platform can let an app's end users decide on its proposals.",
-    'Sign in (POST /dashboard/signin) and call POST /apps/{app_id}/substrate-link with end_users_decide from that browser session.',
-  );
-}
 
 /** The app's backend proposing with its service key: the same door, as an agent for the linked user. */
 export const substrateAppPropose = defineTool({

@@ -39,7 +39,7 @@ const Action = z.object({
   reject_reason: z.string().nullable(),
   decided_via: z.enum(['rest', 'mcp_elicitation', 'app_end_user']).nullable(),
   decided_by_end_user: z.string().optional(),
-  decided_by: z.string().nullable().describe('The person who decided, when signed in; null for a substrate key'),
+  decided_by: z.string().nullable().describe('The person who decided (signed in, or with their substrate key); null for an end user'),
   idempotency_key: z.string().nullable(),
   created_at: z.string(),
   decided_at: z.string().nullable(),

@@ -9,6 +9,7 @@ import WebSocket from 'ws';
 import type { Topology } from '../../helpers/topology.ts';
 import { waitFor } from '../../integration/frontend-helpers.ts';
 import { call, loop, sleep, Tally, WORKER_CONCURRENCY } from './client.ts';
+import { signUpOwner, substrateKeyOf } from '../e2e-helpers.ts';
 
 const S = '/v1/me/substrate';
 const SECRET = 'topology-outbox-secret';
@@ -55,9 +56,9 @@ export class Proposals {
 
   /** A person's substrate key and an outbox target for record_learning at the receiver. */
   async setUp(t: Topology, receiverUrl: string): Promise<string> {
-    const created = await call(t.url, 'POST', '/substrate-keys', { key: t.platformKey, body: { name: 'topology person' } });
-    expect(created.status).toBe(201);
-    this.#key = created.json.key;
+    // SVC_BASE_URL is the balancer's URL: a person signs up there and mints their key, signed in.
+    const person = await signUpOwner({ ...t, docsUrl: () => t.url });
+    this.#key = (await substrateKeyOf(t, person, 'topology person')).key;
     const target = await call(t.url, 'PUT', `${S}/outbox-targets/record_learning`, { key: this.#key, body: { webhook_url: receiverUrl, signing_secret: SECRET } });
     expect(target.status).toBe(200);
     return this.#key;
