@@ -274,12 +274,14 @@ describe('deploy/helm/svc-platform', () => {
     expect(grace).toBeGreaterThanOrEqual(Number(sleep[1]) + configFor(podEnv(docs, api)).shutdownTimeoutMs / 1000 + 5);
   });
 
-  it('the Ingress serves the host of SVC_BASE_URL to the api Service with long timeouts for websockets, and the HPA scales the api', () => {
+  it("the Ingress serves the host of SVC_BASE_URL and the apps' hosts under SVC_BASE_DOMAIN to the api Service with long timeouts for websockets, and the HPA scales the api", () => {
     const docs = objects(defaults.files);
     const ingress = find(docs, 'Ingress');
     const config = configFor(podEnv(docs, find(docs, 'Deployment', 'api')));
-    expect(at(ingress, 'spec', 'rules', 0, 'host')).toBe(new URL(config.baseUrl).host);
-    expect(at(ingress, 'spec', 'rules', 0, 'http', 'paths', 0, 'backend', 'service', 'name')).toBe(at(find(docs, 'Service'), 'metadata', 'name'));
+    expect(asList(at(ingress, 'spec', 'rules')).map((r) => at(r, 'host'))).toEqual([new URL(config.baseUrl).host, `*.${config.baseDomain}`]);
+    // Apps' hosts are not the platform's: no app's site shares the console's origin or site.
+    expect(config.baseDomain!.endsWith(new URL(config.baseUrl).host.split('.').slice(-2).join('.'))).toBe(false);
+    for (const i of [0, 1]) expect(at(ingress, 'spec', 'rules', i, 'http', 'paths', 0, 'backend', 'service', 'name')).toBe(at(find(docs, 'Service'), 'metadata', 'name'));
     const annotations = asRecord(at(ingress, 'metadata', 'annotations'));
     expect(Object.values(annotations).every((v) => typeof v === 'string')).toBe(true);
     expect(Number(annotations['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeGreaterThan(30);

@@ -11,6 +11,8 @@ export interface EndUser {
 
 export interface TopologyApp {
   appId: string;
+  /** The app's own host through the balancer ({subdomain}.localhost:<port>), where its functions answer. */
+  hostUrl: string;
   serviceKey: string;
   region: string;
   users: EndUser[];
@@ -35,7 +37,8 @@ export async function createApp(t: Topology, name: string, region: string, users
   const init = await call(t.url, 'POST', '/init', { key: t.platformKey, body: { name, region } });
   expect(init.status).toBe(201);
   expect(init.json.region).toBe(region);
-  const app: TopologyApp = { appId: init.json.app_id, serviceKey: init.json.service_key.key, region, users: [] };
+  const hostUrl = `http://${init.json.subdomain}.localhost:${new URL(t.url).port}`;
+  const app: TopologyApp = { appId: init.json.app_id, hostUrl, serviceKey: init.json.service_key.key, region, users: [] };
   const applied = await call(t.url, 'POST', `/v1/${app.appId}/schema/apply`, { key: app.serviceKey, body: { schema: NOTES, name: 'notes' } });
   expect(applied.status).toBe(200);
   for (let i = 0; i < users; i++) {
@@ -66,11 +69,12 @@ export class DataWrites {
     await loop(running, 2, async (i) => {
       const { app, user } = targets[i % targets.length]!;
       const title = `${user.id}:${i}`;
-      // Every third note is written by the app's function (ctx.data as the calling end user), the others directly.
+      // Every third note is written by the app's function (ctx.data as the calling end user) on the app's own host,
+      // the others directly through the data API.
       const viaFunction = i % 3 === 2;
       const tally = viaFunction ? this.functionTally : this.tally;
-      const path = viaFunction ? `/v1/${app.appId}/fn/note` : `/v1/${app.appId}/notes`;
-      const outcome = await tally.attempt(() => call(t.url, 'POST', path, { key: user.token, body: { title }, headers: { prefer: 'return=minimal' } }));
+      const [base, path] = viaFunction ? [app.hostUrl, '/fn/note'] : [t.url, `/v1/${app.appId}/notes`];
+      const outcome = await tally.attempt(() => call(base, 'POST', path, { key: user.token, body: { title }, headers: { prefer: 'return=minimal' } }));
       // A function's refusal may come after its insert went through (it answers for its own code); a refusal of the
       // data API means nothing was written.
       this.record(user.id, title, outcome.answer !== undefined, outcome.unknown || viaFunction);

@@ -39,3 +39,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   emptyDir: {}
 {{- end }}
 {{- end -}}
+
+{{/* Every path of an Ingress host goes to the api Service. */}}
+{{- define "svc.apiPaths" -}}
+paths:
+  - path: /
+    pathType: Prefix
+    backend:
+      service:
+        name: {{ include "svc.fullname" . }}-api
+        port:
+          name: http
+{{- end -}}
