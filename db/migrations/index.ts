@@ -34,6 +34,7 @@ import * as functionMetrics from './0032_function_metrics.ts';
 import * as substrateStreamUser from './0033_substrate_stream_user.ts';
 import * as mcpSessions from './0034_mcp_sessions.ts';
 import * as credentialPersons from './0036_credential_persons.ts';
+import * as templateSeedSnapshots from './0037_template_seed_snapshots.ts';
 import * as functionLogBytes from './0038_function_log_bytes.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
@@ -73,5 +74,6 @@ export const migrations: Record<string, Migration> = {
   '0033_substrate_stream_user': substrateStreamUser,
   '0034_mcp_sessions': mcpSessions,
   '0036_credential_persons': credentialPersons,
+  '0037_template_seed_snapshots': templateSeedSnapshots,
   '0038_function_log_bytes': functionLogBytes,
 };

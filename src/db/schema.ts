@@ -914,11 +914,28 @@ export interface Templates {
   description: Generated<string>;
   options: ColumnType<JsonValue, string | undefined, string>;
   published_at: Generated<Timestamp>;
+  seed_snapshot_id: string | null;
   shipped_version: string | null;
   slug: string | null;
   title: string;
   updated_at: Generated<Timestamp>;
   visibility: ColumnType<'account' | 'public', 'account' | 'public', 'account' | 'public'>;
+}
+
+export interface TemplateSeedBatches {
+  data: string;
+  ord: number;
+  snapshot_id: string;
+  table_name: string;
+}
+
+export interface TemplateSeedSnapshots {
+  app_id: string;
+  bytes: Int8;
+  created_at: Generated<Timestamp>;
+  digest: string;
+  id: Generated<string>;
+  tables: ColumnType<JsonValue, string, string>;
 }
 
 export interface UsageDaily {
@@ -1007,6 +1024,8 @@ export interface DB {
   substrate_ws_tickets: SubstrateWsTickets;
   suggestions: Suggestions;
   template_clones: TemplateClones;
+  template_seed_batches: TemplateSeedBatches;
+  template_seed_snapshots: TemplateSeedSnapshots;
   templates: Templates;
   usage_daily: UsageDaily;
   worker_heartbeats: WorkerHeartbeats;

@@ -6,6 +6,7 @@ import type { ControlDatabase } from '../db/types.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import { templateErrors } from './errors.ts';
 import { manifestOf, readSource, tablesOf } from './source.ts';
+import { pruneSeedSnapshots, readSeedSnapshot, takeSeedSnapshot } from './seed.ts';
 import { TemplateOptionsSchema, type Manifest, type TemplateOptions, type TemplateSource, type TemplateSummary } from './types.ts';
 
 export interface PublishInput {
@@ -31,6 +32,7 @@ interface TemplateRow {
   visibility: 'account' | 'public';
   options: unknown;
   published_at: Date;
+  seed_snapshot_id: string | null;
 }
 
 export class TemplateCatalog {
@@ -40,18 +42,32 @@ export class TemplateCatalog {
     this.#d = deps;
   }
 
-  /** Publishes the app (or changes its template's title, text, visibility and options); answers its manifest. */
+  /**
+   * Publishes the app (or changes its template's title, text, visibility and options) with its seed rows as they are
+   * now (a new snapshot; the one before is dropped once no unfinished clone needs it); answers its manifest. Nothing
+   * changes when the snapshot is refused.
+   */
   async publish(app: { id: string; account_id: string }, input: PublishInput): Promise<Manifest> {
     const current = await this.#row(app.id);
     if (current?.slug) throw templateErrors.shipped();
     if (input.visibility === 'public' && !this.#d.publicAllowed) throw templateErrors.publicNotAllowed();
     await this.#checkOptions(app.id, input.options);
-    const values = { title: input.title, description: input.description ?? current?.description ?? '', visibility: input.visibility, options: JSON.stringify(input.options) };
-    await this.#d.db
-      .insertInto('templates')
-      .values({ app_id: app.id, account_id: app.account_id, ...values })
-      .onConflict((oc) => oc.column('app_id').doUpdateSet({ ...values, updated_at: sql`now()` }))
-      .execute();
+    await this.#d.db.transaction().execute(async (tx) => {
+      const seed = await takeSeedSnapshot(tx, this.#d.databases.sql(app.id), app.id, input.options);
+      const values = {
+        title: input.title,
+        description: input.description ?? current?.description ?? '',
+        visibility: input.visibility,
+        options: JSON.stringify(input.options),
+        seed_snapshot_id: seed?.id ?? null,
+      };
+      await tx
+        .insertInto('templates')
+        .values({ app_id: app.id, account_id: app.account_id, ...values })
+        .onConflict((oc) => oc.column('app_id').doUpdateSet({ ...values, updated_at: sql`now()` }))
+        .execute();
+      await pruneSeedSnapshots(tx, app.id);
+    });
     return (await this.manifest(app.account_id, app.id)).manifest;
   }
 
@@ -59,7 +75,10 @@ export class TemplateCatalog {
     const current = await this.#row(appId);
     if (!current) throw templateErrors.notFound(appId);
     if (current.slug) throw templateErrors.shipped();
-    await this.#d.db.deleteFrom('templates').where('app_id', '=', appId).execute();
+    await this.#d.db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('templates').where('app_id', '=', appId).execute();
+      await pruneSeedSnapshots(tx, appId);
+    });
   }
 
   /** The templates an account can see: its own and the public ones, shipped ones first. */
@@ -85,7 +104,8 @@ export class TemplateCatalog {
   }
 
   async #manifestOf(row: TemplateRow): Promise<{ manifest: Manifest; source: TemplateSource }> {
-    const source = await readSource({ db: this.#d.db, appSql: (id) => this.#d.databases.sql(id) }, row.app_id, TemplateOptionsSchema.parse(row.options));
+    const seed = row.seed_snapshot_id === null ? undefined : await readSeedSnapshot(this.#d.db, row.seed_snapshot_id);
+    const source = await readSource({ db: this.#d.db, appSql: (id) => this.#d.databases.sql(id) }, row.app_id, TemplateOptionsSchema.parse(row.options), seed);
     return { manifest: manifestOf(source, row), source };
   }
 
@@ -93,7 +113,7 @@ export class TemplateCatalog {
     return this.#d.db
       .selectFrom('templates')
       .innerJoin('apps', 'apps.id', 'templates.app_id')
-      .select(['templates.app_id', 'templates.account_id', 'slug', 'title', 'description', 'visibility', 'options', 'published_at'])
+      .select(['templates.app_id', 'templates.account_id', 'slug', 'title', 'description', 'visibility', 'options', 'published_at', 'seed_snapshot_id'])
       .where('apps.status', '=', 'ready')
       .where((eb) => eb.or([eb('visibility', '=', 'public'), eb('templates.account_id', '=', accountId)]));
   }
@@ -111,12 +131,13 @@ export class TemplateCatalog {
       tablesOf(app),
       app.query<{ name: string }>('select name from svc_rag.collections order by name'),
     ]);
-    const check = (what: string, asked: readonly string[] | undefined, known: readonly string[]) => {
+    const check = (what: string, asked: readonly string[] | undefined, known: readonly string[], among?: string) => {
       const unknown = (asked ?? []).filter((n) => !known.includes(n));
-      if (unknown.length) throw templateErrors.unknownOptions(what, unknown, known);
+      if (unknown.length) throw templateErrors.unknownOptions(what, unknown, known, among);
     };
     check('env', Object.keys(options.env ?? {}), [...new Set(fns.flatMap((f) => f.env_names))].sort());
     check('seed_tables', options.seed_tables, tables.map((t) => t.name));
+    check('seed_end_user_rows', options.seed_end_user_rows, options.seed_tables ?? [], 'options.seed_tables');
     check('rag_documents', options.rag_documents, collections.rows.map((r) => r.name));
   }
 }

@@ -13,6 +13,7 @@ import { deriveSubdomain, randomId, type AppsService } from '../apps/service.ts'
 import { templateErrors } from './errors.ts';
 import { templatesCloneStep } from './jobs.ts';
 import { todoOf } from './source.ts';
+import { holdSeedSnapshot, pruneSeedSnapshots } from './seed.ts';
 import { CloneStepError, STEPS, type CloneDeps, type CloneProgress } from './steps.ts';
 import { CLONE_STEPS, type CloneStatus, type CloneStep, type CloneView, type TemplateSource } from './types.ts';
 
@@ -66,6 +67,7 @@ export class Clones {
         .where('status', 'in', IN_PROGRESS)
         .executeTakeFirstOrThrow();
       if (Number(busy.n) >= this.#d.perAccount) throw templateErrors.tooManyClones(this.#d.perAccount);
+      if (source.seed_snapshot_id) await holdSeedSnapshot(tx, source.template_app_id, source.seed_snapshot_id);
       await tx
         .insertInto('apps')
         .values({ id: appId, account_id: accountId, name, subdomain: deriveSubdomain(name), db_name: databases.dbName(appId), status: 'cloning', region })
@@ -179,7 +181,11 @@ export class Clones {
         .executeTakeFirst();
       if (moved.numUpdatedRows === 0n) return;
       if (next) await this.#enqueueStep(tx, row.id, next);
-      else await tx.updateTable('apps').set({ status: 'ready' }).where('id', '=', row.app_id).where('status', '=', 'cloning').execute();
+      else {
+        await tx.updateTable('apps').set({ status: 'ready' }).where('id', '=', row.app_id).where('status', '=', 'cloning').execute();
+        // The seed rows this clone held may be the template's last need of an older snapshot.
+        await pruneSeedSnapshots(tx, row.template_app_id);
+      }
     });
     if (!next) this.#d.log.info({ clone_id: row.id, app_id: row.app_id }, 'clone ready');
   }

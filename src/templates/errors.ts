@@ -26,6 +26,30 @@ export const templateErrors = {
       'Poll templates_clone_get until it is ready or failed.',
     ),
   finished: () => errors.conflict('The clone is ready: its app is an app like any other.', 'Delete the app itself with apps_delete (DELETE /apps/{app_id}).'),
-  unknownOptions: (what: string, names: readonly string[], known: readonly string[]) =>
-    errors.validation(`Unknown ${what}: ${names.join(', ')}. The app has: ${known.length ? known.join(', ') : 'none'}.`, [{ path: what, message: 'not in the app' }]),
+  seedTooLarge: (bytes: number, limit: number) =>
+    new AppError(
+      413,
+      'TEMPLATE_SEED_TOO_LARGE',
+      `The seed rows to publish take ${bytes} bytes; a template's seed holds at most ${limit} bytes (${limit / 1024 / 1024} MiB).`,
+      'Seed fewer or smaller rows (options.seed_tables names the tables; their rows count as JSON text), then publish again.',
+    ),
+  seedTooManyRows: (table: string, rows: number, limit: number) =>
+    new AppError(
+      413,
+      'TEMPLATE_SEED_TOO_LARGE',
+      `Seed table '${table}' has ${rows} rows to publish; a seed table holds at most ${limit}.`,
+      'Delete rows the template does not need, or leave the table out of options.seed_tables, then publish again.',
+    ),
+  seedUserIdRequired: (table: string) =>
+    errors.validation(
+      `Seed table '${table}' requires user_id: its end users' rows cannot be pinned without their end users.`,
+      [{ path: 'seed_end_user_rows', message: `'${table}' has a required user_id` }],
+    ),
+  republished: () =>
+    errors.conflict('The template was published again while the clone was asked for: its seed rows changed.', 'Read the manifest again (templates_get), then clone again.'),
+  seedSnapshotGone: () =>
+    errors.conflict("The template's seed rows are gone (its app was deleted).", 'Clone another template, or ask its publisher to publish it again.'),
+  /** `among`: what the names must be in, as a sentence's subject ('The app', 'options.seed_tables'). */
+  unknownOptions: (what: string, names: readonly string[], known: readonly string[], among = 'The app') =>
+    errors.validation(`Unknown ${what}: ${names.join(', ')}. ${among} has: ${known.length ? known.join(', ') : 'none'}.`, [{ path: what, message: `not in: ${known.join(', ')}` }]),
 };

@@ -18,6 +18,7 @@ import type { CloneDeps } from './steps.ts';
 import { AppError } from '../core/errors.ts';
 import { bundleFunctions, buildSite, type SiteBuild, type SiteFile } from './build.ts';
 import { inside, listFiles } from './files.ts';
+import { pruneSeedSnapshots, takeSeedSnapshot } from './seed.ts';
 import { TemplateOptionsSchema, type EnvTreatment, type TemplateOptions } from './types.ts';
 
 const SLUG = /^[a-z][a-z0-9-]{0,62}$/;
@@ -134,8 +135,9 @@ async function templateFolders(dir: string): Promise<string[]> {
 
 async function installOne(deps: ShippedDeps, db: Kysely<ControlDatabase>, slug: string, dir: string): Promise<void> {
   const spec = ShippedTemplateSchema.parse(JSON.parse(await readFile(path.join(dir, 'template.json'), 'utf8')));
-  const installed = await db.selectFrom('templates').select(['app_id', 'shipped_version']).where('slug', '=', slug).executeTakeFirst();
-  if (installed?.shipped_version === spec.version) return;
+  const installed = await db.selectFrom('templates').select(['app_id', 'shipped_version', 'seed_snapshot_id']).where('slug', '=', slug).executeTakeFirst();
+  // One installed before seed rows were pinned at publishing is installed again, which pins them.
+  if (installed?.shipped_version === spec.version && (installed.seed_snapshot_id !== null || !spec.seed.length)) return;
   // Built before anything is made: a template that does not build leaves no app behind.
   const code = await bundleFunctions(dir, Object.fromEntries(spec.functions.map((f) => [f.name, inside(dir, f.file)])));
   const site = spec.site && (await siteFiles(inside(dir, spec.site.dir), spec.site.build));
@@ -191,12 +193,24 @@ async function installOne(deps: ShippedDeps, db: Kysely<ControlDatabase>, slug: 
     ...(spec.uses ? { uses: spec.uses } : {}),
     ...(spec.setup ? { setup: spec.setup } : {}),
   };
-  const values = { title: spec.title, description: spec.description, visibility: 'public' as const, options: JSON.stringify(options), shipped_version: spec.version };
-  await db
-    .insertInto('templates')
-    .values({ app_id: app.id, account_id: app.account_id, slug, ...values })
-    .onConflict((oc) => oc.column('app_id').doUpdateSet({ ...values, updated_at: sql`now()` }))
-    .execute();
+  await db.transaction().execute(async (tx) => {
+    // Published as any template is: its seed rows pinned as they are now.
+    const seed = await takeSeedSnapshot(tx, deps.databases.sql(app.id), app.id, options);
+    const values = {
+      title: spec.title,
+      description: spec.description,
+      visibility: 'public' as const,
+      options: JSON.stringify(options),
+      shipped_version: spec.version,
+      seed_snapshot_id: seed?.id ?? null,
+    };
+    await tx
+      .insertInto('templates')
+      .values({ app_id: app.id, account_id: app.account_id, slug, ...values })
+      .onConflict((oc) => oc.column('app_id').doUpdateSet({ ...values, updated_at: sql`now()` }))
+      .execute();
+    await pruneSeedSnapshots(tx, app.id);
+  });
   deps.log.info({ template: slug, version: spec.version, app_id: app.id }, 'shipped template installed');
 }
 

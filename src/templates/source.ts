@@ -1,11 +1,11 @@
 // What a clone of a template app copies, read from the template as it is now (TemplateSource), its version (a hash of
 // that), its manifest (what a clone creates and what the new owner must supply) and the to-do list of a clone.
 import { createHash } from 'node:crypto';
-import pg from 'pg';
 import type { Kysely } from 'kysely';
 import type { AppSql } from '../apps/app-databases.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { jsonObject } from '../db/json.ts';
+import type { SeedSnapshot } from './seed.ts';
 import type { EnvTreatment, Manifest, TemplateOptions, TemplateSource, TodoItem } from './types.ts';
 
 export interface SourceDeps {
@@ -13,8 +13,11 @@ export interface SourceDeps {
   appSql: (appId: string) => AppSql;
 }
 
-/** Reads everything a clone would copy from the template app, pinned where it can change (migration id, deployment). */
-export async function readSource(deps: SourceDeps, appId: string, options: TemplateOptions): Promise<TemplateSource> {
+/**
+ * Reads everything a clone would copy from the template app, pinned where it can change (migration id, deployment);
+ * the seed rows are the snapshot its publication took (seed.ts), never its live tables.
+ */
+export async function readSource(deps: SourceDeps, appId: string, options: TemplateOptions, seed: SeedSnapshot | undefined): Promise<TemplateSource> {
   const { db } = deps;
   const app = deps.appSql(appId);
   const [migrations, tables, functions, site, envKeys, ai, rag, integrations, plans, products] = await Promise.all([
@@ -46,9 +49,6 @@ export async function readSource(deps: SourceDeps, appId: string, options: Templ
     db.selectFrom('app_plans').selectAll().where('app_id', '=', appId).where('active', '=', true).orderBy('created_at').execute(),
     db.selectFrom('app_products').selectAll().where('app_id', '=', appId).where('active', '=', true).orderBy('created_at').execute(),
   ]);
-  const known = new Set(tables.map((t) => t.name));
-  const seedTables = (options.seed_tables ?? []).filter((t) => known.has(t));
-  const seedRows = await Promise.all(seedTables.map(async (name) => Number((await app.query<{ n: string }>(`select count(*)::text as n from ${pg.escapeIdentifier(name)}`)).rows[0]!.n)));
   const copyDocs = new Set(options.rag_documents ?? []);
   const source: Omit<TemplateSource, 'version'> = {
     template_app_id: appId,
@@ -74,12 +74,13 @@ export async function readSource(deps: SourceDeps, appId: string, options: Templ
     integrations: integrations.map((i) => ({ toolkit: i.toolkit, display_name: i.display_name, scopes: i.scopes })),
     plans: plans.map((p) => ({ name: p.name, price_cents: p.price_cents, currency: p.currency, interval: p.interval, features: p.features as string[] })),
     products: products.map((p) => ({ name: p.name, description: p.description, price_cents: p.price_cents, currency: p.currency, metadata: p.metadata as Record<string, string> })),
-    seed_tables: seedTables.map((name, i) => ({ name, rows: seedRows[i]! })),
+    seed_tables: (seed?.tables ?? []).map((t) => ({ name: t.name, rows: t.rows })),
     substrate_link: options.substrate_link ?? false,
     uses: options.uses ?? [],
     setup: options.setup ?? [],
   };
-  return { ...source, version: versionOf(source) };
+  // The snapshot's digest, not its id: the same rows published again keep the version.
+  return { ...source, version: versionOf({ ...source, seed_digest: seed?.digest ?? null }), seed_snapshot_id: seed?.id ?? null };
 }
 
 /** The app's tables (schema public) with their access option, by name. */
@@ -93,10 +94,10 @@ export async function tablesOf(app: AppSql): Promise<Array<{ name: string; acces
 }
 
 /**
- * A short hash of what a clone copies: any change to it (a deploy, a schema change, a new site, a seed row count, an
+ * A short hash of what a clone copies: any change to it (a deploy, a schema change, a new site, other seed rows, an
  * option) gives another version. Sealed values are hashed as stored, so a changed variable changes it too.
  */
-function versionOf(source: Omit<TemplateSource, 'version'>): string {
+function versionOf(source: Omit<TemplateSource, 'version'> & { seed_digest: string | null }): string {
   return createHash('sha256').update(JSON.stringify(source)).digest('hex').slice(0, 12);
 }
 

@@ -2,7 +2,6 @@
 // job retried, or resumed after a kill -9): what it makes is found by name before it is made again, or made in the
 // same transaction as the record that it was made.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { Kysely } from 'kysely';
 import type { SecretBox } from '../core/crypto.ts';
 import { AppError } from '../core/errors.ts';
@@ -24,6 +23,8 @@ import type { SubstrateService } from '../substrate/service.ts';
 import type { AccessMode } from '../rag/types.ts';
 import type { Trigger } from '../functions/types.ts';
 import { listFiles } from './files.ts';
+import { copySeedSnapshot, readSeedSnapshot } from './seed.ts';
+import { templateErrors } from './errors.ts';
 import type { CloneStep, TemplateSource } from './types.ts';
 
 export interface CloneDeps {
@@ -57,9 +58,6 @@ export interface StepRun {
 
 /** The refusals of the catalog that mean "not yet" for the new owner (monetization's and billing's error codes). */
 const BILLING_WAITS_ON = new Set(['CONNECT_ACCOUNT_MISSING', 'STRIPE_NOT_CONFIGURED']);
-/** Rows of a seed table copied per statement, and at most this many in all (a template's seed data, not a dump). */
-const SEED_BATCH = 500;
-export const SEED_MAX_ROWS = 10_000;
 
 export const STEPS: Record<CloneStep, (run: StepRun) => Promise<CloneProgress>> = {
   database: copyDatabase,
@@ -236,33 +234,15 @@ async function copyBilling({ deps, app, source }: StepRun): Promise<CloneProgres
 }
 
 /**
- * The rows of the tables the template marks as seed data, with their ids (so references between seed tables hold),
- * user_id cleared (no end user crosses), already-copied rows skipped by primary key; then each id sequence moves past
- * the copied ids. Also the substrate link when the template asks for one.
+ * The seed rows the template's publication pinned (seed.ts: never its live tables), with their ids so that references
+ * between seed tables hold; then the substrate link when the template asks for one.
  */
 async function copySeed({ deps, app, source }: StepRun): Promise<CloneProgress> {
-  const from = deps.databases.sql(source.template_app_id);
-  const to = deps.databases.sql(app.id);
-  for (const { name } of source.seed_tables) {
-    const table = pg.escapeIdentifier(name);
-    const columns = (
-      await to.query<{ name: string; seq: string | null }>(
-        `select a.attname as name, pg_get_serial_sequence($1, a.attname) as seq from pg_attribute a
-         where a.attrelid = $1::regclass and a.attnum > 0 and not a.attisdropped and a.attgenerated = '' order by a.attnum`,
-        [`public.${table}`],
-      )
-    ).rows;
-    const list = columns.map((c) => pg.escapeIdentifier(c.name)).join(', ');
-    for (let offset = 0; offset < SEED_MAX_ROWS; offset += SEED_BATCH) {
-      const { rows } = await from.query<{ row: Record<string, unknown> }>(`select to_jsonb(t) as row from ${table} t order by 1 limit ${SEED_BATCH} offset ${offset}`);
-      if (!rows.length) break;
-      const batch = rows.map((r) => ('user_id' in r.row ? { ...r.row, user_id: null } : r.row));
-      await to.query(`insert into ${table} (${list}) overriding system value select ${list} from jsonb_populate_recordset(null::${table}, $1) on conflict do nothing`, [JSON.stringify(batch)]);
-      if (rows.length < SEED_BATCH) break;
-    }
-    for (const c of columns.filter((col) => col.seq)) {
-      await to.query(`select setval($1, greatest((select max(${pg.escapeIdentifier(c.name)}) from ${table}), 1))`, [c.seq]);
-    }
+  // A source pinned before seed snapshots existed names none: its clone copies no rows.
+  if (source.seed_snapshot_id) {
+    const snapshot = await readSeedSnapshot(deps.db, source.seed_snapshot_id);
+    if (!snapshot) throw templateErrors.seedSnapshotGone();
+    await copySeedSnapshot(deps.db, deps.databases.sql(app.id), snapshot);
   }
   if (source.substrate_link) await deps.substrate.link(app.account_id, app.id, undefined);
   return {};

@@ -30,7 +30,14 @@ export const TemplateOptionsSchema = z
       .array(z.string().regex(TABLE, 'a table name'))
       .max(50)
       .optional()
-      .describe('Tables whose rows a clone copies as seed data, in this order (parents before children); user_id columns are cleared'),
+      .describe(
+        "Tables whose rows clones copy, in this order (parents first): pinned when you publish (publish again to update), without end users' rows (user_id or a group's column set) and without user_id",
+      ),
+    seed_end_user_rows: z
+      .array(z.string().regex(TABLE, 'a table name'))
+      .max(50)
+      .optional()
+      .describe("Seed tables whose end users' rows are pinned too (their user_id left out)"),
     rag_documents: z.array(z.string().min(1).max(100)).max(50).optional().describe('RAG collections whose text documents a clone re-ingests (embedded with the new app\'s credits)'),
     substrate_link: z.boolean().optional().describe("Link the clone to the new owner's substrate (functions' ctx.substrate)"),
     uses: z.array(z.enum(USES)).max(USES.length).optional().describe('Paid services its functions call'),
@@ -141,7 +148,7 @@ export interface SourceCollection {
 /**
  * The template as it was when a clone was asked for: what the clone copies, pinned (template_clones.source). Bulky or
  * sensitive content stays where it is and is read by the step that copies it (the migrations' statements, the site's
- * files, documents' texts, seed rows); variable values stay sealed.
+ * files, documents' texts, the seed rows pinned at publish); variable values stay sealed.
  */
 export interface TemplateSource {
   template_app_id: string;
@@ -158,7 +165,10 @@ export interface TemplateSource {
   integrations: Array<{ toolkit: string; display_name: string; scopes: string[] | null }>;
   plans: SourcePlan[];
   products: SourceProduct[];
+  /** The tables of the seed rows pinned at publish (seed.ts), in copy order, with their row counts. */
   seed_tables: Array<{ name: string; rows: number }>;
+  /** The pinned seed rows a clone copies (template_seed_snapshots); null: none. Absent in sources pinned before snapshots. */
+  seed_snapshot_id?: string | null;
   substrate_link: boolean;
   uses: Array<(typeof USES)[number]>;
   setup: Array<{ message: string; tool: string }>;

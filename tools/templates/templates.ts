@@ -18,7 +18,8 @@ export const templatesPublish = defineTool({
   title: 'Publish an app as a template',
   description:
     'Publish (or update) one of your apps as a template others can clone: visibility account (your account) or public (every account, when the operator allows it). ' +
-    "Function variables are secrets the cloner sets unless options.env says 'copy' or 'generate'. Returns the manifest: what a clone creates and what the new owner must supply.",
+    "Function variables are secrets the cloner sets unless options.env says 'copy' or 'generate'. Seed rows are pinned as they are now, without end users' rows; publish again to update them. " +
+    'Returns the manifest: what a clone creates and what the new owner must supply.',
   input: z.object({
     app_id: AppIdSchema,
     title: z.string().trim().min(1).max(200),
