@@ -12,6 +12,6 @@ export const KEYS_GUIDE: AreaGuide = {
 - Roles in an account, highest first: owner, admin, developer, viewer. Platform keys and people's sessions carry one;
   read-only tools need viewer, the rest developer unless a tool says more; below it: 403 FORBIDDEN_ROLE naming the role.
 - People sign in over REST only (\`/dashboard/signup\`, \`/dashboard/signin\`): the session is the HttpOnly cookie
-  \`svc_session\`, accepted wherever a platform key is; a write with it from another origin is 403 CROSS_SITE_REQUEST.
+  \`svc_session\` (\`__Host-svc_session\` under https), accepted wherever a platform key is; a write with it from another origin is 403 CROSS_SITE_REQUEST.
 `,
 };
