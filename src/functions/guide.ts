@@ -56,7 +56,7 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
 
 - \`{ type: "http" }\` (default): public at \`url\` = \`{base_url}/v1/{app_id}/fn/{name}[/rest]\`, any method; the body
   (up to 6 MB) and the response stream through. End-user JWTs and the app's service key are passed on; platform keys
-  are stripped.
+  are stripped. A page served there is sandboxed (no cookies or storage); on the app's own host, \`/fn/{name}\`, it is not.
 - \`{ type: "cron", config: { schedule: "*/5 * * * *" } }\`: 5-field, UTC; runs as POST with JSON \`{ scheduled_at }\` once
   per due slot.
 - \`{ type: "websocket", config: { event: "chat" } }\`: runs for messages \`{ event, data }\` on \`/v1/{app_id}/ws\` as POST
