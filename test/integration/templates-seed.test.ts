@@ -1,6 +1,6 @@
 // What a clone's seed step copies: the rows the publisher published, pinned when the template was published, never
 // rows written after it, never end users' rows (a user_id or a group's column set) unless the publisher lists them;
-// republishing takes a new snapshot. A seed over the limits is refused at publish with 413 TEMPLATE_SEED_TOO_LARGE,
+// republishing takes a new snapshot, and a clone asked for before keeps its own until it is ready. A seed over the limits is refused at publish with 413 TEMPLATE_SEED_TOO_LARGE,
 // and a large seed passes through the process in bounded batches: the event loop is never held for 200 ms while it
 // is published and cloned.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,15 +52,20 @@ const publish = (appId: string, options: Record<string, unknown>) => p.api('POST
 const tableOf = (manifest: any, name: string) => manifest.creates.tables.find((t: any) => t.name === name);
 const appRows = async (appId: string, text: string): Promise<any[]> => (await p.services.databases.sql(appId).query(text)).rows;
 
-async function cloneReady(templateAppId: string, name: string): Promise<string> {
-  const started = await p.api('POST', `/v1/templates/${templateAppId}/clone`, { key: cloner, body: { name } });
-  expect(started.status, JSON.stringify(started.body)).toBe(202);
+/** Polls the clone until it is ready (its app_id); a failed one throws its step and reason. */
+async function untilReady(cloneId: string): Promise<string> {
   for (;;) {
-    const { body } = await p.api('GET', `/v1/clones/${started.body.clone_id}`, { key: cloner });
+    const { body } = await p.api('GET', `/v1/clones/${cloneId}`, { key: cloner });
     if (body.status === 'failed') throw new Error(`clone failed at ${body.failed_step}: ${body.error}`);
     if (body.status === 'ready') return body.app_id;
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+async function cloneReady(templateAppId: string, name: string): Promise<string> {
+  const started = await p.api('POST', `/v1/templates/${templateAppId}/clone`, { key: cloner, body: { name } });
+  expect(started.status, JSON.stringify(started.body)).toBe(202);
+  return untilReady(started.body.clone_id);
 }
 
 beforeAll(async () => {
@@ -124,6 +129,25 @@ describe('a clone copies what the publisher published', () => {
     expect(await p.sql('select count(*)::int as n from template_seed_snapshots where app_id = $1', [app.app_id])).toEqual([{ n: 1 }]);
   });
 
+  it('a clone keeps the snapshot it was asked for: its seed step retried after a republish copies the rows of then', async () => {
+    const asked = await publish(app.app_id, { seed_tables: ['tips'] });
+    const clone = await cloneReady(app.app_id, 'retried clone');
+    const [row] = await p.sql(`select id from template_clones where app_id = $1`, [clone]);
+    // The seed step failed (as a lost connection would leave it), then the template is published with another row.
+    await p.sql(`update template_clones set status = 'failed', failed_step = 'seed' where id = $1`, [row.id]);
+    await p.services.databases.sql(clone).query('delete from tips');
+    expect((await write('tips', app.service_key.key, { text: 'published later' })).status).toBe(201);
+    const later = await publish(app.app_id, { seed_tables: ['tips'] });
+    expect(tableOf(later.body, 'tips').seed_rows).toBe(tableOf(asked.body, 'tips').seed_rows + 1);
+    expect(await p.sql('select count(*)::int as n from template_seed_snapshots where app_id = $1', [app.app_id])).toEqual([{ n: 2 }]);
+
+    expect((await p.api('POST', `/v1/clones/${row.id}/retry`, { key: cloner })).status).toBe(202);
+    await untilReady(row.id);
+    expect((await appRows(clone, 'select text from tips order by id')).map((t) => t.text)).toEqual(['from the publisher', 'publisher after publishing']);
+    // Ready, the clone no longer needs its snapshot: only the template's current one is left.
+    expect(await p.sql('select count(*)::int as n from template_seed_snapshots where app_id = $1', [app.app_id])).toEqual([{ n: 1 }]);
+  });
+
   it("end users' rows cross only when the publisher lists their table, without their user_id", async () => {
     const unknown = await publish(app.app_id, { seed_tables: ['tips'], seed_end_user_rows: ['members'] });
     expect(unknown.status).toBe(400);
@@ -137,13 +161,14 @@ describe('a clone copies what the publisher published', () => {
     });
     const listed = await publish(app.app_id, { seed_tables: ['workspaces', 'members', 'tips'], seed_end_user_rows: ['tips', 'workspaces'] });
     expect(listed.status, JSON.stringify(listed.body)).toBe(200);
-    expect([tableOf(listed.body, 'tips').seed_rows, tableOf(listed.body, 'workspaces').seed_rows, tableOf(listed.body, 'members').seed_rows]).toEqual([4, 1, 0]);
+    expect([tableOf(listed.body, 'tips').seed_rows, tableOf(listed.body, 'workspaces').seed_rows, tableOf(listed.body, 'members').seed_rows]).toEqual([5, 1, 0]);
     const clone = await cloneReady(app.app_id, 'third clone');
     expect(await appRows(clone, 'select text, user_id from tips order by id')).toEqual([
       { text: 'from the publisher', user_id: null },
       { text: 'eve before publishing', user_id: null },
       { text: 'eve after publishing', user_id: null },
       { text: 'publisher after publishing', user_id: null },
+      { text: 'published later', user_id: null },
     ]);
     expect(await appRows(clone, 'select id, name from workspaces')).toEqual([{ id: WORKSPACE, name: "Eve's team" }]);
     expect(await appRows(clone, 'select * from members')).toEqual([]);
