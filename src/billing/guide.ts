@@ -8,7 +8,8 @@ export const BILLING_GUIDE: AreaGuide = {
 **Platform billing** (platform key): \`billing_get\` (GET /dashboard/billing) answers \`{ plan, status, statusReason,
 graceEndsAt, period: { start, end }, usage, limits, percentages, overageUsd, subscription }\`; usage, limits and
 percentages are keyed by meter: \`monthly_active_users\`, \`database_bytes\`, \`bandwidth_bytes\`, \`storage_bytes\`,
-\`lambda_invocations\` (summed over the account's apps) and \`ai_credits\` (USD). Monthly meters count the current UTC
+\`lambda_invocations\` (summed over the account's apps) and \`ai_credits\` (USD); overageUsd holds what this period's use
+beyond the allowance costs so far, by meter (ai_credits: credit spent beyond the balance). Monthly meters count the current UTC
 month; storage and database size are levels. \`billing_usage\` (GET /dashboard/usage?startDate&endDate&meterType)
 answers \`{ startDate, endDate, rows: [{ date, meterType, quantity }] }\` (also \`ai_tokens\`, \`ai_credits\` in USD).
 Plans: free ($0.10 AI credits once, 50,000 MAU, 500 MB database, 5 GB bandwidth, 1 GB files, 50,000 invocations a

@@ -1,6 +1,6 @@
 // Pro overage, charged: once a billing period has closed, each pro account's usage beyond its allowance becomes
 // pending Stripe invoice items, which Stripe adds to the subscription's next invoice.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { PlatformPayments } from './payments-port.ts';
 import { PLANS, type LimitedMeter } from './plans.ts';
@@ -104,18 +104,37 @@ interface OverageLine {
   cents: number;
 }
 
-/** Each account's AI credit overage in the period starting at `periodStart`, priced as the pro plan prices it. */
+/** The closed period's AI credit overage of each account with a Stripe customer, as lines (under a cent dropped). */
 async function aiOverage(db: Kysely<ControlDatabase>, periodStart: Date): Promise<OverageLine[]> {
-  const price = PLANS.pro.aiCredits!.overage!;
+  return (await aiOverageCredit(db, periodStart, sql`a.stripe_customer_id is not null`))
+    .map(({ accountId, nanos }) => ({ accountId, meter: 'ai_credits' as const, quantity: nanos, cents: Math.round(aiOverageCost(nanos) / NANOS_PER_CENT) }))
+    .filter((line) => line.cents > 0);
+}
+
+/**
+ * What one account's AI credit overage so far in the period starting at `periodStart` costs, in nano-dollars (0 when
+ * none): the amount the period's close will invoice, shown before it (billing_get's overageUsd).
+ */
+export async function aiOverageNanos(db: Kysely<ControlDatabase>, accountId: string, periodStart: Date): Promise<number> {
+  const [line] = await aiOverageCredit(db, periodStart, sql`l.account_id = ${accountId}`);
+  return line ? aiOverageCost(line.nanos) : 0;
+}
+
+/** AI credit spent beyond the balance in the period starting at `periodStart` (nano-dollars of credit), per account. */
+async function aiOverageCredit(db: Kysely<ControlDatabase>, periodStart: Date, accounts: RawBuilder<unknown>): Promise<Array<{ accountId: string; nanos: number }>> {
   const { rows } = await sql<{ account_id: string; nanos: string }>`
     select l.account_id, sum(l.overage_nanos)::text as nanos from credit_ledger l join accounts a on a.id = l.account_id
-    where a.stripe_customer_id is not null and l.kind = 'charge' and l.overage_nanos > 0
+    where ${accounts} and l.kind = 'charge' and l.overage_nanos > 0
       and l.created_at >= ${periodStart} and l.created_at < ${billingPeriod(periodStart).end}
     group by l.account_id
   `.execute(db);
-  return rows
-    .map((r) => ({ accountId: r.account_id, meter: 'ai_credits' as const, quantity: Number(r.nanos), cents: Math.round((Number(r.nanos) / price.per) * price.nanos / NANOS_PER_CENT) }))
-    .filter((line) => line.cents > 0);
+  return rows.map((r) => ({ accountId: r.account_id, nanos: Number(r.nanos) }));
+}
+
+/** Overage is recorded on charges whatever the plan was; it is priced as the pro plan prices it. */
+function aiOverageCost(creditNanos: number): number {
+  const price = PLANS.pro.aiCredits!.overage!;
+  return (creditNanos / price.per) * price.nanos;
 }
 
 /** A charge with its account's Stripe customer; `period` is selected as text (the day the period starts). */

@@ -10,7 +10,7 @@ import type { AppDatabases } from '../apps/app-databases.ts';
 import { claimPaymentEvent, type PaymentEventOutcome } from './events.ts';
 import { deliverNotification } from './notify.ts';
 import type { MailSender } from './mail-port.ts';
-import { invoiceOverage, type OverageCharge } from './overage.ts';
+import { aiOverageNanos, invoiceOverage, type OverageCharge, type OverageMeter } from './overage.ts';
 import { applyPlatformEvent } from './platform-events.ts';
 import { BillingGate } from './gate.ts';
 import { TrafficMeter } from './traffic.ts';
@@ -45,7 +45,8 @@ export interface BillingOverview {
   usage: Record<LimitedMeter | 'ai_credits', number>;
   limits: Record<LimitedMeter | 'ai_credits', number | null>;
   percentages: Record<LimitedMeter | 'ai_credits', number | null>;
-  overageUsd: Partial<Record<LimitedMeter, number>>;
+  /** This period's overage so far, per meter beyond the allowance and ai_credits spent beyond the balance. */
+  overageUsd: Partial<Record<OverageMeter, number>>;
   subscription: { status: string; currentPeriodEnd: string | null } | null;
 }
 
@@ -95,6 +96,9 @@ export class BillingService {
     const allUsage = { ...shown, ai_credits: usd(shown.ai_credits) };
     const limits = { ...PLANS[plan].limits, ai_credits: aiAllowance ? usd(aiAllowance.nanos) : undefined };
     const period = billingPeriod(now);
+    const overage: Partial<Record<OverageMeter, number>> = overageNanos(plan, usage);
+    const aiOverage = await aiOverageNanos(db, accountId, period.start);
+    if (aiOverage > 0) overage.ai_credits = aiOverage;
     return {
       plan,
       status: account.status,
@@ -105,7 +109,7 @@ export class BillingService {
       usage: allUsage,
       limits: mapMeters(limits, (limit) => limit ?? null),
       percentages: mapMeters(limits, (limit, meter) => (limit ? Math.round((allUsage[meter] / limit) * 10_000) / 100 : null)),
-      overageUsd: Object.fromEntries(Object.entries(overageNanos(plan, usage)).map(([m, nanos]) => [m, usd(nanos)])),
+      overageUsd: Object.fromEntries(Object.entries(overage).map(([m, nanos]) => [m, usd(nanos)])),
       subscription: account.subscription_status
         ? { status: account.subscription_status, currentPeriodEnd: account.current_period_end?.toISOString() ?? null }
         : null,

@@ -93,6 +93,18 @@ describe('pro AI credits overage', () => {
     expect(items[0]!.idempotencyKey).toBe(`overage-${a.id}-2026-11-01-ai_credits-${a.customer}`);
   });
 
+  it("GET /dashboard/billing shows this period's AI overage in overageUsd, as the period's close will invoice it", async () => {
+    const a = await account('pro');
+    await p.services.credits.plan(a.id);
+    const hold = await p.services.credits.reserve(a.id, 10 * USD, 60);
+    await p.services.credits.settle(control.db, a.id, hold, 15 * USD, 'ai', 'ai_usage:5');
+    expect(await p.sql(`select sum(overage_nanos)::text as n from credit_ledger where account_id = $1`, [a.id])).toEqual([{ n: String(5 * USD) }]);
+    const { key } = await p.services.keys.create('platform', a.id, 'billing');
+    const billing = await p.api('GET', '/dashboard/billing', { key });
+    expect(billing.status).toBe(200);
+    expect(billing.body).toMatchObject({ plan: 'pro', usage: { ai_credits: 15 }, limits: { ai_credits: 10 }, overageUsd: { ai_credits: 5 } });
+  });
+
   it('a free account (no overage price) is still refused with 402 once its credit is held', async () => {
     const a = await account('free');
     await p.services.credits.reserve(a.id, 100_000_000, 60);
