@@ -65,7 +65,8 @@ describe('apps', () => {
       app_id: expect.stringMatching(APP_ID),
       name: 'Gamma Shop!',
       subdomain: expect.stringMatching(/^gamma-shop-[a-z0-9]{6}$/),
-      url: `http://localhost:${server.port}`,
+      // The app's own host: subdomain routing is on by default for a localhost base URL.
+      url: `http://${res.json.subdomain}.localhost:${server.port}`,
       region: 'local',
       created_at: expect.stringMatching(ISO_DATE),
       paused_at: null,
