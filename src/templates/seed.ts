@@ -236,6 +236,7 @@ async function insertRows(client: pg.ClientBase, table: SnapshotTable): Promise<
   ).rows;
   // The template's schema may have moved on since it was published: the columns both have are copied.
   const shared = columns.filter((c) => table.columns.includes(c.name));
+  if (!shared.length) return;
   const list = shared.map((c) => q(c.name)).join(', ');
   await client.query(
     `insert into ${target} (${list}) overriding system value

@@ -1,8 +1,8 @@
 // What a clone's seed step copies: the rows the publisher published, pinned when the template was published, never
 // rows written after it, never end users' rows (a user_id or a group's column set) unless the publisher lists them;
-// republishing takes a new snapshot, and a clone asked for before keeps its own until it is ready. A seed over the limits is refused at publish with 413 TEMPLATE_SEED_TOO_LARGE,
-// and a large seed passes through the process in bounded batches: the event loop is never held for 200 ms while it
-// is published and cloned.
+// republishing takes a new snapshot, and a clone asked for before keeps its own until it is ready. A seed over the
+// limits is refused at publish with 413 TEMPLATE_SEED_TOO_LARGE, and a large seed passes through the process in
+// bounded batches: the event loop is never held for 200 ms while it is published and cloned.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { withEventLoopDelay } from '../helpers/event-loop.ts';
