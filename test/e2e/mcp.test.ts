@@ -122,7 +122,7 @@ describe('/mcp tools', () => {
       app_id: expect.stringMatching(APP_ID),
       name: 'MCP Notes',
       subdomain: expect.stringMatching(/^mcp-notes-[a-z0-9]{6}$/),
-      url: `http://localhost:${server.port}`,
+      url: expect.stringMatching(new RegExp(`^http://mcp-notes-[a-z0-9]{6}\\.localhost:${server.port}$`)),
       region: 'local',
       created_at: expect.stringMatching(ISO_DATE),
       paused_at: null,
