@@ -64,6 +64,23 @@ describe('AI configuration', () => {
     expect(row.byok_key_sealed).toMatch(/^v1\./);
   });
 
+  it("records setting and removing the own key in the account's audit log, with its hint and never the key", async () => {
+    const audited = async () => {
+      const res = await p.api('GET', `/dashboard/audit?action=ai_config.update&resource_id=${appId}`);
+      expect(res.status).toBe(200);
+      return res;
+    };
+    const [{ id: keyId }] = await p.sql(`select id from service_keys where app_id = $1`, [appId]);
+    expect((await put({ byokKey: 'sk-or-v1-audited-secret-4321', maxTokensPerRequest: 500 })).status).toBe(200);
+    expect((await put({ byokKey: null })).status).toBe(200);
+    const res = await audited();
+    expect(res.body.entries.slice(0, 2)).toMatchObject([
+      { actor_kind: 'key', actor_id: keyId, resource_type: 'app', resource_id: appId, details: { fields: ['byokKey'], byok_key: 'removed', byok_key_hint: null } },
+      { actor_kind: 'key', actor_id: keyId, details: { fields: ['byokKey', 'maxTokensPerRequest'], byok_key: 'set', byok_key_hint: 'sk-or…4321' } },
+    ]);
+    expect(JSON.stringify(res.body)).not.toContain('audited-secret');
+  });
+
   it.each([
     [{ maxTokensPerRequest: 0 }, 'maxTokensPerRequest'],
     [{ maxTokensPerRequest: 100_001 }, 'maxTokensPerRequest'],

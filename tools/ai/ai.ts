@@ -141,6 +141,16 @@ export const aiConfigSet = defineTool({
   appScoped: true,
   http: { method: 'PUT', path: '/v1/{app_id}/ai/config', subdomainPath: '/ai/config' },
   annotations: { idempotentHint: true },
+  // The own key decides who pays for the app's AI calls: whether it was set or removed is kept, with its hint, never the key.
+  audit: {
+    action: 'ai_config.update',
+    resource: 'app',
+    id: (input) => input.app_id,
+    details: ({ app_id: _app, ...patch }, out) => ({
+      fields: Object.keys(patch),
+      ...(patch.byokKey === undefined ? {} : { byok_key: patch.byokKey === null ? 'removed' : 'set', byok_key_hint: out.byokKeyHint }),
+    }),
+  },
   handler: async ({ app_id, ...patch }, ctx) => ctx.services.aiSettings.update(app_id, patch),
 });
 
