@@ -153,7 +153,9 @@ export interface Clone {
 export const session = {
   get: () => call<SessionInfo>('GET', '/dashboard/session'),
   signIn: (email: string, password: string) => call('POST', '/dashboard/signin', { email, password }),
-  signUp: (input: { email: string; password: string; name?: string; invitation_token?: string }) => call('POST', '/dashboard/signup', input),
+  /** Signed in at once, or (an open sign-up where the platform sends mail) `{ email, mail_configured }`: the mailed link finishes it. */
+  signUp: (input: { email: string; password: string; name?: string; invitation_token?: string }) =>
+    call<{ person: unknown } | { email: string; mail_configured: true }>('POST', '/dashboard/signup', input),
   signOut: () => call('POST', '/dashboard/signout'),
   providers: () => call<{ providers: Array<{ name: string; start_url: string }> }>('GET', '/dashboard/oidc'),
 };

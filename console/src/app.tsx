@@ -13,7 +13,7 @@ import { TemplatePage, TemplatesPage } from './pages/templates.tsx';
 import { ApprovalsPage } from './pages/approvals.tsx';
 import { SubstratePage } from './pages/substrate.tsx';
 import { BillingPage } from './pages/billing.tsx';
-import { AcceptInvitationPage, ResetPasswordPage, VerifyEmailPage } from './pages/links.tsx';
+import { AcceptInvitationPage, ConfirmSignupPage, ResetPasswordPage, VerifyEmailPage } from './pages/links.tsx';
 
 const SECTIONS = [
   ['apps', 'Apps'],
@@ -32,6 +32,7 @@ export function App() {
   // The e-mails' links work signed in or not: each posts its token.
   if (route[0] === 'verify-email' && route[1]) return <VerifyEmailPage token={route[1]} />;
   if (route[0] === 'reset-password' && route[1]) return <ResetPasswordPage token={route[1]} />;
+  if (route[0] === 'confirm-signup' && route[1]) return <ConfirmSignupPage token={route[1]} />;
   return <Signed route={route} />;
 }
 

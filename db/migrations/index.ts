@@ -33,6 +33,7 @@ import * as appOrdersIndex from './0031_app_orders_index.ts';
 import * as functionMetrics from './0032_function_metrics.ts';
 import * as substrateStreamUser from './0033_substrate_stream_user.ts';
 import * as mcpSessions from './0034_mcp_sessions.ts';
+import * as signupRequests from './0035_signup_requests.ts';
 import * as credentialPersons from './0036_credential_persons.ts';
 import * as templateSeedSnapshots from './0037_template_seed_snapshots.ts';
 import * as functionLogBytes from './0038_function_log_bytes.ts';
@@ -73,6 +74,7 @@ export const migrations: Record<string, Migration> = {
   '0032_function_metrics': functionMetrics,
   '0033_substrate_stream_user': substrateStreamUser,
   '0034_mcp_sessions': mcpSessions,
+  '0035_signup_requests': signupRequests,
   '0036_credential_persons': credentialPersons,
   '0037_template_seed_snapshots': templateSeedSnapshots,
   '0038_function_log_bytes': functionLogBytes,

@@ -5,7 +5,7 @@ import type { ControlDatabase } from '../db/types.ts';
 /**
  * Routes with their own limit; each is also the first part of its bucket name. End users: signup, login, refresh.
  * People on the platform: person_signup, person_signin, password_reset, verify_email_send, and person_mail (the
- * verification and reset e-mails sent to one address, whichever route asked).
+ * verification, reset and sign-up e-mails sent to one address, whichever route asked).
  */
 export type RateLimitedRoute = 'signup' | 'login' | 'refresh' | 'person_signup' | 'person_signin' | 'password_reset' | 'verify_email_send' | 'person_mail';
 

@@ -622,6 +622,16 @@ export interface Sessions {
   user_agent: string | null;
 }
 
+export interface SignupRequests {
+  created_at: Generated<Timestamp>;
+  email: string;
+  expires_at: Timestamp;
+  id: Generated<string>;
+  name: Generated<string>;
+  password_hash: string;
+  token_hash: string | null;
+}
+
 export interface StorageLimits {
   allowed_content_types: string[] | null;
   app_id: string;
@@ -1003,6 +1013,7 @@ export interface DB {
   rate_limits: RateLimits;
   service_keys: ServiceKeys;
   sessions: Sessions;
+  signup_requests: SignupRequests;
   storage_limits: StorageLimits;
   storage_objects: StorageObjects;
   substrate_actions: SubstrateActions;

@@ -2,10 +2,14 @@
 import { AppError } from '../core/errors.ts';
 import type { PersonTokenPurpose } from './person-tokens.ts';
 
+/** The tokens the platform mails: a person's (person_tokens), and the one that finishes a sign-up (signup_requests). */
+type MailedTokenPurpose = PersonTokenPurpose | 'confirm_signup';
+
 /** Where a token of each purpose is sent, and where a new one is asked for. */
-const TOKEN_ROUTES: Record<PersonTokenPurpose, { what: string; take: string; ask: string }> = {
+const TOKEN_ROUTES: Record<MailedTokenPurpose, { what: string; take: string; ask: string }> = {
   verify_email: { what: 'e-mail verification', take: 'POST /dashboard/verify-email', ask: 'POST /dashboard/verify-email/send (signed in)' },
   reset_password: { what: 'password reset', take: 'POST /dashboard/password-reset/confirm', ask: 'POST /dashboard/password-reset' },
+  confirm_signup: { what: 'sign-up', take: 'POST /dashboard/signup/confirm', ask: 'POST /dashboard/signup (sign up again)' },
 };
 
 export const identityErrors = {
@@ -22,6 +26,13 @@ export const identityErrors = {
       'EMAIL_TAKEN',
       'A person with this e-mail already exists.',
       'Sign in with POST /dashboard/signin instead; a forgotten password is reset by e-mail with POST /dashboard/password-reset.',
+    ),
+  signupPasswordWrong: () =>
+    new AppError(
+      401,
+      'INVALID_CREDENTIALS',
+      'The password is not the one chosen when signing up.',
+      'Enter the password you chose at sign-up; if you forgot it, sign up again (POST /dashboard/signup) and follow the newest link.',
     ),
   signupInvitationRequired: () =>
     new AppError(
@@ -47,8 +58,8 @@ export const identityErrors = {
     new AppError(
       400,
       'TOKEN_INVALID',
-      'The token is not one the platform mailed.',
-      'Send the token exactly as the e-mail\'s link carries it, or ask for a new e-mail: POST /dashboard/password-reset, or POST /dashboard/verify-email/send when signed in.',
+      'The token is not one the platform mailed, or it finished its sign-up already.',
+      'Send the token exactly as the e-mail\'s link carries it, or ask for a new e-mail: POST /dashboard/password-reset, POST /dashboard/verify-email/send when signed in, or POST /dashboard/signup again.',
     ),
   tokenWrongPurpose: (purpose: PersonTokenPurpose) =>
     new AppError(
@@ -64,7 +75,7 @@ export const identityErrors = {
       `This ${TOKEN_ROUTES[purpose].what} link was used already (or a newer link of the same kind was).`,
       `Each link works once: ask for a new e-mail with ${TOKEN_ROUTES[purpose].ask}.`,
     ),
-  tokenExpired: (purpose: PersonTokenPurpose) =>
+  tokenExpired: (purpose: MailedTokenPurpose) =>
     new AppError(400, 'TOKEN_EXPIRED', `This ${TOKEN_ROUTES[purpose].what} link has expired.`, `Ask for a new e-mail with ${TOKEN_ROUTES[purpose].ask}.`),
   emailAlreadyVerified: () =>
     new AppError(409, 'EMAIL_ALREADY_VERIFIED', 'The e-mail address of this person is verified already.', 'Nothing to do: GET /dashboard/session shows email_verified true.'),

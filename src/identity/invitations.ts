@@ -35,14 +35,7 @@ export async function acceptInvitation(tx: Db, token: string, email: string, per
 
 /** acceptInvitation for a token held only as its hash (an OpenID Connect sign-in keeps it so until its callback). */
 export async function acceptHashedInvitation(tx: Db, tokenHash: string, email: string, personId: string, ip: string | null = null): Promise<AcceptedInvitation> {
-  const row = await tx
-    .selectFrom('invitations')
-    .select(['id', 'account_id', 'role', 'email', 'accepted_at', 'revoked_at', sql<boolean>`expires_at <= now()`.as('expired')])
-    .where('token_hash', '=', tokenHash)
-    .forUpdate()
-    .executeTakeFirst();
-  if (!row || row.revoked_at || row.accepted_at || row.expired) throw identityErrors.invitationInvalid();
-  if (row.email !== null && row.email !== email) throw identityErrors.invitationOtherEmail();
+  const row = await openInvitation(tx, tokenHash, email);
   const joined = await tx
     .insertInto('account_members')
     .values({ account_id: row.account_id, person_id: personId, role: row.role })
@@ -55,6 +48,22 @@ export async function acceptHashedInvitation(tx: Db, tokenHash: string, email: s
   await audit.record(tx, { ...by, action: 'invitation.accept', resourceType: 'invitation', resourceId: row.id, details: { role: row.role } });
   await audit.record(tx, { ...by, action: 'member.add', resourceType: 'member', resourceId: personId, details: { role: row.role, invitation_id: row.id } });
   return { accountId: row.account_id, role: row.role };
+}
+
+/**
+ * The invitation `email` may take, locked in the caller's transaction, or its refusal. Sign-up checks it before
+ * looking at the address, so that an invitation that does not fit is refused alike whether the address has a person.
+ */
+export async function openInvitation(tx: Db, tokenHash: string, email: string) {
+  const row = await tx
+    .selectFrom('invitations')
+    .select(['id', 'account_id', 'role', 'email', 'accepted_at', 'revoked_at', sql<boolean>`expires_at <= now()`.as('expired')])
+    .where('token_hash', '=', tokenHash)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row || row.revoked_at || row.accepted_at || row.expired) throw identityErrors.invitationInvalid();
+  if (row.email !== null && row.email !== email) throw identityErrors.invitationOtherEmail();
+  return row;
 }
 
 /** A new invitation's token (shown once) and row. */

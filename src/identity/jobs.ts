@@ -1,5 +1,5 @@
-// The identity area's jobs: the e-mails a person is sent (address verification, password reset), the audit log's
-// retention, and the pruning of OAuth clients that registered and went unused.
+// The identity area's jobs: the e-mails a person is sent (address verification, password reset, sign-up), the audit
+// log's retention, and the pruning of OAuth clients that registered and went unused.
 import { z } from 'zod';
 import { defineCron, defineJob, type JobContext } from '../core/jobs.ts';
 import { PURGE_AUDIT_SQL } from './audit.ts';
@@ -13,10 +13,20 @@ import type { IdentityService } from './service.ts';
  */
 export const identityMail = defineJob({
   name: 'identity_mail',
-  payload: z.object({ person_id: z.string().uuid(), purpose: z.enum(['verify_email', 'reset_password']) }),
+  payload: z.object({ person_id: z.string().uuid(), purpose: z.enum(['verify_email', 'reset_password', 'signup_taken']) }),
   maxAttempts: 5,
   handler: async ({ person_id, purpose }, { deps }: JobContext<{ identity: IdentityService }>) => {
     await deps.identity.mail.deliver(person_id, purpose);
+  },
+});
+
+/** Mails the link that finishes an open sign-up, queued with it; the token is made here, as identity_mail's are. */
+export const identitySignupMail = defineJob({
+  name: 'identity_signup_mail',
+  payload: z.object({ signup_id: z.string().uuid() }),
+  maxAttempts: 5,
+  handler: async ({ signup_id }, { deps }: JobContext<{ identity: IdentityService }>) => {
+    await deps.identity.mail.deliverSignupLink(signup_id);
   },
 });
 

@@ -1,14 +1,17 @@
-// People on the platform: sign-up (with an invitation, or into an account of their own where sign-up is open), sign-in
-// with a password, and the session they then hold; verifying their e-mail address and resetting a forgotten password
-// with the links the platform mails them. OpenID Connect sign-in builds on the same persons and sessions.
+// People on the platform: sign-up (with an invitation, or into an account of their own where sign-up is open, confirmed
+// by mail where the platform sends mail), sign-in with a password, and the session they then hold; verifying their
+// e-mail address and resetting a forgotten password with the links the platform mails them. OpenID Connect sign-in
+// builds on the same persons and sessions.
 import { sql, type Kysely } from 'kysely';
 import type { Role } from '../core/caller.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../auth/passwords.ts';
 import { identityErrors } from './errors.ts';
-import { acceptInvitation } from './invitations.ts';
+import { hashKey } from '../core/crypto.ts';
+import { acceptHashedInvitation, openInvitation } from './invitations.ts';
 import { PersonMails, type PersonMailsDeps } from './mail.ts';
 import { takePersonToken } from './person-tokens.ts';
+import { takeSignupRequest } from './signup-requests.ts';
 import { Sessions, type ClientInfo, type NewSession, type SessionPolicy } from './sessions.ts';
 
 /** open: anyone, into an account of their own; invite: only with an invitation; closed: no one. */
@@ -46,6 +49,11 @@ export interface SignupInput {
   invitation_token?: string | undefined;
 }
 
+/** An open sign-up confirmed by mail: nothing is made until its link is followed (confirmSignup). */
+export interface SignupMailed {
+  mailed: true;
+}
+
 export type PersonRow = { id: string; email: string; name: string; email_verified_at: Date | null; created_at: Date };
 
 export function personView(row: PersonRow): PersonView {
@@ -72,14 +80,22 @@ export class IdentityService {
 
   /**
    * A new person, signed in. With an invitation they join its account with its role (whatever the sign-up policy, but
-   * closed); without one, where sign-up is open, they own a new account of their own.
+   * closed); without one, where sign-up is open, they own a new account of their own, and where the platform sends
+   * mail that waits for the link mailed to the address (signUpByMail): the answer then says nothing of the address.
    */
-  async signUp(input: SignupInput, client: ClientInfo): Promise<SignedIn> {
-    if (this.#config.signup === 'closed') throw identityErrors.signupClosed();
-    if (this.#config.signup === 'invite' && !input.invitation_token) throw identityErrors.signupInvitationRequired();
+  async signUp(input: SignupInput, client: ClientInfo): Promise<SignedIn | SignupMailed> {
+    this.#admit(!!input.invitation_token);
     const email = input.email.toLowerCase();
+    // Hashed before the address is looked at, on every path: the answer's time says nothing of it either.
     const passwordHash = await hashPassword(input.password);
+    if (this.signUpByMail(input)) {
+      await this.mail.queueSignup({ email, name: input.name ?? '', passwordHash });
+      return { mailed: true };
+    }
     return this.#db.transaction().execute(async (tx) => {
+      // An invitation that does not fit is refused before the address is looked at, alike for a known and a new one.
+      const invitationHash = input.invitation_token ? hashKey(input.invitation_token) : undefined;
+      if (invitationHash !== undefined) await openInvitation(tx, invitationHash, email);
       const person = await tx
         .insertInto('persons')
         .values({ email, name: input.name ?? '', password_hash: passwordHash })
@@ -87,14 +103,51 @@ export class IdentityService {
         .returning(PERSON_COLUMNS)
         .executeTakeFirst();
       if (!person) throw identityErrors.emailTaken();
-      const membership = input.invitation_token
-        ? await acceptInvitation(tx, input.invitation_token, email, person.id, client.ip ?? null)
-        : await ownAccount(tx, person.id, email);
+      const membership =
+        invitationHash === undefined ? await ownAccount(tx, person.id, email) : await acceptHashedInvitation(tx, invitationHash, email, person.id, client.ip ?? null);
       // In the sign-up's transaction: a person is never left without their verification mail queued.
       await this.mail.queue(person.id, 'verify_email', tx);
       const session = await this.sessions.create(person.id, membership.accountId, client, tx);
       return { person: personView(person), account_id: membership.accountId, role: membership.role, session };
     });
+  }
+
+  /**
+   * Whether this sign-up is confirmed by mail before anything is made: one without an invitation, where the platform
+   * sends mail. (With an invitation, the account that gave it vouches for its holder, who joins at once; without mail,
+   * nothing could confirm it.)
+   */
+  signUpByMail(input: { invitation_token?: string | undefined }): boolean {
+    return !input.invitation_token && this.mail.configured;
+  }
+
+  /**
+   * Finishes an open sign-up with its link's token and the password chosen at sign-up: the person is made, with the
+   * address verified (the link proved it), owns a new account, and is signed in. A request for an address that got a
+   * person meanwhile is refused with EMAIL_TAKEN, which tells the holder of its link nothing they do not know.
+   */
+  async confirmSignup(token: string, password: string, client: ClientInfo): Promise<SignedIn> {
+    this.#admit(false);
+    return this.#db.transaction().execute(async (tx) => {
+      const request = await takeSignupRequest(tx, token);
+      if (!(await verifyPassword(request.password_hash, password))) throw identityErrors.signupPasswordWrong();
+      const person = await tx
+        .insertInto('persons')
+        .values({ email: request.email, name: request.name, password_hash: request.password_hash, email_verified_at: sql<Date>`now()` })
+        .onConflict((c) => c.column('email').doNothing())
+        .returning(PERSON_COLUMNS)
+        .executeTakeFirst();
+      if (!person) throw identityErrors.emailTaken();
+      const membership = await ownAccount(tx, person.id, request.email);
+      const session = await this.sessions.create(person.id, membership.accountId, client, tx);
+      return { person: personView(person), account_id: membership.accountId, role: membership.role, session };
+    });
+  }
+
+  /** The sign-up policy (SVC_SIGNUP): closed lets no one in; invite, only the holder of an invitation. */
+  #admit(invited: boolean): void {
+    if (this.#config.signup === 'closed') throw identityErrors.signupClosed();
+    if (this.#config.signup === 'invite' && !invited) throw identityErrors.signupInvitationRequired();
   }
 
   /** Signs in with a password, in the account the person joined first; the same answer for any wrong e-mail or password. */

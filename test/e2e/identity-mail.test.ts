@@ -1,9 +1,10 @@
-// People on the platform and their e-mail, end to end against `node src/main.ts` with a loopback SMTP server: the
-// verification mail of a sign-up and its link, password reset (silent about unknown addresses, single-use, ending
-// every session), refused tokens, rate limits across clients and addresses, and a platform without SMTP.
+// People on the platform and their e-mail, end to end against `node src/main.ts` with a loopback SMTP server: open
+// sign-up confirmed by mail (silent about known addresses), the verification mail of an invited sign-up and its link,
+// password reset (silent about unknown addresses, single-use, ending every session), refused tokens, rate limits
+// across clients and addresses, and a platform without SMTP.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashKey } from '../../src/core/crypto.ts';
+import { generateKey, hashKey } from '../../src/core/crypto.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { parseMail, startSmtp, type LoopbackSmtp, type Mail } from '../helpers/smtp.ts';
@@ -13,6 +14,8 @@ let smtp: LoopbackSmtp;
 let server: SpawnedServer;
 let origin: string;
 let control: pg.Pool;
+/** The account the test's invitations are to. */
+let invitingAccount: string;
 /** Every token a mail carried: none may appear in the server's output. */
 const seenTokens: string[] = [];
 
@@ -27,7 +30,8 @@ async function until(done: () => boolean | Promise<boolean>): Promise<void> {
 
 /** Waits until the worker has run every queued mail job. */
 async function mailJobsDone(): Promise<void> {
-  await until(async () => (await control.query(`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'identity_mail'`)).rows[0].n === 0);
+  const pending = `select count(*)::int as n from graphile_worker.jobs where task_identifier in ('identity_mail', 'identity_signup_mail')`;
+  await until(async () => (await control.query(pending)).rows[0].n === 0);
 }
 
 /** The mails received so far to the address. */
@@ -41,8 +45,14 @@ async function mailTo(address: string, nth = 1): Promise<Mail> {
   return mailsTo(address)[nth - 1]!;
 }
 
+/** The latest mail to the address with this subject, once there is one. */
+async function mailWithSubject(address: string, subject: string): Promise<Mail> {
+  await until(() => mailsTo(address).some((m) => m.subject === subject));
+  return mailsTo(address).findLast((m) => m.subject === subject)!;
+}
+
 /** The token of the mail's link, checked against the link shape the README documents. */
-function tokenOf(mail: Mail, page: 'verify-email' | 'reset-password'): string {
+function tokenOf(mail: Mail, page: 'verify-email' | 'reset-password' | 'confirm-signup'): string {
   const match = new RegExp(`^${origin}/console/#/${page}/(\\S+)$`, 'm').exec(mail.text);
   expect(match, mail.text).not.toBeNull();
   const token = decodeURIComponent(match![1]!);
@@ -63,8 +73,20 @@ function post(path: string, body: unknown, headers: Record<string, string>): Pro
   return request(server.url, path, { method: 'POST', body, headers });
 }
 
-async function signUp(email: string, password: string, client: string): Promise<{ cookie: string; personId: string }> {
-  const res = await post('/dashboard/signup', { email, password }, browser(client));
+/** A new invitation to the test's account naming `email`, made as an admin's would be. */
+async function invitation(email: string): Promise<string> {
+  const token = generateKey('svc_inv_');
+  await control.query(`insert into invitations (account_id, email, role, token_hash, expires_at) values ($1, $2, 'developer', $3, now() + interval '1 day')`, [
+    invitingAccount,
+    email,
+    hashKey(token),
+  ]);
+  return token;
+}
+
+/** A sign-up with an invitation: signed in at once, the address not verified yet (its verification mail is queued). */
+async function signUpInvited(email: string, password: string, client: string): Promise<{ cookie: string; personId: string }> {
+  const res = await post('/dashboard/signup', { email, password, invitation_token: await invitation(email) }, browser(client));
   expect(res.status).toBe(201);
   return { cookie: cookieOf(res), personId: (res.json as { person: { id: string } }).person.id };
 }
@@ -85,6 +107,7 @@ beforeAll(async () => {
   });
   origin = `http://localhost:${server.port}`;
   control = new pg.Pool({ connectionString: databaseUrl(server.controlDb), max: 2 });
+  invitingAccount = (await control.query(`insert into accounts (name) values ('inviting') returning id`)).rows[0].id;
 }, 60_000);
 
 afterAll(async () => {
@@ -93,14 +116,103 @@ afterAll(async () => {
   await server?.close();
 });
 
+describe('open sign-up, confirmed by mail', () => {
+  it('answers 202 alike for a new address and one with an account: the new one is mailed the link, the other a notice, and no person is made', async () => {
+    const client = '198.51.100.20';
+    await signUpInvited('olive@example.com', 'olive password 1', client);
+    const known = await post('/dashboard/signup', { email: 'Olive@example.com', password: 'another password 1', name: 'Not Olive' }, browser(client));
+    const fresh = await post('/dashboard/signup', { email: 'Nina@example.com', password: 'nina password 1', name: 'Nina' }, browser(client));
+    expect(known.status).toBe(202);
+    expect(fresh.status).toBe(202);
+    expect(known.json).toEqual({ email: 'olive@example.com', mail_configured: true });
+    expect(fresh.json).toEqual({ email: 'nina@example.com', mail_configured: true });
+    for (const res of [known, fresh]) expect(res.headers['set-cookie']).toBeUndefined();
+
+    const notice = await mailWithSubject('olive@example.com', 'You already have an account');
+    expect(notice.text).toContain('tried to sign up');
+    expect(notice.text).not.toMatch(/#\//);
+    const link = await mailWithSubject('nina@example.com', 'Finish signing up');
+    expect(link.text).toContain('within 24 hours and enter the password you chose; it works once');
+    const token = tokenOf(link, 'confirm-signup');
+    expect(token).toMatch(/^svc_sup_[A-Za-z0-9_-]{43}$/);
+    const persons = async (email: string) => (await control.query(`select count(*)::int as n from persons where email = $1`, [email])).rows[0].n as number;
+    expect(await persons('olive@example.com')).toBe(1);
+    expect(await persons('nina@example.com')).toBe(0);
+    // Olive's password and name are hers still.
+    expect((await post('/dashboard/signin', { email: 'olive@example.com', password: 'olive password 1' }, browser(client))).status).toBe(200);
+
+    const wrong = await post('/dashboard/signup/confirm', { token, password: 'not nina password' }, browser(client));
+    expect(wrong.status).toBe(401);
+    expect(wrong.json).toEqual({
+      error: {
+        code: 'INVALID_CREDENTIALS',
+        message: 'The password is not the one chosen when signing up.',
+        remediation: 'Enter the password you chose at sign-up; if you forgot it, sign up again (POST /dashboard/signup) and follow the newest link.',
+        documentation_url: server.docsUrl('keys'),
+      },
+    });
+    const confirmed = await post('/dashboard/signup/confirm', { token, password: 'nina password 1' }, browser(client));
+    expect(confirmed.status).toBe(201);
+    expect(confirmed.json).toEqual({
+      person: { id: expect.any(String), email: 'nina@example.com', name: 'Nina', email_verified: true, created_at: expect.any(String) },
+      account_id: expect.any(String),
+      role: 'owner',
+    });
+    expect(((await session(cookieOf(confirmed))).json as { person: { email: string } }).person.email).toBe('nina@example.com');
+    expect(await persons('nina@example.com')).toBe(1);
+
+    const again = await post('/dashboard/signup/confirm', { token, password: 'nina password 1' }, browser(client));
+    expect(again.status).toBe(400);
+    expect((again.json as { error: { code: string } }).error.code).toBe('TOKEN_INVALID');
+  });
+
+  it("the address's owner cannot finish a sign-up someone else made with it, and an expired link is refused", async () => {
+    const client = '198.51.100.21';
+    // Mallory signs up with Pat's address; Pat gets the link and follows it with the password Pat would choose.
+    expect((await post('/dashboard/signup', { email: 'pat@example.com', password: 'mallory password 1' }, browser(client))).status).toBe(202);
+    const token = tokenOf(await mailWithSubject('pat@example.com', 'Finish signing up'), 'confirm-signup');
+    const refused = await post('/dashboard/signup/confirm', { token, password: 'pat password 1' }, browser(client));
+    expect(refused.status).toBe(401);
+    expect((await control.query(`select count(*)::int as n from persons where email = 'pat@example.com'`)).rows[0].n).toBe(0);
+
+    await control.query(`update signup_requests set expires_at = now() - interval '1 second' where token_hash = $1`, [hashKey(token)]);
+    const expired = await post('/dashboard/signup/confirm', { token, password: 'mallory password 1' }, browser(client));
+    expect(expired.status).toBe(400);
+    expect(expired.json).toEqual({
+      error: {
+        code: 'TOKEN_EXPIRED',
+        message: 'This sign-up link has expired.',
+        remediation: 'Ask for a new e-mail with POST /dashboard/signup (sign up again).',
+        documentation_url: server.docsUrl('keys'),
+      },
+    });
+  });
+
+  it("an invited sign-up checks the invitation before the address, and names a taken address only to the invitation's holder", async () => {
+    const client = '198.51.100.22';
+    await signUpInvited('quinn@example.com', 'quinn password 1', client);
+    // An invitation naming someone else: refused alike for a known and a new address.
+    const other = await invitation('rose@example.com');
+    for (const email of ['quinn@example.com', 'nobody-here@example.com']) {
+      const res = await post('/dashboard/signup', { email, password: 'long enough pw', invitation_token: other }, browser(client));
+      expect(res.status, email).toBe(403);
+      expect((res.json as { error: { code: string } }).error.code).toBe('INVITATION_OTHER_EMAIL');
+    }
+    // The invitation for Quinn's own address: the account that gave it vouched for its holder, who is told to sign in.
+    const taken = await post('/dashboard/signup', { email: 'quinn@example.com', password: 'long enough pw', invitation_token: await invitation('quinn@example.com') }, browser(client));
+    expect(taken.status).toBe(409);
+    expect((taken.json as { error: { code: string } }).error.code).toBe('EMAIL_TAKEN');
+  });
+});
+
 describe('e-mail verification', () => {
-  it('sign-up mails a verification link; its token verifies the address once', async () => {
-    const res = await post('/dashboard/signup', { email: 'Ada@Example.com', password: 'first password 1', name: 'Ada' }, browser('198.51.100.1'));
+  it('an invited sign-up mails a verification link; its token verifies the address once', async () => {
+    const res = await post('/dashboard/signup', { email: 'Ada@Example.com', password: 'first password 1', name: 'Ada', invitation_token: await invitation('ada@example.com') }, browser('198.51.100.1'));
     expect(res.status).toBe(201);
     expect(res.json).toEqual({
       person: { id: expect.any(String), email: 'ada@example.com', name: 'Ada', email_verified: false, created_at: expect.any(String) },
-      account_id: expect.any(String),
-      role: 'owner',
+      account_id: invitingAccount,
+      role: 'developer',
     });
     const cookie = cookieOf(res);
 
@@ -140,7 +252,7 @@ describe('e-mail verification', () => {
   });
 
   it('a signed-in person asks for a new link; any one of the links verifies, and then none works again', async () => {
-    const { cookie } = await signUp('bob@example.com', 'bob password 1', '198.51.100.2');
+    const { cookie } = await signUpInvited('bob@example.com', 'bob password 1', '198.51.100.2');
     const first = tokenOf(await mailTo('bob@example.com'), 'verify-email');
 
     const anonymous = await post('/dashboard/verify-email/send', {}, browser('198.51.100.2'));
@@ -161,7 +273,7 @@ describe('e-mail verification', () => {
 describe('password reset', () => {
   it('answers 202 alike for an unknown and a known address, mails only the known one, and the link sets the password once', async () => {
     const client = '198.51.100.3';
-    const { cookie: signupCookie, personId } = await signUp('cleo@example.com', 'old password 1', client);
+    const { cookie: signupCookie, personId } = await signUpInvited('cleo@example.com', 'old password 1', client);
     tokenOf(await mailTo('cleo@example.com'), 'verify-email');
     const signedIn = await post('/dashboard/signin', { email: 'cleo@example.com', password: 'old password 1' }, browser(client));
     expect(signedIn.status).toBe(200);
@@ -218,7 +330,7 @@ describe('password reset', () => {
 
   it('refuses an expired token, a token of the other purpose and an unknown one, with 400 and a code for each', async () => {
     const client = '198.51.100.4';
-    await signUp('dora@example.com', 'dora password 1', client);
+    await signUpInvited('dora@example.com', 'dora password 1', client);
     const verification = tokenOf(await mailTo('dora@example.com'), 'verify-email');
     expect((await post('/dashboard/password-reset', { email: 'dora@example.com' }, browser(client))).status).toBe(202);
     const reset = tokenOf(await mailTo('dora@example.com', 2), 'reset-password');
@@ -261,9 +373,9 @@ describe('password reset', () => {
     expect(unknown.json).toEqual({
       error: {
         code: 'TOKEN_INVALID',
-        message: 'The token is not one the platform mailed.',
+        message: 'The token is not one the platform mailed, or it finished its sign-up already.',
         remediation:
-          "Send the token exactly as the e-mail's link carries it, or ask for a new e-mail: POST /dashboard/password-reset, or POST /dashboard/verify-email/send when signed in.",
+          "Send the token exactly as the e-mail's link carries it, or ask for a new e-mail: POST /dashboard/password-reset, POST /dashboard/verify-email/send when signed in, or POST /dashboard/signup again.",
         documentation_url: server.docsUrl('keys'),
       },
     });
@@ -304,7 +416,7 @@ describe('rate limits of people on the platform (SVC_AUTH_RATE_LIMIT_PER_MINUTE 
   }
 
   it('reset requests for one address are limited whichever clients send them, and the excess mails nothing', async () => {
-    await signUp('flood@example.com', 'flood password 1', '198.51.100.5');
+    await signUpInvited('flood@example.com', 'flood password 1', '198.51.100.5');
     await mailTo('flood@example.com');
     const { statuses, limited } = await flood(3, (i) => post('/dashboard/password-reset', { email: 'flood@example.com' }, browser(`203.0.113.${i + 1}`)));
     expect(statuses.slice(0, 3)).toEqual([202, 202, 202]);
@@ -328,9 +440,18 @@ describe('rate limits of people on the platform (SVC_AUTH_RATE_LIMIT_PER_MINUTE 
   });
 
   it('sign-ups are limited per client', async () => {
-    const { statuses, limited } = await flood(10, () => post('/dashboard/signup', { email: 'ada@example.com', password: 'long enough pw' }, browser('198.51.100.7')));
-    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(409));
+    const { statuses, limited } = await flood(10, (i) => post('/dashboard/signup', { email: `many${i}@example.com`, password: 'long enough pw' }, browser('198.51.100.7')));
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(202));
     expectRateLimited(limited, 'from this client');
+  });
+
+  it('sign-ups mailing one address are limited whichever clients send them, known address or not', async () => {
+    await signUpInvited('known@example.com', 'known password 1', '198.51.100.8');
+    for (const email of ['known@example.com', 'nobody-yet@example.com']) {
+      const { statuses, limited } = await flood(3, (i) => post('/dashboard/signup', { email, password: 'long enough pw' }, browser(`203.0.113.${50 + i}`)));
+      expect(statuses.slice(0, 3)).toEqual([202, 202, 202]);
+      expectRateLimited(limited, 'for this e-mail address');
+    }
   });
 });
 
@@ -339,7 +460,7 @@ describe('secrets', () => {
     const output = server.output();
     expect(seenTokens.length).toBeGreaterThan(5);
     for (const token of seenTokens) expect(output).not.toContain(token);
-    expect(output).not.toMatch(/svc_vfy_|svc_rst_|svc_ses_|password 1|password 2/);
+    expect(output).not.toMatch(/svc_vfy_|svc_rst_|svc_sup_|svc_ses_|password 1|password 2/);
   });
 });
 
@@ -372,6 +493,10 @@ describe('without SMTP (SVC_SMTP_URL unset)', () => {
     expect(signup.status).toBe(201);
     const personId = (signup.json as { person: { id: string } }).person.id;
     const cookie = cookieOf(signup);
+    // Without mail nothing can confirm an open sign-up, so it signs in at once, and a taken address is refused.
+    const again = await request(bare.url, '/dashboard/signup', { method: 'POST', body: { email: 'eve@example.com', password: 'other password 1' }, headers });
+    expect(again.status).toBe(409);
+    expect((again.json as { error: { code: string } }).error.code).toBe('EMAIL_TAKEN');
     const reset = await request(bare.url, '/dashboard/password-reset', { method: 'POST', body: { email: 'eve@example.com' }, headers });
     expect(reset.status).toBe(202);
     expect(reset.json).toEqual({ mail_configured: false });

@@ -1,9 +1,10 @@
-// People on the platform proving their e-mail address and resetting a forgotten password with the links the platform
-// mails them (src/identity/mail.ts). REST only, like the session routes: the console's pages call them.
+// People on the platform proving their e-mail address, finishing an open sign-up and resetting a forgotten password
+// with the links the platform mails them (src/identity/mail.ts). REST only, like the session routes: the console's
+// pages call them.
 import { z } from 'zod';
 import { toolsUsing, type Ctx } from '../define.ts';
 import { EmailSchema, PasswordSchema } from '../auth/auth.ts';
-import { limitByClient, limitByEmail, personOf } from './session.ts';
+import { clientInfo, limitByClient, limitByEmail, personOf, SignedInSchema, signedIn } from './session.ts';
 
 type Uses = 'identity' | 'config' | 'rateLimits';
 const defineTool = toolsUsing<Uses>();
@@ -98,4 +99,23 @@ export const accountPasswordResetConfirm = defineTool({
   },
 });
 
-export const identityMailTools = [accountVerifyEmail, accountVerifyEmailSend, accountPasswordReset, accountPasswordResetConfirm];
+export const accountSignupConfirm = defineTool({
+  name: 'account_signup_confirm',
+  title: 'Finish signing up with the mailed link',
+  description:
+    'Take the token of the link mailed by an open sign-up (account_signup) with the password chosen there: the person is ' +
+    'made, with the address verified, owns a new account and is signed in (cookie svc_session). Each link works once, for ' +
+    '24 hours; 409 EMAIL_TAKEN when the address got an account meanwhile. Rate-limited per client (429 RATE_LIMITED).',
+  input: z.object({ token: TokenSchema, password: z.string().max(200, 'password is at most 200 characters') }),
+  output: SignedInSchema,
+  auth: ['none', 'platform'],
+  role: 'viewer',
+  mcp: false,
+  http: { method: 'POST', path: '/dashboard/signup/confirm', status: 201, sameOrigin: true },
+  handler: async (input, ctx) => {
+    await limitByClient(ctx, 'person_signup');
+    return signedIn(ctx, await ctx.services.identity.confirmSignup(input.token, input.password, clientInfo(ctx)));
+  },
+});
+
+export const identityMailTools = [accountVerifyEmail, accountVerifyEmailSend, accountPasswordReset, accountPasswordResetConfirm, accountSignupConfirm];

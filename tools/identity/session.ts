@@ -14,9 +14,17 @@ type Uses = 'identity' | 'config' | 'rateLimits';
 const defineTool = toolsUsing<Uses>();
 
 const PersonSchema = z.object({ id: z.string(), email: z.string(), name: z.string(), email_verified: z.boolean(), created_at: z.string() });
-const SignedInSchema = z.object({ person: PersonSchema, account_id: z.string(), role: z.enum(ROLES) });
+export const SignedInSchema = z.object({ person: PersonSchema, account_id: z.string(), role: z.enum(ROLES) });
 const MembershipSchema = z.object({ account_id: z.string(), account_name: z.string(), role: z.enum(ROLES) });
 const SessionSchema = z.object({ person: PersonSchema, account_id: z.string(), role: z.enum(ROLES), accounts: z.array(MembershipSchema) });
+/**
+ * Signed in (201: person, account_id, role), or an open sign-up where the platform sends mail (202: email,
+ * mail_configured), the same answer whether or not the address has a person. One object: MCP schemas are objects.
+ */
+const SignupAnswerSchema = SignedInSchema.partial().extend({
+  email: z.string().optional().describe('202: the address the link to finish signing up was mailed to'),
+  mail_configured: z.literal(true).optional().describe('202: the link is mailed (or, to an address that has an account, a notice saying so)'),
+});
 
 /** The session channel of a REST request; the session routes are REST only, so it is always there. */
 export function sessionOf(ctx: Pick<ToolContext, 'session'>): SessionChannel {
@@ -25,7 +33,7 @@ export function sessionOf(ctx: Pick<ToolContext, 'session'>): SessionChannel {
 }
 
 /** Sets the new session's cookie and answers without its token. */
-function signedIn(ctx: Pick<ToolContext, 'session'>, result: SignedIn) {
+export function signedIn(ctx: Pick<ToolContext, 'session'>, result: SignedIn) {
   sessionOf(ctx).set(result.session);
   return { person: result.person, account_id: result.account_id, role: result.role };
 }
@@ -71,21 +79,27 @@ export const accountSignup = defineTool({
   description:
     'Create a person on the platform and sign them in (cookie svc_session). With invitation_token they join that ' +
     'account with its role; without, where the operator opened sign-up (SVC_SIGNUP=open), they own a new account. ' +
-    'A verification link is mailed to the address (account_verify_email). Rate-limited per client (429 RATE_LIMITED).',
+    'A verification link is mailed to the address (account_verify_email). Without an invitation on a platform that ' +
+    'sends mail, nothing is made yet: 202, and the link mailed to the address finishes it (account_signup_confirm); the ' +
+    'answer is the same for an address that has an account. Rate-limited per client and, when mailing, per address (429 RATE_LIMITED).',
   input: z.object({
     email: EmailSchema,
     password: PasswordSchema,
     name: z.string().trim().max(200, 'name is at most 200 characters').optional(),
     invitation_token: z.string().max(200, 'invitation_token is at most 200 characters').optional().describe('From an invitation, or the file <data dir>/owner-invitation of a fresh platform'),
   }),
-  output: SignedInSchema,
+  output: SignupAnswerSchema,
   auth: ['none', 'platform'],
   role: 'viewer',
   mcp: false,
-  http: { method: 'POST', path: '/dashboard/signup', status: 201, sameOrigin: true },
+  http: { method: 'POST', path: '/dashboard/signup', status: 201, sameOrigin: true, respond: (out) => (out.person ? {} : { status: 202 }) },
   handler: async (input, ctx) => {
     await limitByClient(ctx, 'person_signup');
-    return signedIn(ctx, await ctx.services.identity.signUp(input, clientInfo(ctx)));
+    const { identity } = ctx.services;
+    // The same limit as the other mails to an address, counted before it is looked at.
+    if (identity.signUpByMail(input)) await limitByEmail(ctx, 'person_mail', input.email);
+    const result = await identity.signUp(input, clientInfo(ctx));
+    return 'mailed' in result ? { email: input.email.toLowerCase(), mail_configured: true as const } : signedIn(ctx, result);
   },
 });
 

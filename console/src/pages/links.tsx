@@ -1,5 +1,6 @@
-// The pages the platform's e-mails link to (#/verify-email/<token>, #/reset-password/<token>, #/invitation/<token>):
-// each posts its token to the route that takes it. The token rides in the fragment, so it reaches no server log.
+// The pages the platform's e-mails link to (#/verify-email/<token>, #/reset-password/<token>, #/invitation/<token>,
+// #/confirm-signup/<token>): each posts its token to the route that takes it. The token rides in the fragment, so it
+// reaches no server log.
 import { useState } from 'preact/hooks';
 import { call } from '../api.ts';
 import { Action, Field, Form, messageOf } from '../ui.tsx';
@@ -61,6 +62,22 @@ export function ResetPasswordPage({ token }: { token: string }) {
           <Field label="Repeat it" name="repeat" type="password" autoComplete="new-password" minLength={8} required />
         </Form>
       )}
+    </main>
+  );
+}
+
+/** Finishes an open sign-up (POST /dashboard/signup/confirm) with the password chosen at sign-up, then opens the console signed in. */
+export function ConfirmSignupPage({ token }: { token: string }) {
+  const submit = async (d: FormData) => {
+    await call('POST', '/dashboard/signup/confirm', { token, password: String(d.get('password') ?? '') });
+    toConsole();
+  };
+  return (
+    <main class="center">
+      <h1 tabIndex={-1}>Finish signing up</h1>
+      <Form label="Finish signing up" button="Finish signing up" submit={submit}>
+        <Field label="The password you chose" name="password" type="password" autoComplete="current-password" required />
+      </Form>
     </main>
   );
 }

@@ -18,15 +18,29 @@ function startUrl(start: string, token: string | undefined): string {
 
 export function SignIn({ token, onSignedIn }: { token: string | undefined; onSignedIn: () => Promise<void> }) {
   const [signingUp, setSigningUp] = useState(!!token);
+  /** The address a link to finish signing up was mailed to. */
+  const [mailedTo, setMailedTo] = useState<string>();
   const providers = useLoad(async () => (await session.providers()).providers, []);
   const submit = async (d: FormData) => {
     const email = text(d, 'email') ?? '';
     const password = String(d.get('password') ?? '');
-    if (signingUp) await session.signUp({ email, password, name: text(d, 'name'), invitation_token: text(d, 'invitation_token') });
-    else await session.signIn(email, password);
+    if (signingUp) {
+      const answer = await session.signUp({ email, password, name: text(d, 'name'), invitation_token: text(d, 'invitation_token') });
+      if ('mail_configured' in answer) return setMailedTo(answer.email);
+    } else await session.signIn(email, password);
     await onSignedIn();
   };
   const title = signingUp ? 'Create your account' : 'Sign in to the console';
+  if (mailedTo)
+    return (
+      <main class="center">
+        <h1 tabIndex={-1}>Check your e-mail</h1>
+        <p role="status">
+          A link to finish signing up is on its way to {mailedTo} (it works for 24 hours). Open it and enter the password you chose. If that address has an
+          account already, the e-mail says so instead.
+        </p>
+      </main>
+    );
   return (
     <main class="center">
       <h1 tabIndex={-1}>{title}</h1>
