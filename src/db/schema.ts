@@ -143,7 +143,8 @@ export interface Apps {
   region: string | null;
   status: ColumnType<'provisioning' | 'cloning' | 'ready', 'provisioning' | 'cloning' | 'ready' | undefined, 'provisioning' | 'cloning' | 'ready'>;
   subdomain: string;
-  substrate_end_users_decide: Generated<boolean>;
+  substrate_end_users_decide_at: Timestamp | null;
+  substrate_end_users_decide_by: string | null;
   substrate_user_id: string | null;
 }
 
@@ -672,6 +673,7 @@ export interface SubstrateActions {
   skip_approval: Generated<boolean>;
   source_app_id: string | null;
   source_rule_id: string | null;
+  source_via: ColumnType<'function' | 'service_key' | null, 'function' | 'service_key' | null | undefined, 'function' | 'service_key' | null> | null;
   status: ColumnType<'proposed' | 'executed' | 'rejected', 'proposed' | 'executed' | 'rejected', 'proposed' | 'executed' | 'rejected'>;
   undo: ColumnType<JsonValue | null, string | null | undefined, string | null> | null;
   user_id: string;

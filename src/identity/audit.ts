@@ -59,7 +59,7 @@ export function platformActor(caller: PlatformCaller): AuditActor {
 }
 
 /** The account a caller acts on and who it is there; undefined for end users and anonymous callers, which act on none. */
-function actingOn(caller: Caller): { accountId: string; actor: AuditActor } | undefined {
+export function actingOn(caller: Caller): { accountId: string; actor: AuditActor } | undefined {
   if (caller.kind === 'platform') return { accountId: caller.accountId, actor: platformActor(caller) };
   if (caller.kind === 'service' || caller.kind === 'substrate') return { accountId: caller.accountId, actor: { kind: 'key', id: caller.keyId } };
   return undefined;

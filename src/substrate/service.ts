@@ -1,7 +1,7 @@
 // The substrate ledger: every write is proposed, decided by policy or a human, executed in the transaction that
 // records it, and undoable. Scoped to one substrate user of one account (org) per call.
 import { setTimeout as delay } from 'node:timers/promises';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Caller } from '../core/caller.ts';
 import { AppError, errors, fromZod } from '../core/errors.ts';
 import { capabilities, payloadSchemas } from './capabilities/index.ts';
@@ -12,7 +12,8 @@ import type { SubstrateOutbox } from './outbox.ts';
 import type { SubstrateStream } from './stream.ts';
 import { decide, type PrincipleRow } from './policy.ts';
 import { ENTITY_TYPES, SubstrateEntities, findEntity, type EntityType } from './entities.ts';
-import type { ActionView, Capability, CapabilityContext, SubstrateActor, Verdict } from './types.ts';
+import type { ActionView, AppSourceVia, Capability, CapabilityContext, SubstrateActor, Verdict } from './types.ts';
+import { actingOn, audit, clientAddress } from '../identity/audit.ts';
 import { SubstrateArtifacts } from './artifacts.ts';
 import { SubstrateMemory, parseKinds } from './memory.ts';
 import { SubstrateSnapshots } from './snapshots.ts';
@@ -170,21 +171,23 @@ export class SubstrateService {
 
   /**
    * Who an app's own calls act for: the substrate user it is linked to, proposing as an agent with source_app_id set
-   * (its functions through ctx.substrate, its service key through /v1/{app_id}/substrate/...). 409 when not linked.
+   * (`via` its functions through ctx.substrate, or its service key through /v1/{app_id}/substrate/...). 409 when not
+   * linked.
    */
-  async actorForApp(appId: string): Promise<SubstrateActor> {
-    return (await this.#appLink(appId)).actor;
+  async actorForApp(appId: string, via: AppSourceVia): Promise<SubstrateActor> {
+    return { ...(await this.#appLink(appId)).actor, sourceVia: via };
   }
 
-  /** The app's agent actor and whether a person let its end users decide; 409 when not linked. */
-  async #appLink(appId: string): Promise<{ actor: SubstrateActor; endUsersDecide: boolean }> {
+  /** The app's agent actor and since when its end users may decide (null: they may not); 409 when not linked. */
+  async #appLink(appId: string): Promise<{ actor: SubstrateActor; endUsersDecideSince: Date | null }> {
     const row = (
-      await sql<Pick<Selectable<ControlDatabase['apps']>, 'account_id' | 'substrate_user_id' | 'substrate_end_users_decide'>>`
-        select account_id, substrate_user_id, substrate_end_users_decide from apps where id = ${appId}`.execute(this.#db)
+      await sql<{ account_id: string; substrate_user_id: string | null; decide_since: Date | null }>`
+        select account_id, substrate_user_id, case when ${endUsersDecide(sql.ref('apps'))} then substrate_end_users_decide_at end as decide_since
+        from apps where id = ${appId}`.execute(this.#db)
     ).rows[0];
     if (!row?.substrate_user_id) throw substrateErrors.notLinked(appId);
     const actor: SubstrateActor = { accountId: row.account_id, userId: row.substrate_user_id, proposer: 'agent', sourceAppId: appId, sourceRuleId: null };
-    return { actor, endUsersDecide: row.substrate_end_users_decide };
+    return { actor, endUsersDecideSince: row.decide_since };
   }
 
   /** Whether the app is linked (ctx.substrate exists in its functions); cached briefly, refreshed by link/unlink here. */
@@ -199,50 +202,94 @@ export class SubstrateService {
   }
 
   /**
-   * Links the app to a substrate user of its owner's account (default: the account's default user). `endUsersDecide`
-   * (a person's consent, checked by the tool) lets the app's signed-in end users decide on the app's own proposals;
-   * omitted, it stays as it was.
+   * Links the app to a substrate user of its owner's account (default: the account's default user). `consent`: the
+   * person (signed in, checked by the tool) who lets the app's end users decide on the proposals its functions make
+   * from now on, for their own substrate user; null withdraws it; omitted, it stays while the app stays linked to the
+   * same user. Whether it holds now is answered (see endUsersDecide).
    */
   async link(
     accountId: string,
     appId: string,
     substrateUserId: string | undefined,
-    endUsersDecide?: boolean,
+    consent?: string | null,
   ): Promise<{ app_id: string; substrate_user_id: string | null; end_users_decide: boolean }> {
     const userId = substrateUserId ?? (await this.#defaultUser(accountId));
+    const by = consent === undefined ? sql`case when apps.substrate_user_id = u.id then apps.substrate_end_users_decide_by end` : sql`${consent}::uuid`;
+    const at = consent === undefined ? sql`case when apps.substrate_user_id = u.id then apps.substrate_end_users_decide_at end` : sql`case when ${consent}::uuid is null then null else now() end`;
     const { rows } = await sql<{ id: string; end_users_decide: boolean }>`
-      update apps set substrate_user_id = u.id, substrate_end_users_decide = coalesce(${endUsersDecide ?? null}::boolean, apps.substrate_end_users_decide)
+      update apps set substrate_user_id = u.id, substrate_end_users_decide_by = ${by}, substrate_end_users_decide_at = ${at}
       from substrate_users u
       where apps.id = ${appId} and apps.account_id = ${accountId} and u.id = ${userId}::uuid and u.account_id = ${accountId}
-      returning apps.id, apps.substrate_end_users_decide as end_users_decide`.execute(this.#db);
+      returning apps.id, ${endUsersDecide(sql.ref('apps'))} as end_users_decide`.execute(this.#db);
     if (!rows[0]) throw errors.notFound(`Substrate user '${userId}'`, "Link to a substrate user of the app owner's account (omit substrate_user_id for the default one).");
     this.#links.delete(appId);
     return { app_id: appId, substrate_user_id: userId, end_users_decide: rows[0].end_users_decide };
   }
 
   async unlink(appId: string): Promise<{ app_id: string; substrate_user_id: null; end_users_decide: false }> {
-    await sql`update apps set substrate_user_id = null, substrate_end_users_decide = false where id = ${appId}`.execute(this.#db);
+    await sql`update apps set substrate_user_id = null, substrate_end_users_decide_by = null, substrate_end_users_decide_at = null where id = ${appId}`.execute(this.#db);
     this.#links.delete(appId);
     return { app_id: appId, substrate_user_id: null, end_users_decide: false };
   }
 
   /**
-   * An end user of a linked app approving or rejecting one of that app's own proposals, when a person of the account
-   * allowed it on the link: 403 END_USER_DECISIONS_OFF otherwise; another proposer's action is not found. Recorded as
-   * decided_via 'app_end_user' with the end user's id.
+   * Before anyone but the person who let the app's end users decide changes its functions (code, triggers, variables,
+   * deletion), that consent ends: they allowed the app's functions as they were, and whoever holds a platform or
+   * service key could otherwise deploy a function that approves, then sign up an end user and call it. Ended before
+   * the change, in a transaction of its own with its audit entry, so new code never runs under the old consent (a
+   * change that then fails has ended it too). `changer` and `clientId`: who changes, and from where.
+   */
+  async endUserDecisionsBefore(appId: string, changer: Caller, clientId: string, change: string): Promise<void> {
+    const personId = changer.kind === 'platform' && changer.via === 'session' ? changer.personId : null;
+    const acting = actingOn(changer);
+    if (!acting) throw new Error(`a caller of kind ${changer.kind} changes no app's functions`);
+    await this.#db.transaction().execute(async (tx) => {
+      const { rows } = await sql<{ account_id: string; allowed_by: string }>`
+        update apps a set substrate_end_users_decide_by = null, substrate_end_users_decide_at = null
+        from (select id, substrate_end_users_decide_by as allowed_by from apps where id = ${appId} for update) was
+        where a.id = was.id and was.allowed_by is not null and was.allowed_by is distinct from ${personId}::uuid
+        returning a.account_id, was.allowed_by`.execute(tx);
+      const ended = rows[0];
+      if (!ended) return;
+      await audit.record(tx, {
+        actor: acting.actor,
+        ip: clientAddress(clientId),
+        accountId: ended.account_id,
+        action: 'substrate.end_users_decide_end',
+        resourceType: 'app',
+        resourceId: appId,
+        details: { change, allowed_by: ended.allowed_by },
+      });
+    });
+  }
+
+  /**
+   * An end user of a linked app approving or rejecting one of the proposals its functions made since the person whose
+   * substrate it is let its end users decide: 403 END_USER_DECISIONS_OFF without that consent; 403
+   * HUMAN_CONFIRMATION_REQUIRED for what its service key proposed, or what was proposed before the consent (code or
+   * keys the person never allowed to decide); another proposer's action is not found. Recorded as decided_via
+   * 'app_end_user' with the end user's id.
    */
   async decideForApp(appId: string, endUserId: string, actionId: string, verb: 'approve' | 'reject', reason?: string): Promise<ActionView> {
-    const { actor: app, endUsersDecide } = await this.#appLink(appId);
-    if (!endUsersDecide) {
+    const { actor: app, endUsersDecideSince: since } = await this.#appLink(appId);
+    if (!since) {
       throw new AppError(
         403,
         'END_USER_DECISIONS_OFF',
         `End users of app '${appId}' may not decide on its proposals.`,
-        'A person of the account allows it with substrate_app_link { end_users_decide: true } from a signed-in session; until then the owner decides on the approval page.',
+        'The person whose substrate the app is linked to allows it with substrate_app_link { end_users_decide: true } from their signed-in session; until then they decide on the approval page.',
       );
     }
     const row = await this.#row(this.#db, app, actionId);
     if (row.source_app_id !== appId) throw substrateErrors.actionNotFound(actionId);
+    if (row.source_via !== 'function' || row.created_at < since) {
+      throw new AppError(
+        403,
+        'HUMAN_CONFIRMATION_REQUIRED',
+        `Action '${actionId}' was not proposed by this app's functions since its end users were allowed to decide (its service key, or earlier code, proposed it): only the person decides it.`,
+        `The person opens /approve/${actionId} and decides there, signed in.`,
+      );
+    }
     const person: SubstrateActor = { ...app, proposer: 'human', sourceAppId: null };
     const decider: Decider = { via: 'app_end_user', personId: null, endUserId };
     return verb === 'approve' ? this.#approve(person, actionId, decider) : this.#reject(person, actionId, reason, decider);
@@ -345,9 +392,9 @@ export class SubstrateService {
       const execution = status === 'executed' ? await capability.execute(this.#context(tx, actor, id), payload) : undefined;
       const undo = execution && capability.reversible && execution.undo !== undefined ? JSON.stringify(execution.undo) : null;
       const inserted = await sql<{ id: string }>`
-        insert into substrate_actions (id, user_id, capability, payload, proposer_kind, source_app_id, source_rule_id, status, verdict,
+        insert into substrate_actions (id, user_id, capability, payload, proposer_kind, source_app_id, source_rule_id, source_via, status, verdict,
                                        requires_approval, skip_approval, idempotency_key, decided_at, executed_at, result, undo)
-        values (${id}, ${actor.userId}, ${capability.name}, ${JSON.stringify(payload)}, ${actor.proposer}, ${actor.sourceAppId}, ${actor.sourceRuleId},
+        values (${id}, ${actor.userId}, ${capability.name}, ${JSON.stringify(payload)}, ${actor.proposer}, ${actor.sourceAppId}, ${actor.sourceRuleId}, ${actor.sourceVia ?? null},
                 ${status}, ${JSON.stringify(verdict)}, ${status === 'proposed'}, ${skip}, ${input.idempotency_key ?? null},
                 ${status === 'proposed' ? null : sql`now()`}, ${status === 'executed' ? sql`now()` : null},
                 ${execution ? JSON.stringify(execution.result ?? null) : null}::jsonb, ${undo}::jsonb)
@@ -522,6 +569,17 @@ export class SubstrateService {
     this.#defaultUsers.set(accountId, id);
     return id;
   }
+}
+
+/**
+ * Whether an app's end users may decide now: a person let them, the app is linked to that person's own substrate user,
+ * and the person is still a member of the account who may link apps (developer or above). A consent whose person left,
+ * was demoted to viewer or whose app was linked elsewhere holds nothing, with no write needed when that happens.
+ */
+function endUsersDecide(apps: RawBuilder<unknown>) {
+  return sql<boolean>`(${apps}.substrate_end_users_decide_by is not null and exists (
+    select 1 from substrate_users u join account_members m on m.account_id = u.account_id and m.person_id = u.person_id
+    where u.id = ${apps}.substrate_user_id and u.person_id = ${apps}.substrate_end_users_decide_by and m.role <> 'viewer'))`;
 }
 
 /** A concurrent first call of the same person took the row first (unique violation): no rows, the caller reads theirs. */

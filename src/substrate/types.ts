@@ -5,6 +5,8 @@ import type { ControlDatabase } from '../db/types.ts';
 
 export type ProposerKind = 'human' | 'agent';
 
+export type AppSourceVia = 'function' | 'service_key';
+
 /** The substrate user a call acts for, and as whom (a person with a substrate key, or an agent). */
 export interface SubstrateActor {
   accountId: string;
@@ -12,6 +14,8 @@ export interface SubstrateActor {
   proposer: ProposerKind;
   sourceAppId: string | null;
   sourceRuleId: string | null;
+  /** How a linked app proposes: from its functions (ctx.substrate) or with its service key (REST). */
+  sourceVia?: AppSourceVia;
   /** The person behind the call (a browser session, or an OAuth token an MCP client holds for them). */
   personId?: string;
 }

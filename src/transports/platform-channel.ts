@@ -141,7 +141,7 @@ async function substrateCall(ctx: ChannelContext, meta: FunctionMeta, user: EndU
   // The same screen as every tool input (NUL, non-finite numbers, nesting past 100): these calls skip invoke().
   screenInput(call.args);
   const substrate = ctx.access.services.substrate;
-  const actor = await substrate.actorForApp(meta.appId);
+  const actor = await substrate.actorForApp(meta.appId, 'function');
   const [a, b, c] = call.args;
   const text = (v: unknown, name: string) => {
     if (typeof v !== 'string') throw errors.validation(`ctx.substrate.${call.op}: '${name}' must be a string.`);

@@ -190,14 +190,21 @@ export function sessionCookieOf(res: RawResponse): string {
   return set.split(';')[0]!;
 }
 
+type PlatformServer = { url: string; platformKey: string; docsUrl(): string };
+
 /** A new person signs up into the platform key's account as an owner, with an invitation the key makes. */
-export async function signUpOwner(server: { url: string; platformKey: string; docsUrl(): string }, email = `owner-${randomUUID()}@example.com`): Promise<SignedInPerson> {
-  const invitation = await request(server.url, '/dashboard/invitations', { method: 'POST', key: server.platformKey, body: { role: 'owner' } });
-  if (invitation.status !== 201) throw new Error(`owner invitation: ${invitation.status} ${invitation.text}`);
+export function signUpOwner(server: PlatformServer): Promise<SignedInPerson> {
+  return signUpMember(server, 'owner');
+}
+
+/** A new person signs up into the platform key's account with `role`, with an invitation the key makes. */
+export async function signUpMember(server: PlatformServer, role: string, email = `${role}-${randomUUID()}@example.com`): Promise<SignedInPerson> {
+  const invitation = await request(server.url, '/dashboard/invitations', { method: 'POST', key: server.platformKey, body: { role } });
+  if (invitation.status !== 201) throw new Error(`invitation: ${invitation.status} ${invitation.text}`);
   const origin = new URL(server.docsUrl()).origin;
   const body = { email, password: 'correct horse battery', invitation_token: invitation.json.token };
   const signedUp = await request(server.url, '/dashboard/signup', { method: 'POST', body, headers: { origin } });
-  if (signedUp.status !== 201) throw new Error(`owner sign-up: ${signedUp.status} ${signedUp.text}`);
+  if (signedUp.status !== 201) throw new Error(`sign-up: ${signedUp.status} ${signedUp.text}`);
   return { headers: { cookie: sessionCookieOf(signedUp), origin }, personId: signedUp.json.person.id };
 }
 

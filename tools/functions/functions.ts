@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type AnyTool } from '../../src/core/define.ts';
-import { toolsUsing } from '../define.ts';
+import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { EndUser } from '../../src/functions/protocol.ts';
 import { errors } from '../../src/core/errors.ts';
@@ -17,7 +17,7 @@ import {
   TriggerSchema,
 } from '../../src/functions/types.ts';
 
-type Uses = 'endUserTokens' | 'functions';
+type Uses = 'endUserTokens' | 'functions' | 'substrate';
 const defineTool = toolsUsing<Uses>();
 
 const AUTH = ['platform', 'service'] as const;
@@ -25,6 +25,12 @@ const BASE = '/v1/{app_id}/functions';
 const SHORT = '/functions';
 
 const GUIDE = guideRef('functions');
+
+/**
+ * What an app's functions do is what a person allowed when they let its end users decide on its proposals: a change
+ * by anyone else ends that consent first (src/substrate/service.ts).
+ */
+const beforeCodeChange = (ctx: Ctx<Uses>, change: string) => ctx.services.substrate.endUserDecisionsBefore(ctx.app!.id, ctx.caller, ctx.clientId, change);
 
 /** A function in the audit log: names are unique per app only. */
 const functionRef = (appId: string, name: string) => `${appId}/${name}`;
@@ -68,6 +74,7 @@ export const functionsDeploy = defineTool({
     details: (_input, fn) => ({ app_id: fn.app_id, name: fn.name, version: fn.version, created: fn.created }),
   },
   handler: async (input, ctx) => {
+    await beforeCodeChange(ctx, 'function.deploy');
     const { fn, created } = await ctx.services.functions.deploy(ctx.app!, input);
     return { ...fn, created };
   },
@@ -76,14 +83,17 @@ export const functionsDeploy = defineTool({
 export const functionsList = defineTool({
   name: 'functions_list',
   title: 'List functions',
-  description: "The app's functions (without code: functions_get has it); variables by name only.",
-  input: z.object({ app_id: AppIdSchema }),
-  output: z.object({ functions: z.array(FunctionSchema) }),
+  description: "The app's functions by name (no code: functions_get); variables by name only; 1 MB pages.",
+  input: z.object({ app_id: AppIdSchema, before: z.string().max(100).optional().describe('next_before') }),
+  output: z.object({
+    functions: z.array(FunctionSchema),
+    next_before: z.string().nullable().describe('The `before` of the next page (the last name) while more follow; null on the last page'),
+  }),
   auth: AUTH,
   appScoped: true,
   http: { method: 'GET', path: BASE, subdomainPath: SHORT },
   annotations: { readOnlyHint: true },
-  handler: async (_input, ctx) => ({ functions: await ctx.services.functions.list(ctx.app!.id) }),
+  handler: async (input, ctx) => ctx.services.functions.list(ctx.app!.id, { limit: LIMITS.listMax, before: input.before }),
 });
 
 export const functionsGet = defineTool({
@@ -113,6 +123,7 @@ export const functionsDelete = defineTool({
   annotations: { destructiveHint: true, idempotentHint: false },
   audit: { action: 'function.delete', resource: 'function', id: (input) => functionRef(input.app_id, input.name), details: (input) => ({ app_id: input.app_id, name: input.name }) },
   handler: async (input, ctx) => {
+    await beforeCodeChange(ctx, 'function.delete');
     await ctx.services.functions.delete(ctx.app!.id, input.name);
     return { deleted: true as const, name: input.name };
   },
@@ -177,13 +188,13 @@ export const functionsLogs = defineTool({
   name: 'functions_logs',
   title: 'Read function logs',
   description:
-    "A function's invocations, newest first, with their console.* output (trigger runtime: why the platform stopped a process). The newest 1000 are kept; pages of up to 1 MB.",
+    "A function's invocations, newest first, with their console.* output (trigger runtime: why the platform stopped a process). The newest 1000 are kept; 1 MB pages.",
   input: z.object({
     app_id: AppIdSchema,
     name: FunctionNameSchema,
-    limit: z.coerce.number().int().min(1).max(LIMITS.logsLimitMax).default(LIMITS.logsLimitDefault).describe('1-1000, default 100'),
-    since: IsoDate.optional().describe('Entries at or after this ISO date-time'),
-    until: IsoDate.optional().describe('Entries before this ISO date-time'),
+    limit: z.coerce.number().int().min(1).max(LIMITS.logsLimitMax).default(LIMITS.logsLimitDefault),
+    since: IsoDate.optional().describe('At or after this ISO time'),
+    until: IsoDate.optional().describe('Before this ISO time'),
     before: z.string().regex(/^[0-9]{1,18}$/, 'an entry id').optional().describe("A page's next_before"),
     level: z.enum(['error', 'info']).optional().describe('error: failed; info: succeeded'),
   }),
@@ -267,7 +278,10 @@ export const functionsEnvUpdate = defineTool({
   appScoped: true,
   http: { method: 'PATCH', path: `${BASE}/{name}/env`, subdomainPath: `${SHORT}/{name}/env`, bodyField: 'env' },
   annotations: { idempotentHint: true },
-  handler: async (input, ctx) => ctx.services.functions.updateEnv(ctx.app!.id, input.name, input.env),
+  handler: async (input, ctx) => {
+    await beforeCodeChange(ctx, 'function.env_update');
+    return ctx.services.functions.updateEnv(ctx.app!.id, input.name, input.env);
+  },
 });
 
 export const functionsTools: readonly AnyTool[] = [
