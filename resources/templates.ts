@@ -53,13 +53,14 @@ export const resourceTemplates: readonly McpResourceTemplate[] = [
   {
     uriTemplate: 'svc://apps/{app_id}/functions',
     name: 'App functions',
-    description: "The app's functions with their trigger and URL, as functions_list returns them (without code).",
+    description: "The app's functions with their trigger and URL, as functions_list's first page returns them (without code).",
     mimeType: 'application/json',
     read: async (appId, ctx) => {
-      const { functions } = (await ctx.call('functions_list', { app_id: appId })) as {
+      const { functions, next_before } = (await ctx.call('functions_list', { app_id: appId })) as {
         functions: Array<{ name: string; description: string; trigger: unknown; url: string | null }>;
+        next_before: string | null;
       };
-      return json({ functions: functions.map(({ name, description, trigger, url }) => ({ name, description, trigger, url })) });
+      return json({ functions: functions.map(({ name, description, trigger, url }) => ({ name, description, trigger, url })), next_before });
     },
   },
   {

@@ -8,6 +8,7 @@ import { recordUsage } from '../usage/meters.ts';
 import type { ConsoleLine, LogEntryView } from './types.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { hourlyTotals, upsertHourly } from './metrics.ts';
+import { budgetColumns, nextCursor, withinBudget } from '../db/byte-pages.ts';
 
 export const INVOCATIONS_METER = 'lambda_invocations';
 
@@ -157,8 +158,8 @@ export interface LogQuery {
 /**
  * What one answer of functions_logs carries at most: the console output, error and path of its entries, counted in
  * bytes of their JSON text (the row's `bytes`, written with it) and summed in SQL, so that no answer (nor its parsing
- * and serialising here) grows with what a function logs. An entry is at most ~64 KB of console output (LIMITS.consoleMaxBytes, in characters), so the first
- * entry is always returned whole, however large, and the cursor always moves on.
+ * and serialising here) grows with what a function logs. An entry is at most ~64 KB of console output
+ * (LIMITS.consoleMaxBytes, in characters), so the first entry is always returned whole.
  */
 export const LOG_ANSWER_MAX_BYTES = 1024 * 1024;
 
@@ -173,26 +174,14 @@ export async function readLogs(db: Kysely<ControlDatabase>, functionId: string, 
   let query = db
     .selectFrom('function_logs')
     .select(['id', 'trigger', 'method', 'path', 'status_code', 'duration_ms', 'memory_mb', 'error', 'level', 'console', 'created_at'])
-    // The running total of the entries' large fields, newest first, and whether an older entry matches past this one
-    // (lead sees past the limit: window functions run before it). One window: Postgres computes the three together.
-    .select([
-      sql<number>`row_number() over (order by id desc)`.as('rn'),
-      sql<string>`sum(coalesce(bytes, octet_length(console::text) + coalesce(octet_length(error), 0) + octet_length(path))) over (order by id desc)`.as('running'),
-      sql<boolean>`lead(id) over (order by id desc) is not null`.as('has_older'),
-    ])
+    .select(budgetColumns(sql`coalesce(bytes, octet_length(console::text) + coalesce(octet_length(error), 0) + octet_length(path))`, sql`id desc`))
     .where('function_id', '=', functionId);
   if (q.since) query = query.where('created_at', '>=', q.since);
   if (q.until) query = query.where('created_at', '<', q.until);
   if (q.before) query = query.where('id', '<', q.before as never);
   if (q.level) query = query.where('level', '=', q.level);
   const page = query.orderBy('id', 'desc').limit(q.limit);
-  const rows = await db
-    .selectFrom(page.as('p'))
-    .selectAll()
-    .where((eb) => eb.or([eb('rn', '=', 1), eb('running', '<=', String(LOG_ANSWER_MAX_BYTES))]))
-    .orderBy('id', 'desc')
-    .execute();
-  const last = rows.at(-1);
+  const rows = await db.selectFrom(page.as('p')).selectAll().where(withinBudget(LOG_ANSWER_MAX_BYTES)).orderBy('id', 'desc').execute();
   return {
     logs: rows.map((r) => ({
       id: String(r.id),
@@ -208,6 +197,6 @@ export async function readLogs(db: Kysely<ControlDatabase>, functionId: string, 
       console: r.console as unknown as ConsoleLine[],
       created_at: r.created_at.toISOString(),
     })),
-    next_before: last?.has_older ? String(last.id) : null,
+    next_before: nextCursor(rows, (r) => String(r.id)),
   };
 }

@@ -16,6 +16,7 @@ import { dispatchCron } from './cron-dispatch.ts';
 import { functionErrors } from './errors.ts';
 import { InitError, type InstanceSpec, type ResponseSink, type RunOutcome } from './instance.ts';
 import { InvocationLog, readLogs, trimLogs, type InvocationRecord, type LogPage, type LogQuery } from './logs.ts';
+import { budgetColumns, nextCursor, withinBudget } from '../db/byte-pages.ts';
 import { readBuckets, type Bucket, type MetricsBucket } from './metrics.ts';
 import { ClientGone, FunctionPool, type PoolTarget } from './pool.ts';
 import type { EndUser, PlatformCall } from './protocol.ts';
@@ -76,6 +77,10 @@ const WEBSOCKET_REPLY_MAX = 1024 * 1024;
 const VERSION_SWEEP_MS = 30_000;
 /** How often Deno's emit cache is pruned (sandbox.ts, EMIT_CACHE_MAX_AGE_MS). */
 const EMIT_CACHE_PRUNE_MS = 3600_000;
+/** What one answer of functions_list carries at most (its views' JSON, estimated in SQL). */
+export const LIST_MAX_BYTES = 1024 * 1024;
+/** A view's JSON besides its name, description, trigger and variable names: ids, url, numbers, dates, field names. */
+const VIEW_BYTES = 600;
 
 class StaleVersion extends Error {}
 
@@ -232,14 +237,24 @@ export class FunctionsService implements AppPurger {
     return { fn: this.view(row), created };
   }
 
-  async list(appId: string): Promise<FunctionView[]> {
-    const rows = await this.#db
+  /**
+   * The app's functions by name, a page at a time: at most `limit` and about LIST_MAX_BYTES of their views (a function
+   * may carry a 2,000-character description and 100 variable names), after the function named `before`.
+   */
+  async list(appId: string, page: { limit: number; before?: string | undefined }): Promise<{ functions: FunctionView[]; next_before: string | null }> {
+    let query = this.#db
       .selectFrom('functions')
       .select([...ROW_COLUMNS, sql<number>`octet_length(code)`.as('code_bytes')])
-      .where('app_id', '=', appId)
+      .select(budgetColumns(sql`${VIEW_BYTES} + octet_length(name) + octet_length(description) + octet_length(trigger_config::text) + coalesce(octet_length(array_to_string(env_names, '')) + 3 * cardinality(env_names), 0)`, sql`name`))
+      .where('app_id', '=', appId);
+    if (page.before !== undefined) query = query.where('name', '>', page.before);
+    const rows = await this.#db
+      .selectFrom(query.orderBy('name').limit(page.limit).as('p'))
+      .selectAll()
+      .where(withinBudget(LIST_MAX_BYTES))
       .orderBy('name')
       .execute();
-    return rows.map((r) => this.view(r));
+    return { functions: rows.map((r) => this.view(r)), next_before: nextCursor(rows, (r) => r.name) };
   }
 
   async get(appId: string, name: string): Promise<FunctionDetail> {

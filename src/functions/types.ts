@@ -21,6 +21,8 @@ export const LIMITS = {
   envMaxTotalBytes: 256 * 1024,
   logsLimitDefault: 100,
   logsLimitMax: 1000,
+  /** Functions per page of functions_list (besides its byte bound). */
+  listMax: 1000,
   /** Console output kept per invocation. */
   consoleMaxBytes: 64 * 1024,
   eventMax: 100,

@@ -133,6 +133,7 @@ describe('resource templates', () => {
     const fns = await mcp.client.readResource({ uri: `svc://apps/${appId}/functions` });
     expect(JSON.parse((fns.contents[0] as { text: string }).text)).toEqual({
       functions: [{ name: 'hello', description: '', trigger: { type: 'http', config: {} }, url: expect.stringContaining('/hello') }],
+      next_before: null,
     });
     const routes = (await mcp.client.readResource({ uri: `svc://apps/${appId}/routes` })).contents[0] as { text: string; mimeType: string };
     expect(routes.mimeType).toBe('text/plain');

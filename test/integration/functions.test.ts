@@ -3,6 +3,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { createApp, deployFunction, fetchFunction, readText } from '../helpers/functions.ts';
 import { withEventLoopDelay } from '../helpers/event-loop.ts';
 import { LOG_ANSWER_MAX_BYTES } from '../../src/functions/logs.ts';
+import { LIST_MAX_BYTES } from '../../src/functions/service.ts';
 
 let p: TestPlatform;
 let appId: string;
@@ -287,6 +288,39 @@ describe('functions_list, functions_get, logs and metrics', () => {
     expect(names).toEqual([...names].sort());
     expect(names).toContain('echo');
     expect(r.body.functions[0].code).toBeUndefined();
+    expect(r.body.next_before).toBeNull();
+  });
+
+  it('pages the list by bytes as well as count: functions with long descriptions and 100 long variable names', async () => {
+    const wide = await createApp(p, 'wide');
+    const envVars = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`V${String(i).padStart(3, '0')}_${'N'.repeat(190)}`, 'x']));
+    const first = await deployFunction(p, wide.appId, wide.key, { name: 'wide-000', code: 'export default () => new Response("w");', description: 'd'.repeat(2000), envVars });
+    expect(first.status, JSON.stringify(first.body).slice(0, 300)).toBe(201);
+    // More of the same, as rows: the list reads rows, and 60 deploys would only make the test slow.
+    await p.sql(
+      `insert into functions (id, app_id, name, code, description, env_sealed, env_names, timeout_ms, memory_limit_mb, trigger_type, trigger_config, version)
+       select gen_random_uuid(), app_id, 'wide-' || lpad(i::text, 3, '0'), code, description, env_sealed, env_names, timeout_ms, memory_limit_mb, trigger_type, trigger_config, version
+       from functions, generate_series(1, 60) i where id = $1`,
+      [first.body.id],
+    );
+    const names: string[] = [];
+    let before: string | null = null;
+    let pages = 0;
+    do {
+      const res = await fetch(`${p.url}/v1/${wide.appId}/functions${before ? `?before=${before}` : ''}`, { headers: { authorization: `Bearer ${wide.key}` } });
+      const text = await res.text();
+      expect(res.status, text.slice(0, 300)).toBe(200);
+      // One view is ~22 KB: a page stops within one of the bound.
+      expect(Buffer.byteLength(text)).toBeLessThan(LIST_MAX_BYTES + 32 * 1024);
+      const body = JSON.parse(text) as { functions: Array<{ name: string; env_var_names: string[] }>; next_before: string | null };
+      for (const f of body.functions) expect(f.env_var_names).toHaveLength(100);
+      names.push(...body.functions.map((f) => f.name));
+      before = body.next_before;
+      if (before !== null) expect(before).toBe(names.at(-1));
+      pages++;
+    } while (before !== null);
+    expect(pages).toBeGreaterThan(1);
+    expect(names).toEqual(Array.from({ length: 61 }, (_, i) => `wide-${String(i).padStart(3, '0')}`));
   });
 
   it('computes metrics from the invocations', async () => {

@@ -89,7 +89,8 @@ const base = (appId: string) => `/v1/${seg(appId)}/functions`;
 const one = (appId: string, name: string) => `${base(appId)}/${seg(name)}`;
 
 export const functions = {
-  list: async (appId: string) => (await call<{ functions: FunctionInfo[] }>('GET', base(appId))).functions,
+  /** A page of the app's functions by name (at most 1 MB of them); next_before (null at the end) reads on. */
+  list: (appId: string, before?: string) => call<{ functions: FunctionInfo[]; next_before: string | null }>('GET', `${base(appId)}${query({ before })}`),
   get: (appId: string, name: string) => call<FunctionDetail>('GET', one(appId, name)),
   deploy: (appId: string, input: { name: string; code: string; description?: string; trigger: Trigger }) => call<FunctionInfo & { created: boolean }>('POST', base(appId), input),
   remove: (appId: string, name: string) => call('DELETE', one(appId, name)),
