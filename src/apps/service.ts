@@ -149,9 +149,10 @@ export class AppsService {
 
   /**
    * The row is written first as `provisioning`, then the database is made, then keys and the `ready` flip
-   * commit together. Any failure removes both; a crash leaves a provisioning row for the reaper.
+   * commit together. Any failure removes both; a crash leaves a provisioning row for the reaper. The first service
+   * key answers to `createdBy`, the person behind the caller (null: the platform's, e.g. a shipped template).
    */
-  async create(accountId: string, name: string, askedRegion?: string): Promise<CreatedApp> {
+  async create(accountId: string, name: string, askedRegion?: string, createdBy: string | null = null): Promise<CreatedApp> {
     const { db, databases, keys, tokens } = this.#d;
     const region = this.region(askedRegion);
     const id = randomId(16);
@@ -163,7 +164,7 @@ export class AppsService {
       await databases.create(id, region);
       const serviceKey = await db.transaction().execute(async (tx) => {
         await tokens.createSigningKey(id, tx);
-        const key = await keys.create('service', id, 'default', tx);
+        const key = await keys.createService(id, 'default', createdBy, tx);
         await tx.updateTable('apps').set({ status: 'ready' }).where('id', '=', id).execute();
         return key;
       });

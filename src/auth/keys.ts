@@ -30,7 +30,10 @@ export interface CreatedKey extends KeyInfo {
   key: string;
 }
 
-/** A platform key acts with its role in the account; `created_by` is the person who made it (null: a key or the platform). */
+/**
+ * A platform key acts with its role in the account; `created_by` is its person: who made it, or the person behind the
+ * key that made it (null: the operator's keys, which no person is behind).
+ */
 export interface PlatformKeyInfo extends KeyInfo {
   role: Role;
   created_by: string | null;
@@ -92,8 +95,27 @@ export class KeysService {
     this.#db = db;
   }
 
-  async create(kind: Exclude<KeyKind, 'substrate'>, ownerId: string, name: string, db: Db = this.#db): Promise<CreatedKey> {
-    return this.#insert(kind, ownerId, name, generateKey(KEY_PREFIX[kind]), db);
+  /**
+   * An owner key of the operator's for an account (created_by null): no person is behind it, so no membership change
+   * ends it (the first start's key; tests make accounts' keys with it).
+   */
+  async create(_kind: 'platform', accountId: string, name: string, db: Db = this.#db): Promise<CreatedKey> {
+    const key = generateKey(KEY_PREFIX.platform);
+    return { ...(await this.#insertOperatorKey(accountId, name, key, db)), key };
+  }
+
+  /**
+   * A service key of an app, made for `createdBy` (the person behind the caller that asked: it is revoked when they
+   * leave the account or drop below developer; null when the platform made it, for a shipped template).
+   */
+  async createService(appId: string, name: string, createdBy: string | null, db: Db = this.#db): Promise<CreatedKey> {
+    const key = generateKey(KEY_PREFIX.service);
+    const row = await db
+      .insertInto('service_keys')
+      .values({ app_id: appId, key_hash: hashKey(key), hint: keyHint(key), name, created_by: createdBy })
+      .returning(['id', 'name', 'hint', 'created_at'])
+      .executeTakeFirstOrThrow();
+    return { ...keyView(row), key };
   }
 
   /** A person's substrate key: it acts for `substrateUserId`, their own substrate user, and goes when they leave. */
@@ -179,8 +201,8 @@ export class KeysService {
       return row && { kind: 'service', accountId: row.account_id, appId: row.app_id, keyId: row.id };
     }
     if (bearer.startsWith(KEY_PREFIX.platform)) {
-      const row = await this.#db.selectFrom('platform_keys').select(['id', 'account_id', 'role']).where('key_hash', '=', hash).executeTakeFirst();
-      return row && { kind: 'platform', accountId: row.account_id, role: row.role, via: 'key', keyId: row.id, personId: null };
+      const row = await this.#db.selectFrom('platform_keys').select(['id', 'account_id', 'role', 'created_by']).where('key_hash', '=', hash).executeTakeFirst();
+      return row && { kind: 'platform', accountId: row.account_id, role: row.role, via: 'key', keyId: row.id, personId: null, keyPerson: row.created_by };
     }
     if (bearer.startsWith(KEY_PREFIX.substrate)) {
       const row = await this.#db
@@ -199,7 +221,7 @@ export class KeysService {
     if (exists) return;
     await this.#db.transaction().execute(async (tx) => {
       const account = await tx.insertInto('accounts').values({ name: 'owner' }).returning('id').executeTakeFirstOrThrow();
-      await this.#insert('platform', account.id, 'SVC_PLATFORM_API_KEY', key, tx);
+      await this.#insertOperatorKey(account.id, 'SVC_PLATFORM_API_KEY', key, tx);
     });
   }
 
@@ -213,18 +235,20 @@ export class KeysService {
     const file = path.join(dataDir, 'platform-api-key');
     await this.#db.transaction().execute(async (tx) => {
       const account = await tx.insertInto('accounts').values({ name: 'owner' }).returning('id').executeTakeFirstOrThrow();
-      const created = await this.create('platform', account.id, 'first start', tx);
+      const { key } = await this.create('platform', account.id, 'first start', tx);
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-      writeFileSync(file, created.key + '\n', { mode: 0o600 });
+      writeFileSync(file, key + '\n', { mode: 0o600 });
     });
     log.warn({ file }, 'no SVC_PLATFORM_API_KEY set: created an owner account; its platform API key is in this file');
   }
 
-  async #insert(kind: Exclude<KeyKind, 'substrate'>, ownerId: string, name: string, key: string, db: Db): Promise<CreatedKey> {
-    const { table, owner } = KEY_TABLES[kind];
-    const hint = keyHint(key);
-    const { rows } = await sql<KeyRow>`insert into ${sql.table(table)} (${sql.ref(owner)}, key_hash, hint, name)
-      values (${ownerId}, ${hashKey(key)}, ${hint}, ${name}) returning id, name, hint, created_at`.execute(db);
-    return { ...keyView(rows[0]!), key };
+  /** A platform key with no person behind it (created_by null), with the owner role. */
+  async #insertOperatorKey(accountId: string, name: string, key: string, db: Db): Promise<KeyInfo> {
+    const row = await db
+      .insertInto('platform_keys')
+      .values({ account_id: accountId, key_hash: hashKey(key), hint: keyHint(key), name })
+      .returning(['id', 'name', 'hint', 'created_at'])
+      .executeTakeFirstOrThrow();
+    return keyView(row);
   }
 }

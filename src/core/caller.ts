@@ -25,6 +25,12 @@ export type Caller =
       via: PlatformVia;
       keyId: string | null;
       personId: string | null;
+      /**
+       * A platform key's person: who made it, or the person behind the key that made it (keys made by keys inherit
+       * their maker's person); null for keys no person is behind (the operator's SVC_PLATFORM_API_KEY, the first
+       * start's key, and keys made with those). Unset for sessions and OAuth tokens, whose person is personId.
+       */
+      keyPerson?: string | null;
       /** A browser session's id (the hash of its cookie), so what it opens can close when it ends. */
       sessionId?: string;
     }
@@ -34,3 +40,14 @@ export type Caller =
   | { kind: 'substrate'; accountId: string; keyId: string; personId: string; userId: string };
 
 export type CallerKind = Caller['kind'];
+
+/**
+ * The person behind a caller, whom what it makes answers to (keys, invitations, apps' first service keys): the person
+ * signed in or consenting, or a key's person; null for the operator's keys and for callers no person is behind (a
+ * service key, an end user). What it made stops working when that person leaves the account or drops below the role
+ * it needs.
+ */
+export function personBehind(caller: Caller): string | null {
+  if (caller.kind === 'platform') return caller.personId ?? caller.keyPerson ?? null;
+  return caller.kind === 'substrate' ? caller.personId : null;
+}

@@ -606,6 +606,7 @@ export interface RateLimits {
 export interface ServiceKeys {
   app_id: string;
   created_at: Generated<Timestamp>;
+  created_by: string | null;
   hint: string;
   id: Generated<string>;
   key_hash: string;

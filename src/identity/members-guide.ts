@@ -8,12 +8,14 @@ export const MEMBERS_GUIDE: AreaGuide = {
   admins also manage members, invitations and platform keys and read the audit log; owners also grant and change the
   owner role and manage billing. Nobody grants or touches a role above their own: 403 FORBIDDEN_ROLE with
   \`required_role\`. The last owner cannot be demoted, removed or leave: 409 LAST_OWNER.
-- A member's platform keys follow them: demoted, their keys drop to the new role; removed (or leaving), they are revoked,
-  with their substrate keys.
+- What a member made follows them, keys made with their keys included (\`created_by\` is that person): demoted, their
+  platform keys drop to the new role, their service keys go below developer and their open invitations below admin;
+  removed (or leaving), all their keys, invitations, sessions and OAuth grants there end. Keys no person is behind (the
+  operator's, \`created_by\` null) last until revoked.
 - invitations_create returns \`token\` and \`url\` once (stored hashed). With \`email\` only that address may accept;
   without, anyone holding the link. A person accepts signed in (POST /dashboard/invitations/accept { token }) or signs
   up with it (invitation_token); a member already is 409 ALREADY_MEMBER. Invitations last 1-30 days (default 7).
-- platform_keys_create: \`role\` up to yours (default yours); \`created_by\` names the person who made it.
+- platform_keys_create: \`role\` up to yours (default yours); \`created_by\` names the person behind it.
 - audit_list entries: { id, actor_kind (person, key, platform), actor_id, action, resource_type, resource_id, ip,
   details, created_at }, newest first; pass next_cursor as cursor for older ones. Actions: app.create, app.delete,
   app.restore, schema.apply, function.deploy, function.delete, key.create, key.revoke (resource_type \`<kind>_key\`,

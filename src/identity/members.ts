@@ -46,6 +46,8 @@ export interface CreatedInvitation extends InvitationView {
 export interface Manager {
   accountId: string;
   role: Role;
+  /** The person behind them (a key's person for a key; null for the operator's keys): what they make answers to them. */
+  person: string | null;
   by: AuditBy;
 }
 
@@ -86,8 +88,8 @@ export class MembersService {
   }
 
   /**
-   * Gives a member another role. Platform keys the member created keep no more than it (a key's role never exceeds
-   * its creator's). The last owner keeps the owner role: 409 LAST_OWNER.
+   * Gives a member another role; what they made follows it (see dropCredentials). The last owner keeps the owner
+   * role: 409 LAST_OWNER.
    */
   async setRole(manager: Manager, personId: string, role: Role): Promise<MemberView> {
     requireRoleFor(manager.role, role);
@@ -96,17 +98,14 @@ export class MembersService {
       if (current !== role) {
         if (current === 'owner' && owners === 1) throw identityErrors.lastOwner();
         await tx.updateTable('account_members').set({ role }).where('account_id', '=', manager.accountId).where('person_id', '=', personId).execute();
-        const above = rolesAbove(role);
-        const lowered = above.length
-          ? await tx.updateTable('platform_keys').set({ role }).where('account_id', '=', manager.accountId).where('created_by', '=', personId).where('role', 'in', above).executeTakeFirst()
-          : undefined;
+        const dropped = await dropCredentials(tx, manager.accountId, personId, role);
         await audit.record(tx, {
           ...manager.by,
           accountId: manager.accountId,
           action: 'member.role_change',
           resourceType: 'member',
           resourceId: personId,
-          details: { from: current, to: role, keys_lowered: Number(lowered?.numUpdatedRows ?? 0) },
+          details: { from: current, to: role, ...dropped },
         });
       }
       return memberView(await this.#members(tx, manager.accountId).where('m.person_id', '=', personId).executeTakeFirstOrThrow());
@@ -134,8 +133,7 @@ export class MembersService {
   async invite(manager: Manager, input: { email: string | null; role: Role; days: number }): Promise<CreatedInvitation> {
     requireRoleFor(manager.role, input.role);
     const { db, baseUrl } = this.#d;
-    const invitedBy = manager.by.actor.kind === 'person' ? manager.by.actor.id : null;
-    const created = await createInvitation(db, manager.accountId, { email: input.email, role: input.role, invitedBy, days: input.days });
+    const created = await createInvitation(db, manager.accountId, { email: input.email, role: input.role, invitedBy: manager.person, days: input.days });
     const url = invitationLink(baseUrl, created.token);
     const row = await db.selectFrom('invitations').select(INVITATION_COLUMNS).where('id', '=', created.id).executeTakeFirstOrThrow();
     const emailed = input.email !== null && (await this.#mail(manager.accountId, input.email, input.role, url, created.expiresAt));
@@ -215,23 +213,18 @@ export class MembersService {
     });
   }
 
-  /**
-   * Ends a membership: the keys the person created in the account (platform keys, and their substrate keys) are
-   * revoked (a key never outlives its creator's role there) and their sessions in it end.
-   */
+  /** Ends a membership, and with it everything the person made or holds in the account (see dropCredentials). */
   async #end(tx: Tx, accountId: string, personId: string, role: Role, owners: number, by: AuditBy): Promise<void> {
     if (role === 'owner' && owners === 1) throw identityErrors.lastOwner();
     await tx.deleteFrom('account_members').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
-    const keys = await tx.deleteFrom('platform_keys').where('account_id', '=', accountId).where('created_by', '=', personId).executeTakeFirst();
-    const substrateKeys = await tx.deleteFrom('substrate_keys').where('account_id', '=', accountId).where('created_by', '=', personId).executeTakeFirst();
-    await tx.deleteFrom('sessions').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
+    const { keys_revoked, invitations_revoked } = await dropCredentials(tx, accountId, personId, null);
     await audit.record(tx, {
       ...by,
       accountId,
       action: 'member.remove',
       resourceType: 'member',
       resourceId: personId,
-      details: { role, keys_revoked: Number(keys.numDeletedRows + substrateKeys.numDeletedRows) },
+      details: { role, keys_revoked, invitations_revoked },
     });
   }
 
@@ -248,6 +241,65 @@ export class MembersService {
       return false;
     }
   }
+}
+
+/** How many of a person's credentials a role change lowered or revoked, for the audit log. */
+interface Dropped {
+  keys_lowered: number;
+  keys_revoked: number;
+  invitations_revoked: number;
+}
+
+/**
+ * What a person made in an account follows their role there, in the transaction that changes it (so no credential
+ * resolution pays for it: the rows are simply gone or changed). `role` null: they are no longer a member. Keys made with
+ * a key carry that key's person (Caller.keyPerson), so chains of keys follow the person too.
+ * - Platform keys keep at most the new role; with the membership, they are revoked.
+ * - Service keys (made by developers and above) are revoked below developer, and with the membership.
+ * - Substrate keys reach the person's own substrate, which every member uses: revoked with the membership only.
+ * - Open invitations (made by admins and above) are revoked below admin, those granting a role above the new one
+ *   always, and all with the membership.
+ * - With the membership, their sessions in the account end and their OAuth grants there (refresh tokens included) go.
+ */
+async function dropCredentials(tx: Tx, accountId: string, personId: string, role: Role | null): Promise<Dropped> {
+  const holds = (needed: Role) => role !== null && roleAtLeast(role, needed);
+  const lost = role === null ? [...ROLES] : rolesAbove(role);
+  const lowered = role !== null && lost.length
+    ? await tx.updateTable('platform_keys').set({ role }).where('account_id', '=', accountId).where('created_by', '=', personId).where('role', 'in', lost).executeTakeFirst()
+    : undefined;
+  const revoked = [
+    role === null ? await tx.deleteFrom('platform_keys').where('account_id', '=', accountId).where('created_by', '=', personId).executeTakeFirst() : undefined,
+    role === null ? await tx.deleteFrom('substrate_keys').where('account_id', '=', accountId).where('created_by', '=', personId).executeTakeFirst() : undefined,
+    holds('developer')
+      ? undefined
+      : await tx
+          .deleteFrom('service_keys')
+          .where('created_by', '=', personId)
+          .where('app_id', 'in', tx.selectFrom('apps').select('id').where('account_id', '=', accountId))
+          .executeTakeFirst(),
+  ];
+  const invitationRoles = holds('admin') ? lost : [...ROLES];
+  const invitations = invitationRoles.length
+    ? await tx
+        .updateTable('invitations')
+        .set({ revoked_at: sql`now()` })
+        .where('account_id', '=', accountId)
+        .where('invited_by', '=', personId)
+        .where('accepted_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .where('role', 'in', invitationRoles)
+        .executeTakeFirst()
+    : undefined;
+  if (role === null) {
+    await tx.deleteFrom('sessions').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
+    await tx.deleteFrom('oauth_tokens').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
+    await tx.deleteFrom('oauth_codes').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
+  }
+  return {
+    keys_lowered: Number(lowered?.numUpdatedRows ?? 0),
+    keys_revoked: revoked.reduce((n, r) => n + Number(r?.numDeletedRows ?? 0), 0),
+    invitations_revoked: Number(invitations?.numUpdatedRows ?? 0),
+  };
 }
 
 const INVITATION_COLUMNS = ['id', 'email', 'role', 'invited_by', 'created_at', 'expires_at'] as const;

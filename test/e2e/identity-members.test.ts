@@ -1,6 +1,7 @@
 // An account's people, end to end against `node src/main.ts`: invitations by e-mail and by link, accepted at sign-up
 // or by a signed-in person; what each role may and may not do; the last owner kept under concurrent changes; platform
-// keys bounded by their maker's role and following it; the audit log with its actors and filters, and its retention.
+// keys bounded by their maker's role and following it, and everything a member made (keys made with keys, service keys,
+// invitations) ending with the role that allowed it; the audit log with its actors and filters, and its retention.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -361,6 +362,80 @@ describe('platform keys of members', () => {
   });
 });
 
+describe('what a member made ends with the role that allowed it', () => {
+  let ivy: Person;
+  let appId: string;
+  const keys = {} as Record<'k1' | 'k2' | 'k3' | 'k4' | 'k5', { id: string; key: string; created_by: string | null; role: string }>;
+  const serviceKeys: string[] = [];
+  const invitationTokens: string[] = [];
+
+  /** 400 INVITATION_INVALID: a person taking the invitation is refused (sign-up and acceptance check it alike). */
+  async function invitationRefused(token: string): Promise<void> {
+    const res = await call(dan.cookie, 'POST', '/dashboard/invitations/accept', { token });
+    expect([res.status, codeOf(res)]).toEqual([400, 'INVITATION_INVALID']);
+  }
+
+  async function roleChange(role: string): Promise<Record<string, unknown>> {
+    expect((await call(olga.cookie, 'PATCH', `/dashboard/members/${ivy.id}`, { role })).status).toBe(200);
+    const entries = await auditOf(`&action=member.role_change&resource_id=${ivy.id}`);
+    return entries[0]!.details;
+  }
+
+  it('keys made with a key, the service keys and invitations they make, all answer to the person behind the first key', async () => {
+    const token = ((await call(olga.cookie, 'POST', '/dashboard/invitations', { email: 'ivy@example.com', role: 'admin' })).json as { token: string }).token;
+    ivy = await signUp('ivy@example.com', token);
+    appId = ((await call(olga.cookie, 'POST', '/init', { name: 'ivy-target' })).json as { app_id: string }).app_id;
+
+    keys.k1 = (await call(ivy.cookie, 'POST', '/dashboard/keys', { name: 'k1' })).json;
+    keys.k2 = (await call(keys.k1.key, 'POST', '/dashboard/keys', { name: 'k2' })).json;
+    keys.k3 = (await call(keys.k2.key, 'POST', '/dashboard/keys', { name: 'k3', role: 'developer' })).json;
+    expect(Object.values(keys).map(({ role, created_by }) => [role, created_by])).toEqual([
+      ['admin', ivy.id],
+      ['admin', ivy.id],
+      ['developer', ivy.id],
+    ]);
+    serviceKeys.push((await call(ivy.cookie, 'POST', `/apps/${appId}/keys`, { name: 'by session' })).json.key);
+    serviceKeys.push((await call(keys.k2.key, 'POST', `/apps/${appId}/keys`, { name: 'by key' })).json.key);
+    serviceKeys.push((await call(keys.k1.key, 'POST', '/init', { name: 'ivy-own' })).json.service_key.key);
+    for (const key of serviceKeys) expect((await request(server.url, `/v1/${appId}/functions`, { key })).status).not.toBe(401);
+
+    invitationTokens.push(((await call(ivy.cookie, 'POST', '/dashboard/invitations', { role: 'admin' })).json as { token: string }).token);
+    const byKey = await call(keys.k2.key, 'POST', '/dashboard/invitations', { role: 'developer' });
+    expect(byKey.json).toMatchObject({ role: 'developer', invited_by: ivy.id });
+    invitationTokens.push((byKey.json as { token: string }).token);
+  });
+
+  it("demoted to developer: the keys drop to developer (a key's key no longer mints admin keys) and the invitations are revoked", async () => {
+    expect(await roleChange('developer')).toEqual({ from: 'admin', to: 'developer', keys_lowered: 2, keys_revoked: 0, invitations_revoked: 2 });
+    const mint = await call(keys.k2.key, 'POST', '/dashboard/keys', { name: 'k4', role: 'admin' });
+    expect([mint.status, mint.json]).toEqual([403, roleRefusal('admin', 'developer')]);
+    for (const token of invitationTokens) await invitationRefused(token);
+    expect((await request(server.url, `/v1/${appId}/functions`, { key: serviceKeys[0] })).status).toBe(200);
+  });
+
+  it('demoted to viewer: the service keys they made (with their session or their keys) are revoked', async () => {
+    expect(await roleChange('viewer')).toEqual({ from: 'developer', to: 'viewer', keys_lowered: 3, keys_revoked: 3, invitations_revoked: 0 });
+    for (const key of serviceKeys) expect((await request(server.url, `/v1/${appId}/functions`, { key })).status).toBe(401);
+    expect((await call(keys.k3.key, 'GET', '/apps')).status).toBe(200);
+  });
+
+  it("removed: every key of theirs, made by key or session, their service keys and an admin invitation stop at once", async () => {
+    await roleChange('admin');
+    keys.k4 = (await call(ivy.cookie, 'POST', '/dashboard/keys', { name: 'k4' })).json;
+    keys.k5 = (await call(keys.k4.key, 'POST', '/dashboard/keys', { name: 'k5' })).json;
+    const service = (await call(keys.k5.key, 'POST', `/apps/${appId}/keys`, { name: 'late' })).json.key as string;
+    const invitation = ((await call(keys.k5.key, 'POST', '/dashboard/invitations', { role: 'admin' })).json as { token: string }).token;
+    invitationTokens.push(invitation);
+
+    expect((await call(olga.cookie, 'DELETE', `/dashboard/members/${ivy.id}`)).status).toBe(200);
+    for (const { key } of Object.values(keys)) expect((await call(key, 'GET', '/apps')).status).toBe(401);
+    expect((await request(server.url, `/v1/${appId}/functions`, { key: service })).status).toBe(401);
+    await invitationRefused(invitation);
+    const removal = (await auditOf(`&action=member.remove&resource_id=${ivy.id}`))[0]!;
+    expect(removal.details).toEqual({ role: 'admin', keys_revoked: 6, invitations_revoked: 1 });
+  });
+});
+
 describe('the audit log', () => {
   let appId: string;
   let keyAppId: string;
@@ -412,15 +487,16 @@ describe('the audit log', () => {
     });
     expect(entries.filter((e) => e.action === 'invitation.revoke')).toEqual([expect.objectContaining({ actor_id: ada.id, resource_type: 'invitation' })]);
     const adaChanges = entries.filter((e) => e.action === 'member.role_change' && e.resource_id === ada.id).map((e) => e.details);
-    expect(adaChanges[0]).toEqual({ from: 'admin', to: 'developer', keys_lowered: 1 });
+    expect(adaChanges[0]).toEqual({ from: 'admin', to: 'developer', keys_lowered: 1, keys_revoked: 0, invitations_revoked: 0 });
     expect(entries.find((e) => e.action === 'member.remove' && e.resource_id === ada.id)).toMatchObject({
       actor_id: olga.id,
-      details: { role: 'developer', keys_revoked: 2 },
+      // Her two platform keys, and the service key of the app her developer key created.
+      details: { role: 'developer', keys_revoked: 3, invitations_revoked: 0 },
     });
     const veraChanges = entries.filter((e) => e.action === 'member.role_change' && e.resource_id === vera.id);
     expect(veraChanges.map((e) => [e.actor_id, e.details])).toEqual([
-      [ada.id, { from: 'developer', to: 'viewer', keys_lowered: 0 }],
-      [ada.id, { from: 'viewer', to: 'developer', keys_lowered: 0 }],
+      [ada.id, { from: 'developer', to: 'viewer', keys_lowered: 0, keys_revoked: 0, invitations_revoked: 0 }],
+      [ada.id, { from: 'viewer', to: 'developer', keys_lowered: 0, keys_revoked: 0, invitations_revoked: 0 }],
     ]);
     const keyEntries = entries.filter((e) => e.resource_type === 'platform_key' && e.actor_id === ada.id).map((e) => [e.action, e.details]);
     expect(keyEntries).toEqual([

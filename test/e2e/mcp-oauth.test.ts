@@ -361,6 +361,26 @@ describe('OAuth for MCP clients', () => {
     await client.close();
   });
 
+  it("a member removed from the account: their client's refresh token mints nothing more (400 invalid_grant), the access token is refused", async () => {
+    const rita: Person = { email: 'rita@example.com', password: 'rita long password' };
+    const invitation = generateKey('svc_inv_');
+    await control.query(`insert into invitations (account_id, email, role, token_hash, expires_at) values ($1, $2, 'developer', $3, now() + interval '1 day')`, [
+      ownerAccount,
+      rita.email,
+      hashKey(invitation),
+    ]);
+    const signup = await request(server.url, '/dashboard/signup', { method: 'POST', body: { ...rita, invitation_token: invitation }, headers: { origin: base } });
+    expect(signup.status).toBe(201);
+    const grant = await rawGrant(new Browser(), rita);
+    expect((await mcpInit(grant.tokens.access_token)).status).toBe(200);
+
+    const removed = await request(server.url, `/dashboard/members/${(signup.json as { person: { id: string } }).person.id}`, { method: 'DELETE', key: server.platformKey });
+    expect(removed.status).toBe(200);
+    const refresh = await tokenRequest({ grant_type: 'refresh_token', client_id: grant.clientId, refresh_token: grant.tokens.refresh_token });
+    expect([refresh.status, refresh.json.error]).toEqual([400, 'invalid_grant']);
+    expect((await mcpInit(grant.tokens.access_token)).status).toBe(401);
+  });
+
   it('revocation ends the grant at once: the access token is refused on /mcp (401) and the refresh token at /token', async () => {
     const { access_token, refresh_token } = ownerDesk.tokens()!;
     const clientId = ownerDesk.clientInformation()!.client_id;

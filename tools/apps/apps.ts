@@ -3,6 +3,7 @@ import { toolsUsing } from '../define.ts';
 import { AppDetailsSchema, AppIdSchema, AppNameSchema, AppSchema, RegionNameSchema, RegionSchema } from '../../src/apps/types.ts';
 import { CreatedKeySchema } from '../keys/schemas.ts';
 import { accountOf } from '../caller.ts';
+import { personBehind } from '../../src/core/caller.ts';
 
 type Uses = 'apps';
 const defineTool = toolsUsing<Uses>();
@@ -36,7 +37,7 @@ export const appsCreate = defineTool({
   http: { method: 'POST', path: '/init', status: 201 },
   annotations: { destructiveHint: false, idempotentHint: false },
   audit: { action: 'app.create', resource: 'app', id: (_input, app) => app.app_id, details: (_input, app) => ({ name: app.name, region: app.region }) },
-  handler: async (input, ctx) => ctx.services.apps.create(accountOf(ctx.caller), input.name, input.region),
+  handler: async (input, ctx) => ctx.services.apps.create(accountOf(ctx.caller), input.name, input.region, personBehind(ctx.caller)),
 });
 
 export const appsRegions = defineTool({

@@ -4,7 +4,7 @@ import { AppIdSchema } from '../../src/apps/types.ts';
 import { CreatedKeySchema, KeyIdSchema, KeyInfoSchema, KeyNameSchema } from './schemas.ts';
 import { accountOf, personSignedIn } from '../caller.ts';
 import { SUBSTRATE_ROLE } from '../shared.ts';
-import { roleAtLeast, type Caller } from '../../src/core/caller.ts';
+import { personBehind, roleAtLeast, type Caller } from '../../src/core/caller.ts';
 import { errors } from '../../src/core/errors.ts';
 
 type Uses = 'keys' | 'substrate';
@@ -15,14 +15,15 @@ export const serviceKeysCreate = defineTool({
   title: 'Create a service key',
   description:
     'Mint another service key (svc_sk_...) for an app, e.g. one per deployment so each can be revoked alone. ' +
-    'A service key has full access to that one app and is refused (403) on every other app. The key is shown only once.',
+    'A service key has full access to that one app and is refused (403) on every other app. The key is shown only once; ' +
+    'it is revoked when the person behind your credential leaves the account or drops below developer.',
   input: z.object({ app_id: AppIdSchema, name: KeyNameSchema.describe('A label to recognise the key by') }),
   output: CreatedKeySchema,
   auth: ['platform'],
   appScoped: true,
   http: { method: 'POST', path: '/apps/{app_id}/keys', status: 201 },
   audit: { action: 'key.create', resource: 'service_key', id: (_input, key) => key.id, details: (input, key) => ({ app_id: input.app_id, name: key.name }) },
-  handler: async (input, ctx) => ctx.services.keys.create('service', input.app_id, input.name),
+  handler: async (input, ctx) => ctx.services.keys.createService(input.app_id, input.name, personBehind(ctx.caller)),
 });
 
 export const serviceKeysList = defineTool({

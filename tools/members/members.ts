@@ -6,7 +6,7 @@ import { toolsUsing } from '../define.ts';
 import { EmailSchema } from '../auth/auth.ts';
 import { personOf } from '../identity/session.ts';
 import { accountOf } from '../caller.ts';
-import { ROLES } from '../../src/core/caller.ts';
+import { personBehind, ROLES } from '../../src/core/caller.ts';
 import type { ToolContext } from '../../src/core/define.ts';
 import { clientAddress, platformActor, type AuditBy } from '../../src/identity/audit.ts';
 import type { Manager } from '../../src/identity/members.ts';
@@ -23,7 +23,7 @@ const InvitationSchema = z.object({
   id: z.string(),
   email: z.string().nullable().describe('null: link-only, anyone with the link may accept'),
   role: RoleSchema,
-  invited_by: z.string().nullable().describe('The inviting person; null when a key invited'),
+  invited_by: z.string().nullable().describe("The inviting person (a key's person when a key invited); null for the operator's keys"),
   created_at: z.string(),
   expires_at: z.string(),
 });
@@ -44,7 +44,7 @@ function platformCaller(ctx: Acting) {
 /** The caller as the manager of its account: its role bounds what it may grant or touch. */
 export function managerOf(ctx: Acting): Manager {
   const caller = platformCaller(ctx);
-  return { accountId: caller.accountId, role: caller.role, by: auditBy(ctx) };
+  return { accountId: caller.accountId, role: caller.role, person: personBehind(caller), by: auditBy(ctx) };
 }
 
 export const membersList = defineTool({
@@ -63,7 +63,8 @@ export const membersSetRole = defineTool({
   name: 'members_set_role',
   title: "Change a member's role",
   description:
-    "Give a member another role; only an owner grants or changes owner. Their platform keys drop to at most the new role. " +
+    "Give a member another role; only an owner grants or changes owner. Their platform keys drop to at most the new role; " +
+    'below developer their service keys are revoked, below admin their open invitations (above the new role, always). ' +
     'The last owner keeps it: 409 LAST_OWNER.',
   input: z.object({ person_id: PersonIdSchema, role: RoleSchema }),
   output: MemberSchema,
@@ -77,7 +78,9 @@ export const membersSetRole = defineTool({
 export const membersRemove = defineTool({
   name: 'members_remove',
   title: 'Remove a member',
-  description: 'Remove a member from the account; the platform keys they created are revoked. Not the last owner (409 LAST_OWNER).',
+  description:
+    'Remove a member from the account: the keys they made (platform, service, substrate, and keys made with those), their open ' +
+    'invitations, sessions and OAuth grants there end. Not the last owner (409 LAST_OWNER).',
   input: z.object({ person_id: PersonIdSchema }),
   output: z.object({ removed: z.literal(true), person_id: z.string() }),
   auth: ['platform'],
@@ -94,8 +97,8 @@ export const membersLeave = defineTool({
   name: 'members_leave',
   title: 'Leave the account',
   description:
-    'The signed-in person leaves the account their session acts in: the platform keys they created there are revoked and the ' +
-    'session ends. The last owner cannot leave (409 LAST_OWNER).',
+    'The signed-in person leaves the account their session acts in: what they made there ends as when removed (keys, ' +
+    'invitations, OAuth grants) and the session ends. The last owner cannot leave (409 LAST_OWNER).',
   input: z.object({}),
   output: z.object({ left: z.literal(true), account_id: z.string() }),
   auth: ['platform'],

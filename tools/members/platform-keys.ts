@@ -13,7 +13,7 @@ const defineTool = toolsUsing<Uses>();
 
 const PlatformKeySchema = KeyInfoSchema.extend({
   role: RoleSchema,
-  created_by: z.string().nullable().describe('The person who made it; null when a key or the platform did'),
+  created_by: z.string().nullable().describe("Its person: who made it, or the person behind the key that did; null for the operator's keys"),
 });
 
 export const platformKeysCreate = defineTool({
@@ -30,8 +30,7 @@ export const platformKeysCreate = defineTool({
     const manager = managerOf(ctx);
     const role = input.role ?? manager.role;
     requireRoleFor(manager.role, role);
-    const createdBy = manager.by.actor.kind === 'person' ? manager.by.actor.id : null;
-    return ctx.services.keys.createPlatform(manager.accountId, input.name, { role, createdBy });
+    return ctx.services.keys.createPlatform(manager.accountId, input.name, { role, createdBy: manager.person });
   },
 });
 
