@@ -43,6 +43,7 @@ describe('REST and MCP parity', () => {
       'account_verify_email_send',
       'account_password_reset',
       'account_password_reset_confirm',
+      'account_signup_confirm',
       'account_oidc_providers',
       'account_oidc_start',
       'account_oidc_callback',
