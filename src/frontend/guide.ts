@@ -29,8 +29,9 @@ and the like are 409 INVALID_DEPLOYMENT_STATE. frontend_deploy_sync repairs a de
 ## Serving
 
 The live site is at its \`url\`: the app's own host \`{subdomain}.{base_domain}\` (in development
-\`http://{subdomain}.localhost:<port>/\`), an origin of its own; build for the root (Vite: \`base: "/"\`).
-\`{base_url}/sites/{app_id}/\` serves the same files sandboxed (opaque origin: no cookies or localStorage). framework: \`react-vite\` (SPA: unknown routes get
+\`http://{subdomain}.localhost:<port>/\`), an origin of its own; build for the root (Vite: \`base: "/"\`). Browsers
+opening \`{base_url}/sites/{app_id}/\` are sent there; other clients get the files sandboxed (opaque origin, no
+cookies or localStorage; a platform without apps' hosts has only that form: build with \`base: "./"\`). framework: \`react-vite\` (SPA: unknown routes get
 index.html), \`nextjs-static\` (next export: /about serves about.html, 404.html for misses), \`static\` or \`other\`
 (exact files, 404.html if present). A new READY deployment replaces the live one; deleting the live one takes the site
 offline. Plan \`pro\` keeps every READY deployment reachable at \`/sites/{app_id}/d/{id}/\`.

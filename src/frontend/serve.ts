@@ -103,7 +103,8 @@ export function rawPath(req: Request): string {
   return q < 0 ? url : url.slice(0, q);
 }
 
-function rawQuery(req: Request): string {
+/** The query string of a request, with its "?", or "". */
+export function rawQuery(req: Request): string {
   const q = req.originalUrl.indexOf('?');
   return q < 0 ? '' : req.originalUrl.slice(q);
 }

@@ -57,7 +57,8 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
 
 - \`{ type: "http" }\` (default): public at \`url\` = \`{base_url}/v1/{app_id}/fn/{name}[/rest]\`, any method; the body
   (up to 6 MB) and the response stream through. End-user JWTs and the app's service key are passed on; platform keys
-  are stripped. A page served there is sandboxed (no cookies or storage); on the app's own host, \`/fn/{name}\`, it is not.
+  are stripped. A browser opening a page there is sent to the app's own host (\`/fn/{name}\`, its origin); what the path
+  serves is sandboxed (no cookies or storage) with only its content headers (no Set-Cookie).
 - \`{ type: "cron", config: { schedule: "*/5 * * * *" } }\`: 5-field, UTC; runs as POST with JSON \`{ scheduled_at }\` once
   per due slot.
 - \`{ type: "websocket", config: { event: "chat" } }\`: runs for messages \`{ event, data }\` on \`/v1/{app_id}/ws\` as POST

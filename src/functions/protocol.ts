@@ -217,7 +217,8 @@ export function parseRunnerFrame(line: string): RunnerFrame | InvalidCallFrame |
     case 'init_error':
       return typeof f.message === 'string' ? { type: 'init_error', message: f.message } : undefined;
     case 'head': {
-      if (!isId(f.id) || !isId(f.status) || !Array.isArray(f.headers)) return undefined;
+      // A final status an HTTP response can have: a handler's own Response subclass may claim any number.
+      if (!isId(f.id) || !isId(f.status) || f.status < 200 || f.status > 599 || !Array.isArray(f.headers)) return undefined;
       const headers: Array<[string, string]> = [];
       for (const pair of f.headers as unknown[]) {
         if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') return undefined;

@@ -613,7 +613,9 @@ async function handle(frame: RequestFrame): Promise<void> {
     if (!(response instanceof Response)) {
       throw new TypeError(`The handler must return a Response (or a promise of one); it returned ${response === null ? 'null' : typeof response}.`);
     }
-    void send({ type: 'head', id, status: response.status, headers: [...response.headers] });
+    const status = response.status;
+    if (!Number.isInteger(status) || status < 200 || status > 599) throw new TypeError(`The handler's Response has status ${String(status)}; a response's status is 200-599.`);
+    void send({ type: 'head', id, status, headers: [...response.headers] });
     if (response.body) {
       const reader = response.body.getReader();
       for (;;) {

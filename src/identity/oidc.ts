@@ -20,6 +20,14 @@ export const OIDC_CALLBACK_PATH = '/dashboard/oidc/callback';
 /** How long a person may take at the provider; the binding cookie lives as long. */
 export const OIDC_SIGNIN_SECONDS = 600;
 
+/**
+ * The cookie that binds a sign-in to the browser that started it: `__Host-svc_oidc` (Path=/, Secure) where the scheme
+ * allows the prefix, so no other host (an app's subdomain included) can set it; `svc_oidc` on plain http.
+ */
+export function oidcBindingCookieName(secure: boolean): string {
+  return secure ? '__Host-svc_oidc' : 'svc_oidc';
+}
+
 /** A configured provider, as the sign-in page shows it. */
 export interface OidcProviderView {
   name: string;

@@ -1,8 +1,10 @@
 // Which host a request came to: the platform's own (its base URL's: the console, the cookie routes, every API), or an
 // app's own (`{subdomain}.{base_domain}` with subdomain routing, or a verified custom domain), where the app's content
 // is served on an origin of its own and the platform's pages are not.
+import { isIP } from 'node:net';
 import express, { type RequestHandler, type Router } from 'express';
 import type { Services } from '../services.ts';
+import { hostOf } from '../domains/names.ts';
 
 /** The host of a Host header, lowercase and without its port. */
 function hostName(hostHeader: string | undefined): string {
@@ -26,10 +28,35 @@ export function platformHostOf(baseUrl: string): string {
   return new URL(baseUrl).hostname.toLowerCase();
 }
 
+/** The platform's own host name, parsed once per config. */
+const platformHosts = new WeakMap<object, string>();
+function platformHost(config: Services['config']): string {
+  let host = platformHosts.get(config);
+  if (host === undefined) platformHosts.set(config, (host = platformHostOf(config.baseUrl)));
+  return host;
+}
+
 /** The subdomain a request's Host names with subdomain routing on, if any. */
 export function requestSubdomain(hostHeader: string | undefined, services: Services): string | undefined {
-  const { baseDomain, baseUrl } = services.config;
-  return baseDomain ? subdomainOf(hostHeader, baseDomain, platformHostOf(baseUrl)) : undefined;
+  const { baseDomain } = services.config;
+  return baseDomain ? subdomainOf(hostHeader, baseDomain, platformHost(services.config)) : undefined;
+}
+
+/** The address of an app's own host, `{scheme}//{subdomain}.{base_domain}`, or undefined without subdomain routing. */
+export function appHostUrl(config: Services['config'], subdomain: string): string | undefined {
+  return config.baseDomain ? `${new URL(config.baseUrl).protocol}//${subdomain}.${config.baseDomain}` : undefined;
+}
+
+/**
+ * Whether a request came to a host that is some app's other than `appId` (a subdomain under the base domain, or a
+ * custom domain): a path route of one app's content (/v1/{app_id}/fn/..., /sites/{app_id}/...) does not answer there,
+ * or one tenant's pages would run on another's origin. Costs no query on the platform's host or an address.
+ */
+export async function onAnotherAppsHost(hostHeader: string | undefined, services: Services, appId: string): Promise<boolean> {
+  const subdomain = requestSubdomain(hostHeader, services);
+  if (subdomain) return (await services.apps.bySubdomain(subdomain))?.id !== appId;
+  const custom = await services.domains.appForHost(hostHeader);
+  return custom !== null && custom !== appId;
 }
 
 /** The app served at this Host header: its subdomain with subdomain routing, or its verified custom domain. */
@@ -39,44 +66,35 @@ export async function appIdFromHost(hostHeader: string | undefined, services: Se
   return (await services.domains.appForHost(hostHeader)) ?? undefined;
 }
 
-/** What markAppHost records on a request. */
-export interface AppHostLocals {
-  /** The request came to an app's own host (its subdomain or a verified custom domain). */
-  onAppHost?: boolean;
+/** What markPlatformHost records on a request. */
+export interface PlatformHostLocals {
+  /** The request came to the platform's own host (its base URL's), an address, or localhost. */
+  onPlatformHost?: boolean;
 }
 
 /**
- * Records whether a request came to an app's own host: cheap (a subdomain is a string test; a custom domain's lookup is
- * cached), so it runs before every route, for the platform's pages to step aside there (platformHostOnly).
+ * Records whether a request came to the platform's own host: its base URL's host name (port and a final dot
+ * ignored), an IP address (clients on the machine or inside the cluster) or localhost. No query: it runs before every
+ * route, for the platform's pages (platformHostOnly).
  */
-export function markAppHost(services: Services): RequestHandler {
+export function markPlatformHost(services: Services): RequestHandler {
+  const own = platformHost(services.config);
   return (req, res, next) => {
-    const locals = res.locals as AppHostLocals;
-    if (requestSubdomain(req.headers.host, services)) {
-      locals.onAppHost = true;
-      return next();
-    }
-    const custom = services.domains.appForHost(req.headers.host);
-    if (custom === null || typeof custom === 'string') {
-      locals.onAppHost = custom !== null;
-      return next();
-    }
-    custom.then((appId) => {
-      locals.onAppHost = appId !== null;
-      next();
-    }, next);
+    const host = hostOf(req.headers.host);
+    (res.locals as PlatformHostLocals).onPlatformHost = host === own || host === 'localhost' || isIP(host.replace(/^\[|\]$/g, '')) !== 0;
+    next();
   };
 }
 
 /**
- * The platform's person-facing pages (the console, the approval page, OAuth's sign-in and consent) exist on its own host
- * only: a page of the platform on an app's origin would run beside the app's scripts (a service worker of the app's could
- * read the password typed into it). On an app's host their router steps aside, so those paths are the app's own (its
- * site may well have a /console or an /authorize of its own).
+ * The platform's person-facing pages (the console, the approval page, OAuth's sign-in, consent and endpoints) exist on
+ * its own host only: a page of the platform on another origin would run beside that origin's scripts (an app's service
+ * worker could read the password typed into it). Elsewhere their router steps aside, so on an app's host those paths
+ * are the app's own (its site may well have a /console or an /authorize of its own).
  */
 export function platformHostOnly(router: Router): Router {
   const guarded = express.Router();
-  guarded.use((_req, res, next) => ((res.locals as AppHostLocals).onAppHost ? next('router') : next()));
+  guarded.use((_req, res, next) => ((res.locals as PlatformHostLocals).onPlatformHost ? next() : next('router')));
   guarded.use(router);
   return guarded;
 }

@@ -11,7 +11,7 @@ import { buildOpenApi } from '../platform/docs.ts';
 import { errorShapes, JSON_TYPES, largeBodyParsers, mountRestTools, sendError, type BaseUrlLocals, type SubdomainLocals } from './rest.ts';
 import { mcpOriginGuard, type McpTransport } from './mcp.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
-import { markAppHost, platformHostOnly, requestSubdomain } from './app-host.ts';
+import { markPlatformHost, platformHostOnly, requestSubdomain } from './app-host.ts';
 import { clientErrorAnswer, MAX_HEADER_BYTES } from './socket-reply.ts';
 import { postgrestAlias } from './postgrest-alias.ts';
 import { settleUnreadBody } from './raw/unread-body.ts';
@@ -52,7 +52,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   app.use(requestLog(log));
   app.use(postgrestAlias);
   app.use(errorShapes(tools));
-  app.use(markAppHost(services));
+  app.use(markPlatformHost(services));
   // Before CORS, so that a foreign page's preflight is refused too (DNS-rebinding protection of the MCP transport).
   app.use('/mcp', mcpOriginGuard(config.mcp));
   app.use(corsMiddleware);

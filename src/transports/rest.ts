@@ -10,7 +10,7 @@ import type { AnyTool, ErrorShape, HttpBinding } from '../core/define.ts';
 import type { Services } from '../services.ts';
 import type { Caller, CallerKind } from '../core/caller.ts';
 import { resolveRequestCaller } from './credentials.ts';
-import { sameOriginWrite, sessionCookieHeader, sessionCookieOf } from './session-cookie.ts';
+import { sameOriginWrite, sessionCookieHeaders, sessionCookieOf } from './session-cookie.ts';
 import { identityErrors } from '../identity/errors.ts';
 import { pathParams } from '../core/schema.ts';
 import { routeTable, segmentCount, type TableRoute } from './route-table.ts';
@@ -138,7 +138,7 @@ async function serve(
       canStream: true,
       session: {
         token: sessionToken,
-        set: (session) => res.append('Set-Cookie', sessionCookieHeader(session, services.config.secureCookies)),
+        set: (session) => res.append('Set-Cookie', sessionCookieHeaders(session, services.config.secureCookies)),
       },
     });
     // Bytes served by an app's routes are its bandwidth (bandwidth_bytes), headers included.

@@ -4,12 +4,13 @@
 // platform's own origin.
 import { parse, serialize } from 'cookie';
 import type { Request } from 'express';
+import { oidcBindingCookieName } from '../identity/oidc.ts';
 
 const PLAIN_NAME = 'svc_session';
 const HOST_NAME = '__Host-svc_session';
 
-/** Every name the platform's session cookie may have: tenant responses never set them. */
-export const PLATFORM_COOKIE_NAMES: ReadonlySet<string> = new Set([PLAIN_NAME, HOST_NAME]);
+/** Every name a cookie of the platform's may have (the session's, OpenID Connect's binding): tenants never set them. */
+export const PLATFORM_COOKIE_NAMES: ReadonlySet<string> = new Set([PLAIN_NAME, HOST_NAME, oidcBindingCookieName(false), oidcBindingCookieName(true)]);
 
 /** The cookie's name: `__Host-svc_session` where the scheme allows the prefix (https), else `svc_session`. */
 export function sessionCookieName(secure: boolean): string {
@@ -23,11 +24,15 @@ export function sessionCookieOf(req: Request, secure: boolean): string | undefin
   return parse(header)[sessionCookieName(secure)] || undefined;
 }
 
-/** Set-Cookie for a new session, or (null) the one that clears it. */
-export function sessionCookieHeader(session: { token: string; expiresAt: Date } | null, secure: boolean): string {
+/**
+ * Set-Cookie headers for a new session, or (null) those that clear it. Under https the cookie of the plain name, which
+ * a platform before the `__Host-` prefix set, is cleared too: it would otherwise linger unread until it expired.
+ */
+export function sessionCookieHeaders(session: { token: string; expiresAt: Date } | null, secure: boolean): string[] {
   const base = { httpOnly: true, sameSite: 'lax' as const, secure, path: '/' };
   const name = sessionCookieName(secure);
-  return session ? serialize(name, session.token, { ...base, expires: session.expiresAt }) : serialize(name, '', { ...base, expires: new Date(0) });
+  const set = session ? serialize(name, session.token, { ...base, expires: session.expiresAt }) : serialize(name, '', { ...base, expires: new Date(0) });
+  return secure ? [set, serialize(PLAIN_NAME, '', { ...base, expires: new Date(0) })] : [set];
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

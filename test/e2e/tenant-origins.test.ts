@@ -1,8 +1,9 @@
 // Tenant content against a signed-in person, in Chromium: a tenant's function and site try what a page on the
 // platform's origin could do with the victim's session (mint an owner key, approve the victim's pending proposal,
-// replace the session cookie, register a service worker over the console, read the cookie from the request), on the
-// platform's paths (/v1/{app_id}/fn/..., /sites/{app_id}/: sandboxed to an opaque origin) and on the app's own host
-// ({subdomain}.localhost:<port>: another origin and another site, which never receives the platform's cookie).
+// replace the session cookie, plant the OpenID Connect binding, register a service worker over the console, read the
+// cookie from the request). By default (a localhost base URL) apps have hosts of their own, {subdomain}.localhost:<port>,
+// another origin and another site, and a browser opening a tenant's page on a platform path is sent there; a platform
+// without apps' hosts (here http://platform.test:<port>, no SVC_BASE_DOMAIN) serves those paths sandboxed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { callFrom, startConsole, type ConsoleHarness } from '../helpers/console.ts';
@@ -34,7 +35,7 @@ const ATTACK_SCRIPT = `
     out.sw = 'refused';
   }
   try {
-    document.cookie = 'svc_session=attacker; path=/; domain=localhost';
+    document.cookie = 'svc_session=attacker; path=/; domain=' + new URL(platform).hostname;
     document.cookie = 'svc_session=attacker; path=/';
   } catch (e) {}
   document.getElementById('out').textContent = JSON.stringify(out);
@@ -43,13 +44,15 @@ const ATTACK_SCRIPT = `
 
 const page = (extra = '') => `<!doctype html><html><head><title>tenant</title></head><body>${extra}<pre id="out"></pre><script>${ATTACK_SCRIPT}</script></body></html>`;
 
-/** The function: the page (with the Cookie header it received), a service worker script, both asking for scope / and setting the platform's cookie. */
+/** The function: the page (with the Cookie header it received) or a service worker script, with every header a tenant should not send. */
 const FUNCTION_CODE = `
 const PAGE = ${JSON.stringify(page('<pre id="seen">SEEN</pre>'))};
 export default async (req: Request) => {
-  const headers = new Headers({ 'service-worker-allowed': '/', 'clear-site-data': '"cookies"' });
+  const headers = new Headers({ 'service-worker-allowed': '/', 'clear-site-data': '"cookies"', nel: '{"report_to":"t","max_age":31536000}', 'x-tenant': 'yes' });
   headers.append('set-cookie', 'svc_session=attacker; Path=/; SameSite=Lax');
   headers.append('set-cookie', '__Host-svc_session=attacker; Path=/; Secure');
+  headers.append('set-cookie', 'svc_oidc=planted; Path=/dashboard/oidc');
+  headers.append('set-cookie', '=svc_session=nameless; Path=/');
   headers.append('set-cookie', 'tenant_pref=1; Path=/');
   if (new URL(req.url).pathname.endsWith('/sw.js')) {
     headers.set('content-type', 'text/javascript');
@@ -61,54 +64,24 @@ export default async (req: Request) => {
 };
 `;
 
-let h: ConsoleHarness;
-let appId: string;
-let serviceKey: string;
-let appHost: string;
-let platform: string;
-let sessionToken: string;
+const SANDBOX = 'sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads';
 
-async function pendingProposal(): Promise<string> {
-  const proposed = await callFrom(h.owner, 'POST', '/v1/me/substrate/actions/propose', { capability: 'record_principle', payload: { title: 'Refunds need two people', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } });
-  expect(proposed.status, JSON.stringify(proposed.json)).toBe(200);
-  expect(proposed.json.requires_approval).toBe(true);
-  return proposed.json.action_id as string;
+interface Rig {
+  h: ConsoleHarness;
+  /** The platform's origin as people open it (base_url). */
+  platform: string;
+  appId: string;
+  /** The live site's url (the app's own host when there is one). */
+  siteUrl: string;
+  sessionToken: string;
 }
 
-/** Opens `url` in the owner's browser context and reads what the tenant's script reported. */
-async function runAttack(url: string, actionId: string): Promise<{ out: Record<string, unknown>; seen: string | null; tab: Page }> {
-  const tab = await h.owner.context().newPage();
-  await tab.goto(`${url}?action=${actionId}&platform=${encodeURIComponent(platform)}`);
-  await tab.locator('#out:not(:empty)').waitFor();
-  const out = JSON.parse((await tab.locator('#out').textContent())!) as Record<string, unknown>;
-  const seen = (await tab.locator('#seen').count()) ? await tab.locator('#seen').textContent() : null;
-  return { out, seen, tab };
-}
-
-/** The victim is untouched: no key minted, the proposal still waits, the same session, no service worker over the console. */
-async function expectVictimUntouched(actionId: string): Promise<void> {
-  const keys = await callFrom(h.owner, 'GET', '/dashboard/keys');
-  expect(keys.status).toBe(200);
-  expect(keys.json.keys.map((k: { name: string }) => k.name)).not.toContain('stolen');
-  const action = await callFrom(h.owner, 'GET', `/v1/me/substrate/actions/${actionId}`);
-  expect(action.json.status).toBe('proposed');
-  const cookies = await h.owner.context().cookies();
-  // Cookies the platform's host receives (an app's host-only ones are its own): the victim's session alone.
-  const platformCookies = cookies.filter((c) => c.name.endsWith('svc_session') && c.domain.replace(/^\./, '') === 'localhost');
-  expect(platformCookies).toEqual([expect.objectContaining({ domain: 'localhost', value: sessionToken })]);
-  expect(h.owner.context().serviceWorkers().filter((w) => new URL(w.url()).host === `localhost:${h.server.port}`)).toEqual([]);
-  await h.owner.goto(h.consoleUrl);
-  expect(await h.owner.evaluate(() => navigator.serviceWorker.getRegistrations().then((r) => r.map((x) => x.scope)))).toEqual([]);
-  // The session still works from the console.
-  expect((await callFrom(h.owner, 'GET', '/dashboard/session')).status).toBe(200);
-}
-
-beforeAll(async () => {
-  h = await startConsole();
-  platform = `http://localhost:${h.server.port}`;
-  ({ appId, serviceKey } = await h.createApp('Tenant origins'));
-  const cookies = await h.owner.context().cookies();
-  sessionToken = cookies.find((c) => c.name === 'svc_session')!.value;
+/** A console with its owner signed in, and an app of theirs with the hostile function and site deployed. */
+async function rig(host?: string): Promise<Rig> {
+  const h = await startConsole({}, host);
+  const platform = new URL(h.consoleUrl).origin;
+  const { appId, serviceKey } = await h.createApp('Tenant origins');
+  const sessionToken = (await h.owner.context().cookies()).find((c) => c.name === 'svc_session')!.value;
   const deployed = await request(h.server.url, `/v1/${appId}/functions`, { method: 'POST', key: serviceKey, body: { name: 'evil', code: FUNCTION_CODE } });
   expect(deployed.status, deployed.text).toBe(201);
   const site = await request(h.server.url, `/v1/${appId}/frontend/deployments/files`, {
@@ -119,75 +92,112 @@ beforeAll(async () => {
   expect(site.status, site.text).toBe(202);
   for (;;) {
     const d = (await request(h.server.url, `/v1/${appId}/frontend/deployments/${site.json.id}`, { key: serviceKey })).json;
-    if (d.status === 'READY') {
-      appHost = d.url.replace(/\/$/, '');
-      break;
-    }
+    if (d.status === 'READY') return { h, platform, appId, siteUrl: d.url, sessionToken };
     expect(d.status).not.toBe('ERROR');
     await new Promise((r) => setTimeout(r, 100));
   }
-}, 120_000);
+}
 
-afterAll(async () => {
-  await h?.close();
-});
+async function pendingProposal(r: Rig): Promise<string> {
+  const proposed = await callFrom(r.h.owner, 'POST', '/v1/me/substrate/actions/propose', { capability: 'record_principle', payload: { title: 'Refunds need two people', applies_to: {}, constraint_spec: { logic: { '==': [1, 1] } } } });
+  expect(proposed.status, JSON.stringify(proposed.json)).toBe(200);
+  expect(proposed.json.requires_approval).toBe(true);
+  return proposed.json.action_id as string;
+}
 
-describe('tenant content cannot use a signed-in person’s session', () => {
-  it("serves the app's site on its own host, {subdomain}.localhost on the platform's port", () => {
-    expect(appHost).toMatch(new RegExp(`^http://[a-z0-9-]+\\.localhost:${h.server.port}$`));
+/** Opens `url` in the owner's browser context and reads what the tenant's script reported, and where it ran. */
+async function runAttack(r: Rig, url: string, actionId: string): Promise<{ out: Record<string, unknown>; seen: string | null; at: string; tab: Page }> {
+  const tab = await r.h.owner.context().newPage();
+  await tab.goto(`${url}?action=${actionId}&platform=${encodeURIComponent(r.platform)}`);
+  await tab.locator('#out:not(:empty)').waitFor();
+  const out = JSON.parse((await tab.locator('#out').textContent())!) as Record<string, unknown>;
+  const seen = (await tab.locator('#seen').count()) ? await tab.locator('#seen').textContent() : null;
+  return { out, seen, at: new URL(tab.url()).origin, tab };
+}
+
+/** The victim is untouched: no key minted, the proposal still waits, the same session, nothing planted, no service worker over the console. */
+async function expectVictimUntouched(r: Rig, actionId: string): Promise<void> {
+  const { h } = r;
+  const keys = await callFrom(h.owner, 'GET', '/dashboard/keys');
+  expect(keys.status).toBe(200);
+  expect(keys.json.keys.map((k: { name: string }) => k.name)).not.toContain('stolen');
+  const action = await callFrom(h.owner, 'GET', `/v1/me/substrate/actions/${actionId}`);
+  expect(action.json.status).toBe('proposed');
+  // Cookies the platform's host receives (an app's host-only ones are its own): the victim's session alone.
+  const platformHost = new URL(r.platform).hostname;
+  const onPlatform = (await h.owner.context().cookies()).filter((c) => c.domain.replace(/^\./, '') === platformHost);
+  expect(onPlatform.map((c) => [c.name, c.value])).toEqual([['svc_session', r.sessionToken]]);
+  expect(h.owner.context().serviceWorkers().filter((w) => new URL(w.url()).origin === r.platform)).toEqual([]);
+  await h.owner.goto(h.consoleUrl);
+  // (Plain http on a name other than localhost is not a secure context: no service workers there at all.)
+  expect(await h.owner.evaluate(async () => (navigator.serviceWorker ? (await navigator.serviceWorker.getRegistrations()).map((w) => w.scope) : []))).toEqual([]);
+  expect((await callFrom(h.owner, 'GET', '/dashboard/session')).status).toBe(200);
+}
+
+describe('apps on hosts of their own ({subdomain}.localhost, the default for a localhost base URL)', () => {
+  let r: Rig;
+  let appHost: string;
+  beforeAll(async () => {
+    r = await rig();
+    appHost = r.siteUrl.replace(/\/$/, '');
+  }, 120_000);
+  afterAll(async () => {
+    await r?.h.close();
   });
 
-  it('a function on the platform’s path: sandboxed, no cookie in, none out, no service worker', async () => {
-    const actionId = await pendingProposal();
-    const { out, seen, tab } = await runAttack(`${platform}/v1/${appId}/fn/evil/`, actionId);
-    // An opaque origin: its requests carry Origin: null and no cookie, their answers are not its to read, and it has
-    // no service workers.
-    expect(out).toEqual({ mint: 'failed', approve: 'failed', sw: 'refused' });
-    expect(seen).toBe('');
-    await tab.close();
-    await expectVictimUntouched(actionId);
-    // The tenant's own cookie is its own business.
-    expect((await h.owner.context().cookies()).some((c) => c.name === 'tenant_pref')).toBe(true);
+  it("serves the app's site on its own host, on the platform's port", () => {
+    expect(appHost).toMatch(new RegExp(`^http://[a-z0-9-]+\\.localhost:${r.h.server.port}$`));
   });
 
-  it('a site on the platform’s path: sandboxed the same way', async () => {
-    const actionId = await pendingProposal();
-    const { out, tab } = await runAttack(`${platform}/sites/${appId}/`, actionId);
-    expect(out).toEqual({ mint: 'failed', approve: 'failed', sw: 'refused' });
-    await tab.close();
-    await expectVictimUntouched(actionId);
-  });
-
-  it("the site and the function on the app's own host: another site, which the platform's cookie never reaches", async () => {
-    const actionId = await pendingProposal();
-    const site = await runAttack(`${appHost}/`, actionId);
-    // Cross-site: no cookie goes with the requests; the service worker is the app's own, scoped to its host.
-    expect(site.out).toEqual({ mint: 'failed', approve: 'failed', sw: 'registered' });
-    await site.tab.close();
-    const fn = await runAttack(`${appHost}/fn/evil/`, actionId);
-    expect(fn.out).toMatchObject({ mint: 'failed', approve: 'failed' });
-    expect(fn.seen).not.toContain(sessionToken);
-    await fn.tab.close();
-    await expectVictimUntouched(actionId);
-  });
-
-  it('tenant responses never carry the platform’s cookie, a wider service-worker scope or Clear-Site-Data; paths are sandboxed', async () => {
-    for (const [base, path, sandboxed] of [
-      [h.server.url, `/v1/${appId}/fn/evil/`, true],
-      [appHost, '/fn/evil/', false],
-    ] as const) {
-      const res = await request(base, path, { headers: { cookie: `svc_session=${sessionToken}; other=1` } });
-      expect(res.status).toBe(200);
-      expect(res.headers['set-cookie']).toEqual(['tenant_pref=1; Path=/']);
-      expect(res.headers['service-worker-allowed']).toBeUndefined();
-      expect(res.headers['clear-site-data']).toBeUndefined();
-      expect(res.headers['content-security-policy']).toBe(sandboxed ? 'sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads' : undefined);
-      // The function saw the other cookie, never the session.
-      expect(res.text).toContain('<pre id="seen">other=1</pre>');
+  it("a browser opening a function or a site on the platform's path is sent to the app's host, where the attack finds no session", async () => {
+    // The function's worker (/fn/evil/sw.js) may not widen its scope to / (Service-Worker-Allowed is dropped); the
+    // site's (/sw.js) may, on its own host.
+    for (const [path, landing, sw] of [
+      [`/v1/${r.appId}/fn/evil/`, `${appHost}/fn/evil/`, 'refused'],
+      [`/sites/${r.appId}/`, `${appHost}/`, 'registered'],
+    ]) {
+      const actionId = await pendingProposal(r);
+      const { out, seen, at, tab } = await runAttack(r, `${r.platform}${path}`, actionId);
+      expect(tab.url()).toBe(`${landing}?action=${actionId}&platform=${encodeURIComponent(r.platform)}`);
+      expect(at).toBe(appHost);
+      // Cross-site: no cookie goes with the requests and their answers are not the page's to read.
+      expect(out).toEqual({ mint: 'failed', approve: 'failed', sw });
+      // The function never sees the platform's session (nor the page's own svc_session, which it may not tell apart).
+      expect(seen ?? '').not.toContain('svc_session');
+      await tab.close();
+      await expectVictimUntouched(r, actionId);
     }
-    const sitePath = await request(h.server.url, `/sites/${appId}/`);
-    expect(sitePath.headers['content-security-policy']).toContain('sandbox allow-scripts');
+  });
+
+  it('tenant responses never carry the platform’s cookies, a wider service-worker scope or Clear-Site-Data; on a platform path only the content’s own headers, sandboxed', async () => {
+    const onPath = await request(r.h.server.url, `/v1/${r.appId}/fn/evil/`, { headers: { cookie: `svc_session=${r.sessionToken}; svc_oidc=b; other=1` } });
+    expect(onPath.status).toBe(200);
+    expect([onPath.headers['set-cookie'], onPath.headers['service-worker-allowed'], onPath.headers['clear-site-data'], onPath.headers.nel]).toEqual([undefined, undefined, undefined, undefined]);
+    expect([onPath.headers['content-security-policy'], onPath.headers['x-tenant']]).toEqual([SANDBOX, 'yes']);
+    // The function saw the other cookie, never the platform's.
+    expect(onPath.text).toContain('<pre id="seen">other=1</pre>');
+
+    const onHost = await request(appHost, '/fn/evil/', { headers: { cookie: `svc_session=${r.sessionToken}; other=1` } });
+    expect(onHost.status).toBe(200);
+    expect(onHost.headers['set-cookie']).toEqual(['tenant_pref=1; Path=/']);
+    expect([onHost.headers['service-worker-allowed'], onHost.headers['clear-site-data'], onHost.headers['content-security-policy']]).toEqual([undefined, undefined, undefined]);
+    expect(onHost.headers.nel).toBeDefined();
+    expect(onHost.text).toContain('<pre id="seen">other=1</pre>');
+
+    const sitePath = await request(r.h.server.url, `/sites/${r.appId}/`);
+    expect([sitePath.status, sitePath.headers['content-security-policy']]).toEqual([200, SANDBOX]);
     expect((await request(appHost, '/')).headers['content-security-policy']).toBeUndefined();
+  });
+
+  it("one app's paths do not answer on another app's host", async () => {
+    const other = await callFrom(r.h.owner, 'POST', '/init', { name: 'Another tenant' });
+    expect(other.status).toBe(201);
+    const otherHost = other.json.url as string;
+    for (const path of [`/v1/${r.appId}/fn/evil/`, `/sites/${r.appId}/`]) {
+      const res = await request(otherHost, path);
+      expect([res.status, res.json?.error?.code], path).toEqual([404, 'RESOURCE_NOT_FOUND']);
+    }
+    expect((await request(appHost, `/v1/${r.appId}/fn/evil/`)).status).toBe(200);
   });
 
   it("the platform's pages are not served on an app's host: those paths are the app's own", async () => {
@@ -196,7 +206,37 @@ describe('tenant content cannot use a signed-in person’s session', () => {
       // The app's static site has no such file.
       expect([res.status, res.json?.error?.message], path).toEqual([404, `File '${path.replace(/\/$/, '')}' not found.`]);
     }
-    expect((await request(platform, '/console/')).status).toBe(200);
-    expect((await request(platform, '/approve/act_x')).status).toBe(200);
+    expect((await request(r.platform, '/console/')).status).toBe(200);
+    expect((await request(r.platform, '/approve/act_x')).status).toBe(200);
+    // Nor on a name the platform does not know as its own.
+    expect((await request(r.h.server.url, '/console/', { headers: { host: `elsewhere.example:${r.h.server.port}` } })).status).toBe(404);
+  });
+});
+
+describe("a platform without apps' hosts (http://platform.test:<port>, no SVC_BASE_DOMAIN): the paths are sandboxed", () => {
+  let r: Rig;
+  beforeAll(async () => {
+    r = await rig('platform.test');
+  }, 120_000);
+  afterAll(async () => {
+    await r?.h.close();
+  });
+
+  it("the site's url is the platform's path", () => {
+    expect(r.siteUrl).toBe(`${r.platform}/sites/${r.appId}/`);
+  });
+
+  it('a function and a site open with an opaque origin: no cookie in, none out, no service worker', async () => {
+    for (const path of [`/v1/${r.appId}/fn/evil/`, `/sites/${r.appId}/`]) {
+      const actionId = await pendingProposal(r);
+      const { out, seen, at, tab } = await runAttack(r, `${r.platform}${path}`, actionId);
+      expect(at).toBe(r.platform);
+      // An opaque origin: its requests carry Origin: null and no cookie, their answers are not its to read, and it has
+      // no service workers.
+      expect(out).toEqual({ mint: 'failed', approve: 'failed', sw: 'refused' });
+      if (seen !== null) expect(seen).toBe('');
+      await tab.close();
+      await expectVictimUntouched(r, actionId);
+    }
   });
 });

@@ -70,7 +70,7 @@ describe('REST', () => {
       body: { name: 'f', code: 'export default () => new Response("x")', trigger: { type: 'cron', config: { schedule: '* * * * *' }, timezone: 'UTC' } },
     });
     expectRefused(res, `Invalid 'trigger': Unrecognized key: "timezone"; the accepted keys are type, config.`, 'functions');
-    expect((await request(server.url, `/v1/${appId}/functions`, { key: serviceKey })).json).toEqual({ functions: [] });
+    expect((await request(server.url, `/v1/${appId}/functions`, { key: serviceKey })).json).toEqual({ functions: [], next_before: null });
   });
 
   it('an unknown query parameter of a GET route is refused', async () => {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './browser.ts';
-import { spawnServer, type SpawnedServer } from './server.ts';
+import { freePort, spawnServer, type SpawnedServer } from './server.ts';
 
 const VIEWPORT = { width: 1280, height: 800 };
 export const CONSOLE_OWNER = { name: 'Olga Owner', email: 'olga@example.com', password: 'correct horse battery' };
@@ -62,11 +62,17 @@ export const nav = (page: Page, name: string) => page.getByRole('navigation', { 
 /** Opens a tab of the app's page or of the substrate's (the tab navigation named `bar`). */
 export const tab = (page: Page, bar: 'App' | 'Substrate', name: string) => page.getByRole('navigation', { name: bar }).getByRole('link', { name, exact: true }).click();
 
-export async function startConsole(env: Record<string, string> = {}): Promise<ConsoleHarness> {
+/**
+ * `host`: the platform's host name other than localhost (SVC_BASE_URL http://<host>:<port>, which Chromium resolves to
+ * 127.0.0.1); without it the platform is at http://localhost:<port>.
+ */
+export async function startConsole(env: Record<string, string> = {}, host?: string): Promise<ConsoleHarness> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-console-'));
-  const server = await spawnServer({ SVC_DATA_DIR: dataDir, ...env });
-  const consoleUrl = `http://localhost:${server.port}/console/`;
-  const browser = await launchChromium();
+  const port = await freePort();
+  const origin = `http://${host ?? 'localhost'}:${port}`;
+  const server = await spawnServer({ SVC_DATA_DIR: dataDir, PORT: String(port), ...(host ? { SVC_BASE_URL: origin } : {}), ...env });
+  const consoleUrl = `${origin}/console/`;
+  const browser = await launchChromium(host ? [host] : []);
   const contexts: BrowserContext[] = [];
   const problems: string[] = [];
 

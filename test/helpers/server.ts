@@ -43,7 +43,8 @@ export interface SpawnedServer {
 export async function spawnServer(env: Record<string, string> = {}, opts: { controlDb?: string } = {}): Promise<SpawnedServer> {
   const controlDb = opts.controlDb ?? (await cloneControlDatabase());
   const appDbPrefix = env.SVC_APP_DB_PREFIX ?? `svc_t${uniqueSuffix()}_`;
-  const port = await freePort();
+  // A caller that must name the URL before the start (SVC_BASE_URL on another host name) picks the port itself.
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-e2e-'));
   const platformKey = env.SVC_PLATFORM_API_KEY ?? generateKey('svc_pk_');
   const child = spawn(process.execPath, ['src/main.ts'], {

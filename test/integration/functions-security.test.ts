@@ -181,6 +181,18 @@ describe('limits', () => {
     expect(logs.body.logs[0].error).toMatch(/timed out/);
   });
 
+  it('a Response claiming a status outside 200-599 is a function error (500 FUNCTION_ERROR), and the platform serves on', async () => {
+    for (const status of [5, 102, 1000]) {
+      await deploy(appA, { name: 'oddstatus', code: `class Odd extends Response { get status() { return ${status}; } }\nexport default () => new Odd('x');` });
+      const r = await call(appA, 'oddstatus');
+      expect([r.status, r.json.error.code], String(status)).toEqual([500, 'FUNCTION_ERROR']);
+      const logs = await p.api('GET', `/v1/${appA.app_id}/functions/oddstatus/logs`, { key: appA.service_key.key });
+      expect(logs.body.logs[0].error).toContain(`status ${status}`);
+    }
+    expect((await call(appA, 'healthy')).text).toBe('still here');
+    expect((await fetch(`${p.url}/health`)).status).toBe(200);
+  });
+
   it('stops a heap hog at its memory limit (500 FUNCTION_OUT_OF_MEMORY) while other functions keep answering', async () => {
     await deploy(appA, {
       name: 'heaphog',

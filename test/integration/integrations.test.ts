@@ -7,7 +7,7 @@ import { startFakeComposio, followLikeABrowser, SOFT_FAILURE_MESSAGE, type FakeC
 import { createApp } from '../helpers/functions.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { freePort } from '../helpers/server.ts';
-import { waitFor } from './frontend-helpers.ts';
+import { appSiteUrl, waitFor } from './frontend-helpers.ts';
 import { PRUNE_INTEGRATIONS_SQL } from '../../src/integrations/service.ts';
 
 const APP_SITE = 'https://myapp.example';
@@ -94,7 +94,8 @@ describe('enabling toolkits', () => {
     expect(r.body).toEqual({
       integrations: [{ toolkit: 'gmail', displayName: 'Mail', scopes: null, createdAt: expect.any(String), updatedAt: expect.any(String) }],
       redirectOrigins: [APP_SITE],
-      appOrigin: new URL(p.services.config.baseUrl).origin,
+      // The app's own host, where its site is.
+      appOrigin: new URL(await appSiteUrl(p, appA)).origin,
     });
     expect(fake.authConfigs).toEqual([{ id: expect.stringMatching(/^ac_/), name: 'svc gmail managed', toolkit: 'gmail', scopes: null }]);
     const [created] = fake.requestsTo('/api/v3/auth_configs').filter((q) => q.method === 'POST');
@@ -184,7 +185,7 @@ describe('connecting an account', () => {
     expect(sneaky.status).toBe(400);
     expect(fake.requestsTo('/api/v3/connected_accounts/link')).toHaveLength(links);
     // The app's own origin is always allowed.
-    const own = await p.api('POST', at(appA, '/connect'), { key: users.alice!.token, body: { toolkit: 'gmail', redirectUrl: `${p.services.config.baseUrl}/sites/${appA}/` } });
+    const own = await p.api('POST', at(appA, '/connect'), { key: users.alice!.token, body: { toolkit: 'gmail', redirectUrl: `${await appSiteUrl(p, appA)}#/settings` } });
     expect(own.status).toBe(200);
   });
 

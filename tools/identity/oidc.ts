@@ -6,26 +6,24 @@ import { parse, serialize } from 'cookie';
 import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
 import { AppError } from '../../src/core/errors.ts';
-import { isLocalPath, OIDC_CALLBACK_PATH, OIDC_SIGNIN_SECONDS, OIDC_START_PATH } from '../../src/identity/oidc.ts';
+import { isLocalPath, OIDC_CALLBACK_PATH, OIDC_SIGNIN_SECONDS, OIDC_START_PATH, oidcBindingCookieName } from '../../src/identity/oidc.ts';
 import { clientInfo, sessionOf } from './session.ts';
 
 type Uses = 'config' | 'identity' | 'oidc';
 const defineTool = toolsUsing<Uses>();
 
-/** The cookie that binds a sign-in to the browser that started it. */
-const BINDING_COOKIE = 'svc_oidc';
-
 /**
- * HttpOnly; SameSite=Lax, which the provider's redirect back (a top-level GET from its site) still carries; sent only
- * to the OpenID Connect routes, and gone when the sign-in expires. The sign-in row is single-use, so the callback
- * leaves the cookie to expire.
+ * The binding cookie (oidcBindingCookieName): HttpOnly; SameSite=Lax, which the provider's redirect back (a top-level
+ * GET from its site) still carries; on plain http sent only to the OpenID Connect routes (a `__Host-` cookie must have
+ * Path=/), and gone when the sign-in expires. The sign-in row is single-use, so the callback leaves it to expire.
  */
 function bindingCookie(binding: string, secure: boolean): string {
-  return serialize(BINDING_COOKIE, binding, { httpOnly: true, sameSite: 'lax', secure, path: '/dashboard/oidc', maxAge: OIDC_SIGNIN_SECONDS });
+  const path = secure ? '/' : '/dashboard/oidc';
+  return serialize(oidcBindingCookieName(secure), binding, { httpOnly: true, sameSite: 'lax', secure, path, maxAge: OIDC_SIGNIN_SECONDS });
 }
 
-function bindingOf(cookieHeader: string | undefined): string | undefined {
-  return cookieHeader ? parse(cookieHeader)[BINDING_COOKIE] || undefined : undefined;
+function bindingOf(cookieHeader: string | undefined, secure: boolean): string | undefined {
+  return cookieHeader ? parse(cookieHeader)[oidcBindingCookieName(secure)] || undefined : undefined;
 }
 
 /** Where a failed sign-in sends the browser: the platform's page, with the error's code. Anything else is a bug and stays one. */
@@ -107,7 +105,7 @@ export const accountOidcCallback = defineTool({
   http: { method: 'GET', path: OIDC_CALLBACK_PATH, queryField: 'query', headers: { cookie: 'cookie' }, respond: redirectWire },
   handler: async (input, ctx) => {
     try {
-      const { signedIn, redirect } = await ctx.services.oidc.finish(input.query, bindingOf(input.cookie), clientInfo(ctx));
+      const { signedIn, redirect } = await ctx.services.oidc.finish(input.query, bindingOf(input.cookie, ctx.services.config.secureCookies), clientInfo(ctx));
       const session = sessionOf(ctx);
       // Sign-in rotates: a session the browser still held ends here.
       if (session.token) await ctx.services.identity.sessions.end(session.token);

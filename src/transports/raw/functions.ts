@@ -12,11 +12,11 @@ import { BUSY_RETRY_AFTER_SECONDS, functionErrors } from '../../functions/errors
 import { failureError } from '../../functions/responses.ts';
 import { errorsInArea, sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
-import { appIdFromHost } from '../app-host.ts';
+import { appHostUrl, appIdFromHost, onAnotherAppsHost } from '../app-host.ts';
 import { admitApp } from './admit.ts';
 import { beginRequest } from '../request-log.ts';
 import { corsOfActualRequest } from '../cors.ts';
-import { cookieWithoutPlatform, TENANT_SANDBOX_POLICY, tenantHeaderAllowed } from '../tenant-content.ts';
+import { asksForDocument, cookieWithoutPlatform, TENANT_SANDBOX_POLICY, tenantHeaderAllowed } from '../tenant-content.ts';
 
 const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/fn\/([^/]+)(\/.*)?$/;
 const SUBDOMAIN_ROUTE = /^\/fn\/([^/]+)(\/.*)?$/;
@@ -105,14 +105,23 @@ function rawPath(req: Request): string {
 }
 
 /**
- * One public invocation. `sandboxed`: the route is a path of a host the app does not own (/v1/{app_id}/fn/...), so the
- * response is a document of an opaque origin (tenant-content.ts); on the app's own host it is not.
+ * One public invocation. `onPath`: the route is a path of the platform's host (/v1/{app_id}/fn/...), not the app's
+ * own host: it does not answer on another app's host, a browser opening a page there is sent to the app's host, and
+ * what it serves is a sandboxed document with only the headers of its content (tenant-content.ts).
  */
-async function serve(req: Request, res: Response, services: Services, origin: string, appId: string, name: string, rest: string, prefix: string, sandboxed: boolean): Promise<void> {
+async function serve(req: Request, res: Response, services: Services, origin: string, appId: string, name: string, rest: string, prefix: string, onPath: boolean): Promise<void> {
   try {
     if (!NAME.test(name)) throw errors.notFound(`Function '${name}'`);
     const app = await services.apps.get(appId);
     if (!app) throw errors.notFound(`App '${appId}'`, 'Check the app_id in the URL.');
+    const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+    if (onPath) {
+      if (await onAnotherAppsHost(req.headers.host, services, appId)) {
+        throw errors.notFound(`Function '${name}' of app '${appId}' on this host`, "Call it on the platform's host, or at /fn/{name} on the app's own host.");
+      }
+      const home = appHostUrl(services.config, app.subdomain);
+      if (home && asksForDocument(req.headers['sec-fetch-dest'])) return res.redirect(308, `${home}/fn/${name}${rest}${search}`);
+    }
     await admitApp(services, app, req, res);
     const meta = await services.functions.publicFunction(appId, name);
     const { headers, authorizations } = splitHeaders(req.rawHeaders);
@@ -128,8 +137,7 @@ async function serve(req: Request, res: Response, services: Services, origin: st
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
-    const sink = new HttpSink(res, sandboxed);
+    const sink = new HttpSink(res, onPath);
     const outcome = await services.functions.invoke(
       meta,
       { trigger: 'http', method: req.method, path: rest || '/', search, origin, headers, body, user: auth.user, token: auth.token, signal: abort.signal },
@@ -261,7 +269,7 @@ class HttpSink implements ResponseSink {
     res.status(status);
     for (const [key, value] of headers) {
       const lower = key.toLowerCase();
-      if (HOP_BY_HOP.has(lower) || !tenantHeaderAllowed(lower, value)) continue;
+      if (HOP_BY_HOP.has(lower) || !tenantHeaderAllowed(lower, value, this.#sandboxed)) continue;
       try {
         if (lower === 'set-cookie' || lower === 'content-security-policy') res.appendHeader(key, value);
         else res.setHeader(key, value);

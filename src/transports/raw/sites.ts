@@ -3,11 +3,12 @@ import type { Services } from '../../services.ts';
 import { errors } from '../../core/errors.ts';
 import { toAppError } from '../../core/invoke.ts';
 import { errorsInArea, sendError, type SubdomainLocals } from '../rest.ts';
-import { rawPath, serveSite } from '../../frontend/serve.ts';
+import { rawPath, rawQuery, serveSite } from '../../frontend/serve.ts';
 import type { RawRoutes } from './index.ts';
 import { settleUnreadBody } from './unread-body.ts';
 import { admitApp } from './admit.ts';
-import { TENANT_SANDBOX_POLICY } from '../tenant-content.ts';
+import { asksForDocument, TENANT_SANDBOX_POLICY } from '../tenant-content.ts';
+import { appHostUrl, onAnotherAppsHost } from '../app-host.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SITES = /^\/sites\/([^/]*)(\/.*)?$/;
@@ -17,7 +18,8 @@ const PINNED = /^\/d\/([0-9a-f-]{36})(\/.*)?$/;
  * Hosted frontends, outside the descriptor registry because their wire is raw bytes:
  * - early (before JSON parsing): the signed zip PUT at /v1/{app_id}/frontend/deployments/{id}/upload, and
  *   the sites at /sites/{app_id}/... (live deployment) and /sites/{app_id}/d/{deployment_id}/... (a kept
- *   READY deployment, pro plans), on a host the app does not own: sandboxed to an opaque origin (tenant-content.ts);
+ *   READY deployment, pro plans) on the platform's host: a browser opening the live site is sent to the app's own
+ *   host; what is served here is sandboxed to an opaque origin (tenant-content.ts); never on another app's host;
  * - fallback (after every API route): the live site on the app's own host (its subdomain or custom domain), its
  *   own origin, so the platform's routes keep priority there.
  */
@@ -71,7 +73,13 @@ async function sitesPath(req: Request, res: Response, services: Services, rawApp
     appId = '';
   }
   const app = await services.apps.get(appId);
-  if (app) await admitApp(services, app, req, res);
+  if (app) {
+    if (await onAnotherAppsHost(req.headers.host, services, appId)) return sendError(res, noSite(appId));
+    // A browser opening the live site is sent to the app's own host, its origin (kept deployments have no other address).
+    const home = appHostUrl(services.config, app.subdomain);
+    if (home && asksForDocument(req.headers['sec-fetch-dest']) && !PINNED.test(rest)) return res.redirect(308, home + (rest || '/') + rawQuery(req));
+    await admitApp(services, app, req, res);
+  }
   if (rest === '') {
     res.redirect(301, rawPath(req) + '/' + req.originalUrl.slice(rawPath(req).length));
     return;
