@@ -5,10 +5,12 @@ import { buildConsole, SCRIPT, type ConsoleFile, type ConsoleFiles } from './bui
 
 /**
  * The approval page's rules (never framed, no-store, nosniff, no referrer), with the console's own policy: script and
- * stylesheet from this origin only, no inline code or style, and calls to this origin only.
+ * stylesheet from the console's folder only (`own`, its CSP sources: not 'self', which tenants' paths share), no
+ * inline code or style, and calls to this origin only.
  */
-export const CONSOLE_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export function consolePolicy(own: string): string {
+  return `default-src 'none'; script-src ${own}; style-src ${own}; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+}
 
 /** A file of the console, or why there is none. */
 export type Lookup = { file: ConsoleFile } | { missing: 'file' | 'console' };

@@ -70,7 +70,9 @@ describe('the console', () => {
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(page.headers['content-security-policy']).toBe(
-      "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      // The console's folder, on base_url's origin and the host asked (an address here), not 'self' (tenants' paths
+      // share the origin).
+      `default-src 'none'; script-src http://localhost:${server.port}/console/ 127.0.0.1:${server.port}/console/; style-src http://localhost:${server.port}/console/ 127.0.0.1:${server.port}/console/; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
     );
     expect(page.headers['x-frame-options']).toBe('DENY');
     expect(page.headers['x-content-type-options']).toBe('nosniff');

@@ -284,7 +284,7 @@ describe('OAuth for MCP clients', () => {
     const signInPage = await browser.get(authorizationUrl((await registerRaw()).json.client_id, pkce().challenge));
     expect(signInPage.status).toBe(200);
     expect(signInPage.headers['content-type']).toMatch(/^text\/html/);
-    expect(signInPage.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(signInPage.headers['content-security-policy']).toContain(`script-src ${new URL(server.docsUrl()).origin}/oauth/signin.js `);
     expect(signInPage.headers['x-frame-options']).toBe('DENY');
     expect(signInPage.text).toContain('<script src="/oauth/signin.js"></script>');
     expect((await browser.get('/oauth/signin.js')).text).toContain("fetch('/dashboard/signin'");

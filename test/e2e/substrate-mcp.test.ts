@@ -184,7 +184,7 @@ describe('substrate over MCP', () => {
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.headers.get('x-frame-options')).toBe('DENY');
     expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
-    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(res.headers.get('content-security-policy')).toContain(`script-src ${new URL(server.docsUrl()).origin}/approve.js `);
     expect(await res.text()).toContain('<script src="/approve.js"></script>');
   });
 });

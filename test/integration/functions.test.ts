@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { createApp, deployFunction, fetchFunction, readText } from '../helpers/functions.ts';
 import { withEventLoopDelay } from '../helpers/event-loop.ts';
+import { rawRequest } from './frontend-helpers.ts';
 import { LOG_ANSWER_MAX_BYTES } from '../../src/functions/logs.ts';
 import { LIST_MAX_BYTES } from '../../src/functions/service.ts';
 
@@ -156,7 +157,8 @@ describe('public route /v1/{app_id}/fn/{name}', () => {
       const r = await call(method, 'echo/items/42?x=1&y=two', { body, headers: { 'x-custom': 'c1', 'content-type': 'text/plain' } });
       expect(r.status).toBe(method === 'POST' ? 201 : 200);
       expect(r.headers.get('x-echo')).toBe('yes');
-      expect(r.headers.get('set-cookie')).toBe('a=1');
+      // A cookie would be the platform host's, shared by every tenant: set only on the app's own host (below).
+      expect(r.headers.get('set-cookie')).toBeNull();
       expect(r.json).toMatchObject({ method, path: '/items/42', query: { x: '1', y: 'two' }, body: body ?? '' });
       expect(r.json.headers['x-custom']).toBe('c1');
       expect(r.json.headers['x-forwarded-prefix']).toBe(`/v1/${appId}/fn/echo`);
@@ -164,6 +166,9 @@ describe('public route /v1/{app_id}/fn/{name}', () => {
     }
     const root = await call('GET', 'echo');
     expect(root.json.path).toBe('/');
+    const [{ subdomain }] = await p.sql('select subdomain from apps where id = $1', [appId]);
+    const onHost = await rawRequest(p.url, '/fn/echo', { headers: { host: `${subdomain}.${p.services.config.baseDomain}` } });
+    expect([onHost.status, onHost.headers['set-cookie'], onHost.headers['x-echo']]).toEqual([200, ['a=1'], 'yes']);
   });
 
   it('gives ctx.env the variables plus SVC_APP_ID and SVC_API_URL', async () => {

@@ -4,9 +4,9 @@ import type { Request, Response, Router } from 'express';
 import type { Logger } from 'pino';
 import { AppError, errors } from '../../core/errors.ts';
 import { CONSOLE_PATH } from '../../console/path.ts';
-import { CONSOLE_POLICY, ConsoleSite } from '../../console/site.ts';
+import { consolePolicy, ConsoleSite } from '../../console/site.ts';
 import { sendError } from '../rest.ts';
-import { SECURITY_HEADERS } from './approvals.ts';
+import { ownFileSources, SECURITY_HEADERS } from './approvals.ts';
 import type { RawRoutes } from './index.ts';
 
 const unavailable = () => new AppError(503, 'SERVICE_UNAVAILABLE', 'The console did not build.', "The operator finds why in the platform's log ('console not built').");
@@ -17,12 +17,13 @@ function queryOf(req: Request): string {
   return at < 0 ? '' : req.originalUrl.slice(at);
 }
 
-async function serve(site: ConsoleSite, req: Request, res: Response): Promise<void> {
+async function serve(site: ConsoleSite, platformOrigin: string, req: Request, res: Response): Promise<void> {
   const found = await site.lookup(req.path);
   if ('missing' in found) {
     return sendError(res, found.missing === 'console' ? unavailable() : errors.notFound(`Console file '${req.path}'`, `Open ${CONSOLE_PATH}.`));
   }
-  res.set({ ...SECURITY_HEADERS, 'content-security-policy': CONSOLE_POLICY, 'content-type': found.file.type }).send(found.file.bytes);
+  const policy = consolePolicy(ownFileSources(req, platformOrigin, CONSOLE_PATH));
+  res.set({ ...SECURITY_HEADERS, 'content-security-policy': policy, 'content-type': found.file.type }).send(found.file.bytes);
 }
 
 /**
@@ -40,7 +41,7 @@ export const consoleRoutes: RawRoutes = {
       if (req.method !== 'GET' && req.method !== 'HEAD') return next();
       // Without the slash the page's relative links (main.js, styles.css) would resolve outside /console/.
       if (req.originalUrl.split('?')[0] === '/console') return res.redirect(301, CONSOLE_PATH + queryOf(req));
-      serve(site, req, res).catch(next);
+      serve(site, services.config.platformOrigin, req, res).catch(next);
     });
   },
 };

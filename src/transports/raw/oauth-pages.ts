@@ -2,7 +2,7 @@
 // POST /dashboard/signin) and consent (filled in on the server: a plain form, it needs no script).
 import { readFileSync } from 'node:fs';
 import type { Response, Router } from 'express';
-import { SECURITY_HEADERS } from './approvals.ts';
+import { scriptPageHeaders, SECURITY_HEADERS } from './approvals.ts';
 
 const page = (name: string) => readFileSync(new URL(`./pages/${name}`, import.meta.url), 'utf8');
 const SIGNIN_HTML = page('oauth-signin.html');
@@ -19,14 +19,16 @@ export interface ConsentView {
   consent: string;
 }
 
-export function sendSignInPage(res: Response): void {
-  res.set({ ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' }).send(SIGNIN_HTML);
+const SIGNIN_SCRIPT_PATH = '/oauth/signin.js';
+
+export function sendSignInPage(res: Response, platformOrigin: string): void {
+  res.set({ ...scriptPageHeaders(res.req, platformOrigin, SIGNIN_SCRIPT_PATH), 'content-type': 'text/html; charset=utf-8' }).send(SIGNIN_HTML);
 }
 
 /** GET /oauth/signin.js, the sign-in page's script. */
-export function mountSignInScript(router: Router): void {
-  router.get('/oauth/signin.js', (_req, res) => {
-    res.set({ ...SECURITY_HEADERS, 'content-type': 'text/javascript; charset=utf-8' }).send(SIGNIN_SCRIPT);
+export function mountSignInScript(router: Router, platformOrigin: string): void {
+  router.get(SIGNIN_SCRIPT_PATH, (req, res) => {
+    res.set({ ...scriptPageHeaders(req, platformOrigin, SIGNIN_SCRIPT_PATH), 'content-type': 'text/javascript; charset=utf-8' }).send(SIGNIN_SCRIPT);
   });
 }
 

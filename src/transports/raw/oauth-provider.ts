@@ -123,7 +123,7 @@ export class PlatformOAuthProvider implements OAuthServerProvider {
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
     this.#checkResource(params.resource);
     const session = await consentingSession(res.req, this.#services);
-    if (!session) return sendSignInPage(res);
+    if (!session) return sendSignInPage(res, this.#services.config.platformOrigin);
     const { identity, oauth } = this.#services;
     const request = { clientId: client.client_id, redirectUri: params.redirectUri, codeChallenge: params.codeChallenge, state: params.state };
     const consent = await oauth.openConsent(request, session);

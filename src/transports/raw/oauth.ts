@@ -38,7 +38,7 @@ export const oauthRoutes: RawRoutes = {
     // The router serves the resource metadata at /.well-known/oauth-protected-resource/mcp (RFC 9728 §3.1); clients
     // that look at the root path first find the same document there.
     router.use('/.well-known/oauth-protected-resource', metadataHandler({ resource: resourceServerUrl.href, authorization_servers: [issuerUrl.href], resource_name: RESOURCE_NAME }));
-    mountSignInScript(router);
+    mountSignInScript(router, services.config.platformOrigin);
     router.post('/oauth/consent', express.urlencoded({ extended: false, limit: ANSWER_BODY_LIMIT }), (req, res) => void answer(req, res, services));
   },
 };
