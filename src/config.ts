@@ -242,6 +242,8 @@ export type Config = Readonly<{
   baseUrl: string;
   /** The origin of baseUrl: a request authenticated by the session cookie must come from it. */
   platformOrigin: string;
+  /** The host name of baseUrl, lowercase, without its port: the platform's own host, never an app's. */
+  platformHost: string;
   /** Session cookies carry Secure when the base URL is https. */
   secureCookies: boolean;
   identity: Readonly<{
@@ -419,6 +421,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKey: e.SVC_MASTER_KEY,
     baseUrl,
     platformOrigin: new URL(baseUrl).origin,
+    platformHost: new URL(baseUrl).hostname.toLowerCase(),
     secureCookies: baseUrl.startsWith('https://'),
     identity: Object.freeze({ signup: e.SVC_SIGNUP, idleHours: e.SVC_SESSION_IDLE_HOURS, maxDays: e.SVC_SESSION_MAX_DAYS, oidc: oidcConfig(e) }),
     auditRetentionDays: e.SVC_AUDIT_RETENTION_DAYS,

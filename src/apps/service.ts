@@ -5,6 +5,7 @@ import type { ControlDatabase } from '../db/types.ts';
 import type { KeysService, CreatedKey } from '../auth/keys.ts';
 import type { EndUserTokens } from '../auth/end-user-tokens.ts';
 import type { AppDatabases } from './app-databases.ts';
+import { appHostUrl } from './hosts.ts';
 import { APP_COLUMNS, type AppDetails, type AppRecord, type AppView, type RegionView } from './types.ts';
 import { errors } from '../core/errors.ts';
 import { enqueue } from '../core/jobs.ts';
@@ -67,13 +68,11 @@ export class AppsService {
   }
 
   view(app: AppRecord): AppView {
-    const { baseDomain, baseUrl } = this.#d;
-    const scheme = new URL(baseUrl).protocol;
     return {
       app_id: app.id,
       name: app.name,
       subdomain: app.subdomain,
-      url: baseDomain ? `${scheme}//${app.subdomain}.${baseDomain}` : baseUrl,
+      url: appHostUrl(this.#d, app.subdomain) ?? this.#d.baseUrl,
       region: app.region ?? this.#d.databases.defaultRegion,
       created_at: app.created_at.toISOString(),
       paused_at: app.paused_at?.toISOString() ?? null,

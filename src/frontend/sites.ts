@@ -2,6 +2,7 @@
 // per-process cache that publishing and deleting evict; and the address a live site is reached at.
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
+import { appHostUrl } from '../apps/hosts.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { isAppId, isDeploymentId, type FrontendFiles } from './files.ts';
 import type { Framework } from './types.ts';
@@ -19,9 +20,8 @@ const SITE_CACHE_MAX = 5000;
 
 /** The live site's address: the app's own host with subdomain routing, else {base_url}/sites/{app_id}/. */
 export function siteUrl(config: Pick<Config, 'baseUrl' | 'baseDomain'>, appId: string, subdomain: string): string {
-  const { baseUrl, baseDomain } = config;
-  if (baseDomain) return `${new URL(baseUrl).protocol}//${subdomain}.${baseDomain}/`;
-  return `${baseUrl}/sites/${appId}/`;
+  const host = appHostUrl(config, subdomain);
+  return host ? `${host}/` : `${config.baseUrl}/sites/${appId}/`;
 }
 
 /** The live site per app, a second at most: serving asks for it on every request. */

@@ -44,7 +44,7 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   (platform_guide area=substrate); \`approve(id)\` / \`reject(id, reason)\`: the calling end user decides on something this
   app's functions proposed since a person linked the app with end_users_decide (else 403 END_USER_DECISIONS_OFF; what
   its service key or earlier code proposed, or a call without an end user: 403 HUMAN_CONFIRMATION_REQUIRED). Deploying,
-  deleting or changing variables with a key ends that consent. A refusal rejects with a SubstrateError (code, status).
+  deleting or changing variables by anyone but that person ends that consent. A refusal rejects with a SubstrateError (code, status).
 - \`fetch()\` to a URL under SVC_API_URL (any platform route, with the Authorization you pass) is forwarded by the
   platform, also on loopback deployments. Other URLs go to the network.
 - \`request.url\` is the origin of \`{base_url}\`, then the path after the function name ("/" when none) and the query;

@@ -17,7 +17,7 @@ key gets 403 HUMAN_CONFIRMATION_REQUIRED). A linked app
 in to the platform may link with \`end_users_decide: true\` (for their own substrate): the app's signed-in end users
 may then approve or reject what its functions propose from then on (ctx.substrate.approve; decided_via
 \`app_end_user\`), never what its service key proposes. Deploying, deleting or changing the variables of its functions
-with a key ends that consent: the person gives it again.
+by anyone but that person ends that consent: the person gives it again.
 substrate_ws_ticket mints a 60-second, single-use ticket for the live change stream (websocket
 /v1/me/substrate/stream?ticket=...): { type: "hello" }, then { org, op, tbl, id } per committed change.
 

@@ -130,6 +130,8 @@ export class Clones {
     if (!row || row.account_id !== accountId) throw templateErrors.cloneNotFound(id);
     if (row.status === 'ready') throw templateErrors.finished();
     await this.#d.apps.delete(row.app_id);
+    // The snapshot it held (a republished template's earlier one) may now be no one's.
+    await this.#d.db.transaction().execute((tx) => pruneSeedSnapshots(tx, row.template_app_id));
   }
 
   /**

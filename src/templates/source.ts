@@ -1,5 +1,5 @@
-// What a clone of a template app copies, read from the template as it is now (TemplateSource), its version (a hash of
-// that), its manifest (what a clone creates and what the new owner must supply) and the to-do list of a clone.
+// What a clone of a template app copies, read from the template as it is now (TemplateSource) but for its seed rows,
+// pinned when it was published (seed.ts), its version (a hash of that), its manifest (what a clone creates and what the new owner must supply) and the to-do list of a clone.
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AppSql } from '../apps/app-databases.ts';

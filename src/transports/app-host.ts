@@ -6,57 +6,35 @@ import express, { type RequestHandler, type Router } from 'express';
 import type { Services } from '../services.ts';
 import { hostOf } from '../domains/names.ts';
 
-/** The host of a Host header, lowercase and without its port. */
-function hostName(hostHeader: string | undefined): string {
-  return (hostHeader ?? '').toLowerCase().replace(/:\d+$/, '');
-}
-
 /**
- * The subdomain of a `{subdomain}.{base_domain}` Host header (port ignored), or undefined for any other host. The
- * platform's own host (`platformHost`, its base URL's) is never an app's, even when it lies under the base domain.
+ * The subdomain of a `{subdomain}.{base_domain}` Host header (port and a final dot ignored), or undefined for any other
+ * host. The platform's own host (`platformHost`, its base URL's) is never an app's, even when it lies under the domain.
  */
-export function subdomainOf(hostHeader: string | undefined, baseDomain: string, platformHost: string): string | undefined {
+function subdomainOf(hostHeader: string | undefined, baseDomain: string, platformHost: string): string | undefined {
   const suffix = '.' + baseDomain.replace(/:\d+$/, '');
-  const host = hostName(hostHeader);
+  const host = hostOf(hostHeader);
   if (!host.endsWith(suffix) || host === platformHost) return undefined;
   const subdomain = host.slice(0, -suffix.length);
   return /^[a-z0-9-]{1,63}$/.test(subdomain) ? subdomain : undefined;
 }
 
-/** The platform's own host name (lowercase, no port). */
-export function platformHostOf(baseUrl: string): string {
-  return new URL(baseUrl).hostname.toLowerCase();
-}
-
-/** The platform's own host name, parsed once per config. */
-const platformHosts = new WeakMap<object, string>();
-function platformHost(config: Services['config']): string {
-  let host = platformHosts.get(config);
-  if (host === undefined) platformHosts.set(config, (host = platformHostOf(config.baseUrl)));
-  return host;
-}
-
 /** The subdomain a request's Host names with subdomain routing on, if any. */
 export function requestSubdomain(hostHeader: string | undefined, services: Services): string | undefined {
-  const { baseDomain } = services.config;
-  return baseDomain ? subdomainOf(hostHeader, baseDomain, platformHost(services.config)) : undefined;
-}
-
-/** The address of an app's own host, `{scheme}//{subdomain}.{base_domain}`, or undefined without subdomain routing. */
-export function appHostUrl(config: Services['config'], subdomain: string): string | undefined {
-  return config.baseDomain ? `${new URL(config.baseUrl).protocol}//${subdomain}.${config.baseDomain}` : undefined;
+  const { baseDomain, platformHost } = services.config;
+  return baseDomain ? subdomainOf(hostHeader, baseDomain, platformHost) : undefined;
 }
 
 /**
  * Whether a request came to a host that is some app's other than `appId` (a subdomain under the base domain, or a
  * custom domain): a path route of one app's content (/v1/{app_id}/fn/..., /sites/{app_id}/...) does not answer there,
- * or one tenant's pages would run on another's origin. Costs no query on the platform's host or an address.
+ * or one tenant's pages would run on another's origin. Known at once (no query) on the platform's host or an address.
  */
-export async function onAnotherAppsHost(hostHeader: string | undefined, services: Services, appId: string): Promise<boolean> {
+export function onAnotherAppsHost(hostHeader: string | undefined, services: Services, appId: string): boolean | Promise<boolean> {
   const subdomain = requestSubdomain(hostHeader, services);
-  if (subdomain) return (await services.apps.bySubdomain(subdomain))?.id !== appId;
-  const custom = await services.domains.appForHost(hostHeader);
-  return custom !== null && custom !== appId;
+  if (subdomain) return services.apps.bySubdomain(subdomain).then((app) => app?.id !== appId);
+  const custom = services.domains.appForHost(hostHeader);
+  if (custom === null || typeof custom === 'string') return custom !== null && custom !== appId;
+  return custom.then((found) => found !== null && found !== appId);
 }
 
 /** The app served at this Host header: its subdomain with subdomain routing, or its verified custom domain. */
@@ -78,7 +56,7 @@ export interface PlatformHostLocals {
  * route, for the platform's pages (platformHostOnly).
  */
 export function markPlatformHost(services: Services): RequestHandler {
-  const own = platformHost(services.config);
+  const own = services.config.platformHost;
   return (req, res, next) => {
     const host = hostOf(req.headers.host);
     (res.locals as PlatformHostLocals).onPlatformHost = host === own || host === 'localhost' || isIP(host.replace(/^\[|\]$/g, '')) !== 0;

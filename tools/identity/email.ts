@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { toolsUsing, type Ctx } from '../define.ts';
 import { EmailSchema, PasswordSchema } from '../auth/auth.ts';
 import { clientInfo, limitByClient, limitByEmail, personOf, SignedInSchema, signedIn } from './session.ts';
+import { SIGNUP_LINK_HOURS } from '../../src/identity/signup-requests.ts';
 
 type Uses = 'identity' | 'config' | 'rateLimits';
 const defineTool = toolsUsing<Uses>();
@@ -105,7 +106,7 @@ export const accountSignupConfirm = defineTool({
   description:
     'Take the token of the link mailed by an open sign-up (account_signup) with the password chosen there: the person is ' +
     'made, with the address verified, owns a new account and is signed in (cookie svc_session). Each link works once, for ' +
-    '24 hours; 409 EMAIL_TAKEN when the address got an account meanwhile. Rate-limited per client (429 RATE_LIMITED).',
+    `${SIGNUP_LINK_HOURS} hours; 409 EMAIL_TAKEN when the address got an account meanwhile. Rate-limited per client (429 RATE_LIMITED).`,
   input: z.object({ token: TokenSchema, password: z.string().max(200, 'password is at most 200 characters') }),
   output: SignedInSchema,
   auth: ['none', 'platform'],

@@ -4,6 +4,7 @@ import type { Request, Response, Router } from 'express';
 import type { Logger } from 'pino';
 import { AppError, errors } from '../../core/errors.ts';
 import { CONSOLE_PATH } from '../../console/path.ts';
+import { rawQuery } from '../../frontend/serve.ts';
 import { consolePolicy, ConsoleSite } from '../../console/site.ts';
 import { sendError } from '../rest.ts';
 import { ownFileSources, SECURITY_HEADERS } from './approvals.ts';
@@ -11,11 +12,6 @@ import type { RawRoutes } from './index.ts';
 
 const unavailable = () => new AppError(503, 'SERVICE_UNAVAILABLE', 'The console did not build.', "The operator finds why in the platform's log ('console not built').");
 
-/** The query string of a request, with its '?', or ''. */
-function queryOf(req: Request): string {
-  const at = req.originalUrl.indexOf('?');
-  return at < 0 ? '' : req.originalUrl.slice(at);
-}
 
 async function serve(site: ConsoleSite, platformOrigin: string, req: Request, res: Response): Promise<void> {
   const found = await site.lookup(req.path);
@@ -36,11 +32,11 @@ export const consoleRoutes: RawRoutes = {
   early: (router: Router, services, log: Logger) => {
     const site = new ConsoleSite(log);
     const ownHost = new URL(services.config.baseUrl).host.toLowerCase();
-    router.get('/', (req, res, next) => (req.headers.host?.toLowerCase() === ownHost ? res.redirect(302, CONSOLE_PATH + queryOf(req)) : next()));
+    router.get('/', (req, res, next) => (req.headers.host?.toLowerCase() === ownHost ? res.redirect(302, CONSOLE_PATH + rawQuery(req)) : next()));
     router.use('/console', (req, res, next) => {
       if (req.method !== 'GET' && req.method !== 'HEAD') return next();
       // Without the slash the page's relative links (main.js, styles.css) would resolve outside /console/.
-      if (req.originalUrl.split('?')[0] === '/console') return res.redirect(301, CONSOLE_PATH + queryOf(req));
+      if (req.originalUrl.split('?')[0] === '/console') return res.redirect(301, CONSOLE_PATH + rawQuery(req));
       serve(site, services.config.platformOrigin, req, res).catch(next);
     });
   },

@@ -12,7 +12,9 @@ import { BUSY_RETRY_AFTER_SECONDS, functionErrors } from '../../functions/errors
 import { failureError } from '../../functions/responses.ts';
 import { errorsInArea, sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
-import { appHostUrl, appIdFromHost, onAnotherAppsHost } from '../app-host.ts';
+import { appIdFromHost, onAnotherAppsHost } from '../app-host.ts';
+import { appHostUrl } from '../../apps/hosts.ts';
+import { rawPath, rawQuery } from '../../frontend/serve.ts';
 import { admitApp } from './admit.ts';
 import { beginRequest } from '../request-log.ts';
 import { corsOfActualRequest } from '../cors.ts';
@@ -99,11 +101,6 @@ export const functionRoutes: RawRoutes = {
   },
 };
 
-function rawPath(req: Request): string {
-  const at = req.originalUrl.indexOf('?');
-  return at < 0 ? req.originalUrl : req.originalUrl.slice(0, at);
-}
-
 /**
  * One public invocation. `onPath`: the route is a path of the platform's host (/v1/{app_id}/fn/...), not the app's
  * own host: it does not answer on another app's host, a browser opening a page there is sent to the app's host, and
@@ -114,13 +111,15 @@ async function serve(req: Request, res: Response, services: Services, origin: st
     if (!NAME.test(name)) throw errors.notFound(`Function '${name}'`);
     const app = await services.apps.get(appId);
     if (!app) throw errors.notFound(`App '${appId}'`, 'Check the app_id in the URL.');
-    const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+    const search = rawQuery(req);
     if (onPath) {
-      if (await onAnotherAppsHost(req.headers.host, services, appId)) {
+      // Known without waiting on the platform's host (the common case), a lookup on another's.
+      const elsewhere = onAnotherAppsHost(req.headers.host, services, appId);
+      if (elsewhere === true || (elsewhere !== false && (await elsewhere))) {
         throw errors.notFound(`Function '${name}' of app '${appId}' on this host`, "Call it on the platform's host, or at /fn/{name} on the app's own host.");
       }
-      const home = appHostUrl(services.config, app.subdomain);
-      if (home && asksForDocument(req.headers['sec-fetch-dest'])) return res.redirect(308, `${home}/fn/${name}${rest}${search}`);
+      const home = asksForDocument(req.headers['sec-fetch-dest']) ? appHostUrl(services.config, app.subdomain) : undefined;
+      if (home) return res.redirect(308, `${home}/fn/${name}${rest}${search}`);
     }
     await admitApp(services, app, req, res);
     const meta = await services.functions.publicFunction(appId, name);

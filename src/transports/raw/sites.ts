@@ -8,7 +8,8 @@ import type { RawRoutes } from './index.ts';
 import { settleUnreadBody } from './unread-body.ts';
 import { admitApp } from './admit.ts';
 import { asksForDocument, TENANT_SANDBOX_POLICY } from '../tenant-content.ts';
-import { appHostUrl, onAnotherAppsHost } from '../app-host.ts';
+import { onAnotherAppsHost } from '../app-host.ts';
+import { appHostUrl } from '../../apps/hosts.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SITES = /^\/sites\/([^/]*)(\/.*)?$/;
@@ -76,8 +77,8 @@ async function sitesPath(req: Request, res: Response, services: Services, rawApp
   if (app) {
     if (await onAnotherAppsHost(req.headers.host, services, appId)) return sendError(res, noSite(appId));
     // A browser opening the live site is sent to the app's own host, its origin (kept deployments have no other address).
-    const home = appHostUrl(services.config, app.subdomain);
-    if (home && asksForDocument(req.headers['sec-fetch-dest']) && !PINNED.test(rest)) return res.redirect(308, home + (rest || '/') + rawQuery(req));
+    const home = asksForDocument(req.headers['sec-fetch-dest']) && !PINNED.test(rest) ? appHostUrl(services.config, app.subdomain) : undefined;
+    if (home) return res.redirect(308, home + (rest || '/') + rawQuery(req));
     await admitApp(services, app, req, res);
   }
   if (rest === '') {
