@@ -1,5 +1,5 @@
 import type { Caller } from '../src/core/caller.ts';
-import { AppError } from '../src/core/errors.ts';
+import { substrateErrors } from '../src/substrate/service.ts';
 
 /** The account behind an account-level credential; the tool's auth list guarantees the kind. */
 export function accountOf(caller: Caller): string {
@@ -15,9 +15,7 @@ export function accountOf(caller: Caller): string {
  */
 export function personSignedIn(caller: Caller, act: string, route: string): string {
   if (caller.kind === 'platform' && caller.via === 'session' && caller.personId !== null) return caller.personId;
-  throw new AppError(
-    403,
-    'HUMAN_CONFIRMATION_REQUIRED',
+  throw substrateErrors.humanRequired(
     `Only a person signed in to the platform can ${act}; a key or an OAuth token cannot.`,
     `Sign in (POST /dashboard/signin, or the console) and call ${route} from that browser session.`,
   );

@@ -60,10 +60,10 @@ export const substrateErrors = {
   unknownCapability: (name: string) =>
     errors.validation(`Unknown capability '${name.slice(0, 100)}'; known: ${[...capabilities.keys()].join(', ')}.`, [{ path: 'capability', message: 'not a capability' }]),
   actionNotFound: (id: string) => errors.notFound(`Action '${id.slice(0, 100)}'`, 'List the actions with GET /v1/me/substrate/actions.'),
+  /** 403 HUMAN_CONFIRMATION_REQUIRED: what was asked is a person's act, and the caller is not that person. */
+  humanRequired: (message: string, remediation: string) => new AppError(403, 'HUMAN_CONFIRMATION_REQUIRED', message, remediation),
   personRequired: (verb: 'approve' | 'reject', url: string) =>
-    new AppError(
-      403,
-      'HUMAN_CONFIRMATION_REQUIRED',
+    substrateErrors.humanRequired(
       `Only a person can ${verb} a proposed action; an agent never decides, whoever proposed.`,
       `The person opens ${url} (signed in with their substrate key), or calls POST /v1/me/substrate/actions/{action_id}/${verb} with it.`,
     ),
@@ -283,9 +283,7 @@ export class SubstrateService {
     const row = await this.#row(this.#db, app, actionId);
     if (row.source_app_id !== appId) throw substrateErrors.actionNotFound(actionId);
     if (row.source_via !== 'function' || row.created_at < since) {
-      throw new AppError(
-        403,
-        'HUMAN_CONFIRMATION_REQUIRED',
+      throw substrateErrors.humanRequired(
         `Action '${actionId}' was not proposed by this app's functions since its end users were allowed to decide (its service key, or earlier code, proposed it): only the person decides it.`,
         `The person opens /approve/${actionId} and decides there, signed in.`,
       );

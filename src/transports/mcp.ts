@@ -20,6 +20,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { AppError, envelope, errors, fromZod } from '../core/errors.ts';
+import { substrateErrors } from '../substrate/service.ts';
 import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
@@ -497,9 +498,7 @@ async function elicitUrl(server: Server, message: string, url: string, relatedRe
       complete: () => server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId })().catch(() => undefined),
     };
   } catch (err) {
-    throw new AppError(
-      403,
-      'HUMAN_CONFIRMATION_REQUIRED',
+    throw substrateErrors.humanRequired(
       `The person could not be sent to the page through this MCP client: ${String((err as Error)?.message ?? err).slice(0, 200)}.`,
       `The person opens ${url} themselves.`,
     );

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { accountOf, personSignedIn } from '../caller.ts';
-import { AppError } from '../../src/core/errors.ts';
+import { substrateErrors } from '../../src/substrate/service.ts';
 import { substratePropose } from './substrate.ts';
 
 type Uses = 'substrate';
@@ -44,9 +44,7 @@ export const substrateAppLink = defineTool({
     const personId = personSignedIn(ctx.caller, "let an app's end users decide on its proposals", 'POST /apps/{app_id}/substrate-link');
     const { userId } = await ctx.services.substrate.actor(ctx.caller);
     if (input.substrate_user_id !== undefined && input.substrate_user_id !== userId) {
-      throw new AppError(
-        403,
-        'HUMAN_CONFIRMATION_REQUIRED',
+      throw substrateErrors.humanRequired(
         "Only the person whose substrate an app is linked to can let its end users decide on its proposals; this substrate user is not yours.",
         'Omit substrate_user_id (your own substrate user is the default with end_users_decide), or let its person do it signed in.',
       );

@@ -144,9 +144,7 @@ async function decide(ctx: Ctx<Uses>, verb: 'Approve' | 'Reject', actionId: stri
   if (action.status !== 'proposed') throw substrateErrors.wrongStatus(action.action_id, action.status);
   const url = approvalPageUrl(ctx.services.config.baseUrl, action.action_id);
   if (!ctx.sendToPage) {
-    throw new AppError(
-      403,
-      'HUMAN_CONFIRMATION_REQUIRED',
+    throw substrateErrors.humanRequired(
       `${verb === 'Approve' ? 'Approving' : 'Rejecting'} is the person's act, and this MCP client cannot send them to the approval page (no URL elicitation).`,
       `Give the person this link: ${url} (they sign in and decide), or they call POST /v1/me/substrate/actions/${action.action_id}/${verb.toLowerCase()}.`,
     );
