@@ -40,6 +40,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
     alter table service_keys add column created_by uuid references persons(id) on delete cascade;
     create index service_keys_person_idx on service_keys(created_by) where created_by is not null;
+
+    -- A person deleted outright takes what they made with them, as their removal from an account does (set null would
+    -- have turned their keys and invitations into ones of no person, which last until revoked).
+    alter table platform_keys drop constraint platform_keys_created_by_fkey,
+      add constraint platform_keys_created_by_fkey foreign key (created_by) references persons(id) on delete cascade;
+    alter table invitations drop constraint invitations_invited_by_fkey,
+      add constraint invitations_invited_by_fkey foreign key (invited_by) references persons(id) on delete cascade;
   `.execute(db);
   await attributeOlderCredentials(db);
 }
@@ -93,6 +100,10 @@ async function attributeOlderCredentials(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`
+    alter table invitations drop constraint invitations_invited_by_fkey,
+      add constraint invitations_invited_by_fkey foreign key (invited_by) references persons(id) on delete set null;
+    alter table platform_keys drop constraint platform_keys_created_by_fkey,
+      add constraint platform_keys_created_by_fkey foreign key (created_by) references persons(id) on delete set null;
     drop index service_keys_person_idx;
     alter table service_keys drop column created_by;
     alter table substrate_actions drop column source_via;

@@ -115,4 +115,12 @@ describe('migration 0036 on credentials made before it', () => {
     expect((await query(`select person_id from oauth_tokens`)).map((r) => r.person_id)).toEqual([id.olga]);
     expect(await query(`select * from substrate_keys`)).toEqual([]);
   });
+
+  // Last: it deletes the owner. A person deleted outright takes their keys and invitations (they were kept, of no one).
+  it("deleting a person row deletes the platform keys, service keys and invitations they made; the operator's stay", async () => {
+    await query(`delete from persons where id = $1`, [id.olga]);
+    expect((await query(`select name from platform_keys order by name`)).map((r) => r.name)).toEqual(['opChild', 'opKey']);
+    expect(await query(`select name from service_keys`)).toEqual([]);
+    expect(await query(`select id from invitations where id = $1`, [id.keyInvite])).toEqual([]);
+  });
 });
