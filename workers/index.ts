@@ -8,7 +8,7 @@ import { rateLimitsPurge } from '../src/auth/jobs.ts';
 import { billingEnforce, billingInvoiceOverage, billingMeasureDatabases, billingNotify, billingPauseIdle } from '../src/billing/jobs.ts';
 import { creditsReleaseExpired } from '../src/credits/jobs.ts';
 import { frontendBuild } from '../src/frontend/jobs.ts';
-import { auditPurge, identityMail, identitySignupMail, oauthPrune } from '../src/identity/jobs.ts';
+import { auditPurge, identityMail, identitySignupMail, oauthPrune, signupRequestsPrune } from '../src/identity/jobs.ts';
 import { functionsCronTick, functionsLogsTrim, functionsRunCron } from '../src/functions/jobs.ts';
 import { integrationsPrune } from '../src/integrations/jobs.ts';
 import { meetingsForward, meetingsLeaveOrphan } from '../src/meetings/jobs.ts';
@@ -56,6 +56,7 @@ export const jobs: readonly RunnableJob<WorkerServices>[] = [
   identitySignupMail,
   auditPurge,
   oauthPrune,
+  signupRequestsPrune,
   integrationsPrune,
   substratePrune,
   peopleEmailExpire,

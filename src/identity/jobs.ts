@@ -44,6 +44,20 @@ export const auditPurge = defineCron({
 });
 
 /**
+ * Cron: drops open sign-ups whose link expired a day ago or more (an address and a password hash nobody confirmed).
+ * New sign-ups drop expired ones too, but a quiet platform would otherwise keep them; the day lets a late click still
+ * hear that its link expired rather than that it was never mailed.
+ */
+export const signupRequestsPrune = defineCron({
+  name: 'signup_requests_prune',
+  cron: '51 * * * *',
+  handler: async (_payload, { query, logger }: JobContext<unknown>) => {
+    const { rowCount } = await query(`delete from signup_requests where expires_at < now() - interval '1 day'`);
+    if (rowCount) logger.info(`deleted ${rowCount} expired sign-up requests`);
+  },
+});
+
+/**
  * Cron: drops expired OAuth codes and consent pages, tokens a month past their expiry, and the clients that got no
  * token within a day of registering or have had none for a month (OAuthGrants.prune). Hourly, so that registrations
  * nobody completes go soon after their day; a missed run leaves them an hour longer.

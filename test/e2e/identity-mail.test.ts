@@ -5,6 +5,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey, hashKey } from '../../src/core/crypto.ts';
+import { signupRequestsPrune } from '../../src/identity/jobs.ts';
+import { toTask } from '../../workers/index.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { parseMail, startSmtp, type LoopbackSmtp, type Mail } from '../helpers/smtp.ts';
@@ -186,6 +188,15 @@ describe('open sign-up, confirmed by mail', () => {
         documentation_url: server.docsUrl('keys'),
       },
     });
+
+    // The hourly prune keeps a request that expired within the day (its link still says expired), then drops it.
+    const prune = () => toTask(signupRequestsPrune, {})({}, { job: { attempts: 1, max_attempts: 1 }, query: (text: string, values?: unknown[]) => control.query(text, values), logger: { info: () => {} } } as never);
+    const left = async () => (await control.query(`select count(*)::int as n from signup_requests where token_hash = $1`, [hashKey(token)])).rows[0].n as number;
+    await prune();
+    expect(await left()).toBe(1);
+    await control.query(`update signup_requests set expires_at = now() - interval '25 hours' where token_hash = $1`, [hashKey(token)]);
+    await prune();
+    expect(await left()).toBe(0);
   });
 
   it("an invited sign-up checks the invitation before the address, and names a taken address only to the invitation's holder", async () => {

@@ -58,6 +58,7 @@ describe('jobs', () => {
       '23 * * * * billing_invoice_overage ?max=1',
       '29 4 * * * audit_purge ?max=1',
       '47 * * * * oauth_prune ?max=1',
+      '51 * * * * signup_requests_prune ?max=1',
       '41 3 * * * integrations_prune ?max=1',
       '53 3 * * * substrate_prune ?max=1',
     ].join('\n');
