@@ -57,6 +57,8 @@ import { SubstrateStream } from './substrate/stream.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { FunctionsPlatformChannel } from './transports/platform-channel.ts';
 import { McpTransport } from './transports/mcp.ts';
+import { PgNotices } from './db/notices.ts';
+import { deriveKey } from './frontend/signing.ts';
 import { McpSessions } from './transports/mcp-sessions.ts';
 import { createHttpServer } from './transports/http-app.ts';
 import { toolAreas, tools } from '../tools/index.ts';
@@ -88,6 +90,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
 
   const masterKey = loadMasterKey(config.masterKey, config.dataDir, log);
   const box = new SecretBox(masterKey);
+  // What every api process must hear at once (MCP sessions changed elsewhere), on one LISTEN connection.
+  const notices = new PgNotices(config.databaseUrl, log);
   const databases = new AppDatabases({
     clusters: config.regions.clusters,
     defaultRegion: config.regions.defaultRegion,
@@ -165,7 +169,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       log,
     }),
     rateLimits: new RateLimiter(control.db),
-    mcpSessions: new McpSessions(control.db),
+    mcpSessions: new McpSessions(control.db, notices),
     suggestions: new SuggestionsService(control.db),
     health: new HealthService(control.pool),
     docs: createDocs(llmsTxt, toolAreas),
@@ -221,8 +225,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   if (config.role !== 'worker') {
     // Every api process LISTENs for substrate changes and fans them out to its own stream sockets.
     await services.substrate.stream.start();
+    await notices.start();
     billing.traffic.start();
-    mcp = new McpTransport(tools, services, log);
+    mcp = new McpTransport(tools, services, log, deriveKey(masterKey, 'mcp-request-state'));
     server = createHttpServer({ tools, services, mcp, log });
     sockets = attachWebSockets(server, services, log);
     await new Promise<void>((resolve, reject) => {
@@ -267,6 +272,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       await shipped;
       await sockets?.close();
       await services.substrate.stream.stop();
+      await notices.stop();
       if (server) await closeServer(server, mcp!, config.shutdownTimeoutMs);
       await billing.traffic.stop();
       if (runner) await runner.stop();

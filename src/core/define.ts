@@ -27,6 +27,11 @@ export interface ToolContext<S = unknown, A = unknown> {
    * client without URL elicitation).
    */
   sendToPage?: ((message: string, url: string) => Promise<PageVisit>) | undefined;
+  /**
+   * Whether the person agreed to open `url`, when this call is the retry that carries their answer to an earlier
+   * sendToPage (MCP 2026-07-28, where they may have acted on the page before the client retried); undefined otherwise.
+   */
+  pageAnswer?: ((url: string) => boolean | undefined) | undefined;
   /** The browser session of a REST request (the session routes set and clear it); absent over MCP. */
   session?: SessionChannel | undefined;
   /** The toolsets of the MCP session making the call, which platform_toolsets_enable grows; absent over REST. */

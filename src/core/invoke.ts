@@ -46,6 +46,7 @@ export interface InvokeBase<S = unknown, A = unknown> {
   signal?: AbortSignal | undefined;
   canStream?: boolean | undefined;
   sendToPage?: ToolContext['sendToPage'];
+  pageAnswer?: ToolContext['pageAnswer'];
   session?: ToolContext['session'];
   toolsets?: ToolContext['toolsets'];
 }

@@ -1,17 +1,19 @@
-// MCP sessions shared by every api process: a session's durable state is a row of the control database
-// (db/migrations/0034_mcp_sessions.ts), so its requests may land on any process behind a load balancer; a process
-// that has no transport for a session rebuilds one from the row (resumeSession).
+// MCP sessions of the 2025-11-25 revision (and earlier), shared by every api process: a session's durable state is a
+// row of the control database (db/migrations/0034_mcp_sessions.ts), so its requests may land on any process behind a
+// load balancer; a process that has no transport for a session rebuilds one from the row (resumeSession). Each process
+// caches the rows it read while it hears the control database's notices (PgNotices): every change to a row (toolsets
+// grown, a log level, the session ended or expired) is announced, so a cached row is dropped at once everywhere, and a
+// request of a busy session costs no database read. The 2026-07-28 revision has no sessions and reads nothing here.
 //
-// Bound to one process, and so not shared: an open GET SSE stream, and a server-to-client request awaiting its answer
-// (URL elicitation), live on the process holding that stream. An answer POSTed to another process cannot reach the
-// request waiting for it, which then ends as a refusal when it times out (elicitUrl in mcp.ts). Hence the README's
-// advice: session affinity (on Mcp-Session-Id, or a cookie) for elicitation, and for nothing else.
+// Bound to one process, and so not shared: an open GET SSE stream, its replayable events (mcp-events.ts), and a
+// server-to-client request awaiting its answer (URL elicitation), live on the process holding that stream. An answer
+// POSTed to another process cannot reach the request waiting for it, which then ends as a refusal when it times out
+// (elicitUrl in mcp.ts). Hence the README's advice: session affinity (on Mcp-Session-Id, or a cookie) for
+// elicitation and stream resumption, and for nothing else.
 import { sql, type Kysely } from 'kysely';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { InitializeRequest, LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { InitializeRequest, LoggingLevel, Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { errors } from '../core/errors.ts';
+import type { PgNotices } from '../db/notices.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 /** Sessions a client abandoned without DELETE expire after this long without a request. */
@@ -41,18 +43,32 @@ const IDLE_SECONDS = MCP_SESSION_IDLE_MS / 1000;
 /** Open sessions one account keeps; opening one more ends its least recently used. */
 export const MAX_SESSIONS_PER_ACCOUNT = 200;
 
-/** The rows of MCP sessions (mcp_sessions): what every api process reads on each request of a session. */
+/** The channel on which every change to a session's row is announced, with the session's id. */
+const CHANNEL = 'svc_mcp_sessions';
+
+/** A row as this process cached it, and when it last marked the session used. */
+interface Cached {
+  session: StoredSession;
+  touchedAt: number;
+  usedAt: number;
+}
+
+/** The rows of MCP sessions (mcp_sessions): what an api process needs to serve a session's requests. */
 export class McpSessions {
   readonly #db: Kysely<ControlDatabase>;
+  readonly #notices: PgNotices;
+  readonly #cache = new Map<string, Cached>();
 
-  constructor(db: Kysely<ControlDatabase>) {
+  constructor(db: Kysely<ControlDatabase>, notices: PgNotices) {
     this.#db = db;
+    this.#notices = notices;
+    notices.subscribe(CHANNEL, { notice: (id) => this.#cache.delete(id), lost: () => this.#cache.clear() });
   }
 
   /**
    * Records a new session; the rows of expired sessions go then (opening is rare next to requests), and so do the
    * account's least recently used ones beyond MAX_SESSIONS_PER_ACCOUNT (their clients get 404 and initialize again,
-   * as the protocol has them do), so that no account can pile up rows.
+   * as the protocol has them do), so that no account can pile up rows. Every process hears of the rows that went.
    */
   async open(session: StoredSession): Promise<void> {
     await this.#db
@@ -65,13 +81,29 @@ export class McpSessions {
         initialize: JSON.stringify(session.initialize),
       })
       .execute();
-    await this.#db.deleteFrom('mcp_sessions').where('last_seen', '<', sql<Date>`now() - make_interval(secs => ${IDLE_SECONDS})`).execute();
-    await sql`delete from mcp_sessions where account_id = ${session.accountId} and id not in (
-      select id from mcp_sessions where account_id = ${session.accountId} order by last_seen desc, created_at desc limit ${MAX_SESSIONS_PER_ACCOUNT})`.execute(this.#db);
+    await sql`with gone as (delete from mcp_sessions where last_seen < now() - make_interval(secs => ${IDLE_SECONDS})
+        or (account_id = ${session.accountId} and id not in (select id from mcp_sessions where account_id = ${session.accountId}
+          order by last_seen desc, created_at desc limit ${MAX_SESSIONS_PER_ACCOUNT}))
+        returning id)
+      select pg_notify(${CHANNEL}, id::text) from gone`.execute(this.#db);
   }
 
-  /** The live session `id` (not ended, not idle past MCP_SESSION_IDLE_MS), marking it used; undefined otherwise. */
+  /**
+   * The live session `id` (not ended, not idle past MCP_SESSION_IDLE_MS), marking it used; undefined otherwise. Read
+   * from this process's cache while it hears the notices, else from the row.
+   */
   async find(id: string): Promise<StoredSession | undefined> {
+    const now = Date.now();
+    const cached = this.#cache.get(id);
+    if (cached && this.#notices.listening && now - cached.usedAt < MCP_SESSION_IDLE_MS) {
+      cached.usedAt = now;
+      if (now - cached.touchedAt > TOUCH_AFTER_SECONDS * 1000) {
+        cached.touchedAt = now;
+        // Marked used in the background: the request does not wait for it, and a failed write only ages the session.
+        void this.#db.updateTable('mcp_sessions').set({ last_seen: sql`now()` }).where('id', '=', id).execute().catch(() => undefined);
+      }
+      return cached.session;
+    }
     const row = await this.#db
       .selectFrom('mcp_sessions')
       .select(['account_id', 'toolsets', 'log_level', 'initialize', sql<boolean>`last_seen < now() - make_interval(secs => ${TOUCH_AFTER_SECONDS})`.as('stale')])
@@ -80,54 +112,50 @@ export class McpSessions {
       .executeTakeFirst();
     if (!row) return undefined;
     if (row.stale) await this.#db.updateTable('mcp_sessions').set({ last_seen: sql`now()` }).where('id', '=', id).execute();
-    return { id, accountId: row.account_id, toolsets: row.toolsets, logLevel: row.log_level, initialize: row.initialize as SessionInitialize };
+    const session = { id, accountId: row.account_id, toolsets: row.toolsets, logLevel: row.log_level, initialize: row.initialize as SessionInitialize };
+    if (this.#notices.listening) this.#cache.set(id, { session, touchedAt: now, usedAt: now });
+    return session;
   }
 
   /** Adds the areas the session lacks, after the ones it has (atomically, as growth on another process may race); its toolsets then. */
   async grow(id: string, areas: readonly string[]): Promise<string[]> {
-    const row = await this.#db
-      .updateTable('mcp_sessions')
-      .set({ toolsets: sql<string[]>`toolsets || array(select a from unnest(${[...areas]}::text[]) as a where a <> all(toolsets))` })
-      .where('id', '=', id)
-      .returning('toolsets')
-      .executeTakeFirst();
-    if (!row) throw errors.notFound('MCP session', 'Initialize a new MCP session.');
-    return row.toolsets;
+    const { rows } = await sql<{ toolsets: string[] }>`with grown as (update mcp_sessions
+        set toolsets = toolsets || array(select a from unnest(${[...areas]}::text[]) as a where a <> all(toolsets))
+        where id = ${id} returning toolsets)
+      select toolsets, pg_notify(${CHANNEL}, ${id}) from grown`.execute(this.#db);
+    this.#cache.delete(id);
+    if (!rows[0]) throw errors.notFound('MCP session', 'Initialize a new MCP session.');
+    return rows[0].toolsets;
   }
 
   async setLogLevel(id: string, level: LoggingLevel): Promise<void> {
-    await this.#db.updateTable('mcp_sessions').set({ log_level: level }).where('id', '=', id).execute();
+    await sql`with set as (update mcp_sessions set log_level = ${level} where id = ${id} returning id)
+      select pg_notify(${CHANNEL}, ${id}) from set`.execute(this.#db);
+    this.#cache.delete(id);
   }
 
   /** Ends the session for every process (DELETE /mcp); the others answer 404 for it from then on. */
   async end(id: string): Promise<void> {
-    await this.#db.deleteFrom('mcp_sessions').where('id', '=', id).execute();
+    await sql`with gone as (delete from mcp_sessions where id = ${id} returning id) select pg_notify(${CHANNEL}, ${id}) from gone`.execute(this.#db);
+    this.#cache.delete(id);
   }
 }
 
 /**
  * Brings a new transport, connected to `server`, to the state the session's own transport reached at initialize:
- * the stored initialize request is replayed into it, so the SDK itself marks it initialized with the session's id
- * (its sessionIdGenerator must return that id) and tells the server the client's capabilities (canElicitUrl).
- *
- * The SDK (1.32) has no public way to create a transport for an existing session (typescript-sdk pull requests 1668
- * and 1786 proposed one). The only private member used is the node transport's web-standard delegate, whose public
- * handleRequest takes a fetch Request, needing no Node request and response. If an SDK upgrade changes that, this
- * throws, and test/unit/mcp-session-resume.test.ts fails.
+ * the stored initialize request is replayed into it through its public handleRequest, so the SDK itself marks it
+ * initialized with the session's id (its sessionIdGenerator must return that id) and tells the server the client's
+ * capabilities (canElicitUrl). test/unit/mcp-session-resume.test.ts keeps this true across SDK upgrades.
  */
-export async function resumeSession(server: Server, transport: StreamableHTTPServerTransport, initialize: SessionInitialize): Promise<void> {
-  const delegate = (transport as unknown as { _webStandardTransport?: unknown })._webStandardTransport;
-  if (!(delegate instanceof WebStandardStreamableHTTPServerTransport)) {
-    throw new Error('The MCP SDK changed: StreamableHTTPServerTransport has no web-standard delegate to resume a session with.');
-  }
+export async function resumeSession(server: Server, transport: WebStandardStreamableHTTPServerTransport, initialize: SessionInitialize): Promise<void> {
   await server.connect(transport);
   const replay = new Request('http://session.resume/mcp', {
     method: 'POST',
     headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: initialize }),
   });
-  const answer = await delegate.handleRequest(replay);
-  // The answer (the initialize result, as an SSE event) is for no one; reading it to its end lets the transport finish the stream.
+  const answer = await transport.handleRequest(replay);
+  // The answer (the initialize result) is for no one; reading it to its end lets the transport finish the stream.
   await answer.text();
   if (!answer.ok || transport.sessionId === undefined) {
     throw new Error(`The MCP SDK refused to resume a session: initialize replay answered ${answer.status}.`);

@@ -1,9 +1,8 @@
 // MCP utilities of a session: logging of its own operations, argument completion and tool-call progress.
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { LoggingLevel, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingLevel, ServerContext } from '@modelcontextprotocol/server';
 import type { CallTool } from '../../resources/templates.ts';
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Extra = ServerContext;
 
 /** Severity order of the spec's levels (RFC 5424), least severe first. */
 const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
@@ -11,9 +10,12 @@ const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', '
 /** Until the client sets a level: what a person watching wants (calls and refusals), not debug chatter. */
 export const DEFAULT_LOG_LEVEL: LoggingLevel = 'info';
 
-/** A session's log level, which logging/setLevel changes. */
+/**
+ * The log level of a request: its session's, which logging/setLevel changes (2025-11-25), or the request's own
+ * `_meta` logLevel (2026-07-28, where none means no log messages).
+ */
 export interface SessionLogLevel {
-  level: LoggingLevel;
+  level: LoggingLevel | undefined;
 }
 
 /**
@@ -22,9 +24,9 @@ export interface SessionLogLevel {
  * Callers pass names, statuses and durations only: never inputs or credentials.
  */
 async function logToSession(session: SessionLogLevel, extra: Extra, level: LoggingLevel, data: Record<string, unknown>): Promise<void> {
-  if (LEVELS.indexOf(level) < LEVELS.indexOf(session.level)) return;
+  if (session.level === undefined || LEVELS.indexOf(level) < LEVELS.indexOf(session.level)) return;
   // A client gone mid-call must not turn a finished tool call into a failure.
-  await extra.sendNotification({ method: 'notifications/message', params: { level, logger: 'svc-platform', data } }).catch(() => undefined);
+  await extra.mcpReq.notify({ method: 'notifications/message', params: { level, logger: 'svc-platform', data } }).catch(() => undefined);
 }
 
 /**
@@ -66,11 +68,11 @@ interface CallProgress {
  * as the spec requires. Without a token, nothing is sent.
  */
 function startProgress(extra: Extra, tool: string): CallProgress {
-  const progressToken = extra._meta?.progressToken;
+  const progressToken = extra.mcpReq._meta?.progressToken;
   if (progressToken === undefined) return { stop: async () => undefined };
   let progress = 0;
   const send = (message: string, total?: number) =>
-    extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total, message } }).catch(() => undefined);
+    extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total, message } }).catch(() => undefined);
   void send(`${tool} started`);
   const timer = setInterval(() => {
     progress += 1;

@@ -1,30 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
-  CallToolRequestSchema,
-  CompleteRequestSchema,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-  SetLevelRequestSchema,
-  ErrorCode,
+  classifyInboundRequest,
+  createMcpHandler,
   isInitializeRequest,
+  LOG_LEVEL_META_KEY,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
   type CallToolResult,
   type InitializeRequest,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+  type InputRequiredResult,
+  type LoggingLevel,
+  type McpHttpHandler,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { AppError, envelope, errors, fromZod } from '../core/errors.ts';
-import { substrateErrors } from '../substrate/service.ts';
 import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
-import type { AnyTool, PageVisit, SessionToolsets, ToolContext } from '../core/define.ts';
+import type { AnyTool, SessionToolsets, ToolContext } from '../core/define.ts';
 import type { Caller } from '../core/caller.ts';
 import type { Services } from '../services.ts';
 import { resources } from '../../resources/index.ts';
@@ -34,6 +31,8 @@ import { listAppResources, matchTemplate, resourceTemplates, type TemplateContex
 import { resolveMcpCaller } from './credentials.ts';
 import { completeArgument, DEFAULT_LOG_LEVEL, observeToolCall, type SessionLogLevel } from './mcp-utilities.ts';
 import { MCP_SESSION_IDLE_MS, resumeSession, type StoredSession } from './mcp-sessions.ts';
+import { SessionEvents } from './mcp-events.ts';
+import { canElicitUrl, elicitUrl, ModernPages } from './mcp-pages.ts';
 import { oauthIssuer, resourceMetadataUrl } from './raw/oauth-provider.ts';
 import { sendError } from './rest.ts';
 
@@ -45,7 +44,9 @@ const INSTRUCTIONS =
 
 /** A session as this process holds it; its row (mcp-sessions.ts) is what every api process shares. */
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
+  /** The transport behind a Node request and response. */
+  node: NodeMcpRequestHandler;
   /** Settles once the transport is connected (and, for a session rebuilt here, initialized as stored). */
   ready: Promise<void>;
   state: SessionState;
@@ -54,14 +55,25 @@ interface Session {
 }
 
 /**
- * What a session's handlers read when they run, not when they are built: each request refreshes it from the
- * session's row, so toolsets grown and a log level set on another process hold here too.
+ * What a server's handlers read when they run, not when they are built. A 2025-11-25 session's is refreshed from the
+ * session's row on each request, so toolsets grown and a log level set on another process hold here too; a
+ * 2026-07-28 request's is its own (toolsets from its URL or header, no session).
  */
 interface SessionState {
-  readonly id: string;
+  /** The session's id; undefined for a 2026-07-28 request, which has no session. */
+  readonly id: string | undefined;
   areas: ReadonlySet<string>;
   readonly logLevel: SessionLogLevel;
 }
+
+/** What /mcp hands the SDK with each request (AuthInfo.extra): the caller and the toolsets the request names. */
+interface McpAuth {
+  caller: PlatformCaller;
+  areas: ReadonlySet<string>;
+}
+
+/** How long a 2025-11-25 client waits before reconnecting a dropped SSE stream (the priming event's `retry`). */
+const SSE_RETRY_MS = 1_000;
 
 /** The tool that grows a session's toolsets, and its area: sessions without that area cannot grow. */
 const TOOLSETS_TOOL = 'platform_toolsets_enable';
@@ -69,6 +81,8 @@ const TOOLSETS_AREA = 'platform';
 
 /** The header that, like the `toolsets` query parameter, picks a session's toolsets. */
 export const TOOLSETS_HEADER = 'mcp-toolsets';
+/** The header as texts for a model name it. */
+const TOOLSETS_HEADER_NAME = 'Mcp-Toolsets';
 
 /**
  * The toolsets an initialize request asks for: the union of `?toolsets=` and the Mcp-Toolsets header (comma-separated
@@ -115,15 +129,19 @@ export function toolsetAreas(given: readonly string[], areas: readonly string[],
   return out;
 }
 
-/** MCP's "resource not found" error code (2025-06-18 specification). */
-const RESOURCE_NOT_FOUND = -32002;
+/** JSON-RPC's invalid params, which is also "resource not found" since 2026-07-28 (the SDK answers it on every revision). */
+const INVALID_PARAMS = -32602;
 
 /** What a session's row keeps of the client's initialize (capabilities, clientInfo): real clients send under 2 KB. */
 const MAX_STORED_INITIALIZE_BYTES = 16 * 1024;
 
 type PlatformCaller = Extract<Caller, { kind: 'platform' }>;
 
-/** Streamable HTTP MCP at /mcp: one SDK server per session, every descriptor registered as a tool. */
+/**
+ * Streamable HTTP MCP at /mcp, both revisions on one URL, chosen per request as the SDK classifies it: 2025-11-25
+ * (and earlier) clients get sessions (one SDK server per session, its row shared by every api process); 2026-07-28
+ * clients are served statelessly, one SDK server per request. Every descriptor is a tool on both.
+ */
 export class McpTransport {
   readonly #tools: ReadonlyMap<string, AnyTool>;
   /** Every registered tool, REST-only ones too: the resource templates read through them (data_openapi). */
@@ -138,8 +156,12 @@ export class McpTransport {
   readonly #log: Logger;
   readonly #sessions = new Map<string, Session>();
   readonly #sweeper: NodeJS.Timeout;
+  readonly #pages: ModernPages;
+  /** The 2026-07-28 revision: a server per request, no sessions (2025 requests never reach it). */
+  readonly #modern: McpHttpHandler;
+  readonly #modernNode: NodeMcpRequestHandler;
 
-  constructor(allTools: readonly AnyTool[], services: Services, log: Logger) {
+  constructor(allTools: readonly AnyTool[], services: Services, log: Logger, requestStateKey: Uint8Array) {
     const tools = allTools.filter((t) => t.mcp !== false);
     this.#sweeper = setInterval(() => this.#closeIdle(Date.now() - MCP_SESSION_IDLE_MS), 60_000);
     this.#sweeper.unref();
@@ -158,6 +180,12 @@ export class McpTransport {
         { name: t.name, title: t.title, description: t.description, inputSchema: inputJsonSchema(t), ...(t.annotations ? { annotations: t.annotations } : {}) },
       ]),
     );
+    this.#pages = new ModernPages(requestStateKey);
+    this.#modern = createMcpHandler(({ authInfo }) => this.#modernServer(authInfo), {
+      legacy: 'reject',
+      onerror: (err) => log.debug({ err: err.message }, 'mcp request refused'),
+    });
+    this.#modernNode = toNodeHandler(this.#modern);
   }
 
   get sessionCount(): number {
@@ -167,17 +195,21 @@ export class McpTransport {
   handle = async (req: Request, res: Response): Promise<void> => {
     try {
       const caller = await this.#platformCaller(req);
+      const areas = requestedAreas(req.query.toolsets, req.headers[TOOLSETS_HEADER], this.#areas);
       // The caller is re-resolved on every HTTP request, so a revoked key or token stops an open session too.
-      (req as Request & { auth?: AuthInfo }).auth = { token: '', clientId: caller.accountId, scopes: [], extra: { caller } };
+      const extra: McpAuth = { caller, areas };
+      (req as Request & { auth?: AuthInfo }).auth = { token: '', clientId: caller.accountId, scopes: [], extra: extra as unknown as Record<string, unknown> };
       const sessionId = req.headers['mcp-session-id'];
       if (typeof sessionId === 'string') return await this.#serve(sessionId, caller, req, res);
-      if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
-        return sendRpcError(res, 400, 'No session: send an initialize request first (without Mcp-Session-Id).');
+      if (req.method === 'POST' && isInitializeRequest(req.body)) {
+        // Later requests' toolsets are ignored: a session grows only through platform_toolsets_enable, which tells
+        // the client (notifications/tools/list_changed).
+        return await this.#open(caller, new Set(areas), req.body as InitializeRequest, req, res);
       }
-      // Later requests' toolsets are ignored: a session grows only through platform_toolsets_enable, which tells
-      // the client (notifications/tools/list_changed).
-      const areas = requestedAreas(req.query.toolsets, req.headers[TOOLSETS_HEADER], this.#areas);
-      await this.#open(caller, areas, req.body as InitializeRequest, req, res);
+      if (isLegacy(req)) {
+        return sendRpcError(res, 400, 'No session: send an initialize request first (without Mcp-Session-Id), or speak MCP 2026-07-28 (every request carries its _meta).');
+      }
+      await this.#modernNode(req, res, req.body);
     } catch (err) {
       const failure = toAppError(err, req.log, 'mcp');
       const challenge = failure.status === 401 ? bearerChallenge(this.#services.config.baseUrl, failure) : undefined;
@@ -190,7 +222,7 @@ export class McpTransport {
     clearInterval(this.#sweeper);
     const open = [...this.#sessions.values()];
     this.#sessions.clear();
-    await Promise.all(open.map((s) => s.transport.close().catch(() => {})));
+    await Promise.all([this.#modern.close(), ...open.map((s) => s.transport.close().catch(() => {}))]);
   }
 
   /** Closes this process's copies of sessions it has not served lately; their rows stay for the other processes. */
@@ -234,7 +266,7 @@ export class McpTransport {
     await this.#services.mcpSessions.open(stored);
     const session = this.#hold(stored, (server, transport) => server.connect(transport));
     await session.ready;
-    await session.transport.handleRequest(req, res, req.body);
+    await session.node(req, res, req.body);
     // Refused before initializing (a bad Accept header, say): no client holds the id.
     if (session.transport.sessionId === undefined) {
       this.#forget(stored.id);
@@ -243,8 +275,9 @@ export class McpTransport {
   }
 
   /**
-   * A request of an open session, on whichever api process it reaches: the session's row says whether it is still
-   * open and whose it is, and refreshes what its handlers read; a process without the session rebuilds it.
+   * A request of an open session, on whichever api process it reaches: the session's row (cached while this process
+   * hears of every change to it) says whether it is still open and whose it is, and refreshes what its handlers
+   * read; a process without the session rebuilds it.
    */
   async #serve(id: string, caller: PlatformCaller, req: Request, res: Response): Promise<void> {
     const stored = await this.#services.mcpSessions.find(id);
@@ -259,7 +292,7 @@ export class McpTransport {
     session.state.logLevel.level = stored.logLevel;
     session.lastSeen = Date.now();
     await session.ready;
-    await session.transport.handleRequest(req, res, req.body);
+    await session.node(req, res, req.body);
   }
 
   /**
@@ -267,20 +300,30 @@ export class McpTransport {
    * concurrent requests share one. DELETE ends the session's row for every process; closing the transport (DELETE,
    * the idle sweep, shutdown) forgets it here only.
    */
-  #hold(stored: StoredSession, start: (server: Server, transport: StreamableHTTPServerTransport) => Promise<void>): Session {
+  #hold(stored: StoredSession, start: (server: Server, transport: WebStandardStreamableHTTPServerTransport) => Promise<void>): Session {
     const { id } = stored;
     const state: SessionState = { id, areas: new Set(stored.toolsets), logLevel: { level: stored.logLevel } };
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessionclosed: () => this.#services.mcpSessions.end(id),
+      // Every SSE stream starts with an event id and a retry interval, so a client whose stream dropped resumes it.
+      eventStore: new SessionEvents(),
+      retryInterval: SSE_RETRY_MS,
     });
     transport.onclose = () => {
       if (this.#sessions.get(id)?.transport === transport) this.#sessions.delete(id);
     };
-    const session: Session = { transport, state, lastSeen: Date.now(), ready: start(this.#server(state), transport) };
+    const node = toNodeHandler({ fetch: (request, options) => transport.handleRequest(request, options) });
+    const session: Session = { transport, node, state, lastSeen: Date.now(), ready: start(this.#server(state), transport) };
     session.ready.catch(() => this.#forget(id));
     this.#sessions.set(id, session);
     return session;
+  }
+
+  /** The server of one 2026-07-28 request: its caller and toolsets come with the request. */
+  #modernServer(authInfo: AuthInfo | undefined): Server {
+    const { areas } = authInfo?.extra as unknown as McpAuth;
+    return this.#server({ id: undefined, areas, logLevel: { level: undefined } });
   }
 
   /** Whether a session with these toolsets lists the tool: its area is loaded, or `core` and it is a core tool. */
@@ -299,64 +342,79 @@ export class McpTransport {
     return listed;
   }
 
-  /** The initialize instructions, naming the session's toolsets and how to load others. */
-  #instructions(areas: ReadonlySet<string>): string {
+  /**
+   * The instructions (initialize, or server/discover), naming the toolsets and how to load others: grown within a
+   * 2025-11-25 session, named on every request on 2026-07-28, which has no session.
+   */
+  #instructions(state: SessionState): string {
+    const { areas } = state;
     const others = this.#areas.filter((a) => !areas.has(a));
     if (others.length === 0) return INSTRUCTIONS;
+    if (state.id === undefined) {
+      return `${INSTRUCTIONS} This request has the toolsets ${[...areas].join(', ')}; for the others (${others.join(', ')}) send every request to /mcp?toolsets=<comma-separated names> (or with the ${TOOLSETS_HEADER_NAME} header).`;
+    }
     const how = this.#inToolsets(TOOLSETS_TOOL, areas)
       ? `add them to this session with ${TOOLSETS_TOOL} { toolsets: [...] } (tools/list then includes them)`
       : `open a new session with /mcp?toolsets=<comma-separated names> (with ${TOOLSETS_AREA}, ${TOOLSETS_TOOL} adds more later)`;
     return `${INSTRUCTIONS} This session has the toolsets ${[...areas].join(', ')}; for the others (${others.join(', ')}) ${how}.`;
   }
 
-  /** One session's server; `state.areas` is the session's own set, which platform_toolsets_enable grows. */
+  /**
+   * The server of a 2025-11-25 session (`state.areas` is the session's own set, which platform_toolsets_enable grows)
+   * or of one 2026-07-28 request.
+   */
   #server(state: SessionState): Server {
+    const sessionId = state.id;
     const server = new Server(
       { name: 'svc-platform', version: '0.1.0' },
       {
-        capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, logging: {}, completions: {} },
-        instructions: this.#instructions(state.areas),
+        capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {}, ...(sessionId !== undefined ? { logging: {} } : {}) },
+        instructions: this.#instructions(state),
+        ...(sessionId === undefined ? { requestState: { verify: this.#pages.verify } } : {}),
       },
     );
-    // Replaces the SDK's own setLevel handler, which keeps no level until one is set and so sends every level.
-    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
-      state.logLevel.level = request.params.level;
-      await this.#services.mcpSessions.setLogLevel(state.id, request.params.level);
-      return {};
-    });
-    server.setRequestHandler(CompleteRequestSchema, async (request, extra) => ({
-      completion: await this.#complete(request.params, extra),
+    if (sessionId !== undefined) {
+      // Replaces the SDK's own setLevel handler, which keeps no level until one is set and so sends every level.
+      server.setRequestHandler('logging/setLevel', async (request) => {
+        state.logLevel.level = request.params.level;
+        await this.#services.mcpSessions.setLogLevel(sessionId, request.params.level);
+        return {};
+      });
+    }
+    server.setRequestHandler('completion/complete', async (request, ctx) => ({
+      completion: await this.#complete(request.params, ctx),
     }));
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.listFor(state.areas) as never }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' };
-      const sendToPage = canElicitUrl(server) ? (message: string, url: string) => elicitUrl(server, message, url, extra.requestId) : undefined;
+    server.setRequestHandler('tools/list', async () => ({ tools: this.listFor(state.areas) as never }));
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const caller = callerOf(ctx);
+      const { name, arguments: args } = request.params;
+      if (sessionId === undefined) return this.#modernCall(server, ctx, caller, name, args, state);
+      const sendToPage = canElicitUrl(server) ? elicitUrl(server, ctx) : undefined;
       // The notice goes on the call's own response stream, which the client is reading, rather than the optional
       // standalone GET stream, which it may not have opened yet.
-      const toolsets = this.#growable(state, () => extra.sendNotification({ method: 'notifications/tools/list_changed' }));
-      const { name, arguments: args } = request.params;
-      const run = () => this.#call(name, args, caller, String(extra.requestId), state.areas, extra.signal, sendToPage, toolsets);
-      return observeToolCall(state.logLevel, extra, name, run).catch((err: AppError) => errorResult(err, this.#services.config.baseUrl));
+      const toolsets = this.#growable(sessionId, state, () => ctx.mcpReq.notify({ method: 'notifications/tools/list_changed' }));
+      const run = () => this.#call(name, args, caller, ctx, state.areas, { sendToPage, toolsets, modern: false });
+      return observeToolCall(state.logLevel, ctx, name, run).catch((err: AppError) => errorResult(err, this.#services.config.baseUrl));
     });
-    server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+    server.setRequestHandler('resources/list', async (_request, ctx) => ({
       resources: [
         ...resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType })),
-        ...(await listAppResources(this.#templateContext(extra)).catch(rpcFromAppError)),
+        ...(await listAppResources(this.#templateContext(ctx)).catch(rpcFromAppError)),
       ],
     }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    server.setRequestHandler('resources/templates/list', async () => ({
       resourceTemplates: resourceTemplates.map(({ uriTemplate, name, description, mimeType }) => ({ uriTemplate, name, description, mimeType })),
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    server.setRequestHandler('resources/read', async (request, ctx) => {
       const { uri } = request.params;
       const resource = resources.find((r) => r.uri === uri);
       if (resource) return { contents: [{ uri, mimeType: resource.mimeType, text: resource.read(this.#services) }] };
       const match = matchTemplate(uri);
-      if (!match) throw rpcError(RESOURCE_NOT_FOUND, `Unknown resource ${uri}; call resources/list.`);
-      const text = await match.template.read(match.appId, this.#templateContext(extra)).catch(rpcFromAppError);
+      if (!match) throw rpcError(INVALID_PARAMS, `Unknown resource ${uri}; call resources/list.`);
+      const text = await match.template.read(match.appId, this.#templateContext(ctx)).catch(rpcFromAppError);
       return { contents: [{ uri, mimeType: match.template.mimeType, text }] };
     });
-    server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    server.setRequestHandler('prompts/list', async () => ({
       prompts: prompts.map((p) => ({
         name: p.name,
         description: p.description,
@@ -367,11 +425,11 @@ export class McpTransport {
         })),
       })),
     }));
-    server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    server.setRequestHandler('prompts/get', async (request) => {
       const prompt = prompts.find((p) => p.name === request.params.name);
-      if (!prompt) throw rpcError(ErrorCode.InvalidParams, `Unknown prompt ${request.params.name}; call prompts/list.`);
+      if (!prompt) throw rpcError(INVALID_PARAMS, `Unknown prompt ${request.params.name}; call prompts/list.`);
       const parsed = prompt.args.safeParse(request.params.arguments ?? {});
-      if (!parsed.success) throw rpcError(ErrorCode.InvalidParams, fromZod(parsed.error, 'arguments').message);
+      if (!parsed.success) throw rpcError(INVALID_PARAMS, fromZod(parsed.error, 'arguments').message);
       const args = parsed.data;
       return {
         description: prompt.description,
@@ -382,26 +440,41 @@ export class McpTransport {
   }
 
   /**
+   * A tools/call of the 2026-07-28 revision: log messages only at the level its _meta names; a person sent to a page
+   * by an input_required answer (the client retries with their answer), when the client declared URL elicitation.
+   */
+  async #modernCall(server: Server, ctx: ServerContext, caller: Caller, name: string, args: unknown, state: SessionState): Promise<CallToolResult | InputRequiredResult> {
+    const level = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined;
+    const pages = canElicitUrl(server) ? this.#pages.call(ctx, name) : undefined;
+    const run = () => this.#call(name, args, caller, ctx, state.areas, { sendToPage: pages?.sendToPage, pageAnswer: pages?.pageAnswer, toolsets: undefined, modern: true });
+    try {
+      return await observeToolCall({ level }, ctx, name, run);
+    } catch (err) {
+      return (await pages?.asked()) ?? errorResult(err as AppError, this.#services.config.baseUrl);
+    }
+  }
+
+  /**
    * completion/complete for the arguments of the per-app resource templates and of the prompts. An unknown template
    * or prompt is invalid params, as for prompts/get; a known one's free-text arguments complete to nothing.
    */
   async #complete(
     params: { ref: { type: string; uri?: string; name?: string }; argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } },
-    extra: { authInfo?: AuthInfo; requestId: string | number },
+    ctx: ServerContext,
   ): Promise<{ values: string[]; total: number; hasMore: boolean }> {
     const { ref } = params;
     const known =
       ref.type === 'ref/resource' ? resourceTemplates.some((t) => t.uriTemplate === ref.uri) : prompts.some((p) => p.name === ref.name);
-    if (!known) throw rpcError(ErrorCode.InvalidParams, `Unknown ${ref.type === 'ref/resource' ? `resource template ${ref.uri}; call resources/templates/list` : `prompt ${ref.name}; call prompts/list`}.`);
+    if (!known) throw rpcError(INVALID_PARAMS, `Unknown ${ref.type === 'ref/resource' ? `resource template ${ref.uri}; call resources/templates/list` : `prompt ${ref.name}; call prompts/list`}.`);
     const query = { argument: params.argument.name, value: params.argument.value, context: params.context?.arguments ?? {} };
-    return completeArgument(this.#templateContext(extra).call, query);
+    return completeArgument(this.#templateContext(ctx).call, query);
   }
 
   /**
    * A session's toolsets as platform_toolsets_enable sees them: growth is written to the session's row, which every
-   * process reads on the session's next request; adding any announces the changed tool list.
+   * process hears of before the session's next request; adding any announces the changed tool list.
    */
-  #growable(state: SessionState, announce: () => Promise<void>): SessionToolsets {
+  #growable(sessionId: string, state: SessionState, announce: () => Promise<void>): SessionToolsets {
     return {
       enable: async (names) => {
         const wanted = toolsetAreas(names, this.#areas, `Call ${TOOLSETS_TOOL} with names from`);
@@ -409,7 +482,7 @@ export class McpTransport {
         const added = [...wanted].filter((a) => !had.has(a));
         const before = new Set(this.listFor(had).map((t) => t.name));
         if (added.length) {
-          state.areas = new Set(await this.#services.mcpSessions.grow(state.id, added));
+          state.areas = new Set(await this.#services.mcpSessions.grow(sessionId, added));
           await announce();
         }
         const tools = this.listFor(state.areas).map((t) => String(t.name)).filter((n) => !before.has(n));
@@ -419,50 +492,41 @@ export class McpTransport {
   }
 
   /** Resource templates read through the tools themselves, so they authorize exactly as those tools do. */
-  #templateContext(extra: { authInfo?: AuthInfo; requestId: string | number }): TemplateContext {
-    const caller = (extra.authInfo?.extra as { caller: Caller } | undefined)?.caller ?? { kind: 'none' as const };
-    const log = this.#log.child({ mcp_request: String(extra.requestId) });
+  #templateContext(ctx: ServerContext): TemplateContext {
+    const caller = callerOf(ctx);
+    const requestId = String(ctx.mcpReq.id);
+    const log = this.#log.child({ mcp_request: requestId });
     const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
     return {
       tools: [...this.#tools.values()],
       call: (name, args) => {
         const tool = this.#registry.get(name);
         if (!tool) throw errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.');
-        return invoke(tool, args, { services: this.#services, admission: this.#services.admission, audit: this.#services.audit, caller, requestId: String(extra.requestId), clientId, log });
+        return invoke(tool, args, { services: this.#services, admission: this.#services.admission, audit: this.#services.audit, caller, requestId, clientId, log });
       },
     };
   }
 
-  /** Runs a tool of the session; a refusal (unknown tool, toolset not loaded, the tool's own error) throws its AppError. */
+  /** Runs a tool; a refusal (unknown tool, toolset not loaded, the tool's own error) throws its AppError. */
   async #call(
     name: string,
     args: unknown,
     caller: Caller,
-    rpcId: string,
+    ctx: ServerContext,
     areas: ReadonlySet<string>,
-    signal: AbortSignal,
-    sendToPage: ToolContext['sendToPage'],
-    toolsets: SessionToolsets,
+    channels: { sendToPage: ToolContext['sendToPage']; pageAnswer?: ToolContext['pageAnswer']; toolsets: SessionToolsets | undefined; modern: boolean },
   ): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
+    const rpcId = String(ctx.mcpReq.id);
     const log = this.#log.child({ mcp_request: rpcId, tool: name });
     if (!tool) throw errors.notFound(`Tool '${name}'`, 'Call tools/list for the available tools.');
     const area = this.#areaOf.get(name)!;
-    if (!this.#inToolsets(name, areas)) {
-      // Refused rather than run: the agent would be calling a tool it was never shown the schema of.
-      throw new AppError(
-        400,
-        'TOOL_NOT_IN_TOOLSETS',
-        `Tool '${name}' is in the toolset '${area}', which this session did not load (loaded: ${[...areas].join(', ')}).`,
-        this.#inToolsets(TOOLSETS_TOOL, areas)
-          ? `Call ${TOOLSETS_TOOL} { toolsets: ["${area}"] }, then tools/list for its tools.`
-          : `Open a new MCP session with /mcp?toolsets=default,${area} (or the Mcp-Toolsets header); this one has no ${TOOLSETS_TOOL} (toolset ${TOOLSETS_AREA}).`,
-        { toolset: area },
-      ).inArea(area);
-    }
+    if (!this.#inToolsets(name, areas)) throw this.#notInToolsets(name, area, areas, channels.modern);
     try {
       const clientId = caller.kind === 'platform' ? `mcp:${caller.accountId}` : 'mcp';
-      const result = await invoke(tool, args, { services: this.#services, admission: this.#services.admission, audit: this.#services.audit, caller, requestId: rpcId, clientId, log, signal, sendToPage, toolsets });
+      const { sendToPage, pageAnswer, toolsets } = channels;
+      const base = { services: this.#services, admission: this.#services.admission, audit: this.#services.audit, caller, requestId: rpcId, clientId, log };
+      const result = await invoke(tool, args, { ...base, signal: ctx.mcpReq.signal, sendToPage, pageAnswer, toolsets });
       // The JSON once, as text: every client reads text content, while structuredContent (optional without an
       // outputSchema) would repeat it. Pre-serialized JSON (JsonText) is compacted through its toJSON.
       const text = JSON.stringify(result);
@@ -472,37 +536,38 @@ export class McpTransport {
       throw toAppError(err, log, name);
     }
   }
+
+  /** Refused rather than run: the agent would be calling a tool it was never shown the schema of. */
+  #notInToolsets(name: string, area: string, areas: ReadonlySet<string>, modern: boolean): AppError {
+    const remediation = modern
+      ? `Send your requests to /mcp?toolsets=default,${area} (or with the ${TOOLSETS_HEADER_NAME} header), then tools/list for its tools.`
+      : this.#inToolsets(TOOLSETS_TOOL, areas)
+        ? `Call ${TOOLSETS_TOOL} { toolsets: ["${area}"] }, then tools/list for its tools.`
+        : `Open a new MCP session with /mcp?toolsets=default,${area} (or the ${TOOLSETS_HEADER_NAME} header); this one has no ${TOOLSETS_TOOL} (toolset ${TOOLSETS_AREA}).`;
+    const loaded = `${modern ? 'this request did not name' : 'this session did not load'} (loaded: ${[...areas].join(', ')})`;
+    return new AppError(400, 'TOOL_NOT_IN_TOOLSETS', `Tool '${name}' is in the toolset '${area}', which ${loaded}.`, remediation, { toolset: area }).inArea(area);
+  }
 }
 
-/** URL-mode elicitation (MCP 2025-11-25): the client declares `elicitation: { url: {} }`. */
-function canElicitUrl(server: Server): boolean {
-  const elicitation = server.getClientCapabilities()?.elicitation as Record<string, unknown> | undefined;
-  return elicitation?.url !== undefined;
+/** The caller /mcp resolved for the request (AuthInfo.extra). */
+function callerOf(ctx: ServerContext): Caller {
+  return (ctx.http?.authInfo?.extra as McpAuth | undefined)?.caller ?? { kind: 'none' };
 }
-
-/** How long a person may take to agree to open a page. */
-const ELICIT_TIMEOUT_MS = 10 * 60_000;
 
 /**
- * Asks the client to send its person to a page of ours (URL-mode elicitation), on the stream of the tool call that
- * asks. Accepting only means they open it; what they do there is theirs. A client that cannot be asked (no answer in
- * time, an error) is a refusal, not a failure of ours. The answer must reach this process: one POSTed to another api
- * process is lost there, and the call ends as a refusal at the timeout (see mcp-sessions.ts).
+ * Whether a request without a session is of the 2025 revisions (initialize excepted): no per-request _meta claim.
+ * The SDK's own classification, so that this routing never disagrees with what its modern handler accepts.
  */
-async function elicitUrl(server: Server, message: string, url: string, relatedRequestId: string | number): Promise<PageVisit> {
-  const elicitationId = randomUUID();
-  try {
-    const answer = await server.elicitInput({ mode: 'url', message, url, elicitationId }, { relatedRequestId, timeout: ELICIT_TIMEOUT_MS });
-    return {
-      opened: answer.action === 'accept',
-      complete: () => server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId })().catch(() => undefined),
-    };
-  } catch (err) {
-    throw substrateErrors.humanRequired(
-      `The person could not be sent to the page through this MCP client: ${String((err as Error)?.message ?? err).slice(0, 200)}.`,
-      `The person opens ${url} themselves.`,
-    );
-  }
+function isLegacy(req: Request): boolean {
+  const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+  const outcome = classifyInboundRequest({
+    httpMethod: req.method,
+    protocolVersionHeader: header('mcp-protocol-version'),
+    mcpMethodHeader: header('mcp-method'),
+    mcpNameHeader: header('mcp-name'),
+    body: req.body,
+  });
+  return outcome.kind === 'legacy';
 }
 
 /**
@@ -520,11 +585,11 @@ function errorResult(err: AppError, baseUrl: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: err.status, ...envelope(err, baseUrl) }) }] };
 }
 
-/** A tool's AppError as a JSON-RPC error: 404 is "resource not found", anything else invalid params, with code and remediation. */
+/** A tool's AppError as a JSON-RPC error: invalid params (which "resource not found" is too), with code and remediation. */
 function rpcFromAppError(err: unknown): never {
   const e = err as AppError;
   if (typeof e?.status !== 'number') throw err;
-  throw rpcError(e.status === 404 ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, `${e.status} ${e.code}: ${e.message} ${e.remediation}`);
+  throw rpcError(INVALID_PARAMS, `${e.status} ${e.code}: ${e.message} ${e.remediation}`);
 }
 
 function sendRpcError(res: Response, status: number, message: string): void {

@@ -118,9 +118,11 @@ describe('resource templates', () => {
     await expect(mcp.client.readResource({ uri: `svc://apps/${otherAppId}/openapi` })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('403 FORBIDDEN') });
   });
 
-  it('an unknown app is resource-not-found (-32002)', async () => {
-    await expect(mcp.client.readResource({ uri: 'svc://apps/zzzzzzzzzzzzzzzz/schema' })).rejects.toMatchObject({ code: -32002 });
-    await expect(mcp.client.readResource({ uri: 'svc://apps/zzzzzzzzzzzzzzzz/openapi' })).rejects.toMatchObject({ code: -32002 });
+  // Resource not found is -32602 on every revision (2026-07-28 made it so; the SDK answers it on 2025-11-25 too, whose
+  // -32002 clients are asked to accept either way).
+  it('an unknown app is resource-not-found (-32602, naming the 404)', async () => {
+    await expect(mcp.client.readResource({ uri: 'svc://apps/zzzzzzzzzzzzzzzz/schema' })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('404 RESOURCE_NOT_FOUND') });
+    await expect(mcp.client.readResource({ uri: 'svc://apps/zzzzzzzzzzzzzzzz/openapi' })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('404 RESOURCE_NOT_FOUND') });
   });
 
   it('the functions and routes resources describe the app', async () => {

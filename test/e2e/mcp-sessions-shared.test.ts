@@ -184,11 +184,13 @@ describe('an MCP session on two api processes', () => {
     await control.query(`delete from mcp_sessions where id like 'filler-%'`);
   });
 
-  it('expires when idle for MCP_SESSION_IDLE_MS: 404 on both processes', async () => {
+  it('expires when idle for MCP_SESSION_IDLE_MS: 404 on both processes, which both cached it', async () => {
     const s = await connectVia(a);
     const id = s.transport.sessionId!;
     expect((await listOn(b, id)).status).toBe(200);
     await control.query(`update mcp_sessions set last_seen = now() - interval '31 minutes' where id = $1`, [id]);
+    // The next session opened anywhere deletes the expired rows, and every process hears it.
+    await connectVia(b);
     expect((await listOn(a, id)).status).toBe(404);
     expect((await listOn(b, id)).status).toBe(404);
   });

@@ -156,6 +156,6 @@ describe('MCP', () => {
     expect(err).toBeInstanceOf(McpError);
     expect((err as McpError).message).toBe('MCP error -32602: Unknown prompt no_such_prompt; call prompts/list.');
     const missing = await mcp.client.readResource({ uri: 'svc://no/such' }).then(() => undefined, (e: unknown) => e);
-    expect((missing as McpError).message).toBe('MCP error -32002: Unknown resource svc://no/such; call resources/list.');
+    expect((missing as McpError).message).toBe('MCP error -32602: Unknown resource svc://no/such; call resources/list.');
   });
 });

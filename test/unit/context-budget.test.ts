@@ -45,7 +45,7 @@ const BUDGET = {
 };
 
 const areas = Object.keys(toolAreas);
-const transport = new McpTransport(tools, {} as Services, pino({ level: 'silent' }));
+const transport = new McpTransport(tools, {} as Services, pino({ level: 'silent' }), new Uint8Array(32));
 afterAll(() => transport.close());
 
 /** The bytes of a tools/list result for these toolsets, as the server serializes it. */

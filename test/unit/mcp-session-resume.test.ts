@@ -1,13 +1,12 @@
-// resumeSession reaches into the MCP SDK (the node transport's web-standard delegate) to rebuild a session another
-// process opened: these tests fail when an SDK upgrade breaks that, rather than sessions failing on a second process.
+// resumeSession rebuilds a session another process opened by replaying its initialize into a new transport: these tests
+// fail when an SDK upgrade changes how a transport takes that replay, rather than sessions failing on a second process.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
 import { resumeSession, type SessionInitialize } from '../../src/transports/mcp-sessions.ts';
 
 const SESSION_ID = '6f2a1c1e-0d4b-4c55-9a7e-2b8f4f0c9d11';
@@ -23,12 +22,13 @@ afterEach(async () => {
 });
 
 /** A server with one tool, resumed as session SESSION_ID, behind a plain node HTTP listener. */
-async function resumed(): Promise<{ server: Server; transport: StreamableHTTPServerTransport; url: URL }> {
+async function resumed(): Promise<{ server: Server; transport: WebStandardStreamableHTTPServerTransport; url: URL }> {
   const server = new Server({ name: 'resume-test', version: '0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'ping', inputSchema: { type: 'object' as const } }] }));
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => SESSION_ID });
+  server.setRequestHandler('tools/list', async () => ({ tools: [{ name: 'ping', inputSchema: { type: 'object' as const } }] }));
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => SESSION_ID });
   await resumeSession(server, transport, INITIALIZE);
-  const listener = http.createServer((req, res) => void transport.handleRequest(req, res));
+  const node = toNodeHandler({ fetch: (request, options) => transport.handleRequest(request, options) });
+  const listener = http.createServer((req, res) => void node(req, res));
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   closers.push(() => new Promise((resolve) => listener.close(resolve)), () => transport.close());
   return { server, transport, url: new URL(`http://127.0.0.1:${(listener.address() as AddressInfo).port}/mcp`) };

@@ -1,15 +1,16 @@
 // The progress notices of a long tool call, on fake timers (the e2e test sees only a call's start and end).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerNotification } from '@modelcontextprotocol/server';
 import { DEFAULT_LOG_LEVEL, observeToolCall } from '../../src/transports/mcp-utilities.ts';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
 
-/** The parts of a request's extra that observeToolCall uses, recording what it sends. */
+/** The parts of a request's context that observeToolCall uses, recording what it sends. */
 function fakeExtra(progressToken?: string) {
   const sent: ServerNotification[] = [];
-  const extra = { _meta: progressToken === undefined ? undefined : { progressToken }, sendNotification: async (n: ServerNotification) => void sent.push(n) };
+  const mcpReq = { _meta: progressToken === undefined ? undefined : { progressToken }, notify: async (n: ServerNotification) => void sent.push(n) };
+  const extra = { mcpReq };
   return { sent, extra: extra as unknown as Parameters<typeof observeToolCall>[1] };
 }
 

@@ -25,7 +25,14 @@ export const platformToolsetsEnable = defineTool({
   http: false,
   annotations: { idempotentHint: true },
   handler: async (input, ctx) => {
-    if (!ctx.toolsets) throw new AppError(400, 'VALIDATION_FAILED', 'This call has no MCP session to add toolsets to.', 'Call platform_toolsets_enable over MCP (/mcp).');
+    if (!ctx.toolsets) {
+      throw new AppError(
+        400,
+        'VALIDATION_FAILED',
+        'This call has no MCP session to add toolsets to (REST, or MCP 2026-07-28, which has no sessions).',
+        'On MCP 2026-07-28 name the toolsets on every request: /mcp?toolsets=<names> or the Mcp-Toolsets header; on 2025-11-25 call this in a session.',
+      );
+    }
     return ctx.toolsets.enable(input.toolsets);
   },
 });

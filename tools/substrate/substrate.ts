@@ -140,9 +140,13 @@ async function decide(ctx: Ctx<Uses>, verb: 'Approve' | 'Reject', actionId: stri
   const actor = await ctx.services.substrate.actor(ctx.caller);
   if (personDecides(ctx.caller)) return byPerson(actor);
   const action = await ctx.services.substrate.get(actor, actionId);
-  // Asked only about what can still be decided: the same 409 as without the question otherwise.
-  if (action.status !== 'proposed') throw substrateErrors.wrongStatus(action.action_id, action.status);
   const url = approvalPageUrl(ctx.services.config.baseUrl, action.action_id);
+  if (action.status !== 'proposed') {
+    // The retry of a call that sent the person to the page (MCP 2026-07-28) finds what they decided there.
+    if (ctx.pageAnswer?.(url) === true) return action;
+    // Asked only about what can still be decided: the same 409 as without the question otherwise.
+    throw substrateErrors.wrongStatus(action.action_id, action.status);
+  }
   if (!ctx.sendToPage) {
     throw substrateErrors.humanRequired(
       `${verb === 'Approve' ? 'Approving' : 'Rejecting'} is the person's act, and this MCP client cannot send them to the approval page (no URL elicitation).`,
