@@ -1,4 +1,5 @@
-// Requests the platform sends to URLs its users gave (outbox webhooks, and later meeting forwards, ingestion by URL):
+// Requests the platform sends to URLs its users gave (outbox webhooks, meeting forwards, OAuth clients' metadata
+// documents):
 // refused when the host resolves to a loopback, link-local, private or otherwise internal address, unless the
 // operator allows it (SVC_OUTBOUND_ALLOW_PRIVATE=true). The address is checked when the connection is made, on the
 // very address connected to, so a name that resolves differently between a check and the request cannot slip by.
@@ -149,11 +150,22 @@ export interface OutboundResponse {
   excerpt: string;
 }
 
+interface OutboundOptions {
+  allowPrivate: boolean;
+  /** One deadline for the whole exchange (socket timeouts only measure silences, which a receiver can keep short). */
+  timeoutMs: number;
+}
+
 /**
- * POSTs `body` to `url` with the given headers; the connection refuses internal addresses (unless allowed) at lookup,
- * and the whole exchange is bounded by `timeoutMs`. Redirects are not followed.
+ * Sends one request whose connection refuses internal addresses (unless allowed) at lookup, bounded by a deadline;
+ * `onResponse` settles the promise (its `done` clears the deadline). Redirects are not followed.
  */
-export function postOutbound(url: URL, body: string, headers: Record<string, string>, opts: { allowPrivate: boolean; timeoutMs: number }): Promise<OutboundResponse> {
+function sendOutbound<T>(
+  url: URL,
+  init: { method: string; headers: Record<string, string | number>; body?: string },
+  opts: OutboundOptions,
+  onResponse: (res: http.IncomingMessage, done: (result: T) => void, fail: (err: Error) => void) => void,
+): Promise<T> {
   const lookup: net.LookupFunction = (hostname, options, callback) => {
     addressesOf(hostname, opts.allowPrivate).then(
       (list) => {
@@ -169,34 +181,68 @@ export function postOutbound(url: URL, body: string, headers: Record<string, str
   if (!opts.allowPrivate && net.isIP(literal) && isInternalAddress(literal)) return Promise.reject(outboundErrors.internal(literal));
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    // One deadline for the whole exchange (socket timeouts only measure silences, which a receiver can keep short).
     const deadline = setTimeout(() => req.destroy(new Error(`no complete answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
-    const req = client.request(
-      url,
-      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers }, lookup },
-      (res) => {
-        let excerpt = '';
-        const done = () => {
-          clearTimeout(deadline);
-          resolve({ status: res.statusCode ?? 0, excerpt });
-        };
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          excerpt += chunk.slice(0, 500 - excerpt.length);
-          // The status and an excerpt are all that is needed: a long or endless body is not read further.
-          if (excerpt.length >= 500) {
-            done();
-            res.destroy();
-          }
-        });
-        res.on('end', done);
-        res.on('error', () => undefined);
-      },
-    );
-    req.on('error', (err) => {
+    const settle = <A>(finish: (arg: A) => void) => (arg: A) => {
       clearTimeout(deadline);
-      reject(err);
+      finish(arg);
+    };
+    const req = client.request(url, { method: init.method, headers: init.headers, lookup }, (res) => {
+      res.on('error', () => undefined);
+      onResponse(res, settle(resolve), settle(reject));
     });
-    req.end(body);
+    req.on('error', settle(reject));
+    req.end(init.body);
+  });
+}
+
+/** POSTs `body` to `url` with the given headers (see sendOutbound); resolves with the status and an excerpt. */
+export function postOutbound(url: URL, body: string, headers: Record<string, string>, opts: OutboundOptions): Promise<OutboundResponse> {
+  const init = { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers }, body };
+  return sendOutbound<OutboundResponse>(url, init, opts, (res, done) => {
+    let excerpt = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      excerpt += chunk.slice(0, 500 - excerpt.length);
+      // The status and an excerpt are all that is needed: a long or endless body is not read further.
+      if (excerpt.length >= 500) {
+        done({ status: res.statusCode ?? 0, excerpt });
+        res.destroy();
+      }
+    });
+    res.on('end', () => done({ status: res.statusCode ?? 0, excerpt }));
+  });
+}
+
+export interface FetchedDocument {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A body longer than getOutbound's maxBytes (the request is abandoned there). */
+export class OutboundTooLarge extends Error {
+  constructor(maxBytes: number) {
+    super(`the answer is longer than ${maxBytes} bytes`);
+  }
+}
+
+/**
+ * GETs a document from `url` (see sendOutbound): its status, headers and whole body, which may hold at most `maxBytes`
+ * (else OutboundTooLarge). A redirect is returned as it is, not followed.
+ */
+export function getOutbound(url: URL, headers: Record<string, string>, opts: OutboundOptions & { maxBytes: number }): Promise<FetchedDocument> {
+  return sendOutbound<FetchedDocument>(url, { method: 'GET', headers }, opts, (res, done, fail) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    res.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > opts.maxBytes) {
+        fail(new OutboundTooLarge(opts.maxBytes));
+        res.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
   });
 }

@@ -471,6 +471,7 @@ export interface MonthlyActiveUsers {
 export interface OauthClients {
   client_id: string;
   created_at: Generated<Timestamp>;
+  document_expires_at: Timestamp | null;
   metadata: ColumnType<JsonValue, string, string>;
 }
 
@@ -498,6 +499,7 @@ export interface OauthTokens {
   grant_id: string;
   kind: ColumnType<'access' | 'refresh', 'access' | 'refresh', 'access' | 'refresh'>;
   person_id: string;
+  resource: string | null;
   rotated_at: Timestamp | null;
   token_hash: string;
 }

@@ -1,6 +1,7 @@
-// The platform as an OAuth 2.1 authorization server for MCP clients: dynamically registered public clients, an
-// authorization request a signed-in person approves on the consent page, single-use codes bound to PKCE, and access
-// and refresh tokens that act for that person, with their current role, in the account of the session that consented.
+// The platform as an OAuth 2.1 authorization server for MCP clients: public clients, registered dynamically or known
+// by their metadata document's URL, an authorization request a signed-in person approves on the consent page,
+// single-use codes bound to PKCE, and access and refresh tokens for one audience (the platform's /mcp) that act for
+// that person, with their current role, in the account of the session that consented.
 // Every code, token and anti-forgery value is stored only as its SHA-256; the values are returned once.
 import { randomUUID } from 'node:crypto';
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Transaction } from 'kysely';
@@ -17,10 +18,11 @@ const CONSENT_TTL_MINUTES = 10;
 /** A client exchanges its code right after the redirect; a short life bounds what a leaked code is worth. */
 const CODE_TTL_SECONDS = 60;
 /**
- * Registration is open to anyone, so what it stores is bounded: a client authorizes right after registering, and one
- * that got no token within a day is pruned (oauth_prune); so is a client whose every token expired a month ago (its
- * next token request meets invalid_client, on which MCP clients register again). Registrations that never led to a
- * consent page or a token are also capped in number: registering past the cap drops the oldest of them.
+ * Registration is open to anyone, and so is naming a metadata document's URL, so what they store is bounded: a client
+ * authorizes right after registering, and one that got no token within a day is pruned (oauth_prune); so is a client
+ * whose every token expired a month ago (its next token request meets invalid_client, on which MCP clients register
+ * again; a document client is fetched again). Clients that never led to a consent page or a token are also capped in
+ * number: storing one past the cap drops the oldest of them.
  */
 const UNUSED_CLIENT_HOURS = 24;
 const IDLE_CLIENT_DAYS = 30;
@@ -66,6 +68,8 @@ interface Grant {
   clientId: string;
   personId: string;
   accountId: string;
+  /** The audience (RFC 8707 resource) its tokens are issued for. */
+  resource: string;
 }
 
 /** A registration before the platform names the client. */
@@ -92,6 +96,26 @@ export class OAuthGrants {
   async registerClient(registration: NewClient): Promise<OAuthClientInformationFull> {
     const client = { ...registration, client_id: randomUUID(), client_id_issued_at: Math.floor(Date.now() / 1000) };
     await this.#db.insertInto('oauth_clients').values({ client_id: client.client_id, metadata: JSON.stringify(client) }).execute();
+    await this.#dropUnusedPastCap();
+    return client;
+  }
+
+  /**
+   * Keeps a client known by its metadata document's URL, as the document was just fetched and checked, until
+   * `freshSeconds` from now; the same cap on unused clients as registration applies, since anyone can name a URL. A
+   * fetch counts as a registration (created_at), so the cap never drops the client it has just stored.
+   */
+  async storeDocumentClient(client: OAuthClientInformationFull, freshSeconds: number): Promise<void> {
+    const row = { metadata: JSON.stringify(client), document_expires_at: sql<Date>`now() + make_interval(secs => ${freshSeconds})`, created_at: sql<Date>`now()` };
+    await this.#db
+      .insertInto('oauth_clients')
+      .values({ client_id: client.client_id, ...row })
+      .onConflict((oc) => oc.column('client_id').doUpdateSet(row))
+      .execute();
+    await this.#dropUnusedPastCap();
+  }
+
+  async #dropUnusedPastCap(): Promise<void> {
     const unused = this.#db
       .selectFrom('oauth_clients as c')
       .select('c.client_id')
@@ -100,7 +124,6 @@ export class OAuthGrants {
       .orderBy('c.client_id')
       .offset(MAX_UNUSED_CLIENTS);
     await this.#db.deleteFrom('oauth_clients').where('client_id', 'in', unused).execute();
-    return client;
   }
 
   /**
@@ -120,9 +143,15 @@ export class OAuthGrants {
     return { clients: Number(clients.numDeletedRows) };
   }
 
+  /** A registered client, or one known by its metadata document while that is fresh. */
   async client(clientId: string): Promise<OAuthClientInformationFull | undefined> {
-    const row = await this.#db.selectFrom('oauth_clients').select('metadata').where('client_id', '=', clientId).executeTakeFirst();
-    // registerClient wrote this shape.
+    const row = await this.#db
+      .selectFrom('oauth_clients')
+      .select('metadata')
+      .where('client_id', '=', clientId)
+      .where((eb) => eb.or([eb('document_expires_at', 'is', null), eb('document_expires_at', '>', sql<Date>`now()`)]))
+      .executeTakeFirst();
+    // registerClient and storeDocumentClient wrote this shape.
     return row?.metadata as OAuthClientInformationFull | undefined;
   }
 
@@ -188,9 +217,10 @@ export class OAuthGrants {
 
   /**
    * Exchanges a code once, for the client it was issued to and (when the client names it) the redirect URI it was
-   * issued for. A used code presented again was copied: the grant it started is revoked (RFC 6749 §4.1.2).
+   * issued for, into tokens for `resource`. A used code presented again was copied: the grant it started is revoked
+   * (RFC 6749 §4.1.2).
    */
-  async exchangeCode(clientId: string, code: string, redirectUri: string | undefined): Promise<IssuedTokens | undefined> {
+  async exchangeCode(clientId: string, code: string, redirectUri: string | undefined, resource: string): Promise<IssuedTokens | undefined> {
     const codeHash = hashKey(code);
     return this.#db.transaction().execute(async (tx) => {
       const row = await tx
@@ -208,22 +238,24 @@ export class OAuthGrants {
         return undefined;
       }
       if (redirectUri !== undefined && redirectUri !== row.redirect_uri) return undefined;
-      return this.#issue(tx, { grantId: row.id, clientId, personId: row.person_id, accountId: row.account_id });
+      return this.#issue(tx, { grantId: row.id, clientId, personId: row.person_id, accountId: row.account_id, resource });
     });
   }
 
   /**
-   * Rotates a refresh token: it is marked rotated and a new pair is issued in its grant, whose earlier access tokens
-   * and expired rows go. A rotated refresh token presented again was copied, and revokes its whole grant; so does any
-   * other token of the client presented here.
+   * Rotates a refresh token for `resource`: it is marked rotated and a new pair for that audience is issued in its
+   * grant, whose earlier access tokens and expired rows go. A rotated refresh token presented again was copied, and
+   * revokes its whole grant; so does any other token of the client presented here, or one issued for another audience
+   * (the platform's address changed since), whose pair /mcp would refuse.
    */
-  async refresh(clientId: string, refreshToken: string): Promise<IssuedTokens | undefined> {
+  async refresh(clientId: string, refreshToken: string, resource: string): Promise<IssuedTokens | undefined> {
     const tokenHash = hashKey(refreshToken);
     return this.#db.transaction().execute(async (tx) => {
       const row = await tx
         .updateTable('oauth_tokens')
         .set({ rotated_at: sql<Date>`now()` })
         .where((eb) => eb.and({ token_hash: tokenHash, kind: 'refresh', client_id: clientId, rotated_at: null }))
+        .where(forAudience('resource', resource))
         .where('expires_at', '>', sql<Date>`now()`)
         .returning(['grant_id', 'person_id', 'account_id'])
         .executeTakeFirst();
@@ -236,15 +268,16 @@ export class OAuthGrants {
         .where('grant_id', '=', row.grant_id)
         .where((eb) => eb.or([eb('kind', '=', 'access'), eb('expires_at', '<', sql<Date>`now()`)]))
         .execute();
-      return this.#issue(tx, { grantId: row.grant_id, clientId, personId: row.person_id, accountId: row.account_id });
+      return this.#issue(tx, { grantId: row.grant_id, clientId, personId: row.person_id, accountId: row.account_id, resource });
     });
   }
 
   /**
-   * The platform caller of a live access token: its person with their current role in its account. A person no
-   * longer a member there has none, so the token stops working when the membership ends.
+   * The platform caller of a live access token issued for `resource` (RFC 8707 audience): its person with their
+   * current role in its account. A person no longer a member there has none, so the token stops working when the
+   * membership ends; a token for another audience is none of this resource's.
    */
-  async resolve(accessToken: string): Promise<Caller | undefined> {
+  async resolve(accessToken: string, resource: string): Promise<Caller | undefined> {
     if (!accessToken.startsWith(OAUTH_PREFIX.access)) return undefined;
     const row = await this.#db
       .selectFrom('oauth_tokens as t')
@@ -252,6 +285,7 @@ export class OAuthGrants {
       .select(['t.person_id', 't.account_id', 'm.role'])
       .where('t.token_hash', '=', hashKey(accessToken))
       .where('t.kind', '=', 'access')
+      .where(forAudience('t.resource', resource))
       .where('t.expires_at', '>', sql<Date>`now()`)
       .executeTakeFirst();
     return row && { kind: 'platform', accountId: row.account_id, role: row.role, via: 'oauth', keyId: null, personId: row.person_id };
@@ -265,7 +299,7 @@ export class OAuthGrants {
   async #issue(db: Db, grant: Grant): Promise<IssuedTokens> {
     const access = generateKey(OAUTH_PREFIX.access);
     const refresh = generateKey(OAUTH_PREFIX.refresh);
-    const owner = { grant_id: grant.grantId, client_id: grant.clientId, person_id: grant.personId, account_id: grant.accountId };
+    const owner = { grant_id: grant.grantId, client_id: grant.clientId, person_id: grant.personId, account_id: grant.accountId, resource: grant.resource };
     await db
       .insertInto('oauth_tokens')
       .values([
@@ -275,6 +309,14 @@ export class OAuthGrants {
       .execute();
     return { access_token: access, token_type: 'Bearer', expires_in: this.#accessTokenTtlSeconds, refresh_token: refresh };
   }
+}
+
+/**
+ * Whether a token row is for `resource`: its recorded audience, or none (issued before audiences were recorded, when
+ * the platform issued tokens for its /mcp only).
+ */
+function forAudience(column: string, resource: string): RawBuilder<boolean> {
+  return sql<boolean>`(${sql.ref(column)} is null or ${sql.ref(column)} = ${resource})`;
 }
 
 const EVER = sql<Date>`'-infinity'::timestamptz`;

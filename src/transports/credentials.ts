@@ -3,6 +3,7 @@ import type { Caller } from '../core/caller.ts';
 import { errors } from '../core/errors.ts';
 import { OAUTH_PREFIX } from '../identity/oauth.ts';
 import type { Services } from '../services.ts';
+import { mcpResource } from './raw/oauth-provider.ts';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -33,13 +34,13 @@ export async function resolveCaller(header: string | undefined, services: Servic
 }
 
 /**
- * The caller of /mcp: an OAuth access token (issued for /mcp, the protected resource, so no other route takes it), or
- * any credential resolveCaller takes.
+ * The caller of /mcp: an OAuth access token issued for /mcp, the protected resource (its audience, RFC 8707: one for
+ * another resource is an invalid token here, and no other route takes any), or any credential resolveCaller takes.
  */
 export async function resolveMcpCaller(header: string | undefined, services: Services): Promise<Caller> {
   const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
   if (!token?.startsWith(OAUTH_PREFIX.access)) return resolveCaller(header, services);
-  const caller = await services.oauth.resolve(token);
+  const caller = await services.oauth.resolve(token, mcpResource(services.config.baseUrl).href);
   if (!caller) throw errors.invalidToken();
   return caller;
 }

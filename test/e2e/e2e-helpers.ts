@@ -192,6 +192,13 @@ export function sessionCookieOf(res: RawResponse): string {
 
 type PlatformServer = { url: string; platformKey: string; docsUrl(): string };
 
+/** The anti-forgery value of an OAuth consent page, which its answer (POST /oauth/consent) sends back. */
+export function consentValueOf(page: RawResponse): string {
+  const match = /name="consent" value="([^"]+)"/.exec(page.text);
+  if (!match) throw new Error(`not a consent page: ${page.status} ${page.text.slice(0, 300)}`);
+  return match[1]!;
+}
+
 /** A new person signs up into the platform key's account as an owner, with an invitation the key makes. */
 export function signUpOwner(server: PlatformServer): Promise<SignedInPerson> {
   return signUpMember(server, 'owner');

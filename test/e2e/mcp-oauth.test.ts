@@ -1,6 +1,8 @@
-// OAuth for MCP clients, end to end against `node src/main.ts`: discovery from a 401 on /mcp, dynamic registration,
-// the platform's sign-in and consent pages driven as a browser would, PKCE, and the official SDK client connecting
-// with the tokens; roles, refresh (rotated, reuse detected), revocation, single-use codes and forged consent answers.
+// OAuth for MCP clients, end to end against `node src/main.ts`: discovery from a 401 on /mcp, dynamic registration and
+// client metadata documents (served over https by the test), the platform's sign-in and consent pages driven as a
+// browser would, PKCE, the issuer on every authorization response, resource indicators and token audiences, and the
+// official SDK client connecting with the tokens; roles, refresh (rotated, reuse detected), revocation, single-use
+// codes and forged consent answers.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,12 +14,16 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { generateKey, hashKey } from '../../src/core/crypto.ts';
+import { MAX_CLIENT_DOCUMENT_BYTES } from '../../src/transports/raw/oauth-client-documents.ts';
 import { MAX_REDIRECT_URIS, MAX_REGISTRATION_BYTES } from '../../src/transports/raw/oauth-provider.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { callTool, INIT_BODY, MCP_HEADERS, request, resultJson, type RawResponse } from './e2e-helpers.ts';
+import { startHttpsHost, type HttpsHost } from '../helpers/tls.ts';
+import { callTool, consentValueOf, INIT_BODY, MCP_HEADERS, request, resultJson, type RawResponse } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
+/** Where the test's clients publish their metadata documents; the platform may fetch from loopback here. */
+let documents: HttpsHost;
 let dataDir: string;
 /** SVC_BASE_URL's default: the issuer, and the origin the platform's pages are served from. */
 let base: string;
@@ -63,15 +69,18 @@ class Browser {
   }
 }
 
+let signedInOwner: Browser | undefined;
+/** One browser where the owner is signed in, for the tests that need no session of their own (sign-ins are rate-limited). */
+async function ownerBrowser(): Promise<Browser> {
+  if (!signedInOwner) {
+    signedInOwner = new Browser();
+    await signedInOwner.signIn(OWNER);
+  }
+  return signedInOwner;
+}
+
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 const FORM = 'application/x-www-form-urlencoded';
-
-/** The anti-forgery value of a consent page. */
-function consentValue(page: RawResponse): string {
-  const match = /name="consent" value="([^"]+)"/.exec(page.text);
-  if (!match) throw new Error(`not a consent page: ${page.status} ${page.text.slice(0, 300)}`);
-  return match[1]!;
-}
 
 /** What the person does in the browser their client opened: sign in when asked, then answer the consent page. */
 async function answerInBrowser(browser: Browser, authorizationUrl: URL, person: Person, decision: 'approve' | 'deny' = 'approve'): Promise<URL> {
@@ -81,14 +90,18 @@ async function answerInBrowser(browser: Browser, authorizationUrl: URL, person: 
     page = await browser.get(authorizationUrl);
   }
   expect(page.status).toBe(200);
-  const answer = await browser.post('/oauth/consent', form({ consent: consentValue(page), decision }), FORM);
+  const answer = await browser.post('/oauth/consent', form({ consent: consentValueOf(page), decision }), FORM);
   expect(answer.status).toBe(303);
   return new URL(answer.headers.location!);
 }
 
-/** The test's desktop MCP client: registers itself, keeps what the SDK hands it, and has its person approve. */
+/**
+ * The test's desktop MCP client: registers itself (or names its metadata document's URL, which the SDK prefers when
+ * the server supports it), keeps what the SDK hands it, and has its person approve.
+ */
 class DesktopClient implements OAuthClientProvider {
   readonly redirectUrl = REDIRECT_URI;
+  readonly clientMetadataUrl: string | undefined;
   readonly clientMetadata: OAuthClientMetadata = {
     client_name: 'Desk <Client>',
     redirect_uris: [REDIRECT_URI],
@@ -106,9 +119,10 @@ class DesktopClient implements OAuthClientProvider {
   readonly #browser: Browser;
   readonly #person: Person;
 
-  constructor(browser: Browser, person: Person) {
+  constructor(browser: Browser, person: Person, clientMetadataUrl?: string) {
     this.#browser = browser;
     this.#person = person;
+    this.clientMetadataUrl = clientMetadataUrl;
   }
 
   state(): string {
@@ -140,6 +154,7 @@ class DesktopClient implements OAuthClientProvider {
     const back = await answerInBrowser(this.#browser, url, this.#person);
     expect(back.origin + back.pathname).toBe(REDIRECT_URI);
     expect(back.searchParams.get('state')).toBe(this.#state);
+    expect(back.searchParams.get('iss')).toBe(base);
     this.code = back.searchParams.get('code') ?? undefined;
   }
 }
@@ -196,7 +211,8 @@ const errorCode = (res: RawResponse) => (res.json as { error: { code: string } }
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'svc-oauth-'));
-  server = await spawnServer({ SVC_DATA_DIR: dataDir });
+  documents = await startHttpsHost();
+  server = await spawnServer({ SVC_DATA_DIR: dataDir, SVC_OUTBOUND_ALLOW_PRIVATE: 'true', ...documents.trustEnv });
   base = `http://localhost:${server.port}`;
   control = new pg.Pool({ connectionString: databaseUrl(server.controlDb), max: 2 });
   const claim = readFileSync(path.join(dataDir, 'owner-invitation'), 'utf8').trim();
@@ -207,6 +223,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await control?.end();
   await server?.close();
+  await documents?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -221,7 +238,8 @@ describe('OAuth for MCP clients', () => {
     expect(errorCode(refused)).toBe('AUTH_REQUIRED');
     expect(refused.headers['www-authenticate']).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
 
-    const resource = { resource: `${base}/mcp`, authorization_servers: [`${base}/`], resource_name: 'svc-platform MCP' };
+    // One issuer string everywhere, without the slash a URL object would add: clients compare it exactly.
+    const resource = { resource: `${base}/mcp`, authorization_servers: [base], resource_name: 'svc-platform MCP' };
     for (const at of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
       const doc = await request(server.url, at);
       expect(doc.status, at).toBe(200);
@@ -230,7 +248,7 @@ describe('OAuth for MCP clients', () => {
     const as = await request(server.url, '/.well-known/oauth-authorization-server');
     expect(as.status).toBe(200);
     expect(as.json).toEqual({
-      issuer: `${base}/`,
+      issuer: base,
       authorization_endpoint: `${base}/authorize`,
       token_endpoint: `${base}/token`,
       registration_endpoint: `${base}/register`,
@@ -240,6 +258,8 @@ describe('OAuth for MCP clients', () => {
       grant_types_supported: ['authorization_code', 'refresh_token'],
       token_endpoint_auth_methods_supported: ['none'],
       revocation_endpoint_auth_methods_supported: ['none'],
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
     });
   });
 
@@ -431,7 +451,7 @@ describe('OAuth for MCP clients', () => {
     await browser.signIn(OWNER);
     const clientId = (await registerRaw()).json.client_id as string;
     const url = authorizationUrl(clientId, pkce().challenge);
-    const consent = consentValue(await browser.get(url));
+    const consent = consentValueOf(await browser.get(url));
 
     const foreign = await browser.post('/oauth/consent', form({ consent, decision: 'approve' }), FORM, 'https://evil.example');
     expect(foreign.status).toBe(403);
@@ -451,15 +471,215 @@ describe('OAuth for MCP clients', () => {
     expect(denied.status).toBe(303);
     const back = new URL(denied.headers.location!);
     expect(back.origin + back.pathname).toBe(REDIRECT_URI);
-    expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', error_description: 'The person denied the client access.', state: 'st-1' });
+    expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', error_description: 'The person denied the client access.', state: 'st-1', iss: base });
     const again = await browser.post('/oauth/consent', form({ consent, decision: 'approve' }), FORM);
     expect(again.status).toBe(400);
     expect(errorCode(again)).toBe('OAUTH_CONSENT_INVALID');
 
-    // A token for another resource is not issued: the client is sent back with invalid_target.
-    const otherResource = await browser.get(authorizationUrl(clientId, pkce().challenge, { resource: 'https://other.example/mcp' }));
-    expect(otherResource.status).toBe(302);
-    expect(new URL(otherResource.headers.location!).searchParams.get('error')).toBe('invalid_target');
+  });
+
+  it('an authorization error names the issuer too (RFC 9207), and a resource other than {base}/mcp is refused with invalid_target', async () => {
+    const browser = await ownerBrowser();
+    const clientId = (await registerRaw()).json.client_id as string;
+    // The SDK's own checks answer by redirect as well.
+    const noChallenge = await browser.get(authorizationUrl(clientId, pkce().challenge, { code_challenge_method: 'plain' }));
+    expect(noChallenge.status).toBe(302);
+    expect(new URL(noChallenge.headers.location!).searchParams.get('iss')).toBe(base);
+
+    const only = `This server issues tokens for ${base}/mcp only.`;
+    // The bare base URL names the whole platform, not /mcp.
+    for (const resource of ['https://other.example/mcp', base, `${base}/`, `${base}/mcp/`, `${base}/mcp?toolsets=all`]) {
+      const refused = await browser.get(authorizationUrl(clientId, pkce().challenge, { resource }));
+      expect(refused.status, resource).toBe(302);
+      const back = new URL(refused.headers.location!);
+      expect(back.origin + back.pathname).toBe(REDIRECT_URI);
+      expect(Object.fromEntries(back.searchParams), resource).toEqual({ error: 'invalid_target', error_description: only, state: 'st-1', iss: base });
+    }
+    // Scheme and host compare without case (a canonical URI's), and a client naming no resource gets one for /mcp.
+    const upper = new URL(base);
+    for (const extra of [{ resource: `HTTP://${upper.host.toUpperCase()}/mcp` }, { resource: '' }]) {
+      const url = authorizationUrl(clientId, pkce().challenge, extra);
+      if (extra.resource === '') url.searchParams.delete('resource');
+      const page = await browser.get(url);
+      expect(page.status, url.href).toBe(200);
+      expect(consentValueOf(page)).toMatch(/^svc_ocf_/);
+    }
+  });
+
+  it('the token endpoint refuses another resource (400 invalid_target); the tokens record their audience, {base}/mcp', async () => {
+    const browser = await ownerBrowser();
+    const clientId = (await registerRaw()).json.client_id as string;
+    const { verifier, challenge } = pkce();
+    const code = (await answerInBrowser(browser, authorizationUrl(clientId, challenge), OWNER)).searchParams.get('code')!;
+    const exchange = { grant_type: 'authorization_code', client_id: clientId, code, code_verifier: verifier, redirect_uri: REDIRECT_URI };
+    const other = await tokenRequest({ ...exchange, resource: 'https://other.example/mcp' });
+    expect(other.status).toBe(400);
+    expect(other.json).toEqual({ error: 'invalid_target', error_description: `This server issues tokens for ${base}/mcp only.` });
+    // Nothing was spent: the same code with the platform's resource gives the tokens.
+    const issued = await tokenRequest({ ...exchange, resource: `${base}/mcp` });
+    expect(issued.status).toBe(200);
+    const { access_token, refresh_token } = issued.json as { access_token: string; refresh_token: string };
+    const stored = await control.query(`select kind, resource from oauth_tokens where token_hash = any($1) order by kind`, [[hashKey(access_token), hashKey(refresh_token)]]);
+    expect(stored.rows).toEqual([
+      { kind: 'access', resource: `${base}/mcp` },
+      { kind: 'refresh', resource: `${base}/mcp` },
+    ]);
+    const refresh = { grant_type: 'refresh_token', client_id: clientId, refresh_token };
+    const otherRefresh = await tokenRequest({ ...refresh, resource: base });
+    expect(otherRefresh.status).toBe(400);
+    expect(otherRefresh.json.error).toBe('invalid_target');
+    expect((await tokenRequest({ ...refresh, resource: `${base}/mcp` })).status).toBe(200);
+  });
+
+  it('/mcp takes only tokens issued for it: one for another audience is 401 invalid_token; one issued before audiences were recorded counts as /mcp', async () => {
+    const grant = await rawGrant(await ownerBrowser(), OWNER);
+    const token = grant.tokens.access_token;
+    await control.query(`update oauth_tokens set resource = 'https://elsewhere.example/mcp' where token_hash = $1`, [hashKey(token)]);
+    const refused = await mcpInit(token);
+    expect(refused.status).toBe(401);
+    expect(errorCode(refused)).toBe('AUTH_INVALID_TOKEN');
+    expect(refused.headers['www-authenticate']).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp", error="invalid_token"`);
+
+    await control.query(`update oauth_tokens set resource = null where token_hash = $1`, [hashKey(token)]);
+    expect((await mcpInit(token)).status).toBe(200);
+    // Refreshing such a token records the audience on the new pair.
+    const refreshed = await tokenRequest({ grant_type: 'refresh_token', client_id: grant.clientId, refresh_token: grant.tokens.refresh_token });
+    expect(refreshed.status).toBe(200);
+    const row = await control.query(`select resource from oauth_tokens where token_hash = $1`, [hashKey(refreshed.json.access_token)]);
+    expect(row.rows).toEqual([{ resource: `${base}/mcp` }]);
+  });
+
+  describe('clients known by their metadata document (client_id is its https URL)', () => {
+    const document = (pathname: string, fields: Record<string, unknown> = {}) => ({
+      client_id: `${documents.origin}${pathname}`,
+      client_name: 'Doc Client',
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...fields,
+    });
+    const authorizeAs = (browser: Browser, clientId: string) => browser.get(authorizationUrl(clientId, pkce().challenge));
+    const documentRow = async (clientId: string) =>
+      (await control.query(`select metadata->>'client_name' as name, round(extract(epoch from document_expires_at - now())) as fresh from oauth_clients where client_id = $1`, [clientId])).rows;
+
+    it('the SDK client names its document instead of registering; the platform fetches it once while fresh (max-age) and again after', async () => {
+      documents.serve('/client.json', { body: JSON.stringify(document('/client.json')), headers: { 'cache-control': 'public, max-age=300' } });
+      const clientId = `${documents.origin}/client.json`;
+      const registered = Number((await control.query(`select count(*) from oauth_clients`)).rows[0].count);
+      const browser = await ownerBrowser();
+      const desk = new DesktopClient(browser, OWNER, clientId);
+      const client = await connectWithOAuth(desk);
+      expect(desk.clientInformation()!.client_id).toBe(clientId);
+      expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+      await client.close();
+      // Authorization and token exchange read the copy the first fetch kept, for the document's max-age.
+      expect(documents.hits('/client.json')).toBe(1);
+      expect(Number((await control.query(`select count(*) from oauth_clients`)).rows[0].count)).toBe(registered + 1);
+      const [row] = await documentRow(clientId);
+      expect(row.name).toBe('Doc Client');
+      expect(Number(row.fresh)).toBeGreaterThan(290);
+
+      // The consent page says who publishes it, and that its redirects all go to the person's own machine.
+      const page = await authorizeAs(browser, clientId);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('Allow Doc Client to act for you?');
+      expect(page.text).toContain(
+        `<dd>${new URL(documents.origin).host}, which publishes its description at ${clientId}. It sends you back to a program on this computer only, and any program there could use this name.</dd>`,
+      );
+      expect(documents.hits('/client.json')).toBe(1);
+
+      // Once stale it is fetched again, and its changes apply; without cache headers it is kept 10 minutes.
+      documents.serve('/client.json', { body: JSON.stringify(document('/client.json', { client_name: 'Doc Client 2' })) });
+      await control.query(`update oauth_clients set document_expires_at = now() - interval '1 second' where client_id = $1`, [clientId]);
+      expect((await authorizeAs(browser, clientId)).text).toContain('Allow Doc Client 2 to act for you?');
+      expect(documents.hits('/client.json')).toBe(2);
+      const [after] = await documentRow(clientId);
+      expect(Number(after.fresh)).toBeGreaterThan(590);
+      expect(Number(after.fresh)).toBeLessThanOrEqual(600);
+      // A registered client is vouched for by no one.
+      expect((await authorizeAs(browser, (await registerRaw()).json.client_id)).text).toContain('<dd>No one: it registered itself, under a name of its own choosing.</dd>');
+
+      // A redirect URI the document does not list is refused before anything is shown.
+      const elsewhere = await browser.get(authorizationUrl(clientId, pkce().challenge, { redirect_uri: 'https://attacker.example/cb' }));
+      expect(elsewhere.status).toBe(400);
+      expect(elsewhere.json).toEqual({ error: 'invalid_request', error_description: 'Unregistered redirect_uri' });
+    });
+
+    it('refuses, with 400 invalid_client and nothing kept, a document that names another client_id, is too large, redirects, keeps a secret or lists a foreign redirect', async () => {
+      const cases: { pathname: string; status?: number; headers?: Record<string, string>; body: string; problem: string }[] = [
+        {
+          pathname: '/mismatch.json',
+          body: JSON.stringify(document('/other.json')),
+          problem: `serves the metadata of client_id "${documents.origin}/other.json"; a document must name its own URL`,
+        },
+        {
+          pathname: '/large.json',
+          body: JSON.stringify(document('/large.json', { client_name: 'x'.repeat(MAX_CLIENT_DOCUMENT_BYTES) })),
+          problem: `serves more than ${MAX_CLIENT_DOCUMENT_BYTES} bytes; a metadata document is at most that`,
+        },
+        {
+          pathname: '/moved.json',
+          status: 302,
+          headers: { location: '/client.json' },
+          body: '',
+          problem: 'answered 302, not 200 with its metadata document (redirects are not followed)',
+        },
+        {
+          pathname: '/secret.json',
+          body: JSON.stringify(document('/secret.json', { token_endpoint_auth_method: 'client_secret_basic' })),
+          problem: `serves a document asking for token_endpoint_auth_method "client_secret_basic"; this platform's clients are public ("none")`,
+        },
+        { pathname: '/nameless.json', body: JSON.stringify(document('/nameless.json', { client_name: undefined })), problem: 'serves a document without a client_name' },
+        { pathname: '/text.json', body: 'client_id=me', problem: 'does not serve a JSON document' },
+      ];
+      const browser = await ownerBrowser();
+      for (const { pathname, problem, ...answer } of cases) {
+        documents.serve(pathname, answer);
+        const clientId = `${documents.origin}${pathname}`;
+        const refused = await authorizeAs(browser, clientId);
+        expect(refused.status, pathname).toBe(400);
+        expect(refused.json, pathname).toEqual({ error: 'invalid_client', error_description: `The client_id ${clientId} ${problem}.` });
+        expect(documents.hits(pathname), pathname).toBe(1);
+        expect(await documentRow(clientId), pathname).toEqual([]);
+      }
+      // The document's redirect URIs meet the rules of registration.
+      documents.serve('/plain.json', { body: JSON.stringify(document('/plain.json', { redirect_uris: ['http://client.example/cb'] })) });
+      const plain = await authorizeAs(browser, `${documents.origin}/plain.json`);
+      expect(plain.status).toBe(400);
+      expect(plain.json).toEqual({
+        error: 'invalid_client',
+        error_description: `The metadata document of client_id ${documents.origin}/plain.json: http://client.example/cb is plain http to another machine; use https, or http on localhost, 127.0.0.1 or [::1].`,
+      });
+      // A client_id URL that is not one a document may have is not fetched.
+      for (const [clientId, problem] of [
+        ['http://127.0.0.1:1/client.json', 'is a URL but not https; a metadata document is served over https'],
+        [`${documents.origin}/`, 'has no path; a metadata document is served at one, such as /client.json'],
+        [`${documents.origin}/a/../client.json`, 'has a . or .. path segment'],
+        [`${documents.origin.toUpperCase()}/client.json`, `is not written as a URL in its normal form (${documents.origin}/client.json)`],
+      ]) {
+        const refused = await authorizeAs(browser, clientId!);
+        expect(refused.json, clientId).toEqual({ error: 'invalid_client', error_description: `The client_id ${clientId} ${problem}.` });
+      }
+    });
+
+    it('is not fetched from a loopback or private address unless SVC_OUTBOUND_ALLOW_PRIVATE=true', async () => {
+      documents.serve('/guarded.json', { body: JSON.stringify(document('/guarded.json')) });
+      const guarded = await spawnServer(documents.trustEnv);
+      try {
+        for (const clientId of [`${documents.origin}/guarded.json`, `https://localhost:${new URL(documents.origin).port}/guarded.json`]) {
+          const refused = await request(guarded.url, `/authorize?${new URLSearchParams({ client_id: clientId, response_type: 'code', code_challenge: pkce().challenge, code_challenge_method: 'S256' })}`);
+          expect(refused.status, clientId).toBe(400);
+          expect(refused.json, clientId).toEqual({
+            error: 'invalid_client',
+            error_description: `The client_id ${clientId} is on a loopback, link-local or private address, which the platform does not fetch from.`,
+          });
+        }
+        expect(documents.hits('/guarded.json')).toBe(0);
+      } finally {
+        await guarded.close();
+      }
+    }, 60_000);
   });
 
   it('no token, code or anti-forgery value reached the log', () => {

@@ -1,5 +1,6 @@
-// What open OAuth client registration may leave in the control database (src/identity/oauth.ts): registering past
-// MAX_UNUSED_CLIENTS drops the oldest registrations that never reached a consent page, and the hourly oauth_prune
+// What open OAuth client registration may leave in the control database (src/identity/oauth.ts): registering (or
+// storing a client's metadata document) past MAX_UNUSED_CLIENTS drops the oldest clients that never reached a consent
+// page, a metadata document is used while fresh, and the hourly oauth_prune
 // drops expired codes, tokens a month past their expiry, and the clients that got no token within a day or have had
 // none for a month; nothing a person is using goes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +83,29 @@ describe('OAuth client registrations', () => {
     expect(left).not.toContain('unused-0001');
     expect(left).toEqual(expect.arrayContaining(['in-consent', 'with-token', 'unused-0002', registered.client_id]));
     expect(await grants.client(registered.client_id)).toMatchObject({ client_name: 'desk', redirect_uris: registration.redirect_uris });
+    await q(`delete from oauth_clients`);
+  });
+
+  it('a client known by its metadata document is kept until its document is stale, under the same cap; fetching it again counts as new', async () => {
+    const url = 'https://client.example/client.json';
+    const documentClient = { ...registration, client_id: url };
+    await grants.storeDocumentClient(documentClient, 300);
+    expect(await grants.client(url)).toEqual(documentClient);
+    // Stale: unknown until fetched again (the provider fetches it then).
+    await q(`update oauth_clients set document_expires_at = now() - interval '1 second', created_at = now() - interval '3 hours' where client_id = $1`, [url]);
+    expect(await grants.client(url)).toBeUndefined();
+
+    await q(
+      `insert into oauth_clients (client_id, metadata, created_at)
+       select 'unused-' || lpad(i::text, 4, '0'), '{}', now() - interval '2 hours' + i * interval '1 second' from generate_series(1, $1::int) i`,
+      [MAX_UNUSED_CLIENTS],
+    );
+    // The stale row was the oldest unused client; stored again it is the newest, and the oldest other one goes.
+    await grants.storeDocumentClient({ ...documentClient, client_name: 'desk 2' }, 60);
+    const left = await clientIds();
+    expect(left).toHaveLength(MAX_UNUSED_CLIENTS);
+    expect(left).not.toContain('unused-0001');
+    expect(await grants.client(url)).toMatchObject({ client_name: 'desk 2' });
     await q(`delete from oauth_clients`);
   });
 

@@ -12,6 +12,8 @@ const CONSENT_HTML = page('oauth-consent.html');
 /** What the consent page names: every value comes from a person or a client, so each is escaped as it is filled in. */
 export interface ConsentView {
   client: string;
+  /** Who vouches for the client: the host publishing its metadata document, or no one. */
+  publisher: string;
   person: string;
   account: string;
   role: string;

@@ -1,20 +1,35 @@
 // The platform as the OAuth authorization server of its own /mcp (the MCP authorization specification): the SDK's
 // mcpAuthRouter serves the endpoints over this provider, which keeps clients, codes and tokens in the control database
 // (services.oauth) and asks the person on the platform's own pages: sign-in without a live session, else consent.
+// Clients are registered (/register) or known by their metadata document's URL (oauth-client-documents.ts); tokens
+// are issued for one resource, /mcp (RFC 8707), and record it.
 import type { Request, Response } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { CustomOAuthError, InvalidClientMetadataError, InvalidGrantError, InvalidTargetError, InvalidTokenError, type OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import {
+  CustomOAuthError,
+  InvalidClientError,
+  InvalidClientMetadataError,
+  InvalidGrantError,
+  InvalidTargetError,
+  InvalidTokenError,
+  type OAuthError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Role } from '../../core/caller.ts';
 import type { ConsentingSession, NewClient } from '../../identity/oauth.ts';
 import type { Services } from '../../services.ts';
 import { sessionCookieOf } from '../session-cookie.ts';
+import { fetchClientDocument, isDocumentClientId } from './oauth-client-documents.ts';
 import { sendConsentPage, sendSignInPage } from './oauth-pages.ts';
 
-/** The protected resource: /mcp, the one route that accepts OAuth access tokens. */
+/**
+ * The protected resource: /mcp, the one route that accepts OAuth access tokens, and the audience (RFC 8707) of every
+ * token issued. The bare base URL is not another name for it: it would name the whole platform, whose other routes
+ * take no OAuth token, and the resource metadata names /mcp, which is what clients send.
+ */
 export function mcpResource(baseUrl: string): URL {
   return new URL(`${baseUrl}/mcp`);
 }
@@ -76,7 +91,7 @@ export function redirectUriProblem(uri: string): string | undefined {
   return FOREIGN_SCHEMES.has(url.protocol) ? `uses ${url.protocol}, which is not an app's own scheme` : undefined;
 }
 
-/** The RFC 7591 error a registration earns, or undefined when it may be stored. */
+/** The RFC 7591 error a registration (or a metadata document) earns, or undefined when it may be stored. */
 function registrationError(registration: NewClient): OAuthError | undefined {
   const uris = registration.redirect_uris;
   if (uris.length === 0 || uris.length > MAX_REDIRECT_URIS) {
@@ -111,9 +126,21 @@ export class PlatformOAuthProvider implements OAuthServerProvider {
     this.#resource = mcpResource(services.config.baseUrl);
     const { oauth } = services;
     this.clientsStore = {
-      getClient: (clientId) => oauth.client(clientId),
+      getClient: async (clientId) => (await oauth.client(clientId)) ?? (isDocumentClientId(clientId) ? this.#documentClient(clientId) : undefined),
       registerClient: (registration) => oauth.registerClient(publicClient(registration)),
     };
+  }
+
+  /**
+   * A client known by its metadata document, whose kept copy is missing or stale: fetched again, held to the rules of
+   * registration, and kept in the control database for every process until its cache lifetime ends.
+   */
+  async #documentClient(clientId: string): Promise<OAuthClientInformationFull> {
+    const { client, freshSeconds } = await fetchClientDocument(clientId, this.#services.config.outboundAllowPrivate);
+    const error = registrationError(client);
+    if (error) throw new InvalidClientError(`The metadata document of client_id ${clientId.slice(0, 200)}: ${error.message}`);
+    await this.#services.oauth.storeDocumentClient(client, freshSeconds);
+    return client;
   }
 
   /**
@@ -129,7 +156,7 @@ export class PlatformOAuthProvider implements OAuthServerProvider {
     const consent = await oauth.openConsent(request, session);
     const person = await identity.person(session.personId);
     const account = (await identity.memberships(session.personId)).find((m) => m.account_id === session.accountId);
-    const view = { client: client.client_name ?? client.client_id, person: person.email, account: account?.account_name ?? session.accountId, role: session.role, consent };
+    const view = { client: client.client_name ?? client.client_id, publisher: publisherOf(client), person: person.email, account: account?.account_name ?? session.accountId, role: session.role, consent };
     sendConsentPage(res, view, params.redirectUri);
   }
 
@@ -139,17 +166,17 @@ export class PlatformOAuthProvider implements OAuthServerProvider {
 
   async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, _verifier?: string, redirectUri?: string, resource?: URL): Promise<OAuthTokens> {
     this.#checkResource(resource);
-    return (await this.#services.oauth.exchangeCode(client.client_id, code, redirectUri)) ?? refuseGrant();
+    return (await this.#services.oauth.exchangeCode(client.client_id, code, redirectUri, this.#resource.href)) ?? refuseGrant();
   }
 
   async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, _scopes?: string[], resource?: URL): Promise<OAuthTokens> {
     this.#checkResource(resource);
-    return (await this.#services.oauth.refresh(client.client_id, refreshToken)) ?? refuseGrant();
+    return (await this.#services.oauth.refresh(client.client_id, refreshToken, this.#resource.href)) ?? refuseGrant();
   }
 
   /** The interface's check of a token, for the SDK's bearer middleware; /mcp itself resolves bearer tokens in credentials.ts. */
   async verifyAccessToken(token: string): Promise<AuthInfo> {
-    const caller = await this.#services.oauth.resolve(token);
+    const caller = await this.#services.oauth.resolve(token, this.#resource.href);
     if (caller?.kind !== 'platform') throw new InvalidTokenError('The access token is invalid, revoked or expired.');
     return { token, clientId: caller.accountId, scopes: [], resource: this.#resource, extra: { caller } };
   }
@@ -158,10 +185,27 @@ export class PlatformOAuthProvider implements OAuthServerProvider {
     await this.#services.oauth.revoke(client.client_id, request.token);
   }
 
-  /** Tokens are issued for /mcp only (RFC 8707): a client naming another resource is refused. */
+  /**
+   * Tokens are issued for /mcp only (RFC 8707): a client naming another resource is refused, and one naming none
+   * (clients before MCP 2025-06-18 name none) gets a token for /mcp. Parsed, scheme and host compare without case, as
+   * the MCP specification asks of a canonical URI; the path exactly.
+   */
   #checkResource(resource: URL | undefined): void {
     if (resource && resource.href !== this.#resource.href) throw new InvalidTargetError(`This server issues tokens for ${this.#resource.href} only.`);
   }
+}
+
+/**
+ * Who vouches for a client, for the consent page: the host that publishes its metadata document (draft-ietf-oauth-
+ * client-id-metadata-document §8.5), or no one for a client that registered itself. A document client whose every
+ * redirect goes to the person's own machine is flagged (MCP security considerations): any program there could take
+ * its name.
+ */
+function publisherOf(client: OAuthClientInformationFull): string {
+  if (!isDocumentClientId(client.client_id)) return 'No one: it registered itself, under a name of its own choosing.';
+  const host = new URL(client.client_id).host;
+  const local = client.redirect_uris.every((uri) => REDIRECT_LOOPBACK_HOSTS.has(URL.parse(uri)?.hostname ?? ''));
+  return `${host}, which publishes its description at ${client.client_id}.${local ? ' It sends you back to a program on this computer only, and any program there could use this name.' : ''}`;
 }
 
 function refuseGrant(): never {

@@ -1,6 +1,6 @@
-// OAuth for MCP clients: the SDK's endpoints (metadata, /register, /authorize, /token, /revoke) over the platform's
-// provider, the resource metadata at the root well-known path too, the sign-in page's script, and the person's answer
-// to the consent page.
+// OAuth for MCP clients: the SDK's endpoints (/register, /authorize, /token, /revoke) over the platform's provider, the
+// platform's own metadata documents in front of the SDK's, the sign-in page's script, and the person's answer to the
+// consent page.
 import express, { type Request, type Response, type Router } from 'express';
 import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
 import { createOAuthMetadata, mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
@@ -29,26 +29,59 @@ export const oauthRoutes: RawRoutes = {
     const { baseUrl } = services.config;
     const issuerUrl = oauthIssuer(baseUrl);
     if (!issuerUrl) return;
+    // The issuer identifier, one string in the server metadata, the resource metadata and every `iss`, which clients
+    // compare exactly (RFC 8414 §3.3, RFC 9207): the base URL as configured, without the slash URL.href would add.
+    const issuer = baseUrl;
     const provider = new PlatformOAuthProvider(services);
     const resourceServerUrl = mcpResource(baseUrl);
-    // Mounted before the SDK's own: every client is public (PKCE, no secret), which the SDK's default list does not say.
-    const metadata = { ...createOAuthMetadata({ provider, issuerUrl }), token_endpoint_auth_methods_supported: ['none'], revocation_endpoint_auth_methods_supported: ['none'] };
+    // Mounted before the SDK's own documents, which name the issuer as issuerUrl.href. Every client is public (PKCE,
+    // no secret), which the SDK's default list does not say.
+    const metadata = {
+      ...createOAuthMetadata({ provider, issuerUrl }),
+      issuer,
+      token_endpoint_auth_methods_supported: ['none'],
+      revocation_endpoint_auth_methods_supported: ['none'],
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
+    };
     router.use('/.well-known/oauth-authorization-server', metadataHandler(metadata));
+    // At /.well-known/oauth-protected-resource/mcp (RFC 9728 §3.1), and at the root path, where some clients look first.
+    const resourceMetadata = metadataHandler({ resource: resourceServerUrl.href, authorization_servers: [issuer], resource_name: RESOURCE_NAME });
+    router.use('/.well-known/oauth-protected-resource/mcp', resourceMetadata);
+    router.use('/.well-known/oauth-protected-resource', resourceMetadata);
+    router.use('/authorize', (_req, res, next) => {
+      namingIssuer(res, issuer);
+      next();
+    });
     router.use(mcpAuthRouter({ provider, issuerUrl, resourceServerUrl, resourceName: RESOURCE_NAME, clientRegistrationOptions: { clientIdGeneration: false } }));
-    // The router serves the resource metadata at /.well-known/oauth-protected-resource/mcp (RFC 9728 §3.1); clients
-    // that look at the root path first find the same document there.
-    router.use('/.well-known/oauth-protected-resource', metadataHandler({ resource: resourceServerUrl.href, authorization_servers: [issuerUrl.href], resource_name: RESOURCE_NAME }));
     mountSignInScript(router, services.config.platformOrigin);
-    router.post('/oauth/consent', express.urlencoded({ extended: false, limit: ANSWER_BODY_LIMIT }), (req, res) => void answer(req, res, services));
+    router.post('/oauth/consent', express.urlencoded({ extended: false, limit: ANSWER_BODY_LIMIT }), (req, res) => void answer(req, res, services, issuer));
   },
 };
+
+/**
+ * RFC 9207: every authorization response names the issuer, errors included, so a client talking to several
+ * authorization servers can tell whose response it got. The SDK's authorization handler sends its error responses
+ * itself, by res.redirect, so its redirects gain the parameter here.
+ */
+function namingIssuer(res: Response, issuer: string): void {
+  const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
+  res.redirect = ((status: number | string, url?: string) =>
+    typeof status === 'string' ? redirect(302, withIssuer(status, issuer)) : redirect(status, withIssuer(url!, issuer))) as Response['redirect'];
+}
+
+function withIssuer(redirectUri: string, issuer: string): string {
+  const url = new URL(redirectUri);
+  url.searchParams.set('iss', issuer);
+  return url.href;
+}
 
 /**
  * POST /oauth/consent: the person's answer, sent back to the client as a 303 redirect. A forged answer fails twice:
  * the browser names the foreign page's origin, and that page cannot know the anti-forgery value, which is bound to
  * the session that saw the consent page.
  */
-async function answer(req: Request, res: Response, services: Services): Promise<void> {
+async function answer(req: Request, res: Response, services: Services, issuer: string): Promise<void> {
   try {
     if (!sameOriginWrite(req, services.config.platformOrigin)) throw identityErrors.crossSiteRequest();
     const parsed = ConsentAnswer.safeParse(req.body);
@@ -56,7 +89,7 @@ async function answer(req: Request, res: Response, services: Services): Promise<
     const session = await consentingSession(req, services);
     const decision = session && (await services.oauth.decide(parsed.data.consent, session.token, parsed.data.decision === 'approve'));
     if (!decision) throw identityErrors.oauthConsentInvalid();
-    res.redirect(303, authorizationResponse(decision));
+    res.redirect(303, withIssuer(authorizationResponse(decision), issuer));
   } catch (err) {
     sendError(res, toAppError(err, req.log, 'oauth_consent'));
   }
