@@ -336,3 +336,12 @@ async function revokeGrantOf(db: Db, clientId: string, tokenHash: string): Promi
   const grant = db.selectFrom('oauth_tokens').select('grant_id').where('token_hash', '=', tokenHash).where('client_id', '=', clientId);
   await db.deleteFrom('oauth_tokens').where('grant_id', 'in', grant).execute();
 }
+
+/**
+ * The protected resource: /mcp, the one route that accepts OAuth access tokens, and the audience (RFC 8707) of every
+ * token issued. The bare base URL is not another name for it: it would name the whole platform, whose other routes
+ * take no OAuth token, and the resource metadata names /mcp, which is what clients send.
+ */
+export function mcpResource(baseUrl: string): URL {
+  return new URL(`${baseUrl}/mcp`);
+}

@@ -1,9 +1,8 @@
 import type { Request } from 'express';
 import type { Caller } from '../core/caller.ts';
 import { errors } from '../core/errors.ts';
-import { OAUTH_PREFIX } from '../identity/oauth.ts';
+import { mcpResource, OAUTH_PREFIX } from '../identity/oauth.ts';
 import type { Services } from '../services.ts';
-import { mcpResource } from './raw/oauth-provider.ts';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const BEARER = /^Bearer\s+(\S+)\s*$/i;

@@ -19,20 +19,11 @@ import {
 import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Role } from '../../core/caller.ts';
-import type { ConsentingSession, NewClient } from '../../identity/oauth.ts';
+import { mcpResource, type ConsentingSession, type NewClient } from '../../identity/oauth.ts';
 import type { Services } from '../../services.ts';
 import { sessionCookieOf } from '../session-cookie.ts';
 import { fetchClientDocument, isDocumentClientId } from './oauth-client-documents.ts';
 import { sendConsentPage, sendSignInPage } from './oauth-pages.ts';
-
-/**
- * The protected resource: /mcp, the one route that accepts OAuth access tokens, and the audience (RFC 8707) of every
- * token issued. The bare base URL is not another name for it: it would name the whole platform, whose other routes
- * take no OAuth token, and the resource metadata names /mcp, which is what clients send.
- */
-export function mcpResource(baseUrl: string): URL {
-  return new URL(`${baseUrl}/mcp`);
-}
 
 /** Where /mcp's protected resource metadata is: the well-known name, then the resource's path (RFC 9728 §3.1). */
 export function resourceMetadataUrl(baseUrl: string): string {

@@ -8,13 +8,13 @@ import { z } from 'zod';
 import { fromZod } from '../../core/errors.ts';
 import { toAppError } from '../../core/invoke.ts';
 import { identityErrors } from '../../identity/errors.ts';
-import type { Decision } from '../../identity/oauth.ts';
+import { mcpResource, type Decision } from '../../identity/oauth.ts';
 import type { Services } from '../../services.ts';
 import { sendError } from '../rest.ts';
 import { sameOriginWrite } from '../session-cookie.ts';
 import type { RawRoutes } from './index.ts';
 import { mountSignInScript } from './oauth-pages.ts';
-import { consentingSession, mcpResource, oauthIssuer, PlatformOAuthProvider } from './oauth-provider.ts';
+import { consentingSession, oauthIssuer, PlatformOAuthProvider } from './oauth-provider.ts';
 
 const RESOURCE_NAME = 'svc-platform MCP';
 
