@@ -33,6 +33,7 @@ import { completeArgument, DEFAULT_LOG_LEVEL, observeToolCall, type SessionLogLe
 import { MCP_SESSION_IDLE_MS, resumeSession, type StoredSession } from './mcp-sessions.ts';
 import { SessionEvents } from './mcp-events.ts';
 import { canElicitUrl, elicitUrl, ModernPages } from './mcp-pages.ts';
+import { McpTasks } from './mcp-tasks.ts';
 import { oauthIssuer, resourceMetadataUrl } from './raw/oauth-provider.ts';
 import { sendError } from './rest.ts';
 
@@ -157,6 +158,7 @@ export class McpTransport {
   readonly #sessions = new Map<string, Session>();
   readonly #sweeper: NodeJS.Timeout;
   readonly #pages: ModernPages;
+  readonly #tasks: McpTasks;
   /** The 2026-07-28 revision: a server per request, no sessions (2025 requests never reach it). */
   readonly #modern: McpHttpHandler;
   readonly #modernNode: NodeMcpRequestHandler;
@@ -181,6 +183,7 @@ export class McpTransport {
       ]),
     );
     this.#pages = new ModernPages(requestStateKey);
+    this.#tasks = new McpTasks(requestStateKey);
     this.#modern = createMcpHandler(({ authInfo }) => this.#modernServer(authInfo), {
       legacy: 'reject',
       onerror: (err) => log.debug({ err: err.message }, 'mcp request refused'),
@@ -385,10 +388,12 @@ export class McpTransport {
       completion: await this.#complete(request.params, ctx),
     }));
     server.setRequestHandler('tools/list', async () => ({ tools: this.listFor(state.areas) as never }));
+    // The tasks extension is defined on 2026-07-28 only; a 2025-11-25 session never sees it.
+    if (sessionId === undefined) this.#tasks.register(server, (ctx) => this.#templateContext(ctx).call);
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const caller = callerOf(ctx);
       const { name, arguments: args } = request.params;
-      if (sessionId === undefined) return this.#modernCall(server, ctx, caller, name, args, state);
+      if (sessionId === undefined) return this.#tasks.call(server, ctx, name, args, () => this.#modernCall(server, ctx, caller, name, args, state));
       const sendToPage = canElicitUrl(server) ? elicitUrl(server, ctx) : undefined;
       // The notice goes on the call's own response stream, which the client is reading, rather than the optional
       // standalone GET stream, which it may not have opened yet.

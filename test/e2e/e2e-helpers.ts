@@ -155,6 +155,36 @@ export const INIT_BODY = {
 export const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
 
 /**
+ * A raw MCP 2026-07-28 request to POST /mcp: its revision, client info and capabilities (none unless given) in _meta,
+ * and the headers the revision requires (Mcp-Name is the caller's to add).
+ */
+export function modernRequest(
+  baseUrl: string,
+  key: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  opts: { path?: string; headers?: Record<string, string>; capabilities?: Record<string, unknown> } = {},
+): Promise<RawResponse> {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': opts.capabilities ?? {},
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+  };
+  return request(baseUrl, opts.path ?? '/mcp', {
+    method: 'POST',
+    key,
+    headers: { ...MCP_HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...opts.headers },
+    body: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { ...meta, ...(params._meta as object) } } },
+  });
+}
+
+/** The JSON-RPC message of an MCP answer, whether sent as JSON or as one SSE event. */
+export function rpcMessage(res: { text: string }): any {
+  const data = res.text.split('\n').filter((l) => l.startsWith('data: ') && l.length > 6).at(-1);
+  return JSON.parse(data ? data.slice(6) : res.text);
+}
+
+/**
  * The substrate's per-minute tick, as graphile-worker's crontab runs it, told that the first minute after `createdAt`
  * (a `* * * * *` rule's creation, where its cursor starts) has come: exactly one slot. The server's own crontab may
  * fire that same slot (same job key, one firing) but not the next one until a minute later, so a test that asks for

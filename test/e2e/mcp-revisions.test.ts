@@ -11,7 +11,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { request, signUpOwner, substrateKeyOf } from './e2e-helpers.ts';
+import { modernRequest, request, rpcMessage, signUpOwner, substrateKeyOf } from './e2e-helpers.ts';
 
 let a: SpawnedServer;
 let b: SpawnedServer;
@@ -129,28 +129,15 @@ describe('one flow, both revisions, two processes behind a round-robin balancer'
   });
 });
 
-/** A raw 2026-07-28 request: its revision and capabilities in _meta, and the headers the revision requires. */
-function modern(method: string, params: Record<string, unknown> = {}, opts: { path?: string; headers?: Record<string, string> } = {}) {
-  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' } };
-  return request(a.url, opts.path ?? '/mcp', {
-    method: 'POST',
-    key: a.platformKey,
-    headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...opts.headers },
-    body: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { ...meta, ...(params._meta as object) } } },
-  });
-}
-
-/** The JSON-RPC message of an answer, whether sent as JSON or as one SSE event. */
-function message(res: { text: string }): any {
-  const data = res.text.split('\n').filter((l) => l.startsWith('data: ') && l.length > 6).at(-1);
-  return JSON.parse(data ? data.slice(6) : res.text);
-}
+/** A raw 2026-07-28 request to the first process. */
+const modern = (method: string, params: Record<string, unknown> = {}, opts: { path?: string; headers?: Record<string, string> } = {}) =>
+  modernRequest(a.url, a.platformKey, method, params, opts);
 
 describe('the 2026-07-28 revision', () => {
   it('server/discover names the revision, the server and the toolsets of this request', async () => {
     const res = await modern('server/discover', {}, { path: '/mcp?toolsets=apps' });
     expect(res.status).toBe(200);
-    const { result } = message(res);
+    const { result } = rpcMessage(res);
     expect(result.supportedVersions).toContain('2026-07-28');
     expect(result._meta['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'svc-platform' });
     expect(result.instructions).toContain('This request has the toolsets apps;');
@@ -158,11 +145,11 @@ describe('the 2026-07-28 revision', () => {
   });
 
   it('chooses toolsets per request, from the URL or the Mcp-Toolsets header, and refuses a tool the request did not name', async () => {
-    const names = async (opts: { path?: string; headers?: Record<string, string> }) => message(await modern('tools/list', {}, opts)).result.tools.map((t: { name: string }) => t.name);
+    const names = async (opts: { path?: string; headers?: Record<string, string> }) => rpcMessage(await modern('tools/list', {}, opts)).result.tools.map((t: { name: string }) => t.name);
     expect(await names({ path: '/mcp?toolsets=rag' })).toEqual(expect.arrayContaining(['rag_query']));
     expect(await names({ path: '/mcp?toolsets=rag' })).not.toContain('apps_list');
     expect(await names({ headers: { 'mcp-toolsets': 'apps' } })).toContain('apps_list');
-    const refused = message(await modern('tools/call', { name: 'apps_list', arguments: {} }, { path: '/mcp?toolsets=rag', headers: { 'mcp-name': 'apps_list' } }));
+    const refused = rpcMessage(await modern('tools/call', { name: 'apps_list', arguments: {} }, { path: '/mcp?toolsets=rag', headers: { 'mcp-name': 'apps_list' } }));
     const body = JSON.parse(refused.result.content[0].text);
     expect(refused.result.isError).toBe(true);
     expect(body.error).toMatchObject({
@@ -170,7 +157,7 @@ describe('the 2026-07-28 revision', () => {
       message: "Tool 'apps_list' is in the toolset 'apps', which this request did not name (loaded: rag).",
       remediation: 'Send your requests to /mcp?toolsets=default,apps (or with the Mcp-Toolsets header), then tools/list for its tools.',
     });
-    const grow = message(await modern('tools/call', { name: 'platform_toolsets_enable', arguments: { toolsets: ['rag'] } }, { path: '/mcp?toolsets=platform', headers: { 'mcp-name': 'platform_toolsets_enable' } }));
+    const grow = rpcMessage(await modern('tools/call', { name: 'platform_toolsets_enable', arguments: { toolsets: ['rag'] } }, { path: '/mcp?toolsets=platform', headers: { 'mcp-name': 'platform_toolsets_enable' } }));
     expect(JSON.parse(grow.result.content[0].text).error).toMatchObject({
       code: 'VALIDATION_FAILED',
       remediation: 'On MCP 2026-07-28 name the toolsets on every request: /mcp?toolsets=<names> or the Mcp-Toolsets header; on 2025-11-25 call this in a session.',
@@ -183,14 +170,14 @@ describe('the 2026-07-28 revision', () => {
     expect(legacy.json.error.message).toContain('No session: send an initialize request first');
     const unknown = await modern('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }, { headers: { 'mcp-protocol-version': '2099-01-01' } });
     expect(unknown.status).toBe(400);
-    expect(message(unknown).error).toMatchObject({ code: -32022 });
+    expect(rpcMessage(unknown).error).toMatchObject({ code: -32022 });
   });
 
   it('reads no session row: a request is served by a process that never saw the client before', async () => {
     const before = await request(b.url, '/mcp', { method: 'POST', key: a.platformKey, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }, body: { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } } });
     expect(before.status).toBe(200);
     expect(before.headers['mcp-session-id']).toBeUndefined();
-    expect(message(before).result.tools.length).toBeGreaterThan(0);
+    expect(rpcMessage(before).result.tools.length).toBeGreaterThan(0);
   });
 });
 
@@ -234,7 +221,7 @@ describe('approvals on 2026-07-28: input_required sends the person to the approv
 
   it('a requestState that was tampered with is refused -32602 before the tool runs', async () => {
     const res = await modern('tools/call', { name: 'substrate_actions_approve', arguments: { action_id: 'act_x' }, requestState: 'tampered', inputResponses: { page: { action: 'accept' } } }, { path: '/mcp?toolsets=substrate', headers: { 'mcp-name': 'substrate_actions_approve' } });
-    expect(message(res).error).toMatchObject({ code: -32602, message: 'Invalid or expired requestState' });
+    expect(rpcMessage(res).error).toMatchObject({ code: -32602, message: 'Invalid or expired requestState' });
   });
 
   it('without URL elicitation declared, the agent is pointed to the page instead', async () => {
