@@ -58,6 +58,7 @@ import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { FunctionsPlatformChannel } from './transports/platform-channel.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { PgNotices } from './db/notices.ts';
+import { AppChanges } from './apps/changes.ts';
 import { deriveKey } from './frontend/signing.ts';
 import { McpSessions } from './transports/mcp-sessions.ts';
 import { createHttpServer } from './transports/http-app.ts';
@@ -90,7 +91,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
 
   const masterKey = loadMasterKey(config.masterKey, config.dataDir, log);
   const box = new SecretBox(masterKey);
-  // What every api process must hear at once (MCP sessions changed elsewhere), on one LISTEN connection.
+  // What every api process must hear at once (MCP sessions changed elsewhere, apps' definitions), on one LISTEN connection.
   const notices = new PgNotices(config.databaseUrl, log);
   const databases = new AppDatabases({
     clusters: config.regions.clusters,
@@ -170,6 +171,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     }),
     rateLimits: new RateLimiter(control.db),
     mcpSessions: new McpSessions(control.db, notices),
+    appChanges: new AppChanges(control.db, notices),
     suggestions: new SuggestionsService(control.db),
     health: new HealthService(control.pool),
     docs: createDocs(llmsTxt, toolAreas),
@@ -228,6 +230,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     await notices.start();
     billing.traffic.start();
     mcp = new McpTransport(tools, services, log, deriveKey(masterKey, 'mcp-request-state'));
+    mcp.start();
     server = createHttpServer({ tools, services, mcp, log });
     sockets = attachWebSockets(server, services, log);
     await new Promise<void>((resolve, reject) => {

@@ -31,6 +31,7 @@ import type { MeetingsService } from './meetings/service.ts';
 import type { IntegrationsService } from './integrations/service.ts';
 import type { TemplatesService } from './templates/service.ts';
 import type { McpSessions } from './transports/mcp-sessions.ts';
+import type { AppChanges } from './apps/changes.ts';
 import type { AppAdmission } from './core/invoke.ts';
 import type { AnyTool } from './core/define.ts';
 import type { Caller } from './core/caller.ts';
@@ -66,6 +67,8 @@ export interface Services {
   rateLimits: RateLimiter;
   /** MCP sessions' rows, which let any api process serve a session's requests. */
   mcpSessions: McpSessions;
+  /** An app's schema or functions changed (heard by every api process). */
+  appChanges: AppChanges;
   suggestions: SuggestionsService;
   health: HealthService;
   /** The guide (/llms.txt) and each area's section. */

@@ -396,6 +396,7 @@ export interface McpSessions {
   initialize: ColumnType<JsonValue, string, string>;
   last_seen: Generated<Timestamp>;
   log_level: ColumnType<'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency', 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency', 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'>;
+  subscriptions: Generated<string[]>;
   toolsets: string[];
 }
 

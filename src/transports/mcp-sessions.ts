@@ -36,9 +36,14 @@ export interface StoredSession {
   toolsets: string[];
   logLevel: LoggingLevel;
   initialize: SessionInitialize;
+  /** The resource URIs the session subscribed to (resources/subscribe). */
+  subscriptions: string[];
 }
 
 const IDLE_SECONDS = MCP_SESSION_IDLE_MS / 1000;
+
+/** Resource URIs one session may subscribe to. */
+export const MAX_SUBSCRIPTIONS = 100;
 
 /** Open sessions one account keeps; opening one more ends its least recently used. */
 export const MAX_SESSIONS_PER_ACCOUNT = 200;
@@ -92,10 +97,11 @@ export class McpSessions {
    * The live session `id` (not ended, not idle past MCP_SESSION_IDLE_MS), marking it used; undefined otherwise. Read
    * from this process's cache while it hears the notices, else from the row.
    */
-  async find(id: string): Promise<StoredSession | undefined> {
+  async find(id: string, opts: { use: boolean } = { use: true }): Promise<StoredSession | undefined> {
     const now = Date.now();
     const cached = this.#cache.get(id);
     if (cached && this.#notices.listening && now - cached.usedAt < MCP_SESSION_IDLE_MS) {
+      if (!opts.use) return cached.session;
       cached.usedAt = now;
       if (now - cached.touchedAt > TOUCH_AFTER_SECONDS * 1000) {
         cached.touchedAt = now;
@@ -106,13 +112,20 @@ export class McpSessions {
     }
     const row = await this.#db
       .selectFrom('mcp_sessions')
-      .select(['account_id', 'toolsets', 'log_level', 'initialize', sql<boolean>`last_seen < now() - make_interval(secs => ${TOUCH_AFTER_SECONDS})`.as('stale')])
+      .select(['account_id', 'toolsets', 'log_level', 'initialize', 'subscriptions', sql<boolean>`last_seen < now() - make_interval(secs => ${TOUCH_AFTER_SECONDS})`.as('stale')])
       .where('id', '=', id)
       .where('last_seen', '>', sql<Date>`now() - make_interval(secs => ${IDLE_SECONDS})`)
       .executeTakeFirst();
     if (!row) return undefined;
-    if (row.stale) await this.#db.updateTable('mcp_sessions').set({ last_seen: sql`now()` }).where('id', '=', id).execute();
-    const session = { id, accountId: row.account_id, toolsets: row.toolsets, logLevel: row.log_level, initialize: row.initialize as SessionInitialize };
+    if (row.stale && opts.use) await this.#db.updateTable('mcp_sessions').set({ last_seen: sql`now()` }).where('id', '=', id).execute();
+    const session = {
+      id,
+      accountId: row.account_id,
+      toolsets: row.toolsets,
+      logLevel: row.log_level,
+      initialize: row.initialize as SessionInitialize,
+      subscriptions: row.subscriptions,
+    };
     if (this.#notices.listening) this.#cache.set(id, { session, touchedAt: now, usedAt: now });
     return session;
   }
@@ -126,6 +139,23 @@ export class McpSessions {
     this.#cache.delete(id);
     if (!rows[0]) throw errors.notFound('MCP session', 'Initialize a new MCP session.');
     return rows[0].toolsets;
+  }
+
+  /**
+   * Adds (or removes) a resource URI to the session's subscriptions; a session keeps at most MAX_SUBSCRIPTIONS.
+   * Returns false when the session already has that many and the URI is not among them.
+   */
+  async subscribe(id: string, uri: string, subscribed: boolean): Promise<boolean> {
+    const { rows } = subscribed
+      ? await sql<{ id: string }>`with set as (update mcp_sessions
+            set subscriptions = case when ${uri} = any(subscriptions) then subscriptions else subscriptions || ${uri}::text end
+            where id = ${id} and (${uri} = any(subscriptions) or cardinality(subscriptions) < ${MAX_SUBSCRIPTIONS}) returning id)
+          select id, pg_notify(${CHANNEL}, ${id}) from set`.execute(this.#db)
+      : await sql<{ id: string }>`with set as (update mcp_sessions set subscriptions = array_remove(subscriptions, ${uri}::text)
+            where id = ${id} returning id)
+          select id, pg_notify(${CHANNEL}, ${id}) from set`.execute(this.#db);
+    this.#cache.delete(id);
+    return rows.length > 0;
   }
 
   async setLogLevel(id: string, level: LoggingLevel): Promise<void> {

@@ -17,13 +17,13 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { AppError } from '../core/errors.ts';
+import { INVALID_PARAMS, rpcError, rpcFromAppError } from './mcp-resources.ts';
 import type { CallTool } from '../../resources/templates.ts';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** SEP-2663 error codes: a client that did not declare the extension; an unknown (or expired, or another's) task. */
 const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
-const INVALID_PARAMS = -32602;
 
 /** How long a task id stays good: a day after the work started, which outlasts any clone, build or ingestion. */
 const TASK_TTL_MS = 24 * 60 * 60_000;
@@ -213,7 +213,7 @@ export class McpTasks {
       row = (await call(kind.read, task.r)) as Row;
     } catch (err) {
       const e = err as AppError;
-      if (e?.status !== 404) throw rpcError(INVALID_PARAMS, `${e.status} ${e.code}: ${e.message} ${e.remediation}`);
+      if (e?.status !== 404) rpcFromAppError(err);
       return { ...base, status: 'cancelled', statusMessage: `${kind.noun} no longer exists: ${e.message}`, lastUpdatedAt: new Date().toISOString() };
     }
     const state = kind.state(row);
@@ -234,7 +234,3 @@ function declared(server: Server): boolean {
   return extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
-/** A JSON-RPC error the SDK sends with this code, message and data as they are. */
-function rpcError(code: number, message: string, data?: unknown): Error & { code: number } {
-  return Object.assign(new Error(message), { code }, data === undefined ? {} : { data });
-}

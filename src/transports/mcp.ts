@@ -17,23 +17,23 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
-import { AppError, envelope, errors, fromZod } from '../core/errors.ts';
+import { AppError, envelope, errors } from '../core/errors.ts';
 import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
 import type { AnyTool, SessionToolsets, ToolContext } from '../core/define.ts';
 import type { Caller } from '../core/caller.ts';
 import type { Services } from '../services.ts';
-import { resources } from '../../resources/index.ts';
 import { prompts } from '../../prompts/index.ts';
 import { CORE_TOOLSET, DEFAULT_TOOLSET_AREAS } from '../../tools/index.ts';
-import { listAppResources, matchTemplate, resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
+import { resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
 import { resolveMcpCaller } from './credentials.ts';
 import { completeArgument, DEFAULT_LOG_LEVEL, observeToolCall, type SessionLogLevel } from './mcp-utilities.ts';
 import { MCP_SESSION_IDLE_MS, resumeSession, type StoredSession } from './mcp-sessions.ts';
 import { SessionEvents } from './mcp-events.ts';
 import { canElicitUrl, elicitUrl, ModernPages } from './mcp-pages.ts';
 import { McpTasks } from './mcp-tasks.ts';
+import { INVALID_PARAMS, registerPrompts, registerResources, rpcError, updatedBy } from './mcp-resources.ts';
 import { oauthIssuer, resourceMetadataUrl } from './raw/oauth-provider.ts';
 import { sendError } from './rest.ts';
 
@@ -45,6 +45,7 @@ const INSTRUCTIONS =
 
 /** A session as this process holds it; its row (mcp-sessions.ts) is what every api process shares. */
 interface Session {
+  server: Server;
   transport: WebStandardStreamableHTTPServerTransport;
   /** The transport behind a Node request and response. */
   node: NodeMcpRequestHandler;
@@ -130,8 +131,6 @@ export function toolsetAreas(given: readonly string[], areas: readonly string[],
   return out;
 }
 
-/** JSON-RPC's invalid params, which is also "resource not found" since 2026-07-28 (the SDK answers it on every revision). */
-const INVALID_PARAMS = -32602;
 
 /** What a session's row keeps of the client's initialize (capabilities, clientInfo): real clients send under 2 KB. */
 const MAX_STORED_INITIALIZE_BYTES = 16 * 1024;
@@ -162,6 +161,7 @@ export class McpTransport {
   /** The 2026-07-28 revision: a server per request, no sessions (2025 requests never reach it). */
   readonly #modern: McpHttpHandler;
   readonly #modernNode: NodeMcpRequestHandler;
+  #unwatch: (() => void) | undefined;
 
   constructor(allTools: readonly AnyTool[], services: Services, log: Logger, requestStateKey: Uint8Array) {
     const tools = allTools.filter((t) => t.mcp !== false);
@@ -195,6 +195,27 @@ export class McpTransport {
     return this.#sessions.size;
   }
 
+  /** Tells the sessions this process holds when a resource they subscribed to may have changed, until close(). */
+  start(): void {
+    this.#unwatch = this.#services.appChanges.subscribe(
+      (appId) => void this.#resourcesChanged((subscriptions) => updatedBy(appId, subscriptions)),
+      (uri) => void this.#resourcesChanged((subscriptions) => subscriptions.filter((s) => s === uri)),
+    );
+  }
+
+  /**
+   * An app's definition changed, or work moved on: each session held here that subscribed to a resource it updated
+   * (`updated` picks them from the session's subscriptions) gets notifications/resources/updated, on its standalone
+   * stream (which this process holds, if any does). Its subscriptions are read from its row, as the subscribe may have
+   * reached another process.
+   */
+  async #resourcesChanged(updated: (subscriptions: readonly string[]) => string[]): Promise<void> {
+    for (const [id, session] of this.#sessions) {
+      const stored = await this.#services.mcpSessions.find(id, { use: false }).catch(() => undefined);
+      for (const uri of updated(stored?.subscriptions ?? [])) await session.server.sendResourceUpdated({ uri }).catch(() => undefined);
+    }
+  }
+
   handle = async (req: Request, res: Response): Promise<void> => {
     try {
       const caller = await this.#platformCaller(req);
@@ -212,6 +233,8 @@ export class McpTransport {
       if (isLegacy(req)) {
         return sendRpcError(res, 400, 'No session: send an initialize request first (without Mcp-Session-Id), or speak MCP 2026-07-28 (every request carries its _meta).');
       }
+      const problem = inputResponsesProblem(req.body);
+      if (problem) return void res.json({ jsonrpc: '2.0', id: (req.body as { id?: unknown }).id ?? null, error: { code: INVALID_PARAMS, message: problem } });
       await this.#modernNode(req, res, req.body);
     } catch (err) {
       const failure = toAppError(err, req.log, 'mcp');
@@ -223,6 +246,7 @@ export class McpTransport {
 
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
+    this.#unwatch?.();
     const open = [...this.#sessions.values()];
     this.#sessions.clear();
     await Promise.all([this.#modern.close(), ...open.map((s) => s.transport.close().catch(() => {}))]);
@@ -265,6 +289,7 @@ export class McpTransport {
       toolsets: [...areas],
       logLevel: DEFAULT_LOG_LEVEL,
       initialize: { protocolVersion, capabilities, clientInfo },
+      subscriptions: [],
     };
     await this.#services.mcpSessions.open(stored);
     const session = this.#hold(stored, (server, transport) => server.connect(transport));
@@ -317,7 +342,8 @@ export class McpTransport {
       if (this.#sessions.get(id)?.transport === transport) this.#sessions.delete(id);
     };
     const node = toNodeHandler({ fetch: (request, options) => transport.handleRequest(request, options) });
-    const session: Session = { transport, node, state, lastSeen: Date.now(), ready: start(this.#server(state), transport) };
+    const server = this.#server(state);
+    const session: Session = { server, transport, node, state, lastSeen: Date.now(), ready: start(server, transport) };
     session.ready.catch(() => this.#forget(id));
     this.#sessions.set(id, session);
     return session;
@@ -371,7 +397,14 @@ export class McpTransport {
     const server = new Server(
       { name: 'svc-platform', version: '0.1.0' },
       {
-        capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {}, ...(sessionId !== undefined ? { logging: {} } : {}) },
+        // Resource subscriptions and logging are a session's (2025-11-25): the 2026-07-28 revision has neither to keep.
+        capabilities: {
+          // A session's tool list grows (platform_toolsets_enable); a 2026-07-28 request's is what it names.
+          tools: sessionId !== undefined ? { listChanged: true } : {},
+          prompts: {},
+          completions: {},
+          ...(sessionId !== undefined ? { resources: { subscribe: true }, logging: {} } : { resources: {} }),
+        },
         instructions: this.#instructions(state),
         ...(sessionId === undefined ? { requestState: { verify: this.#pages.verify } } : {}),
       },
@@ -401,46 +434,8 @@ export class McpTransport {
       const run = () => this.#call(name, args, caller, ctx, state.areas, { sendToPage, toolsets, modern: false });
       return observeToolCall(state.logLevel, ctx, name, run).catch((err: AppError) => errorResult(err, this.#services.config.baseUrl));
     });
-    server.setRequestHandler('resources/list', async (_request, ctx) => ({
-      resources: [
-        ...resources.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType })),
-        ...(await listAppResources(this.#templateContext(ctx)).catch(rpcFromAppError)),
-      ],
-    }));
-    server.setRequestHandler('resources/templates/list', async () => ({
-      resourceTemplates: resourceTemplates.map(({ uriTemplate, name, description, mimeType }) => ({ uriTemplate, name, description, mimeType })),
-    }));
-    server.setRequestHandler('resources/read', async (request, ctx) => {
-      const { uri } = request.params;
-      const resource = resources.find((r) => r.uri === uri);
-      if (resource) return { contents: [{ uri, mimeType: resource.mimeType, text: resource.read(this.#services) }] };
-      const match = matchTemplate(uri);
-      if (!match) throw rpcError(INVALID_PARAMS, `Unknown resource ${uri}; call resources/list.`);
-      const text = await match.template.read(match.appId, this.#templateContext(ctx)).catch(rpcFromAppError);
-      return { contents: [{ uri, mimeType: match.template.mimeType, text }] };
-    });
-    server.setRequestHandler('prompts/list', async () => ({
-      prompts: prompts.map((p) => ({
-        name: p.name,
-        description: p.description,
-        arguments: Object.entries(p.args.shape).map(([name, schema]) => ({
-          name,
-          description: schema.description,
-          required: !schema.safeParse(undefined).success,
-        })),
-      })),
-    }));
-    server.setRequestHandler('prompts/get', async (request) => {
-      const prompt = prompts.find((p) => p.name === request.params.name);
-      if (!prompt) throw rpcError(INVALID_PARAMS, `Unknown prompt ${request.params.name}; call prompts/list.`);
-      const parsed = prompt.args.safeParse(request.params.arguments ?? {});
-      if (!parsed.success) throw rpcError(INVALID_PARAMS, fromZod(parsed.error, 'arguments').message);
-      const args = parsed.data;
-      return {
-        description: prompt.description,
-        messages: [{ role: 'user' as const, content: { type: 'text' as const, text: prompt.render(args) } }],
-      };
-    });
+    registerResources(server, { services: this.#services, templateContext: (ctx) => this.#templateContext(ctx) }, sessionId);
+    registerPrompts(server);
     return server;
   }
 
@@ -590,23 +585,25 @@ function errorResult(err: AppError, baseUrl: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: err.status, ...envelope(err, baseUrl) }) }] };
 }
 
-/** A tool's AppError as a JSON-RPC error: invalid params (which "resource not found" is too), with code and remediation. */
-function rpcFromAppError(err: unknown): never {
-  const e = err as AppError;
-  if (typeof e?.status !== 'number') throw err;
-  throw rpcError(INVALID_PARAMS, `${e.status} ${e.code}: ${e.message} ${e.remediation}`);
+/**
+ * What is wrong with the answers a 2026-07-28 retry carries, if anything: `inputResponses` must be an object of
+ * response objects (the SDK would drop the others silently, and the tool would run as if nothing had been answered).
+ */
+function inputResponsesProblem(body: unknown): string | undefined {
+  const params = (body as { params?: unknown } | undefined)?.params;
+  if (!isObject(params) || !('inputResponses' in params)) return undefined;
+  const responses = params.inputResponses;
+  if (!isObject(responses)) return 'Invalid inputResponses: an object of responses, keyed as the inputRequests were, is expected.';
+  const bad = Object.keys(responses).filter((key) => !isObject(responses[key]));
+  return bad.length ? `Invalid inputResponses: ${bad.slice(0, 5).map((k) => `'${k.slice(0, 50)}'`).join(', ')} is not a response object.` : undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function sendRpcError(res: Response, status: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
-}
-
-/**
- * A JSON-RPC error the SDK sends with this code and message as they are. (McpError would prefix its message with
- * "MCP error <code>: ", and the client's McpError prefixes again: "MCP error -32602: MCP error -32602: ...".)
- */
-function rpcError(code: number, message: string): Error & { code: number } {
-  return Object.assign(new Error(message), { code });
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

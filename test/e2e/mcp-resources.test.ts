@@ -57,6 +57,9 @@ describe('resource templates', () => {
       { uriTemplate: 'svc://apps/{app_id}/routes', name: 'App routes', description: expect.any(String), mimeType: 'text/plain' },
       { uriTemplate: 'svc://apps/{app_id}/functions', name: 'App functions', description: expect.any(String), mimeType: 'application/json' },
       { uriTemplate: 'svc://apps/{app_id}/openapi', name: 'App data API (OpenAPI)', description: expect.any(String), mimeType: 'application/openapi+json' },
+      { uriTemplate: 'svc://clones/{clone_id}', name: 'Clone progress', description: expect.any(String), mimeType: 'application/json' },
+      { uriTemplate: 'svc://apps/{app_id}/deployments/{deployment_id}', name: 'Frontend deployment', description: expect.any(String), mimeType: 'application/json' },
+      { uriTemplate: 'svc://apps/{app_id}/rag/{collection}/documents/{document_id}', name: 'RAG document', description: expect.any(String), mimeType: 'application/json' },
     ]);
   });
 

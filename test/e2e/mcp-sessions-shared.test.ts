@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, LoggingMessageNotificationSchema, type ClientCapabilities, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type ClientCapabilities, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { generateKey, hashKey } from '../../src/core/crypto.ts';
@@ -41,7 +41,7 @@ interface Routed {
   messages: Array<LoggingMessageNotification['params']>;
 }
 
-async function connectVia(first: SpawnedServer, path = '/mcp', capabilities: ClientCapabilities = {}): Promise<Routed> {
+async function connectVia(first: SpawnedServer, path = '/mcp', capabilities: ClientCapabilities = {}, key = a.platformKey): Promise<Routed> {
   const route = { to: first, hits: [] as string[] };
   const routed = (input: string | URL, init?: RequestInit) => {
     const url = new URL(input);
@@ -51,7 +51,7 @@ async function connectVia(first: SpawnedServer, path = '/mcp', capabilities: Cli
   };
   const transport = new StreamableHTTPClientTransport(new URL(path, first.url), {
     fetch: routed,
-    requestInit: { headers: { Authorization: `Bearer ${a.platformKey}` } },
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
   });
   const client = new Client({ name: 'svc-shared-sessions', version: '0.0.0' }, { capabilities });
   const messages: Routed['messages'] = [];
@@ -59,6 +59,14 @@ async function connectVia(first: SpawnedServer, path = '/mcp', capabilities: Cli
   await client.connect(transport);
   open.push(client);
   return { client, transport, route, messages };
+}
+
+/** A second account with its own platform key, written straight into the control database. */
+async function otherAccountKey(): Promise<string> {
+  const key = generateKey('svc_pk_');
+  const { rows } = await control.query<{ id: string }>(`insert into accounts (name) values ('other') returning id`);
+  await control.query(`insert into platform_keys (account_id, key_hash, hint, name) values ($1, $2, 'other', 'other')`, [rows[0]!.id, hashKey(key)]);
+  return key;
 }
 
 /** A raw tools/list of the session, on one process. */
@@ -128,9 +136,7 @@ describe('an MCP session on two api processes', () => {
 
   it("refuses another account's key on either process, as a single process does", async () => {
     const s = await connectVia(a);
-    const otherKey = generateKey('svc_pk_');
-    const { rows } = await control.query<{ id: string }>(`insert into accounts (name) values ('other') returning id`);
-    await control.query(`insert into platform_keys (account_id, key_hash, hint, name) values ($1, $2, 'other', 'other')`, [rows[0]!.id, hashKey(otherKey)]);
+    const otherKey = await otherAccountKey();
     for (const server of [a, b]) {
       const res = await listOn(server, s.transport.sessionId!, otherKey);
       expect(res.status).toBe(403);
@@ -209,6 +215,53 @@ describe('an MCP session on two api processes', () => {
     const rejected = await callTool(s.client, 'substrate_actions_reject', { action_id: proposed.action_id });
     expect(resultJson(rejected)).toMatchObject({ status: 403, error: { code: 'HUMAN_DECLINED' } });
     expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: `http://localhost:${b.port}/approve/${proposed.action_id}` })]);
+  });
+
+  it('tells a session of the resources it subscribed to on B, on the stream A holds, when an app changes on B', async () => {
+    const s = await connectVia(a, '/mcp?toolsets=all');
+    const updated: string[] = [];
+    s.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    // The client opens its standalone stream after initialize: that stream is A's.
+    await expect.poll(() => s.route.hits).toContain('GET a');
+    const watched = resultJson(await callTool(s.client, 'apps_create', { name: 'Watched' })).app_id as string;
+    const other = resultJson(await callTool(s.client, 'apps_create', { name: 'Unwatched' })).app_id as string;
+    s.route.to = b;
+    for (const uri of [`svc://apps/${watched}/schema`, `svc://apps/${watched}/functions`, 'test://not-served']) await s.client.subscribeResource({ uri });
+    const schema = { tables: { notes: { columns: { id: { type: 'uuid', primary: true, default: 'gen_random_uuid()' }, title: { type: 'text' } } } } };
+    expect((await callTool(s.client, 'schema_apply', { app_id: watched, schema })).isError).toBeFalsy();
+    await expect.poll(() => updated).toEqual([`svc://apps/${watched}/schema`, `svc://apps/${watched}/functions`]);
+
+    // A function's definition written by any path (here straight into its table) announces its app too; another
+    // app's change tells nobody, and an unsubscribed resource is no longer told.
+    await s.client.unsubscribeResource({ uri: `svc://apps/${watched}/schema` });
+    expect((await callTool(s.client, 'schema_apply', { app_id: other, schema })).isError).toBeFalsy();
+    updated.length = 0;
+    await control.query(
+      `insert into functions (app_id, name, code, timeout_ms, memory_limit_mb, version) values ($1, 'hello', 'export default () => 1', 1000, 128, gen_random_uuid())`,
+      [watched],
+    );
+    await expect.poll(() => updated).toEqual([`svc://apps/${watched}/functions`]);
+
+    // Work announces its own resource when its status moves on: here a deployment, its status written straight.
+    const { rows } = await control.query<{ id: string }>(
+      `insert into frontend_deployments (app_id, framework, upload_expires_at) values ($1, 'static', now() + interval '1 hour') returning id`,
+      [watched],
+    );
+    const deployment = `svc://apps/${watched}/deployments/${rows[0]!.id}`;
+    await s.client.subscribeResource({ uri: deployment });
+    expect(JSON.parse(String((await s.client.readResource({ uri: deployment })).contents[0]!.text))).toMatchObject({ id: rows[0]!.id, status: 'WAITING' });
+    updated.length = 0;
+    await control.query(`update frontend_deployments set status = 'CANCELED' where id = $1`, [rows[0]!.id]);
+    await expect.poll(() => updated).toEqual([deployment]);
+  });
+
+  it("refuses a subscription to another account's app as reading it is refused, and bounds a URI's length", async () => {
+    const s = await connectVia(b);
+    const theirs = resultJson(await callTool((await connectVia(a)).client, 'apps_create', { name: 'Mine' })).app_id as string;
+    const key = await otherAccountKey();
+    const stranger = await connectVia(b, '/mcp', {}, key);
+    await expect(stranger.client.subscribeResource({ uri: `svc://apps/${theirs}/schema` })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('403 FORBIDDEN') });
+    await expect(s.client.subscribeResource({ uri: `test://${'x'.repeat(1_000)}` })).rejects.toMatchObject({ code: -32602, message: 'MCP error -32602: A resource URI has at most 1000 characters.' });
   });
 
   // Last: it kills A.

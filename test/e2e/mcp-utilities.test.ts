@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoggingMessageNotificationSchema, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { callTool, connectMcp, resultJson, type McpConnection } from './e2e-helpers.ts';
+import { MCP_HEADERS, callTool, connectMcp, request, resultJson, type McpConnection } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 let mcp: McpConnection;
@@ -115,5 +115,49 @@ describe('progress', () => {
     await callTool(mcp.client, 'apps_list');
     mcp.client.fallbackNotificationHandler = undefined;
     expect(seen.filter((n) => (n as { method: string }).method === 'notifications/progress')).toEqual([]);
+  });
+});
+
+describe('SSE resumability (2025-11-25)', () => {
+  /** A raw request of the session, with its SSE answer read to the end. */
+  const raw = (method: string, body: unknown, headers: Record<string, string> = {}) =>
+    request(server.url, '/mcp', {
+      method,
+      key: server.platformKey,
+      headers: { ...MCP_HEADERS, 'mcp-session-id': mcp.transport.sessionId!, 'mcp-protocol-version': '2025-11-25', ...headers },
+      ...(body === undefined ? {} : { body }),
+    });
+
+  /** The events of an SSE body: their id, retry and data. */
+  const events = (text: string) =>
+    text
+      .split('\n\n')
+      .filter((block) => block.trim() !== '')
+      .map((block) => Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()])));
+
+  it('starts every SSE answer with a priming event: an id, a retry interval and no data', async () => {
+    const res = await raw('POST', { jsonrpc: '2.0', id: 71, method: 'tools/call', params: { name: 'apps_list', arguments: {} } });
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    const [priming, answer] = events(res.text);
+    expect(priming).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}_[0-9a-z]+$/), retry: '1000', data: '' });
+    expect(answer).toMatchObject({ event: 'message', id: expect.any(String) });
+    expect(JSON.parse(answer!.data!)).toMatchObject({ id: 71, result: { content: [{ type: 'text' }] } });
+  });
+
+  it('replays what followed an event id to a client that reconnects with Last-Event-ID', async () => {
+    const res = await raw('POST', { jsonrpc: '2.0', id: 72, method: 'tools/call', params: { name: 'apps_list', arguments: {} } });
+    const [priming, answer] = events(res.text);
+    // The replay stream stays open for what comes next: read it until the answer that followed the priming event.
+    const abort = new AbortController();
+    const replay = await fetch(new URL('/mcp', server.url), {
+      headers: { authorization: `Bearer ${server.platformKey}`, accept: 'text/event-stream', 'mcp-session-id': mcp.transport.sessionId!, 'mcp-protocol-version': '2025-11-25', 'last-event-id': priming!.id! },
+      signal: abort.signal,
+    });
+    expect(replay.status).toBe(200);
+    const reader = replay.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!events(text).some((e) => e.id === answer!.id)) text += (await reader.read()).value ?? '';
+    abort.abort();
+    expect(events(text).find((e) => e.id === answer!.id)).toMatchObject({ data: answer!.data });
   });
 });

@@ -8,7 +8,7 @@ import { SchemaViewSchema } from '../../src/schema/describe.ts';
 import { applySchema, getSchema, listMigrations } from '../../src/schema/service.ts';
 import { guideRef } from '../shared.ts';
 
-type Uses = 'catalogs' | 'databases' | 'monetization';
+type Uses = 'catalogs' | 'databases' | 'monetization' | 'appChanges';
 const defineTool = toolsUsing<Uses>();
 
 const MigrationSummarySchema = z.object({
@@ -59,7 +59,10 @@ export const schemaApply = defineTool({
     const db = ctx.services.databases.sql(appId);
     if (definitionUsesPlans(input.schema)) await preparePlanGates(ctx.services.monetization.catalog, appId, input.schema);
     const result = await applySchema(db, input);
-    if (result.applied) ctx.services.catalogs.invalidate(appId);
+    if (result.applied) {
+      ctx.services.catalogs.invalidate(appId);
+      await ctx.services.appChanges.announce(appId);
+    }
     return result;
   },
 });
