@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
 import { databaseUrl } from '../helpers/db.ts';
+import { generateKey, hashKey } from '../../src/core/crypto.ts';
 
 export interface RawResponse {
   status: number;
@@ -250,4 +251,18 @@ export async function substrateKeyOf(server: { url: string }, person: SignedInPe
   const created = await request(server.url, '/substrate-keys', { method: 'POST', body: { name }, headers: person.headers });
   if (created.status !== 201) throw new Error(`substrate key: ${created.status} ${created.text}`);
   return created.json;
+}
+
+/** A second account with its own platform key, written straight into the control database `controlDb`. */
+export async function otherAccountKey(controlDb: string): Promise<string> {
+  const key = generateKey('svc_pk_');
+  const client = new pg.Client({ connectionString: databaseUrl(controlDb) });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>(`insert into accounts (name) values ('other') returning id`);
+    await client.query(`insert into platform_keys (account_id, key_hash, hint, name) values ($1, $2, 'other', 'other')`, [rows[0]!.id, hashKey(key)]);
+  } finally {
+    await client.end();
+  }
+  return key;
 }

@@ -1,11 +1,8 @@
 // Per-app resource templates and task prompts over /mcp, with the official MCP SDK client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { databaseUrl } from '../helpers/db.ts';
-import { generateKey, hashKey } from '../../src/core/crypto.ts';
 import { toolAreas } from '../../tools/index.ts';
-import { callTool, connectMcp, type McpConnection } from './e2e-helpers.ts';
+import { callTool, connectMcp, type McpConnection, otherAccountKey } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 let mcp: McpConnection;
@@ -13,27 +10,10 @@ let other: McpConnection;
 let appId: string;
 let otherAppId: string;
 
-/** A second account with its own platform key, written straight into the control database. */
-async function otherAccountKey(): Promise<string> {
-  const key = generateKey('svc_pk_');
-  const client = new pg.Client({ connectionString: databaseUrl(server.controlDb) });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ id: string }>(`insert into accounts (name) values ('other') returning id`);
-    await client.query(`insert into platform_keys (account_id, key_hash, hint, name) values ($1, $2, 'other', 'other')`, [
-      rows[0]!.id,
-      hashKey(key),
-    ]);
-  } finally {
-    await client.end();
-  }
-  return key;
-}
-
 beforeAll(async () => {
   server = await spawnServer();
   mcp = await connectMcp(server.url, server.platformKey);
-  other = await connectMcp(server.url, await otherAccountKey());
+  other = await connectMcp(server.url, await otherAccountKey(server.controlDb));
   appId = JSON.parse(((await callTool(mcp.client, 'apps_create', { name: 'Resources' })).content[0] as { text: string }).text).app_id;
   otherAppId = JSON.parse(((await callTool(other.client, 'apps_create', { name: 'Theirs' })).content[0] as { text: string }).text).app_id;
   const applied = await callTool(mcp.client, 'schema_apply', {

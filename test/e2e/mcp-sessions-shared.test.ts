@@ -8,9 +8,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type ClientCapabilities, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { databaseUrl } from '../helpers/db.ts';
-import { generateKey, hashKey } from '../../src/core/crypto.ts';
 import { toolAreas } from '../../tools/index.ts';
-import { INIT_BODY, MCP_HEADERS, callTool, request, resultJson } from './e2e-helpers.ts';
+import { INIT_BODY, MCP_HEADERS, callTool, request, resultJson, otherAccountKey } from './e2e-helpers.ts';
 import { MAX_SESSIONS_PER_ACCOUNT } from '../../src/transports/mcp-sessions.ts';
 
 let a: SpawnedServer;
@@ -59,14 +58,6 @@ async function connectVia(first: SpawnedServer, path = '/mcp', capabilities: Cli
   await client.connect(transport);
   open.push(client);
   return { client, transport, route, messages };
-}
-
-/** A second account with its own platform key, written straight into the control database. */
-async function otherAccountKey(): Promise<string> {
-  const key = generateKey('svc_pk_');
-  const { rows } = await control.query<{ id: string }>(`insert into accounts (name) values ('other') returning id`);
-  await control.query(`insert into platform_keys (account_id, key_hash, hint, name) values ($1, $2, 'other', 'other')`, [rows[0]!.id, hashKey(key)]);
-  return key;
 }
 
 /** A raw tools/list of the session, on one process. */
@@ -136,7 +127,7 @@ describe('an MCP session on two api processes', () => {
 
   it("refuses another account's key on either process, as a single process does", async () => {
     const s = await connectVia(a);
-    const otherKey = await otherAccountKey();
+    const otherKey = await otherAccountKey(a.controlDb);
     for (const server of [a, b]) {
       const res = await listOn(server, s.transport.sessionId!, otherKey);
       expect(res.status).toBe(403);
@@ -249,7 +240,7 @@ describe('an MCP session on two api processes', () => {
     );
     const deployment = `svc://apps/${watched}/deployments/${rows[0]!.id}`;
     await s.client.subscribeResource({ uri: deployment });
-    expect(JSON.parse(String((await s.client.readResource({ uri: deployment })).contents[0]!.text))).toMatchObject({ id: rows[0]!.id, status: 'WAITING' });
+    expect(JSON.parse(String(((await s.client.readResource({ uri: deployment })).contents[0] as { text: string }).text))).toMatchObject({ id: rows[0]!.id, status: 'WAITING' });
     updated.length = 0;
     await control.query(`update frontend_deployments set status = 'CANCELED' where id = $1`, [rows[0]!.id]);
     await expect.poll(() => updated).toEqual([deployment]);
@@ -258,7 +249,7 @@ describe('an MCP session on two api processes', () => {
   it("refuses a subscription to another account's app as reading it is refused, and bounds a URI's length", async () => {
     const s = await connectVia(b);
     const theirs = resultJson(await callTool((await connectVia(a)).client, 'apps_create', { name: 'Mine' })).app_id as string;
-    const key = await otherAccountKey();
+    const key = await otherAccountKey(a.controlDb);
     const stranger = await connectVia(b, '/mcp', {}, key);
     await expect(stranger.client.subscribeResource({ uri: `svc://apps/${theirs}/schema` })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('403 FORBIDDEN') });
     await expect(s.client.subscribeResource({ uri: `test://${'x'.repeat(1_000)}` })).rejects.toMatchObject({ code: -32602, message: 'MCP error -32602: A resource URI has at most 1000 characters.' });

@@ -7,12 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { generateKey, hashKey } from '../../src/core/crypto.ts';
 import { waitFor } from '../integration/frontend-helpers.ts';
-import { ISO_DATE, modernRequest, rpcMessage } from './e2e-helpers.ts';
+import { ISO_DATE, modernRequest, rpcMessage, otherAccountKey } from './e2e-helpers.ts';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const WITH_TASKS = { extensions: { [TASKS]: {} } };
@@ -40,20 +37,6 @@ async function tool(name: string, args: Record<string, unknown>): Promise<any> {
   const { result } = await rpc('tools/call', { name, arguments: args });
   if (result.isError) throw new Error(`${name}: ${result.content[0].text}`);
   return JSON.parse(result.content[0].text);
-}
-
-/** A second account with its own platform key, written straight into the control database. */
-async function otherAccountKey(): Promise<string> {
-  const key = generateKey('svc_pk_');
-  const client = new pg.Client({ connectionString: databaseUrl(api.controlDb) });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ id: string }>(`insert into accounts (name) values ('other') returning id`);
-    await client.query(`insert into platform_keys (account_id, key_hash, hint, name) values ($1, $2, 'other', 'other')`, [rows[0]!.id, hashKey(key)]);
-  } finally {
-    await client.end();
-  }
-  return key;
 }
 
 // Both processes share the master key (task ids are signed with a key derived from it) and the data folder (uploads).
@@ -132,7 +115,7 @@ describe('the tasks extension', () => {
     expect((await rpc('tasks/get', { taskId: 'tasks-conformance-nonexistent-12345' }, { capabilities: WITH_TASKS })).error).toEqual(notFound);
     const tampered = `${taskId.slice(0, -4)}AAAA`;
     expect((await rpc('tasks/get', { taskId: tampered }, { capabilities: WITH_TASKS })).error).toEqual(notFound);
-    const otherKey = await otherAccountKey();
+    const otherKey = await otherAccountKey(api.controlDb);
     expect((await rpc('tasks/get', { taskId }, { capabilities: WITH_TASKS, key: otherKey })).error).toEqual(notFound);
     expect((await rpc('tasks/cancel', { taskId }, { capabilities: WITH_TASKS, key: otherKey })).error).toEqual(notFound);
     // No task of ours waits for input: an update is acknowledged and changes nothing.
