@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import {
   classifyInboundRequest,
@@ -18,14 +18,13 @@ import {
 } from '@modelcontextprotocol/server';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { AppError, envelope, errors } from '../core/errors.ts';
-import type { Config } from '../config.ts';
 import { invoke, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
 import type { AnyTool, SessionToolsets, ToolContext } from '../core/define.ts';
 import type { Caller } from '../core/caller.ts';
 import type { Services } from '../services.ts';
 import { prompts } from '../../prompts/index.ts';
-import { CORE_TOOLSET, DEFAULT_TOOLSET_AREAS } from '../../tools/index.ts';
+import { CORE_TOOLSET } from '../../tools/index.ts';
 import { resourceTemplates, type TemplateContext } from '../../resources/templates.ts';
 import { resolveMcpCaller } from './credentials.ts';
 import { completeArgument, DEFAULT_LOG_LEVEL, observeToolCall, type SessionLogLevel } from './mcp-utilities.ts';
@@ -36,6 +35,7 @@ import { McpTasks } from './mcp-tasks.ts';
 import { INVALID_PARAMS, registerPrompts, registerResources, rpcError, updatedBy } from './mcp-resources.ts';
 import { oauthIssuer, resourceMetadataUrl } from './raw/oauth-provider.ts';
 import { sendError } from './rest.ts';
+import { CORE, requestedAreas, TOOLSETS_AREA, TOOLSETS_HEADER, TOOLSETS_HEADER_NAME, TOOLSETS_TOOL, toolsetAreas } from './mcp-toolsets.ts';
 
 const INSTRUCTIONS =
   'Backend platform for apps: each app has its own Postgres database, REST data API, auth, storage, functions and hosting. ' +
@@ -76,61 +76,6 @@ interface McpAuth {
 
 /** How long a 2025-11-25 client waits before reconnecting a dropped SSE stream (the priming event's `retry`). */
 const SSE_RETRY_MS = 1_000;
-
-/** The tool that grows a session's toolsets, and its area: sessions without that area cannot grow. */
-const TOOLSETS_TOOL = 'platform_toolsets_enable';
-const TOOLSETS_AREA = 'platform';
-
-/** The header that, like the `toolsets` query parameter, picks a session's toolsets. */
-export const TOOLSETS_HEADER = 'mcp-toolsets';
-/** The header as texts for a model name it. */
-const TOOLSETS_HEADER_NAME = 'Mcp-Toolsets';
-
-/**
- * The toolsets an initialize request asks for: the union of `?toolsets=` and the Mcp-Toolsets header (comma-separated
- * area names, `core`, `default`, `all`); `default` (building an app) when neither is given, because every area
- * together is more than an agent should carry in its context; the initialize instructions then name the toolsets the
- * session lacks. A name stands for itself only (`rag` is the rag tools alone); `default,rag` adds to the default set.
- * `core` is not an area but the typical flow's own tools (CORE_TOOLSET). Unknown names are a 400 naming the valid ones.
- */
-export function requestedAreas(query: unknown, header: unknown, areas: readonly string[]): Set<string> {
-  const names = [query, header]
-    .flatMap((v) => (Array.isArray(v) ? v : [v]))
-    .filter((v): v is string => typeof v === 'string')
-    .flatMap((v) => v.split(','));
-  const areasOf = toolsetAreas(names, areas, 'Use /mcp?toolsets= (or the Mcp-Toolsets header) with comma-separated names from');
-  return areasOf.size ? areasOf : new Set(DEFAULT_TOOLSET_AREAS);
-}
-
-/** The toolset of the typical flow's tools, across areas (tools/index.ts CORE_TOOLSET). */
-export const CORE = 'core';
-
-/**
- * The toolsets names stand for: areas and `core` (trimmed, case-insensitive; `default` and `all` expand to areas).
- * Unknown names are a 400 VALIDATION_FAILED naming the valid ones, after `how` (how this caller names toolsets).
- */
-export function toolsetAreas(given: readonly string[], areas: readonly string[], how: string): Set<string> {
-  const names = given.map((v) => v.trim().toLowerCase()).filter(Boolean);
-  const valid = [CORE, 'default', 'all', ...areas];
-  const unknown = names.filter((n) => !valid.includes(n));
-  if (unknown.length) {
-    throw new AppError(
-      400,
-      'VALIDATION_FAILED',
-      `Unknown toolset${unknown.length > 1 ? 's' : ''}: ${unknown.map((n) => `'${n.slice(0, 50)}'`).join(', ')}.`,
-      `${how}: ${valid.join(', ')}.`,
-      { valid },
-    );
-  }
-  const out = new Set<string>();
-  for (const n of names) {
-    if (n === 'all') areas.forEach((a) => out.add(a));
-    else if (n === 'default') DEFAULT_TOOLSET_AREAS.forEach((a) => out.add(a));
-    else out.add(n);
-  }
-  return out;
-}
-
 
 /** What a session's row keeps of the client's initialize (capabilities, clientInfo): real clients send under 2 KB. */
 const MAX_STORED_INITIALIZE_BYTES = 16 * 1024;
@@ -604,35 +549,4 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function sendRpcError(res: Response, status: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
-}
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/** Whether a browser page of this origin may call /mcp (see SVC_MCP_ALLOWED_ORIGINS). */
-export function mcpOriginAllowed(origin: string, policy: Config['mcp']): boolean {
-  if (policy.allowAnyOrigin) return true;
-  let url: URL;
-  try {
-    url = new URL(origin);
-  } catch {
-    return false; // "null" (sandboxed frames, file: pages) and anything else that is not an origin
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  if (policy.allowedOrigins.includes(url.origin)) return true;
-  return policy.allowLoopbackOrigins && LOOPBACK_HOSTS.has(url.hostname);
-}
-
-/**
- * DNS-rebinding protection required by the MCP streamable HTTP transport: a request whose Origin is not allowed is
- * refused with 403 ORIGIN_NOT_ALLOWED in the standard envelope, before credentials are looked at and before CORS
- * answers a preflight. A request without Origin (every non-browser client) goes on. The SDK's own allowedOrigins
- * option is not used: it matches exact strings only (no loopback on any port), answers a JSON-RPC body rather than
- * our envelope, and runs inside a session's transport, after authentication.
- */
-export function mcpOriginGuard(policy: Config['mcp']): RequestHandler {
-  return (req, res, next) => {
-    const origin = req.headers.origin;
-    if (origin === undefined || mcpOriginAllowed(origin, policy)) return next();
-    sendError(res, errors.originNotAllowed(origin));
-  };
 }

@@ -4,7 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CORE_TOOLSET, DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
 import { LLMS_TXT_PATH } from '../../src/composition.ts';
 import { renderAreaSection } from '../../src/platform/docs.ts';
-import { McpTransport, requestedAreas } from '../../src/transports/mcp.ts';
+import { McpTransport } from '../../src/transports/mcp.ts';
+import { requestedAreas } from '../../src/transports/mcp-toolsets.ts';
 import type { Services } from '../../src/services.ts';
 
 /*

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { mcpOriginAllowed } from '../../src/transports/mcp.ts';
+import { mcpOriginAllowed } from '../../src/transports/mcp-origins.ts';
 
 describe('SVC_MCP_ALLOWED_ORIGINS', () => {
   it('defaults to the base URL origin and loopback origins on any port', () => {
