@@ -173,6 +173,14 @@ describe('the 2026-07-28 revision', () => {
     expect(rpcMessage(unknown).error).toMatchObject({ code: -32022 });
   });
 
+  it('answers the methods the revision removed (ping, logging/setLevel, resources/subscribe) as unknown methods', async () => {
+    for (const method of ['ping', 'logging/setLevel', 'resources/subscribe']) {
+      const params = method === 'logging/setLevel' ? { level: 'debug' } : method === 'resources/subscribe' ? { uri: 'svc://guide/llms.txt' } : {};
+      const answer = rpcMessage(await modernRequest(a.url, a.platformKey, method, params));
+      expect({ method, answer }).toEqual({ method, answer: { jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } } });
+    }
+  });
+
   it('reads no session row: a request is served by a process that never saw the client before', async () => {
     const before = await request(b.url, '/mcp', { method: 'POST', key: a.platformKey, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }, body: { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } } });
     expect(before.status).toBe(200);
