@@ -15,6 +15,8 @@ declare module 'autocannon' {
     path?: string;
     headers?: Record<string, string>;
     body?: string;
+    /** host:port of the connection's target (autocannon's defaults, handed to setupRequest). */
+    host?: string;
     [key: string]: unknown;
   }
   interface Request extends RequestParams {
@@ -22,7 +24,8 @@ declare module 'autocannon' {
     setupRequest?: ((req: RequestParams, context: Record<string, unknown>) => RequestParams) | string;
   }
   interface Options {
-    url: string;
+    /** Several URLs: connection i goes to url[i % url.length]. */
+    url: string | string[];
     method?: string;
     headers?: Record<string, string>;
     body?: string;

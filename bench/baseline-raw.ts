@@ -1,11 +1,12 @@
 // The physical limit for GET /apps: raw node:http + pg, the same two queries, the same JSON.
-// Env: DATABASE_URL, BASE_URL. Listens on an ephemeral port and prints `ready <port>`.
+// Env: DATABASE_URL, BASE_URL, APPS_DOMAIN. Listens on an ephemeral port and prints `ready <port>`.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { announce, listApps, openPool } from './sql.ts';
+import { requiredEnv } from './harness.ts';
+import { announce, appHosts, listApps, openPool } from './sql.ts';
 
-const pool = openPool(process.env.DATABASE_URL!);
-const baseUrl = process.env.BASE_URL ?? 'http://localhost';
+const pool = openPool(requiredEnv('DATABASE_URL'));
+const hosts = appHosts(requiredEnv('BASE_URL'), requiredEnv('APPS_DOMAIN'));
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {
   const json = JSON.stringify(body);
@@ -15,7 +16,7 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
 
 const server = http.createServer((req, res) => {
   if (req.method !== 'GET' || req.url !== '/apps') return send(res, 404, { error: 'not found' });
-  listApps(pool, req.headers.authorization, baseUrl).then(
+  listApps(pool, req.headers.authorization, hosts).then(
     (out) => (out ? send(res, 200, out) : send(res, 401, { error: 'invalid token' })),
     (err: unknown) => send(res, 500, { error: String(err) }),
   );

@@ -146,6 +146,11 @@ export interface BenchContext {
   appPrefix: string;
   /** SVC_APP_POOL_SIZE the platform was started with. */
   appPoolSize: number;
+  /**
+   * One more process of the same platform with SVC_ROLE=api (same control database, keys, app prefix, data directory
+   * and public URL, the first process's), ready; stopped with the run.
+   */
+  startApi(name: string): Promise<{ url: string; port: number }>;
   cleanups: Array<() => Promise<void>>;
 }
 
@@ -159,6 +164,8 @@ export interface Pair {
   baselineName: string;
   platform: Target;
   baseline: Target;
+  /** Seconds of warm-up per side when this pair needs more than WARMUP to reach its steady state (WARMUP wins when larger). */
+  warmup?: number;
 }
 
 export interface Summary {
@@ -203,15 +210,17 @@ function summarize(runs: LoadResult[]): Summary {
 const cpuNote = (r: LoadResult) => `generator ${r.cpu.toFixed(0)}% cpu${r.workers > 1 ? ` on ${r.workers} threads` : ''}${saturated(r) ? ' SATURATED' : ''}`;
 
 /**
- * A short warm-up of each side, then ROUNDS runs interleaved (platform, baseline, platform, ...). A side whose load
- * generator (nearly) saturated a core in its warm-up gets AUTO_WORKERS autocannon threads for its rounds (unless its
- * Target or BENCH_LOAD_WORKERS says how many), so the generator is not what limits it where the machine allows.
+ * A warm-up of each side (WARMUP seconds, or the pair's own), then ROUNDS runs interleaved (platform, baseline,
+ * platform, ...). A side whose load generator (nearly) saturated a core in its warm-up gets AUTO_WORKERS autocannon
+ * threads for its rounds (unless its Target or BENCH_LOAD_WORKERS says how many), so the generator is not what limits
+ * it where the machine allows.
  */
 export async function measure(scenario: string, pair: Pair): Promise<PairResult> {
   const spec = (t: Target, duration: number, workers: number | undefined): LoadSpec => ({ ...t, connections: CONNECTIONS, duration, workers: t.workers ?? workers });
-  process.stderr.write(`${pair.label}: warm-up ${WARMUP}s each\n`);
+  const warmup = Math.max(WARMUP, pair.warmup ?? 0);
+  process.stderr.write(`${pair.label}: warm-up ${warmup}s each\n`);
   const workersAfter = async (t: Target, name: string): Promise<number | undefined> => {
-    const warm = await load(spec(t, WARMUP, LOAD_WORKERS));
+    const warm = await load(spec(t, warmup, LOAD_WORKERS));
     if (t.workers !== undefined || LOAD_WORKERS !== undefined || warm.cpu < WARMUP_SATURATED_CPU * warm.workers) return LOAD_WORKERS;
     process.stderr.write(`${pair.label}: ${name}: the load generator was at ${warm.cpu.toFixed(0)}% of a core in the warm-up: ${AUTO_WORKERS} autocannon threads for the rounds\n`);
     return AUTO_WORKERS;

@@ -10,7 +10,11 @@ import { ROTATION_ENV, rotator } from './load-rotate.ts';
 import { VERIFY_ENV, verifier } from './load-verify.ts';
 
 export interface LoadSpec {
-  url: string;
+  /**
+   * The URL, or one per server process: connection i goes to url[i % url.length] (autocannon's own spreading), so each
+   * process gets its share of the connections (about half each for two; with worker threads each thread spreads its own).
+   */
+  url: string | string[];
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
@@ -26,6 +30,11 @@ export interface LoadSpec {
    * same headers (an end user's row with that user's token). With worker threads, each thread counts its own i.
    */
   headerSets?: Array<Record<string, string>>;
+  /**
+   * Headers merged over `headers` on the connections to one origin (`http://host:port`) only, before `headerSets`: with
+   * several URLs, what belongs to one process (a session that lives in its memory).
+   */
+  originHeaders?: Record<string, Record<string, string>>;
   /** Every response body must contain each of these, at least one of `expectOneOf` and none of `forbid`; otherwise it counts as a mismatch. */
   expect: string[];
   expectOneOf?: string[];
@@ -65,7 +74,8 @@ if (import.meta.main) {
   const spec = JSON.parse(Buffer.concat(chunks).toString('utf8')) as LoadSpec;
   const workers = spec.workers && spec.workers > 1 ? spec.workers : undefined;
   const check = { expect: spec.expect, expectOneOf: spec.expectOneOf, forbid: spec.forbid };
-  const rotation = spec.paths?.length || spec.headerSets?.length ? { paths: spec.paths, headerSets: spec.headerSets } : undefined;
+  const rotation =
+    spec.paths?.length || spec.headerSets?.length || spec.originHeaders ? { paths: spec.paths, headerSets: spec.headerSets, originHeaders: spec.originHeaders } : undefined;
   // Worker threads require() the hooks from their files and read their settings from the environment they copy from ours.
   process.env[VERIFY_ENV] = JSON.stringify(check);
   if (rotation) process.env[ROTATION_ENV] = JSON.stringify(rotation);

@@ -108,35 +108,38 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
       failures.push({ scenario, error });
     }
   }
-  const port = await freePort();
-  const platformUrl = `http://127.0.0.1:${port}`;
   const nodeArgs = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}`] : [];
-  const platform = startChild(
-    'src/main.ts',
-    {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
-      SVC_APP_DB_PREFIX: appPrefix,
-      SVC_PLATFORM_API_KEY: platformKey,
-      SVC_DATA_DIR: dataDir,
-      SVC_APP_POOL_SIZE: APP_POOL_SIZE,
-      // End-user tokens must outlive the whole run (default 900 s).
-      SVC_ACCESS_TOKEN_TTL_SECONDS: '3600',
-      // Warm processes per function (scenario `functions`); the platform default is 2.
-      SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: FN_MAX_WARM,
-      // Scenario `data` signs up its end users from one client, more than the default 10 a minute.
-      SVC_AUTH_RATE_LIMIT_PER_MINUTE: '1000',
-      LOG_LEVEL: 'warn',
-      // The scenarios measure requests, not a start: no shipped template is deployed beside them.
-      SVC_TEMPLATES_INSTALL: 'false',
-      // Scenarios `ai` and `rag`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY; `stream`: SVC_OUTBOUND_ALLOW_PRIVATE.
-      ...scenarioEnv,
-    },
-    nodeArgs,
-  );
-  cleanups.push(platform.stop);
-  await waitFor('platform', platform, async () => ((await fetch(`${platformUrl}/health/ready`)).status === 200 ? true : undefined));
+  const platformEnv: Record<string, string> = {
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    SVC_APP_DB_PREFIX: appPrefix,
+    SVC_PLATFORM_API_KEY: platformKey,
+    // One key for every process of the platform (scenario `apps` adds api processes), as a deployment must have.
+    SVC_MASTER_KEY: randomBytes(32).toString('hex'),
+    SVC_DATA_DIR: dataDir,
+    SVC_APP_POOL_SIZE: APP_POOL_SIZE,
+    // End-user tokens must outlive the whole run (default 900 s).
+    SVC_ACCESS_TOKEN_TTL_SECONDS: '3600',
+    // Warm processes per function (scenario `functions`); the platform default is 2.
+    SVC_FUNCTIONS_MAX_WARM_PER_FUNCTION: FN_MAX_WARM,
+    // Scenario `data` signs up its end users from one client, more than the default 10 a minute.
+    SVC_AUTH_RATE_LIMIT_PER_MINUTE: '1000',
+    LOG_LEVEL: 'warn',
+    // The scenarios measure requests, not a start: no shipped template is deployed beside them.
+    SVC_TEMPLATES_INSTALL: 'false',
+    // Scenarios `ai` and `rag`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY; `stream`: SVC_OUTBOUND_ALLOW_PRIVATE.
+    ...scenarioEnv,
+  };
+  /** A platform process (`npm start`) with the run's environment and `env` over it, ready. */
+  const startPlatform = async (what: string, env: Record<string, string>): Promise<{ url: string; port: number }> => {
+    const port = await freePort();
+    const child = startChild('src/main.ts', { ...platformEnv, PORT: String(port), ...env }, nodeArgs);
+    cleanups.push(child.stop);
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(what, child, async () => ((await fetch(`${url}/health/ready`)).status === 200 ? true : undefined));
+    return { url, port };
+  };
+  const { url: platformUrl, port } = await startPlatform('platform', {});
   // The account the platform key belongs to (the platform created it at start) runs on the enterprise plan: no
   // allowance to soft-lock it, whatever a run adds up to (scenario `functions` alone makes ~156,000 invocations, the
   // free plan's monthly allowance is 50,000). Before any scenario, so nothing has cached the plan yet. Scenarios
@@ -150,6 +153,8 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
     controlDatabaseUrl: databaseUrl,
     appPrefix,
     appPoolSize: Number(APP_POOL_SIZE),
+    // The platform's public URL is the first process's (the default SVC_BASE_URL), as behind a load balancer.
+    startApi: (name) => startPlatform(name, { SVC_ROLE: 'api', SVC_BASE_URL: `http://localhost:${port}` }),
     cleanups,
   };
   // Each scenario sets up, then measures, before the next one starts: its setup never overlaps a measurement. A

@@ -32,8 +32,22 @@ export function openPool(databaseUrl: string): pg.Pool {
   return new pg.Pool({ connectionString: databaseUrl, max: 10 });
 }
 
+/**
+ * Where the apps' URLs point: each app on its own host `{subdomain}.{appsDomain}` under the scheme of the platform's
+ * base URL, as the platform's default SVC_BASE_DOMAIN has it for a loopback base URL (src/apps/hosts.ts).
+ */
+export interface AppHosts {
+  scheme: string;
+  appsDomain: string;
+}
+
+/** The apps' hosts of a platform whose base URL and apps' domain (BASE_URL, APPS_DOMAIN) the driver passes. */
+export function appHosts(baseUrl: string, appsDomain: string): AppHosts {
+  return { scheme: new URL(baseUrl).protocol, appsDomain };
+}
+
 /** Two round trips: the platform key by its sha256 hash, then the account's ready apps. Undefined for a bad key. */
-export async function listApps(pool: pg.Pool, authorization: string | undefined, baseUrl: string): Promise<{ apps: AppView[] } | undefined> {
+export async function listApps(pool: pg.Pool, authorization: string | undefined, hosts: AppHosts): Promise<{ apps: AppView[] } | undefined> {
   const token = /^Bearer\s+(svc_pk_\S+)\s*$/i.exec(authorization ?? '')?.[1];
   if (!token) return undefined;
   const hash = createHash('sha256').update(token).digest('hex');
@@ -47,7 +61,7 @@ export async function listApps(pool: pg.Pool, authorization: string | undefined,
       app_id: a.id,
       name: a.name,
       subdomain: a.subdomain,
-      url: baseUrl,
+      url: `${hosts.scheme}//${a.subdomain}.${hosts.appsDomain}`,
       region: a.region ?? 'local',
       created_at: a.created_at.toISOString(),
       paused_at: a.paused_at?.toISOString() ?? null,
