@@ -112,7 +112,7 @@ function authorizeRole(tool: AnyTool, caller: Caller): void {
 }
 
 /** Deeper input than any tool needs; far below where recursive code (JSON.stringify, Postgres' jsonb parser) overflows. */
-const MAX_INPUT_DEPTH = 100;
+export const MAX_INPUT_DEPTH = 100;
 
 interface InputNode {
   value: unknown;
@@ -149,6 +149,17 @@ export function screenInput(input: unknown): void {
       }
     }
   }
+}
+
+/** Whether a value nests objects or arrays deeper than `limit` (iterative: the value may be any depth). */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  for (let node = pending.pop(); node; node = pending.pop()) {
+    if (typeof node.value !== 'object' || node.value === null) continue;
+    if (node.depth >= limit) return true;
+    for (const child of Object.values(node.value)) pending.push({ value: child, depth: node.depth + 1 });
+  }
+  return false;
 }
 
 function invalidAt(node: InputNode, message: string): AppError {

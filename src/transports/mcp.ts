@@ -18,7 +18,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { AppError, envelope, errors } from '../core/errors.ts';
-import { invoke, toAppError } from '../core/invoke.ts';
+import { invoke, MAX_INPUT_DEPTH, nestsDeeperThan, screenInput, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
 import type { AnyTool, SessionToolsets, ToolContext } from '../core/define.ts';
 import type { Caller } from '../core/caller.ts';
@@ -73,6 +73,9 @@ interface McpAuth {
   caller: PlatformCaller;
   areas: ReadonlySet<string>;
 }
+
+/** The levels of a JSON-RPC message around a tool's arguments (message, params, arguments). */
+const MESSAGE_DEPTH = 3;
 
 /** How long a 2025-11-25 client waits before reconnecting a dropped SSE stream (the priming event's `retry`). */
 const SSE_RETRY_MS = 1_000;
@@ -168,6 +171,8 @@ export class McpTransport {
       // The caller is re-resolved on every HTTP request, so a revoked key or token stops an open session too.
       const extra: McpAuth = { caller, areas };
       (req as Request & { auth?: AuthInfo }).auth = { token: '', clientId: caller.accountId, scopes: [], extra: extra as unknown as Record<string, unknown> };
+      // Refused before the SDK parses it: its schemas recurse, and a message nested deep enough overflows them.
+      if (nestsDeeperThan(req.body, MAX_INPUT_DEPTH + MESSAGE_DEPTH)) return this.#tooDeep(req.body, res);
       const sessionId = req.headers['mcp-session-id'];
       if (typeof sessionId === 'string') return await this.#serve(sessionId, caller, req, res);
       if (req.method === 'POST' && isInitializeRequest(req.body)) {
@@ -188,6 +193,22 @@ export class McpTransport {
       sendError(res, failure);
     }
   };
+
+  /**
+   * The answer to a message nested deeper than any input may be: a tool call's is the tool's VALIDATION_FAILED
+   * result naming the field, as invoke() would give it; any other message's is invalid params.
+   */
+  #tooDeep(body: unknown, res: Response): void {
+    const { id = null, method, params } = (body ?? {}) as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+    try {
+      if (method === 'tools/call') screenInput(params?.arguments);
+    } catch (err) {
+      const area = this.#areaOf.get(String(params?.name));
+      const failure = area ? (err as AppError).inArea(area) : (err as AppError);
+      return void res.json({ jsonrpc: '2.0', id, result: errorResult(failure, this.#services.config.baseUrl) });
+    }
+    res.json({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: values may nest at most ${MAX_INPUT_DEPTH} levels deep.` } });
+  }
 
   async close(): Promise<void> {
     clearInterval(this.#sweeper);

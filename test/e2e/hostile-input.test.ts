@@ -626,10 +626,11 @@ async function rawToolCall(mcp: McpConnection, name: string, argsText: string): 
     },
     body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${argsText}}}`,
   });
-  // The call's own stream also carries its log and progress notifications: the answer is the message with the call's id.
+  // The call's own stream also carries its log and progress notifications (and starts with a priming event without
+  // data): the answer is the message with the call's id.
   const messages = res.text
     .split('\n')
-    .filter((line) => line.startsWith('data: '))
+    .filter((line) => line.startsWith('data: ') && line.length > 'data: '.length)
     .map((line) => JSON.parse(line.slice('data: '.length)) as { id?: unknown });
   return { status: res.status, text: res.text, message: messages.length ? messages.find((m) => m.id === 1) : res.json };
 }
