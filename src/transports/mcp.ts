@@ -74,6 +74,9 @@ interface McpAuth {
   areas: ReadonlySet<string>;
 }
 
+/** Distinct 2026-07-28 instructions kept; real clients name a handful of toolset sets. */
+const MAX_CACHED_INSTRUCTIONS = 256;
+
 /** The levels of a JSON-RPC message around a tool's arguments (message, params, arguments). */
 const MESSAGE_DEPTH = 3;
 
@@ -100,6 +103,8 @@ export class McpTransport {
   readonly #listed: ReadonlyMap<string, Record<string, unknown>>;
   /** tools/list answers per set of areas, computed once per distinct set. */
   readonly #listCache = new Map<string, ReadonlyArray<Record<string, unknown>>>();
+  /** 2026-07-28 instructions per set of areas: every request builds a server, the text depends on its areas only. */
+  readonly #modernInstructions = new Map<string, string>();
   readonly #services: Services;
   readonly #log: Logger;
   readonly #sessions = new Map<string, Session>();
@@ -354,6 +359,19 @@ export class McpTransport {
     return `${INSTRUCTIONS} This session has the toolsets ${[...areas].join(', ')}; for the others (${others.join(', ')}) ${how}.`;
   }
 
+  /** A 2026-07-28 request's instructions, computed once per distinct set of areas. */
+  #requestInstructions(state: SessionState): string {
+    // In the order named: the text lists them so.
+    const key = [...state.areas].join(',');
+    let text = this.#modernInstructions.get(key);
+    if (text === undefined) {
+      // Bounded: a caller may name its toolsets in any order and combination.
+      if (this.#modernInstructions.size >= MAX_CACHED_INSTRUCTIONS) this.#modernInstructions.clear();
+      this.#modernInstructions.set(key, (text = this.#instructions(state)));
+    }
+    return text;
+  }
+
   /**
    * The server of a 2025-11-25 session (`state.areas` is the session's own set, which platform_toolsets_enable grows)
    * or of one 2026-07-28 request.
@@ -371,7 +389,7 @@ export class McpTransport {
           completions: {},
           ...(sessionId !== undefined ? { resources: { subscribe: true }, logging: {} } : { resources: {} }),
         },
-        instructions: this.#instructions(state),
+        instructions: sessionId !== undefined ? this.#instructions(state) : this.#requestInstructions(state),
         ...(sessionId === undefined ? { requestState: { verify: this.#pages.verify } } : {}),
       },
     );
