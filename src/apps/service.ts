@@ -9,6 +9,7 @@ import { appHostUrl } from './hosts.ts';
 import { APP_COLUMNS, type AppDetails, type AppRecord, type AppView, type RegionView } from './types.ts';
 import { errors } from '../core/errors.ts';
 import { enqueue } from '../core/jobs.ts';
+import { prepared } from '../db/prepared.ts';
 import { appsDropDatabase, appsPurgeFiles } from './jobs.ts';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -62,9 +63,12 @@ export interface AppsServiceDeps {
 export class AppsService {
   readonly #d: AppsServiceDeps;
   readonly #cache = new Map<string, { app: AppRecord; expiresMs: number }>();
+  /** An account's ready apps, compiled once: `GET /apps` and `apps_list` are what an agent calls first and often. */
+  readonly #listReady: (accountId: string) => Promise<AppRecord[]>;
 
   constructor(deps: AppsServiceDeps) {
     this.#d = deps;
+    this.#listReady = prepared(deps.db, (accountId) => this.#readyApps().where('account_id', '=', accountId).orderBy('created_at').orderBy('id'));
   }
 
   view(app: AppRecord): AppView {
@@ -85,7 +89,7 @@ export class AppsService {
   }
 
   async list(accountId: string): Promise<AppRecord[]> {
-    return this.#readyApps().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+    return this.#listReady(accountId);
   }
 
   async get(appId: string): Promise<AppRecord | undefined> {

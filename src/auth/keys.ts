@@ -7,6 +7,7 @@ import { isUuid } from '../core/uuid.ts';
 import { errors } from '../core/errors.ts';
 import type { Caller, Role } from '../core/caller.ts';
 import type { ControlDatabase } from '../db/types.ts';
+import { prepared } from '../db/prepared.ts';
 
 export const KEY_PREFIX = { platform: 'svc_pk_', service: 'svc_sk_', substrate: 'svc_sub_' } as const;
 type KeyKind = keyof typeof KEY_PREFIX;
@@ -88,11 +89,29 @@ function platformKeyView(row: PlatformKeyRow): PlatformKeyInfo {
   return { ...keyView(row), role: row.role, created_by: row.created_by };
 }
 
+/** A key's row by its hash, one statement per kind, compiled once: every authenticated request runs one. */
+function keyLookups(db: Kysely<ControlDatabase>) {
+  return {
+    service: prepared(db, (hash) =>
+      db
+        .selectFrom('service_keys as k')
+        .innerJoin('apps as a', 'a.id', 'k.app_id')
+        .select(['k.id', 'k.app_id', 'a.account_id'])
+        .where('k.key_hash', '=', hash)
+        .where('a.status', '=', 'ready'),
+    ),
+    platform: prepared(db, (hash) => db.selectFrom('platform_keys').select(['id', 'account_id', 'role', 'created_by']).where('key_hash', '=', hash)),
+    substrate: prepared(db, (hash) => db.selectFrom('substrate_keys').select(['id', 'account_id', 'created_by', 'substrate_user_id']).where('key_hash', '=', hash)),
+  };
+}
+
 export class KeysService {
   readonly #db: Kysely<ControlDatabase>;
+  readonly #lookup: ReturnType<typeof keyLookups>;
 
   constructor(db: Kysely<ControlDatabase>) {
     this.#db = db;
+    this.#lookup = keyLookups(db);
   }
 
   /**
@@ -191,25 +210,15 @@ export class KeysService {
   async resolve(bearer: string): Promise<Caller | undefined> {
     const hash = hashKey(bearer);
     if (bearer.startsWith(KEY_PREFIX.service)) {
-      const row = await this.#db
-        .selectFrom('service_keys as k')
-        .innerJoin('apps as a', 'a.id', 'k.app_id')
-        .select(['k.id', 'k.app_id', 'a.account_id'])
-        .where('k.key_hash', '=', hash)
-        .where('a.status', '=', 'ready')
-        .executeTakeFirst();
+      const [row] = await this.#lookup.service(hash);
       return row && { kind: 'service', accountId: row.account_id, appId: row.app_id, keyId: row.id };
     }
     if (bearer.startsWith(KEY_PREFIX.platform)) {
-      const row = await this.#db.selectFrom('platform_keys').select(['id', 'account_id', 'role', 'created_by']).where('key_hash', '=', hash).executeTakeFirst();
+      const [row] = await this.#lookup.platform(hash);
       return row && { kind: 'platform', accountId: row.account_id, role: row.role, via: 'key', keyId: row.id, personId: null, keyPerson: row.created_by };
     }
     if (bearer.startsWith(KEY_PREFIX.substrate)) {
-      const row = await this.#db
-        .selectFrom('substrate_keys')
-        .select(['id', 'account_id', 'created_by', 'substrate_user_id'])
-        .where('key_hash', '=', hash)
-        .executeTakeFirst();
+      const [row] = await this.#lookup.substrate(hash);
       return row && { kind: 'substrate', accountId: row.account_id, keyId: row.id, personId: row.created_by, userId: row.substrate_user_id };
     }
     return undefined;

@@ -58,10 +58,15 @@ export interface PlatformHostLocals {
 export function markPlatformHost(services: Services): RequestHandler {
   const own = services.config.platformHost;
   return (req, res, next) => {
-    const host = hostOf(req.headers.host);
-    (res.locals as PlatformHostLocals).onPlatformHost = host === own || host === 'localhost' || isIP(host.replace(/^\[|\]$/g, '')) !== 0;
+    (res.locals as PlatformHostLocals).onPlatformHost = isPlatformHost(req.headers.host, own);
     next();
   };
+}
+
+/** Whether a Host header names the platform's own host (`own`, its base URL's), localhost or an IP address. */
+export function isPlatformHost(hostHeader: string | undefined, own: string): boolean {
+  const host = hostOf(hostHeader);
+  return host === own || host === 'localhost' || isIP(host.replace(/^\[|\]$/g, '')) !== 0;
 }
 
 /**

@@ -3,6 +3,7 @@ import express, { type ErrorRequestHandler, type NextFunction, type RequestHandl
 import { requestLog } from './request-log.ts';
 import { corsMiddleware } from './cors.ts';
 import { functionsHotPath } from './raw/functions.ts';
+import { mcpHotPath } from './mcp-hot-path.ts';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
@@ -22,6 +23,7 @@ import { settleUnreadBody } from './raw/unread-body.ts';
  * or inline file bytes), and of the REST routes whose binding sets largeBody (the same inputs over REST).
  */
 const LARGE_BODY_LIMIT = '4mb';
+const LARGE_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface HttpAppDeps {
   tools: readonly AnyTool[];
@@ -35,8 +37,9 @@ export function createHttpServer(deps: HttpAppDeps): http.Server {
   const app = createHttpApp(deps);
   // Public function traffic first: none of the express stack applies to it but what functionsHotPath does itself.
   const functions = functionsHotPath(deps.services, deps.log, app);
+  const mcpMessages = mcpHotPath(deps.services, deps.log, app, deps.mcp, LARGE_BODY_BYTES);
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    if (!functions(req, res)) void app(req, res);
+    if (!functions(req, res) && !mcpMessages(req, res)) void app(req, res);
   });
   server.on('clientError', clientErrorAnswer(deps.services.config.baseUrl));
   return server;

@@ -7,7 +7,7 @@ import type { EventStore, JSONRPCMessage } from '@modelcontextprotocol/server';
 
 /** Events a session keeps for replay, newest last; older ones are dropped. */
 const MAX_EVENTS = 100;
-/** Bytes of messages a session keeps for replay: a large tool result must not pin megabytes per session. */
+/** Memory a session's kept messages may hold (heldBytes): a large tool result must not pin megabytes per session. */
 const MAX_BYTES = 256 * 1024;
 
 interface StoredEvent {
@@ -15,6 +15,16 @@ interface StoredEvent {
   streamId: string;
   message: JSONRPCMessage;
   bytes: number;
+}
+
+/** Bytes a value holds as JS strings and slots (two per UTF-16 unit, 16 per value): a bound without serializing it. */
+function heldBytes(value: unknown): number {
+  if (typeof value === 'string') return 16 + 2 * value.length;
+  if (typeof value !== 'object' || value === null) return 16;
+  let bytes = 16;
+  if (Array.isArray(value)) for (const item of value) bytes += heldBytes(item);
+  else for (const key in value) bytes += 2 * key.length + heldBytes((value as Record<string, unknown>)[key]);
+  return bytes;
 }
 
 /** One session's replayable SSE events (an EventStore of the SDK's transport). */
@@ -26,7 +36,7 @@ export class SessionEvents implements EventStore {
   async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     // Ids carry their stream, so a resume names the stream it continues even after its events were dropped.
     const id = `${streamId}_${(this.#next++).toString(36)}`;
-    const bytes = Buffer.byteLength(JSON.stringify(message));
+    const bytes = heldBytes(message);
     // The priming event ({}) carries no message: there is nothing to replay for it.
     if (Object.keys(message).length > 0 && bytes <= MAX_BYTES) {
       this.#events.push({ id, streamId, message, bytes });

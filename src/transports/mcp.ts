@@ -16,7 +16,8 @@ import {
   type McpHttpHandler,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import type { NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import { nodeMcpHandler } from './mcp-node.ts';
 import { AppError, envelope, errors } from '../core/errors.ts';
 import { invoke, MAX_INPUT_DEPTH, nestsDeeperThan, screenInput, toAppError } from '../core/invoke.ts';
 import { inputJsonSchema } from '../core/schema.ts';
@@ -141,7 +142,7 @@ export class McpTransport {
       legacy: 'reject',
       onerror: (err) => log.debug({ err: err.message }, 'mcp request refused'),
     });
-    this.#modernNode = toNodeHandler(this.#modern);
+    this.#modernNode = nodeMcpHandler(this.#modern);
   }
 
   get sessionCount(): number {
@@ -312,7 +313,7 @@ export class McpTransport {
     transport.onclose = () => {
       if (this.#sessions.get(id)?.transport === transport) this.#sessions.delete(id);
     };
-    const node = toNodeHandler({ fetch: (request, options) => transport.handleRequest(request, options) });
+    const node = nodeMcpHandler({ fetch: (request, options) => transport.handleRequest(request, options) });
     const server = this.#server(state);
     const session: Session = { server, transport, node, state, lastSeen: Date.now(), ready: start(server, transport) };
     session.ready.catch(() => this.#forget(id));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 
 declare global {
@@ -48,4 +49,15 @@ export function beginRequest(log: Logger): (req: Request, res: Response) => void
       });
     }
   };
+}
+
+/** What express's app.handle and router do to a request before its first middleware (express 5). */
+export function asExpress(app: Express, incoming: IncomingMessage, outgoing: ServerResponse): { req: Request; res: Response } {
+  const req = Object.setPrototypeOf(incoming, app.request) as Request;
+  const res = Object.setPrototypeOf(outgoing, app.response) as Response;
+  req.res = res;
+  res.req = req;
+  res.locals = Object.create(null) as Response['locals'];
+  req.originalUrl = req.url;
+  return { req, res };
 }

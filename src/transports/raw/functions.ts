@@ -16,7 +16,7 @@ import { appIdFromHost, onAnotherAppsHost } from '../app-host.ts';
 import { appHostUrl } from '../../apps/hosts.ts';
 import { rawPath, rawQuery } from '../../frontend/serve.ts';
 import { admitApp } from './admit.ts';
-import { beginRequest } from '../request-log.ts';
+import { asExpress, beginRequest } from '../request-log.ts';
 import { corsOfActualRequest } from '../cors.ts';
 import { asksForDocument, cookieWithoutPlatform, TENANT_SANDBOX_POLICY, tenantHeaderAllowed } from '../tenant-content.ts';
 
@@ -68,16 +68,6 @@ export function functionsHotPath(services: Services, log: Logger, app: Express):
   };
 }
 
-/** What express's app.handle and router do to a request before its first middleware (express 5). */
-function asExpress(app: Express, incoming: IncomingMessage, outgoing: ServerResponse): { req: Request; res: Response } {
-  const req = Object.setPrototypeOf(incoming, app.request) as Request;
-  const res = Object.setPrototypeOf(outgoing, app.response) as Response;
-  req.res = res;
-  res.req = req;
-  res.locals = Object.create(null) as Response['locals'];
-  req.originalUrl = req.url;
-  return { req, res };
-}
 
 /**
  * The same route on the app's own host (its subdomain or custom domain), ANY /fn/{name}[/rest]: after the Host is
