@@ -3,5 +3,10 @@
 
 /** The address of an app's own host, or undefined without subdomain routing. */
 export function appHostUrl(hosts: { baseUrl: string; baseDomain: string | undefined }, subdomain: string): string | undefined {
-  return hosts.baseDomain ? `${new URL(hosts.baseUrl).protocol}//${subdomain}.${hosts.baseDomain}` : undefined;
+  return hosts.baseDomain ? `${schemeOf(hosts.baseUrl)}//${subdomain}.${hosts.baseDomain}` : undefined;
+}
+
+/** The scheme of a URL the configuration validated, with its colon (as URL.protocol), without parsing it again. */
+function schemeOf(url: string): string {
+  return url.slice(0, url.indexOf(':') + 1).toLowerCase();
 }

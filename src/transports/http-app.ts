@@ -37,7 +37,7 @@ export function createHttpServer(deps: HttpAppDeps): http.Server {
   const app = createHttpApp(deps);
   // Public function traffic first: none of the express stack applies to it but what functionsHotPath does itself.
   const functions = functionsHotPath(deps.services, deps.log, app);
-  const mcpMessages = mcpHotPath(deps.services, deps.log, app, deps.mcp, LARGE_BODY_BYTES);
+  const mcpMessages = mcpHotPath(deps.services, deps.log, deps.mcp, LARGE_BODY_BYTES);
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (!functions(req, res) && !mcpMessages(req, res)) void app(req, res);
   });

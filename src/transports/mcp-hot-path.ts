@@ -1,7 +1,7 @@
 // POST /mcp ahead of the express stack: every MCP message is one, and the stack's router, middleware and body parser
-// cost a call more than /mcp's own code does.
+// cost a call more than /mcp's own code does. Node's request and response only: express's set-up of them (their
+// prototypes swapped for its own) was itself a measurable part of a call.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Express, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { errors } from '../core/errors.ts';
 import type { Services } from '../services.ts';
@@ -9,21 +9,21 @@ import { isPlatformHost } from './app-host.ts';
 import { corsOfActualRequest } from './cors.ts';
 import type { McpTransport } from './mcp.ts';
 import { mcpOriginAllowed } from './mcp-origins.ts';
-import { asExpress, beginRequest } from './request-log.ts';
-import { sendError } from './rest.ts';
+import { beginRequest } from './request-log.ts';
+import { sendNodeError } from './rest.ts';
 
 /** A UTF-8 JSON body (what every MCP client sends); other types and charsets take the express stack's parser. */
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset="?utf-8"?\s*)?$/i;
 
 /**
  * POST /mcp with a UTF-8 JSON body of a declared length, on the platform's own host: what the express stack does for
- * /mcp (express's request set-up, the request id and log line, the MCP origin guard, CORS headers, the JSON body) done
- * here, then McpTransport.handle. Answers false for anything else (another method or host, a chunked, encoded or
+ * /mcp (the request id and log line, the MCP origin guard, CORS headers, the JSON body) done here, then
+ * McpTransport.handle. Answers false for anything else (another method or host, a chunked, encoded or
  * too large body, a preflight): the express stack serves it as before (a body over `limitBytes` gets its 413).
  */
-export function mcpHotPath(services: Services, log: Logger, app: Express, mcp: McpTransport, limitBytes: number): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function mcpHotPath(services: Services, log: Logger, mcp: McpTransport, limitBytes: number): (req: IncomingMessage, res: ServerResponse) => boolean {
   const begin = beginRequest(log);
-  const { platformHost, mcp: origins } = services.config;
+  const { platformHost, mcp: origins, baseUrl } = services.config;
   return (incoming, outgoing) => {
     if (incoming.method !== 'POST') return false;
     const url = incoming.url ?? '';
@@ -32,30 +32,29 @@ export function mcpHotPath(services: Services, log: Logger, app: Express, mcp: M
     const length = Number(headers['content-length']);
     if (!(length > 0 && length <= limitBytes) || headers['content-encoding'] !== undefined) return false;
     if (!PLAIN_JSON.test(headers['content-type'] ?? '') || !isPlatformHost(headers.host, platformHost)) return false;
-    const { req, res } = asExpress(app, incoming, outgoing);
-    begin(req, res);
+    begin(incoming, outgoing);
     const origin = headers.origin;
     if (origin !== undefined && !mcpOriginAllowed(origin, origins)) {
-      sendError(res, errors.originNotAllowed(origin));
+      sendNodeError(outgoing, errors.originNotAllowed(origin), baseUrl);
       return true;
     }
-    corsOfActualRequest(req, res);
-    void serve(req, res, mcp);
+    corsOfActualRequest(incoming, outgoing);
+    void serve(incoming, outgoing, mcp, baseUrl);
     return true;
   };
 }
 
-async function serve(req: Request, res: Response, mcp: McpTransport): Promise<void> {
+async function serve(req: IncomingMessage & { body?: unknown }, res: ServerResponse, mcp: McpTransport, baseUrl: string): Promise<void> {
   const text = await bodyText(req);
   if (text === undefined) return; // the client went away mid-body
   const body = parseStrictJson(text);
-  if (body === undefined) return sendError(res, errors.invalidJson());
+  if (body === undefined) return sendNodeError(res, errors.invalidJson(), baseUrl);
   req.body = body;
   await mcp.handle(req, res);
 }
 
 /** The request's body as UTF-8 text; undefined when the client aborted it. */
-function bodyText(req: Request): Promise<string | undefined> {
+function bodyText(req: IncomingMessage): Promise<string | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

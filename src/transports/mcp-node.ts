@@ -8,9 +8,9 @@ import { toNodeHandler, type FetchLikeMcpHandler, type NodeIncomingMessageLike, 
 import type { AuthInfo } from '@modelcontextprotocol/server';
 
 /**
- * How long an SSE answer's first event may wait to go out with the next one. The first is the priming event (an
- * event id and `retry`, written before the call runs): a call that answers within this goes out in one write; a
- * longer one's client gets the priming event at this point, from which on a dropped stream can be resumed.
+ * How long an SSE answer's first event may wait (at most) to go out with the next one. The first is the priming event
+ * (an event id and `retry`, written before the call runs): a call that answers within this goes out in one write; a
+ * longer one's client gets the priming event by then, from which on a dropped stream can be resumed.
  */
 const FIRST_EVENT_HOLD_MS = 100;
 
@@ -41,16 +41,39 @@ export function nodeMcpHandler(handler: FetchLikeMcpHandler): NodeMcpRequestHand
   };
 }
 
-/** The Request the SDK reads: method, URL and headers; a parsed body travels beside it, so none is attached. */
+/**
+ * The headers the SDK's handlers read (accept and content type, the session, the revision, the resumed event, the
+ * 2026-07-28 standard headers, Mcp-*): the credential was resolved already and reaches them as authInfo.
+ */
+const SDK_HEADERS = new Set(['accept', 'content-type', 'last-event-id']);
+
+/** The Request the SDK reads: method, URL and its headers; a parsed body travels beside it, so none is attached. */
 function webRequest(req: NodeIncomingMessageLike, signal: AbortSignal): Request {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || name.startsWith(':')) continue;
+  for (const name in req.headers) {
+    if (!SDK_HEADERS.has(name) && !name.startsWith('mcp-')) continue;
+    const value = req.headers[name];
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else headers.set(name, value);
+    else if (value !== undefined) headers.set(name, value);
   }
   const host = typeof req.headers.host === 'string' ? req.headers.host : 'localhost';
   return new Request(`http://${host}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, signal });
+}
+
+/**
+ * SSE answers whose first event is held, flushed together by one timer at most FIRST_EVENT_HOLD_MS later (a timer per
+ * answer cost each call more than the held write saved).
+ */
+const held = new Set<() => void>();
+let holdTimer: NodeJS.Timeout | undefined;
+
+function hold(flush: () => void): void {
+  held.add(flush);
+  holdTimer ??= setTimeout(() => {
+    holdTimer = undefined;
+    for (const f of held) f();
+    held.clear();
+  }, FIRST_EVENT_HOLD_MS).unref();
 }
 
 /**
@@ -63,12 +86,10 @@ async function writeEvents(out: ServerResponse, body: ReadableStream<Uint8Array>
   const socket = out.socket;
   const reader = body.getReader();
   let corked = false;
-  let holdTimer: NodeJS.Timeout | undefined;
   let flushQueued = false;
   const flush = () => {
     flushQueued = false;
-    if (holdTimer) clearTimeout(holdTimer);
-    holdTimer = undefined;
+    held.delete(flush);
     if (corked) {
       corked = false;
       socket?.uncork();
@@ -85,7 +106,7 @@ async function writeEvents(out: ServerResponse, body: ReadableStream<Uint8Array>
         socket.cork();
       }
       const more = out.write(value);
-      if (first) holdTimer = setTimeout(flush, FIRST_EVENT_HOLD_MS);
+      if (first) hold(flush);
       else if (!flushQueued) {
         flushQueued = true;
         setImmediate(flush);

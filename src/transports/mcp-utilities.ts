@@ -7,8 +7,12 @@ type Extra = ServerContext;
 /** Severity order of the spec's levels (RFC 5424), least severe first. */
 const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
-/** Until the client sets a level: what a person watching wants (calls and refusals), not debug chatter. */
-export const DEFAULT_LOG_LEVEL: LoggingLevel = 'info';
+/**
+ * Until the client sets a level: refusals only, what a person watching must notice. Each call's own finish (info) is
+ * sent once a client asks for it: the client shows the call's result anyway, and the extra event cost every call of
+ * every session about a tenth of its throughput (bench/README.md, "The `apps` scenario").
+ */
+export const DEFAULT_LOG_LEVEL: LoggingLevel = 'warning';
 
 /**
  * The log level of a request: its session's, which logging/setLevel changes (2025-11-25), or the request's own

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
 import type { Logger } from 'pino';
 import {
   classifyInboundRequest,
@@ -35,7 +36,7 @@ import { canElicitUrl, elicitUrl, ModernPages } from './mcp-pages.ts';
 import { McpTasks } from './mcp-tasks.ts';
 import { INVALID_PARAMS, registerPrompts, registerResources, rpcError, updatedBy } from './mcp-resources.ts';
 import { oauthIssuer, resourceMetadataUrl } from './raw/oauth-provider.ts';
-import { sendError } from './rest.ts';
+import { sendNodeError, writeJson } from './rest.ts';
 import { CORE, requestedAreas, TOOLSETS_AREA, TOOLSETS_HEADER, TOOLSETS_HEADER_NAME, TOOLSETS_TOOL, toolsetAreas } from './mcp-toolsets.ts';
 
 const INSTRUCTIONS =
@@ -55,6 +56,8 @@ interface Session {
   state: SessionState;
   /** The last request of the session on this process. */
   lastSeen: number;
+  /** The stored toolsets `state.areas` was last made from. */
+  toolsets: readonly string[];
 }
 
 /**
@@ -88,6 +91,9 @@ const SSE_RETRY_MS = 1_000;
 const MAX_STORED_INITIALIZE_BYTES = 16 * 1024;
 
 type PlatformCaller = Extract<Caller, { kind: 'platform' }>;
+
+/** An HTTP request of /mcp as handle() takes it: node's, with its JSON body parsed and the request log's logger. */
+type McpHttpRequest = IncomingMessage & { body?: unknown; log?: Logger; auth?: AuthInfo };
 
 /**
  * Streamable HTTP MCP at /mcp, both revisions on one URL, chosen per request as the SDK classifies it: 2025-11-25
@@ -170,13 +176,17 @@ export class McpTransport {
     }
   }
 
-  handle = async (req: Request, res: Response): Promise<void> => {
+  /**
+   * Serves one HTTP request of /mcp: node's request with its parsed JSON body (and the request log's `log`), from
+   * express or from the hot path before it (mcp-hot-path.ts), so only node's API is used here.
+   */
+  handle = async (req: McpHttpRequest, res: ServerResponse): Promise<void> => {
     try {
       const caller = await this.#platformCaller(req);
-      const areas = requestedAreas(req.query.toolsets, req.headers[TOOLSETS_HEADER], this.#areas);
+      const areas = requestedAreas(queryToolsets(req.url), req.headers[TOOLSETS_HEADER], this.#areas);
       // The caller is re-resolved on every HTTP request, so a revoked key or token stops an open session too.
       const extra: McpAuth = { caller, areas };
-      (req as Request & { auth?: AuthInfo }).auth = { token: '', clientId: caller.accountId, scopes: [], extra: extra as unknown as Record<string, unknown> };
+      req.auth = { token: '', clientId: caller.accountId, scopes: [], extra: extra as unknown as Record<string, unknown> };
       // Refused before the SDK parses it: its schemas recurse, and a message nested deep enough overflows them.
       if (nestsDeeperThan(req.body, MAX_INPUT_DEPTH + MESSAGE_DEPTH)) return this.#tooDeep(req.body, res);
       const sessionId = req.headers['mcp-session-id'];
@@ -190,13 +200,13 @@ export class McpTransport {
         return sendRpcError(res, 400, 'No session: send an initialize request first (without Mcp-Session-Id), or speak MCP 2026-07-28 (every request carries its _meta).');
       }
       const problem = inputResponsesProblem(req.body);
-      if (problem) return void res.json({ jsonrpc: '2.0', id: (req.body as { id?: unknown }).id ?? null, error: { code: INVALID_PARAMS, message: problem } });
+      if (problem) return writeJson(res, 200, { jsonrpc: '2.0', id: (req.body as { id?: unknown }).id ?? null, error: { code: INVALID_PARAMS, message: problem } });
       await this.#modernNode(req, res, req.body);
     } catch (err) {
-      const failure = toAppError(err, req.log, 'mcp');
+      const failure = toAppError(err, req.log ?? this.#log, 'mcp');
       const challenge = failure.status === 401 ? bearerChallenge(this.#services.config.baseUrl, failure) : undefined;
       if (challenge) res.setHeader('WWW-Authenticate', challenge);
-      sendError(res, failure);
+      sendNodeError(res, failure, this.#services.config.baseUrl);
     }
   };
 
@@ -204,16 +214,16 @@ export class McpTransport {
    * The answer to a message nested deeper than any input may be: a tool call's is the tool's VALIDATION_FAILED
    * result naming the field, as invoke() would give it; any other message's is invalid params.
    */
-  #tooDeep(body: unknown, res: Response): void {
+  #tooDeep(body: unknown, res: ServerResponse): void {
     const { id = null, method, params } = (body ?? {}) as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
     try {
       if (method === 'tools/call') screenInput(params?.arguments);
     } catch (err) {
       const area = this.#areaOf.get(String(params?.name));
       const failure = area ? (err as AppError).inArea(area) : (err as AppError);
-      return void res.json({ jsonrpc: '2.0', id, result: errorResult(failure, this.#services.config.baseUrl) });
+      return writeJson(res, 200, { jsonrpc: '2.0', id, result: errorResult(failure, this.#services.config.baseUrl) });
     }
-    res.json({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: values may nest at most ${MAX_INPUT_DEPTH} levels deep.` } });
+    writeJson(res, 200, { jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: values may nest at most ${MAX_INPUT_DEPTH} levels deep.` } });
   }
 
   async close(): Promise<void> {
@@ -238,7 +248,7 @@ export class McpTransport {
     void session.transport.close().catch(() => {});
   }
 
-  async #platformCaller(req: Request): Promise<PlatformCaller> {
+  async #platformCaller(req: McpHttpRequest): Promise<PlatformCaller> {
     const caller = await resolveMcpCaller(req.headers.authorization, this.#services);
     if (caller.kind === 'none') throw errors.authRequired();
     if (caller.kind !== 'platform') throw errors.wrongCredential(['platform API key', 'OAuth access token']);
@@ -246,7 +256,7 @@ export class McpTransport {
   }
 
   /** A new session: its row first, so that any api process can serve the client once it has the session's id. */
-  async #open(caller: PlatformCaller, areas: Set<string>, init: InitializeRequest, req: Request, res: Response): Promise<void> {
+  async #open(caller: PlatformCaller, areas: Set<string>, init: InitializeRequest, req: McpHttpRequest, res: ServerResponse): Promise<void> {
     const { protocolVersion, capabilities, clientInfo } = init.params;
     const size = Buffer.byteLength(JSON.stringify({ protocolVersion, capabilities, clientInfo }));
     if (size > MAX_STORED_INITIALIZE_BYTES) {
@@ -279,7 +289,7 @@ export class McpTransport {
    * hears of every change to it) says whether it is still open and whose it is, and refreshes what its handlers
    * read; a process without the session rebuilds it.
    */
-  async #serve(id: string, caller: PlatformCaller, req: Request, res: Response): Promise<void> {
+  async #serve(id: string, caller: PlatformCaller, req: McpHttpRequest, res: ServerResponse): Promise<void> {
     const stored = await this.#services.mcpSessions.find(id);
     if (!stored) {
       // Ended (DELETE) or expired, possibly on another process: this one's copy goes too.
@@ -288,7 +298,8 @@ export class McpTransport {
     }
     if (stored.accountId !== caller.accountId) throw errors.wrongCredential(['a credential of the account that opened this session']);
     const session = this.#sessions.get(id) ?? this.#hold(stored, (server, transport) => resumeSession(server, transport, stored.initialize));
-    session.state.areas = new Set(stored.toolsets);
+    // A new Set only when the row's toolsets changed (a fresh row after a notice): most requests change nothing.
+    if (session.toolsets !== stored.toolsets) session.state.areas = new Set((session.toolsets = stored.toolsets));
     session.state.logLevel.level = stored.logLevel;
     session.lastSeen = Date.now();
     await session.ready;
@@ -315,7 +326,7 @@ export class McpTransport {
     };
     const node = nodeMcpHandler({ fetch: (request, options) => transport.handleRequest(request, options) });
     const server = this.#server(state);
-    const session: Session = { server, transport, node, state, lastSeen: Date.now(), ready: start(server, transport) };
+    const session: Session = { server, transport, node, state, lastSeen: Date.now(), toolsets: stored.toolsets, ready: start(server, transport) };
     session.ready.catch(() => this.#forget(id));
     this.#sessions.set(id, session);
     return session;
@@ -543,10 +554,10 @@ function callerOf(ctx: ServerContext): Caller {
  * Whether a request without a session is of the 2025 revisions (initialize excepted): no per-request _meta claim.
  * The SDK's own classification, so that this routing never disagrees with what its modern handler accepts.
  */
-function isLegacy(req: Request): boolean {
+function isLegacy(req: McpHttpRequest): boolean {
   const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
   const outcome = classifyInboundRequest({
-    httpMethod: req.method,
+    httpMethod: req.method ?? 'GET',
     protocolVersionHeader: header('mcp-protocol-version'),
     mcpMethodHeader: header('mcp-method'),
     mcpNameHeader: header('mcp-name'),
@@ -587,6 +598,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function sendRpcError(res: Response, status: number, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+function sendRpcError(res: ServerResponse, status: number, message: string): void {
+  writeJson(res, status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+}
+
+/** The `toolsets` of a request's query string, as express's simple query parser reads it (a name given twice: both). */
+function queryToolsets(url: string | undefined): string | string[] | undefined {
+  const at = url?.indexOf('?') ?? -1;
+  return at < 0 ? undefined : parseQuery(url!.slice(at + 1)).toolsets;
 }

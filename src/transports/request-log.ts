@@ -29,8 +29,11 @@ export function requestLog(log: Logger): RequestHandler {
   };
 }
 
-/** What requestLog does for one request, for a route that answers before the middleware stack (functions' hot path). */
-export function beginRequest(log: Logger): (req: Request, res: Response) => void {
+/** A request as beginRequest sees it: node's, or express's (whose originalUrl keeps the path a router cut). */
+type LoggedRequest = IncomingMessage & { id?: string; log?: Logger; originalUrl?: string };
+
+/** What requestLog does for one request, for a route that answers before the middleware stack (the hot paths). */
+export function beginRequest(log: Logger): (req: LoggedRequest, res: ServerResponse) => void {
   const logRequests = log.isLevelEnabled('info');
   return (req, res) => {
     const incoming = req.headers['x-request-id'];
@@ -43,9 +46,9 @@ export function beginRequest(log: Logger): (req: Request, res: Response) => void
       const started = performance.now();
       res.on('finish', () => {
         // originalUrl: a nested router (the OAuth endpoints') has cut its mount path off req.path by now.
-        const entry = { method: req.method, path: req.originalUrl.split('?', 1)[0], status: res.statusCode, ms: Math.round(performance.now() - started) };
-        if (res.statusCode >= 500) req.log.error(entry, 'request failed');
-        else req.log.info(entry, 'request');
+        const entry = { method: req.method, path: (req.originalUrl ?? req.url ?? '').split('?', 1)[0], status: res.statusCode, ms: Math.round(performance.now() - started) };
+        if (res.statusCode >= 500) req.log!.error(entry, 'request failed');
+        else req.log!.info(entry, 'request');
       });
     }
   };

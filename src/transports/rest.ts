@@ -1,5 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import type { NextFunction } from 'express';
 import { errors, type AppError } from '../core/errors.ts';
 import { errorWire } from '../core/error-shapes.ts';
@@ -283,10 +284,35 @@ export function sendError(res: Response, err: AppError): void {
   }
   const locals = res.locals as ShapeLocals;
   const { status, body } = errorWire(err.inArea(locals.errorArea), (res.app.locals as BaseUrlLocals).baseUrl ?? '', locals.errorShape);
+  errorHeaders(res, err, status);
+  for (const [name, value] of Object.entries(locals.errorHeaders?.(err) ?? {})) res.setHeader(name, value);
+  res.status(status).json(body);
+}
+
+/** sendError for a route served before express (a hot path): the standard envelope, no route's shape. */
+export function sendNodeError(res: ServerResponse, err: AppError, baseUrl: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const { status, body } = errorWire(err, baseUrl, undefined);
+  errorHeaders(res, err, status);
+  writeJson(res, status, body);
+}
+
+/** The headers every error answer carries beside its body: the 401 challenge, Retry-After of a 429 or 503. */
+function errorHeaders(res: ServerResponse, err: AppError, status: number): void {
   // /mcp names its own challenge (where its resource metadata is); every other 401 gets the plain one.
   if (status === 401 && !res.hasHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer');
   const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
   if ((status === 429 || status === 503) && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
-  for (const [name, value] of Object.entries(locals.errorHeaders?.(err) ?? {})) res.setHeader(name, value);
-  res.status(status).json(body);
+}
+
+/** A JSON answer through node's response alone (as express's res.json writes it, without its ETag). */
+export function writeJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }

@@ -42,8 +42,12 @@ describe('logging', () => {
     expect(mcp.client.getServerCapabilities()).toMatchObject({ logging: {}, completions: {} });
   });
 
-  it('sends a tool call at info by default, debug after setLevel debug, nothing below the level', async () => {
+  it('sends refusals only by default, a tool call at info after setLevel info, debug after setLevel debug, nothing below the level', async () => {
     const finished = { event: 'tool_call_finished', tool: 'apps_list', status: 'succeeded', duration_ms: expect.any(Number) };
+    expect(await messagesOf('apps_list')).toEqual([]);
+    const refused = await messagesOf('apps_get', { app_id: 'nope' });
+    expect(refused).toEqual([{ level: 'warning', logger: 'svc-platform', data: expect.objectContaining({ event: 'tool_call_finished', tool: 'apps_get', status: 'refused' }) }]);
+    await mcp.client.setLoggingLevel('info');
     expect(await messagesOf('apps_list')).toEqual([{ level: 'info', logger: 'svc-platform', data: finished }]);
     await mcp.client.setLoggingLevel('debug');
     expect(await messagesOf('apps_list')).toEqual([

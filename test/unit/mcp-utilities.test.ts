@@ -1,7 +1,7 @@
 // The progress notices of a long tool call, on fake timers (the e2e test sees only a call's start and end).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ServerNotification } from '@modelcontextprotocol/server';
-import { DEFAULT_LOG_LEVEL, observeToolCall } from '../../src/transports/mcp-utilities.ts';
+import { observeToolCall } from '../../src/transports/mcp-utilities.ts';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -17,7 +17,7 @@ function fakeExtra(progressToken?: string) {
 describe('observeToolCall', () => {
   it('sends progress at the start, every 2 s while the call runs and at the end, then the info message', async () => {
     const { sent, extra } = fakeExtra('t1');
-    const call = observeToolCall({ level: DEFAULT_LOG_LEVEL }, extra, 'functions_deploy', () => new Promise((r) => setTimeout(() => r('done'), 4_500)));
+    const call = observeToolCall({ level: 'info' }, extra, 'functions_deploy', () => new Promise((r) => setTimeout(() => r('done'), 4_500)));
     await vi.advanceTimersByTimeAsync(4_500);
     expect(await call).toBe('done');
     expect(sent.map((n) => n.params)).toEqual([
