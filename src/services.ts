@@ -114,6 +114,7 @@ export function appAdmission(apps: AppsService, billing: BillingService): AppAdm
   return {
     resolve: async (appId: string, caller: Caller) => {
       if ((caller.kind === 'service' || caller.kind === 'user') && caller.appId !== appId) throw errors.otherApp();
+      if (caller.kind === 'none' && caller.appId !== undefined && caller.appId !== appId) throw errors.otherApp();
       const app = await apps.get(appId);
       if (!app) throw errors.notFound(`App '${appId}'`, 'List your apps with apps_list (GET /apps) to find a valid app_id.');
       if (caller.kind === 'platform' && app.account_id !== caller.accountId) throw errors.otherApp();

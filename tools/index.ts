@@ -5,7 +5,7 @@ import { monetizationTools } from './billing/monetization.ts';
 import { peopleTools } from './people/people.ts';
 import { meetingsTools } from './meetings/meetings.ts';
 import { integrationsTools } from './integrations/integrations.ts';
-import { serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
+import { publishableKeysCreate, publishableKeysList, publishableKeysRevoke, serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
 import { dataTools } from './data/data.ts';
@@ -35,7 +35,7 @@ import { templatesTools } from './templates/templates.ts';
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
 const areaTools: Record<string, readonly AnyTool[]> = {
   apps: [appsList, appsCreate, appsGet, appsDelete, appsRestore, appsRegions],
-  keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke, ...identityTools, ...identityMailTools, ...oidcTools],
+  keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, publishableKeysCreate, publishableKeysList, publishableKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke, ...identityTools, ...identityMailTools, ...oidcTools],
   schema: schemaTools,
   auth: authTools,
   platform: [suggestionsCreate, platformHealth, platformReady, platformToolsetsEnable],
@@ -108,6 +108,9 @@ export const tools: readonly AnyTool[] = [
   serviceKeysCreate,
   serviceKeysList,
   serviceKeysRevoke,
+  publishableKeysCreate,
+  publishableKeysList,
+  publishableKeysRevoke,
   substrateKeysCreate,
   substrateKeysList,
   substrateKeysRevoke,

@@ -39,6 +39,7 @@ import * as templateSeedSnapshots from './0037_template_seed_snapshots.ts';
 import * as functionLogBytes from './0038_function_log_bytes.ts';
 import * as oauthAudience from './0039_oauth_audience.ts';
 import * as mcpSubscriptions from './0040_mcp_subscriptions.ts';
+import * as publishableKeys from './0041_publishable_keys.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -82,4 +83,5 @@ export const migrations: Record<string, Migration> = {
   '0038_function_log_bytes': functionLogBytes,
   '0039_oauth_audience': oauthAudience,
   '0040_mcp_subscriptions': mcpSubscriptions,
+  '0041_publishable_keys': publishableKeys,
 };

@@ -4,8 +4,9 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 export const APPS_GUIDE: AreaGuide = {
   summary: 'Create, list, read and delete apps; each app has its own Postgres database and a service key shown once.',
   reference: `
-- \`apps_create\` (POST /init) returns \`app_id\`, \`name\`, \`subdomain\`, \`url\`, \`created_at\` and \`service_key\`
-  \`{ id, name, hint, created_at, key }\`: the key is shown once and stored hashed; keep it server side. A lost key
+- \`apps_create\` (POST /init) returns \`app_id\`, \`name\`, \`subdomain\`, \`url\`, \`created_at\`, \`service_key\`
+  \`{ id, name, hint, created_at, key }\` and \`publishable_key\`: the service key is shown once and stored hashed;
+  keep it server side. The publishable key is for browsers (anonymous on this app; see keys). A lost key
   cannot be recovered: create another (service_keys_create, toolset \`keys\`) and revoke the old one.
 - Each app database has the extensions vector and pgcrypto, the roles \`svc_anon\`, \`svc_user\`, \`svc_service\` and
   \`current_user_id()\`. With subdomain routing on, the app's host is \`{subdomain}.{base_domain}\` and app-scoped tools

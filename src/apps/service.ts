@@ -48,6 +48,8 @@ export function deriveSubdomain(name: string): string {
 
 export interface CreatedApp extends AppView {
   service_key: CreatedKey;
+  /** The app's publishable key (its row's trigger made it with the app): for browsers and supabase-js. */
+  publishable_key: string;
 }
 
 export interface AppsServiceDeps {
@@ -173,8 +175,9 @@ export class AppsService {
       });
       const app = await this.get(id);
       if (!app) throw new Error(`app ${id} vanished while being created`);
+      const [publishable] = await keys.listPublishable(id);
       this.#d.log.info({ app_id: id }, 'app created');
-      return { ...this.view(app), service_key: serviceKey };
+      return { ...this.view(app), service_key: serviceKey, publishable_key: publishable!.key };
     } catch (err) {
       await this.#remove(id, region).catch((cleanupErr: unknown) =>
         this.#d.log.error({ err: cleanupErr, app_id: id }, 'cleanup of a failed app create failed; the reaper will retry'),

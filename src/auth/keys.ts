@@ -9,8 +9,8 @@ import type { Caller, Role } from '../core/caller.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { prepared } from '../db/prepared.ts';
 
-export const KEY_PREFIX = { platform: 'svc_pk_', service: 'svc_sk_', substrate: 'svc_sub_' } as const;
-type KeyKind = keyof typeof KEY_PREFIX;
+export const KEY_PREFIX = { platform: 'svc_pk_', service: 'svc_sk_', substrate: 'svc_sub_', publishable: 'svc_pub_' } as const;
+type KeyKind = Exclude<keyof typeof KEY_PREFIX, 'publishable'>;
 
 /** Each key kind lives in its own table and is owned through one column. */
 const KEY_TABLES = {
@@ -89,7 +89,18 @@ function platformKeyView(row: PlatformKeyRow): PlatformKeyInfo {
   return { ...keyView(row), role: row.role, created_by: row.created_by };
 }
 
-/** A key's row by its hash, one statement per kind, compiled once: every authenticated request runs one. */
+export interface PublishableKey {
+  id: string;
+  name: string;
+  key: string;
+  created_at: string;
+}
+
+function publishableView(row: { id: string; name: string; key: string; created_at: Date }): PublishableKey {
+  return { id: row.id, name: row.name, key: row.key, created_at: row.created_at.toISOString() };
+}
+
+/** A key's row by its hash (a publishable key's by itself), one statement per kind, compiled once: every authenticated request runs one. */
 function keyLookups(db: Kysely<ControlDatabase>) {
   return {
     service: prepared(db, (hash) =>
@@ -102,6 +113,14 @@ function keyLookups(db: Kysely<ControlDatabase>) {
     ),
     platform: prepared(db, (hash) => db.selectFrom('platform_keys').select(['id', 'account_id', 'role', 'created_by']).where('key_hash', '=', hash)),
     substrate: prepared(db, (hash) => db.selectFrom('substrate_keys').select(['id', 'account_id', 'created_by', 'substrate_user_id']).where('key_hash', '=', hash)),
+    publishable: prepared(db, (key) =>
+      db
+        .selectFrom('publishable_keys as k')
+        .innerJoin('apps as a', 'a.id', 'k.app_id')
+        .select(['k.id', 'k.app_id'])
+        .where('k.key', '=', key)
+        .where('a.status', '=', 'ready'),
+    ),
   };
 }
 
@@ -135,6 +154,29 @@ export class KeysService {
       .returning(['id', 'name', 'hint', 'created_at'])
       .executeTakeFirstOrThrow();
     return { ...keyView(row), key };
+  }
+
+  /**
+   * A publishable key of an app (svc_pub_...): what a browser or a public client sends (supabase-js's key). It stands
+   * for no one, so it is kept as it is and shown again in lists.
+   */
+  async createPublishable(appId: string, name: string, db: Db = this.#db): Promise<PublishableKey> {
+    const row = await db
+      .insertInto('publishable_keys')
+      .values({ app_id: appId, key: sql<string>`svc_new_publishable_key()`, name })
+      .returning(['id', 'name', 'key', 'created_at'])
+      .executeTakeFirstOrThrow();
+    return publishableView(row);
+  }
+
+  async listPublishable(appId: string): Promise<PublishableKey[]> {
+    const rows = await this.#db.selectFrom('publishable_keys').select(['id', 'name', 'key', 'created_at']).where('app_id', '=', appId).orderBy('created_at').orderBy('id').execute();
+    return rows.map(publishableView);
+  }
+
+  async revokePublishable(appId: string, keyId: string): Promise<void> {
+    const result = await this.#db.deleteFrom('publishable_keys').where('id', '=', keyId).where('app_id', '=', appId).executeTakeFirst();
+    if (!result.numDeletedRows) throw errors.notFound(`Key '${keyId}'`, 'List the keys to find a valid key id.');
   }
 
   /** A person's substrate key: it acts for `substrateUserId`, their own substrate user, and goes when they leave. */
@@ -216,6 +258,10 @@ export class KeysService {
     if (bearer.startsWith(KEY_PREFIX.platform)) {
       const [row] = await this.#lookup.platform(hash);
       return row && { kind: 'platform', accountId: row.account_id, role: row.role, via: 'key', keyId: row.id, personId: null, keyPerson: row.created_by };
+    }
+    if (bearer.startsWith(KEY_PREFIX.publishable)) {
+      const [row] = await this.#lookup.publishable(bearer);
+      return row && { kind: 'none', appId: row.app_id, keyId: row.id };
     }
     if (bearer.startsWith(KEY_PREFIX.substrate)) {
       const [row] = await this.#lookup.substrate(hash);

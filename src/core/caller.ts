@@ -17,7 +17,8 @@ export type PlatformVia = 'key' | 'session' | 'oauth';
 
 /** Who is calling, resolved once per request from the Authorization header or the session cookie (or their absence). */
 export type Caller =
-  | { kind: 'none' }
+  /** No credential, or an app's publishable key (`appId`, `keyId`): anonymous either way, the key on its own app only. */
+  | { kind: 'none'; appId?: string; keyId?: string }
   | {
       kind: 'platform';
       accountId: string;

@@ -600,6 +600,14 @@ export interface PlatformKeys {
   role: ColumnType<'owner' | 'admin' | 'developer' | 'viewer', 'owner' | 'admin' | 'developer' | 'viewer' | undefined, 'owner' | 'admin' | 'developer' | 'viewer'>;
 }
 
+export interface PublishableKeys {
+  app_id: string;
+  created_at: Generated<Timestamp>;
+  id: Generated<string>;
+  key: string;
+  name: string;
+}
+
 export interface RateLimits {
   bucket: string;
   hits: Generated<number>;
@@ -1016,6 +1024,7 @@ export interface DB {
   person_tokens: PersonTokens;
   persons: Persons;
   platform_keys: PlatformKeys;
+  publishable_keys: PublishableKeys;
   rate_limits: RateLimits;
   service_keys: ServiceKeys;
   sessions: Sessions;

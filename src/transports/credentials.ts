@@ -2,19 +2,35 @@ import type { Request } from 'express';
 import type { Caller } from '../core/caller.ts';
 import { errors } from '../core/errors.ts';
 import { mcpResource, OAUTH_PREFIX } from '../identity/oauth.ts';
+import { KEY_PREFIX } from '../auth/keys.ts';
 import type { Services } from '../services.ts';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
- * The caller of an HTTP request: its Authorization header when it has one, else a person's session cookie. A cookie
- * that no longer resolves (signed out, expired) counts as no credential, so public routes still answer.
+ * The caller of an HTTP request: its Authorization header when it has one, else its `apikey` header (an app's
+ * publishable or service key, as supabase-js sends its key), else a person's session cookie. A cookie that no longer
+ * resolves (signed out, expired) counts as no credential, so public routes still answer.
  */
 export async function resolveRequestCaller(req: Request, services: Services, sessionToken: string | undefined): Promise<{ caller: Caller; viaCookie: boolean }> {
-  if (req.headers.authorization !== undefined || sessionToken === undefined) return { caller: await resolveCaller(req.headers.authorization, services), viaCookie: false };
+  const { authorization, apikey } = req.headers;
+  if (authorization === undefined && apikey !== undefined) return { caller: await resolveApiKey(apikey, services), viaCookie: false };
+  if (authorization !== undefined || sessionToken === undefined) return { caller: await resolveCaller(authorization, services), viaCookie: false };
   const caller = await services.identity.sessions.resolve(sessionToken);
   return caller ? { caller, viaCookie: true } : { caller: { kind: 'none' }, viaCookie: false };
+}
+
+/**
+ * An `apikey` header: an app's publishable key (anonymous on that app) or service key, the keys supabase-js is made
+ * with. Read only without an Authorization header, which decides when both come (supabase-js sends the signed-in end
+ * user's token there). Any other value is a 401.
+ */
+async function resolveApiKey(header: string | string[], services: Services): Promise<Caller> {
+  const key = typeof header === 'string' ? header.trim() : undefined;
+  const caller = key?.startsWith(KEY_PREFIX.publishable) || key?.startsWith(KEY_PREFIX.service) ? await services.keys.resolve(key) : undefined;
+  if (!caller) throw errors.invalidToken();
+  return caller;
 }
 
 /** Authorization header to caller. No header is `none`; anything present but not valid is a 401. */

@@ -14,9 +14,10 @@ interface CreatedApp {
   url: string;
   created_at: string;
   service_key: { id: string; name: string; hint: string; created_at: string; key: string };
+  publishable_key: string;
 }
 
-const viewOf = ({ service_key: _key, ...view }: CreatedApp) => view;
+const viewOf = ({ service_key: _key, publishable_key: _publishable, ...view }: CreatedApp) => view;
 /** apps_get adds the version of the app database: the latest app migration of this release. */
 const LATEST_APP_VERSION = (await appMigrations()).length;
 const detailsOf = (app: CreatedApp) => ({ ...viewOf(app), migration_version: LATEST_APP_VERSION });
@@ -77,6 +78,7 @@ describe('apps', () => {
         created_at: expect.stringMatching(ISO_DATE),
         key: expect.stringMatching(/^svc_sk_[A-Za-z0-9_-]{43}$/),
       },
+      publishable_key: expect.stringMatching(/^svc_pub_[0-9a-f]{64}$/),
     });
     expect(res.json.service_key.key.startsWith(res.json.service_key.hint.replace(/…$/, ''))).toBe(true);
     const dbName = server.appDbPrefix + res.json.app_id;

@@ -135,7 +135,7 @@ describe('a new app database', () => {
     // The user's own migration history is another table, still empty.
     expect((await p.api('GET', `/v1/${appId}/migrations`)).body).toEqual({ migrations: [] });
     const got = await p.api('GET', `/apps/${appId}`);
-    expect(got.body).toEqual({ ...(({ service_key: _k, ...view }) => view)(created.body), migration_version: latest });
+    expect(got.body).toEqual({ ...(({ service_key: _k, publishable_key: _p, ...view }) => view)(created.body), migration_version: latest });
   });
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
 import { AppDetailsSchema, AppIdSchema, AppNameSchema, AppSchema, RegionNameSchema, RegionSchema } from '../../src/apps/types.ts';
-import { CreatedKeySchema } from '../keys/schemas.ts';
+import { CreatedKeySchema, PublishableKeyValueSchema } from '../keys/schemas.ts';
 import { accountOf } from '../caller.ts';
 import { personBehind } from '../../src/core/caller.ts';
 
@@ -28,11 +28,11 @@ export const appsCreate = defineTool({
   name: 'apps_create',
   title: 'Create an app',
   description:
-    'Create a new app with its own isolated Postgres database (pgvector and pgcrypto installed, roles svc_anon/svc_user/svc_service, ' +
-    'current_user_id() for row-level security). Returns app_id, subdomain and the first service key (svc_sk_...). ' +
-    'The key is shown once: store it. Use it as Authorization: Bearer for full access to this app.',
+    'Create an app: its own Postgres database (pgvector, pgcrypto, roles svc_anon/svc_user/svc_service, ' +
+    'current_user_id() for row-level security). Returns app_id, subdomain, the first service key (svc_sk_..., shown once: ' +
+    'store it; as Bearer: full access to this app) and publishable_key (browsers: anonymous, this app only).',
   input: z.object({ name: AppNameSchema.describe('Human-readable app name; the subdomain is derived from it'), region: RegionNameSchema.optional() }),
-  output: AppSchema.extend({ service_key: CreatedKeySchema }),
+  output: AppSchema.extend({ service_key: CreatedKeySchema, publishable_key: PublishableKeyValueSchema }),
   auth: ['platform'],
   http: { method: 'POST', path: '/init', status: 201 },
   annotations: { destructiveHint: false, idempotentHint: false },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { toolsUsing } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
-import { CreatedKeySchema, KeyIdSchema, KeyInfoSchema, KeyNameSchema } from './schemas.ts';
+import { CreatedKeySchema, KeyIdSchema, KeyInfoSchema, KeyNameSchema, PublishableKeySchema } from './schemas.ts';
 import { accountOf, personSignedIn } from '../caller.ts';
 import { SUBSTRATE_ROLE } from '../shared.ts';
 import { personBehind, roleAtLeast, type Caller } from '../../src/core/caller.ts';
@@ -52,6 +52,51 @@ export const serviceKeysRevoke = defineTool({
   audit: { action: 'key.revoke', resource: 'service_key', id: (input) => input.key_id, details: (input) => ({ app_id: input.app_id }) },
   handler: async (input, ctx) => {
     await ctx.services.keys.revoke('service', input.app_id, input.key_id);
+    return { revoked: true as const, key_id: input.key_id };
+  },
+});
+
+export const publishableKeysCreate = defineTool({
+  name: 'publishable_keys_create',
+  title: 'Create a publishable key',
+  description:
+    "Mint another publishable key (svc_pub_...) for an app, e.g. to rotate one: browsers send it (supabase-js's key, or apikey / Authorization: Bearer) " +
+    'and it acts as an anonymous caller on that app only. Not a secret: it stays listed. Every app has one from apps_create.',
+  input: z.object({ app_id: AppIdSchema, name: KeyNameSchema.describe('A label to recognise the key by') }),
+  output: PublishableKeySchema,
+  auth: ['platform'],
+  appScoped: true,
+  http: { method: 'POST', path: '/apps/{app_id}/publishable-keys', status: 201 },
+  audit: { action: 'key.create', resource: 'publishable_key', id: (_input, key) => key.id, details: (input, key) => ({ app_id: input.app_id, name: key.name }) },
+  handler: async (input, ctx) => ctx.services.keys.createPublishable(input.app_id, input.name),
+});
+
+export const publishableKeysList = defineTool({
+  name: 'publishable_keys_list',
+  title: 'List publishable keys',
+  description: "List an app's publishable keys with the keys themselves (they are not secrets).",
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ keys: z.array(PublishableKeySchema) }),
+  auth: ['platform', 'service'],
+  appScoped: true,
+  http: { method: 'GET', path: '/apps/{app_id}/publishable-keys' },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ({ keys: await ctx.services.keys.listPublishable(input.app_id) }),
+});
+
+export const publishableKeysRevoke = defineTool({
+  name: 'publishable_keys_revoke',
+  title: 'Revoke a publishable key',
+  description: 'Revoke one publishable key of an app; requests sending it get 401 from then on. Create the new one first when rotating.',
+  input: z.object({ app_id: AppIdSchema, key_id: KeyIdSchema }),
+  output: z.object({ revoked: z.literal(true), key_id: z.string() }),
+  auth: ['platform'],
+  appScoped: true,
+  http: { method: 'DELETE', path: '/apps/{app_id}/publishable-keys/{key_id}' },
+  annotations: { destructiveHint: true },
+  audit: { action: 'key.revoke', resource: 'publishable_key', id: (input) => input.key_id, details: (input) => ({ app_id: input.app_id }) },
+  handler: async (input, ctx) => {
+    await ctx.services.keys.revokePublishable(input.app_id, input.key_id);
     return { revoked: true as const, key_id: input.key_id };
   },
 });

@@ -14,3 +14,7 @@ export const CreatedKeySchema = KeyInfoSchema.extend({
 export const KeyNameSchema = z.string().trim().min(1).max(100).default('default');
 
 export const KeyIdSchema = z.string().uuid('key_id is the id returned when the key was created or listed');
+
+export const PublishableKeyValueSchema = z.string().describe('Publishable key (svc_pub_...): not a secret; it acts as an anonymous caller on this app only');
+
+export const PublishableKeySchema = z.object({ id: z.string(), name: z.string(), key: PublishableKeyValueSchema, created_at: z.string() });

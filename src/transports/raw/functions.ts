@@ -22,6 +22,22 @@ import { asksForDocument, cookieWithoutPlatform, TENANT_SANDBOX_POLICY, tenantHe
 
 const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/fn\/([^/]+)(\/.*)?$/;
 const SUBDOMAIN_ROUTE = /^\/fn\/([^/]+)(\/.*)?$/;
+/** functions-js's paths (`{supabaseUrl}/functions/v1/{name}`): the same functions as /fn/{name}. */
+const FUNCTIONS_JS_ROUTE = /^\/v1\/([a-z0-9]{16})\/functions\/v1\/([^/]+)(\/.*)?$/;
+const FUNCTIONS_JS_SHORT = /^\/functions\/v1\/([^/]+)(\/.*)?$/;
+/**
+ * The management routes of a function named `v1` (POST .../functions/v1/invoke, GET .../logs and .../metrics, PATCH
+ * .../env) share functions-js's paths: the spec's routes keep them.
+ */
+const V1_MANAGEMENT = new Set(['POST invoke', 'GET logs', 'GET metrics', 'PATCH env']);
+
+/** A functions-js path's app (path form only), function name and rest; undefined for anything else. */
+function functionsJsRoute(method: string | undefined, path: string, pattern: RegExp): string[] | undefined {
+  const m = pattern.exec(path);
+  if (!m) return undefined;
+  const [name, rest] = pattern === FUNCTIONS_JS_ROUTE ? [m[2]!, m[3]] : [m[1]!, m[2]];
+  return rest === undefined && V1_MANAGEMENT.has(`${method} ${name}`) ? undefined : [...m];
+}
 const NAME = /^[A-Za-z0-9_-]{1,100}$/;
 /** A platform, service or substrate key anywhere in a header value. */
 const PLATFORM_CREDENTIAL = /svc_(?:pk|sk|sub)_/;
@@ -57,13 +73,17 @@ export function functionsHotPath(services: Services, log: Logger, app: Express):
     if (incoming.method === 'OPTIONS') return false;
     const url = incoming.url ?? '';
     const query = url.indexOf('?');
-    const direct = PATH_ROUTE.exec(query < 0 ? url : url.slice(0, query));
-    if (!direct) return false;
+    const path = query < 0 ? url : url.slice(0, query);
+    const direct = PATH_ROUTE.exec(path);
+    const functionsJs = direct ? undefined : functionsJsRoute(incoming.method, path, FUNCTIONS_JS_ROUTE);
+    const route = direct ?? functionsJs;
+    if (!route) return false;
     const { req, res } = asExpress(app, incoming, outgoing);
     begin(req, res);
     corsOfActualRequest(req, res);
     errorsInArea(res, 'functions');
-    void serve(req, res, services, origin, direct[1]!, direct[2]!, direct[3] ?? '', `/v1/${direct[1]}/fn/${direct[2]}`, true);
+    const prefix = `/v1/${route[1]}/${direct ? 'fn' : 'functions/v1'}/${route[2]}`;
+    void serve(req, res, services, origin, route[1]!, route[2]!, route[3] ?? '', prefix, true);
     return true;
   };
 }
@@ -77,13 +97,15 @@ export const functionRoutes: RawRoutes = {
   early: (router: Router, services: Services) => {
     const origin = new URL(services.config.baseUrl).origin;
     router.use((req, res, next) => {
-      const short = SUBDOMAIN_ROUTE.exec(rawPath(req));
+      const path = rawPath(req);
+      const fn = SUBDOMAIN_ROUTE.exec(path);
+      const short = fn ?? functionsJsRoute(req.method, path, FUNCTIONS_JS_SHORT);
       if (!short) return next();
       appIdFromHost(req.headers.host, services).then(
         (appId) => {
           if (!appId) return next();
           errorsInArea(res, 'functions');
-          void serve(req, res, services, origin, appId, short[1]!, short[2] ?? '', `/fn/${short[1]}`, false);
+          void serve(req, res, services, origin, appId, short[1]!, short[2] ?? '', `${fn ? '/fn' : '/functions/v1'}/${short[1]}`, false);
         },
         (err: unknown) => sendError(res, toAppError(err, req.log, 'functions_public')),
       );
@@ -189,7 +211,8 @@ interface ForwardedAuth {
 /**
  * End-user JWTs of this app are verified and forwarded (the function may act as the user); a JWT that does not
  * verify is 401 and one of another app is 403. A service key is forwarded only to its own app's functions (403
- * otherwise). Platform and substrate keys are account-wide and never reach function code: the header is dropped.
+ * otherwise). Platform and substrate keys are account-wide and never reach function code: the header is dropped, as
+ * is an app's publishable key (anonymous; another app's is 403).
  * Other schemes (Basic, opaque bearer tokens of the function's own) pass through untouched, unless they hold a
  * platform credential (400).
  */
@@ -212,6 +235,8 @@ async function forwardedAuth(header: string | undefined, appId: string, services
       if (caller.appId !== appId) throw errors.otherApp();
       return { ...none, forward: true };
     }
+    // A publishable key (anonymous, as supabase-js sends its key before sign-in) of another app is refused too.
+    if (caller.kind === 'none' && caller.appId !== appId) throw errors.otherApp();
     return { ...none, forward: false };
   }
   if (!JWT_SHAPE.test(token)) return { ...none, forward: true };
