@@ -28,6 +28,11 @@ export class OpenAiUpstream implements AiUpstream {
     return this.#raw(apiKey, () => this.#client(apiKey).embeddings.create(body as never, { signal }).asResponse());
   }
 
+  /** GET /models; the raw response (the list is one page: OpenAI-compatible routers do not paginate it). */
+  models(apiKey: string, signal: AbortSignal | undefined): Promise<Response> {
+    return this.#raw(apiKey, () => this.#client(apiKey).models.list({ signal }).asResponse());
+  }
+
   /** The call's raw response; its failure with the key it was made with taken out of the provider's words. */
   async #raw(apiKey: string, call: () => Promise<Response>): Promise<Response> {
     try {

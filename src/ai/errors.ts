@@ -43,8 +43,8 @@ export const aiErrors = {
       `Try again after midnight UTC (in ${retryAfterSeconds} s); the app's owner can raise endUserDailyTokenLimit with ai_config_set.`,
       { limit_tokens: limit, retry_after_seconds: retryAfterSeconds },
     ),
-  streamNotOverMcp: () =>
-    errors.validation("'stream: true' needs an HTTP client: call POST /v1/{app_id}/chat/completions; over MCP leave stream unset.", [
+  streamNotOverMcp: (route = 'chat/completions') =>
+    errors.validation(`'stream: true' needs an HTTP client: call POST /v1/{app_id}/${route}; over MCP leave stream unset.`, [
       { path: 'stream', message: 'not available over MCP' },
     ]),
   /**
@@ -79,6 +79,14 @@ export const aiErrors = {
           : 'could not be reached';
     return new AppError(502, 'UPSTREAM_ERROR', `The AI provider ${why}.`, 'Retry with backoff.');
   },
+  modelNotFound: (model: string) =>
+    new AppError(
+      404,
+      'MODEL_NOT_FOUND',
+      `The model '${model.slice(0, 200)}' does not exist or is not available to this app.`,
+      'List the models with GET /v1/{app_id}/models.',
+      [{ path: 'model', message: 'not a listed model' }],
+    ),
   /** The provider answered 2xx with something that is not the answer asked for. */
   malformed: (what: string) => new AppError(502, 'UPSTREAM_ERROR', `The AI provider's answer was malformed: ${what}.`, 'Retry with backoff.'),
 };

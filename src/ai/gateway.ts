@@ -13,6 +13,7 @@ import { aiErrors } from './errors.ts';
 import { callCostNanos, priceOf, roughTokens, tableCostNanos } from './pricing.ts';
 import type { AiSettings, AiSettingsStore } from './settings.ts';
 import { relayEvents, type RelayState } from './sse.ts';
+import { fromChatCompletion, responsesEvents, toChatRequest } from './responses.ts';
 import { holdEndUserTokens, releaseEndUserTokens, recordAiCall, usageReport, type AiCallKind, type AiCallStatus, type AiUsageReport, type TokenCounts } from './usage.ts';
 import { errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
@@ -43,6 +44,19 @@ interface Prepared {
   started: number;
 }
 
+/** An OpenAI model entry, as GET /models lists it. */
+export interface AiModel {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+}
+
+/** How long an upstream's model list is reused. */
+const MODELS_TTL_MS = 10 * 60_000;
+/** Model lists kept (one per upstream key: the platform's and apps' own). */
+const MAX_MODEL_LISTS = 256;
+
 /** Output tokens assumed for a reservation when neither the request nor the app caps them. */
 const RESERVE_DEFAULT_OUTPUT_TOKENS = 1024;
 /** The most output tokens one call's reservations assume (a huge max_tokens holds no more than this). */
@@ -69,6 +83,8 @@ export class AiGateway {
   readonly #log: Logger;
   /** Usage records being written after their answers went out. */
   readonly #recording = new Set<Promise<void>>();
+  /** Upstream model lists by the key they were read with. */
+  readonly #modelLists = new Map<string, { at: number; models: Promise<AiModel[]> }>();
 
   constructor(deps: { db: Kysely<ControlDatabase>; ledger: CreditLedger; settings: AiSettingsStore; config: Config['ai']; upstream: AiUpstream | undefined; log: Logger }) {
     this.#db = deps.db;
@@ -103,6 +119,75 @@ export class AiGateway {
     // A stream may last as long as it keeps sending; it fails when the upstream goes silent for the timeout.
     if (streaming && response.body) return this.#relay(who, call, response, body, clientWantsUsage, opts.signal, guard);
     return this.#finishJson(who, call, 'chat', response, opts.signal, guard);
+  }
+
+  /**
+   * POST responses (OpenAI's Responses API): translated to a chat completion made through chat(), so credits, budgets
+   * and usage are chat's, and its answer (or stream) translated back. Nothing is stored.
+   */
+  async responses(who: AiCaller, request: OpenAiBody, opts: CallOptions): Promise<Record<string, unknown> | StreamBody> {
+    const { chat, echo } = toChatRequest(request);
+    if (chat.stream === true) {
+      if (!opts.canStream) throw aiErrors.streamNotOverMcp('responses');
+      // The usage chunk carries the usage of response.completed.
+      chat.stream_options = { include_usage: true };
+    }
+    const out = await this.chat(who, chat, opts);
+    if (out instanceof StreamBody) return new StreamBody(responsesEvents(out.chunks, echo), SSE_HEADERS);
+    return fromChatCompletion(JSON.parse(out.text) as Parameters<typeof fromChatCompletion>[0], echo);
+  }
+
+  /** GET models: the app's allowedModels when set, else the upstream's list (kept 10 minutes per key). */
+  async models(who: AiCaller, signal: AbortSignal | undefined): Promise<AiModel[]> {
+    const upstream = this.#requireUpstream();
+    const settings = await this.#settings.settings(who.app.id);
+    if (settings.allowedModels) return settings.allowedModels.map((id) => ({ id, object: 'model', created: 0, owned_by: ownerOf(id) }));
+    const apiKey = settings.byokKey ?? this.#config.apiKey;
+    if (!apiKey) throw aiErrors.noPlatformKey();
+    const cached = this.#modelLists.get(apiKey);
+    if (cached && Date.now() - cached.at < MODELS_TTL_MS) return cached.models;
+    const models = this.#readModels(upstream, apiKey, settings.byokKey !== null, signal);
+    if (this.#modelLists.size >= MAX_MODEL_LISTS) this.#modelLists.delete(this.#modelLists.keys().next().value!);
+    this.#modelLists.set(apiKey, { at: Date.now(), models });
+    // A failed read is not kept: the next call asks again.
+    models.catch(() => {
+      if (this.#modelLists.get(apiKey)?.models === models) this.#modelLists.delete(apiKey);
+    });
+    return models;
+  }
+
+  /** GET models/{model}: that entry of models(), or 404 model_not_found. */
+  async model(who: AiCaller, id: string, signal: AbortSignal | undefined): Promise<AiModel> {
+    const found = (await this.models(who, signal)).find((m) => m.id === id);
+    if (!found) throw aiErrors.modelNotFound(id);
+    return found;
+  }
+
+  async #readModels(upstream: AiUpstream, apiKey: string, ownKey: boolean, signal: AbortSignal | undefined): Promise<AiModel[]> {
+    const guard = new UpstreamGuard(signal, this.#config.timeoutMs);
+    let body: { data?: unknown };
+    try {
+      const response = await upstream.models(apiKey, guard.signal);
+      body = (await response.json()) as { data?: unknown };
+    } catch (err) {
+      const failure: UpstreamFailure =
+        err instanceof UpstreamError ? err.failure : guard.timedOut ? { kind: 'timeout' } : signal?.aborted ? { kind: 'aborted' } : { kind: 'network', message: String(err) };
+      throw aiErrors.upstream(failure, ownKey);
+    } finally {
+      guard.done();
+    }
+    if (!Array.isArray(body?.data)) throw aiErrors.malformed('the model list had no data array');
+    const models: AiModel[] = [];
+    for (const entry of body.data as { id?: unknown; created?: unknown; owned_by?: unknown }[]) {
+      if (typeof entry?.id !== 'string' || entry.id === '') continue;
+      models.push({
+        id: entry.id,
+        object: 'model',
+        created: typeof entry.created === 'number' && Number.isSafeInteger(entry.created) ? entry.created : 0,
+        owned_by: typeof entry.owned_by === 'string' && entry.owned_by !== '' ? entry.owned_by : ownerOf(entry.id),
+      });
+    }
+    return models;
   }
 
   /** POST embeddings: `model` and `input` required, encoding_format float (default) or base64, passed through. */
@@ -368,6 +453,12 @@ function tokensOf(usage: Record<string, unknown> | undefined): TokenCounts {
 /** An error inside an event stream, as OpenAI sends it (the openai SDK throws it from the stream). */
 function errorEvent(message: string): string {
   return `data: ${JSON.stringify({ error: { message, type: 'api_error', code: 'upstream_error' } })}\n\n`;
+}
+
+/** A model's vendor: the part of its id before '/', or 'system'. */
+function ownerOf(id: string): string {
+  const at = id.indexOf('/');
+  return at > 0 ? id.slice(0, at) : 'system';
 }
 
 function secondsToUtcMidnight(): number {

@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const AI_GUIDE: AreaGuide = {
   summary:
-    "An OpenAI-compatible AI gateway per app (chat completions, embeddings) with the app's own provider key or the account's AI credits, model rules, per-end-user budgets and usage.",
+    "An OpenAI-compatible AI gateway per app (chat, Responses, embeddings, models) with the app's own key or the account's AI credits, model rules, per-end-user budgets and usage.",
   reference: `
 ## Calling it
 
@@ -14,6 +14,20 @@ export const AI_GUIDE: AreaGuide = {
 - Models are \`<vendor>/<model>\` ids of the upstream router (e.g. \`openai/gpt-4o-mini\`), passed on as they are;
   embeddings: \`<vendor>/text-embedding-3-small\` (1536 dimensions), \`-3-large\` (3072), \`-ada-002\` (1536).
 - Request fields the gateway does not read (tools, response_format, top_p, ...) pass through untouched.
+- \`GET /v1/{app_id}/models\` (\`models.list()\`, ai_models_list): the app's \`allowedModels\` when set (\`created\` 0,
+  \`owned_by\` the vendor before '/'), else the upstream's list (kept 10 minutes). \`GET /v1/{app_id}/models/{model}\`
+  (\`models.retrieve(id)\`, the id percent-encoded): that entry, or 404 model_not_found. Both are REST only.
+- \`POST /v1/{app_id}/responses\` (\`responses.create()\`, \`responses.stream()\`, ai_responses_create): OpenAI's Responses
+  API, made as a chat completion (billed and metered exactly as chat). \`input\` (a string, or message, function_call and
+  function_call_output items), \`instructions\` (a system message), function \`tools\`, \`tool_choice\`,
+  \`max_output_tokens\` (capped like max_tokens), \`temperature\`, \`top_p\`, \`text.format\` (json_schema, json_object),
+  \`reasoning.effort\`. Output: \`message\` items (\`output_text\`) and \`function_call\` items (answer them with a
+  \`function_call_output\` item carrying the \`call_id\`, and the conversation again in \`input\`). \`stream: true\` sends the
+  typed events (response.created ... response.output_text.delta ... response.completed). Nothing is stored
+  (\`store\` is false): \`previous_response_id\`, \`conversation\`, \`background\`, \`prompt\` and tools other than function
+  tools are refused with 400 naming the \`param\`, and \`/responses/{id}\` does not exist.
+- An app made before \`models\` and \`responses\` were reserved keeps its table of that name on the data API
+  (\`/v1/{app_id}/models\` then serves the table); new tables cannot take these names.
 
 ## Configuration (ai_config_set, PUT /v1/{app_id}/ai/config)
 
@@ -36,12 +50,12 @@ calls \`[{ date, tokens, cost, requests }]\`.
 
 ## Errors
 
-Chat completions and embeddings (the routes OpenAI clients call) answer OpenAI's shape, \`{ error: { message, type, code,
+Chat completions, responses, models and embeddings (the routes OpenAI clients call) answer OpenAI's shape, \`{ error: { message, type, code,
 param } }\`; the config and usage routes the standard envelope (400 VALIDATION_FAILED naming the field, 403 FORBIDDEN). OpenAI's codes: 400 invalid_request (param names the
 field), 401 missing_credentials (no or an invalid credential), 402 insufficient_credits, 403 model_not_allowed / not_authorized,
 429 end_user_budget_exceeded, upstream 4xx relayed with the upstream's status, type and code (a refused key: 502
 upstream_error for the platform's, 502 byok_key_rejected for the app's own), 502 upstream_error
 (upstream 5xx, timeout or network: retry with backoff), 503 provider_unavailable (no upstream configured). A stream
-that breaks after it started ends with a \`data: { error }\` event. Over MCP the same errors use the standard envelope.
+that breaks after it started ends with a \`data: { error }\` event (responses: an \`event: error\`). Over MCP the same errors use the standard envelope.
 `,
 };

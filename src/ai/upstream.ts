@@ -23,4 +23,6 @@ export interface AiUpstream {
   chat(body: Record<string, unknown>, apiKey: string, signal: AbortSignal | undefined): Promise<Response>;
   /** POST /embeddings with the body as given; a 2xx raw response or an UpstreamError. */
   embeddings(body: Record<string, unknown>, apiKey: string, signal: AbortSignal | undefined): Promise<Response>;
+  /** GET /models: `{ data: [{ id, created, owned_by }] }` as a 2xx raw response, or an UpstreamError. */
+  models(apiKey: string, signal: AbortSignal | undefined): Promise<Response>;
 }

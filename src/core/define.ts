@@ -110,6 +110,11 @@ export interface HttpBinding<O> {
    * key is then refused with 403, any other credential with 401 AUTH_INVALID_TOKEN.
    */
   restAuth?: readonly (CallerKind | 'session')[];
+  /**
+   * A table name this route's last literal segment may also be (`models`, `responses`): on the platform path, when the
+   * app has a table of that name (made before the name was reserved), the data API's route serves the request instead.
+   */
+  shadowedByTable?: string;
   /** Refuse a state-changing request from a foreign web origin even without a session cookie (sign-in: login CSRF). */
   sameOrigin?: true;
 }

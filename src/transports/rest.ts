@@ -82,7 +82,16 @@ export function mountRestTools(router: Router, tools: readonly AnyTool[], servic
     if (!tool.http) continue;
     const http = tool.http;
     const fields = inputFields(tool);
-    routes.push({ method: http.method, path: http.path, handle: (req, res) => void serve(tool, http, fields, req, res, services, undefined) });
+    routes.push({
+      method: http.method,
+      path: http.path,
+      handle: (req, res, next) => {
+        // A request supabase-js sent to /rest/v1/<table> is the data API's, whatever else the rewritten path matches.
+        if ((res.locals as AliasLocals).postgrestAlias && http.errorShape !== 'postgrest') return next();
+        if (http.shadowedByTable === undefined) return void serve(tool, http, fields, req, res, services, undefined);
+        void hasTable(services, String(req.params.app_id), http.shadowedByTable).then((table) => (table ? next() : serve(tool, http, fields, req, res, services, undefined)));
+      },
+    });
     if (http.subdomainPath) {
       routes.push({
         method: http.method,
@@ -96,6 +105,26 @@ export function mountRestTools(router: Router, tools: readonly AnyTool[], servic
     }
   }
   router.use(routeTable(routes));
+}
+
+/** Set by postgrestAlias on a request it rewrote from /v1/{app_id}/rest/v1/<table>. */
+interface AliasLocals {
+  postgrestAlias?: boolean;
+}
+
+/**
+ * Whether the app has a table named `table`: an app whose table took a name before it was reserved for a route
+ * (models, responses) keeps it on the data API. False for an unknown app or an unreadable catalog (the route then
+ * answers, and refuses the app as usual).
+ */
+async function hasTable(services: Services, appId: string | undefined, table: string): Promise<boolean> {
+  if (!appId || !/^[a-z0-9]{16}$/.test(appId)) return false;
+  try {
+    if (!(await services.apps.get(appId))) return false;
+    return (await services.catalogs.get(appId)).has(table);
+  } catch {
+    return false;
+  }
 }
 
 async function serve(
@@ -262,6 +291,8 @@ export function errorShapes(tools: readonly AnyTool[]) {
     });
   }
   return (req: Request, res: Response, next: NextFunction): void => {
+    // The data API's own request (postgrestAlias): serve() gives it the data API's shape.
+    if ((res.locals as AliasLocals).postgrestAlias) return next();
     const candidates = buckets.get(segmentCount(req.path));
     if (candidates) {
       const method = req.method === 'HEAD' ? 'GET' : req.method;

@@ -502,6 +502,9 @@ function validParam(operationId: string, path: string, name: string): string {
     // The fixture account is on free: a valid domain call answers 403 PLAN_UPGRADE_REQUIRED (remove: 404).
     case 'domain':
       return 'www.example.com';
+    // The fuzz server has no AI upstream: a valid models call answers 503 provider_unavailable.
+    case 'model':
+      return 'openai/gpt-4o-mini';
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }

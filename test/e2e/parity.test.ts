@@ -48,6 +48,9 @@ describe('REST and MCP parity', () => {
       'account_oidc_start',
       'account_oidc_callback',
       'data_openapi',
+      // OpenAI clients' model list (models.list(), models.retrieve()); an agent reads allowedModels with ai_config_get.
+      'ai_models_list',
+      'ai_models_get',
       'substrate_yolo_set',
       'substrate_app_propose',
       'integrations_callback',

@@ -143,10 +143,10 @@ describe('MCP', () => {
     expect(resultJson(result).error.message).toBe('Invalid input: Unrecognized keys: "appId", "verbose"; the accepted keys are app_id.');
   });
 
-  it('tools/list input schemas say additionalProperties: false, except ai_chat, which passes OpenAI fields through', async () => {
+  it('tools/list input schemas say additionalProperties: false, except ai_chat and ai_responses_create, which take OpenAI fields', async () => {
     const { tools: listed } = await mcp.client.listTools();
     for (const tool of listed) {
-      if (tool.name === 'ai_chat') expect(tool.inputSchema.additionalProperties, tool.name).toEqual({});
+      if (tool.name === 'ai_chat' || tool.name === 'ai_responses_create') expect(tool.inputSchema.additionalProperties, tool.name).toEqual({});
       else expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
     }
   });

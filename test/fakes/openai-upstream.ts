@@ -26,6 +26,9 @@
  *   fake/drop              destroys the socket without answering
  *   fake/hang              never answers, until the client gives up (or close())
  *   fake/drop-mid-stream   sends two SSE chunks, then destroys the socket (non-stream: half of the JSON body)
+ *   fake/tool-call         with tools and no tool answer after the last user message: calls the first tool with
+ *                          arguments {"text":"<last user message>"} (finish_reason 'tool_calls', call id call_fake_1;
+ *                          streamed: the arguments in two pieces); once a tool message follows it, echoes that message
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -77,6 +80,7 @@ const MODELS = [
   'fake/drop',
   'fake/hang',
   'fake/drop-mid-stream',
+  'fake/tool-call',
 ];
 const FAULTS: Record<string, [status: number, body: unknown]> = {
   'fake/error-429': [429, { error: { message: 'Rate limit reached', type: 'rate_limit_error', code: 'rate_limit_exceeded' } }],
@@ -203,8 +207,12 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
     if (!Array.isArray(body.messages)) return invalidParam(res, 'messages');
     const messages: any[] = body.messages;
     const model: string = body.model;
-    const lastUser = messages.findLast((m) => m?.role === 'user');
-    const full = ['echo:', ...words(messageText(lastUser?.content))];
+    const lastUserAt = messages.findLastIndex((m) => m?.role === 'user');
+    const lastUser = messages[lastUserAt];
+    const toolAnswer = model === 'fake/tool-call' ? messages.slice(lastUserAt + 1).findLast((m) => m?.role === 'tool') : undefined;
+    const tool = Array.isArray(body.tools) ? body.tools[0]?.function : undefined;
+    if (model === 'fake/tool-call' && !toolAnswer && typeof tool?.name === 'string') return toolCall(res, body, tool.name, messageText(lastUser?.content));
+    const full = ['echo:', ...words(messageText((toolAnswer ?? lastUser)?.content))];
     const max = body.max_tokens ?? body.max_completion_tokens;
     const reply = Number.isInteger(max) && max >= 0 ? full.slice(0, max) : full;
     const finishReason = reply.length < full.length ? 'length' : 'stop';
@@ -255,6 +263,41 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
       if (i === events.length - 1) res.end(event);
       else await write(res, event); // each chunk reaches the socket before the next delay
     }
+  }
+
+  /** fake/tool-call's answer: a call of the first tool, as chat completions send it (whole, or in chunks). */
+  function toolCall(res: ServerResponse, body: any, name: string, text: string): void {
+    const args = JSON.stringify({ text });
+    const messages: any[] = body.messages;
+    const promptTokens = messages.reduce<number>((n, m) => n + words(messageText(m?.content)).length + 3, 0);
+    const usage = withCost({ prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 });
+    const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model: string = body.model;
+    if (body.stream !== true) {
+      const call = { id: 'call_fake_1', type: 'function', function: { name, arguments: args } };
+      const message = { role: 'assistant', content: null, tool_calls: [call], refusal: null };
+      return sendJson(res, 200, { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }], usage });
+    }
+    const includeUsage = body.stream_options?.include_usage === true;
+    const chunk = (delta: object, finish: string | null) => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...(includeUsage ? { usage: null } : {}),
+    });
+    const half = Math.floor(args.length / 2);
+    const events = [
+      chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_fake_1', type: 'function', function: { name, arguments: '' } }] }, null),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, half) } }] }, null),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }, null),
+      chunk({}, 'tool_calls'),
+      ...(includeUsage ? [{ id, object: 'chat.completion.chunk', created, model, choices: [], usage }] : []),
+    ].map((c) => `data: ${JSON.stringify(c)}\n\n`);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.end(`${events.join('')}data: [DONE]\n\n`);
   }
 
   async function embeddings(res: ServerResponse, body: any, signal: AbortSignal): Promise<void> {

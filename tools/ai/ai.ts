@@ -97,6 +97,59 @@ export const aiEmbed = defineTool({
   handler: async (input, ctx) => ctx.services.ai.embed(await aiCaller(input, ctx), openAiBody(input), { signal: ctx.signal, canStream: false }),
 });
 
+const ModelEntry = z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() });
+
+export const aiModelsList = defineTool({
+  name: 'ai_models_list',
+  title: 'List AI models',
+  description: "The app's models, OpenAI's { object: 'list', data: [{ id, object, created, owned_by }] }: allowedModels when set, else the upstream's list.",
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ object: z.literal('list'), data: z.array(ModelEntry) }),
+  auth: AUTH,
+  appScoped: true,
+  // For OpenAI clients (models.list()); an agent reads allowedModels with ai_config_get.
+  mcp: false,
+  // An app's table named models (made before the name was reserved) keeps the data route.
+  http: openai({ method: 'GET', path: '/v1/{app_id}/models', subdomainPath: '/models', shadowedByTable: 'models' }),
+  annotations: { readOnlyHint: true, openWorldHint: true },
+  handler: async (input, ctx) => ({ object: 'list' as const, data: await ctx.services.ai.models({ app: ctx.app!, endUserId: null }, ctx.signal) }),
+});
+
+export const aiModelsGet = defineTool({
+  name: 'ai_models_get',
+  title: 'Get an AI model',
+  description: 'One model of ai_models_list; 404 model_not_found otherwise.',
+  input: z.object({ app_id: AppIdSchema, model: z.string().min(1).max(200) }),
+  output: ModelEntry,
+  auth: AUTH,
+  appScoped: true,
+  mcp: false,
+  http: openai({ method: 'GET', path: '/v1/{app_id}/models/{model}', subdomainPath: '/models/{model}', shadowedByTable: 'models' }),
+  annotations: { readOnlyHint: true, openWorldHint: true },
+  handler: async (input, ctx) => ctx.services.ai.model({ app: ctx.app!, endUserId: null }, input.model, ctx.signal),
+});
+
+export const aiResponsesCreate = defineTool({
+  name: 'ai_responses_create',
+  title: 'Create a response',
+  description:
+    "OpenAI's Responses API as an ai_chat call (billed as one), returning a response object. See platform_guide area=ai.",
+  input: z.looseObject({
+    app_id: AppIdSchema,
+    // A model id as ai_chat's; not repeated here (the tools/list budget), an invalid one is refused by the upstream.
+    model: z.string().min(1).max(200).optional(),
+    input: z.union([z.string(), z.array(z.unknown()).min(1).max(10_000)]),
+    user_token: UserTokenSchema,
+  }),
+  output: RelayedOutput,
+  auth: AUTH,
+  appScoped: true,
+  http: openai({ method: 'POST', path: '/v1/{app_id}/responses', subdomainPath: '/responses', largeBody: true, shadowedByTable: 'responses' }),
+  annotations: { openWorldHint: true },
+  handler: async (input, ctx) =>
+    ctx.services.ai.responses(await aiCaller(input, ctx), openAiBody(input), { signal: ctx.signal, canStream: ctx.canStream === true }),
+});
+
 const ConfigView = z.object({
   defaultModel: z.string().nullable(),
   byokKeySet: z.boolean(),
@@ -182,4 +235,4 @@ export const aiUsage = defineTool({
   handler: async (input, ctx) => ctx.services.ai.usage(input.app_id, input.startDate, input.endDate),
 });
 
-export const aiTools = [aiChat, aiEmbed, aiConfigGet, aiConfigSet, aiUsage];
+export const aiTools = [aiChat, aiEmbed, aiModelsList, aiModelsGet, aiResponsesCreate, aiConfigGet, aiConfigSet, aiUsage];
