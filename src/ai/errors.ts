@@ -87,6 +87,13 @@ export const aiErrors = {
       'List the models with GET /v1/{app_id}/models.',
       [{ path: 'model', message: 'not a listed model' }],
     ),
+  responseNotStored: (id: string) =>
+    new AppError(
+      404,
+      'NOT_FOUND',
+      `No response '${id.slice(0, 200)}': this gateway does not store responses (store is false).`,
+      'Keep the response object POST /v1/{app_id}/responses returned, and send the conversation again in input.',
+    ),
   /** The provider answered 2xx with something that is not the answer asked for. */
   malformed: (what: string) => new AppError(502, 'UPSTREAM_ERROR', `The AI provider's answer was malformed: ${what}.`, 'Retry with backoff.'),
 };

@@ -25,7 +25,7 @@ export const AI_GUIDE: AreaGuide = {
   \`function_call_output\` item carrying the \`call_id\`, and the conversation again in \`input\`). \`stream: true\` sends the
   typed events (response.created ... response.output_text.delta ... response.completed). Nothing is stored
   (\`store\` is false): \`previous_response_id\`, \`conversation\`, \`background\`, \`prompt\` and tools other than function
-  tools are refused with 400 naming the \`param\`, and \`/responses/{id}\` does not exist.
+  tools are refused with 400 naming the \`param\`; \`GET /v1/{app_id}/responses/{id}\` answers 404 not_found.
 - An app made before \`models\` and \`responses\` were reserved keeps its table of that name on the data API
   (\`/v1/{app_id}/models\` then serves the table); new tables cannot take these names.
 

@@ -505,6 +505,9 @@ function validParam(operationId: string, path: string, name: string): string {
     // The fuzz server has no AI upstream: a valid models call answers 503 provider_unavailable.
     case 'model':
       return 'openai/gpt-4o-mini';
+    // Responses are not stored: any id answers 404.
+    case 'response_id':
+      return 'resp_0000';
     default:
       throw new Error(`no valid value for path parameter ${name} of ${operationId}`);
   }

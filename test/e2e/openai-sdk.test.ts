@@ -215,6 +215,8 @@ describe('responses', () => {
     expect(raw.json.error.message).toContain('send the conversation in input');
     const unknown = await client.responses.retrieve('resp_x').catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((unknown as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ type: 'invalid_request_error', code: 'not_found', param: null });
+    expect((unknown as InstanceType<typeof OpenAI.NotFoundError>).message).toContain('does not store responses');
     expect(fake.requests).toHaveLength(0);
   });
 
@@ -278,6 +280,9 @@ describe('an old app whose tables are named models and responses', () => {
     const inserted = await request(server.url, `/v1/${old.appId}/responses`, { method: 'POST', key: old.serviceKey, body: { body: 'kept' }, headers: { prefer: 'return=representation' } });
     expect(inserted.status).toBe(201);
     expect(inserted.json).toEqual([{ id: 1, body: 'kept' }]);
+    const row = await request(server.url, `/v1/${old.appId}/responses/1`, { key: old.serviceKey });
+    expect(row.status).toBe(200);
+    expect(row.json).toEqual({ id: 1, body: 'kept' });
     // The gateway still serves the other apps, and the tables' names are refused to new tables.
     expect((await request(server.url, `/v1/${appId}/models`, { key: serviceKey })).json.object).toBe('list');
     const refused = await request(server.url, `/v1/${appId}/schema/apply`, {

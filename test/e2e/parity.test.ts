@@ -51,6 +51,7 @@ describe('REST and MCP parity', () => {
       // OpenAI clients' model list (models.list(), models.retrieve()); an agent reads allowedModels with ai_config_get.
       'ai_models_list',
       'ai_models_get',
+      'ai_responses_get',
       'substrate_yolo_set',
       'substrate_app_propose',
       'integrations_callback',

@@ -237,14 +237,7 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
     // OpenAI's wire format: with include_usage every chunk carries `usage: null` and one extra chunk with
     // `choices: []` carries the totals, just before [DONE].
     const includeUsage = body.stream_options?.include_usage === true;
-    const chunk = (delta: object, finish: string | null) => ({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-      ...(includeUsage ? { usage: null } : {}),
-    });
+    const chunk = chunkMaker(id, created, model, includeUsage);
     const events: string[] = [
       chunk({ role: 'assistant', content: '', refusal: null }, null),
       ...reply.map((w, i) => chunk({ content: i === 0 ? w : ` ${w}` }, null)),
@@ -280,14 +273,7 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
       return sendJson(res, 200, { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }], usage });
     }
     const includeUsage = body.stream_options?.include_usage === true;
-    const chunk = (delta: object, finish: string | null) => ({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-      ...(includeUsage ? { usage: null } : {}),
-    });
+    const chunk = chunkMaker(id, created, model, includeUsage);
     const half = Math.floor(args.length / 2);
     const events = [
       chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_fake_1', type: 'function', function: { name, arguments: '' } }] }, null),
@@ -324,6 +310,18 @@ export async function startFakeOpenAI(opts: { costPerToken?: number; streamChunk
   }
 
   return fake;
+}
+
+/** A chat.completion.chunk of one completion; with include_usage every chunk carries `usage: null`. */
+function chunkMaker(id: string, created: number, model: string, includeUsage: boolean) {
+  return (delta: object, finish: string | null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...(includeUsage ? { usage: null } : {}),
+  });
 }
 
 function words(text: string): string[] {

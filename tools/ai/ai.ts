@@ -4,6 +4,7 @@ import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import type { AiCaller } from '../../src/ai/gateway.ts';
 import { effectiveCaller, UserTokenSchema } from '../shared.ts';
+import { aiErrors } from '../../src/ai/errors.ts';
 
 type Uses = 'ai' | 'aiSettings' | 'endUserTokens';
 const defineTool = toolsUsing<Uses>();
@@ -150,6 +151,23 @@ export const aiResponsesCreate = defineTool({
     ctx.services.ai.responses(await aiCaller(input, ctx), openAiBody(input), { signal: ctx.signal, canStream: ctx.canStream === true }),
 });
 
+export const aiResponsesGet = defineTool({
+  name: 'ai_responses_get',
+  title: 'Get a stored response',
+  description: 'Responses are not stored: always 404 not_found (openai SDK: responses.retrieve), in OpenAI\'s shape.',
+  input: z.object({ app_id: AppIdSchema, response_id: z.string().min(1).max(200) }),
+  output: RelayedOutput,
+  auth: AUTH,
+  appScoped: true,
+  // For OpenAI clients, which would otherwise get the data API's answer for a table named responses.
+  mcp: false,
+  http: openai({ method: 'GET', path: '/v1/{app_id}/responses/{response_id}', subdomainPath: '/responses/{response_id}', shadowedByTable: 'responses' }),
+  annotations: { readOnlyHint: true },
+  handler: async (input) => {
+    throw aiErrors.responseNotStored(input.response_id);
+  },
+});
+
 const ConfigView = z.object({
   defaultModel: z.string().nullable(),
   byokKeySet: z.boolean(),
@@ -235,4 +253,4 @@ export const aiUsage = defineTool({
   handler: async (input, ctx) => ctx.services.ai.usage(input.app_id, input.startDate, input.endDate),
 });
 
-export const aiTools = [aiChat, aiEmbed, aiModelsList, aiModelsGet, aiResponsesCreate, aiConfigGet, aiConfigSet, aiUsage];
+export const aiTools = [aiChat, aiEmbed, aiModelsList, aiModelsGet, aiResponsesCreate, aiResponsesGet, aiConfigGet, aiConfigSet, aiUsage];
