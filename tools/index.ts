@@ -8,6 +8,7 @@ import { integrationsTools } from './integrations/integrations.ts';
 import { publishableKeysCreate, publishableKeysList, publishableKeysRevoke, serviceKeysCreate, serviceKeysList, serviceKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke } from './keys/keys.ts';
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
+import { gotrueTools } from './auth/gotrue.ts';
 import { dataTools } from './data/data.ts';
 import { dataOpenapi } from './data/openapi.ts';
 import { frontendTools } from './frontend/frontend.ts';
@@ -37,7 +38,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   apps: [appsList, appsCreate, appsGet, appsDelete, appsRestore, appsRegions],
   keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, publishableKeysCreate, publishableKeysList, publishableKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke, ...identityTools, ...identityMailTools, ...oidcTools],
   schema: schemaTools,
-  auth: authTools,
+  auth: [...authTools, ...gotrueTools],
   platform: [suggestionsCreate, platformHealth, platformReady, platformToolsetsEnable],
   storage: storageTools,
   frontend: frontendTools,
@@ -119,6 +120,7 @@ export const tools: readonly AnyTool[] = [
   ...oidcTools,
   ...schemaTools,
   ...authTools,
+  ...gotrueTools,
   suggestionsCreate,
   platformHealth,
   platformReady,

@@ -18,5 +18,13 @@ export const AUTH_GUIDE: AreaGuide = {
   invalid, expired or revoked token is 401 AUTH_INVALID_TOKEN.
 - auth_user and auth_logout act for an end user: their own token as the credential, or a key with \`user_token\`
   (a key without it is 400 VALIDATION_FAILED).
+- supabase-js: \`createClient('{base}/v1/{app_id}', publishable_key)\`; its auth (auth-js) speaks GoTrue at
+  \`/v1/{app_id}/auth/v1\` over the same users and sessions: signUp (\`data\` becomes \`user_metadata\`, signed in at
+  once: no email confirmation), signInWithPassword, refreshSession, getUser, updateUser (metadata merged, a null
+  removes its key; a new password; not the email), signOut with scope global, local or others. Errors are GoTrue's
+  \`{ code, error_code, msg, message }\` (user_already_exists 422, weak_password 422, email_address_invalid 400,
+  invalid_credentials 400, refresh_token_not_found 400, bad_jwt 403, no_authorization 401). Tokens also carry
+  \`session_id\`, \`user_metadata\` and \`app_metadata\`. Not served yet: OTP, magic links, password recovery,
+  email confirmation, OAuth providers.
 `,
 };

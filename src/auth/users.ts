@@ -19,6 +19,22 @@ export interface AuthSession {
   expires_in: number;
   refresh_token: string;
   user: { id: string; email: string; created_at: string };
+  /** The refresh token family: the session auth-js signs out of (claim session_id); the platform's routes omit it. */
+  session_id: string;
+  /** The access token's expiry, epoch seconds (auth-js's expires_at). */
+  expires_at: number;
+  /** The user as auth-js reads it (GoTrue's user): the platform's routes omit it. */
+  account: AccountRow;
+}
+
+/** An end user's row with what auth-js reads of it. */
+export interface AccountRow {
+  id: string;
+  email: string;
+  created_at: Date;
+  last_sign_in_at: Date | null;
+  updated_at: Date | null;
+  raw_user_meta_data: Record<string, unknown>;
 }
 
 export interface EndUsersOptions {
@@ -29,15 +45,15 @@ export interface EndUsersOptions {
   log: Logger;
 }
 
-interface UserRow {
-  id: string;
-  email: string;
-  created_at: Date;
+/** A signed-in user's row and its session (refresh token family). */
+interface UserRow extends AccountRow {
+  family: string;
 }
 
-interface FullUserRow extends UserRow {
-  last_sign_in_at: Date | null;
-}
+type FullUserRow = AccountRow;
+
+/** The columns of an AccountRow, for the statements that return one. */
+const ACCOUNT = 'id, email, created_at, last_sign_in_at, updated_at, raw_user_meta_data';
 
 export const USERS_LIST_LIMIT = 1000;
 
@@ -47,6 +63,11 @@ export const invalidCredentials = () =>
 
 const invalidRefreshToken = () =>
   new AppError(401, 'AUTH_INVALID_TOKEN', 'The refresh token is invalid, expired or revoked.', 'Sign in again with auth_login to start a new session.');
+
+const userGone = () => errors.notFound('User', 'The account was deleted; sign up again with auth_signup.');
+
+/** Every end user signs in with email and password: GoTrue's app_metadata of such a user. */
+export const APP_METADATA = { provider: 'email', providers: ['email'] };
 
 const emailTaken = () =>
   errors.conflict('An account with this email already exists in this app.', 'Log in with auth_login instead, or sign up with a different email.');
@@ -66,25 +87,27 @@ const PRUNE_EXPIRED = (families: string) => `delete from svc_auth.refresh_tokens
 // New session: a fresh family per sign-in, so reuse detection revokes only the session that leaked.
 const SIGNUP_SQL = `
   with u as (
-    insert into svc_auth.users (email, password_hash, last_sign_in_at) values ($1, $2, now())
-    returning id, email, created_at
+    insert into svc_auth.users (email, password_hash, last_sign_in_at, raw_user_meta_data) values ($1, $2, now(), $5::jsonb)
+    returning ${ACCOUNT}
   ), t as (
     insert into svc_auth.refresh_tokens (user_id, token_hash, family, expires_at)
     select id, $3, gen_random_uuid(), now() + make_interval(days => $4::int) from u
+    returning family
   )
-  select id, email, created_at from u`;
+  select u.*, t.family from u, t`;
 
 const LOGIN_LOOKUP_SQL = `select id, email, password_hash, created_at from svc_auth.users where lower(email) = lower($1)`;
 
 const LOGIN_SESSION_SQL = `
   with u as (
     update svc_auth.users set last_sign_in_at = now() where id = $1
-    returning id, email, created_at
+    returning ${ACCOUNT}
   ), t as (
     insert into svc_auth.refresh_tokens (user_id, token_hash, family, expires_at)
     select id, $2, gen_random_uuid(), now() + make_interval(days => $3::int) from u
+    returning family
   )
-  select id, email, created_at from u`;
+  select u.*, t.family from u, t`;
 
 // Rotation in one statement: of two concurrent uses of one token, the row lock lets exactly one through.
 const ROTATE_SQL = `
@@ -96,7 +119,7 @@ const ROTATE_SQL = `
     insert into svc_auth.refresh_tokens (user_id, token_hash, family, expires_at)
     select user_id, $2, family, now() + make_interval(days => $3::int) from used
   ), expired as (${PRUNE_EXPIRED('(select family from used)')})
-  select u.id, u.email, u.created_at from used join svc_auth.users u on u.id = used.user_id`;
+  select ${ACCOUNT.split(', ').map((c) => `u.${c}`).join(', ')}, used.family from used join svc_auth.users u on u.id = used.user_id`;
 
 // A revoked token presented again means it was copied: end every token of its family, the newest included.
 const REVOKE_REUSED_FAMILY_SQL = `
@@ -111,10 +134,27 @@ const LOGOUT_FAMILY_SQL = `
 
 const LOGOUT_ALL_SQL = `update svc_auth.refresh_tokens set revoked_at = now() where user_id = $1 and revoked_at is null`;
 
-const USER_SQL = `select id, email, created_at, last_sign_in_at from svc_auth.users where id = $1`;
+/** auth-js's sign-out scopes by session (family): `local` ends it, `others` every other one of the user's. */
+const LOGOUT_SESSION_SQL = `update svc_auth.refresh_tokens set revoked_at = now() where user_id = $1 and family = $2 and revoked_at is null`;
+const LOGOUT_OTHERS_SQL = `update svc_auth.refresh_tokens set revoked_at = now() where user_id = $1 and family <> $2 and revoked_at is null`;
+
+const USER_SQL = `select ${ACCOUNT} from svc_auth.users where id = $1`;
+
+/**
+ * updateUser: top-level metadata keys merged in (a null value removes its key, as GoTrue does) and, when given, a new
+ * password hash; either way updated_at moves.
+ */
+const UPDATE_USER_SQL = `
+  update svc_auth.users set
+    raw_user_meta_data = case when $2::jsonb is null then raw_user_meta_data
+      else coalesce((select jsonb_object_agg(key, value) from jsonb_each(raw_user_meta_data || $2::jsonb) where value <> 'null'::jsonb), '{}'::jsonb) end,
+    password_hash = coalesce($3, password_hash),
+    updated_at = now()
+  where id = $1
+  returning ${ACCOUNT}`;
 
 /** A page after the cursor (created_at, id), optionally of e-mails containing a text (ILIKE, its wildcards escaped). */
-const USERS_LIST_SQL = `select id, email, created_at, last_sign_in_at,
+const USERS_LIST_SQL = `select ${ACCOUNT},
     to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at from svc_auth.users
   where ($2::timestamptz is null or (created_at, id) < ($2, $3::uuid))
     and ($4::text is null or email ilike '%' || $4 || '%')
@@ -158,12 +198,13 @@ export class EndUsers {
   }
 
   /** Email arrives validated and lower-cased; a taken email is 409 CONFLICT. */
-  async signup(appId: string, email: string, password: string): Promise<AuthSession> {
+  async signup(appId: string, email: string, password: string, metadata: Record<string, unknown> = {}): Promise<AuthSession> {
     const passwordHash = await hashPassword(password);
     const refreshToken = newRefreshToken();
     let user: UserRow;
     try {
-      const { rows } = await this.#db(appId).query<UserRow>(SIGNUP_SQL, [email, passwordHash, hashKey(refreshToken), this.#opts.refreshTokenTtlDays]);
+      const params = [email, passwordHash, hashKey(refreshToken), this.#opts.refreshTokenTtlDays, JSON.stringify(metadata)];
+      const { rows } = await this.#db(appId).query<UserRow>(SIGNUP_SQL, params);
       user = rows[0]!;
     } catch (err) {
       if (isEmailConflict(err)) throw emailTaken();
@@ -211,9 +252,31 @@ export class EndUsers {
   }
 
   async get(appId: string, userId: string): Promise<EndUserView> {
+    return toView(await this.account(appId, userId));
+  }
+
+  /** The user's whole row (auth-js's getUser). */
+  async account(appId: string, userId: string): Promise<AccountRow> {
     const { rows } = await this.#db(appId).query<FullUserRow>(USER_SQL, [userId]);
-    if (!rows[0]) throw errors.notFound('User', 'The account was deleted; sign up again with auth_signup.');
-    return toView(rows[0]);
+    if (!rows[0]) throw userGone();
+    return rows[0];
+  }
+
+  /** auth-js's updateUser: metadata merged key by key (null removes a key), a new password when given. */
+  async update(appId: string, userId: string, change: { metadata?: Record<string, unknown>; password?: string }): Promise<AccountRow> {
+    const passwordHash = change.password === undefined ? null : await hashPassword(change.password);
+    const metadata = change.metadata === undefined ? null : JSON.stringify(change.metadata);
+    const { rows } = await this.#db(appId).query<FullUserRow>(UPDATE_USER_SQL, [userId, metadata, passwordHash]);
+    if (!rows[0]) throw userGone();
+    return rows[0];
+  }
+
+  /** auth-js's sign-out scopes: `global` ends every session of the user, `local` the token's own, `others` the rest. */
+  async logoutScope(appId: string, userId: string, sessionId: string | undefined, scope: 'global' | 'local' | 'others'): Promise<void> {
+    const db = this.#db(appId);
+    // A token without session_id (issued before it was a claim) cannot name its session: local ends them all.
+    if (scope === 'global' || sessionId === undefined) await db.query(LOGOUT_ALL_SQL, [userId]);
+    else await db.query(scope === 'local' ? LOGOUT_SESSION_SQL : LOGOUT_OTHERS_SQL, [userId, sessionId]);
   }
 
   /**
@@ -232,13 +295,27 @@ export class EndUsers {
 
   async #session(appId: string, user: UserRow, refreshToken: string): Promise<AuthSession> {
     const ttl = this.#opts.accessTokenTtlSeconds;
-    const accessToken = await this.#opts.tokens.sign(appId, { sub: user.id, email: user.email, role: 'authenticated' }, ttl);
+    const { family, ...account } = user;
+    // The claims supabase-js reads (GoTrue's), beside sub, email and role that row-level security uses.
+    const claims = {
+      sub: user.id,
+      email: user.email,
+      role: 'authenticated',
+      session_id: family,
+      app_metadata: APP_METADATA,
+      user_metadata: user.raw_user_meta_data,
+      is_anonymous: false,
+    };
+    const accessToken = await this.#opts.tokens.sign(appId, claims, ttl);
     return {
       access_token: accessToken,
       token_type: 'bearer',
       expires_in: ttl,
       refresh_token: refreshToken,
       user: { id: user.id, email: user.email, created_at: user.created_at.toISOString() },
+      session_id: family,
+      expires_at: Math.floor(Date.now() / 1000) + ttl,
+      account,
     };
   }
 

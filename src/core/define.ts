@@ -89,6 +89,8 @@ export interface HttpBinding<O> {
   bodyField?: string;
   /** Input field that receives the raw query string, for routes whose query keys are data (PostgREST filters). */
   queryField?: string;
+  /** Query parameters a body route also takes into its input (GoTrue's `grant_type`, `scope`, `redirect_to`). */
+  query?: readonly string[];
   /** The wire form when it differs from the output object: status, headers, body (bare arrays, plain text). */
   respond?: (output: O) => WireResponse;
   /**
@@ -119,8 +121,11 @@ export interface HttpBinding<O> {
   sameOrigin?: true;
 }
 
-/** standard: the envelope; openai: OpenAI's body (AI gateway); people: the spec's flat `{ error: "<code>" }`. */
-export type ErrorShape = 'standard' | 'openai' | 'people' | 'postgrest';
+/**
+ * standard: the envelope; openai: OpenAI's body (AI gateway); people: the spec's flat `{ error: "<code>" }`; gotrue:
+ * GoTrue's `{ code, error_code, msg, message }` (the auth routes supabase-js calls).
+ */
+export type ErrorShape = 'standard' | 'openai' | 'people' | 'postgrest' | 'gotrue';
 
 export interface WireResponse {
   status?: number;

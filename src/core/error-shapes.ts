@@ -147,8 +147,40 @@ export function errorWire(
   err: AppError,
   baseUrl: string,
   shape: ErrorShape = 'standard',
-): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody | PostgrestErrorBody } {
+): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody | PostgrestErrorBody | GotrueErrorBody } {
   if (shape === 'people') return peopleError(err);
+  if (shape === 'gotrue') return gotrueError(err);
   if (shape === 'postgrest') return postgrestError(err, baseUrl);
   return { status: err.status, body: shape === 'openai' ? openAiError(err) : envelope(err, baseUrl) };
+}
+
+/** GoTrue's error body as auth-js reads it: `code` (API version 2024-01-01 on), `error_code` before it, `msg`/`message`. */
+export interface GotrueErrorBody {
+  code: string;
+  error_code: string;
+  msg: string;
+  message: string;
+  weak_password?: { reasons: string[] };
+}
+
+/** Our codes as GoTrue names them, with GoTrue's status for each (auth-js maps the codes to its error classes). */
+const GOTRUE_CODES: Readonly<Record<string, { code: string; status: number }>> = {
+  VALIDATION_FAILED: { code: 'validation_failed', status: 400 },
+  INVALID_JSON: { code: 'bad_json', status: 400 },
+  AUTH_REQUIRED: { code: 'no_authorization', status: 401 },
+  AUTH_INVALID_TOKEN: { code: 'bad_jwt', status: 403 },
+  AUTH_INVALID_CREDENTIALS: { code: 'invalid_credentials', status: 400 },
+  FORBIDDEN: { code: 'bad_jwt', status: 403 },
+  CONFLICT: { code: 'user_already_exists', status: 422 },
+  RESOURCE_NOT_FOUND: { code: 'user_not_found', status: 404 },
+  RATE_LIMITED: { code: 'over_request_rate_limit', status: 429 },
+};
+
+function gotrueError(err: AppError): { status: number; body: GotrueErrorBody } {
+  const named = err.gotrue ?? GOTRUE_CODES[err.code];
+  const code = named?.code ?? (err.status >= 500 ? 'unexpected_failure' : err.code.toLowerCase());
+  const status = named?.status ?? err.status;
+  const body: GotrueErrorBody = { code, error_code: code, msg: err.message, message: err.message };
+  if (err.gotrue?.weakPassword) body.weak_password = { reasons: err.gotrue.weakPassword };
+  return { status, body };
 }

@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 
-/** Headers a browser page may read from a cross-origin response. */
-const EXPOSED_HEADERS = ['X-Request-Id', 'Mcp-Session-Id', 'Content-Range', 'Location'];
+/** Headers a browser page may read from a cross-origin response (auth-js reads GoTrue's error codes by the version). */
+const EXPOSED_HEADERS = ['X-Request-Id', 'Mcp-Session-Id', 'Content-Range', 'Location', 'X-Supabase-Api-Version'];
 
 /**
  * Apps built on the platform call it from browsers on their own origins; credentials are bearer tokens, never cookies:

@@ -225,8 +225,11 @@ function restInput(http: HttpBinding<unknown>, fields: ReadonlySet<string>, req:
   } else if (http.method === 'GET' || http.method === 'DELETE') {
     Object.assign(input, req.query);
   } else {
-    // A body route takes its arguments from the body: a query parameter would otherwise be ignored (dry_run=true too).
-    const given = Object.keys(req.query as Record<string, unknown>);
+    // A body route takes its arguments from the body: a query parameter would otherwise be ignored (dry_run=true too),
+    // unless the route names it (a protocol that puts some arguments in the query: GoTrue's grant_type).
+    const query = req.query as Record<string, unknown>;
+    for (const name of http.query ?? []) if (query[name] !== undefined) input[name] = query[name];
+    const given = Object.keys(query).filter((k) => !http.query?.includes(k));
     if (given.length > 0) {
       const names = given.map((k) => JSON.stringify(k)).join(', ');
       throw errors.validation(

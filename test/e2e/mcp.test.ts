@@ -133,11 +133,12 @@ describe('/mcp tools', () => {
         created_at: expect.stringMatching(ISO_DATE),
         key: expect.stringMatching(/^svc_sk_/),
       },
+      publishable_key: expect.stringMatching(/^svc_pub_/),
     });
     // The JSON once: one text item, no structuredContent.
     expect(created.content).toEqual([{ type: 'text', text: JSON.stringify(app) }]);
     expect(created).not.toHaveProperty('structuredContent');
-    const { service_key: serviceKey, ...view } = app;
+    const { service_key: serviceKey, publishable_key: _publishable, ...view } = app;
     const dbName = server.appDbPrefix + app.app_id;
     expect(await databasesWithPrefix(dbName)).toEqual([dbName]);
 

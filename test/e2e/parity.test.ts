@@ -47,6 +47,12 @@ describe('REST and MCP parity', () => {
       'account_oidc_providers',
       'account_oidc_start',
       'account_oidc_callback',
+      // supabase-js's auth (GoTrue's protocol): a client library's wire, beside the auth tools an agent has.
+      'auth_gotrue_signup',
+      'auth_gotrue_token',
+      'auth_gotrue_user',
+      'auth_gotrue_user_update',
+      'auth_gotrue_logout',
       'data_openapi',
       // OpenAI clients' model list (models.list(), models.retrieve()); an agent reads allowedModels with ai_config_get.
       'ai_models_list',

@@ -138,3 +138,88 @@ describe('functions: functions-js invoke', () => {
     expect(logs.json.error.code).toBe('RESOURCE_NOT_FOUND');
   });
 });
+
+describe('auth: auth-js against /auth/v1', () => {
+  const email = 'grace@example.com';
+  const password = 'analytical engine';
+  /** A client that keeps its session in memory, as supabase-js does without storage. */
+  const authClient = () => createClient(`${server.url}/v1/${app.id}`, app.publishableKey, { auth: { persistSession: false, autoRefreshToken: false } });
+  const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+
+  it('signs up with user metadata and is signed in at once', async () => {
+    const sb = authClient();
+    const { data, error } = await sb.auth.signUp({ email, password, options: { data: { name: 'Grace' } } });
+    expect(error).toBeNull();
+    expect(data.session).toMatchObject({ token_type: 'bearer', expires_in: expect.any(Number), expires_at: expect.any(Number), refresh_token: expect.any(String) });
+    expect(data.user).toMatchObject({ email, aud: 'authenticated', role: 'authenticated', user_metadata: { name: 'Grace' }, app_metadata: { provider: 'email', providers: ['email'] } });
+    expect(claimsOf(data.session!.access_token)).toMatchObject({ sub: data.user!.id, email, role: 'authenticated', aud: app.id, user_metadata: { name: 'Grace' }, session_id: expect.any(String) });
+    // The session is the client's own: the data API runs as this user.
+    expect((await sb.from('notes').insert({ body: 'from grace' })).status).toBe(201);
+    expect((await sb.from('notes').select('body')).data).toEqual([{ body: 'from grace' }]);
+  });
+
+  it("answers GoTrue's errors: a taken email, a weak password, an invalid address", async () => {
+    const sb = authClient();
+    const taken = await sb.auth.signUp({ email, password });
+    expect(taken.error).toMatchObject({ status: 422, code: 'user_already_exists' });
+    const weak = await sb.auth.signUp({ email: 'short@example.com', password: 'short' });
+    expect(weak.error).toMatchObject({ name: 'AuthWeakPasswordError', status: 422, code: 'weak_password', reasons: ['length'] });
+    const invalid = await sb.auth.signUp({ email: 'not-an-email', password });
+    expect(invalid.error).toMatchObject({ status: 400, code: 'email_address_invalid' });
+  });
+
+  it('signs in with a password; a wrong one is invalid_credentials', async () => {
+    const sb = authClient();
+    const wrong = await sb.auth.signInWithPassword({ email, password: 'wrong password' });
+    expect(wrong.error).toMatchObject({ status: 400, code: 'invalid_credentials' });
+    const { data, error } = await sb.auth.signInWithPassword({ email: 'GRACE@example.com', password });
+    expect(error).toBeNull();
+    expect(data.user).toMatchObject({ email, user_metadata: { name: 'Grace' } });
+  });
+
+  it('reads and updates the user: metadata merged, a null removing its key, a new password', async () => {
+    const sb = authClient();
+    await sb.auth.signInWithPassword({ email, password });
+    const got = await sb.auth.getUser();
+    expect(got).toMatchObject({ error: null, data: { user: { email, user_metadata: { name: 'Grace' } } } });
+    const merged = await sb.auth.updateUser({ data: { lang: 'en' } });
+    expect(merged.data.user?.user_metadata).toEqual({ name: 'Grace', lang: 'en' });
+    const removed = await sb.auth.updateUser({ data: { name: null } });
+    expect(removed.data.user?.user_metadata).toEqual({ lang: 'en' });
+    expect((await sb.auth.updateUser({ password: 'tiny' })).error).toMatchObject({ code: 'weak_password' });
+    expect((await sb.auth.updateUser({ password: 'difference engine' })).error).toBeNull();
+    expect((await authClient().auth.signInWithPassword({ email, password })).error).toMatchObject({ code: 'invalid_credentials' });
+    expect((await authClient().auth.signInWithPassword({ email, password: 'difference engine' })).error).toBeNull();
+    const anon = await client(app.id, app.publishableKey).auth.getUser('not.a.jwt');
+    expect(anon.error).toMatchObject({ status: 403, code: 'bad_jwt' });
+  });
+
+  it('refreshes the session; the used refresh token is refresh_token_not_found', async () => {
+    const sb = authClient();
+    const signedIn = await sb.auth.signInWithPassword({ email, password: 'difference engine' });
+    const first = signedIn.data.session!;
+    const refreshed = await sb.auth.refreshSession();
+    expect(refreshed.error).toBeNull();
+    expect(refreshed.data.session!.refresh_token).not.toBe(first.refresh_token);
+    expect(claimsOf(refreshed.data.session!.access_token).session_id).toBe(claimsOf(first.access_token).session_id);
+    const replayed = await authClient().auth.refreshSession({ refresh_token: first.refresh_token });
+    expect(replayed.error).toMatchObject({ status: 400, code: 'refresh_token_not_found' });
+  });
+
+  it('signs out by scope: local ends its own session, global every one', async () => {
+    const one = authClient();
+    const two = authClient();
+    await one.auth.signInWithPassword({ email, password: 'difference engine' });
+    await two.auth.signInWithPassword({ email, password: 'difference engine' });
+    const twoRefresh = (await two.auth.getSession()).data.session!.refresh_token;
+    expect((await one.auth.signOut({ scope: 'local' })).error).toBeNull();
+    const stillTwo = await authClient().auth.refreshSession({ refresh_token: twoRefresh });
+    expect(stillTwo.error).toBeNull();
+    const three = authClient();
+    await three.auth.signInWithPassword({ email, password: 'difference engine' });
+    const threeRefresh = (await three.auth.getSession()).data.session!.refresh_token;
+    expect((await three.auth.signOut()).error).toBeNull();
+    expect((await authClient().auth.refreshSession({ refresh_token: stillTwo.data.session!.refresh_token })).error).toMatchObject({ code: 'refresh_token_not_found' });
+    expect((await authClient().auth.refreshSession({ refresh_token: threeRefresh })).error).toMatchObject({ code: 'refresh_token_not_found' });
+  });
+});

@@ -52,7 +52,7 @@ const JwkSchema = z.object({
 const ANYONE = ['none', 'service', 'platform', 'user'] as const;
 
 /** Counted before any password work: argon2 is the expensive part, so a flood never reaches it. */
-async function enforceLimit(ctx: Ctx<Uses>, route: RateLimitedRoute, appId: string): Promise<void> {
+export async function enforceLimit(ctx: Ctx<'config' | 'rateLimits'>, route: RateLimitedRoute, appId: string): Promise<void> {
   const { rateLimits, config } = ctx.services;
   await rateLimits.enforce(rateLimitBucket(route, appId, ctx.clientId), routeLimit(config, route));
 }
