@@ -40,6 +40,7 @@ import * as functionLogBytes from './0038_function_log_bytes.ts';
 import * as oauthAudience from './0039_oauth_audience.ts';
 import * as mcpSubscriptions from './0040_mcp_subscriptions.ts';
 import * as publishableKeys from './0041_publishable_keys.ts';
+import * as storageBuckets from './0042_storage_buckets.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -84,4 +85,5 @@ export const migrations: Record<string, Migration> = {
   '0039_oauth_audience': oauthAudience,
   '0040_mcp_subscriptions': mcpSubscriptions,
   '0041_publishable_keys': publishableKeys,
+  '0042_storage_buckets': storageBuckets,
 };

@@ -123,9 +123,10 @@ export interface HttpBinding<O> {
 
 /**
  * standard: the envelope; openai: OpenAI's body (AI gateway); people: the spec's flat `{ error: "<code>" }`; gotrue:
- * GoTrue's `{ code, error_code, msg, message }` (the auth routes supabase-js calls).
+ * GoTrue's `{ code, error_code, msg, message }` (the auth routes supabase-js calls); storage: Supabase Storage's
+ * `{ statusCode, code, error, message }` (the storage routes storage-js calls).
  */
-export type ErrorShape = 'standard' | 'openai' | 'people' | 'postgrest' | 'gotrue';
+export type ErrorShape = 'standard' | 'openai' | 'people' | 'postgrest' | 'gotrue' | 'storage';
 
 export interface WireResponse {
   status?: number;

@@ -147,8 +147,9 @@ export function errorWire(
   err: AppError,
   baseUrl: string,
   shape: ErrorShape = 'standard',
-): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody | PostgrestErrorBody | GotrueErrorBody } {
+): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody | PostgrestErrorBody | GotrueErrorBody | StorageErrorBody } {
   if (shape === 'people') return peopleError(err);
+  if (shape === 'storage') return storageError(err);
   if (shape === 'gotrue') return gotrueError(err);
   if (shape === 'postgrest') return postgrestError(err, baseUrl);
   return { status: err.status, body: shape === 'openai' ? openAiError(err) : envelope(err, baseUrl) };
@@ -183,4 +184,38 @@ function gotrueError(err: AppError): { status: number; body: GotrueErrorBody } {
   const body: GotrueErrorBody = { code, error_code: code, msg: err.message, message: err.message };
   if (err.gotrue?.weakPassword) body.weak_password = { reasons: err.gotrue.weakPassword };
   return { status, body };
+}
+
+/** Supabase Storage's error body as storage-js reads it: `statusCode` (the status as text), `code`, `error`, `message`. */
+export interface StorageErrorBody {
+  statusCode: string;
+  code: string;
+  error: string;
+  message: string;
+}
+
+/** Our codes as Supabase Storage names them, with its legacy `error` word and the status we answer with. */
+const STORAGE_CODES: Readonly<Record<string, { code: string; error: string; status?: number }>> = {
+  FILE_TOO_LARGE: { code: 'EntityTooLarge', error: 'Payload too large', status: 413 },
+  STORAGE_QUOTA_EXCEEDED: { code: 'EntityTooLarge', error: 'Payload too large', status: 413 },
+  UPLOAD_TOO_LARGE: { code: 'EntityTooLarge', error: 'Payload too large', status: 413 },
+  CONTENT_TYPE_NOT_ALLOWED: { code: 'InvalidMimeType', error: 'invalid_mime_type', status: 415 },
+  RESOURCE_NOT_FOUND: { code: 'NoSuchKey', error: 'not_found' },
+  AUTH_REQUIRED: { code: 'InvalidJWT', error: 'Unauthorized' },
+  AUTH_INVALID_TOKEN: { code: 'InvalidJWT', error: 'Unauthorized' },
+  FORBIDDEN: { code: 'AccessDenied', error: 'Unauthorized' },
+  CONFLICT: { code: 'Duplicate', error: 'Duplicate' },
+  VALIDATION_FAILED: { code: 'InvalidRequest', error: 'InvalidRequest' },
+  INVALID_JSON: { code: 'InvalidRequest', error: 'InvalidRequest' },
+  RANGE_NOT_SATISFIABLE: { code: 'InvalidRange', error: 'InvalidRange' },
+  STORAGE_PENDING_LIMIT_EXCEEDED: { code: 'SlowDown', error: 'SlowDown' },
+  RATE_LIMITED: { code: 'SlowDown', error: 'SlowDown' },
+};
+
+function storageError(err: AppError): { status: number; body: StorageErrorBody } {
+  const named = STORAGE_CODES[err.code];
+  const status = named?.status ?? err.status;
+  const code = err.storage?.code ?? named?.code ?? (status >= 500 ? 'InternalError' : err.code);
+  const error = err.storage?.error ?? named?.error ?? code;
+  return { status, body: { statusCode: String(status), code, error, message: err.message } };
 }

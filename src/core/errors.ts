@@ -13,6 +13,8 @@ export class AppError extends Error {
   postgrest?: { code: string; message?: string; details?: unknown; hint?: string | null };
   /** What GoTrue would send for this error (its error code, its status where it differs, a weak password's reasons). */
   gotrue?: { code: string; status?: number; weakPassword?: string[] };
+  /** What Supabase Storage would send for this error: its code (NoSuchKey, Duplicate, ...) and legacy `error` word. */
+  storage?: { code: string; error?: string };
   /**
    * The area (toolset) whose section of the guide documents this error: invoke() names the area of the tool whose
    * call failed, a raw route its own. Unnamed: the error is not one area's (an unknown route, a body that is not

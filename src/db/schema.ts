@@ -645,6 +645,16 @@ export interface SignupRequests {
   token_hash: string | null;
 }
 
+export interface StorageBuckets {
+  access: ColumnType<'owner' | 'authenticated' | 'public', 'owner' | 'authenticated' | 'public' | undefined, 'owner' | 'authenticated' | 'public'>;
+  allowed_mime_types: string[] | null;
+  app_id: string;
+  created_at: Generated<Timestamp>;
+  file_size_limit: Int8 | null;
+  id: string;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface StorageLimits {
   allowed_content_types: string[] | null;
   app_id: string;
@@ -655,11 +665,14 @@ export interface StorageLimits {
 
 export interface StorageObjects {
   app_id: string;
+  bucket_id: Generated<string>;
+  cache_control: string | null;
   content_type: string;
   created_at: Generated<Timestamp>;
   expires_at: Timestamp | null;
   filename: string;
   id: string;
+  name: string;
   object_key: string;
   size_bytes: Int8;
   status: ColumnType<'pending' | 'ready', 'pending' | 'ready' | undefined, 'pending' | 'ready'>;
@@ -1029,6 +1042,7 @@ export interface DB {
   service_keys: ServiceKeys;
   sessions: Sessions;
   signup_requests: SignupRequests;
+  storage_buckets: StorageBuckets;
   storage_limits: StorageLimits;
   storage_objects: StorageObjects;
   substrate_actions: SubstrateActions;

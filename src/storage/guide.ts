@@ -42,5 +42,26 @@ same limits and errors, and nothing is stored or reserved on a refusal.
   (a pending upload is released ${UPLOAD_URL_TTL_SECONDS} seconds plus 2 minutes after it was reserved). Keys have no such cap.
 - storage_limits_get shows the limits in force and the usage; storage_limits_set may only tighten them for one app.
 - Lists return at most ${LIST_MAX} files per call (page with limit and offset); REST returns a bare JSON array.
+
+## Buckets and storage-js (Supabase Storage's API)
+
+supabase-js's \`storage\` works unchanged against \`{base}/v1/{app_id}/storage/v1/\` (or \`/storage/v1/\` on the app's
+host), with the app's publishable key and an end user's session, or the service key. Every file lives in a bucket at a
+path; the tools above use the bucket \`files\`, which every app has and which cannot be deleted.
+
+- Buckets: listBuckets and getBucket for any caller of the app; createBucket, updateBucket, emptyBucket and
+  deleteBucket (409 when not empty) with the service key or a platform key (403 otherwise). \`public: true\` makes a
+  bucket public; our \`access\` field is \`owner\` (end users see their own files), \`authenticated\` (every end user
+  reads) or \`public\` (anyone reads, \`/object/public/{bucket}/{path}\` with no credential; other buckets answer 404
+  there). \`file_size_limit\` ("1MB" or bytes) and \`allowed_mime_types\` may only tighten the app's limits.
+- Files: upload (POST, \`x-upsert: true\` to replace; 409 Duplicate otherwise), update (PUT; 404 when missing), download,
+  list (files and folder entries of one prefix; search, limit, offset, sortBy), remove (only what the caller owns;
+  other paths are skipped). End users own what they upload and may replace or remove only that; anonymous callers
+  read public buckets only and write nothing (403 "new row violates row-level security policy"). Raw bodies with a
+  Content-Length only (multipart and streams: not yet); the bucket's limits (413 EntityTooLarge, 415 InvalidMimeType)
+  and the app's (size, type, quota) apply before any byte is read.
+- Errors come as \`{ statusCode: "<status>", code, error, message }\` with the true HTTP status.
+- Not yet: signed URLs, signed upload URLs, move, copy, info and multipart uploads; uploads through /storage/v1 need
+  the local backend (with S3, use storage_upload).
 `,
 };

@@ -97,6 +97,11 @@ export class Limits {
     return this.limits(appId);
   }
 
+  /** The limits in force for one app (a bucket's own limits may only tighten them). */
+  effective(appId: string): Promise<EffectiveLimits> {
+    return this.#effective(appId);
+  }
+
   /** The per-file checks of an upload (size, content type), before anything is reserved; returns the limits in force. */
   async admitFile(appId: string, owner: Owner, sizeBytes: number, contentType: string): Promise<EffectiveLimits> {
     const limits = await this.#effective(appId);

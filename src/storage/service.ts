@@ -12,6 +12,8 @@ import { Limits, type LimitsPatch, type StorageLimits } from './limits.ts';
 import { LocalBackend } from './local.ts';
 import { ObjectRows, type ListedObject, type Owner, type Page } from './objects.ts';
 import { Purge } from './purge.ts';
+import { BucketStore } from './buckets.ts';
+import { PathObjects } from './paths.ts';
 import { Settlement } from './settlement.ts';
 import { UrlSigner } from './signing.ts';
 import { Tickets, type DownloadTicket, type UploadRequest, type UploadTicket } from './tickets.ts';
@@ -51,6 +53,9 @@ export class StorageService implements AppPurger {
   readonly #blobs: LocalBlobs;
   readonly #inline: InlineTransfers;
   readonly #purge: Purge;
+  /** storage-js's face: buckets, and objects by bucket and path (src/transports/raw/storage-v1.ts). */
+  readonly buckets: BucketStore;
+  readonly paths: PathObjects;
 
   constructor(deps: StorageServiceDeps) {
     const signer = new UrlSigner(deps.masterKey);
@@ -64,6 +69,8 @@ export class StorageService implements AppPurger {
     this.#blobs = new LocalBlobs({ ...ctx, rows });
     this.#inline = new InlineTransfers({ ...ctx, rows, tickets: this.#tickets, blobs: this.#blobs, settlement: this.#settlement });
     this.#purge = new Purge(ctx);
+    this.buckets = new BucketStore({ db: ctx.db, limits: this.#limits });
+    this.paths = new PathObjects({ ...ctx, limits: this.#limits, buckets: this.buckets });
   }
 
   /** The local backend when it is the configured one (its blob routes exist only then). */

@@ -223,3 +223,162 @@ describe('auth: auth-js against /auth/v1', () => {
     expect((await authClient().auth.refreshSession({ refresh_token: threeRefresh })).error).toMatchObject({ code: 'refresh_token_not_found' });
   });
 });
+
+describe('storage: storage-js', () => {
+  const users = { sam: '', bo: '' };
+  const service = () => client(app.id, app.serviceKey);
+  const anon = () => client(app.id, app.publishableKey);
+  const as = (who: keyof typeof users) => client(app.id, app.publishableKey, users[who]);
+  const text = (s: string) => Buffer.from(s);
+
+  beforeAll(async () => {
+    for (const who of ['sam', 'bo'] as const) {
+      const signup = await request(server.url, `/v1/${app.id}/auth/signup`, { method: 'POST', body: { email: `${who}@example.com`, password: 'correct horse battery' } });
+      expect(signup.status).toBe(201);
+      users[who] = signup.json.access_token;
+    }
+  });
+
+  it('manages buckets with the service key: create, get, list, update; others are refused', async () => {
+    const listed = await service().storage.listBuckets();
+    expect(listed.error).toBeNull();
+    expect(listed.data).toEqual([
+      { id: 'files', name: 'files', owner: '', public: false, access: 'owner', type: 'STANDARD', file_size_limit: null, allowed_mime_types: null, created_at: expect.any(String), updated_at: expect.any(String) },
+    ]);
+    expect(await service().storage.createBucket('avatars', { public: true })).toEqual({ data: { name: 'avatars' }, error: null });
+    expect(await service().storage.createBucket('docs', { public: false, fileSizeLimit: '1KB', allowedMimeTypes: ['text/plain', 'image/png'] })).toEqual({ data: { name: 'docs' }, error: null });
+    const again = await service().storage.createBucket('docs');
+    expect(again.error).toMatchObject({ name: 'StorageApiError', status: 409, statusCode: '409', message: 'The resource already exists' });
+
+    const docs = await anon().storage.getBucket('docs');
+    expect(docs).toEqual({
+      data: { id: 'docs', name: 'docs', owner: '', public: false, access: 'owner', type: 'STANDARD', file_size_limit: 1024, allowed_mime_types: ['text/plain', 'image/png'], created_at: expect.any(String), updated_at: expect.any(String) },
+      error: null,
+    });
+    expect((await as('sam').storage.listBuckets()).data?.map((b) => [b.id, b.public])).toEqual([['avatars', true], ['docs', false], ['files', false]]);
+    expect(await service().storage.updateBucket('avatars', { public: true, fileSizeLimit: 2048 })).toEqual({ data: { message: 'Successfully updated' }, error: null });
+    expect((await service().storage.getBucket('avatars')).data).toMatchObject({ public: true, access: 'public', file_size_limit: 2048 });
+
+    const missing = await service().storage.getBucket('nope');
+    expect(missing.error).toMatchObject({ status: 404, statusCode: '404', message: 'Bucket not found' });
+    for (const sb of [as('sam'), anon()]) {
+      const refused = await sb.storage.createBucket('mine');
+      expect(refused.error).toMatchObject({ status: 403, statusCode: '403' });
+      expect((await sb.storage.deleteBucket('docs')).error).toMatchObject({ status: 403 });
+    }
+    const files = await service().storage.deleteBucket('files');
+    expect(files.error).toMatchObject({ status: 400, statusCode: '400' });
+    const tooBig = await service().storage.createBucket('huge', { public: false, fileSizeLimit: '1TB' });
+    expect(tooBig.error).toMatchObject({ status: 400 });
+
+    // The error body exactly as Supabase Storage sends it.
+    const raw = await request(server.url, `/v1/${app.id}/storage/v1/bucket/nope`, { key: app.serviceKey });
+    expect(raw.status).toBe(404);
+    expect(raw.json).toEqual({ statusCode: '404', code: 'NoSuchBucket', error: 'Bucket not found', message: 'Bucket not found' });
+  });
+
+  it("uploads an end user's files: duplicate 409, upsert and update replace, the bucket's size and type limits, anonymous writes refused", async () => {
+    const sam = as('sam').storage.from('docs');
+    const first = await sam.upload('sam/a.txt', text('first'), { contentType: 'text/plain' });
+    expect(first).toEqual({ data: { path: 'sam/a.txt', id: expect.any(String), fullPath: 'docs/sam/a.txt' }, error: null });
+    const dup = await sam.upload('sam/a.txt', text('again'), { contentType: 'text/plain' });
+    expect(dup.error).toMatchObject({ status: 409, statusCode: '409', message: 'The resource already exists' });
+    const upserted = await sam.upload('sam/a.txt', text('second'), { contentType: 'text/plain', upsert: true });
+    expect(upserted.error).toBeNull();
+    expect(upserted.data!.id).not.toBe(first.data!.id);
+    expect((await sam.update('sam/a.txt', text('third!'), { contentType: 'text/plain' })).error).toBeNull();
+    expect((await sam.upload('sam/sub/b.txt', text('deeper'), { contentType: 'text/plain' })).error).toBeNull();
+    expect((await sam.update('sam/none.txt', text('x'), { contentType: 'text/plain' })).error).toMatchObject({ status: 404, statusCode: '404' });
+
+    const large = await sam.upload('sam/large.txt', Buffer.alloc(1025, 97), { contentType: 'text/plain' });
+    expect(large.error).toMatchObject({ status: 413, statusCode: '413', message: 'The object exceeded the maximum allowed size' });
+    const gif = await sam.upload('sam/x.gif', text('GIF89a'), { contentType: 'image/gif' });
+    expect(gif.error).toMatchObject({ status: 415, statusCode: '415', message: 'mime type image/gif is not supported' });
+    const bad = await sam.upload('sam/bad{name}.txt', text('x'), { contentType: 'text/plain' });
+    expect(bad.error).toMatchObject({ status: 400, statusCode: '400', message: 'Invalid key: sam/bad{name}.txt' });
+
+    const anonymous = await anon().storage.from('docs').upload('anon.txt', text('x'), { contentType: 'text/plain' });
+    expect(anonymous.error).toMatchObject({ status: 403, statusCode: '403', message: 'new row violates row-level security policy' });
+    const stranger = await as('bo').storage.from('docs').upload('sam/a.txt', text('mine now'), { contentType: 'text/plain', upsert: true });
+    expect(stranger.error).toMatchObject({ status: 403, statusCode: '403' });
+    expect((await as('bo').storage.from('docs').update('sam/a.txt', text('x'), { contentType: 'text/plain' })).error).toMatchObject({ status: 404 });
+
+    const raw = await request(server.url, `/v1/${app.id}/storage/v1/object/docs/sam/a.txt`, { method: 'POST', key: users.sam, headers: { 'content-type': 'text/plain' }, body: 'x' });
+    expect(raw.status).toBe(409);
+    expect(raw.json).toEqual({ statusCode: '409', code: 'Duplicate', error: 'Duplicate', message: 'The resource already exists' });
+  });
+
+  it("downloads and lists what the caller may see: the owner's files, nothing of them for another user or anonymously", async () => {
+    const got = await as('sam').storage.from('docs').download('sam/a.txt');
+    expect(got.error).toBeNull();
+    expect(await got.data!.text()).toBe('third!');
+    expect(got.data!.type).toBe('text/plain');
+    for (const sb of [as('bo'), anon()]) {
+      const hidden = await sb.storage.from('docs').download('sam/a.txt');
+      expect(hidden.error).toMatchObject({ status: 404, statusCode: '404' });
+    }
+
+    const listed = await as('sam').storage.from('docs').list('sam');
+    expect(listed.error).toBeNull();
+    expect(listed.data).toEqual([
+      {
+        name: 'a.txt',
+        id: expect.any(String),
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+        last_accessed_at: expect.any(String),
+        metadata: { eTag: expect.stringMatching(/^"/), size: 6, mimetype: 'text/plain', cacheControl: 'max-age=3600', lastModified: expect.any(String), contentLength: 6, httpStatusCode: 200 },
+      },
+      { name: 'sub', id: null, created_at: null, updated_at: null, last_accessed_at: null, metadata: null },
+    ]);
+    expect((await as('sam').storage.from('docs').list('sam', { search: 'su' })).data?.map((e) => e.name)).toEqual(['sub']);
+    expect((await as('sam').storage.from('docs').list('sam', { limit: 1, offset: 1 })).data?.map((e) => e.name)).toEqual(['sub']);
+    expect((await as('sam').storage.from('docs').list('sam', { sortBy: { column: 'name', order: 'desc' } })).data?.map((e) => e.name)).toEqual(['sub', 'a.txt']);
+    expect((await service().storage.from('docs').list()).data?.map((e) => [e.name, e.id])).toEqual([['sam', null]]);
+    expect((await as('bo').storage.from('docs').list('sam')).data).toEqual([]);
+    expect((await anon().storage.from('docs').list('sam')).data).toEqual([]);
+  });
+
+  it('serves a public bucket to anyone (its public URL needs no credential) and a private one to no one anonymous', async () => {
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    const put = await as('sam').storage.from('avatars').upload('sam/me.png', png, { contentType: 'image/png' });
+    expect(put.error).toBeNull();
+    const { publicUrl } = anon().storage.from('avatars').getPublicUrl('sam/me.png').data;
+    expect(publicUrl).toBe(`${server.url}/v1/${app.id}/storage/v1/object/public/avatars/sam/me.png`);
+    const fetched = await fetch(publicUrl);
+    expect(fetched.status).toBe(200);
+    expect(fetched.headers.get('content-type')).toBe('image/png');
+    expect(fetched.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(Buffer.from(await fetched.arrayBuffer())).toEqual(png);
+
+    const privateUrl = anon().storage.from('docs').getPublicUrl('sam/a.txt').data.publicUrl;
+    const refused = await fetch(privateUrl);
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toEqual({ statusCode: '404', code: 'NoSuchKey', error: 'not_found', message: 'Object not found' });
+
+    expect(await (await anon().storage.from('avatars').download('sam/me.png')).data!.arrayBuffer()).toEqual(png.buffer.slice(png.byteOffset, png.byteOffset + png.length));
+    expect((await as('bo').storage.from('avatars').list('sam')).data?.map((e) => e.name)).toEqual(['me.png']);
+    expect((await anon().storage.from('avatars').upload('anon.png', png, { contentType: 'image/png' })).error).toMatchObject({ status: 403 });
+    expect((await as('bo').storage.from('avatars').remove(['sam/me.png'])).data).toEqual([]);
+    expect((await anon().storage.from('avatars').remove(['sam/me.png'])).data).toEqual([]);
+  });
+
+  it('removes what the caller owns (unknown paths skipped), and a bucket once empty', async () => {
+    const removed = await as('sam').storage.from('docs').remove(['sam/a.txt', 'missing.txt']);
+    expect(removed.error).toBeNull();
+    expect(removed.data).toEqual([expect.objectContaining({ name: 'sam/a.txt', bucket_id: 'docs', id: expect.any(String), metadata: expect.objectContaining({ size: 6 }) })]);
+    expect((await as('sam').storage.from('docs').download('sam/a.txt')).error).toMatchObject({ status: 404 });
+
+    const notEmpty = await service().storage.deleteBucket('docs');
+    expect(notEmpty.error).toMatchObject({ status: 409, statusCode: '409', message: 'The bucket you tried to delete is not empty' });
+    expect(await service().storage.emptyBucket('docs')).toEqual({ data: { message: 'Successfully emptied' }, error: null });
+    expect((await service().storage.from('docs').list()).data).toEqual([]);
+    expect(await service().storage.deleteBucket('docs')).toEqual({ data: { message: 'Successfully deleted' }, error: null });
+    expect((await service().storage.getBucket('docs')).error).toMatchObject({ status: 404 });
+
+    // The app's usage counts what the buckets hold (the avatar's 8 bytes and nothing of the removed files).
+    const limits = await request(server.url, `/storage/${app.id}/limits`, { key: server.platformKey });
+    expect(limits.status).toBe(200);
+    expect(limits.json.usage).toEqual({ used_bytes: 8, pending_bytes: 0 });
+  });
+});

@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Services } from '../../services.ts';
 import { storageRawRoutes } from './storage.ts';
+import { storageV1Routes } from './storage-v1.ts';
 import { siteRoutes } from './sites.ts';
 import { functionRoutes } from './functions.ts';
 import { webhookRoutes } from './webhooks.ts';
@@ -23,4 +24,4 @@ export interface RawRoutes {
   platformHostOnly?: true;
 }
 
-export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes, oauthRoutes, consoleRoutes];
+export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, storageV1Routes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes, oauthRoutes, consoleRoutes];
