@@ -9,9 +9,10 @@ import { ENV_RESERVED_PREFIX, type PlatformEnv } from './types.ts';
 /**
  * The app's API as a browser client needs it: the same SVC_API_URL functions get, the data API (postgrest-js and
  * supabase-js take the app's base, and supabase-js's /rest/v1/{table} is served there too) and the end-user auth
- * routes of tools/auth/auth.ts, so that a page reads them instead of composing paths from the guide.
+ * routes of tools/auth/auth.ts, so that a page reads them instead of composing paths from the guide; and the app's
+ * publishable key, which supabase-js is made with (none when every one was revoked).
  */
-export function platformEnv(baseUrl: string, appId: string): PlatformEnv {
+export function platformEnv(baseUrl: string, appId: string, publishableKey: string | undefined): PlatformEnv {
   const api = `${baseUrl}/v1/${appId}`;
   return {
     SVC_APP_ID: appId,
@@ -20,6 +21,7 @@ export function platformEnv(baseUrl: string, appId: string): PlatformEnv {
     SVC_AUTH_SIGNUP_URL: `${api}/auth/signup`,
     SVC_AUTH_LOGIN_URL: `${api}/auth/login`,
     SVC_AUTH_REFRESH_URL: `${api}/auth/refresh`,
+    ...(publishableKey ? { SVC_PUBLISHABLE_KEY: publishableKey } : {}),
   };
 }
 
@@ -61,10 +63,17 @@ export class FrontendEnv {
 
   /** The decrypted environment plus platformEnv: what /__env.js ships to browsers. */
   async public(appId: string): Promise<Record<string, string>> {
-    const { db, box, config } = this.#deps;
+    const { db, box } = this.#deps;
     const rows = await db.selectFrom('frontend_env').select(['name', 'value_sealed']).where('app_id', '=', appId).orderBy('name').execute();
     const env: Record<string, string> = {};
     for (const r of rows) env[r.name] = box.open(r.value_sealed);
-    return { ...env, ...platformEnv(config.baseUrl, appId) };
+    return { ...env, ...(await this.platform(appId)) };
+  }
+
+  /** The SVC_ values of the app's pages: where its API is, and its first publishable key. */
+  async platform(appId: string): Promise<PlatformEnv> {
+    const { db, config } = this.#deps;
+    const key = await db.selectFrom('publishable_keys').select('key').where('app_id', '=', appId).orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
+    return platformEnv(config.baseUrl, appId, key?.key);
   }
 }

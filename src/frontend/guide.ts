@@ -47,6 +47,8 @@ offline. Plan \`pro\` keeps every READY deployment reachable at \`/sites/{app_id
   \`createClient(SVC_DATA_URL, access_token)\`.
 - SVC_AUTH_SIGNUP_URL and SVC_AUTH_LOGIN_URL (POST JSON \`{ email, password }\`), SVC_AUTH_REFRESH_URL (POST
   \`{ refresh_token }\`, single-use): each answers \`{ access_token, expires_in, refresh_token, user }\`.
+- SVC_PUBLISHABLE_KEY, the app's publishable key (not a secret): supabase-js whole, auth included,
+  \`createClient(SVC_API_URL, SVC_PUBLISHABLE_KEY)\` (see the keys and auth sections).
 
 The values are PUBLIC (every visitor gets them): never put secrets there. Names match \`^[A-Z_][A-Z0-9_]{0,63}$\`,
 not starting with ${ENV_RESERVED_PREFIX}; at most ${ENV_MAX_VARS} variables of at most ${ENV_MAX_VALUE_LENGTH} characters.

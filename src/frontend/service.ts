@@ -10,7 +10,7 @@ import type { ControlDatabase } from '../db/types.ts';
 import type { AppPurger } from '../apps/types.ts';
 import { Builder } from './build.ts';
 import { Deployments, type CreatedDeployment, type SyncAction } from './deployments.ts';
-import { FrontendEnv, platformEnv } from './env.ts';
+import { FrontendEnv } from './env.ts';
 import { FrontendFiles } from './files.ts';
 import { DeploymentRecords } from './records.ts';
 import { SiteCache, Sites, siteUrl, type Site } from './sites.ts';
@@ -143,7 +143,7 @@ export class FrontendService implements AppPurger {
   }
 
   /** The SVC_ values every site of the app gets in window.__ENV__, for deploy results to name. */
-  platformEnv(appId: string): PlatformEnv {
-    return platformEnv(this.#config.baseUrl, appId);
+  platformEnv(appId: string): Promise<PlatformEnv> {
+    return this.#env.platform(appId);
   }
 }

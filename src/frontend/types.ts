@@ -27,6 +27,7 @@ export const PlatformEnvSchema = z
     SVC_AUTH_SIGNUP_URL: z.string().describe('POST { email, password }: a new end user and their session'),
     SVC_AUTH_LOGIN_URL: z.string().describe('POST { email, password }: a session'),
     SVC_AUTH_REFRESH_URL: z.string().describe('POST { refresh_token }: a new session'),
+    SVC_PUBLISHABLE_KEY: z.string().optional().describe("The app's publishable key (its first): supabase-js's createClient(SVC_API_URL, SVC_PUBLISHABLE_KEY)"),
   })
   .describe('What the platform adds to the site\'s window.__ENV__ (<script src="__env.js">) beside frontend_env_set\'s variables');
 export type PlatformEnv = z.infer<typeof PlatformEnvSchema>;

@@ -19,6 +19,7 @@ let server: SpawnedServer;
 let browser: Browser;
 let appId: string;
 let serviceKey: string;
+let publishableKey: string;
 let deploymentId: string;
 /** base_url's origin (http://localhost:<port>): the API the pages call, from their own origin. */
 let origin: string;
@@ -68,6 +69,7 @@ beforeAll(async () => {
   expect(init.status).toBe(201);
   appId = init.json.app_id;
   serviceKey = init.json.service_key.key;
+  publishableKey = init.json.publishable_key;
   site = `http://${init.json.subdomain}.localhost:${server.port}/`;
   browser = await launchChromium();
 }, 90_000);
@@ -216,6 +218,7 @@ function expectedPlatformEnv(): Record<string, string> {
     SVC_AUTH_SIGNUP_URL: route(authSignup),
     SVC_AUTH_LOGIN_URL: route(authLogin),
     SVC_AUTH_REFRESH_URL: route(authRefresh),
+    SVC_PUBLISHABLE_KEY: publishableKey,
   };
 }
 

@@ -70,11 +70,20 @@ async function deploy(zip: Buffer, framework = 'static', app = appId) {
   return settled(created.id, app);
 }
 
-/** The SVC_ values every site of an app gets in window.__ENV__: its API and the end-user auth routes. */
-function platformEnv(app: string): Record<string, string> {
+/** The SVC_ values every site of an app gets in window.__ENV__: its API, the end-user auth routes, its publishable key. */
+async function platformEnv(app: string): Promise<Record<string, string>> {
   const api = `${p.services.config.baseUrl}/v1/${app}`;
   const auth = (route: string) => `${api}/auth/${route}`;
-  return { SVC_APP_ID: app, SVC_API_URL: api, SVC_DATA_URL: api, SVC_AUTH_SIGNUP_URL: auth('signup'), SVC_AUTH_LOGIN_URL: auth('login'), SVC_AUTH_REFRESH_URL: auth('refresh') };
+  const [publishable] = await p.services.keys.listPublishable(app);
+  return {
+    SVC_APP_ID: app,
+    SVC_API_URL: api,
+    SVC_DATA_URL: api,
+    SVC_AUTH_SIGNUP_URL: auth('signup'),
+    SVC_AUTH_LOGIN_URL: auth('login'),
+    SVC_AUTH_REFRESH_URL: auth('refresh'),
+    SVC_PUBLISHABLE_KEY: publishable!.key,
+  };
 }
 
 function deploymentDir(id: string, app = appId) {
@@ -530,7 +539,7 @@ describe('frontend environment', () => {
         API_BASE: 'https://api.example.com',
         GREETING: 'Hello <script>',
         _X1: '',
-        ...platformEnv(appId),
+        ...(await platformEnv(appId)),
       });
     }
 
@@ -641,7 +650,7 @@ describe('deploying from a map of files (MCP-only clients)', () => {
       expect(r.isError).toBeFalsy();
       const d = resultJson(r) as { id: string; status: string; framework: string; platform_env: unknown };
       expect(d).toMatchObject({ status: 'BUILDING', framework: 'react-vite' });
-      expect(d.platform_env).toEqual(platformEnv(filesApp));
+      expect(d.platform_env).toEqual(await platformEnv(filesApp));
       const done = await built(d.id);
       expect(done).toMatchObject({ status: 'READY', live: true, file_count: 2 });
       // react-vite: an unknown route gets index.html.

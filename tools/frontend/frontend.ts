@@ -26,8 +26,8 @@ const GUIDE = guideRef('frontend');
 const STATES = 'Status: WAITING (no zip yet) -> UPLOADING (zip received) -> BUILDING -> READY (served), or ERROR (error says why) or CANCELED.';
 /** A deploy's result: the deployment, and what its pages get from the platform so they need not ask the guide. */
 const DeployResultSchema = DeploymentSchema.extend({ platform_env: PlatformEnvSchema });
-function deployResult(deployment: DeploymentView, ctx: Ctx<Uses>): z.infer<typeof DeployResultSchema> {
-  return { ...deployment, platform_env: ctx.services.frontend.platformEnv(ctx.app!.id) };
+async function deployResult(deployment: DeploymentView, ctx: Ctx<Uses>): Promise<z.infer<typeof DeployResultSchema>> {
+  return { ...deployment, platform_env: await ctx.services.frontend.platformEnv(ctx.app!.id) };
 }
 const PLATFORM_ENV_NOTE =
   'Pages get window.__ENV__ from <script src="__env.js">: SVC_APP_ID, SVC_API_URL, SVC_DATA_URL (PostgREST: fetch SVC_DATA_URL+"/table?select=*" ' +
