@@ -381,4 +381,51 @@ describe('storage: storage-js', () => {
     expect(limits.status).toBe(200);
     expect(limits.json.usage).toEqual({ used_bytes: 8, pending_bytes: 0 });
   });
+
+  it("keeps the storage routes' files in the bucket 'files', shares an 'authenticated' bucket among signed-in users, answers on the app's host, refuses another app's key", async () => {
+    const inline = await request(server.url, `/storage/${app.id}/upload/inline`, { method: 'POST', key: app.serviceKey, body: { filename: 'legacy.txt', contentType: 'text/plain', content: 'old', encoding: 'utf8' } });
+    expect(inline.status).toBe(201);
+    const legacyName = `${inline.json.objectId}_legacy.txt`;
+    expect((await service().storage.from('files').list('service')).data?.map((e) => e.name)).toEqual([legacyName]);
+    expect(await (await service().storage.from('files').download(`service/${legacyName}`)).data!.text()).toBe('old');
+
+    // `access` is our field beside storage-js's `public`: every signed-in user reads, each changes only their own.
+    const team = await request(server.url, `/v1/${app.id}/storage/v1/bucket`, { method: 'POST', key: app.serviceKey, body: { id: 'team', access: 'authenticated' } });
+    expect(team).toMatchObject({ status: 200, json: { name: 'team' } });
+    expect((await as('sam').storage.from('team').upload('plan.txt', text('plan'), { contentType: 'text/plain' })).error).toBeNull();
+    expect(await (await as('bo').storage.from('team').download('plan.txt')).data!.text()).toBe('plan');
+    expect((await as('bo').storage.from('team').update('plan.txt', text('mine'), { contentType: 'text/plain' })).error).toMatchObject({ status: 403 });
+    expect((await anon().storage.from('team').download('plan.txt')).error).toMatchObject({ status: 404 });
+    expect(await service().storage.updateBucket('team', { public: false })).toEqual({ data: { message: 'Successfully updated' }, error: null });
+    expect((await service().storage.getBucket('team')).data).toMatchObject({ public: false, access: 'authenticated' });
+
+    const apps = await request(server.url, `/apps/${app.id}`, { key: server.platformKey });
+    const onHost = await request(`http://${apps.json.subdomain}.localhost:${server.port}`, '/storage/v1/object/public/avatars/sam/me.png');
+    expect(onHost.status).toBe(200);
+    expect(onHost.headers['content-type']).toBe('image/png');
+
+    const crossed = await client(app.id, other.publishableKey).storage.listBuckets();
+    expect(crossed.error).toMatchObject({ status: 403, statusCode: '403' });
+  });
+
+  it('refuses malformed requests with 4xx in the storage shape', async () => {
+    const base = `/v1/${app.id}/storage/v1`;
+    const cases: Array<[string, Parameters<typeof request>[2], number, string]> = [
+      [`${base}/bucket?search=%00`, { key: app.serviceKey }, 400, 'InvalidRequest'],
+      [`${base}/bucket`, { method: 'POST', key: app.serviceKey, body: '{"id":' }, 400, 'InvalidRequest'],
+      [`${base}/bucket`, { method: 'POST', key: app.serviceKey, body: { id: 'list' } }, 400, 'InvalidBucketName'],
+      [`${base}/bucket`, { method: 'POST', key: app.serviceKey, body: { id: 'x', extra: 1 } }, 400, 'InvalidRequest'],
+      [`${base}/object/list/avatars`, { method: 'POST', key: app.serviceKey, body: { prefix: 'a\u0000' } }, 400, 'InvalidRequest'],
+      [`${base}/object/list/avatars`, { method: 'POST', key: app.serviceKey, body: { sortBy: { column: 'size' } } }, 400, 'InvalidRequest'],
+      [`${base}/object/avatars`, { method: 'DELETE', key: app.serviceKey, body: { prefixes: 'sam/me.png' } }, 400, 'InvalidRequest'],
+      [`${base}/object/avatars/%E0%A4%A`, { key: app.serviceKey }, 400, 'InvalidRequest'],
+      [`${base}/object/avatars/a.txt`, { method: 'POST', key: app.serviceKey, headers: { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' } }, 411, 'MissingContentLength'],
+      [`${base}/nothing/here`, { key: app.serviceKey }, 404, 'NotFound'],
+      [`${base}/bucket`, { key: 'svc_pub_not_a_key' }, 401, 'InvalidJWT'],
+    ];
+    for (const [path, opts, status, code] of cases) {
+      const res = await request(server.url, path, opts);
+      expect([path, res.status, res.json?.code, res.json?.statusCode], JSON.stringify(res.json)).toEqual([path, status, code, String(status)]);
+    }
+  });
 });

@@ -5,7 +5,7 @@ import { AppError } from '../../core/errors.ts';
 import { screenInput, toAppError } from '../../core/invoke.ts';
 import type { Services } from '../../services.ts';
 import { rawPath } from '../../frontend/serve.ts';
-import { bucketErrors, bucketView, type BucketInput } from '../../storage/buckets.ts';
+import { BUCKET_ID_RE, bucketErrors, bucketView, type BucketInput } from '../../storage/buckets.ts';
 import { pathErrors, type Accessor, type ListOptions } from '../../storage/paths.ts';
 import { LIST_MAX } from '../../storage/objects.ts';
 import { appIdFromHost } from '../app-host.ts';
@@ -75,7 +75,8 @@ async function serve(req: Request, res: Response, services: Services, appId: str
     if (head === 'bucket') {
       if (tail.length === 0 && method === 'GET') {
         await admit(services, app, req, res, 'read');
-        const search = typeof q.search === 'string' ? q.search : undefined;
+        const search = typeof q.search === 'string' && q.search !== '' ? q.search : undefined;
+        if (search !== undefined && (search.length > 100 || !BUCKET_ID_RE.test(search))) throw bucketErrors.invalid('search must be part of a bucket id.');
         return void res.json(await storage.buckets.list(appId, { limit: intParam(q.limit, 'limit', 1000), offset: intParam(q.offset, 'offset'), ...(search ? { search } : {}) }));
       }
       if (tail.length === 1 && method === 'GET') {
