@@ -261,6 +261,29 @@ export class PathObjects {
     return { appId, status: 200, headers, body: opts.head ? undefined : local.read(appId, row.id) };
   }
 
+  /** An object's details (storage-js's info and exists); a missing or invisible one is 404 NoSuchKey. */
+  async info(appId: string, who: Accessor, bucketId: string, name: string): Promise<Record<string, unknown>> {
+    const bucket = await this.#deps.buckets.get(appId, bucketId);
+    checkName(name);
+    const row = await this.#ready(appId, bucketId, name);
+    if (!row || !canRead(bucket, who, row)) throw pathErrors.noSuchKey();
+    const at = row.created_at.toISOString();
+    return {
+      id: row.id,
+      name: row.name,
+      version: null,
+      bucket_id: bucketId,
+      size: Number(row.size_bytes),
+      content_type: row.content_type,
+      cache_control: row.cache_control ?? DEFAULT_CACHE_CONTROL,
+      etag: `"${row.id}"`,
+      metadata: {},
+      last_modified: at,
+      created_at: at,
+      updated_at: at,
+    };
+  }
+
   /**
    * The immediate children of `prefix` the caller may see: files (with their metadata) and folders (the next path
    * segment of deeper objects, all fields null), filtered by `search` (a start of the child's name), sorted, paged.

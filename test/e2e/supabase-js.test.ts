@@ -316,7 +316,28 @@ describe('storage: storage-js', () => {
     for (const sb of [as('bo'), anon()]) {
       const hidden = await sb.storage.from('docs').download('sam/a.txt');
       expect(hidden.error).toMatchObject({ status: 404, statusCode: '404' });
+      expect((await sb.storage.from('docs').exists('sam/a.txt')).data).toBe(false);
     }
+    const info = await as('sam').storage.from('docs').info('sam/a.txt');
+    expect(info).toEqual({
+      data: {
+        id: expect.any(String),
+        name: 'sam/a.txt',
+        version: null,
+        bucketId: 'docs',
+        size: 6,
+        contentType: 'text/plain',
+        cacheControl: 'max-age=3600',
+        etag: `"${info.data?.id}"`,
+        metadata: {},
+        lastModified: expect.any(String),
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
+      error: null,
+    });
+    expect((await as('sam').storage.from('docs').exists('sam/a.txt')).data).toBe(true);
+    expect((await as('sam').storage.from('docs').exists('sam/none.txt')).data).toBe(false);
 
     const listed = await as('sam').storage.from('docs').list('sam');
     expect(listed.error).toBeNull();

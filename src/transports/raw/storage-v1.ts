@@ -22,7 +22,7 @@ const MAX_JSON_BYTES = 256 * 1024;
 /**
  * storage-js's routes (Supabase Storage's API) at /v1/{app_id}/storage/v1/... and /storage/v1/... on the app's own
  * host: buckets (list, get, create, update, empty, delete) and objects by bucket and path (upload, update, download,
- * the public URL, list, remove). Mounted early (before JSON parsing): uploads stream their raw bodies. Errors in
+ * the public URL, info, list, remove). Mounted early (before JSON parsing): uploads stream their raw bodies. Errors in
  * Supabase Storage's shape ({ statusCode, code, error, message }).
  */
 export const storageV1Routes: RawRoutes = {
@@ -99,6 +99,10 @@ async function serve(req: Request, res: Response, services: Services, appId: str
       if (tail[0] === 'list' && tail.length === 2 && method === 'POST') {
         await admit(services, app, req, res, 'read');
         return void res.json(await storage.paths.list(appId, who, tail[1]!, listBody(await readJson(req))));
+      }
+      if (tail[0] === 'info' && tail.length >= 3 && method === 'GET') {
+        await admit(services, app, req, res, 'read');
+        return void res.json(await storage.paths.info(appId, who, tail[1]!, tail.slice(2).join('/')));
       }
       if (tail[0] === 'authenticated' && tail.length >= 3 && method === 'GET') {
         await admit(services, app, req, res, 'read');
