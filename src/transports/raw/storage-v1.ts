@@ -37,7 +37,8 @@ export const storageV1Routes: RawRoutes = {
         (id) => {
           if (!id) return next();
           errorsInArea(res, 'storage');
-          (res.locals as { errorShape?: string }).errorShape = 'storage';
+          // Storage's shape, and none of the headers a data-API route of the same pattern would add to its errors.
+          Object.assign(res.locals, { errorShape: 'storage', errorHeaders: undefined });
           void serve(req, res, services, id, long ? long[2]! : short![1]!);
         },
         (err: unknown) => sendError(res, toAppError(err, req.log, 'storage_v1')),
