@@ -261,6 +261,34 @@ export class PathObjects {
     return { appId, status: 200, headers, body: opts.head ? undefined : local.read(appId, row.id) };
   }
 
+  /**
+   * Renames an object (to another bucket too): the caller must own it (an end user their own; anonymous never), and
+   * the destination bucket's limits apply. The bytes stay where they are (their place is the object's id). A taken
+   * destination is 409.
+   */
+  async move(appId: string, who: Accessor, from: { bucket: string; name: string }, to: { bucket: string; name: string }): Promise<{ message: string }> {
+    const source = await this.#deps.buckets.get(appId, from.bucket);
+    const target = to.bucket === from.bucket ? source : await this.#deps.buckets.get(appId, to.bucket);
+    checkName(from.name);
+    checkName(to.name);
+    if (who.kind === 'anon') throw pathErrors.denied();
+    const row = await this.#ready(appId, from.bucket, from.name);
+    if (!row || !canRead(source, who, row)) throw pathErrors.noSuchKey();
+    if (!ownsRow(who, row)) throw pathErrors.denied();
+    if (target.file_size_limit !== null && Number(row.size_bytes) > Number(target.file_size_limit)) throw pathErrors.tooLarge(Number(target.file_size_limit));
+    if (target.allowed_mime_types && !contentTypeAllowed(row.content_type, target.allowed_mime_types)) throw pathErrors.mime(row.content_type);
+    try {
+      const { rows } = await sql`
+        update storage_objects set bucket_id = ${to.bucket}, name = ${to.name} where id = ${row.id}::uuid and status = 'ready' returning id
+      `.execute(this.#deps.db);
+      if (!rows[0]) throw pathErrors.noSuchKey();
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw pathErrors.duplicate();
+      throw err;
+    }
+    return { message: 'Successfully moved' };
+  }
+
   /** An object's details (storage-js's info and exists); a missing or invisible one is 404 NoSuchKey. */
   async info(appId: string, who: Accessor, bucketId: string, name: string): Promise<Record<string, unknown>> {
     const bucket = await this.#deps.buckets.get(appId, bucketId);

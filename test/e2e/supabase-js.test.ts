@@ -384,6 +384,22 @@ describe('storage: storage-js', () => {
     expect((await anon().storage.from('avatars').remove(['sam/me.png'])).data).toEqual([]);
   });
 
+  it("moves an object the caller owns (within a bucket and to another, whose limits apply); another's is refused, a taken path 409", async () => {
+    const docs = as('sam').storage.from('docs');
+    expect((await docs.upload('sam/m.txt', text('move me'), { contentType: 'text/plain' })).error).toBeNull();
+    expect(await docs.move('sam/m.txt', 'sam/moved.txt')).toEqual({ data: { message: 'Successfully moved' }, error: null });
+    expect(await (await docs.download('sam/moved.txt')).data!.text()).toBe('move me');
+    expect((await docs.download('sam/m.txt')).error).toMatchObject({ status: 404 });
+    expect((await docs.move('sam/moved.txt', 'sam/a.txt')).error).toMatchObject({ status: 409, statusCode: '409' });
+    expect((await as('bo').storage.from('docs').move('sam/moved.txt', 'bo/x.txt')).error).toMatchObject({ status: 404, statusCode: '404' });
+    expect((await anon().storage.from('avatars').move('sam/me.png', 'x.png')).error).toMatchObject({ status: 403 });
+    expect((await as('bo').storage.from('avatars').move('sam/me.png', 'bo/me.png')).error).toMatchObject({ status: 403, statusCode: '403' });
+    // avatars takes 2 KB files of any type: a text file may go there, and back.
+    expect(await docs.move('sam/moved.txt', 'sam/note.txt', { destinationBucket: 'avatars' })).toEqual({ data: { message: 'Successfully moved' }, error: null });
+    expect(await (await anon().storage.from('avatars').download('sam/note.txt')).data!.text()).toBe('move me');
+    expect((await as('sam').storage.from('avatars').remove(['sam/note.txt'])).data).toHaveLength(1);
+  });
+
   it('removes what the caller owns (unknown paths skipped), and a bucket once empty', async () => {
     const removed = await as('sam').storage.from('docs').remove(['sam/a.txt', 'missing.txt']);
     expect(removed.error).toBeNull();
