@@ -55,14 +55,14 @@ path; the tools above use the bucket \`files\`, which every app has and which ca
   reads) or \`public\` (anyone reads, \`/object/public/{bucket}/{path}\` with no credential; other buckets answer 404
   there). \`file_size_limit\` ("1MB" or bytes) and \`allowed_mime_types\` may only tighten the app's limits.
 - Files: upload (POST, \`x-upsert: true\` to replace; 409 Duplicate otherwise), update (PUT; 404 when missing),
-  download, info and exists, list (files and folder entries of one prefix; search, limit, offset, sortBy), move (to
-  another bucket too, whose limits apply; 409 when the path is taken), remove (only what the caller owns; other paths
-  are skipped). End users own what they upload and may replace, move or remove only that; anonymous callers read
-  public buckets only and write nothing (403 "new row violates row-level security policy"). Raw bodies with a
-  Content-Length only (multipart and streams: not yet); the bucket's limits (413 EntityTooLarge, 415
-  InvalidMimeType) and the app's (size, type, quota) apply before any byte is read.
+  download, info and exists, list (files and folder entries of one prefix; search, limit, offset, sortBy), move and
+  copy (to another bucket too, whose limits apply; 409 when the path is taken; a copy is the caller's), remove (only
+  what the caller owns; other paths are skipped). End users own what they upload and may replace, move or remove
+  only that; anonymous callers read public buckets only and write nothing (403 "new row violates row-level security
+  policy"). Raw bodies with a Content-Length only (multipart and streams: not yet); the bucket's limits (413
+  EntityTooLarge, 415 InvalidMimeType) and the app's (size, type, quota) apply before any byte is read.
 - Errors come as \`{ statusCode: "<status>", code, error, message }\` with the true HTTP status.
-- Not yet: signed URLs, signed upload URLs, copy and multipart uploads; uploads through /storage/v1 need the local
-  backend (with S3, use storage_upload).
+- Not yet: signed URLs, signed upload URLs and multipart uploads; uploads and copies through /storage/v1 need the
+  local backend (with S3, use storage_upload).
 `,
 };

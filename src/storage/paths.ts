@@ -10,7 +10,7 @@ import { recordUsage } from '../usage/meters.ts';
 import { type BucketRow, type BucketStore, bucketErrors, escapeLike } from './buckets.ts';
 import type { StorageContext } from './context.ts';
 import { storageDeleteObject } from './jobs.ts';
-import type { Limits } from './limits.ts';
+import type { EffectiveLimits, Limits } from './limits.ts';
 import { LocalBackend, ReceiveError } from './local.ts';
 import { contentTypeAllowed, isMimeType, mimeEssence, parseRange, sanitizeFilename } from './names.ts';
 import { LIST_MAX, lockApp, ref, STORAGE_METER, type ObjectRow, type Owner } from './objects.ts';
@@ -94,6 +94,18 @@ export interface ObjectDownload {
   redirect?: string;
 }
 
+interface StoreRequest {
+  appId: string;
+  owner: Owner;
+  bucketId: string;
+  name: string;
+  mode: 'create' | 'upsert' | 'update';
+  contentType: string;
+  size: number;
+  cacheControl: string | null;
+  limits: EffectiveLimits;
+}
+
 export type PathObjectsDeps = Pick<StorageContext, 'db' | 'log' | 'backend'> & { limits: Limits; buckets: BucketStore };
 
 /** Checks an object path: storage's key characters, 1-1024 bytes, no leading `/`, no empty, `.` or `..` segment. */
@@ -133,10 +145,8 @@ export class PathObjects {
     if (!/^\d{1,15}$/.test(h.contentLength)) throw bucketErrors.invalid('Content-Length is not a number.');
     const size = Number(h.contentLength);
     if (size === 0) throw bucketErrors.invalid('Empty objects cannot be stored.');
-    if (bucket.file_size_limit !== null && size > Number(bucket.file_size_limit)) throw pathErrors.tooLarge(Number(bucket.file_size_limit));
-    if (bucket.allowed_mime_types && !contentTypeAllowed(contentType, bucket.allowed_mime_types)) throw pathErrors.mime(contentType);
     const owner: Owner = who;
-    const limits = await this.#deps.limits.admitFile(appId, owner, size, contentType);
+    const limits = await this.#admit(appId, bucket, owner, size, contentType);
 
     const existing = await this.#ready(appId, bucketId, name);
     if (existing && mode === 'create') throw pathErrors.duplicate();
@@ -144,10 +154,77 @@ export class PathObjects {
     // Replacing another's object: invisible to the caller (an 'owner' bucket), PUT finds nothing there; else refused.
     if (existing && !ownsRow(owner, existing)) throw mode === 'update' && !canRead(bucket, owner, existing) ? pathErrors.noSuchKey() : pathErrors.denied();
 
+    const cacheControl = h.cacheControl && CACHE_CONTROL_RE.test(h.cacheControl.trim()) ? h.cacheControl.trim() : null;
+    return this.#store(local, { appId, owner, bucketId, name, mode, contentType, size, cacheControl, limits }, body);
+  }
+
+  /**
+   * The bytes of an object the caller may read (a missing or invisible one is 404 NoSuchKey). `publicOnly`: the
+   * public URL, which serves public buckets only and needs no credential.
+   */
+  async download(appId: string, who: Accessor, bucketId: string, name: string, opts: { publicOnly: boolean; range: string | undefined; head: boolean; download: string | undefined }): Promise<ObjectDownload> {
+    const bucket = await this.#deps.buckets.get(appId, bucketId).catch((err: unknown) => {
+      if (opts.publicOnly) throw pathErrors.noSuchKey();
+      throw err;
+    });
+    checkName(name);
+    if (opts.publicOnly && bucket.access !== 'public') throw pathErrors.noSuchKey();
+    const row = await this.#ready(appId, bucketId, name);
+    if (!row || !(opts.publicOnly || canRead(bucket, who, row))) throw pathErrors.noSuchKey();
+    const headers: Record<string, string> = {
+      'Content-Type': row.content_type,
+      'Accept-Ranges': 'bytes',
+      ETag: `"${row.id}"`,
+      'Last-Modified': row.created_at.toUTCString(),
+      'Cache-Control': row.cache_control ?? DEFAULT_CACHE_CONTROL,
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': "default-src 'none'; sandbox",
+    };
+    if (opts.download !== undefined) {
+      const filename = sanitizeFilename(opts.download || name.split('/').at(-1)!);
+      headers['Content-Disposition'] = `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+    }
+    const local = this.#deps.backend instanceof LocalBackend ? this.#deps.backend : undefined;
+    if (!local) {
+      const exp = Math.floor(Date.now() / 1000) + 300;
+      return { appId, status: 200, headers: {}, body: undefined, redirect: await this.#deps.backend.downloadUrl(ref(row), exp, 300) };
+    }
+    const size = await local.size(appId, row.id);
+    if (size === undefined) {
+      this.#deps.log.error({ object_id: row.id, app_id: appId }, 'a ready object has no bytes on disk');
+      throw pathErrors.noSuchKey();
+    }
+    const range = parseRange(opts.range, size);
+    if (range === 'unsatisfiable') {
+      throw Object.assign(new AppError(416, 'RANGE_NOT_SATISFIABLE', `The requested range is outside the object's ${size} bytes.`, `Request a range within bytes=0-${size - 1}.`, { size_bytes: size }), {
+        storage: { code: 'InvalidRange', error: 'InvalidRange' },
+      });
+    }
+    if (range) {
+      headers['Content-Range'] = `bytes ${range.start}-${range.end}/${size}`;
+      headers['Content-Length'] = String(range.end - range.start + 1);
+      return { appId, status: 206, headers, body: opts.head ? undefined : local.read(appId, row.id, range) };
+    }
+    headers['Content-Length'] = String(size);
+    return { appId, status: 200, headers, body: opts.head ? undefined : local.read(appId, row.id) };
+  }
+
+  /** The bucket's limits, then the app's (size, type): the limits in force for the reservation. */
+  async #admit(appId: string, bucket: BucketRow, owner: Owner, size: number, contentType: string): Promise<EffectiveLimits> {
+    if (bucket.file_size_limit !== null && size > Number(bucket.file_size_limit)) throw pathErrors.tooLarge(Number(bucket.file_size_limit));
+    if (bucket.allowed_mime_types && !contentTypeAllowed(contentType, bucket.allowed_mime_types)) throw pathErrors.mime(contentType);
+    return this.#deps.limits.admitFile(appId, owner, size, contentType);
+  }
+
+  /**
+   * Stores an admitted object: its size reserved in a pending row, the bytes streamed to a temporary file (exactly
+   * `size` of them), then in one transaction the replaced object (if any) goes and the new one becomes ready.
+   */
+  async #store(local: LocalBackend, put: StoreRequest, body: Readable): Promise<{ Id: string; Key: string }> {
+    const { appId, owner, bucketId, name, mode, contentType, size, cacheControl, limits } = put;
     const id = randomUUID();
     const filename = sanitizeFilename(name.split('/').at(-1)!);
     const key = `${appId}/${owner.kind === 'user' ? owner.userId : SERVICE_SEGMENT}/${id}_${filename}`;
-    const cacheControl = h.cacheControl && CACHE_CONTROL_RE.test(h.cacheControl.trim()) ? h.cacheControl.trim() : null;
     await this.#deps.db.transaction().execute(async (tx) => {
       await lockApp(tx, appId);
       await this.#deps.limits.admitReservation(tx, appId, owner, size, limits);
@@ -211,57 +288,6 @@ export class PathObjects {
   }
 
   /**
-   * The bytes of an object the caller may read (a missing or invisible one is 404 NoSuchKey). `publicOnly`: the
-   * public URL, which serves public buckets only and needs no credential.
-   */
-  async download(appId: string, who: Accessor, bucketId: string, name: string, opts: { publicOnly: boolean; range: string | undefined; head: boolean; download: string | undefined }): Promise<ObjectDownload> {
-    const bucket = await this.#deps.buckets.get(appId, bucketId).catch((err: unknown) => {
-      if (opts.publicOnly) throw pathErrors.noSuchKey();
-      throw err;
-    });
-    checkName(name);
-    if (opts.publicOnly && bucket.access !== 'public') throw pathErrors.noSuchKey();
-    const row = await this.#ready(appId, bucketId, name);
-    if (!row || !(opts.publicOnly || canRead(bucket, who, row))) throw pathErrors.noSuchKey();
-    const headers: Record<string, string> = {
-      'Content-Type': row.content_type,
-      'Accept-Ranges': 'bytes',
-      ETag: `"${row.id}"`,
-      'Last-Modified': row.created_at.toUTCString(),
-      'Cache-Control': row.cache_control ?? DEFAULT_CACHE_CONTROL,
-      'X-Content-Type-Options': 'nosniff',
-      'Content-Security-Policy': "default-src 'none'; sandbox",
-    };
-    if (opts.download !== undefined) {
-      const filename = sanitizeFilename(opts.download || name.split('/').at(-1)!);
-      headers['Content-Disposition'] = `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
-    }
-    const local = this.#deps.backend instanceof LocalBackend ? this.#deps.backend : undefined;
-    if (!local) {
-      const exp = Math.floor(Date.now() / 1000) + 300;
-      return { appId, status: 200, headers: {}, body: undefined, redirect: await this.#deps.backend.downloadUrl(ref(row), exp, 300) };
-    }
-    const size = await local.size(appId, row.id);
-    if (size === undefined) {
-      this.#deps.log.error({ object_id: row.id, app_id: appId }, 'a ready object has no bytes on disk');
-      throw pathErrors.noSuchKey();
-    }
-    const range = parseRange(opts.range, size);
-    if (range === 'unsatisfiable') {
-      throw Object.assign(new AppError(416, 'RANGE_NOT_SATISFIABLE', `The requested range is outside the object's ${size} bytes.`, `Request a range within bytes=0-${size - 1}.`, { size_bytes: size }), {
-        storage: { code: 'InvalidRange', error: 'InvalidRange' },
-      });
-    }
-    if (range) {
-      headers['Content-Range'] = `bytes ${range.start}-${range.end}/${size}`;
-      headers['Content-Length'] = String(range.end - range.start + 1);
-      return { appId, status: 206, headers, body: opts.head ? undefined : local.read(appId, row.id, range) };
-    }
-    headers['Content-Length'] = String(size);
-    return { appId, status: 200, headers, body: opts.head ? undefined : local.read(appId, row.id) };
-  }
-
-  /**
    * Renames an object (to another bucket too): the caller must own it (an end user their own; anonymous never), and
    * the destination bucket's limits apply. The bytes stay where they are (their place is the object's id). A taken
    * destination is 409.
@@ -287,6 +313,31 @@ export class PathObjects {
       throw err;
     }
     return { message: 'Successfully moved' };
+  }
+
+  /**
+   * Copies an object the caller may read to a free path (to another bucket too): the copy is the caller's, and the
+   * destination bucket's limits, the app's limits and its quota apply as to an upload.
+   */
+  async copy(appId: string, who: Accessor, from: { bucket: string; name: string }, to: { bucket: string; name: string }): Promise<{ Id: string; Key: string }> {
+    const source = await this.#deps.buckets.get(appId, from.bucket);
+    const target = to.bucket === from.bucket ? source : await this.#deps.buckets.get(appId, to.bucket);
+    checkName(from.name);
+    checkName(to.name);
+    if (who.kind === 'anon') throw pathErrors.denied();
+    const local = this.#deps.backend instanceof LocalBackend ? this.#deps.backend : undefined;
+    if (!local) throw bucketErrors.invalid('Copies through /storage/v1 need the local storage backend for now.');
+    const row = await this.#ready(appId, from.bucket, from.name);
+    if (!row || !canRead(source, who, row)) throw pathErrors.noSuchKey();
+    const size = Number(row.size_bytes);
+    const limits = await this.#admit(appId, target, who, size, row.content_type);
+    if (await this.#ready(appId, to.bucket, to.name)) throw pathErrors.duplicate();
+    if ((await local.size(appId, row.id)) !== size) {
+      this.#deps.log.error({ object_id: row.id, app_id: appId }, 'a ready object has no bytes on disk, or other ones');
+      throw pathErrors.noSuchKey();
+    }
+    const put: StoreRequest = { appId, owner: who, bucketId: to.bucket, name: to.name, mode: 'create', contentType: row.content_type, size, cacheControl: row.cache_control, limits };
+    return this.#store(local, put, local.read(appId, row.id));
   }
 
   /** An object's details (storage-js's info and exists); a missing or invisible one is 404 NoSuchKey. */

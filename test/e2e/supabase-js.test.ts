@@ -400,6 +400,22 @@ describe('storage: storage-js', () => {
     expect((await as('sam').storage.from('avatars').remove(['sam/note.txt'])).data).toHaveLength(1);
   });
 
+  it("copies what the caller may read into the caller's own object; limits and a taken path apply", async () => {
+    // bo reads sam's public avatar and copies it: the copy is bo's, sam's stays.
+    const copied = await as('bo').storage.from('avatars').copy('sam/me.png', 'bo/me.png');
+    expect(copied).toEqual({ data: { path: 'avatars/bo/me.png' }, error: null });
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    expect(Buffer.from(await (await anon().storage.from('avatars').download('bo/me.png')).data!.arrayBuffer())).toEqual(png);
+    expect((await as('bo').storage.from('avatars').remove(['bo/me.png'])).data).toHaveLength(1);
+    expect((await as('sam').storage.from('avatars').copy('sam/me.png', 'sam/me.png')).error).toMatchObject({ status: 409 });
+    expect((await as('bo').storage.from('docs').copy('sam/a.txt', 'bo/a.txt')).error).toMatchObject({ status: 404 });
+    expect((await anon().storage.from('avatars').copy('sam/me.png', 'x.png')).error).toMatchObject({ status: 403 });
+    // docs takes text/plain and image/png up to 1 KB: the copy of a text file in it goes to avatars and back.
+    expect((await as('sam').storage.from('docs').copy('sam/a.txt', 'sam/a-copy.txt', { destinationBucket: 'avatars' })).data).toEqual({ path: 'avatars/sam/a-copy.txt' });
+    expect(await (await anon().storage.from('avatars').download('sam/a-copy.txt')).data!.text()).toBe('third!');
+    expect((await as('sam').storage.from('avatars').remove(['sam/a-copy.txt'])).data).toHaveLength(1);
+  });
+
   it('removes what the caller owns (unknown paths skipped), and a bucket once empty', async () => {
     const removed = await as('sam').storage.from('docs').remove(['sam/a.txt', 'missing.txt']);
     expect(removed.error).toBeNull();

@@ -22,7 +22,7 @@ const MAX_JSON_BYTES = 256 * 1024;
 /**
  * storage-js's routes (Supabase Storage's API) at /v1/{app_id}/storage/v1/... and /storage/v1/... on the app's own
  * host: buckets (list, get, create, update, empty, delete) and objects by bucket and path (upload, update, download,
- * the public URL, info, list, move, remove). Mounted early (before JSON parsing): uploads stream their raw bodies. Errors in
+ * the public URL, info, list, move, copy, remove). Mounted early (before JSON parsing): uploads stream their raw bodies. Errors in
  * Supabase Storage's shape ({ statusCode, code, error, message }).
  */
 export const storageV1Routes: RawRoutes = {
@@ -101,19 +101,10 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         await admit(services, app, req, res, 'read');
         return void res.json(await storage.paths.list(appId, who, tail[1]!, listBody(await readJson(req))));
       }
-      if (tail[0] === 'move' && tail.length === 1 && method === 'POST') {
+      if ((tail[0] === 'move' || tail[0] === 'copy') && tail.length === 1 && method === 'POST') {
         await admit(services, app, req, res, 'write');
-        const body = await readJson(req);
-        only(body, ['bucketId', 'sourceKey', 'destinationKey', 'destinationBucket']);
-        const text = (v: unknown, name: string) => {
-          if (typeof v !== 'string' || v.length > 1024) throw bucketErrors.invalid(`${name} must be text of at most 1024 characters.`);
-          return v;
-        };
-        const bucket = text(body.bucketId, 'bucketId');
-        const toBucket = body.destinationBucket === undefined ? bucket : text(body.destinationBucket, 'destinationBucket');
-        return void res.json(
-          await storage.paths.move(appId, who, { bucket, name: text(body.sourceKey, 'sourceKey') }, { bucket: toBucket, name: text(body.destinationKey, 'destinationKey') }),
-        );
+        const { from, to } = transferBody(await readJson(req));
+        return void res.json(tail[0] === 'move' ? await storage.paths.move(appId, who, from, to) : await storage.paths.copy(appId, who, from, to));
       }
       if (tail[0] === 'info' && tail.length >= 3 && method === 'GET') {
         await admit(services, app, req, res, 'read');
@@ -277,6 +268,21 @@ function listBody(body: Record<string, unknown>): ListOptions {
     offset: int(body.offset, 'offset', 0, 1_000_000),
     sortBy: { column, order },
     search: str(body.search, 'search'),
+  };
+}
+
+/** The body of move and copy: the source in the bucket of the call, the destination in it or another bucket. */
+function transferBody(body: Record<string, unknown>): { from: { bucket: string; name: string }; to: { bucket: string; name: string } } {
+  only(body, ['bucketId', 'sourceKey', 'destinationKey', 'destinationBucket', 'copyMetadata']);
+  if (body.copyMetadata !== undefined && typeof body.copyMetadata !== 'boolean') throw bucketErrors.invalid('copyMetadata must be true or false.');
+  const text = (v: unknown, name: string) => {
+    if (typeof v !== 'string' || v.length > 1024) throw bucketErrors.invalid(`${name} must be text of at most 1024 characters.`);
+    return v;
+  };
+  const bucket = text(body.bucketId, 'bucketId');
+  return {
+    from: { bucket, name: text(body.sourceKey, 'sourceKey') },
+    to: { bucket: body.destinationBucket === undefined ? bucket : text(body.destinationBucket, 'destinationBucket'), name: text(body.destinationKey, 'destinationKey') },
   };
 }
 
