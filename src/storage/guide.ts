@@ -61,8 +61,10 @@ path; the tools above use the bucket \`files\`, which every app has and which ca
   only that; anonymous callers read public buckets only and write nothing (403 "new row violates row-level security
   policy"). Raw bodies with a Content-Length only (multipart and streams: not yet); the bucket's limits (413
   EntityTooLarge, 415 InvalidMimeType) and the app's (size, type, quota) apply before any byte is read.
+- Signed URLs: createSignedUrl(s) (expiresIn 1 s to a week) of objects the caller may read serve the bytes with no
+  credential until they expire (400 InvalidSignature when tampered or for another path, 400 ExpiredToken after).
 - Errors come as \`{ statusCode: "<status>", code, error, message }\` with the true HTTP status.
-- Not yet: signed URLs, signed upload URLs and multipart uploads; uploads and copies through /storage/v1 need the
+- Not yet: signed upload URLs and multipart uploads; uploads and copies through /storage/v1 need the
   local backend (with S3, use storage_upload).
 `,
 };

@@ -14,6 +14,7 @@ import type { EffectiveLimits, Limits } from './limits.ts';
 import { LocalBackend, ReceiveError } from './local.ts';
 import { contentTypeAllowed, isMimeType, mimeEssence, parseRange, sanitizeFilename } from './names.ts';
 import { LIST_MAX, lockApp, ref, STORAGE_METER, type ObjectRow, type Owner } from './objects.ts';
+import type { PathTokens } from './signing.ts';
 import { SERVICE_SEGMENT } from './tickets.ts';
 import type { ObjectRef } from './types.ts';
 
@@ -54,6 +55,14 @@ export const pathErrors = {
   lengthRequired: () =>
     Object.assign(new AppError(411, 'LENGTH_REQUIRED', 'An upload needs a Content-Length header.', 'Send the bytes with their length (a Buffer, ArrayBuffer or string, not a stream).'), {
       storage: { code: 'MissingContentLength', error: 'MissingContentLength' },
+    }),
+  badSignature: () =>
+    Object.assign(new AppError(400, 'INVALID_SIGNATURE', 'Invalid signature', 'Use the signed URL exactly as createSignedUrl returned it.'), {
+      storage: { code: 'InvalidSignature', error: 'InvalidSignature' },
+    }),
+  expiredToken: () =>
+    Object.assign(new AppError(400, 'URL_EXPIRED', 'The provided token has expired.', 'Create a new signed URL.'), {
+      storage: { code: 'ExpiredToken', error: 'ExpiredToken' },
     }),
   badBody: (received: number, declared: number) =>
     bucketErrors.invalid(`The body has ${received} bytes but Content-Length said ${declared}.`),
@@ -106,7 +115,7 @@ interface StoreRequest {
   limits: EffectiveLimits;
 }
 
-export type PathObjectsDeps = Pick<StorageContext, 'db' | 'log' | 'backend'> & { limits: Limits; buckets: BucketStore };
+export type PathObjectsDeps = Pick<StorageContext, 'db' | 'log' | 'backend'> & { limits: Limits; buckets: BucketStore; tokens: PathTokens };
 
 /** Checks an object path: storage's key characters, 1-1024 bytes, no leading `/`, no empty, `.` or `..` segment. */
 export function checkName(name: string): string {
@@ -162,15 +171,27 @@ export class PathObjects {
    * The bytes of an object the caller may read (a missing or invisible one is 404 NoSuchKey). `publicOnly`: the
    * public URL, which serves public buckets only and needs no credential.
    */
-  async download(appId: string, who: Accessor, bucketId: string, name: string, opts: { publicOnly: boolean; range: string | undefined; head: boolean; download: string | undefined }): Promise<ObjectDownload> {
+  async download(
+    appId: string,
+    who: Accessor,
+    bucketId: string,
+    name: string,
+    opts: { publicOnly: boolean; token?: string | undefined; range: string | undefined; head: boolean; download: string | undefined },
+  ): Promise<ObjectDownload> {
+    if (opts.token !== undefined) {
+      const verdict = this.#deps.tokens.verify(opts.token, { appId, bucket: bucketId, name }, Math.floor(Date.now() / 1000));
+      if (verdict === 'bad_signature') throw pathErrors.badSignature();
+      if (verdict === 'expired') throw pathErrors.expiredToken();
+    }
+    const granted = opts.publicOnly || opts.token !== undefined;
     const bucket = await this.#deps.buckets.get(appId, bucketId).catch((err: unknown) => {
-      if (opts.publicOnly) throw pathErrors.noSuchKey();
+      if (granted) throw pathErrors.noSuchKey();
       throw err;
     });
     checkName(name);
     if (opts.publicOnly && bucket.access !== 'public') throw pathErrors.noSuchKey();
     const row = await this.#ready(appId, bucketId, name);
-    if (!row || !(opts.publicOnly || canRead(bucket, who, row))) throw pathErrors.noSuchKey();
+    if (!row || !(granted || canRead(bucket, who, row))) throw pathErrors.noSuchKey();
     const headers: Record<string, string> = {
       'Content-Type': row.content_type,
       'Accept-Ranges': 'bytes',
@@ -338,6 +359,26 @@ export class PathObjects {
     }
     const put: StoreRequest = { appId, owner: who, bucketId: to.bucket, name: to.name, mode: 'create', contentType: row.content_type, size, cacheControl: row.cache_control, limits };
     return this.#store(local, put, local.read(appId, row.id));
+  }
+
+  /**
+   * Signed URLs of objects the caller may read (storage-js's createSignedUrl and createSignedUrls): a path relative to
+   * /storage/v1 with a token valid `expiresIn` seconds. `single`: a path the caller cannot read is 404 NoSuchKey;
+   * otherwise it is marked in the answer.
+   */
+  async sign(appId: string, who: Accessor, bucketId: string, names: string[], expiresIn: number): Promise<Array<{ path: string; signedURL: string | null; error: string | null }>> {
+    const bucket = await this.#deps.buckets.get(appId, bucketId);
+    const valid = names.filter((n) => Buffer.byteLength(n) <= MAX_NAME_BYTES);
+    const { rows } = await sql<ObjectRow>`
+      select * from storage_objects where app_id = ${appId} and bucket_id = ${bucketId} and name = any(${valid}::text[]) and status = 'ready'
+    `.execute(this.#deps.db);
+    const readable = new Set(rows.filter((r) => canRead(bucket, who, r)).map((r) => r.name));
+    const exp = Math.floor(Date.now() / 1000) + expiresIn;
+    return names.map((name) =>
+      readable.has(name)
+        ? { path: name, signedURL: `/object/sign/${bucketId}/${name}?token=${this.#deps.tokens.sign({ appId, bucket: bucketId, name, exp })}`, error: null }
+        : { path: name, signedURL: null, error: 'Either the object does not exist or you do not have access to it' },
+    );
   }
 
   /** An object's details (storage-js's info and exists); a missing or invisible one is 404 NoSuchKey. */

@@ -15,7 +15,7 @@ import { Purge } from './purge.ts';
 import { BucketStore } from './buckets.ts';
 import { PathObjects } from './paths.ts';
 import { Settlement } from './settlement.ts';
-import { UrlSigner } from './signing.ts';
+import { PathTokens, UrlSigner } from './signing.ts';
 import { Tickets, type DownloadTicket, type UploadRequest, type UploadTicket } from './tickets.ts';
 import type { ObjectRef, StorageBackend } from './types.ts';
 
@@ -70,7 +70,7 @@ export class StorageService implements AppPurger {
     this.#inline = new InlineTransfers({ ...ctx, rows, tickets: this.#tickets, blobs: this.#blobs, settlement: this.#settlement });
     this.#purge = new Purge(ctx);
     this.buckets = new BucketStore({ db: ctx.db, limits: this.#limits });
-    this.paths = new PathObjects({ ...ctx, limits: this.#limits, buckets: this.buckets });
+    this.paths = new PathObjects({ ...ctx, limits: this.#limits, buckets: this.buckets, tokens: new PathTokens(deps.masterKey) });
   }
 
   /** The local backend when it is the configured one (its blob routes exist only then). */

@@ -59,3 +59,46 @@ export class UrlSigner {
     return `${baseUrl}/blob/storage/${grant.objectId}?${q.toString()}`;
   }
 }
+
+/** What a signed object URL (storage-js's createSignedUrl) grants: reading one path of one bucket until `exp`. */
+export interface PathGrant {
+  appId: string;
+  bucket: string;
+  name: string;
+  /** Unix seconds; the URL is valid through this second. */
+  exp: number;
+}
+
+/**
+ * Tokens of signed object URLs: `base64url(JSON grant).HMAC-SHA256`, keyed with their own subkey of the master key.
+ * Bound to the path, not to an object id, so a replaced object serves its new bytes.
+ */
+export class PathTokens {
+  readonly #key: Buffer;
+
+  constructor(masterKey: Buffer) {
+    this.#key = deriveKey(masterKey, 'storage/v1-sign');
+  }
+
+  sign(grant: PathGrant): string {
+    const body = Buffer.from(JSON.stringify({ v: 1, a: grant.appId, b: grant.bucket, n: grant.name, e: grant.exp })).toString('base64url');
+    return `${body}.${createHmac('sha256', this.#key).update(body).digest('base64url')}`;
+  }
+
+  /** The grant of a genuine token for this path; the signature is checked before the expiry. */
+  verify(token: string, path: Omit<PathGrant, 'exp'>, nowSeconds: number): Verdict {
+    const [body, sig, extra] = token.split('.');
+    if (!body || !sig || extra !== undefined) return 'bad_signature';
+    const expected = Buffer.from(createHmac('sha256', this.#key).update(body).digest('base64url'));
+    const given = Buffer.from(sig);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'bad_signature';
+    let grant: { a?: unknown; b?: unknown; n?: unknown; e?: unknown };
+    try {
+      grant = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof grant;
+    } catch {
+      return 'bad_signature';
+    }
+    if (grant.a !== path.appId || grant.b !== path.bucket || grant.n !== path.name || typeof grant.e !== 'number') return 'bad_signature';
+    return nowSeconds > grant.e ? 'expired' : 'ok';
+  }
+}

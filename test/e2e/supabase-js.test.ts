@@ -416,6 +416,39 @@ describe('storage: storage-js', () => {
     expect((await as('sam').storage.from('avatars').remove(['sam/a-copy.txt'])).data).toHaveLength(1);
   });
 
+  it('signs URLs of what the caller may read: the bytes without credentials; tampered 400 InvalidSignature, expired 400 ExpiredToken', async () => {
+    const docs = as('sam').storage.from('docs');
+    const signed = await docs.createSignedUrl('sam/a.txt', 60);
+    expect(signed.error).toBeNull();
+    const url = signed.data!.signedUrl;
+    expect(url).toMatch(new RegExp(`^${server.url}/v1/${app.id}/storage/v1/object/sign/docs/sam/a\\.txt\\?token=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`));
+    const got = await fetch(url);
+    expect(got.status).toBe(200);
+    expect(await got.text()).toBe('third!');
+
+    const tampered = await fetch(url.slice(0, -2) + (url.endsWith('AA') ? 'BB' : 'AA'));
+    expect(tampered.status).toBe(400);
+    expect(await tampered.json()).toEqual({ statusCode: '400', code: 'InvalidSignature', error: 'InvalidSignature', message: 'Invalid signature' });
+    const otherPath = await fetch(url.replace('/sam/a.txt?', '/sam/sub/b.txt?'));
+    expect(otherPath.status).toBe(400);
+    expect((await as('bo').storage.from('docs').createSignedUrl('sam/a.txt', 60)).error).toMatchObject({ status: 404, statusCode: '404' });
+    expect((await docs.createSignedUrl('sam/a.txt', 0)).error).toMatchObject({ status: 400 });
+
+    const many = await docs.createSignedUrls(['sam/a.txt', 'missing.txt'], 60);
+    expect(many.data).toEqual([
+      { path: 'sam/a.txt', signedURL: expect.stringMatching(/^\/object\/sign\/docs\/sam\/a\.txt\?token=/), signedUrl: expect.stringContaining('/storage/v1/object/sign/docs/sam/a.txt?token='), error: null },
+      { path: 'missing.txt', signedURL: null, signedUrl: null, error: 'Either the object does not exist or you do not have access to it' },
+    ]);
+
+    const short = (await docs.createSignedUrl('sam/a.txt', 1)).data!.signedUrl;
+    let expired: Response | undefined;
+    for (let i = 0; i < 100 && expired?.status !== 400; i++) {
+      expired = await fetch(short);
+      if (expired.status !== 400) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await expired!.json()).toEqual({ statusCode: '400', code: 'ExpiredToken', error: 'ExpiredToken', message: 'The provided token has expired.' });
+  });
+
   it('removes what the caller owns (unknown paths skipped), and a bucket once empty', async () => {
     const removed = await as('sam').storage.from('docs').remove(['sam/a.txt', 'missing.txt']);
     expect(removed.error).toBeNull();

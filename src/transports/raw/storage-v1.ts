@@ -16,13 +16,15 @@ import { settleUnreadBody } from './unread-body.ts';
 
 const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/storage\/v1\/(.+)$/;
 const SHORT_ROUTE = /^\/storage\/v1\/(.+)$/;
+/** The longest a signed URL lasts: a week. */
+const MAX_SIGNED_SECONDS = 7 * 24 * 3600;
 /** JSON bodies of the bucket, list and remove calls. */
 const MAX_JSON_BYTES = 256 * 1024;
 
 /**
  * storage-js's routes (Supabase Storage's API) at /v1/{app_id}/storage/v1/... and /storage/v1/... on the app's own
  * host: buckets (list, get, create, update, empty, delete) and objects by bucket and path (upload, update, download,
- * the public URL, info, list, move, copy, remove). Mounted early (before JSON parsing): uploads stream their raw bodies. Errors in
+ * the public URL, signed URLs, info, list, move, copy, remove). Mounted early (before JSON parsing): uploads stream their raw bodies. Errors in
  * Supabase Storage's shape ({ statusCode, code, error, message }).
  */
 export const storageV1Routes: RawRoutes = {
@@ -65,7 +67,15 @@ async function serve(req: Request, res: Response, services: Services, appId: str
       const app = await services.apps.get(appId);
       if (!app) throw bucketErrors.noSuchBucket();
       await admit(services, app, req, res, 'read');
-      return await sendObject(req, res, services, appId, { kind: 'anon' }, tail[1]!, tail.slice(2).join('/'), true);
+      return await sendObject(req, res, services, appId, { kind: 'anon' }, tail[1]!, tail.slice(2).join('/'), { publicOnly: true });
+    }
+    // A signed URL: its token is the grant.
+    if (method === 'GET' && head === 'object' && tail[0] === 'sign' && tail.length >= 3) {
+      const app = await services.apps.get(appId);
+      if (!app) throw pathErrors.noSuchKey();
+      await admit(services, app, req, res, 'read');
+      if (typeof q.token !== 'string') throw pathErrors.badSignature();
+      return await sendObject(req, res, services, appId, { kind: 'anon' }, tail[1]!, tail.slice(2).join('/'), { publicOnly: false, token: q.token });
     }
 
     const caller = (await resolveRequestCaller(req, services, undefined)).caller;
@@ -106,13 +116,30 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         const { from, to } = transferBody(await readJson(req));
         return void res.json(tail[0] === 'move' ? await storage.paths.move(appId, who, from, to) : await storage.paths.copy(appId, who, from, to));
       }
+      if (tail[0] === 'sign' && tail.length >= 2 && method === 'POST') {
+        await admit(services, app, req, res, 'read');
+        const body = await readJson(req);
+        only(body, tail.length === 2 ? ['expiresIn', 'paths'] : ['expiresIn']);
+        const expiresIn = body.expiresIn;
+        if (typeof expiresIn !== 'number' || !Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > MAX_SIGNED_SECONDS) {
+          throw bucketErrors.invalid(`expiresIn must be a whole number of seconds from 1 to ${MAX_SIGNED_SECONDS}.`);
+        }
+        if (tail.length > 2) {
+          const [signed] = await storage.paths.sign(appId, who, tail[1]!, [tail.slice(2).join('/')], expiresIn);
+          if (!signed?.signedURL) throw pathErrors.noSuchKey();
+          return void res.json({ signedURL: signed.signedURL });
+        }
+        const paths = body.paths;
+        if (!Array.isArray(paths) || paths.length > LIST_MAX || !paths.every((p) => typeof p === 'string')) throw bucketErrors.invalid(`paths must be a list of at most ${LIST_MAX} paths.`);
+        return void res.json(await storage.paths.sign(appId, who, tail[1]!, paths as string[], expiresIn));
+      }
       if (tail[0] === 'info' && tail.length >= 3 && method === 'GET') {
         await admit(services, app, req, res, 'read');
         return void res.json(await storage.paths.info(appId, who, tail[1]!, tail.slice(2).join('/')));
       }
       if (tail[0] === 'authenticated' && tail.length >= 3 && method === 'GET') {
         await admit(services, app, req, res, 'read');
-        return await sendObject(req, res, services, appId, who, tail[1]!, tail.slice(2).join('/'), false);
+        return await sendObject(req, res, services, appId, who, tail[1]!, tail.slice(2).join('/'), { publicOnly: false });
       }
       if (tail.length === 1 && method === 'DELETE') {
         await admit(services, app, req, res, 'write');
@@ -123,7 +150,7 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         const name = tail.slice(1).join('/');
         if (method === 'GET') {
           await admit(services, app, req, res, 'read');
-          return await sendObject(req, res, services, appId, who, bucket, name, false);
+          return await sendObject(req, res, services, appId, who, bucket, name, { publicOnly: false });
         }
         if (method === 'POST' || method === 'PUT') {
           await admit(services, app, req, res, 'write');
@@ -148,10 +175,10 @@ async function serve(req: Request, res: Response, services: Services, appId: str
   }
 }
 
-async function sendObject(req: Request, res: Response, services: Services, appId: string, who: Accessor, bucket: string, name: string, publicOnly: boolean): Promise<void> {
+async function sendObject(req: Request, res: Response, services: Services, appId: string, who: Accessor, bucket: string, name: string, grant: { publicOnly: boolean; token?: string }): Promise<void> {
   const q = req.query as Record<string, unknown>;
   const out = await services.storage.paths.download(appId, who, bucket, name, {
-    publicOnly,
+    ...grant,
     range: typeof req.headers.range === 'string' ? req.headers.range : undefined,
     head: req.method === 'HEAD',
     download: typeof q.download === 'string' ? q.download : undefined,
