@@ -63,8 +63,10 @@ path; the tools above use the bucket \`files\`, which every app has and which ca
   EntityTooLarge, 415 InvalidMimeType) and the app's (size, type, quota) apply before any byte is read.
 - Signed URLs: createSignedUrl(s) (expiresIn 1 s to a week) of objects the caller may read serve the bytes with no
   credential until they expire (400 InvalidSignature when tampered or for another path, 400 ExpiredToken after).
+  createSignedUploadUrl (not anonymous; 2 hours): uploadToSignedUrl then needs no credential and uploads as the
+  signer, replacing only when the signer asked for upsert.
 - Errors come as \`{ statusCode: "<status>", code, error, message }\` with the true HTTP status.
-- Not yet: signed upload URLs and multipart uploads; uploads and copies through /storage/v1 need the
-  local backend (with S3, use storage_upload).
+- Not yet: multipart uploads (a Blob or File body); uploads and copies through /storage/v1 need the local backend
+  (with S3, use storage_upload).
 `,
 };

@@ -24,6 +24,8 @@ export type Accessor = Owner | { kind: 'anon' };
 /** How long a direct upload's reservation holds while its bytes stream in. */
 const DIRECT_UPLOAD_SECONDS = 3600;
 const MAX_NAME_BYTES = 1024;
+/** How long a signed upload URL holds (Supabase's two hours). */
+const SIGNED_UPLOAD_SECONDS = 7200;
 /** Supabase Storage's key characters (its isValidKey). */
 const KEY_RE = /^[\w/!\-.*'() &$@=;:+,?]+$/;
 /** A default Cache-Control of stored objects, and the forms an upload may set. */
@@ -179,7 +181,7 @@ export class PathObjects {
     opts: { publicOnly: boolean; token?: string | undefined; range: string | undefined; head: boolean; download: string | undefined },
   ): Promise<ObjectDownload> {
     if (opts.token !== undefined) {
-      const verdict = this.#deps.tokens.verify(opts.token, { appId, bucket: bucketId, name }, Math.floor(Date.now() / 1000));
+      const { verdict } = this.#deps.tokens.verify(opts.token, { appId, bucket: bucketId, name, op: 'get' }, Math.floor(Date.now() / 1000));
       if (verdict === 'bad_signature') throw pathErrors.badSignature();
       if (verdict === 'expired') throw pathErrors.expiredToken();
     }
@@ -376,9 +378,30 @@ export class PathObjects {
     const exp = Math.floor(Date.now() / 1000) + expiresIn;
     return names.map((name) =>
       readable.has(name)
-        ? { path: name, signedURL: `/object/sign/${bucketId}/${name}?token=${this.#deps.tokens.sign({ appId, bucket: bucketId, name, exp })}`, error: null }
+        ? { path: name, signedURL: `/object/sign/${bucketId}/${name}?token=${this.#deps.tokens.sign({ appId, bucket: bucketId, name, op: 'get', user: null, upsert: false, exp })}`, error: null }
         : { path: name, signedURL: null, error: 'Either the object does not exist or you do not have access to it' },
     );
+  }
+
+  /**
+   * A signed upload URL (storage-js's createSignedUploadUrl), valid SIGNED_UPLOAD_SECONDS: whoever holds it uploads as
+   * the signer (an end user's upload is theirs), with upsert as the signer asked.
+   */
+  async signUpload(appId: string, who: Accessor, bucketId: string, name: string, upsert: boolean): Promise<{ url: string; token: string }> {
+    await this.#deps.buckets.get(appId, bucketId);
+    checkName(name);
+    if (who.kind === 'anon') throw pathErrors.denied();
+    const exp = Math.floor(Date.now() / 1000) + SIGNED_UPLOAD_SECONDS;
+    const token = this.#deps.tokens.sign({ appId, bucket: bucketId, name, op: 'put', user: who.kind === 'user' ? who.userId : null, upsert, exp });
+    return { url: `/object/upload/sign/${bucketId}/${name}?token=${token}`, token };
+  }
+
+  /** Who a signed upload URL uploads as, and whether it may replace; 400 InvalidSignature or ExpiredToken otherwise. */
+  uploadGrant(appId: string, bucketId: string, name: string, token: string): { who: Accessor; upsert: boolean } {
+    const { verdict, grant } = this.#deps.tokens.verify(token, { appId, bucket: bucketId, name, op: 'put' }, Math.floor(Date.now() / 1000));
+    if (verdict === 'bad_signature' || !grant) throw pathErrors.badSignature();
+    if (verdict === 'expired') throw pathErrors.expiredToken();
+    return { who: grant.user === null ? { kind: 'service' } : { kind: 'user', userId: grant.user }, upsert: grant.upsert };
   }
 
   /** An object's details (storage-js's info and exists); a missing or invisible one is 404 NoSuchKey. */

@@ -60,12 +60,18 @@ export class UrlSigner {
   }
 }
 
-/** What a signed object URL (storage-js's createSignedUrl) grants: reading one path of one bucket until `exp`. */
+/**
+ * What a signed object URL grants: reading one path of one bucket (createSignedUrl), or writing it as the signer
+ * (createSignedUploadUrl: `user` is the end user who signed, null for the app's keys; `upsert` allows replacing), until
+ * `exp` (unix seconds, inclusive).
+ */
 export interface PathGrant {
   appId: string;
   bucket: string;
   name: string;
-  /** Unix seconds; the URL is valid through this second. */
+  op: 'get' | 'put';
+  user: string | null;
+  upsert: boolean;
   exp: number;
 }
 
@@ -81,24 +87,28 @@ export class PathTokens {
   }
 
   sign(grant: PathGrant): string {
-    const body = Buffer.from(JSON.stringify({ v: 1, a: grant.appId, b: grant.bucket, n: grant.name, e: grant.exp })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ v: 1, a: grant.appId, b: grant.bucket, n: grant.name, o: grant.op, u: grant.user, x: grant.upsert, e: grant.exp })).toString(
+      'base64url',
+    );
     return `${body}.${createHmac('sha256', this.#key).update(body).digest('base64url')}`;
   }
 
-  /** The grant of a genuine token for this path; the signature is checked before the expiry. */
-  verify(token: string, path: Omit<PathGrant, 'exp'>, nowSeconds: number): Verdict {
+  /** A genuine token's verdict for this path and operation (the signature is checked before the expiry), and its grant. */
+  verify(token: string, path: Pick<PathGrant, 'appId' | 'bucket' | 'name' | 'op'>, nowSeconds: number): { verdict: Verdict; grant?: PathGrant } {
+    const bad = { verdict: 'bad_signature' as const };
     const [body, sig, extra] = token.split('.');
-    if (!body || !sig || extra !== undefined) return 'bad_signature';
+    if (!body || !sig || extra !== undefined) return bad;
     const expected = Buffer.from(createHmac('sha256', this.#key).update(body).digest('base64url'));
     const given = Buffer.from(sig);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'bad_signature';
-    let grant: { a?: unknown; b?: unknown; n?: unknown; e?: unknown };
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return bad;
+    let g: { a?: unknown; b?: unknown; n?: unknown; o?: unknown; u?: unknown; x?: unknown; e?: unknown };
     try {
-      grant = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof grant;
+      g = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof g;
     } catch {
-      return 'bad_signature';
+      return bad;
     }
-    if (grant.a !== path.appId || grant.b !== path.bucket || grant.n !== path.name || typeof grant.e !== 'number') return 'bad_signature';
-    return nowSeconds > grant.e ? 'expired' : 'ok';
+    if (g.a !== path.appId || g.b !== path.bucket || g.n !== path.name || g.o !== path.op || typeof g.e !== 'number') return bad;
+    const grant: PathGrant = { ...path, user: typeof g.u === 'string' ? g.u : null, upsert: g.x === true, exp: g.e };
+    return { verdict: nowSeconds > g.e ? 'expired' : 'ok', grant };
   }
 }

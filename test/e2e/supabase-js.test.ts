@@ -449,6 +449,28 @@ describe('storage: storage-js', () => {
     expect(await expired!.json()).toEqual({ statusCode: '400', code: 'ExpiredToken', error: 'ExpiredToken', message: 'The provided token has expired.' });
   });
 
+  it("signs upload URLs: a client with no session uploads as the signer; without upsert a second upload is 409", async () => {
+    const signed = await as('sam').storage.from('docs').createSignedUploadUrl('sam/signed.txt');
+    expect(signed.error).toBeNull();
+    expect(signed.data).toEqual({
+      signedUrl: expect.stringMatching(new RegExp(`^${server.url}/v1/${app.id}/storage/v1/object/upload/sign/docs/sam/signed\\.txt\\?token=`)),
+      path: 'sam/signed.txt',
+      token: expect.any(String),
+    });
+    const token = signed.data!.token;
+    const put = await anon().storage.from('docs').uploadToSignedUrl('sam/signed.txt', token, text('signed'), { contentType: 'text/plain' });
+    expect(put).toEqual({ data: { path: 'sam/signed.txt', fullPath: 'docs/sam/signed.txt' }, error: null });
+    expect(await (await as('sam').storage.from('docs').download('sam/signed.txt')).data!.text()).toBe('signed');
+    expect((await as('bo').storage.from('docs').download('sam/signed.txt')).error).toMatchObject({ status: 404 });
+    expect((await anon().storage.from('docs').uploadToSignedUrl('sam/signed.txt', token, text('again'), { contentType: 'text/plain' })).error).toMatchObject({ status: 409 });
+    const elsewhere = await anon().storage.from('docs').uploadToSignedUrl('sam/other.txt', token, text('x'), { contentType: 'text/plain' });
+    expect(elsewhere.error).toMatchObject({ status: 400, statusCode: '400', message: 'Invalid signature' });
+    expect((await anon().storage.from('docs').createSignedUploadUrl('anon.txt')).error).toMatchObject({ status: 403 });
+    const upsert = (await as('sam').storage.from('docs').createSignedUploadUrl('sam/signed.txt', { upsert: true })).data!.token;
+    expect((await anon().storage.from('docs').uploadToSignedUrl('sam/signed.txt', upsert, text('replaced'), { contentType: 'text/plain', upsert: true })).error).toBeNull();
+    expect(await (await as('sam').storage.from('docs').download('sam/signed.txt')).data!.text()).toBe('replaced');
+  });
+
   it('removes what the caller owns (unknown paths skipped), and a bucket once empty', async () => {
     const removed = await as('sam').storage.from('docs').remove(['sam/a.txt', 'missing.txt']);
     expect(removed.error).toBeNull();

@@ -6,7 +6,7 @@ import { screenInput, toAppError } from '../../core/invoke.ts';
 import type { Services } from '../../services.ts';
 import { rawPath } from '../../frontend/serve.ts';
 import { BUCKET_ID_RE, bucketErrors, bucketView, type BucketInput } from '../../storage/buckets.ts';
-import { pathErrors, type Accessor, type ListOptions } from '../../storage/paths.ts';
+import { pathErrors, type Accessor, type ListOptions, type UploadHeaders } from '../../storage/paths.ts';
 import { LIST_MAX } from '../../storage/objects.ts';
 import { appIdFromHost } from '../app-host.ts';
 import { resolveRequestCaller } from '../credentials.ts';
@@ -24,7 +24,7 @@ const MAX_JSON_BYTES = 256 * 1024;
 /**
  * storage-js's routes (Supabase Storage's API) at /v1/{app_id}/storage/v1/... and /storage/v1/... on the app's own
  * host: buckets (list, get, create, update, empty, delete) and objects by bucket and path (upload, update, download,
- * the public URL, signed URLs, info, list, move, copy, remove). Mounted early (before JSON parsing): uploads stream their raw bodies. Errors in
+ * the public URL, signed URLs and signed upload URLs, info, list, move, copy, remove). Mounted early (before JSON parsing): uploads stream their raw bodies. Errors in
  * Supabase Storage's shape ({ statusCode, code, error, message }).
  */
 export const storageV1Routes: RawRoutes = {
@@ -76,6 +76,18 @@ async function serve(req: Request, res: Response, services: Services, appId: str
       await admit(services, app, req, res, 'read');
       if (typeof q.token !== 'string') throw pathErrors.badSignature();
       return await sendObject(req, res, services, appId, { kind: 'anon' }, tail[1]!, tail.slice(2).join('/'), { publicOnly: false, token: q.token });
+    }
+
+    // A signed upload URL: its token names the uploader (the signer).
+    if (method === 'PUT' && head === 'object' && tail[0] === 'upload' && tail[1] === 'sign' && tail.length >= 4) {
+      const app = await services.apps.get(appId);
+      if (!app) throw pathErrors.noSuchKey();
+      await admit(services, app, req, res, 'write');
+      if (typeof q.token !== 'string') throw pathErrors.badSignature();
+      const name = tail.slice(3).join('/');
+      const grant = services.storage.paths.uploadGrant(appId, tail[2]!, name, q.token);
+      const out = await services.storage.paths.upload(appId, grant.who, tail[2]!, name, grant.upsert ? 'upsert' : 'create', uploadHeaders(req), req);
+      return void res.json(out);
     }
 
     const caller = (await resolveRequestCaller(req, services, undefined)).caller;
@@ -133,6 +145,11 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         if (!Array.isArray(paths) || paths.length > LIST_MAX || !paths.every((p) => typeof p === 'string')) throw bucketErrors.invalid(`paths must be a list of at most ${LIST_MAX} paths.`);
         return void res.json(await storage.paths.sign(appId, who, tail[1]!, paths as string[], expiresIn));
       }
+      if (tail[0] === 'upload' && tail[1] === 'sign' && tail.length >= 4 && method === 'POST') {
+        await admit(services, app, req, res, 'write');
+        only(await readJson(req), []);
+        return void res.json(await storage.paths.signUpload(appId, who, tail[2]!, tail.slice(3).join('/'), upsertHeader(req)));
+      }
       if (tail[0] === 'info' && tail.length >= 3 && method === 'GET') {
         await admit(services, app, req, res, 'read');
         return void res.json(await storage.paths.info(appId, who, tail[1]!, tail.slice(2).join('/')));
@@ -154,10 +171,8 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         }
         if (method === 'POST' || method === 'PUT') {
           await admit(services, app, req, res, 'write');
-          const upsert = String(req.headers['x-upsert'] ?? '').toLowerCase() === 'true';
-          const mode = method === 'PUT' ? 'update' : upsert ? 'upsert' : 'create';
-          const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
-          const out = await storage.paths.upload(appId, who, bucket, name, mode, { contentType: header('content-type'), contentLength: header('content-length'), cacheControl: header('cache-control') }, req);
+          const mode = method === 'PUT' ? 'update' : upsertHeader(req) ? 'upsert' : 'create';
+          const out = await storage.paths.upload(appId, who, bucket, name, mode, uploadHeaders(req), req);
           return void res.json(out);
         }
       }
@@ -188,6 +203,13 @@ async function sendObject(req: Request, res: Response, services: Services, appId
   for (const [k, v] of Object.entries(out.headers)) res.setHeader(k, v);
   if (!out.body) return void res.end();
   await pipeline(out.body, res);
+}
+
+const upsertHeader = (req: Request) => String(req.headers['x-upsert'] ?? '').toLowerCase() === 'true';
+
+function uploadHeaders(req: Request): UploadHeaders {
+  const header = (name: string) => (typeof req.headers[name] === 'string' ? (req.headers[name] as string) : undefined);
+  return { contentType: header('content-type'), contentLength: header('content-length'), cacheControl: header('cache-control') };
 }
 
 /** The app's keys act on every object; an end user as themselves; a publishable key or nothing is anonymous. */
