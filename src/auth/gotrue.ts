@@ -74,3 +74,10 @@ export function refreshTokenNotFound(cause: AppError): AppError {
   cause.gotrue = { code: 'refresh_token_not_found', status: 400 };
   return cause;
 }
+
+/** An access token whose session was signed out (GoTrue's session_not_found: auth-js then drops its session). */
+export function sessionNotFound(): AppError {
+  const err = new AppError(403, 'AUTH_INVALID_TOKEN', 'The session of this access token has ended (signed out).', 'Sign in again.');
+  err.gotrue = { code: 'session_not_found', status: 403 };
+  return err;
+}

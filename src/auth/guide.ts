@@ -24,7 +24,8 @@ export const AUTH_GUIDE: AreaGuide = {
   removes its key; a new password; not the email), signOut with scope global, local or others. Errors are GoTrue's
   \`{ code, error_code, msg, message }\` (user_already_exists 422, weak_password 422, email_address_invalid 400,
   invalid_credentials 400, refresh_token_not_found 400, bad_jwt 403, no_authorization 401). Tokens also carry
-  \`session_id\`, \`user_metadata\` and \`app_metadata\`. Not served yet: OTP, magic links, password recovery,
+  \`session_id\`, \`user_metadata\` and \`app_metadata\`; on these routes a token whose session was signed out is 403
+  session_not_found at once. auth-js's getClaims reads the app's keys at \`/v1/{app_id}/auth/v1/.well-known/jwks.json\`. Not served yet: OTP, magic links, password recovery,
   email confirmation, OAuth providers.
 `,
 };

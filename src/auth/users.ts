@@ -136,6 +136,9 @@ const LOGOUT_ALL_SQL = `update svc_auth.refresh_tokens set revoked_at = now() wh
 
 /** auth-js's sign-out scopes by session (family): `local` ends it, `others` every other one of the user's. */
 const LOGOUT_SESSION_SQL = `update svc_auth.refresh_tokens set revoked_at = now() where user_id = $1 and family = $2 and revoked_at is null`;
+/** Whether a session (refresh token family) of the user still has a usable token: signed out everywhere, it has none. */
+const SESSION_LIVE_SQL = `select exists (select 1 from svc_auth.refresh_tokens
+  where user_id = $1 and family = $2 and revoked_at is null and expires_at > now()) as live`;
 const LOGOUT_OTHERS_SQL = `update svc_auth.refresh_tokens set revoked_at = now() where user_id = $1 and family <> $2 and revoked_at is null`;
 
 const USER_SQL = `select ${ACCOUNT} from svc_auth.users where id = $1`;
@@ -269,6 +272,12 @@ export class EndUsers {
     const { rows } = await this.#db(appId).query<FullUserRow>(UPDATE_USER_SQL, [userId, metadata, passwordHash]);
     if (!rows[0]) throw userGone();
     return rows[0];
+  }
+
+  /** Whether the session an access token names (its session_id) is still open, as GoTrue checks on each call. */
+  async sessionOpen(appId: string, userId: string, sessionId: string): Promise<boolean> {
+    const { rows } = await this.#db(appId).query<{ live: boolean }>(SESSION_LIVE_SQL, [userId, sessionId]);
+    return rows[0]?.live === true;
   }
 
   /** auth-js's sign-out scopes: `global` ends every session of the user, `local` the token's own, `others` the rest. */

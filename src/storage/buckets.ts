@@ -51,7 +51,7 @@ export interface BucketInput {
 /** Errors as Supabase Storage names them (its code and legacy word ride on AppError.storage). */
 export const bucketErrors = {
   noSuchBucket: () =>
-    Object.assign(new AppError(404, 'RESOURCE_NOT_FOUND', 'Bucket not found', 'List the buckets (GET /storage/v1/bucket) to find its id.'), {
+    Object.assign(new AppError(404, 'RESOURCE_NOT_FOUND', 'Bucket not found', 'List the buckets (storage-js listBuckets) to find its id.'), {
       storage: { code: 'NoSuchBucket', error: 'Bucket not found' },
     }),
   exists: () =>
@@ -59,7 +59,7 @@ export const bucketErrors = {
       storage: { code: 'BucketAlreadyExists', error: 'Duplicate' },
     }),
   notEmpty: () =>
-    Object.assign(new AppError(409, 'CONFLICT', 'The bucket you tried to delete is not empty', 'Empty it first (POST /storage/v1/bucket/{id}/empty).'), {
+    Object.assign(new AppError(409, 'CONFLICT', 'The bucket you tried to delete is not empty', 'Empty it first (storage-js emptyBucket).'), {
       storage: { code: 'ResourceNotEmpty', error: 'Conflict' },
     }),
   manageDenied: () =>
@@ -80,7 +80,8 @@ export function parseSizeLimit(value: number | string | null): number | null {
     if (!Number.isSafeInteger(value) || value <= 0) throw bucketErrors.invalid('file_size_limit must be a positive whole number of bytes.');
     return value;
   }
-  const m = /^\s*(\d{1,15})\s*(B|KB|MB|GB|TB)?\s*$/i.exec(value);
+  // Trimmed first: blanks on both sides of an optional part made the pattern backtrack quadratically.
+  const m = /^(\d{1,15}) ?(B|KB|MB|GB|TB)?$/i.exec(value.trim());
   const n = m ? Number(m[1]) * UNITS[(m[2] ?? 'B').toUpperCase()]! : NaN;
   if (!Number.isSafeInteger(n) || n <= 0) throw bucketErrors.invalid(`file_size_limit '${value}' is not a size (a number of bytes, or e.g. "20MB").`);
   return n;

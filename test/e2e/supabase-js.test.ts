@@ -24,7 +24,8 @@ const client = (appId: string, key: string, accessToken?: string) =>
   });
 
 beforeAll(async () => {
-  server = await spawnServer();
+  // Its auth tests sign in more often than the default limit (10 a minute per client and app) allows.
+  server = await spawnServer({ SVC_AUTH_RATE_LIMIT_PER_MINUTE: '100' });
   for (const [target, name] of [
     [app, 'Supabase drop-in'],
     [other, 'Another app'],
@@ -221,6 +222,30 @@ describe('auth: auth-js against /auth/v1', () => {
     expect((await three.auth.signOut()).error).toBeNull();
     expect((await authClient().auth.refreshSession({ refresh_token: stillTwo.data.session!.refresh_token })).error).toMatchObject({ code: 'refresh_token_not_found' });
     expect((await authClient().auth.refreshSession({ refresh_token: threeRefresh })).error).toMatchObject({ code: 'refresh_token_not_found' });
+  });
+
+  it("refuses an access token whose session was signed out (session_not_found), and keeps the others' working", async () => {
+    const one = authClient();
+    const two = authClient();
+    const first = (await one.auth.signInWithPassword({ email, password: 'difference engine' })).data.session!.access_token;
+    const second = (await two.auth.signInWithPassword({ email, password: 'difference engine' })).data.session!.access_token;
+    expect((await one.auth.signOut({ scope: 'local' })).error).toBeNull();
+    // auth-js turns GoTrue's session_not_found into AuthSessionMissingError (and drops its session).
+    expect((await authClient().auth.getUser(first)).error?.name).toBe('AuthSessionMissingError');
+    const raw = await fetch(`${server.url}/v1/${app.id}/auth/v1/user`, { headers: { apikey: app.publishableKey, Authorization: `Bearer ${first}` } });
+    expect(raw.status).toBe(403);
+    expect(await raw.json()).toEqual({ code: 'session_not_found', error_code: 'session_not_found', msg: expect.any(String), message: expect.any(String) });
+    expect((await authClient().auth.getUser(second)).data.user?.email).toBe(email);
+  });
+
+  it("serves the app's keys at auth-js's JWKS URL, so getClaims verifies a session's token", async () => {
+    const jwks = await fetch(`${server.url}/v1/${app.id}/auth/v1/.well-known/jwks.json`);
+    expect(jwks.status).toBe(200);
+    expect(await jwks.json()).toEqual((await request(server.url, `/v1/${app.id}/.well-known/jwks.json`)).json);
+    const sb = authClient();
+    const { data } = await sb.auth.signInWithPassword({ email, password: 'difference engine' });
+    const claims = await sb.auth.getClaims();
+    expect(claims).toMatchObject({ error: null, data: { claims: { sub: data.user!.id, email, session_id: expect.any(String) } } });
   });
 });
 

@@ -6,7 +6,7 @@ import type { HttpBinding } from '../../src/core/define.ts';
 import { AppError, errors } from '../../src/core/errors.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../src/auth/passwords.ts';
-import { GOTRUE_API_VERSION, gotrueSession, gotrueUser, invalidEmail, MAX_USER_METADATA_BYTES, refreshTokenNotFound, weakPassword } from '../../src/auth/gotrue.ts';
+import { GOTRUE_API_VERSION, gotrueSession, gotrueUser, invalidEmail, MAX_USER_METADATA_BYTES, refreshTokenNotFound, sessionNotFound, weakPassword } from '../../src/auth/gotrue.ts';
 import { EmailSchema, enforceLimit } from './auth.ts';
 
 type Uses = 'config' | 'endUsers' | 'rateLimits';
@@ -80,12 +80,17 @@ function checkedMetadata(data: Record<string, unknown> | undefined): Record<stri
   return data;
 }
 
-/** The end user a GoTrue route acts for: the access token in Authorization (auth-js sends nothing else). */
-function signedIn(ctx: Ctx<Uses>): { userId: string; sessionId: string | undefined } {
+/**
+ * The end user a GoTrue route acts for: the access token in Authorization (auth-js sends nothing else), whose session
+ * must still be open (a token outlives a sign-out until it expires; GoTrue refuses it at once, and so does this).
+ */
+async function signedIn(ctx: Ctx<Uses>, appId: string): Promise<{ userId: string; sessionId: string | undefined }> {
   const caller = ctx.caller;
   if (caller.kind !== 'user') throw errors.authRequired();
-  const sessionId = caller.claims.session_id;
-  return { userId: caller.userId, sessionId: typeof sessionId === 'string' ? sessionId : undefined };
+  const claim = caller.claims.session_id;
+  const sessionId = typeof claim === 'string' ? claim : undefined;
+  if (sessionId !== undefined && !(await ctx.services.endUsers.sessionOpen(appId, caller.userId, sessionId))) throw sessionNotFound();
+  return { userId: caller.userId, sessionId };
 }
 
 const ANYONE = ['none', 'service', 'platform', 'user'] as const;
@@ -157,7 +162,7 @@ export const authGotrueUser = defineTool({
   appScoped: true,
   mcp: false,
   http: gotrue({ method: 'GET', path: '/v1/{app_id}/auth/v1/user' }),
-  handler: async (input, ctx) => gotrueUser(await ctx.services.endUsers.account(input.app_id, signedIn(ctx).userId)),
+  handler: async (input, ctx) => gotrueUser(await ctx.services.endUsers.account(input.app_id, (await signedIn(ctx, input.app_id)).userId)),
 });
 
 export const authGotrueUserUpdate = defineTool({
@@ -172,7 +177,7 @@ export const authGotrueUserUpdate = defineTool({
   mcp: false,
   http: gotrue({ method: 'PUT', path: '/v1/{app_id}/auth/v1/user' }),
   handler: async (input, ctx) => {
-    const { userId } = signedIn(ctx);
+    const { userId } = await signedIn(ctx, input.app_id);
     if (input.email !== undefined) {
       throw errors.validation("Changing an end user's email is not supported: sign up the new address instead.", [{ path: 'email', message: 'not supported' }]);
     }
@@ -195,7 +200,7 @@ export const authGotrueLogout = defineTool({
   mcp: false,
   http: gotrue({ method: 'POST', path: '/v1/{app_id}/auth/v1/logout', query: ['scope'], status: 204 }),
   handler: async (input, ctx) => {
-    const { userId, sessionId } = signedIn(ctx);
+    const { userId, sessionId } = await signedIn(ctx, input.app_id);
     await ctx.services.endUsers.logoutScope(input.app_id, userId, sessionId, input.scope);
     return {};
   },
