@@ -541,6 +541,16 @@ describe('storage: storage-js', () => {
     expect(crossed.error).toMatchObject({ status: 403, statusCode: '403' });
   });
 
+  it("lets a viewer's platform key read objects but not write them, as every writing tool needs developer", async () => {
+    const made = await request(server.url, '/dashboard/keys', { method: 'POST', key: server.platformKey, body: { name: 'viewer', role: 'viewer' } });
+    expect(made.status).toBe(201);
+    const viewer = client(app.id, made.json.key);
+    expect((await viewer.storage.listBuckets()).error).toBeNull();
+    const refused = await viewer.storage.from('avatars').upload('viewer.txt', Buffer.from('no'), { contentType: 'text/plain' });
+    expect(refused.error).toMatchObject({ status: 403 });
+    expect((await service().storage.from('avatars').info('viewer.txt')).error).toMatchObject({ status: 404 });
+  });
+
   it('refuses malformed requests with 4xx in the storage shape', async () => {
     const base = `/v1/${app.id}/storage/v1`;
     const cases: Array<[string, Parameters<typeof request>[2], number, string]> = [

@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response, Router } from 'express';
 import { roleAtLeast, type Caller } from '../../core/caller.ts';
-import { AppError } from '../../core/errors.ts';
+import { AppError, errors } from '../../core/errors.ts';
 import { screenInput, toAppError } from '../../core/invoke.ts';
 import type { Services } from '../../services.ts';
 import { rawPath } from '../../frontend/serve.ts';
@@ -107,7 +107,7 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         return void res.json(bucketView(await storage.buckets.get(appId, tail[0]!)));
       }
       requireManager(caller);
-      await admit(services, app, req, res, 'write');
+      await admit(services, app, req, res, 'write', caller);
       if (tail.length === 0 && method === 'POST') {
         const body = bucketBody(await readJson(req));
         return void res.json(await storage.buckets.create(appId, body.id, body.input));
@@ -124,7 +124,7 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         return void res.json(await storage.paths.list(appId, who, tail[1]!, listBody(await readJson(req))));
       }
       if ((tail[0] === 'move' || tail[0] === 'copy') && tail.length === 1 && method === 'POST') {
-        await admit(services, app, req, res, 'write');
+        await admit(services, app, req, res, 'write', caller);
         const { from, to } = transferBody(await readJson(req));
         return void res.json(tail[0] === 'move' ? await storage.paths.move(appId, who, from, to) : await storage.paths.copy(appId, who, from, to));
       }
@@ -146,7 +146,7 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         return void res.json(await storage.paths.sign(appId, who, tail[1]!, paths as string[], expiresIn));
       }
       if (tail[0] === 'upload' && tail[1] === 'sign' && tail.length >= 4 && method === 'POST') {
-        await admit(services, app, req, res, 'write');
+        await admit(services, app, req, res, 'write', caller);
         only(await readJson(req), []);
         return void res.json(await storage.paths.signUpload(appId, who, tail[2]!, tail.slice(3).join('/'), upsertHeader(req)));
       }
@@ -159,7 +159,7 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         return await sendObject(req, res, services, appId, who, tail[1]!, tail.slice(2).join('/'), { publicOnly: false });
       }
       if (tail.length === 1 && method === 'DELETE') {
-        await admit(services, app, req, res, 'write');
+        await admit(services, app, req, res, 'write', caller);
         return void res.json(await storage.paths.remove(appId, who, tail[0]!, prefixesBody(await readJson(req))));
       }
       if (tail.length >= 2 && !['list', 'sign', 'move', 'copy', 'info', 'upload', 'public', 'authenticated'].includes(tail[0]!)) {
@@ -170,7 +170,7 @@ async function serve(req: Request, res: Response, services: Services, appId: str
           return await sendObject(req, res, services, appId, who, bucket, name, { publicOnly: false });
         }
         if (method === 'POST' || method === 'PUT') {
-          await admit(services, app, req, res, 'write');
+          await admit(services, app, req, res, 'write', caller);
           const mode = method === 'PUT' ? 'update' : upsertHeader(req) ? 'upsert' : 'create';
           const out = await storage.paths.upload(appId, who, bucket, name, mode, uploadHeaders(req), req);
           return void res.json(out);
@@ -226,7 +226,12 @@ function requireManager(caller: Caller): void {
   throw bucketErrors.manageDenied();
 }
 
-async function admit(services: Services, app: Parameters<Services['billing']['gate']['check']>[0], req: Request, res: Response, access: 'read' | 'write'): Promise<void> {
+/**
+ * The app's state and the account's billing for a read or a write; a write by a platform caller also needs the
+ * developer role, as every writing tool does (a viewer's key reads).
+ */
+async function admit(services: Services, app: Parameters<Services['billing']['gate']['check']>[0], req: Request, res: Response, access: 'read' | 'write', caller?: Caller): Promise<void> {
+  if (access === 'write' && caller?.kind === 'platform' && !roleAtLeast(caller.role, 'developer')) throw errors.roleTooLow('developer', caller.role);
   await services.billing.gate.check(app, access);
   services.billing.traffic.touch(app.id);
   services.billing.traffic.meterResponse(app.id, req.socket, (done) => res.once('close', done));
