@@ -21,13 +21,14 @@ export const functionsCronTick = defineCron({
 /**
  * One slot of one cron function. The function's own failure (thrown, timeout, ...) is logged in its
  * invocation log and is not retried. Only failures before it ran (e.g. no process could start) throw, so
- * graphile-worker retries those. A slot whose worker died mid-run runs again once the worker counts as gone
+ * graphile-worker retries those: five attempts, e^1 to e^4 seconds apart (about 85 s in all), so that a minute of
+ * overload does not lose a slot. A slot whose worker died mid-run runs again once the worker counts as gone
  * (src/jobs/liveness.ts): at least once, with the same x-svc-scheduled-at, so a function can skip a repeat.
  */
 export const functionsRunCron = defineJob({
   name: 'functions_run_cron',
   payload: z.object({ function_id: z.string().uuid(), scheduled_at: z.string().min(1) }),
-  maxAttempts: 3,
+  maxAttempts: 5,
   handler: async (p, { deps }: Deps) => {
     await deps.functions.runCron(p.function_id, p.scheduled_at);
   },
