@@ -43,6 +43,8 @@ import { SubstrateService } from './substrate/service.ts';
 import { BillingService } from './billing/service.ts';
 import { PlatformStripe, stripeClient } from './adapters/stripe.ts';
 import { SmtpMailer } from './adapters/smtp.ts';
+import { EndUserMails } from './auth/mail-flows.ts';
+import { AuthSettingsStore } from './auth/settings.ts';
 import { MonetizationService } from './monetization/service.ts';
 import { ConnectStripe } from './adapters/stripe-connect.ts';
 import { PeopleService } from './people/service.ts';
@@ -141,6 +143,14 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const peopleProviders = { primary: peopleProvider(peopleSlots.primary, peopleTimeoutMs), secondary: peopleProvider(peopleSlots.secondary, peopleTimeoutMs) };
   const ai = new AiGateway({ db: control.db, ledger: credits, settings: aiSettings, config: config.ai, upstream, log });
   const identity = new IdentityService(control.db, config.identity, { sender: mailer, baseUrl: config.baseUrl, log });
+  const endUsers = new EndUsers({
+    databases,
+    tokens: endUserTokens,
+    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+    refreshTokenTtlDays: config.refreshTokenTtlDays,
+    log,
+  });
+  const authSettings = new AuthSettingsStore(control.db, box, mailer !== undefined);
   const oidcConfig = config.identity.oidc;
   // The OpenID Connect port (identity/oidc-port.ts); the provider sends people back to the callback route.
   const oidcProvider = oidcConfig && {
@@ -162,13 +172,20 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     oidc: new OidcSignIn({ db: control.db, identity, signup: config.identity.signup, provider: oidcProvider, log }),
     oauth: new OAuthGrants(control.db, config.oauth),
     endUserTokens,
-    endUsers: new EndUsers({
+    endUsers,
+    endUserMails: new EndUserMails({
+      db: control.db,
       databases,
-      tokens: endUserTokens,
-      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
-      refreshTokenTtlDays: config.refreshTokenTtlDays,
+      endUsers,
+      settings: authSettings,
+      platformSender: mailer,
+      openAppSender: ({ url, address, from }) => new SmtpMailer(url, from, address),
+      codeKey: deriveKey(masterKey, 'end-user-mail-codes'),
+      hosts: config,
+      outboundAllowPrivate: config.outboundAllowPrivate,
       log,
     }),
+    authSettings,
     rateLimits: new RateLimiter(control.db),
     mcpSessions: new McpSessions(control.db, notices),
     appChanges: new AppChanges(control.db, notices),

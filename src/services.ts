@@ -10,6 +10,8 @@ import type { OidcSignIn } from './identity/oidc.ts';
 import type { OAuthGrants } from './identity/oauth.ts';
 import type { EndUserTokens } from './auth/end-user-tokens.ts';
 import type { EndUsers } from './auth/users.ts';
+import type { EndUserMails } from './auth/mail-flows.ts';
+import type { AuthSettingsStore } from './auth/settings.ts';
 import type { RateLimiter } from './auth/rate-limit.ts';
 import type { SuggestionsService } from './platform/suggestions.ts';
 import type { HealthService } from './platform/health.ts';
@@ -63,6 +65,10 @@ export interface Services {
   endUserTokens: EndUserTokens;
   /** End-user accounts and sessions of each app (signup, login, refresh, logout). */
   endUsers: EndUsers;
+  /** End users' mailed flows (confirmation, codes and links, recovery, e-mail change) and PKCE codes. */
+  endUserMails: EndUserMails;
+  /** Each app's end-user auth settings (auth_settings_get/set). */
+  authSettings: AuthSettingsStore;
   /** Per-route, per-client limits counted in the control database (shared by every instance). */
   rateLimits: RateLimiter;
   /** MCP sessions' rows, which let any api process serve a session's requests. */

@@ -9,6 +9,8 @@ import { publishableKeysCreate, publishableKeysList, publishableKeysRevoke, serv
 import { schemaTools } from './schema/schema.ts';
 import { authTools } from './auth/auth.ts';
 import { gotrueTools } from './auth/gotrue.ts';
+import { gotrueMailTools } from './auth/gotrue-mail.ts';
+import { authSettingsTools } from './auth/settings.ts';
 import { dataTools } from './data/data.ts';
 import { dataOpenapi } from './data/openapi.ts';
 import { frontendTools } from './frontend/frontend.ts';
@@ -38,7 +40,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   apps: [appsList, appsCreate, appsGet, appsDelete, appsRestore, appsRegions],
   keys: [serviceKeysCreate, serviceKeysList, serviceKeysRevoke, publishableKeysCreate, publishableKeysList, publishableKeysRevoke, substrateKeysCreate, substrateKeysList, substrateKeysRevoke, ...identityTools, ...identityMailTools, ...oidcTools],
   schema: schemaTools,
-  auth: [...authTools, ...gotrueTools],
+  auth: [...authTools, ...authSettingsTools, ...gotrueTools, ...gotrueMailTools],
   platform: [suggestionsCreate, platformHealth, platformReady, platformToolsetsEnable],
   storage: storageTools,
   frontend: frontendTools,
@@ -120,7 +122,9 @@ export const tools: readonly AnyTool[] = [
   ...oidcTools,
   ...schemaTools,
   ...authTools,
+  ...authSettingsTools,
   ...gotrueTools,
+  ...gotrueMailTools,
   suggestionsCreate,
   platformHealth,
   platformReady,

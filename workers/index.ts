@@ -4,7 +4,7 @@ import type { Services } from '../src/services.ts';
 import { crontabOf, type RunnableJob } from '../src/core/jobs.ts';
 import { aiUsageMeter } from '../src/ai/jobs.ts';
 import { appsDropDatabase, appsPurgeFiles, appsReap } from '../src/apps/jobs.ts';
-import { rateLimitsPurge } from '../src/auth/jobs.ts';
+import { authUserMail, rateLimitsPurge } from '../src/auth/jobs.ts';
 import { billingEnforce, billingInvoiceOverage, billingMeasureDatabases, billingNotify, billingPauseIdle } from '../src/billing/jobs.ts';
 import { creditsReleaseExpired } from '../src/credits/jobs.ts';
 import { frontendBuild } from '../src/frontend/jobs.ts';
@@ -33,6 +33,7 @@ export const jobs: readonly RunnableJob<WorkerServices>[] = [
   appsReap,
   appsPurgeFiles,
   rateLimitsPurge,
+  authUserMail,
   creditsReleaseExpired,
   ragIngest,
   aiUsageMeter,

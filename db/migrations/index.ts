@@ -41,6 +41,7 @@ import * as oauthAudience from './0039_oauth_audience.ts';
 import * as mcpSubscriptions from './0040_mcp_subscriptions.ts';
 import * as publishableKeys from './0041_publishable_keys.ts';
 import * as storageBuckets from './0042_storage_buckets.ts';
+import * as appAuthSettings from './0043_app_auth_settings.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -86,4 +87,5 @@ export const migrations: Record<string, Migration> = {
   '0040_mcp_subscriptions': mcpSubscriptions,
   '0041_publishable_keys': publishableKeys,
   '0042_storage_buckets': storageBuckets,
+  '0043_app_auth_settings': appAuthSettings,
 };

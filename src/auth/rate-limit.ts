@@ -3,11 +3,24 @@ import { AppError } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
 /**
- * Routes with their own limit; each is also the first part of its bucket name. End users: signup, login, refresh.
+ * Routes with their own limit; each is also the first part of its bucket name. End users: signup, login, refresh,
+ * auth_mail (the routes that mail them: codes, recovery, resend), verify (codes and links), and end_user_mail (the
+ * mails to one address of an app, whichever route asked).
  * People on the platform: person_signup, person_signin, password_reset, verify_email_send, and person_mail (the
  * verification, reset and sign-up e-mails sent to one address, whichever route asked).
  */
-export type RateLimitedRoute = 'signup' | 'login' | 'refresh' | 'person_signup' | 'person_signin' | 'password_reset' | 'verify_email_send' | 'person_mail';
+export type RateLimitedRoute =
+  | 'signup'
+  | 'login'
+  | 'refresh'
+  | 'auth_mail'
+  | 'verify'
+  | 'end_user_mail'
+  | 'person_signup'
+  | 'person_signin'
+  | 'password_reset'
+  | 'verify_email_send'
+  | 'person_mail';
 
 export interface RateLimitConfig {
   authRateLimitPerMinute: number;
@@ -37,7 +50,7 @@ export function rateLimitBucket(route: RateLimitedRoute, scope: string, clientId
 
 export function routeLimit(config: RateLimitConfig, route: RateLimitedRoute): number {
   if (route === 'refresh') return config.refreshRateLimitPerMinute;
-  if (route === 'person_mail') return config.personMailRateLimitPerMinute;
+  if (route === 'person_mail' || route === 'end_user_mail') return config.personMailRateLimitPerMinute;
   return config.authRateLimitPerMinute;
 }
 

@@ -35,6 +35,10 @@ export interface AccountRow {
   last_sign_in_at: Date | null;
   updated_at: Date | null;
   raw_user_meta_data: Record<string, unknown>;
+  /** null until the address is confirmed (only when the app asks sign-ups to confirm, or a code made the user). */
+  email_confirmed_at: Date | null;
+  /** An address asked for by updateUser and not yet confirmed. */
+  new_email: string | null;
 }
 
 export interface EndUsersOptions {
@@ -53,7 +57,7 @@ interface UserRow extends AccountRow {
 type FullUserRow = AccountRow;
 
 /** The columns of an AccountRow, for the statements that return one. */
-const ACCOUNT = 'id, email, created_at, last_sign_in_at, updated_at, raw_user_meta_data';
+const ACCOUNT = 'id, email, created_at, last_sign_in_at, updated_at, raw_user_meta_data, email_confirmed_at, new_email';
 
 export const USERS_LIST_LIMIT = 1000;
 
@@ -69,8 +73,19 @@ const userGone = () => errors.notFound('User', 'The account was deleted; sign up
 /** Every end user signs in with email and password: GoTrue's app_metadata of such a user. */
 export const APP_METADATA = { provider: 'email', providers: ['email'] };
 
-const emailTaken = () =>
+export const emailTaken = () =>
   errors.conflict('An account with this email already exists in this app.', 'Log in with auth_login instead, or sign up with a different email.');
+
+/** The platform's auth_signup when the app asks sign-ups to confirm: the account exists, and signs in once confirmed. */
+export const confirmationSent = () =>
+  new AppError(403, 'AUTH_EMAIL_NOT_CONFIRMED', 'Account created; it signs in once its email is confirmed.', 'Follow the link (or enter the code) mailed to the address, then auth_login.');
+
+/** A right password for an address not yet confirmed (the app asks sign-ups to confirm: auth_settings_get). */
+export function emailNotConfirmed(): AppError {
+  const err = new AppError(403, 'AUTH_EMAIL_NOT_CONFIRMED', 'Email not confirmed.', 'Follow the link (or enter the code) mailed at sign-up; supabase-js auth.resend sends it again.');
+  err.gotrue = { code: 'email_not_confirmed', status: 400 };
+  return err;
+}
 
 /**
  * Refresh tokens are opaque random secrets (32 bytes, base64url). No `svc_` prefix: those are parsed as
@@ -87,7 +102,7 @@ const PRUNE_EXPIRED = (families: string) => `delete from svc_auth.refresh_tokens
 // New session: a fresh family per sign-in, so reuse detection revokes only the session that leaked.
 const SIGNUP_SQL = `
   with u as (
-    insert into svc_auth.users (email, password_hash, last_sign_in_at, raw_user_meta_data) values ($1, $2, now(), $5::jsonb)
+    insert into svc_auth.users (email, password_hash, last_sign_in_at, raw_user_meta_data, email_confirmed_at) values ($1, $2, now(), $5::jsonb, now())
     returning ${ACCOUNT}
   ), t as (
     insert into svc_auth.refresh_tokens (user_id, token_hash, family, expires_at)
@@ -96,7 +111,12 @@ const SIGNUP_SQL = `
   )
   select u.*, t.family from u, t`;
 
-const LOGIN_LOOKUP_SQL = `select id, email, password_hash, created_at from svc_auth.users where lower(email) = lower($1)`;
+/** A user that must confirm first (or that a one-time code made, without a password): no session until then. */
+const REGISTER_SQL = `insert into svc_auth.users (email, password_hash, raw_user_meta_data) values ($1, $2, $3::jsonb) returning ${ACCOUNT}`;
+
+const LOGIN_LOOKUP_SQL = `select id, email, password_hash, email_confirmed_at from svc_auth.users where lower(email) = lower($1)`;
+
+const BY_EMAIL_SQL = `select ${ACCOUNT} from svc_auth.users where lower(email) = lower($1)`;
 
 const LOGIN_SESSION_SQL = `
   with u as (
@@ -152,6 +172,7 @@ const UPDATE_USER_SQL = `
     raw_user_meta_data = case when $2::jsonb is null then raw_user_meta_data
       else coalesce((select jsonb_object_agg(key, value) from jsonb_each(raw_user_meta_data || $2::jsonb) where value <> 'null'::jsonb), '{}'::jsonb) end,
     password_hash = coalesce($3, password_hash),
+    email = coalesce($4, email),
     updated_at = now()
   where id = $1
   returning ${ACCOUNT}`;
@@ -186,6 +207,11 @@ const toView = (r: FullUserRow): EndUserView => ({
 const isEmailConflict = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505' && (err as { constraint?: unknown }).constraint === 'users_email_key';
 
+/** A statement's failure on the unique address index as 409 CONFLICT (GoTrue's user_already_exists). */
+function refuseTakenEmail(err: unknown): never {
+  throw isEmailConflict(err) ? emailTaken() : err;
+}
+
 /**
  * End users of one app, stored in that app's own database (schema svc_auth, never exposed by the data API),
  * reached as the platform login that owns the schema. Access tokens are short-lived stateless JWTs;
@@ -204,29 +230,46 @@ export class EndUsers {
   async signup(appId: string, email: string, password: string, metadata: Record<string, unknown> = {}): Promise<AuthSession> {
     const passwordHash = await hashPassword(password);
     const refreshToken = newRefreshToken();
-    let user: UserRow;
-    try {
-      const params = [email, passwordHash, hashKey(refreshToken), this.#opts.refreshTokenTtlDays, JSON.stringify(metadata)];
-      const { rows } = await this.#db(appId).query<UserRow>(SIGNUP_SQL, params);
-      user = rows[0]!;
-    } catch (err) {
-      if (isEmailConflict(err)) throw emailTaken();
-      throw err;
-    }
-    return this.#session(appId, user, refreshToken);
+    const params = [email, passwordHash, hashKey(refreshToken), this.#opts.refreshTokenTtlDays, JSON.stringify(metadata)];
+    const { rows } = await this.#db(appId).query<UserRow>(SIGNUP_SQL, params).catch(refuseTakenEmail);
+    return this.#session(appId, rows[0]!, refreshToken);
+  }
+
+  /**
+   * A user whose address is not confirmed yet, without a session: a sign-up the app asks to confirm, or (password
+   * null) one a one-time code makes. It signs in once a mailed link or code confirms the address.
+   */
+  async register(appId: string, email: string, password: string | null, metadata: Record<string, unknown> = {}): Promise<AccountRow> {
+    const passwordHash = password === null ? null : await hashPassword(password);
+    const { rows } = await this.#db(appId).query<AccountRow>(REGISTER_SQL, [email, passwordHash, JSON.stringify(metadata)]).catch(refuseTakenEmail);
+    return rows[0]!;
+  }
+
+  /** The user with this (lower-cased) address, if any. */
+  async findByEmail(appId: string, email: string): Promise<AccountRow | undefined> {
+    const { rows } = await this.#db(appId).query<AccountRow>(BY_EMAIL_SQL, [email]);
+    return rows[0];
   }
 
   async login(appId: string, email: string, password: string): Promise<AuthSession> {
     const db = this.#db(appId);
-    const { rows } = await db.query<UserRow & { password_hash: string }>(LOGIN_LOOKUP_SQL, [email]);
+    const { rows } = await db.query<{ id: string; password_hash: string | null; email_confirmed_at: Date | null }>(LOGIN_LOOKUP_SQL, [email]);
     const found = rows[0];
-    const ok = found ? await verifyPassword(found.password_hash, password) : await verifyAgainstDummy(password);
-    if (!found || !ok) throw invalidCredentials();
-    const refreshToken = newRefreshToken();
-    const session = await db.query<UserRow>(LOGIN_SESSION_SQL, [found.id, hashKey(refreshToken), this.#opts.refreshTokenTtlDays]);
+    // A user without a password (made by a one-time code) answers as an unknown address does, in the same time.
+    const ok = found?.password_hash ? await verifyPassword(found.password_hash, password) : await verifyAgainstDummy(password);
+    if (!found?.password_hash || !ok) throw invalidCredentials();
+    if (found.email_confirmed_at === null) throw emailNotConfirmed();
+    const session = await this.startSession(appId, found.id);
     // Deleted between the lookup and now: as if it never existed.
-    if (!session.rows[0]) throw invalidCredentials();
-    return this.#session(appId, session.rows[0], refreshToken);
+    if (!session) throw invalidCredentials();
+    return session;
+  }
+
+  /** A new session (refresh token family) of the user, who has just proven who they are; undefined if it is gone. */
+  async startSession(appId: string, userId: string): Promise<AuthSession | undefined> {
+    const refreshToken = newRefreshToken();
+    const { rows } = await this.#db(appId).query<UserRow>(LOGIN_SESSION_SQL, [userId, hashKey(refreshToken), this.#opts.refreshTokenTtlDays]);
+    return rows[0] && this.#session(appId, rows[0], refreshToken);
   }
 
   /** Rotates: the presented token is revoked and a new one of the same family is issued. */
@@ -265,11 +308,19 @@ export class EndUsers {
     return rows[0];
   }
 
-  /** auth-js's updateUser: metadata merged key by key (null removes a key), a new password when given. */
-  async update(appId: string, userId: string, change: { metadata?: Record<string, unknown>; password?: string }): Promise<AccountRow> {
+  /** auth-js's updateUser: metadata merged key by key (null removes a key), a new password and address when given. */
+  async update(appId: string, userId: string, change: { metadata?: Record<string, unknown> | undefined; password?: string | undefined; email?: string | undefined }): Promise<AccountRow> {
     const passwordHash = change.password === undefined ? null : await hashPassword(change.password);
     const metadata = change.metadata === undefined ? null : JSON.stringify(change.metadata);
-    const { rows } = await this.#db(appId).query<FullUserRow>(UPDATE_USER_SQL, [userId, metadata, passwordHash]);
+    const params = [userId, metadata, passwordHash, change.email ?? null];
+    const { rows } = await this.#db(appId).query<FullUserRow>(UPDATE_USER_SQL, params).catch(refuseTakenEmail);
+    if (!rows[0]) throw userGone();
+    return rows[0];
+  }
+
+  /** An address the user asked to change to, kept until the mail sent there is followed. */
+  async askNewEmail(appId: string, userId: string, email: string): Promise<AccountRow> {
+    const { rows } = await this.#db(appId).query<AccountRow>(`update svc_auth.users set new_email = $2, updated_at = now() where id = $1 returning ${ACCOUNT}`, [userId, email]);
     if (!rows[0]) throw userGone();
     return rows[0];
   }

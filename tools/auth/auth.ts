@@ -4,10 +4,10 @@ import { toolsUsing, type Ctx } from '../define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../src/auth/passwords.ts';
 import { rateLimitBucket, routeLimit, type RateLimitedRoute } from '../../src/auth/rate-limit.ts';
-import { USERS_LIST_LIMIT } from '../../src/auth/users.ts';
+import { confirmationSent, USERS_LIST_LIMIT } from '../../src/auth/users.ts';
 import { endUserCaller, UserTokenSchema } from '../shared.ts';
 
-type Uses = 'config' | 'endUserTokens' | 'endUsers' | 'rateLimits';
+type Uses = 'config' | 'endUserTokens' | 'endUsers' | 'endUserMails' | 'rateLimits';
 const defineTool = toolsUsing<Uses>();
 
 // .email() after trim/toLowerCase: the format is checked on the normalized value, and the JSON Schema keeps format: email.
@@ -67,7 +67,8 @@ export const authSignup = defineTool({
   description:
     'Create an end-user account of an app (email, password of 8-200 characters) and sign it in: { access_token, token_type, ' +
     'expires_in, refresh_token, user }. Send the access token as Authorization: Bearer to the data API; renew it with auth_refresh. ' +
-    'A registered email is 409 CONFLICT (auth_login). Rate-limited (429 RATE_LIMITED, details.retry_after_seconds). No credential needed.',
+    'A registered email is 409 CONFLICT (auth_login). When the app asks sign-ups to confirm (auth_settings_get), 403 AUTH_EMAIL_NOT_CONFIRMED: ' +
+    'the account is made and mailed a link. Rate-limited (429 RATE_LIMITED, details.retry_after_seconds). No credential needed.',
   input: CredentialsInput,
   output: SessionSchema,
   auth: ANYONE,
@@ -76,7 +77,9 @@ export const authSignup = defineTool({
   annotations: { destructiveHint: false, idempotentHint: false },
   handler: async (input, ctx) => {
     await enforceLimit(ctx, 'signup', input.app_id);
-    return ctx.services.endUsers.signup(input.app_id, input.email, input.password);
+    const made = await ctx.services.endUserMails.signup(input.app_id, { email: input.email, password: input.password, metadata: {} }, { redirectTo: undefined, pkce: null });
+    if (!('access_token' in made)) throw confirmationSent();
+    return made;
   },
 });
 

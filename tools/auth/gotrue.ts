@@ -6,16 +6,19 @@ import type { HttpBinding } from '../../src/core/define.ts';
 import { AppError, errors } from '../../src/core/errors.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../src/auth/passwords.ts';
-import { GOTRUE_API_VERSION, gotrueSession, gotrueUser, invalidEmail, MAX_USER_METADATA_BYTES, refreshTokenNotFound, sessionNotFound, weakPassword } from '../../src/auth/gotrue.ts';
+import { emailExists, GOTRUE_API_VERSION, gotrueSession, gotrueUser, invalidEmail, MAX_USER_METADATA_BYTES, refreshTokenNotFound, sessionNotFound, weakPassword } from '../../src/auth/gotrue.ts';
+import type { Pkce as PkceInput } from '../../src/auth/mail-flows.ts';
+import { rateLimitBucket, routeLimit } from '../../src/auth/rate-limit.ts';
+import { hashKey } from '../../src/core/crypto.ts';
 import { EmailSchema, enforceLimit } from './auth.ts';
 
-type Uses = 'config' | 'endUsers' | 'rateLimits';
-const defineTool = toolsUsing<Uses>();
+type Uses = 'config' | 'endUsers' | 'endUserMails' | 'rateLimits';
+export const defineTool = toolsUsing<Uses>();
 
-const VERSION_HEADER = { 'X-Supabase-Api-Version': GOTRUE_API_VERSION };
+export const VERSION_HEADER = { 'X-Supabase-Api-Version': GOTRUE_API_VERSION };
 
 /** A GoTrue route: its errors in GoTrue's shape, every answer with the API version auth-js reads codes by. */
-function gotrue<O>(binding: Omit<HttpBinding<O>, 'errorShape' | 'errorHeaders' | 'subdomainPath'> & { respond?: never }): HttpBinding<O> {
+export function gotrue<O>(binding: Omit<HttpBinding<O>, 'errorShape' | 'errorHeaders' | 'subdomainPath'> & { respond?: never }): HttpBinding<O> {
   const short = binding.path.replace('/v1/{app_id}', '');
   return {
     ...binding,
@@ -26,24 +29,34 @@ function gotrue<O>(binding: Omit<HttpBinding<O>, 'errorShape' | 'errorHeaders' |
   };
 }
 
-const Metadata = z.record(z.string(), z.unknown()).describe('user_metadata: any JSON object (at most 16 KB)');
+export const Metadata = z.record(z.string(), z.unknown()).describe('user_metadata: any JSON object (at most 16 KB)');
 /** auth-js's captcha envelope; the platform asks for no captcha, so its token is accepted and unused. */
-const MetaSecurity = z.object({ captcha_token: z.string().max(10_000).nullish() }).nullish();
+export const MetaSecurity = z.object({ captcha_token: z.string().max(10_000).nullish() }).nullish();
 const Password = z.string().max(PASSWORD_MAX_LENGTH, `password must be at most ${PASSWORD_MAX_LENGTH} characters`);
-/** PKCE fields auth-js sends (null without flowType 'pkce'): accepted; no flow of these routes redirects, so none is needed. */
-const Pkce = {
-  code_challenge: z.string().max(200).nullish(),
-  code_challenge_method: z.string().max(10).nullish(),
+/** PKCE fields auth-js sends with flowType 'pkce' (null otherwise): a mailed link then leads back with ?code=. */
+export const Pkce = {
+  code_challenge: z.string().min(43).max(128).nullish(),
+  code_challenge_method: z.enum(['s256', 'plain', 'S256']).nullish(),
 };
 
-const GotrueUserSchema = z.object({
+/** The PKCE challenge of a request, if it sent one. */
+export function pkceOf(input: { code_challenge?: string | null | undefined; code_challenge_method?: 's256' | 'plain' | 'S256' | null | undefined }): PkceInput | null {
+  if (!input.code_challenge) return null;
+  return { challenge: input.code_challenge, method: input.code_challenge_method === 'plain' ? 'plain' : 's256' };
+}
+
+/** Where a mailed link should lead (redirect_to in the query), auth-js's captcha aside. */
+export const RedirectTo = z.string().max(2000).optional().describe('In the query string: where the mailed link leads (the app allows it: auth_settings_set)');
+
+export const GotrueUserSchema = z.object({
   id: z.string(),
   aud: z.string(),
   role: z.string(),
   email: z.string(),
-  email_confirmed_at: z.string(),
+  email_confirmed_at: z.string().nullable(),
   phone: z.string(),
-  confirmed_at: z.string(),
+  confirmed_at: z.string().nullable(),
+  new_email: z.string().optional(),
   last_sign_in_at: z.string().nullable(),
   app_metadata: z.record(z.string(), z.unknown()),
   user_metadata: z.record(z.string(), z.unknown()),
@@ -53,7 +66,7 @@ const GotrueUserSchema = z.object({
   is_anonymous: z.boolean(),
 });
 
-const GotrueSessionSchema = z.object({
+export const GotrueSessionSchema = z.object({
   access_token: z.string(),
   token_type: z.literal('bearer'),
   expires_in: z.number().int(),
@@ -62,7 +75,7 @@ const GotrueSessionSchema = z.object({
   user: GotrueUserSchema,
 });
 
-function checkedEmail(email: string): string {
+export function checkedEmail(email: string): string {
   const parsed = EmailSchema.safeParse(email);
   if (!parsed.success) throw invalidEmail();
   return parsed.data;
@@ -73,11 +86,20 @@ function checkedPassword(password: string): string {
   return password;
 }
 
-function checkedMetadata(data: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+export function checkedMetadata(data: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (data !== undefined && Buffer.byteLength(JSON.stringify(data)) > MAX_USER_METADATA_BYTES) {
     throw errors.validation(`'data' is at most ${MAX_USER_METADATA_BYTES} bytes of JSON: it rides in every access token.`, [{ path: 'data', message: 'too large' }]);
   }
   return data;
+}
+
+/** The mails to one address of an app, whichever route asks (a mailbox is not flooded through the platform). */
+export async function limitMailTo(ctx: Ctx<Uses>, appId: string, email: string): Promise<void> {
+  const { rateLimits, config } = ctx.services;
+  await rateLimits.enforce(rateLimitBucket('end_user_mail', appId, hashKey(email)), routeLimit(config, 'end_user_mail'), 'email').catch((err: unknown) => {
+    if (err instanceof AppError) err.gotrue = { code: 'over_email_send_rate_limit', status: 429 };
+    throw err;
+  });
 }
 
 /**
@@ -93,15 +115,15 @@ async function signedIn(ctx: Ctx<Uses>, appId: string): Promise<{ userId: string
   return { userId: caller.userId, sessionId };
 }
 
-const ANYONE = ['none', 'service', 'platform', 'user'] as const;
+export const ANYONE = ['none', 'service', 'platform', 'user'] as const;
 
 export const authGotrueSignup = defineTool({
   name: 'auth_gotrue_signup',
   title: 'Sign up (supabase-js)',
   description:
-    "supabase-js's auth.signUp: creates the end user (data as user_metadata) and answers GoTrue's session, signed in (no email confirmation).",
-  input: z.object({ app_id: AppIdSchema, email: z.string().max(254), password: Password, data: Metadata.optional(), gotrue_meta_security: MetaSecurity, ...Pkce, redirect_to: z.string().max(2000).optional() }),
-  output: GotrueSessionSchema,
+    "supabase-js's auth.signUp: creates the end user (data as user_metadata) and answers GoTrue's session; when the app asks sign-ups to confirm (auth_settings_set), the user alone, and a confirmation mail.",
+  input: z.object({ app_id: AppIdSchema, email: z.string().max(254), password: Password, data: Metadata.optional(), gotrue_meta_security: MetaSecurity, ...Pkce, redirect_to: RedirectTo }),
+  output: z.union([GotrueSessionSchema, GotrueUserSchema]),
   auth: ANYONE,
   appScoped: true,
   mcp: false,
@@ -111,7 +133,9 @@ export const authGotrueSignup = defineTool({
     const password = checkedPassword(input.password);
     const metadata = checkedMetadata(input.data) ?? {};
     await enforceLimit(ctx, 'signup', input.app_id);
-    return gotrueSession(await ctx.services.endUsers.signup(input.app_id, email, password, metadata));
+    await limitMailTo(ctx, input.app_id, email);
+    const made = await ctx.services.endUserMails.signup(input.app_id, { email, password, metadata }, { redirectTo: input.redirect_to, pkce: pkceOf(input) });
+    return 'access_token' in made ? gotrueSession(made) : gotrueUser(made);
   },
 });
 
@@ -119,13 +143,15 @@ export const authGotrueToken = defineTool({
   name: 'auth_gotrue_token',
   title: 'Sign in or refresh (supabase-js)',
   description:
-    "supabase-js's signInWithPassword (grant_type=password: email, password) and session refresh (grant_type=refresh_token): GoTrue's session.",
+    "supabase-js's signInWithPassword (grant_type=password: email, password), session refresh (grant_type=refresh_token) and exchangeCodeForSession (grant_type=pkce: auth_code, code_verifier): GoTrue's session.",
   input: z.object({
     app_id: AppIdSchema,
-    grant_type: z.enum(['password', 'refresh_token']).describe('In the query string, as auth-js sends it'),
+    grant_type: z.enum(['password', 'refresh_token', 'pkce']).describe('In the query string, as auth-js sends it'),
     email: z.string().max(254).optional(),
     password: Password.optional(),
     refresh_token: z.string().min(1).max(512).optional(),
+    auth_code: z.string().min(1).max(100).optional(),
+    code_verifier: z.string().min(43).max(128).optional(),
     gotrue_meta_security: MetaSecurity,
   }),
   output: GotrueSessionSchema,
@@ -141,6 +167,13 @@ export const authGotrueToken = defineTool({
       }
       await enforceLimit(ctx, 'login', input.app_id);
       return gotrueSession(await ctx.services.endUsers.login(input.app_id, input.email.trim().toLowerCase(), input.password));
+    }
+    if (input.grant_type === 'pkce') {
+      if (input.auth_code === undefined || input.code_verifier === undefined) {
+        throw errors.validation('grant_type=pkce takes auth_code and code_verifier.', [{ path: input.auth_code === undefined ? 'auth_code' : 'code_verifier', message: 'required' }]);
+      }
+      await enforceLimit(ctx, 'verify', input.app_id);
+      return gotrueSession(await ctx.services.endUserMails.exchange(input.app_id, input.auth_code, input.code_verifier));
     }
     if (input.refresh_token === undefined) throw errors.validation('grant_type=refresh_token takes refresh_token.', [{ path: 'refresh_token', message: 'required' }]);
     await enforceLimit(ctx, 'refresh', input.app_id);
@@ -169,20 +202,24 @@ export const authGotrueUserUpdate = defineTool({
   name: 'auth_gotrue_user_update',
   title: 'Update the signed-in user (supabase-js)',
   description:
-    "supabase-js's auth.updateUser: data merged into user_metadata (a null value removes its key) and a new password; the email cannot change here.",
-  input: z.object({ app_id: AppIdSchema, data: Metadata.optional(), password: Password.optional(), email: z.string().max(254).optional(), nonce: z.string().max(100).optional(), ...Pkce }),
+    "supabase-js's auth.updateUser: data merged into user_metadata (a null value removes its key), a new password, a new email (confirmed by mail first when the app asks sign-ups to confirm).",
+  input: z.object({ app_id: AppIdSchema, data: Metadata.optional(), password: Password.optional(), email: z.string().max(254).optional(), nonce: z.string().max(100).optional(), ...Pkce, redirect_to: RedirectTo }),
   output: GotrueUserSchema,
   auth: ['user'],
   appScoped: true,
   mcp: false,
-  http: gotrue({ method: 'PUT', path: '/v1/{app_id}/auth/v1/user' }),
+  http: gotrue({ method: 'PUT', path: '/v1/{app_id}/auth/v1/user', query: ['redirect_to'] }),
   handler: async (input, ctx) => {
     const { userId } = await signedIn(ctx, input.app_id);
-    if (input.email !== undefined) {
-      throw errors.validation("Changing an end user's email is not supported: sign up the new address instead.", [{ path: 'email', message: 'not supported' }]);
-    }
     const password = input.password === undefined ? undefined : checkedPassword(input.password);
-    const row = await ctx.services.endUsers.update(input.app_id, userId, { metadata: checkedMetadata(input.data), password });
+    const email = input.email === undefined ? undefined : checkedEmail(input.email);
+    let row = await ctx.services.endUsers.update(input.app_id, userId, { metadata: checkedMetadata(input.data), password });
+    if (email !== undefined && email !== row.email) {
+      await limitMailTo(ctx, input.app_id, email);
+      row = await ctx.services.endUserMails.changeEmail(input.app_id, userId, email, { redirectTo: input.redirect_to, pkce: pkceOf(input) }).catch((err: unknown) => {
+        throw err instanceof AppError && err.code === 'CONFLICT' ? emailExists(err) : err;
+      });
+    }
     return gotrueUser(row);
   },
 });
