@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const AUTH_GUIDE: AreaGuide = {
   summary:
-    "End users of an app: sign up, log in, refresh and log out, read the signed-in account; list an app's users; the public keys that verify their tokens.",
+    "End users of an app: sign up, log in, refresh and log out, read the signed-in account; list an app's users; the public keys that verify their tokens; e-mail confirmation and the app's mail settings.",
   reference: `
 - \`auth_signup\` and \`auth_login\` (no credential needed) return \`{ access_token, token_type: "bearer", expires_in,
   refresh_token, user }\`. Send the access token as \`Authorization: Bearer\` to the app's routes, or pass it as
@@ -19,13 +19,23 @@ export const AUTH_GUIDE: AreaGuide = {
 - auth_user and auth_logout act for an end user: their own token as the credential, or a key with \`user_token\`
   (a key without it is 400 VALIDATION_FAILED).
 - supabase-js: \`createClient('{base}/v1/{app_id}', publishable_key)\`; its auth (auth-js) speaks GoTrue at
-  \`/v1/{app_id}/auth/v1\` over the same users and sessions: signUp (\`data\` becomes \`user_metadata\`, signed in at
-  once: no email confirmation), signInWithPassword, refreshSession, getUser, updateUser (metadata merged, a null
-  removes its key; a new password; not the email), signOut with scope global, local or others. Errors are GoTrue's
+  \`/v1/{app_id}/auth/v1\` over the same users and sessions: signUp (\`data\` becomes \`user_metadata\`),
+  signInWithPassword, refreshSession, getUser, updateUser (metadata merged, a null removes its key; a new password; a new
+  email), signOut with scope global, local or others, and the flows through e-mail: signInWithOtp (a magic link and a
+  6-digit code), resetPasswordForEmail, resend, verifyOtp, and exchangeCodeForSession for flowType 'pkce' (the mailed
+  link then leads back with \`?code=\`; otherwise with the session in the URL fragment). Errors are GoTrue's
   \`{ code, error_code, msg, message }\` (user_already_exists 422, weak_password 422, email_address_invalid 400,
-  invalid_credentials 400, refresh_token_not_found 400, bad_jwt 403, no_authorization 401). Tokens also carry
-  \`session_id\`, \`user_metadata\` and \`app_metadata\`; on these routes a token whose session was signed out is 403
-  session_not_found at once. auth-js's getClaims reads the app's keys at \`/v1/{app_id}/auth/v1/.well-known/jwks.json\`. Not served yet: OTP, magic links, password recovery,
-  email confirmation, OAuth providers.
+  invalid_credentials 400, email_not_confirmed 400, otp_expired 403, refresh_token_not_found 400, bad_jwt 403,
+  no_authorization 401, email_provider_disabled 422, signup_disabled 422). Tokens also carry \`session_id\`,
+  \`user_metadata\` and \`app_metadata\`; on these routes a token whose session was signed out is 403
+  session_not_found at once. auth-js's getClaims reads the app's keys at \`/v1/{app_id}/auth/v1/.well-known/jwks.json\`.
+  Not served: OAuth providers, phone, MFA, anonymous sign-in, admin.
+- \`auth_settings_set\`: \`confirm_email\` (sign-ups get no session until the mailed link or code confirms the
+  address; auth_signup is then 403 AUTH_EMAIL_NOT_CONFIRMED with the account made, and so is a login before it),
+  \`allow_signup\`, \`site_url\` and \`redirect_urls\` (a link's redirect_to must share the site's origin or lie under
+  one of them, else it leads to site_url), and \`smtp_url\`/\`mail_from\`: the app's own mail server, else the
+  platform's (SVC_SMTP_URL). \`mail_route\` says which; with none, the mailing routes are 422
+  email_provider_disabled. A mail's link and code work once, for an hour; a code is void after 5 wrong tries. Mails to
+  one address are rate-limited like the platform's (SVC_PERSON_MAIL_RATE_LIMIT_PER_MINUTE).
 `,
 };

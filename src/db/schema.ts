@@ -78,6 +78,18 @@ export interface AiUserDaily {
   tokens: Generated<Int8>;
 }
 
+export interface AppAuthSettings {
+  allow_signup: Generated<boolean>;
+  app_id: string;
+  confirm_email: Generated<boolean>;
+  mail_from: string | null;
+  redirect_urls: Generated<string[]>;
+  site_url: string | null;
+  smtp_url_hint: string | null;
+  smtp_url_sealed: string | null;
+  updated_at: Generated<Timestamp>;
+}
+
 export interface AppDomains {
   app_id: string;
   created_at: Generated<Timestamp>;
@@ -993,6 +1005,7 @@ export interface DB {
   ai_configs: AiConfigs;
   ai_usage: AiUsage;
   ai_user_daily: AiUserDaily;
+  app_auth_settings: AppAuthSettings;
   app_domains: AppDomains;
   app_orders: AppOrders;
   app_plans: AppPlans;

@@ -53,6 +53,11 @@ describe('REST and MCP parity', () => {
       'auth_gotrue_user',
       'auth_gotrue_user_update',
       'auth_gotrue_logout',
+      'auth_gotrue_otp',
+      'auth_gotrue_recover',
+      'auth_gotrue_resend',
+      'auth_gotrue_verify',
+      'auth_gotrue_verify_link',
       'data_openapi',
       // OpenAI clients' model list (models.list(), models.retrieve()); an agent reads allowedModels with ai_config_get.
       'ai_models_list',

@@ -123,7 +123,8 @@ export const authGotrueSignup = defineTool({
   description:
     "supabase-js's auth.signUp: creates the end user (data as user_metadata) and answers GoTrue's session; when the app asks sign-ups to confirm (auth_settings_set), the user alone, and a confirmation mail.",
   input: z.object({ app_id: AppIdSchema, email: z.string().max(254), password: Password, data: Metadata.optional(), gotrue_meta_security: MetaSecurity, ...Pkce, redirect_to: RedirectTo }),
-  output: z.union([GotrueSessionSchema, GotrueUserSchema]),
+  // A session, or (confirmation asked) the user alone: one object schema with either's fields.
+  output: GotrueSessionSchema.partial().extend(GotrueUserSchema.partial().shape),
   auth: ANYONE,
   appScoped: true,
   mcp: false,
