@@ -105,6 +105,8 @@ const EnvSchema = z.object({
   // What one end user may hold reserved in pending uploads at once: a count, and a percentage of the app's total.
   SVC_STORAGE_USER_PENDING_UPLOADS: positiveInt.default(20),
   SVC_STORAGE_USER_PENDING_PERCENT: positiveInt.max(100).default(10),
+  // A direct upload (storage-js) that sends nothing for this long is given up (408), its reservation released.
+  SVC_STORAGE_UPLOAD_IDLE_SECONDS: positiveInt.max(3600).default(30),
   SVC_FRONTEND_MAX_ZIP_BYTES: positiveInt.default(100 * 1024 * 1024),
   SVC_FRONTEND_MAX_UNZIPPED_BYTES: positiveInt.default(500 * 1024 * 1024),
   SVC_FRONTEND_MAX_FILES: positiveInt.default(10_000),
@@ -305,6 +307,8 @@ export type Config = Readonly<{
     userPendingUploads: number;
     /** Bytes one end user may hold reserved at once, in percent of the app's total. */
     userPendingPercent: number;
+    /** A direct upload that sends nothing for this long is given up. */
+    uploadIdleMs: number;
   }>;
   frontend: Readonly<{ maxZipBytes: number; maxUnzippedBytes: number; maxFiles: number; maxCompressionRatio: number }>;
   functions: Readonly<{
@@ -462,6 +466,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowedContentTypes: commaList(e.SVC_STORAGE_ALLOWED_CONTENT_TYPES.toLowerCase()),
       userPendingUploads: e.SVC_STORAGE_USER_PENDING_UPLOADS,
       userPendingPercent: e.SVC_STORAGE_USER_PENDING_PERCENT,
+      uploadIdleMs: e.SVC_STORAGE_UPLOAD_IDLE_SECONDS * 1000,
     }),
     frontend: Object.freeze({
       maxZipBytes: e.SVC_FRONTEND_MAX_ZIP_BYTES,

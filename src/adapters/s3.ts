@@ -1,5 +1,9 @@
 // The only module that imports the AWS SDK: an S3-compatible object store (AWS S3, MinIO, R2, s3rver).
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import {
+  CopyObjectCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -11,7 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../config.ts';
-import { contentDisposition } from '../storage/names.ts';
+import { contentDisposition, type ByteRange } from '../storage/names.ts';
 import type { ObjectRef, Probe, StorageBackend } from '../storage/types.ts';
 
 type S3Settings = Config['storage']['s3'];
@@ -72,6 +76,27 @@ export class S3Backend implements StorageBackend {
       if (isNotFound(err)) return undefined;
       throw err;
     }
+  }
+
+  async write(obj: ObjectRef, file: string): Promise<void> {
+    const { size } = await stat(file);
+    await this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: obj.key, Body: createReadStream(file), ContentLength: size, ContentType: obj.contentType }));
+  }
+
+  async read(obj: ObjectRef, range?: ByteRange): Promise<Readable | undefined> {
+    try {
+      const out = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: obj.key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+      return out.Body as Readable;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** A server-side copy. The source is URL-encoded segment by segment, as S3 decodes x-amz-copy-source. */
+  async copy(from: ObjectRef, to: ObjectRef): Promise<void> {
+    const source = `${this.#bucket}/${from.key.split('/').map(encodeURIComponent).join('/')}`;
+    await this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: to.key, CopySource: source, ContentType: to.contentType, MetadataDirective: 'REPLACE' }));
   }
 
   async remove(obj: Pick<ObjectRef, 'key'>): Promise<void> {

@@ -9,7 +9,7 @@ import { recordUsage } from '../usage/meters.ts';
 import type { StorageContext } from './context.ts';
 import { storageErrors } from './errors.ts';
 import { LocalBackend, ReceiveError } from './local.ts';
-import { contentDisposition, normalizeMime, parseRange } from './names.ts';
+import { contentDisposition, normalizeMime, parseRange, type ByteRange } from './names.ts';
 import { ref, STORAGE_METER, UUID_RE, type ObjectRow, type ObjectRows } from './objects.ts';
 
 /** The result of a blob GET: headers plus the body to stream (none for HEAD). */
@@ -85,17 +85,16 @@ export class LocalBlobs {
     if (range) {
       headers['Content-Range'] = `bytes ${range.start}-${range.end}/${size}`;
       headers['Content-Length'] = String(range.end - range.start + 1);
-      return { appId: row.app_id, status: 206, headers, body: head ? undefined : local.read(row.app_id, row.id, range) };
+      return { appId: row.app_id, status: 206, headers, body: head ? undefined : await this.#open(local, row, range) };
     }
     headers['Content-Length'] = String(size);
-    return { appId: row.app_id, status: 200, headers, body: head ? undefined : local.read(row.app_id, row.id) };
+    return { appId: row.app_id, status: 200, headers, body: head ? undefined : await this.#open(local, row) };
   }
 
   /** All the bytes of a ready object (inline reads). */
   async readAll(row: ObjectRow): Promise<Buffer> {
     const local = this.#requireLocal();
-    await this.#sizeOnDisk(local, row);
-    return readAll(local.read(row.app_id, row.id));
+    return readAll(await this.#open(local, row));
   }
 
   /**
@@ -156,12 +155,19 @@ export class LocalBlobs {
 
   /** The size of a ready object's file; a missing file is a 404 to the caller and an error in the log. */
   async #sizeOnDisk(local: LocalBackend, row: ObjectRow): Promise<number> {
-    const size = await local.size(row.app_id, row.id);
-    if (size === undefined) {
-      this.#deps.log.error({ object_id: row.id, app_id: row.app_id }, 'a ready object has no bytes on disk');
-      throw storageErrors.objectNotFound(row.id);
-    }
-    return size;
+    return (await local.size(row.app_id, row.id)) ?? this.#missing(row);
+  }
+
+  /** A ready object's bytes; a missing file is a 404 to the caller and an error in the log. */
+  async #open(local: LocalBackend, row: ObjectRow, range?: ByteRange): Promise<Readable> {
+    const body = await local.read(ref(row), range);
+    if (!body) return this.#missing(row);
+    return body;
+  }
+
+  #missing(row: ObjectRow): never {
+    this.#deps.log.error({ object_id: row.id, app_id: row.app_id }, 'a ready object has no bytes on disk');
+    throw storageErrors.objectNotFound(row.id);
   }
 
   #requireLocal(): LocalBackend {

@@ -59,14 +59,15 @@ path; the tools above use the bucket \`files\`, which every app has and which ca
   copy (to another bucket too, whose limits apply; 409 when the path is taken; a copy is the caller's), remove (only
   what the caller owns; other paths are skipped). End users own what they upload and may replace, move or remove
   only that; anonymous callers read public buckets only and write nothing (403 "new row violates row-level security
-  policy"). Raw bodies with a Content-Length only (multipart and streams: not yet); the bucket's limits (413
-  EntityTooLarge, 415 InvalidMimeType) and the app's (size, type, quota) apply before any byte is read.
+  policy"). A Buffer, ArrayBuffer or string goes raw (with its Content-Length; a stream without one is 411); a Blob
+  or File as multipart/form-data (one file, its part's type, the cacheControl field; a malformed form is 400). The
+  bucket's limits (413 EntityTooLarge, 415 InvalidMimeType) and the app's (size, type, quota) apply before the file's
+  bytes are read; an upload that sends nothing for 30 s is 408 RequestTimeout.
 - Signed URLs: createSignedUrl(s) (expiresIn 1 s to a week) of objects the caller may read serve the bytes with no
   credential until they expire (400 InvalidSignature when tampered or for another path, 400 ExpiredToken after).
   createSignedUploadUrl (not anonymous; 2 hours): uploadToSignedUrl then needs no credential and uploads as the
   signer, replacing only when the signer asked for upsert.
 - Errors come as \`{ statusCode: "<status>", code, error, message }\` with the true HTTP status.
-- Not yet: multipart uploads (a Blob or File body); uploads and copies through /storage/v1 need the local backend
-  (with S3, use storage_upload).
+- Not yet: uploads and copies through /storage/v1 need the local backend (with S3, use storage_upload).
 `,
 };

@@ -105,13 +105,17 @@ export class Limits {
   /** The per-file checks of an upload (size, content type), before anything is reserved; returns the limits in force. */
   async admitFile(appId: string, owner: Owner, sizeBytes: number, contentType: string): Promise<EffectiveLimits> {
     const limits = await this.#effective(appId);
-    // A file above the user's pending cap could never be reserved: for end users the cap bounds the file size too.
-    const maxFile = owner.kind === 'user' ? Math.min(limits.maxFile, limits.userPending.bytes) : limits.maxFile;
+    const maxFile = this.fileCap(limits, owner);
     if (sizeBytes > maxFile) throw storageErrors.fileTooLarge(sizeBytes, maxFile);
     for (const list of limits.allowLists) {
       if (!contentTypeAllowed(contentType, list)) throw storageErrors.contentTypeNotAllowed(contentType, list);
     }
     return limits;
+  }
+
+  /** The largest file the owner may store: a file above an end user's pending cap could never be reserved. */
+  fileCap(limits: EffectiveLimits, owner: Owner): number {
+    return owner.kind === 'user' ? Math.min(limits.maxFile, limits.userPending.bytes) : limits.maxFile;
   }
 
   /**

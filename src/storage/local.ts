@@ -1,24 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import { createReadStream, type ReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import type { ByteRange } from './names.ts';
 import type { UrlSigner } from './signing.ts';
+import { ReceiveError, Spool } from './spool.ts';
 import type { ObjectRef, Probe, StorageBackend } from './types.ts';
+
+export { ReceiveError };
 
 const APP_ID_RE = /^[a-z0-9]{16}$/;
 const OBJECT_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Why a PUT body was not stored. */
-export class ReceiveError extends Error {
-  readonly reason: 'too_large' | 'too_small' | 'aborted';
-  readonly received: number;
-  constructor(reason: 'too_large' | 'too_small' | 'aborted', received: number) {
-    super(`upload ${reason} after ${received} bytes`);
-    this.reason = reason;
-    this.received = received;
-  }
-}
 
 /** Bytes written to a temporary file, complete and fsynced; `commit` moves them into place. */
 export interface Received {
@@ -36,11 +27,13 @@ export class LocalBackend implements StorageBackend {
   readonly #root: string;
   readonly #baseUrl: string;
   readonly #signer: UrlSigner;
+  readonly #spool: Spool;
 
-  constructor(dataDir: string, baseUrl: string, signer: UrlSigner) {
+  constructor(dataDir: string, baseUrl: string, signer: UrlSigner, spool: Spool) {
     this.#root = path.join(dataDir, 'storage');
     this.#baseUrl = baseUrl;
     this.#signer = signer;
+    this.#spool = spool;
   }
 
   async uploadUrl(obj: ObjectRef, expUnix: number): Promise<string> {
@@ -65,63 +58,22 @@ export class LocalBackend implements StorageBackend {
     return path.join(this.appDir(appId), objectId);
   }
 
-  /**
-   * Streams the body into a fresh temporary file beside the final one, refusing more than the declared size
-   * (reading stops at the first byte beyond it; the request stream is paused, never destroyed, so the caller
-   * can still answer) and fewer. Nothing is left behind on any failure.
-   */
+  /** The body of a presigned PUT, exactly the declared size, spooled; `commit` moves it into place. */
   async receive(obj: ObjectRef, body: Readable): Promise<Received> {
-    const dir = this.appDir(obj.appId);
-    const final = this.objectPath(obj.appId, obj.id);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const temp = path.join(dir, `.${obj.id}.${randomBytes(6).toString('hex')}.part`);
-    const file = await open(temp, 'wx', 0o600);
-    let received = 0;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        let done = false;
-        const finish = (err?: Error) => {
-          if (done) return;
-          done = true;
-          body.off('data', onData).off('end', onEnd).off('error', onAbort).off('close', onClose);
-          if (err) {
-            body.pause();
-            reject(err);
-          } else {
-            resolve();
-          }
-        };
-        const onData = (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > obj.sizeBytes) return finish(new ReceiveError('too_large', received));
-          body.pause();
-          file.write(chunk).then(
-            () => {
-              if (!done) body.resume();
-            },
-            (err: Error) => finish(err),
-          );
-        };
-        const onEnd = () => finish(received < obj.sizeBytes ? new ReceiveError('too_small', received) : undefined);
-        const onAbort = () => finish(new ReceiveError('aborted', received));
-        const onClose = () => finish(new ReceiveError('aborted', received));
-        body.on('data', onData).on('end', onEnd).on('error', onAbort).on('close', onClose);
-        body.resume();
-      });
-      await file.sync();
-      await file.close();
-    } catch (err) {
-      await file.close().catch(() => {});
-      await rm(temp, { force: true });
-      throw err;
-    }
-    return {
-      commit: async () => {
-        await rename(temp, final);
-        await syncDir(dir);
-      },
-      discard: () => rm(temp, { force: true }),
-    };
+    const spooled = await this.#spool.receive(obj.appId, obj.id, body, { exact: obj.sizeBytes, max: obj.sizeBytes });
+    return { commit: () => this.write(obj, spooled.path), discard: spooled.discard };
+  }
+
+  /** Moves a complete temporary file into the object's place; fsync of the directory makes the rename durable. */
+  async write(obj: Pick<ObjectRef, 'appId' | 'id'>, file: string): Promise<void> {
+    await mkdir(this.appDir(obj.appId), { recursive: true, mode: 0o700 });
+    await rename(file, this.objectPath(obj.appId, obj.id));
+    await syncDir(this.appDir(obj.appId));
+  }
+
+  async copy(from: ObjectRef, to: ObjectRef): Promise<void> {
+    await mkdir(this.appDir(to.appId), { recursive: true, mode: 0o700 });
+    await copyFile(this.objectPath(from.appId, from.id), this.objectPath(to.appId, to.id));
   }
 
   async size(appId: string, objectId: string): Promise<number | undefined> {
@@ -133,22 +85,19 @@ export class LocalBackend implements StorageBackend {
     }
   }
 
-  read(appId: string, objectId: string, range?: { start: number; end: number }): ReadStream {
-    return createReadStream(this.objectPath(appId, objectId), range ? { start: range.start, end: range.end } : {});
+  async read(obj: Pick<ObjectRef, 'appId' | 'id'>, range?: ByteRange): Promise<Readable | undefined> {
+    let handle;
+    try {
+      handle = await open(this.objectPath(obj.appId, obj.id), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
 
   async remove(obj: Pick<ObjectRef, 'appId' | 'id'>): Promise<void> {
-    const dir = this.appDir(obj.appId);
     await rm(this.objectPath(obj.appId, obj.id), { force: true });
-    let names: string[];
-    try {
-      names = await readdir(dir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
-    }
-    const partial = `.${obj.id}.`;
-    await Promise.all(names.filter((n) => n.startsWith(partial) && n.endsWith('.part')).map((n) => rm(path.join(dir, n), { force: true })));
   }
 
   async purgeApp(appId: string): Promise<void> {

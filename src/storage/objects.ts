@@ -41,6 +41,14 @@ export function objectView(row: ObjectRow): ListedObject {
   return { id: row.id, filename: row.filename, content_type: row.content_type, size_bytes: Number(row.size_bytes), created_at: row.created_at.toISOString() };
 }
 
+/**
+ * Whether a pending row is a presigned upload's (tickets.ts), whose bytes reach the backend by themselves, so that a
+ * probe may find them: its name is its key's tail (migration 0042's trigger). A direct upload's row (paths.ts) never
+ * is (its key holds an id made after its path was chosen): its own request settles it, and once expired it just goes.
+ */
+export const presignedRow = (row: Pick<ObjectRow, 'app_id' | 'name' | 'object_key'>): boolean => row.object_key === `${row.app_id}/${row.name}`;
+export const PRESIGNED_ROW = sql`object_key = app_id || '/' || name`;
+
 /** The rows an owner may see: an end user's own only. */
 export const scope = (owner: Owner): RawBuilder<unknown> => (owner.kind === 'user' ? sql`and user_id = ${owner.userId}::uuid` : sql``);
 

@@ -11,10 +11,11 @@ import { type BucketRow, type BucketStore, bucketErrors, escapeLike } from './bu
 import type { StorageContext } from './context.ts';
 import { storageDeleteObject } from './jobs.ts';
 import type { EffectiveLimits, Limits } from './limits.ts';
-import { LocalBackend, ReceiveError } from './local.ts';
 import { contentTypeAllowed, isMimeType, mimeEssence, parseRange, sanitizeFilename } from './names.ts';
 import { LIST_MAX, lockApp, ref, STORAGE_METER, type ObjectRow, type Owner } from './objects.ts';
+import { FORM_OVERHEAD_MAX_BYTES, uploadTimeout, type MultipartForm } from './multipart.ts';
 import type { PathTokens } from './signing.ts';
+import { ReceiveError, type Spool, type Spooled } from './spool.ts';
 import { SERVICE_SEGMENT } from './tickets.ts';
 import type { ObjectRef } from './types.ts';
 
@@ -22,7 +23,7 @@ import type { ObjectRef } from './types.ts';
 export type Accessor = Owner | { kind: 'anon' };
 
 /** How long a direct upload's reservation holds while its bytes stream in. */
-const DIRECT_UPLOAD_SECONDS = 3600;
+export const DIRECT_UPLOAD_SECONDS = 3600;
 const MAX_NAME_BYTES = 1024;
 /** How long a signed upload URL holds (Supabase's two hours). */
 const SIGNED_UPLOAD_SECONDS = 7200;
@@ -96,13 +97,20 @@ export interface UploadHeaders {
   cacheControl: string | undefined;
 }
 
-/** What a download sends: headers and, unless HEAD, the bytes (or where to find them, on S3). */
+/**
+ * An upload's body: raw bytes, their type and length in the headers (a Buffer, ArrayBuffer or string in storage-js),
+ * or a multipart form with one file (a Blob or File), whose length only the request's Content-Length bounds.
+ */
+export type UploadBody =
+  | { kind: 'raw'; headers: UploadHeaders; stream: Readable; idleMs: number }
+  | { kind: 'form'; form: MultipartForm; contentLength: string | undefined };
+
+/** What a download sends: headers and, unless HEAD, the bytes. */
 export interface ObjectDownload {
   appId: string;
   status: 200 | 206;
   headers: Record<string, string>;
   body: Readable | undefined;
-  redirect?: string;
 }
 
 interface StoreRequest {
@@ -112,12 +120,19 @@ interface StoreRequest {
   name: string;
   mode: 'create' | 'upsert' | 'update';
   contentType: string;
+  /** What the pending row reserves: the exact size, or a bound of it (a multipart file). */
   size: number;
   cacheControl: string | null;
   limits: EffectiveLimits;
 }
 
-export type PathObjectsDeps = Pick<StorageContext, 'db' | 'log' | 'backend'> & { limits: Limits; buckets: BucketStore; tokens: PathTokens };
+/** Bytes stored at a new object's place, and the Cache-Control a form's fields named after its file. */
+interface Written {
+  size: number;
+  cacheControl?: string | null;
+}
+
+export type PathObjectsDeps = Pick<StorageContext, 'db' | 'log' | 'backend'> & { limits: Limits; buckets: BucketStore; tokens: PathTokens; spool: Spool };
 
 /** Checks an object path: storage's key characters, 1-1024 bytes, no leading `/`, no empty, `.` or `..` segment. */
 export function checkName(name: string): string {
@@ -137,36 +152,77 @@ export class PathObjects {
 
   /**
    * A direct upload (POST: new, or with upsert a replacement; PUT: a replacement of an existing object). The checks
-   * run before any byte is read: access, the bucket's limits, the app's (size, type, quota, an end user's pending cap).
-   * The size is reserved in a pending row, the body streamed to a temporary file (never more than Content-Length),
-   * then in one transaction the old object (if any) goes and the new one becomes ready.
+   * run before any byte of the file is read: access, the bucket's limits and the app's (size, type, quota, an end
+   * user's pending cap); a form's file type is checked at its part's headers. The size (a form's: its bound) is
+   * reserved in a pending row, the bytes spooled to a temporary file (never more than the limit), stored at the
+   * object's place, then in one transaction the old object (if any) goes and the new one becomes ready at its size.
    */
-  async upload(appId: string, who: Accessor, bucketId: string, name: string, mode: 'create' | 'upsert' | 'update', h: UploadHeaders, body: Readable): Promise<{ Id: string; Key: string }> {
+  async upload(appId: string, who: Accessor, bucketId: string, name: string, mode: 'create' | 'upsert' | 'update', body: UploadBody): Promise<{ Id: string; Key: string }> {
     const bucket = await this.#deps.buckets.get(appId, bucketId);
     checkName(name);
     if (who.kind === 'anon') throw pathErrors.denied();
-    const local = this.#deps.backend instanceof LocalBackend ? this.#deps.backend : undefined;
-    if (!local) throw bucketErrors.invalid('Uploads through /storage/v1 need the local storage backend for now; use storage_upload (a presigned URL) with S3.');
-    const contentType = (h.contentType ?? 'application/octet-stream').trim();
-    if (mimeEssence(contentType) === 'multipart/form-data') {
-      throw bucketErrors.invalid('Multipart uploads are not supported yet: send the raw bytes (a Buffer, ArrayBuffer or string) with their Content-Type.');
-    }
-    if (!isMimeType(contentType)) throw bucketErrors.invalid(`Content-Type '${contentType}' is not a MIME type.`);
-    if (h.contentLength === undefined) throw pathErrors.lengthRequired();
-    if (!/^\d{1,15}$/.test(h.contentLength)) throw bucketErrors.invalid('Content-Length is not a number.');
-    const size = Number(h.contentLength);
-    if (size === 0) throw bucketErrors.invalid('Empty objects cannot be stored.');
     const owner: Owner = who;
-    const limits = await this.#admit(appId, bucket, owner, size, contentType);
-
     const existing = await this.#ready(appId, bucketId, name);
     if (existing && mode === 'create') throw pathErrors.duplicate();
     if (!existing && mode === 'update') throw pathErrors.noSuchKey();
     // Replacing another's object: invisible to the caller (an 'owner' bucket), PUT finds nothing there; else refused.
     if (existing && !ownsRow(owner, existing)) throw mode === 'update' && !canRead(bucket, owner, existing) ? pathErrors.noSuchKey() : pathErrors.denied();
+    const put = { appId, owner, bucketId, name, mode };
 
-    const cacheControl = h.cacheControl && CACHE_CONTROL_RE.test(h.cacheControl.trim()) ? h.cacheControl.trim() : null;
-    return this.#store(local, { appId, owner, bucketId, name, mode, contentType, size, cacheControl, limits }, body);
+    if (body.kind === 'raw') {
+      const h = body.headers;
+      const contentType = checkType((h.contentType ?? 'application/octet-stream').trim());
+      const size = declaredLength(h.contentLength);
+      const limits = await this.#admit(appId, bucket, owner, size, contentType);
+      return this.#store({ ...put, contentType, size, cacheControl: cacheControlOf(h.cacheControl), limits }, (obj) =>
+        this.#spooled(obj, this.#deps.spool.receive(appId, obj.id, body.stream, { exact: size, max: size, idleMs: body.idleMs })),
+      );
+    }
+
+    // A form: its file may be as large as the limits allow, and its body a little larger (the fields and boundaries).
+    const cap = await this.#fileCap(appId, bucket, owner);
+    const length = body.contentLength === undefined ? undefined : declaredLength(body.contentLength);
+    if (length !== undefined && length > cap + FORM_OVERHEAD_MAX_BYTES) throw pathErrors.tooLarge(cap);
+    const file = await body.form.file();
+    const contentType = checkType(file.contentType);
+    const size = Math.min(length ?? cap, cap);
+    const limits = await this.#admit(appId, bucket, owner, size, contentType);
+    return this.#store({ ...put, contentType, size, cacheControl: null, limits }, async (obj) => {
+      const received = this.#deps.spool.receive(appId, obj.id, file.stream, { max: cap }).catch(async (err: unknown) => {
+        if (err instanceof ReceiveError && err.reason === 'too_large') throw pathErrors.tooLarge(cap);
+        // The parser cut the file off: its reason (a malformed or truncated body, a stalled client) is the answer.
+        throw (await body.form.closed()) ?? err;
+      });
+      const written = await this.#spooled(obj, received, () => body.form.done());
+      const fields = await body.form.done();
+      return { size: written.size, cacheControl: cacheControlOf(fields.cacheControl) };
+    });
+  }
+
+  /**
+   * Stores a spooled body at the object's place (after `before`, which may still refuse it); the temporary file goes
+   * either way. A raw body of the wrong length is a 400.
+   */
+  async #spooled(obj: ObjectRef, spooling: Promise<Spooled>, before?: () => Promise<unknown>): Promise<Written> {
+    const spooled = await spooling.catch((err: unknown) => {
+      if (!(err instanceof ReceiveError)) throw err;
+      if (err.reason === 'idle') throw uploadTimeout();
+      throw pathErrors.badBody(err.received, obj.sizeBytes);
+    });
+    try {
+      await before?.();
+      if (!spooled.size) throw emptyObject();
+      await this.#deps.backend.write(obj, spooled.path);
+    } finally {
+      await spooled.discard();
+    }
+    return { size: spooled.size };
+  }
+
+  /** The largest file the caller may store in the bucket: the bucket's limit, the app's, an end user's pending cap. */
+  async #fileCap(appId: string, bucket: BucketRow, owner: Owner): Promise<number> {
+    const appCap = this.#deps.limits.fileCap(await this.#deps.limits.effective(appId), owner);
+    return bucket.file_size_limit === null ? appCap : Math.min(appCap, Number(bucket.file_size_limit));
   }
 
   /**
@@ -207,16 +263,7 @@ export class PathObjects {
       const filename = sanitizeFilename(opts.download || name.split('/').at(-1)!);
       headers['Content-Disposition'] = `attachment; filename="${filename.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
     }
-    const local = this.#deps.backend instanceof LocalBackend ? this.#deps.backend : undefined;
-    if (!local) {
-      const exp = Math.floor(Date.now() / 1000) + 300;
-      return { appId, status: 200, headers: {}, body: undefined, redirect: await this.#deps.backend.downloadUrl(ref(row), exp, 300) };
-    }
-    const size = await local.size(appId, row.id);
-    if (size === undefined) {
-      this.#deps.log.error({ object_id: row.id, app_id: appId }, 'a ready object has no bytes on disk');
-      throw pathErrors.noSuchKey();
-    }
+    const size = Number(row.size_bytes);
     const range = parseRange(opts.range, size);
     if (range === 'unsatisfiable') {
       throw Object.assign(new AppError(416, 'RANGE_NOT_SATISFIABLE', `The requested range is outside the object's ${size} bytes.`, `Request a range within bytes=0-${size - 1}.`, { size_bytes: size }), {
@@ -226,10 +273,17 @@ export class PathObjects {
     if (range) {
       headers['Content-Range'] = `bytes ${range.start}-${range.end}/${size}`;
       headers['Content-Length'] = String(range.end - range.start + 1);
-      return { appId, status: 206, headers, body: opts.head ? undefined : local.read(appId, row.id, range) };
+    } else {
+      headers['Content-Length'] = String(size);
     }
-    headers['Content-Length'] = String(size);
-    return { appId, status: 200, headers, body: opts.head ? undefined : local.read(appId, row.id) };
+    const status = range ? 206 : 200;
+    if (opts.head) return { appId, status, headers, body: undefined };
+    const bytes = await this.#deps.backend.read(ref(row), range);
+    if (!bytes) {
+      this.#deps.log.error({ object_id: row.id, app_id: appId }, 'a ready object has no bytes in the backend');
+      throw pathErrors.noSuchKey();
+    }
+    return { appId, status, headers, body: bytes };
   }
 
   /** The bucket's limits, then the app's (size, type): the limits in force for the reservation. */
@@ -240,11 +294,12 @@ export class PathObjects {
   }
 
   /**
-   * Stores an admitted object: its size reserved in a pending row, the bytes streamed to a temporary file (exactly
-   * `size` of them), then in one transaction the replaced object (if any) goes and the new one becomes ready.
+   * Stores an admitted object: its size reserved in a pending row, its bytes written to its place by `write`, then in
+   * one transaction the replaced object (if any) goes and the new one becomes ready at the size written. On any
+   * failure the row and the bytes go.
    */
-  async #store(local: LocalBackend, put: StoreRequest, body: Readable): Promise<{ Id: string; Key: string }> {
-    const { appId, owner, bucketId, name, mode, contentType, size, cacheControl, limits } = put;
+  async #store(put: StoreRequest, write: (obj: ObjectRef) => Promise<Written>): Promise<{ Id: string; Key: string }> {
+    const { appId, owner, bucketId, name, mode, contentType, size, limits } = put;
     const id = randomUUID();
     const filename = sanitizeFilename(name.split('/').at(-1)!);
     const key = `${appId}/${owner.kind === 'user' ? owner.userId : SERVICE_SEGMENT}/${id}_${filename}`;
@@ -254,7 +309,7 @@ export class PathObjects {
       await sql`
         insert into storage_objects (id, app_id, user_id, filename, content_type, size_bytes, object_key, status, expires_at, bucket_id, name, cache_control)
         values (${id}, ${appId}, ${owner.kind === 'user' ? owner.userId : null}, ${filename}, ${contentType}, ${size}, ${key}, 'pending',
-                now() + make_interval(secs => ${DIRECT_UPLOAD_SECONDS}), ${bucketId}, ${name}, ${cacheControl})
+                now() + make_interval(secs => ${DIRECT_UPLOAD_SECONDS}), ${bucketId}, ${name}, ${put.cacheControl})
       `.execute(tx);
     });
     const obj: ObjectRef = { appId, id, key, filename, contentType, sizeBytes: size };
@@ -262,44 +317,39 @@ export class PathObjects {
     let won = false;
     let old: ObjectRow | undefined;
     try {
-      const received = await local.receive(obj, body).catch((err: unknown) => {
-        if (!(err instanceof ReceiveError)) throw err;
-        throw pathErrors.badBody(err.received, size);
-      });
-      try {
-        old = await this.#deps.db.transaction().execute(async (tx) => {
-          await lockApp(tx, appId);
-          let replaced: ObjectRow | undefined;
-          if (mode !== 'create') {
-            const { rows } = await sql<ObjectRow>`
-              delete from storage_objects where app_id = ${appId} and bucket_id = ${bucketId} and name = ${name} and status = 'ready' returning *
-            `.execute(tx);
-            replaced = rows[0];
-            if (!replaced && mode === 'update') throw pathErrors.noSuchKey();
-            if (replaced && !ownsRow(owner, replaced)) throw pathErrors.denied();
-            if (replaced) {
-              await recordUsage(tx, appId, STORAGE_METER, -Number(replaced.size_bytes));
-              await enqueue(tx, storageDeleteObject, { app_id: appId, object_id: replaced.id, object_key: replaced.object_key });
-            }
-          }
-          const { rows: flipped } = await sql`
-            update storage_objects set status = 'ready', expires_at = null where id = ${id}::uuid and status = 'pending' returning id
+      const written = await write(obj);
+      const cacheControl = written.cacheControl === undefined ? put.cacheControl : written.cacheControl;
+      old = await this.#deps.db.transaction().execute(async (tx) => {
+        await lockApp(tx, appId);
+        let replaced: ObjectRow | undefined;
+        if (mode !== 'create') {
+          const { rows } = await sql<ObjectRow>`
+            delete from storage_objects where app_id = ${appId} and bucket_id = ${bucketId} and name = ${name} and status = 'ready' returning *
           `.execute(tx);
-          if (!flipped[0]) throw bucketErrors.invalid('The upload took too long: its reservation expired. Retry.');
-          await received.commit();
-          await recordUsage(tx, appId, STORAGE_METER, size);
-          return replaced;
-        });
-        won = true;
-      } catch (err) {
-        await received.discard();
-        if ((err as { code?: string }).code === '23505') throw pathErrors.duplicate();
-        throw err;
-      }
+          replaced = rows[0];
+          if (!replaced && mode === 'update') throw pathErrors.noSuchKey();
+          if (replaced && !ownsRow(owner, replaced)) throw pathErrors.denied();
+          if (replaced) {
+            await recordUsage(tx, appId, STORAGE_METER, -Number(replaced.size_bytes));
+            await enqueue(tx, storageDeleteObject, { app_id: appId, object_id: replaced.id, object_key: replaced.object_key });
+          }
+        }
+        const { rows: flipped } = await sql`
+          update storage_objects set status = 'ready', expires_at = null, size_bytes = ${written.size}, cache_control = ${cacheControl}
+          where id = ${id}::uuid and status = 'pending' returning id
+        `.execute(tx);
+        if (!flipped[0]) throw bucketErrors.invalid('The upload took too long: its reservation expired. Retry.');
+        await recordUsage(tx, appId, STORAGE_METER, written.size);
+        return replaced;
+      });
+      won = true;
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw pathErrors.duplicate();
+      throw err;
     } finally {
       if (!won) {
         await sql`delete from storage_objects where id = ${id}::uuid and status = 'pending'`.execute(this.#deps.db);
-        await local.remove(obj).catch(() => {});
+        await this.#deps.backend.remove(obj).catch((err: unknown) => this.#deps.log.warn({ err, app_id: appId, object_id: id }, 'removing the bytes of a failed upload failed'));
       }
     }
     if (old) {
@@ -348,19 +398,16 @@ export class PathObjects {
     checkName(from.name);
     checkName(to.name);
     if (who.kind === 'anon') throw pathErrors.denied();
-    const local = this.#deps.backend instanceof LocalBackend ? this.#deps.backend : undefined;
-    if (!local) throw bucketErrors.invalid('Copies through /storage/v1 need the local storage backend for now.');
     const row = await this.#ready(appId, from.bucket, from.name);
     if (!row || !canRead(source, who, row)) throw pathErrors.noSuchKey();
     const size = Number(row.size_bytes);
     const limits = await this.#admit(appId, target, who, size, row.content_type);
     if (await this.#ready(appId, to.bucket, to.name)) throw pathErrors.duplicate();
-    if ((await local.size(appId, row.id)) !== size) {
-      this.#deps.log.error({ object_id: row.id, app_id: appId }, 'a ready object has no bytes on disk, or other ones');
-      throw pathErrors.noSuchKey();
-    }
     const put: StoreRequest = { appId, owner: who, bucketId: to.bucket, name: to.name, mode: 'create', contentType: row.content_type, size, cacheControl: row.cache_control, limits };
-    return this.#store(local, put, local.read(appId, row.id));
+    return this.#store(put, async (obj) => {
+      await this.#deps.backend.copy(ref(row), obj);
+      return { size };
+    });
   }
 
   /**
@@ -526,6 +573,29 @@ export class PathObjects {
     `.execute(this.#deps.db);
     return rows[0];
   }
+}
+
+/** A declared Content-Length: required, a number, not zero. */
+function declaredLength(value: string | undefined): number {
+  if (value === undefined) throw pathErrors.lengthRequired();
+  if (!/^\d{1,15}$/.test(value)) throw bucketErrors.invalid('Content-Length is not a number.');
+  const size = Number(value);
+  if (size === 0) throw emptyObject();
+  return size;
+}
+
+const emptyObject = () => bucketErrors.invalid('Empty objects cannot be stored.');
+
+function checkType(contentType: string): string {
+  if (mimeEssence(contentType) === 'multipart/form-data' || !isMimeType(contentType)) throw bucketErrors.invalid(`Content-Type '${contentType}' is not a MIME type of a file.`);
+  return contentType;
+}
+
+/** An object's Cache-Control: `max-age=<n>` as a raw upload's header sends it, or `<n>` as a form's field does. */
+function cacheControlOf(value: string | undefined): string | null {
+  const v = value?.trim() ?? '';
+  if (/^\d{1,10}$/.test(v)) return `max-age=${v}`;
+  return CACHE_CONTROL_RE.test(v) ? v : null;
 }
 
 function fileMetadata(id: string, size: number, contentType: string, cacheControl: string | null, at: Date): Record<string, unknown> {

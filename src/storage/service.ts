@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -13,7 +14,8 @@ import { LocalBackend } from './local.ts';
 import { ObjectRows, type ListedObject, type Owner, type Page } from './objects.ts';
 import { Purge } from './purge.ts';
 import { BucketStore } from './buckets.ts';
-import { PathObjects } from './paths.ts';
+import { DIRECT_UPLOAD_SECONDS, PathObjects } from './paths.ts';
+import { Spool } from './spool.ts';
 import { Settlement } from './settlement.ts';
 import { PathTokens, UrlSigner } from './signing.ts';
 import { Tickets, type DownloadTicket, type UploadRequest, type UploadTicket } from './tickets.ts';
@@ -53,13 +55,16 @@ export class StorageService implements AppPurger {
   readonly #blobs: LocalBlobs;
   readonly #inline: InlineTransfers;
   readonly #purge: Purge;
+  readonly #spool: Spool;
   /** storage-js's face: buckets, and objects by bucket and path (src/transports/raw/storage-v1.ts). */
   readonly buckets: BucketStore;
   readonly paths: PathObjects;
 
   constructor(deps: StorageServiceDeps) {
     const signer = new UrlSigner(deps.masterKey);
-    this.backend = deps.backend ?? new LocalBackend(deps.config.dataDir, deps.config.baseUrl, signer);
+    // Beside the local backend's objects (a rename moves a spooled file into place), whichever backend is in use.
+    this.#spool = new Spool(path.join(deps.config.dataDir, 'storage', '.spool'));
+    this.backend = deps.backend ?? new LocalBackend(deps.config.dataDir, deps.config.baseUrl, signer, this.#spool);
     const ctx: StorageContext = { db: deps.db, config: deps.config, log: deps.log.child({ area: 'storage' }), signer, backend: this.backend };
     const rows = new ObjectRows(ctx.db);
     this.#rows = rows;
@@ -70,7 +75,7 @@ export class StorageService implements AppPurger {
     this.#inline = new InlineTransfers({ ...ctx, rows, tickets: this.#tickets, blobs: this.#blobs, settlement: this.#settlement });
     this.#purge = new Purge(ctx);
     this.buckets = new BucketStore({ db: ctx.db, limits: this.#limits });
-    this.paths = new PathObjects({ ...ctx, limits: this.#limits, buckets: this.buckets, tokens: new PathTokens(deps.masterKey) });
+    this.paths = new PathObjects({ ...ctx, limits: this.#limits, buckets: this.buckets, tokens: new PathTokens(deps.masterKey), spool: this.#spool });
   }
 
   /** The local backend when it is the configured one (its blob routes exist only then). */
@@ -132,7 +137,9 @@ export class StorageService implements AppPurger {
 
   // ---- background work ------------------------------------------------------------------------------------
 
-  settleExpired(batch = 500): Promise<number> {
+  /** Pending uploads past their expiry, and the temporary files of uploads a stopped process left behind. */
+  async settleExpired(batch = 500): Promise<number> {
+    await this.#spool.sweep(DIRECT_UPLOAD_SECONDS * 1000);
     return this.#settlement.settleExpired(batch);
   }
 

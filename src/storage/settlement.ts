@@ -5,7 +5,7 @@ import { recordUsage } from '../usage/meters.ts';
 import type { StorageContext } from './context.ts';
 import { storageErrors } from './errors.ts';
 import { normalizeMime } from './names.ts';
-import { ref, scope, STORAGE_METER, type ObjectRow, type ObjectRows, type Owner } from './objects.ts';
+import { presignedRow, PRESIGNED_ROW, ref, scope, STORAGE_METER, type ObjectRow, type ObjectRows, type Owner } from './objects.ts';
 
 /** Pending rows read at a time, and at most checked against the bucket per list call (S3 backend). */
 const PROBE_BATCH = 100;
@@ -68,8 +68,8 @@ export class Settlement {
   /**
    * Resolves pending rows. S3: a HEAD showing the declared size and type makes the row ready (and meters it);
    * bytes of another size or type are deleted with their row (a strict S3 refuses such a PUT already, through
-   * the signature); nothing there and expired: the row goes. Local: only expired rows reach here; they go with
-   * any partial file.
+   * the signature); nothing there and expired: the row goes. Local, and direct uploads' rows: only expired rows
+   * reach here; they go with any bytes at their place.
    */
   async settle(rows: ObjectRow[]): Promise<void> {
     if (!rows.length) return;
@@ -96,7 +96,7 @@ export class Settlement {
 
   async #settleOne(row: ObjectRow): Promise<void> {
     const obj = ref(row);
-    const found = await this.#deps.backend.probe(obj);
+    const found = presignedRow(row) ? await this.#deps.backend.probe(obj) : undefined;
     if (found) {
       const matches = found.sizeBytes === obj.sizeBytes && found.contentType !== undefined && normalizeMime(found.contentType) === normalizeMime(obj.contentType);
       if (matches) {
@@ -122,7 +122,7 @@ export class Settlement {
   async #pending(appId: string, owner: Owner, expiredOnly: boolean, before: PendingCursor | undefined): Promise<Array<ObjectRow & { created_at_us: string }>> {
     const { rows } = await sql<ObjectRow & { created_at_us: string }>`
       select *, (extract(epoch from created_at) * 1000000)::bigint::text as created_at_us from storage_objects
-      where app_id = ${appId} and status = 'pending' ${scope(owner)} ${expiredOnly ? sql`and expires_at <= now()` : sql``}
+      where app_id = ${appId} and status = 'pending' and ${PRESIGNED_ROW} ${scope(owner)} ${expiredOnly ? sql`and expires_at <= now()` : sql``}
         ${before ? sql`and (created_at, id) < (timestamptz 'epoch' + ${before.atUs}::bigint * interval '1 microsecond', ${before.id}::uuid)` : sql``}
       order by created_at desc, id desc limit ${PROBE_BATCH}
     `.execute(this.#deps.db);

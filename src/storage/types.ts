@@ -1,3 +1,6 @@
+import type { Readable } from 'node:stream';
+import type { ByteRange } from './names.ts';
+
 /** What a backend needs to know about one stored object. */
 export interface ObjectRef {
   appId: string;
@@ -22,8 +25,9 @@ export interface Probe {
 }
 
 /**
- * The two byte stores behind one interface. Bytes never pass through the API routes: a client PUTs to the
- * upload URL and GETs the download URL, both signed and expiring.
+ * The two byte stores behind one interface. The spec's routes never pass bytes through the API: a client PUTs to the
+ * upload URL and GETs the download URL, both signed and expiring. storage-js's routes do (direct uploads, downloads,
+ * copies): write, read and copy.
  */
 export interface StorageBackend {
   readonly kind: 'local' | 's3';
@@ -35,7 +39,13 @@ export interface StorageBackend {
    * Local disk returns undefined: its PUT route flips rows to ready itself.
    */
   probe(obj: ObjectRef): Promise<Probe | undefined>;
-  /** Removes the object's bytes (and any partial upload); a missing object is not an error. */
+  /** Stores a complete temporary file (see Spool) as the bytes of a new object: moved into place, or put to the bucket. */
+  write(obj: ObjectRef, file: string): Promise<void>;
+  /** The object's bytes, or a range of them; undefined when nothing is stored there. */
+  read(obj: ObjectRef, range?: ByteRange): Promise<Readable | undefined>;
+  /** Copies one object's bytes to a new object's place (on S3 inside the bucket). */
+  copy(from: ObjectRef, to: ObjectRef): Promise<void>;
+  /** Removes the object's bytes; a missing object is not an error. */
   remove(obj: Pick<ObjectRef, 'appId' | 'id' | 'key'>): Promise<void>;
   /** Removes every object of the app. */
   purgeApp(appId: string): Promise<void>;

@@ -2,6 +2,7 @@
 // publishable key, as a page would, and with its service key, as a server would; no custom fetch, no adapters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@supabase/supabase-js';
+import { connect } from 'node:net';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { request } from './e2e-helpers.ts';
 
@@ -25,7 +26,8 @@ const client = (appId: string, key: string, accessToken?: string) =>
 
 beforeAll(async () => {
   // Its auth tests sign in more often than the default limit (10 a minute per client and app) allows.
-  server = await spawnServer({ SVC_AUTH_RATE_LIMIT_PER_MINUTE: '100' });
+  // Storage's stalled-upload test waits for the idle limit, so it is short here.
+  server = await spawnServer({ SVC_AUTH_RATE_LIMIT_PER_MINUTE: '100', SVC_STORAGE_UPLOAD_IDLE_SECONDS: '2' });
   for (const [target, name] of [
     [app, 'Supabase drop-in'],
     [other, 'Another app'],
@@ -570,5 +572,103 @@ describe('storage: storage-js', () => {
       const res = await request(server.url, path, opts);
       expect([path, res.status, res.json?.code, res.json?.statusCode], JSON.stringify(res.json)).toEqual([path, status, code, String(status)]);
     }
+  });
+
+  it('uploads a Blob or a File as multipart/form-data (upload, upsert, update, a signed upload URL): the type of its part, the cacheControl field, metered at its size', async () => {
+    expect(await service().storage.createBucket('forms', { public: false, fileSizeLimit: 64 * 1024 })).toEqual({ data: { name: 'forms' }, error: null });
+    const usage = async () => (await request(server.url, `/storage/${app.id}/limits`, { key: server.platformKey })).json.usage as { used_bytes: number; pending_bytes: number };
+    const before = (await usage()).used_bytes;
+    const sam = as('sam').storage.from('forms');
+    const blob = new Blob(['hello from a blob'], { type: 'text/plain' });
+    const up = await sam.upload('sam/blob.txt', blob, { cacheControl: '60' });
+    expect(up).toEqual({ data: { path: 'sam/blob.txt', id: expect.any(String), fullPath: 'forms/sam/blob.txt' }, error: null });
+    expect((await sam.info('sam/blob.txt')).data).toMatchObject({ id: up.data!.id, size: 17, contentType: 'text/plain', cacheControl: 'max-age=60' });
+    const got = await sam.download('sam/blob.txt');
+    expect(await got.data!.text()).toBe('hello from a blob');
+    expect(got.data!.type).toBe('text/plain');
+    // Reserved at the body's length, stored and metered at the file's.
+    expect(await usage()).toEqual({ used_bytes: before + 17, pending_bytes: 0 });
+
+    expect((await sam.upload('sam/blob.txt', blob)).error).toMatchObject({ status: 409, statusCode: '409', message: 'The resource already exists' });
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    const file = new File([png], 'me.png', { type: 'image/png' });
+    const updated = await sam.update('sam/blob.txt', file);
+    expect(updated.error).toBeNull();
+    expect(updated.data!.id).not.toBe(up.data!.id);
+    const now = await sam.download('sam/blob.txt');
+    expect(now.data!.type).toBe('image/png');
+    expect(Buffer.from(await now.data!.arrayBuffer())).toEqual(png);
+    expect((await sam.info('sam/blob.txt')).data).toMatchObject({ size: png.length, contentType: 'image/png', cacheControl: 'max-age=3600' });
+    const upserted = await sam.upload('sam/blob.txt', new Blob(['third'], { type: 'text/markdown' }), { upsert: true });
+    expect(upserted.error).toBeNull();
+    expect(await (await sam.download('sam/blob.txt')).data!.text()).toBe('third');
+    expect((await sam.update('sam/none.txt', blob)).error).toMatchObject({ status: 404, statusCode: '404' });
+    expect((await as('bo').storage.from('forms').upload('sam/blob.txt', blob, { upsert: true })).error).toMatchObject({ status: 403, statusCode: '403' });
+    expect((await anon().storage.from('forms').upload('anon.txt', blob)).error).toMatchObject({ status: 403, statusCode: '403' });
+
+    const large = await sam.upload('sam/large.bin', new Blob([Buffer.alloc(64 * 1024 + 1, 1)], { type: 'application/octet-stream' }));
+    expect(large.error).toMatchObject({ status: 413, statusCode: '413', message: 'The object exceeded the maximum allowed size' });
+    const token = (await sam.createSignedUploadUrl('sam/signed.txt')).data!.token;
+    expect(await anon().storage.from('forms').uploadToSignedUrl('sam/signed.txt', token, new Blob(['signed blob'], { type: 'text/plain' }))).toEqual({
+      data: { path: 'sam/signed.txt', fullPath: 'forms/sam/signed.txt' },
+      error: null,
+    });
+    expect(await (await sam.download('sam/signed.txt')).data!.text()).toBe('signed blob');
+    expect(await usage()).toEqual({ used_bytes: before + 'third'.length + 'signed blob'.length, pending_bytes: 0 });
+  });
+
+  it('refuses hostile multipart bodies (two files, no file, a huge or unknown field, a truncated body, too large) with 4xx in the storage shape, keeping nothing', async () => {
+    const path = `/v1/${app.id}/storage/v1/object/forms/sam/hostile.txt`;
+    const b = 'hostile-boundary';
+    const field = (name: string, value: string) => `--${b}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+    const file = (bytes: string) => `--${b}\r\nContent-Disposition: form-data; name=""; filename="blob"\r\nContent-Type: text/plain\r\n\r\n${bytes}\r\n`;
+    const end = `--${b}--\r\n`;
+    const post = (body: string, contentType = `multipart/form-data; boundary=${b}`) => request(server.url, path, { method: 'POST', key: users.sam, headers: { 'content-type': contentType }, body });
+    const cases: Array<[string, string, string | undefined, number, string]> = [
+      ['two files', field('cacheControl', '3600') + file('one') + file('two') + end, undefined, 400, 'InvalidRequest'],
+      ['no file', field('cacheControl', '3600') + end, undefined, 400, 'InvalidRequest'],
+      ['a huge field', field('metadata', 'x'.repeat(20_000)) + file('one') + end, undefined, 400, 'InvalidRequest'],
+      ['an unknown field', field('owner', 'bo') + file('one') + end, undefined, 400, 'InvalidRequest'],
+      ['a truncated body', field('cacheControl', '3600') + file('one').slice(0, -10), undefined, 400, 'InvalidRequest'],
+      ['no boundary', file('one') + end, 'multipart/form-data', 400, 'InvalidRequest'],
+      ['garbage', 'not a form at all', undefined, 400, 'InvalidRequest'],
+      ['a file over the limit', file('y'.repeat(64 * 1024 + 1)) + end, undefined, 413, 'EntityTooLarge'],
+      ['a body far over the limit', file('y'.repeat(200 * 1024)) + end, undefined, 413, 'EntityTooLarge'],
+    ];
+    for (const [what, body, contentType, status, code] of cases) {
+      const res = await post(body, contentType);
+      expect([what, res.status, res.json?.code, res.json?.statusCode], res.text).toEqual([what, status, code, String(status)]);
+    }
+    expect((await as('sam').storage.from('forms').info('sam/hostile.txt')).error).toMatchObject({ status: 404 });
+    const limits = await request(server.url, `/storage/${app.id}/limits`, { key: server.platformKey });
+    expect(limits.json.usage.pending_bytes).toBe(0);
+  });
+
+  it('answers an upload that stops sending 408 RequestTimeout after the idle limit, closes its connection and releases its reservation', async () => {
+    const url = new URL(server.url);
+    const b = 'stalled-boundary';
+    for (const [contentType, start] of [
+      ['text/plain', 'only the start of a raw body'],
+      [`multipart/form-data; boundary=${b}`, `--${b}\r\nContent-Disposition: form-data; name=""; filename="blob"\r\nContent-Type: text/plain\r\n\r\nonly the start`],
+    ] as const) {
+      const socket = connect({ host: url.hostname, port: Number(url.port) });
+      const answer = new Promise<string>((resolve, reject) => {
+        let text = '';
+        socket.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      socket.write(
+        `POST /v1/${app.id}/storage/v1/object/forms/sam/stalled.txt HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${users.sam}\r\n` +
+          `Content-Type: ${contentType}\r\nContent-Length: 1000\r\n\r\n${start}`,
+      );
+      // The server closes the connection after its answer: the socket's close is the condition waited for.
+      const text = await answer;
+      expect(text.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+      expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({ statusCode: '408', code: 'RequestTimeout', error: 'RequestTimeout', message: 'The upload sent nothing for too long.' });
+    }
+    const limits = await request(server.url, `/storage/${app.id}/limits`, { key: server.platformKey });
+    expect(limits.json.usage.pending_bytes).toBe(0);
+    expect((await as('sam').storage.from('forms').info('sam/stalled.txt')).error).toMatchObject({ status: 404 });
   });
 });

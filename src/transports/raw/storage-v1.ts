@@ -6,7 +6,9 @@ import { screenInput, toAppError } from '../../core/invoke.ts';
 import type { Services } from '../../services.ts';
 import { rawPath } from '../../frontend/serve.ts';
 import { BUCKET_ID_RE, bucketErrors, bucketView, type BucketInput } from '../../storage/buckets.ts';
-import { pathErrors, type Accessor, type ListOptions, type UploadHeaders } from '../../storage/paths.ts';
+import { MultipartForm } from '../../storage/multipart.ts';
+import { mimeEssence } from '../../storage/names.ts';
+import { pathErrors, type Accessor, type ListOptions, type UploadBody, type UploadHeaders } from '../../storage/paths.ts';
 import { LIST_MAX } from '../../storage/objects.ts';
 import { appIdFromHost } from '../app-host.ts';
 import { resolveRequestCaller } from '../credentials.ts';
@@ -50,6 +52,13 @@ export const storageV1Routes: RawRoutes = {
 };
 
 async function serve(req: Request, res: Response, services: Services, appId: string, rest: string): Promise<void> {
+  let form: MultipartForm | undefined;
+  const uploadBody = (): UploadBody => {
+    const h = uploadHeaders(req);
+    if (h.contentType === undefined || mimeEssence(h.contentType) !== 'multipart/form-data') return { kind: 'raw', headers: h, stream: req, idleMs: services.config.storage.uploadIdleMs };
+    form = new MultipartForm(req, services.config.storage.uploadIdleMs);
+    return { kind: 'form', form, contentLength: h.contentLength };
+  };
   try {
     const segments = rest.split('/').map((s) => {
       try {
@@ -86,7 +95,7 @@ async function serve(req: Request, res: Response, services: Services, appId: str
       if (typeof q.token !== 'string') throw pathErrors.badSignature();
       const name = tail.slice(3).join('/');
       const grant = services.storage.paths.uploadGrant(appId, tail[2]!, name, q.token);
-      const out = await services.storage.paths.upload(appId, grant.who, tail[2]!, name, grant.upsert ? 'upsert' : 'create', uploadHeaders(req), req);
+      const out = await services.storage.paths.upload(appId, grant.who, tail[2]!, name, grant.upsert ? 'upsert' : 'create', uploadBody());
       return void res.json(out);
     }
 
@@ -172,19 +181,22 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         if (method === 'POST' || method === 'PUT') {
           await admit(services, app, req, res, 'write', caller);
           const mode = method === 'PUT' ? 'update' : upsertHeader(req) ? 'upsert' : 'create';
-          const out = await storage.paths.upload(appId, who, bucket, name, mode, uploadHeaders(req), req);
+          const out = await storage.paths.upload(appId, who, bucket, name, mode, uploadBody());
           return void res.json(out);
         }
       }
     }
     throw routeNotFound();
   } catch (err) {
+    form?.abandon();
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    await settleUnreadBody(req, res);
     const appErr = toAppError(err, req.log, 'storage_v1');
+    // A stalled client is not waited for again: it is answered, and its connection closed.
+    if (appErr.code === 'REQUEST_TIMEOUT') res.setHeader('Connection', 'close');
+    else await settleUnreadBody(req, res);
     if (appErr.code === 'RANGE_NOT_SATISFIABLE') res.setHeader('Content-Range', `bytes */${(appErr.details as { size_bytes: number }).size_bytes}`);
     sendError(res, appErr);
   }
@@ -198,7 +210,6 @@ async function sendObject(req: Request, res: Response, services: Services, appId
     head: req.method === 'HEAD',
     download: typeof q.download === 'string' ? q.download : undefined,
   });
-  if (out.redirect) return void res.redirect(302, out.redirect);
   res.status(out.status);
   for (const [k, v] of Object.entries(out.headers)) res.setHeader(k, v);
   if (!out.body) return void res.end();
