@@ -74,6 +74,13 @@ export interface Key {
   hint: string;
   created_at: string;
 }
+/** A publishable key (svc_pub_...): public, so listed with the key itself (supabase-js's key in a browser). */
+export interface PublishableKey {
+  id: string;
+  name: string;
+  key: string;
+  created_at: string;
+}
 export interface PlatformKey extends Key {
   role: Role;
   created_by: string | null;
@@ -180,6 +187,12 @@ export const serviceKeys = {
   list: async (appId: string) => (await call<{ keys: Key[] }>('GET', `/apps/${seg(appId)}/keys`)).keys,
   create: (appId: string, name: string) => call<Key & { key: string }>('POST', `/apps/${seg(appId)}/keys`, { name }),
   revoke: (appId: string, keyId: string) => call('DELETE', `/apps/${seg(appId)}/keys/${seg(keyId)}`),
+};
+
+export const publishableKeys = {
+  list: async (appId: string) => (await call<{ keys: PublishableKey[] }>('GET', `/apps/${seg(appId)}/publishable-keys`)).keys,
+  create: (appId: string, name: string) => call<PublishableKey>('POST', `/apps/${seg(appId)}/publishable-keys`, { name }),
+  revoke: (appId: string, keyId: string) => call('DELETE', `/apps/${seg(appId)}/publishable-keys/${seg(keyId)}`),
 };
 
 export const account = {

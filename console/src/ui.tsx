@@ -1,5 +1,5 @@
 // The console's building blocks: data loaded with its error, forms and buttons that say when they are busy or
-// failed (role="alert"), labelled fields, and a secret shown once.
+// failed (role="alert"), labelled fields, a secret shown once, and a public value copied.
 import type { ComponentChildren, InputHTMLAttributes, TargetedEvent, TextareaHTMLAttributes } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 
@@ -158,6 +158,34 @@ export function Secret({ label, value, onDone }: { label: string; value: string;
         Done
       </button>
     </div>
+  );
+}
+
+/** How long a copy button says "Copied" before it offers to copy again. */
+const COPIED_MS = 2000;
+
+/** A button that copies a public value (a publishable key) to the clipboard, then says so for a moment. */
+export function Copy({ value, label }: { value: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  useEffect(() => {
+    if (!copied) return;
+    const t = setTimeout(() => setCopied(false), COPIED_MS);
+    return () => clearTimeout(t);
+  }, [copied]);
+  const copy = async () => {
+    await navigator.clipboard.writeText(value);
+    setCopied(true);
+  };
+  // The button is named by `label`, so its text's change is also said in a status screen readers announce.
+  return (
+    <>
+      <Action label={label} act={copy}>
+        {copied ? 'Copied' : 'Copy'}
+      </Action>
+      <span role="status" class="visually-hidden">
+        {copied ? 'Copied' : ''}
+      </span>
+    </>
   );
 }
 

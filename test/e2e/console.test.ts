@@ -192,9 +192,11 @@ describe('the console', () => {
     await viewer.getByRole('link', { name: 'Shop', exact: true }).click();
     await heading(viewer, 'Shop');
     await viewer.getByRole('table', { name: 'Service keys' }).getByRole('row').nth(1).waitFor();
-    // Reading the usage chart's numbers is the only control of the overview a viewer gets (the chart loads on its own).
+    // Reading the usage chart's numbers and copying the publishable key are the only controls of the overview a viewer
+    // gets (the chart and the keys load on their own).
     await viewer.getByRole('button', { name: 'Show the numbers' }).waitFor();
-    expect(await viewer.getByRole('button').allTextContents()).toEqual(['Sign out', 'Show the numbers']);
+    await viewer.getByRole('button', { name: 'Copy publishable key default' }).waitFor();
+    expect(await viewer.getByRole('button').allTextContents()).toEqual(['Sign out', 'Show the numbers', 'Copy']);
     await nav(viewer, 'Account');
     await heading(viewer, 'Account');
     await viewer.getByRole('table', { name: 'Members' }).getByRole('row', { name: new RegExp(OWNER.email) }).waitFor();

@@ -1,14 +1,14 @@
-// An app's overview tab: its URLs, region and migration version, the account's usage against its plan, and its
-// service keys (created and shown once, listed by their hint, revoked).
+// An app's overview tab: its URLs, region and migration version, the account's usage against its plan, its service
+// keys (created and shown once, listed by their hint, revoked) and its publishable keys (public: listed whole, copied).
 import { useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
-import { serviceKeys, type AppDetails } from '../../api.ts';
+import { publishableKeys, serviceKeys, type AppDetails } from '../../api.ts';
 import { billing } from '../../api/billing.ts';
 import { DailyUsage } from '../billing.tsx';
 import { UsageTable } from '../../usage.tsx';
 import { Facts } from '../../facts.tsx';
 import { useCan } from '../../session.ts';
-import { Field, Form, Loading, RowAction, Secret, Table, text, useLoad, when } from '../../ui.tsx';
+import { Copy, Field, Form, Loading, RowAction, Secret, Table, text, useLoad, when } from '../../ui.tsx';
 
 export default function OverviewTab({ app }: AppTabProps) {
   return (
@@ -16,6 +16,7 @@ export default function OverviewTab({ app }: AppTabProps) {
       <Overview app={app} />
       <Usage appId={app.app_id} />
       <ServiceKeys appId={app.app_id} />
+      <PublishableKeys appId={app.app_id} />
     </>
   );
 }
@@ -90,6 +91,56 @@ function ServiceKeys({ appId }: { appId: string }) {
                 <td>{when(k.created_at)}</td>
                 {canWrite && (
                   <RowAction label={`Revoke ${k.name}`} confirm={`Revoke the key ${k.name}? Clients using it stop working at once.`} act={() => serviceKeys.revoke(appId, k.id).then(keys.reload)}>
+                    Revoke
+                  </RowAction>
+                )}
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Loading>
+    </>
+  );
+}
+
+/** The keys a browser sends (supabase-js's second argument): not secrets, so shown whole with a copy button. */
+function PublishableKeys({ appId }: { appId: string }) {
+  const keys = useLoad(() => publishableKeys.list(appId), [appId]);
+  const canWrite = useCan('developer');
+  const create = async (d: FormData) => {
+    await publishableKeys.create(appId, text(d, 'name') ?? 'default');
+    await keys.reload();
+  };
+  return (
+    <>
+      <h2>Publishable keys</h2>
+      <p class="muted">
+        Public keys for browsers and apps: supabase-js takes one as <code>{`createClient('${location.origin}/v1/${appId}', '<publishable key>')`}</code>.
+      </p>
+      {canWrite && (
+        <Form label="Create a publishable key" button="Create publishable key" inline submit={create}>
+          <Field label="Name of the publishable key" name="name" required maxLength={100} />
+        </Form>
+      )}
+      <Loading loaded={keys}>
+        {(list) => (
+          <Table caption="Publishable keys" columns={['Name', 'Key', 'Created', 'Copy', ...(canWrite ? ['Actions'] : [])]}>
+            {list.map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td>
+                  <code>{k.key}</code>
+                </td>
+                <td>{when(k.created_at)}</td>
+                <td>
+                  <Copy label={`Copy publishable key ${k.name}`} value={k.key} />
+                </td>
+                {canWrite && (
+                  <RowAction
+                    label={`Revoke publishable key ${k.name}`}
+                    confirm={`Revoke the publishable key ${k.name}? Browsers and apps sending it get 401 from then on.`}
+                    act={() => publishableKeys.revoke(appId, k.id).then(keys.reload)}
+                  >
                     Revoke
                   </RowAction>
                 )}

@@ -1,8 +1,9 @@
 // An app's end users (auth_users_list): newest first, 50 a page by the API's cursor (the cursors of the pages before
-// are kept for Previous), searched by e-mail.
+// are kept for Previous), searched by e-mail; below them, their auth settings.
 import { useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { endUsers } from '../../api/users.ts';
+import { AuthSettingsSection } from './auth-settings.tsx';
 import { useCursors } from '../../pager.tsx';
 import { Field, Form, Loading, Table, text, useLoad, when } from '../../ui.tsx';
 
@@ -61,6 +62,7 @@ export default function UsersTab({ app }: AppTabProps) {
           </>
         )}
       </Loading>
+      <AuthSettingsSection appId={app.app_id} />
     </>
   );
 }
