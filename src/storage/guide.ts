@@ -68,6 +68,6 @@ path; the tools above use the bucket \`files\`, which every app has and which ca
   createSignedUploadUrl (not anonymous; 2 hours): uploadToSignedUrl then needs no credential and uploads as the
   signer, replacing only when the signer asked for upsert.
 - Errors come as \`{ statusCode: "<status>", code, error, message }\` with the true HTTP status.
-- Not yet: uploads and copies through /storage/v1 need the local backend (with S3, use storage_upload).
+- Both backends serve all of it (on S3 the bytes pass through the API: put, ranged get, copies inside the bucket).
 `,
 };
