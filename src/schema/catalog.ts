@@ -75,6 +75,8 @@ export interface TableInfo {
   access: TableAccess | null;
   /** Billing plans gating end users (the schema definition's `plans`), or null/absent for none. */
   plans?: string[] | null;
+  /** Whether its changes are captured for realtime subscribers (the capture triggers exist); readCatalog sets it. */
+  realtime?: boolean;
 }
 
 export type Catalog = Map<string, TableInfo>;
@@ -89,6 +91,7 @@ select c.relname as name, c.relrowsecurity as rls,
   case when ta.access = 'group' then to_jsonb(ta) -> 'group_access' else to_jsonb(ta.access) end as access,
   -- through jsonb: apps that never gated a table by plan have no plans column (src/monetization/entitlement.sql.ts)
   to_jsonb(ta) -> 'plans' as plans,
+  exists (select 1 from pg_trigger tg where tg.tgrelid = c.oid and tg.tgname = 'svc_realtime_insert') as realtime,
   coalesce((select json_agg(json_build_object(
       'name', a.attname,
       'type', format_type(a.atttypid, a.atttypmod),

@@ -47,6 +47,8 @@ export type SchemaChange =
   // ---- billing plans gating end users; each also stores the plans beside the table's access
   | { kind: 'create_plan_gate'; table: string; plans: string[] }
   | { kind: 'alter_plan_gate'; table: string; plans: string[] }
-  | { kind: 'drop_plan_gate'; table: string };
+  | { kind: 'drop_plan_gate'; table: string }
+  // ---- realtime: the capture triggers of postgres_changes
+  | { kind: 'set_realtime'; table: string; enabled: boolean };
 
 export type SchemaChangeKind = SchemaChange['kind'];

@@ -84,6 +84,7 @@ const TableInputSchema = z.strictObject({
     .nullable()
     .optional()
     .describe('Billing plan ids: only their subscribers reach the rows as end users. null removes the gate'),
+  realtime: z.boolean().optional().describe('true: its changes reach realtime subscribers (supabase-js postgres_changes); needs a primary key'),
   policies: z.array(z.unknown()).optional().describe("schema_get's; ignored"),
 });
 
@@ -144,6 +145,8 @@ export interface TableSpec {
   access: TableAccess | undefined;
   /** Billing plans gating end users (sorted, distinct); null removes the gate, undefined keeps what the table has. */
   plans: string[] | null | undefined;
+  /** Whether changes stream to realtime subscribers; undefined keeps what the table has. */
+  realtime: boolean | undefined;
 }
 
 export interface Definition {
@@ -167,7 +170,7 @@ const RESERVED = new Set(
 
 /** First path segments of the app API: a table with one of these names would be shadowed by (or shadow) a route. */
 export const ROUTE_SEGMENTS = new Set(
-  'schema migrations auth storage functions fn frontend domains ai rag people integrations billing chat embeddings models responses data keys app sites'.split(' '),
+  'schema migrations auth storage functions fn frontend domains ai rag people integrations billing chat embeddings models responses realtime data keys app sites'.split(' '),
 );
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -388,7 +391,7 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
     }
     seen.add(fk.name);
   }
-  return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: normalizeAccess(name, input.access), plans: normalizePlans(input.plans) };
+  return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: normalizeAccess(name, input.access), plans: normalizePlans(input.plans), realtime: input.realtime };
 }
 
 function normalizeAccess(table: string, input: TableInput['access']): TableAccess | undefined {

@@ -47,6 +47,7 @@ export const TableViewSchema = z.object({
   foreignKeys: z.array(ForeignKeyViewSchema).optional().describe('Multi-column foreign keys; absent when none'),
   access: z.union([z.enum(ACCESS_VALUES), z.object({ members: z.string(), column: z.string(), key: z.string(), write: z.enum(['members', 'service']) })]),
   plans: z.array(z.string()).optional().describe('Billing plans whose subscribers alone reach the rows as end users; absent when not gated'),
+  realtime: z.literal(true).optional().describe('Its changes reach realtime subscribers; absent when not'),
   policies: z.array(PolicyViewSchema).describe('Row-level-security policies in force, by name; schema_apply ignores them'),
 });
 
@@ -89,6 +90,7 @@ function describeTable(info: TableInfo): Omit<TableView, 'policies'> {
     view.foreignKeys = composite.map((fk) => ({ columns: fk.columns, references: { table: fk.refTable, columns: fk.refColumns }, ...actions(fk) }));
   }
   if (info.plans?.length) view.plans = info.plans;
+  if (info.realtime) view.realtime = true;
   return view;
 }
 

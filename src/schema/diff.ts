@@ -217,6 +217,7 @@ function planExistingSecurity(spec: TableSpec, info: TableInfo, state: FinalStat
     phases.security.push(setAccess(table, access, hasUserId, !info.rls, state));
   }
   phases.security.push(...planGateChanges(table, stored, plans));
+  phases.security.push(...realtimeChanges(spec, info.realtime ?? false, state));
 }
 
 // ---------------------------------------------------------------- new tables
@@ -249,6 +250,7 @@ function planNewTables(def: Definition, catalog: Catalog, final: FinalState, pha
     // A group's policies call a function reading its members table, which may be created after this one.
     (isGroupAccess(access) ? phases.security : phases.createTables).push(setAccess(table, access, hasUserId, true, final));
     phases.createTables.push(...planGateChanges(table, null, resolvePlans(spec, null, access)));
+    phases.createTables.push(...realtimeChanges(spec, false, final));
   }
 }
 
@@ -301,6 +303,15 @@ function resolvePlans(spec: TableSpec, stored: string[] | null, access: TableAcc
     );
   }
   return plans;
+}
+
+/** The capture triggers coming or going; a change is told apart by its primary key, so a streamed table needs one. */
+function realtimeChanges(spec: TableSpec, before: boolean, state: FinalState): SchemaChange[] {
+  if (spec.realtime === undefined || spec.realtime === before) return [];
+  if (spec.realtime && state.get(spec.name)!.primaryKey.length === 0) {
+    throw errors.validation(`Table '${spec.name}' has no primary key, so its changes cannot stream (realtime: true): a subscriber tells rows apart by it. Give it one.`);
+  }
+  return [{ kind: 'set_realtime', table: spec.name, enabled: spec.realtime }];
 }
 
 /** The plan gate moving from `before` to `after` (null: no gate); both are sorted and distinct (normalizeDefinition, and what an apply stored). */

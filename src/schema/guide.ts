@@ -7,7 +7,7 @@ export const SCHEMA_GUIDE: AreaGuide = {
   reference: `
 ## Definition
 
-\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, plans?, _dropColumns?, _drop? } } }\`, at most 50
+\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, plans?, realtime?, _dropColumns?, _drop? } } }\`, at most 50
 tables per call; \`schema_get\` returns the live schema in the same format, so an edited copy is the next definition.
 Each table it returns also lists \`policies\`, the row-level-security policies in force (\`{ name, command, permissive,
 roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`access\` and \`plans\`; \`schema_apply\` ignores them.
@@ -27,7 +27,11 @@ roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`acc
   does not fit its column's type is refused before anything runs.
 - Names match \`^[a-z_][a-z0-9_]{0,62}$\`, are not SQL reserved words and do not start with svc_ or pg_; table names
   are not route segments of the app API (schema, migrations, auth, storage, functions, fn, frontend, domains, ai, rag,
-  people, integrations, billing, chat, embeddings, data, keys, app, sites).
+  people, integrations, billing, chat, embeddings, models, responses, realtime, data, keys, app, sites).
+- \`realtime: true\` streams the table's inserts, updates and deletes to realtime subscribers (supabase-js
+  \`channel().on('postgres_changes', ...)\`), each judged by the table's access as that subscriber; the table needs a
+  primary key. While any subscriber listens, each write to such a table also writes its change (kept a few minutes);
+  \`realtime: false\` stops it.
 - Indexes are a map, as columns are: \`indexes: { notes_by_user: { columns: ["user_id", "created_at"], unique?: false } }\`;
   index names are unique per app and distinct from table names.
 

@@ -17,6 +17,16 @@ export const GROUP_POLICY = 'svc_group_member';
 export const FILL_TRIGGER = 'svc_fill_user_id';
 /** The restrictive policy of a table gated by billing plans; apart from POLICY_NAMES, which an access change rebuilds. */
 export const PLAN_GATE = 'svc_plan_gate';
+/** The triggers that capture a table's changes for realtime (app migration 8 has their functions). */
+export const REALTIME_TRIGGERS = ['svc_realtime_insert', 'svc_realtime_update', 'svc_realtime_delete'] as const;
+
+function captureTriggersSql(t: string): string[] {
+  return [
+    `CREATE TRIGGER svc_realtime_insert AFTER INSERT ON ${t} REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION svc_realtime.capture_insert()`,
+    `CREATE TRIGGER svc_realtime_update AFTER UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION svc_realtime.capture_update()`,
+    `CREATE TRIGGER svc_realtime_delete AFTER DELETE ON ${t} REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION svc_realtime.capture_delete()`,
+  ];
+}
 
 export function renderChanges(changes: readonly SchemaChange[]): string[] {
   return changes.flatMap(renderChange);
@@ -78,6 +88,8 @@ function renderTableChange(change: Exclude<SchemaChange, { kind: 'drop_tables' }
       return [planGatePolicySql(change), storePlansSql(change.table, change.plans)];
     case 'drop_plan_gate':
       return [planGatePolicySql(change), storePlansSql(change.table, null)];
+    case 'set_realtime':
+      return change.enabled ? captureTriggersSql(t) : REALTIME_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name} ON ${t}`);
   }
 }
 

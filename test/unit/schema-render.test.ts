@@ -106,6 +106,18 @@ const CASES: Array<[SchemaChange, string[]]> = [
     [`ALTER POLICY svc_plan_gate ON "t" USING (${GATE}) WITH CHECK (${GATE})`, STORE(`ARRAY['pln_a', 'it''s']::text[]`)],
   ],
   [{ kind: 'drop_plan_gate', table: 't' }, ['DROP POLICY IF EXISTS svc_plan_gate ON "t"', STORE('NULL')]],
+  [
+    { kind: 'set_realtime', table: 't', enabled: true },
+    [
+      'CREATE TRIGGER svc_realtime_insert AFTER INSERT ON "t" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION svc_realtime.capture_insert()',
+      'CREATE TRIGGER svc_realtime_update AFTER UPDATE ON "t" FOR EACH ROW EXECUTE FUNCTION svc_realtime.capture_update()',
+      'CREATE TRIGGER svc_realtime_delete AFTER DELETE ON "t" REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION svc_realtime.capture_delete()',
+    ],
+  ],
+  [
+    { kind: 'set_realtime', table: 't', enabled: false },
+    ['DROP TRIGGER IF EXISTS svc_realtime_insert ON "t"', 'DROP TRIGGER IF EXISTS svc_realtime_update ON "t"', 'DROP TRIGGER IF EXISTS svc_realtime_delete ON "t"'],
+  ],
 ];
 
 const EVERY_KIND: Record<SchemaChangeKind, true> = {
@@ -132,6 +144,7 @@ const EVERY_KIND: Record<SchemaChangeKind, true> = {
   create_plan_gate: true,
   alter_plan_gate: true,
   drop_plan_gate: true,
+  set_realtime: true,
 };
 
 describe('render', () => {

@@ -1,0 +1,209 @@
+// The row changes of an app's streamed tables (`realtime: true`), read by each api process that has subscribers for the
+// app. The capture triggers (app migration 8) write into svc_realtime.changes while a reader is registered; a reader
+// polls by transaction id: it reads the changes of transactions below the oldest one still running (every one of them
+// has ended, so what is visible now is all they will ever write), then moves its lower bound there. A change is thus
+// read once, and only after its transaction committed, whatever order the transactions commit in.
+import type { Logger } from 'pino';
+import type { AppDatabases } from '../apps/app-databases.ts';
+
+export type ChangeOp = 'I' | 'U' | 'D';
+
+export interface CapturedChange {
+  id: string;
+  table: string;
+  op: ChangeOp;
+  /** The new row (inserts, updates), as to_jsonb made it. */
+  record: Record<string, unknown> | null;
+  /** The old row (updates, deletes). */
+  old: Record<string, unknown> | null;
+  /** The writing transaction's start. */
+  at: Date;
+}
+
+export interface FeedListener {
+  /** Changes in the order their transactions became readable. */
+  changes(batch: readonly CapturedChange[]): void;
+  /** The feed reads now: changes committed from here on reach the listener (sent once, after the first read). */
+  live?(): void;
+  /** Reading failed; changes may be late (they are read once it works again, within the retention window). */
+  trouble?(err: unknown): void;
+}
+
+export interface ChangeFeedsOptions {
+  databases: AppDatabases;
+  /** This process's name among the readers (svc_realtime.readers). */
+  readerId: string;
+  /** Pause between reads that found nothing. */
+  pollMs: number;
+  /** How long changes are kept for readers that fall behind (and catch-up); older ones are deleted. */
+  retentionSeconds: number;
+  log: Logger;
+}
+
+/** Rows read at once; a fuller backlog is read page by page without pausing. */
+const PAGE = 500;
+/** The reader's heartbeat; the capture triggers stop 30 s after the last (app migration 8). */
+const HEARTBEAT_MS = 10_000;
+const RETRY_MS = 1_000;
+
+const REGISTER_SQL = `insert into svc_realtime.readers (reader) values ($1) on conflict (reader) do update set seen_at = now()`;
+const START_SQL = `select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`;
+/**
+ * One page of readable changes: those of transactions in [lower, upper), after `afterId`. Without an upper bound the
+ * snapshot's xmin is it; a page that comes back full keeps that bound, so the following pages read the same set.
+ */
+const READ_SQL = `
+  with s as (select coalesce($2::xid8, pg_snapshot_xmin(pg_current_snapshot())) as upper)
+  select s.upper::text as upper, c.id::text as id, c.table_name, c.op, c.record, c.old_record, c.at
+  from s left join lateral (
+    select * from svc_realtime.changes where xid >= $1::xid8 and xid < s.upper and id > $3 order by id limit ${PAGE}
+  ) c on true`;
+const PRUNE_SQL = `with old as (delete from svc_realtime.changes where at < now() - make_interval(secs => $1))
+  delete from svc_realtime.readers where seen_at < now() - interval '1 minute'`;
+const UNREGISTER_SQL = `delete from svc_realtime.readers where reader = $1`;
+
+interface ReadRow {
+  upper: string;
+  id: string | null;
+  table_name: string;
+  op: ChangeOp;
+  record: Record<string, unknown> | null;
+  old_record: Record<string, unknown> | null;
+  at: Date;
+}
+
+/** One app's feed in this process: registered as a reader while it has listeners. */
+class AppFeed {
+  readonly #appId: string;
+  readonly #opts: ChangeFeedsOptions;
+  readonly listeners = new Set<FeedListener>();
+  #lower: string | undefined;
+  #upper: string | null = null;
+  #afterId = '0';
+  #timer: NodeJS.Timeout | undefined;
+  #beat = 0;
+  #stopped = false;
+  #live = false;
+
+  constructor(appId: string, opts: ChangeFeedsOptions) {
+    this.#appId = appId;
+    this.#opts = opts;
+  }
+
+  get live(): boolean {
+    return this.#live;
+  }
+
+  start(): void {
+    this.#schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#sql()
+      .query(UNREGISTER_SQL, [this.#opts.readerId])
+      .catch(() => undefined);
+  }
+
+  #sql() {
+    return this.#opts.databases.sql(this.#appId);
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => void this.#tick(), ms);
+    this.#timer.unref();
+  }
+
+  async #tick(): Promise<void> {
+    let more = false;
+    try {
+      if (this.#lower === undefined) await this.#register();
+      else if (Date.now() - this.#beat >= HEARTBEAT_MS) await this.#heartbeat();
+      more = await this.#read();
+      if (!this.#live && !this.#stopped) {
+        this.#live = true;
+        for (const l of this.listeners) l.live?.();
+      }
+    } catch (err) {
+      this.#opts.log.warn({ err: String(err), app_id: this.#appId }, 'realtime changes could not be read; retrying');
+      for (const l of this.listeners) l.trouble?.(err);
+      return this.#schedule(RETRY_MS);
+    }
+    this.#schedule(more ? 0 : this.#opts.pollMs);
+  }
+
+  /** Registered first, then the lower bound: every transaction that starts after the registration captures. */
+  async #register(): Promise<void> {
+    const sql = this.#sql();
+    await sql.query(REGISTER_SQL, [this.#opts.readerId]);
+    const { rows } = await sql.query<{ xmin: string }>(START_SQL);
+    this.#lower = rows[0]!.xmin;
+    this.#beat = Date.now();
+  }
+
+  async #heartbeat(): Promise<void> {
+    const sql = this.#sql();
+    await sql.query(REGISTER_SQL, [this.#opts.readerId]);
+    await sql.query(PRUNE_SQL, [this.#opts.retentionSeconds]);
+    this.#beat = Date.now();
+  }
+
+  /** One page; true when the page was full (more to read at once). */
+  async #read(): Promise<boolean> {
+    const { rows } = await this.#sql().query<ReadRow>(READ_SQL, [this.#lower, this.#upper, this.#afterId]);
+    const upper = rows[0]!.upper;
+    const batch: CapturedChange[] = [];
+    for (const r of rows) {
+      if (r.id === null) continue;
+      batch.push({ id: r.id, table: r.table_name, op: r.op, record: r.record, old: r.old_record, at: r.at });
+    }
+    if (batch.length) for (const l of this.listeners) l.changes(batch);
+    if (batch.length === PAGE) {
+      this.#upper = upper;
+      this.#afterId = batch.at(-1)!.id;
+      return true;
+    }
+    this.#lower = upper;
+    this.#upper = null;
+    this.#afterId = '0';
+    return false;
+  }
+}
+
+/** The feeds of this process, one per app with listeners. */
+export class ChangeFeeds {
+  readonly #opts: ChangeFeedsOptions;
+  readonly #feeds = new Map<string, AppFeed>();
+
+  constructor(opts: ChangeFeedsOptions) {
+    this.#opts = opts;
+  }
+
+  /** Listens to the app's changes until the returned function is called; the last listener stops the feed. */
+  subscribe(appId: string, listener: FeedListener): () => void {
+    let feed = this.#feeds.get(appId);
+    if (!feed) {
+      feed = new AppFeed(appId, this.#opts);
+      this.#feeds.set(appId, feed);
+      feed.start();
+    } else if (feed.live) {
+      listener.live?.();
+    }
+    feed.listeners.add(listener);
+    const current = feed;
+    return () => {
+      current.listeners.delete(listener);
+      if (current.listeners.size || this.#feeds.get(appId) !== current) return;
+      this.#feeds.delete(appId);
+      void current.stop();
+    };
+  }
+
+  async close(): Promise<void> {
+    const feeds = [...this.#feeds.values()];
+    this.#feeds.clear();
+    await Promise.all(feeds.map((f) => f.stop()));
+  }
+}

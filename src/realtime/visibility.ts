@@ -1,0 +1,120 @@
+// Which subscribers may see a changed row: the table's row-level security as each subscriber, applied to the row as the
+// change captured it (not as the table holds it now, so a row deleted or changed since is judged as it was). The
+// policies in force (pg_policies) are combined per role as Postgres combines them for a SELECT, and evaluated over the
+// captured rows under the subscriber's role and claims, in one statement per table and subscriber group.
+import pg from 'pg';
+import type { AppDatabases } from '../apps/app-databases.ts';
+
+export type ViewerRole = 'svc_anon' | 'svc_user' | 'svc_service';
+
+/** A subscriber as row-level security sees it: its role, and the JWT claims the policies read (JSON). */
+export interface Viewer {
+  role: ViewerRole;
+  claims: string;
+}
+
+/** What a role may read of a table: every row, none, or the rows a condition (SQL over the row's columns) admits. */
+type Reach = { kind: 'all' } | { kind: 'none' } | { kind: 'some'; qual: string };
+
+interface PolicyRow {
+  permissive: 'PERMISSIVE' | 'RESTRICTIVE';
+  roles: string[];
+  cmd: string;
+  qual: string | null;
+}
+
+interface RulesRow {
+  rls: boolean;
+  policies: PolicyRow[];
+  privileges: Record<ViewerRole, boolean>;
+}
+
+const RULES_SQL = `
+  select c.relrowsecurity as rls,
+    coalesce((select json_agg(json_build_object('permissive', p.permissive, 'roles', p.roles, 'cmd', p.cmd, 'qual', p.qual))
+      from pg_policies p where p.schemaname = 'public' and p.tablename = c.relname), '[]') as policies,
+    json_build_object('svc_anon', has_table_privilege('svc_anon', c.oid, 'SELECT'),
+      'svc_user', has_table_privilege('svc_user', c.oid, 'SELECT'),
+      'svc_service', has_table_privilege('svc_service', c.oid, 'SELECT')) as privileges
+  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+  where n.nspname = 'public' and c.relname = $1 and c.relkind in ('r', 'p')`;
+
+/** How long a table's rules are trusted: policies change only by a schema apply. */
+const RULES_TTL_MS = 5_000;
+/** Aliases that no column of a definition can take (svc_ names are the platform's). */
+const ROWS = 'svc_rt_rows';
+
+/** The reach of a role, as Postgres combines policies for a SELECT: any permissive one, and every restrictive one. */
+export function reachOf(rules: RulesRow, role: ViewerRole): Reach {
+  if (!rules.privileges[role]) return { kind: 'none' };
+  if (!rules.rls) return { kind: 'all' };
+  const applies = (p: PolicyRow) => (p.cmd === 'ALL' || p.cmd === 'SELECT') && (p.roles.includes(role) || p.roles.includes('public'));
+  const permissive = rules.policies.filter((p) => p.permissive === 'PERMISSIVE' && applies(p)).map((p) => p.qual ?? 'true');
+  if (!permissive.length) return { kind: 'none' };
+  const restrictive = rules.policies.filter((p) => p.permissive === 'RESTRICTIVE' && applies(p)).map((p) => p.qual ?? 'true');
+  if (restrictive.length === 0 && permissive.includes('true')) return { kind: 'all' };
+  const qual = [`(${permissive.map((q) => `(${q})`).join(' OR ')})`, ...restrictive.map((q) => `(${q})`)].join(' AND ');
+  return { kind: 'some', qual };
+}
+
+export class RowVisibility {
+  readonly #databases: AppDatabases;
+  readonly #rules = new Map<string, { rules: Promise<RulesRow | undefined>; until: number }>();
+
+  constructor(databases: AppDatabases) {
+    this.#databases = databases;
+  }
+
+  /** The indexes of `rows` (captured rows of `table`) the viewer may see. */
+  async visible(appId: string, table: string, viewer: Viewer, rows: readonly Record<string, unknown>[]): Promise<Set<number>> {
+    const rules = await this.#rulesOf(appId, table);
+    if (!rules || rows.length === 0) return new Set();
+    const reach = reachOf(rules, viewer.role);
+    if (reach.kind === 'all') return new Set(rows.keys());
+    if (reach.kind === 'none') return new Set();
+    return this.#evaluate(appId, table, viewer, reach.qual, rows);
+  }
+
+  /** Forgets an app's rules (its schema changed). */
+  forget(appId: string): void {
+    for (const key of this.#rules.keys()) if (key.startsWith(`${appId}:`)) this.#rules.delete(key);
+  }
+
+  #rulesOf(appId: string, table: string): Promise<RulesRow | undefined> {
+    const key = `${appId}:${table}`;
+    const hit = this.#rules.get(key);
+    if (hit && hit.until > Date.now()) return hit.rules;
+    const rules = this.#databases
+      .sql(appId)
+      .query<RulesRow>(RULES_SQL, [table])
+      .then((r) => r.rows[0]);
+    rules.catch(() => this.#rules.delete(key));
+    this.#rules.set(key, { rules, until: Date.now() + RULES_TTL_MS });
+    return rules;
+  }
+
+  /**
+   * The condition over the captured rows, each made a row of the table's type and named as the table (so the policy's
+   * column references, qualified or not, resolve to it), under the viewer's role and claims, in one round trip.
+   */
+  async #evaluate(appId: string, table: string, viewer: Viewer, qual: string, rows: readonly Record<string, unknown>[]): Promise<Set<number>> {
+    const t = pg.escapeIdentifier(table);
+    const text =
+      `begin; set local role ${viewer.role}; select set_config('request.jwt.claims', ${pg.escapeLiteral(viewer.claims)}, true); ` +
+      `select (${ROWS}.svc_rt_n - 1)::int as i from jsonb_array_elements(${pg.escapeLiteral(JSON.stringify(rows))}::jsonb) with ordinality as ${ROWS}(svc_rt_row, svc_rt_n), ` +
+      `lateral jsonb_populate_record(null::public.${t}, ${ROWS}.svc_rt_row) as ${t} where ${qual}; commit;`;
+    const client = await this.#databases.pool(appId).connect();
+    let results: pg.QueryResult<{ i: number }>[];
+    try {
+      results = (await client.query(text)) as unknown as pg.QueryResult<{ i: number }>[];
+    } catch (err) {
+      await client.query('rollback').then(
+        () => client.release(),
+        (rollbackErr: Error) => client.release(rollbackErr),
+      );
+      throw err;
+    }
+    client.release();
+    return new Set(results[3]!.rows.map((r) => r.i));
+  }
+}
