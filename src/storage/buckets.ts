@@ -7,7 +7,8 @@ import type { StorageContext } from './context.ts';
 import type { Limits } from './limits.ts';
 import { ALLOW_ENTRY_RE, allowEntryWithin } from './names.ts';
 
-export type BucketAccess = 'owner' | 'authenticated' | 'public';
+export const BUCKET_ACCESS = ['owner', 'authenticated', 'public'] as const;
+export type BucketAccess = (typeof BUCKET_ACCESS)[number];
 /** The bucket every app has; the spec's routes store there, and it cannot be deleted. */
 export const DEFAULT_BUCKET = 'files';
 export const BUCKET_ID_RE = /^[A-Za-z0-9 _.-]{1,100}$/;
@@ -172,10 +173,30 @@ export class BucketStore {
     return { message: 'Successfully updated' };
   }
 
-  /** Deletes an empty bucket (pending uploads count as content); `files` stays. */
-  async delete(appId: string, id: string): Promise<{ message: string }> {
+  /**
+   * Creates the bucket, or updates it when it exists (storage_buckets_set): undefined fields stay as they are (a new
+   * bucket: access 'owner', the app's limits).
+   */
+  async set(appId: string, id: string, input: BucketInput): Promise<BucketView> {
+    const created = await this.create(appId, id, input).then(
+      () => true,
+      (err: unknown) => {
+        if (!(err instanceof AppError) || err.storage?.code !== 'BucketAlreadyExists') throw err;
+        return false;
+      },
+    );
+    if (!created) await this.update(appId, id, input);
+    return bucketView(await this.get(appId, id));
+  }
+
+  /**
+   * Deletes an empty bucket (pending uploads count as content); `files` stays. `emptyFirst` removes its objects once
+   * the bucket is known to be one that may go.
+   */
+  async delete(appId: string, id: string, emptyFirst?: () => Promise<unknown>): Promise<{ message: string }> {
     await this.get(appId, id);
     if (id === DEFAULT_BUCKET) throw bucketErrors.invalid(`The bucket '${DEFAULT_BUCKET}' cannot be deleted: the app's storage routes store there.`);
+    await emptyFirst?.();
     const { rows } = await sql<{ id: string }>`
       delete from storage_buckets b where app_id = ${appId} and id = ${id}
         and not exists (select 1 from storage_objects o where o.app_id = b.app_id and o.bucket_id = b.id)
@@ -187,7 +208,7 @@ export class BucketStore {
 
   /** A bucket's limits, checked against the app's: they may only tighten them. */
   async #checked(appId: string, input: BucketInput): Promise<{ size: number | null | undefined; types: string[] | null | undefined }> {
-    if (input.access !== undefined && !['owner', 'authenticated', 'public'].includes(input.access)) {
+    if (input.access !== undefined && !BUCKET_ACCESS.includes(input.access)) {
       throw bucketErrors.invalid("access must be 'owner', 'authenticated' or 'public'.");
     }
     if (input.public !== undefined && typeof input.public !== 'boolean') throw bucketErrors.invalid('public must be true or false.');

@@ -49,6 +49,11 @@ supabase-js's \`storage\` works unchanged against \`{base}/v1/{app_id}/storage/v
 host), with the app's publishable key and an end user's session, or the service key. Every file lives in a bucket at a
 path; the tools above use the bucket \`files\`, which every app has and which cannot be deleted.
 
+Agents manage buckets with \`storage_buckets_list\`, \`storage_buckets_set\` (create, or update what it names:
+\`access\`, \`file_size_limit\` in bytes and \`allowed_mime_types\`, null clearing a limit; it answers the bucket) and
+\`storage_buckets_delete\` (409 CONFLICT while the bucket holds files, unless \`empty: true\` removes them first;
+\`files\` is refused): a platform key of a developer or above, or the service key; a viewer only lists.
+
 - Buckets: listBuckets and getBucket for any caller of the app; createBucket, updateBucket, emptyBucket and
   deleteBucket (409 when not empty) with the service key or a platform key (403 otherwise). \`public: true\` makes a
   bucket public; our \`access\` field is \`owner\` (end users see their own files), \`authenticated\` (every end user

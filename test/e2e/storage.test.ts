@@ -75,6 +75,66 @@ describe('storage over MCP and REST', () => {
     expect(resultJson(viaMcp)).toEqual({ status: 400, ...rest.json });
   });
 
+  it('buckets: list, create or update (set), delete (emptied first on request) agree on both transports; the standard envelope for refusals', async () => {
+    const files = { id: 'files', access: 'owner', public: false, file_size_limit: null, allowed_mime_types: null, created_at: expect.any(String), updated_at: expect.any(String) };
+    const rest = await request(server.url, `/storage/${appId}/buckets`, { key: serviceKey });
+    expect(rest.status).toBe(200);
+    expect(rest.json).toEqual({ buckets: [files] });
+    expect(resultJson(await callTool(mcp.client, 'storage_buckets_list', { app_id: appId }))).toEqual(rest.json);
+
+    const made = await request(server.url, `/storage/${appId}/buckets/photos`, { method: 'PUT', key: serviceKey, body: { access: 'public', file_size_limit: 1024, allowed_mime_types: ['image/png'] } });
+    expect(made.status).toBe(200);
+    expect(made.json).toEqual({ id: 'photos', access: 'public', public: true, file_size_limit: 1024, allowed_mime_types: ['image/png'], created_at: expect.any(String), updated_at: expect.any(String) });
+    // An update over MCP: omitted fields stay, null clears.
+    const updated = await callTool(mcp.client, 'storage_buckets_set', { app_id: appId, bucket_id: 'photos', access: 'authenticated', file_size_limit: null });
+    expect(updated.isError).toBeFalsy();
+    expect(resultJson(updated)).toEqual({ ...made.json, access: 'authenticated', public: false, file_size_limit: null, updated_at: expect.any(String) });
+    expect((await request(server.url, `/storage/${appId}/buckets`, { key: server.platformKey })).json.buckets.map((b: { id: string }) => b.id)).toEqual(['files', 'photos']);
+
+    for (const [body, status, code] of [
+      [{ access: 'everyone' }, 400, 'VALIDATION_FAILED'],
+      [{ acess: 'public' }, 400, 'VALIDATION_FAILED'],
+      [{ file_size_limit: 1024 * 1024 * 1024 }, 400, 'VALIDATION_FAILED'],
+      [{ allowed_mime_types: ['not a type'] }, 400, 'VALIDATION_FAILED'],
+    ] as const) {
+      const refused = await request(server.url, `/storage/${appId}/buckets/photos`, { method: 'PUT', key: serviceKey, body });
+      expect([refused.status, refused.json?.error?.code], JSON.stringify(body)).toEqual([status, code]);
+      expect(refused.json.error.message).toEqual(expect.any(String));
+    }
+    const reserved = await request(server.url, `/storage/${appId}/buckets/list`, { method: 'PUT', key: serviceKey, body: {} });
+    expect([reserved.status, reserved.json.error.code]).toEqual([400, 'VALIDATION_FAILED']);
+
+    // A viewer reads, and changes nothing.
+    const viewer = await request(server.url, '/dashboard/keys', { method: 'POST', key: server.platformKey, body: { name: 'bucket viewer', role: 'viewer' } });
+    expect(viewer.status).toBe(201);
+    expect((await request(server.url, `/storage/${appId}/buckets`, { key: viewer.json.key })).status).toBe(200);
+    const denied = await request(server.url, `/storage/${appId}/buckets/photos`, { method: 'PUT', key: viewer.json.key, body: { access: 'public' } });
+    expect([denied.status, denied.json.error.code]).toEqual([403, 'FORBIDDEN_ROLE']);
+    expect((await request(server.url, `/storage/${appId}/buckets/photos`, { method: 'DELETE', key: viewer.json.key })).status).toBe(403);
+
+    // A file in it (storage-js's route): the delete is refused until asked to empty the bucket first.
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    const put = await request(server.url, `/v1/${appId}/storage/v1/object/photos/a.png`, { method: 'POST', key: serviceKey, headers: { 'content-type': 'image/png' }, body: png });
+    expect(put.status).toBe(200);
+    const full = await request(server.url, `/storage/${appId}/buckets/photos`, { method: 'DELETE', key: serviceKey });
+    expect([full.status, full.json.error.code]).toEqual([409, 'CONFLICT']);
+    const emptied = await callTool(mcp.client, 'storage_buckets_delete', { app_id: appId, bucket_id: 'photos', empty: true });
+    expect(resultJson(emptied)).toEqual({ deleted: true, id: 'photos' });
+    expect((await request(server.url, `/storage/${appId}/limits`, { key: server.platformKey })).json.usage).toEqual({ used_bytes: 0, pending_bytes: 0 });
+    const gone = await request(server.url, `/storage/${appId}/buckets/photos`, { method: 'DELETE', key: serviceKey });
+    expect([gone.status, gone.json.error.code]).toEqual([404, 'RESOURCE_NOT_FOUND']);
+
+    // 'files' stays, with its files, even when asked to empty it (over REST, empty in the query).
+    const kept = await callTool(mcp.client, 'storage_upload_inline', { app_id: appId, filename: 'keep.txt', contentType: 'text/plain', content: 'keep', encoding: 'utf8' });
+    const keptId = resultJson(kept).objectId as string;
+    const refusedFiles = await request(server.url, `/storage/${appId}/buckets/files?empty=true`, { method: 'DELETE', key: serviceKey });
+    expect([refusedFiles.status, refusedFiles.json.error.code]).toEqual([400, 'VALIDATION_FAILED']);
+    expect((await request(server.url, `/storage/${appId}/objects`, { key: serviceKey })).json.map((o: { id: string }) => o.id)).toEqual([keptId]);
+    // The spec's DELETE /storage/{app_id}/{object_id} has one segment fewer than the bucket route: still the file's.
+    expect((await request(server.url, `/storage/${appId}/${keptId}`, { method: 'DELETE', key: serviceKey })).json).toEqual({ deleted: true, id: keptId });
+    expect((await request(server.url, `/storage/${appId}/buckets`, { method: 'DELETE', key: serviceKey })).status).toBe(404);
+  });
+
   it('the generated OpenAPI document lists every storage route', async () => {
     const doc = (await request(server.url, '/openapi.json')).json as { paths: Record<string, Record<string, { operationId: string }>> };
     expect(doc.paths['/storage/{app_id}/upload']!.post!.operationId).toBe('storage_upload');
@@ -82,5 +142,8 @@ describe('storage over MCP and REST', () => {
     expect(doc.paths['/storage/{app_id}/download/{object_id}']!.get!.operationId).toBe('storage_download');
     expect(doc.paths['/storage/{app_id}/{object_id}']!.delete!.operationId).toBe('storage_delete');
     expect(doc.paths['/storage/{app_id}/limits']!.put!.operationId).toBe('storage_limits_set');
+    expect(doc.paths['/storage/{app_id}/buckets']!.get!.operationId).toBe('storage_buckets_list');
+    expect(doc.paths['/storage/{app_id}/buckets/{bucket_id}']!.put!.operationId).toBe('storage_buckets_set');
+    expect(doc.paths['/storage/{app_id}/buckets/{bucket_id}']!.delete!.operationId).toBe('storage_buckets_delete');
   });
 });

@@ -5,7 +5,8 @@ import type { Caller } from '../../src/core/caller.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { ALLOW_ENTRY_RE, isMimeType } from '../../src/storage/names.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, INLINE_MAX_BYTES, LIST_MAX, UPLOAD_URL_TTL_SECONDS, type Owner } from '../../src/storage/service.ts';
-import { decodeContent, effectiveCaller, encodeContent, ENCODINGS, guideRef, OWN_FILES_NOTE as ACCESS_NOTE, UserTokenSchema } from '../shared.ts';
+import { BUCKET_ACCESS } from '../../src/storage/buckets.ts';
+import { decodeContent, effectiveCaller, encodeContent, ENCODINGS, guideRef, OWN_FILES_NOTE as ACCESS_NOTE, QueryFlag, UserTokenSchema } from '../shared.ts';
 
 type Uses = 'endUserTokens' | 'storage';
 const defineTool = toolsUsing<Uses>();
@@ -255,4 +256,80 @@ export const storageLimitsSet = defineTool({
   },
 });
 
-export const storageTools: readonly AnyTool[] = [storageUpload, storageUploadInline, storageRead, storageList, storageDownload, storageDelete, storageLimitsGet, storageLimitsSet];
+// Checked where buckets are (an unknown id is 404, a bad new one 400 InvalidBucketName): no schema bytes spent here.
+const BucketIdSchema = z.string();
+// A bucket as the tools show it (storage-js's name, owner and type left out: z.object drops them).
+const BucketSchema = z.object({
+  id: z.string(),
+  access: z.enum(BUCKET_ACCESS),
+  public: z.boolean(),
+  file_size_limit: z.number().int().nullable(),
+  allowed_mime_types: z.array(z.string()).nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+const BUCKET_AUTH = ['platform', 'service'] as const;
+
+export const storageBucketsList = defineTool({
+  name: 'storage_buckets_list',
+  title: 'List buckets',
+  description: `The app's buckets (storage-js's; the tools above use 'files'). ${GUIDE}.`,
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ buckets: z.array(BucketSchema) }),
+  auth: BUCKET_AUTH,
+  appScoped: true,
+  http: { method: 'GET', path: '/storage/{app_id}/buckets', subdomainPath: '/storage/buckets' },
+  annotations: { readOnlyHint: true },
+  handler: async (input, ctx) => ({ buckets: await ctx.services.storage.buckets.list(input.app_id) }),
+});
+
+export const storageBucketsSet = defineTool({
+  name: 'storage_buckets_set',
+  title: 'Create or update a bucket',
+  description:
+    "Create a bucket, or update it; omitted fields stay. access: owner (end users see their own files), authenticated (signed-in users read), public (anyone reads). Limits only tighten the app's.",
+  input: z.strictObject({
+    app_id: AppIdSchema,
+    bucket_id: BucketIdSchema,
+    access: z.enum(BUCKET_ACCESS).optional(),
+    file_size_limit: z.number().int().positive().nullable().optional(),
+    allowed_mime_types: z.array(z.string()).nullable().optional(),
+  }),
+  output: BucketSchema,
+  auth: BUCKET_AUTH,
+  appScoped: true,
+  http: { method: 'PUT', path: '/storage/{app_id}/buckets/{bucket_id}', subdomainPath: '/storage/buckets/{bucket_id}' },
+  annotations: { idempotentHint: true },
+  handler: async ({ app_id, bucket_id, ...fields }, ctx) => ctx.services.storage.buckets.set(app_id, bucket_id, fields),
+});
+
+export const storageBucketsDelete = defineTool({
+  name: 'storage_buckets_delete',
+  title: 'Delete a bucket',
+  description: "Delete a bucket; 409 unless empty. empty: true removes its files first. 'files' stays.",
+  input: z.strictObject({ app_id: AppIdSchema, bucket_id: BucketIdSchema, empty: QueryFlag.default(false) }),
+  output: z.object({ deleted: z.literal(true), id: z.string() }),
+  auth: BUCKET_AUTH,
+  appScoped: true,
+  http: { method: 'DELETE', path: '/storage/{app_id}/buckets/{bucket_id}', subdomainPath: '/storage/buckets/{bucket_id}' },
+  annotations: { destructiveHint: true, idempotentHint: false },
+  handler: async ({ app_id, bucket_id, empty }, ctx) => {
+    const { storage } = ctx.services;
+    await storage.buckets.delete(app_id, bucket_id, empty ? () => storage.paths.empty(app_id, bucket_id) : undefined);
+    return { deleted: true as const, id: bucket_id };
+  },
+});
+
+export const storageTools: readonly AnyTool[] = [
+  storageUpload,
+  storageUploadInline,
+  storageRead,
+  storageList,
+  storageDownload,
+  storageDelete,
+  storageLimitsGet,
+  storageLimitsSet,
+  storageBucketsList,
+  storageBucketsSet,
+  storageBucketsDelete,
+];
