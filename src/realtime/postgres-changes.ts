@@ -1,0 +1,244 @@
+// postgres_changes for realtime-js's channels: a join's bindings checked against the app's streamed tables (echoed with
+// ids, in order), and each captured change delivered to the channels whose bindings it meets and whose subscriber may
+// see it. One feed per app in this process; each batch is judged once per table and subscriber group (a role and its
+// claims), however many channels that subscriber has.
+import type { Logger } from 'pino';
+import type { CatalogCache } from '../schema/catalog-cache.ts';
+import type { TableInfo } from '../schema/catalog.ts';
+import type { CapturedChange, ChangeFeeds, ChangeOp } from './capture.ts';
+import { FilterError, matches, parseFilter, valueKind, type Condition, type ValueKind } from './filters.ts';
+import type { RowVisibility, Viewer } from './visibility.ts';
+
+export type ChangeEvent = '*' | 'INSERT' | 'UPDATE' | 'DELETE';
+
+/** A binding as the join reply echoes it (realtime-js compares event, schema, table and filter, then keeps the id). */
+export interface BindingReply {
+  id: number;
+  event: ChangeEvent;
+  schema: string;
+  table?: string;
+  filter?: string;
+}
+
+interface Binding {
+  reply: BindingReply;
+  /** The tables it covers (every streamed table when the binding names none). */
+  tables: Set<string>;
+  conditions: Condition[];
+  kinds: Map<string, ValueKind>;
+}
+
+/** The payload of a `postgres_changes` message. */
+export interface ChangePayload {
+  ids: number[];
+  data: {
+    schema: 'public';
+    table: string;
+    commit_timestamp: string;
+    type: 'INSERT' | 'UPDATE' | 'DELETE';
+    columns: { name: string; type: string }[];
+    record: Record<string, unknown>;
+    old_record: Record<string, unknown>;
+    errors: null;
+  };
+}
+
+export interface ChangeSink {
+  send(payload: ChangePayload): void;
+  /** Changes committed from now on arrive. */
+  live(): void;
+  /** The changes could not be read for a while (they come once reading works again). */
+  trouble(message: string): void;
+}
+
+export type Prepared = { ok: true; bindings: Binding[] } | { ok: false; reason: string };
+
+const TYPE_OF: Record<ChangeOp, ChangePayload['data']['type']> = { I: 'INSERT', U: 'UPDATE', D: 'DELETE' };
+const EVENTS = new Set(['*', 'INSERT', 'UPDATE', 'DELETE']);
+/** Bindings one channel may hold. */
+export const MAX_BINDINGS = 100;
+let nextId = 1;
+
+interface Subscription {
+  bindings: Binding[];
+  viewer: () => Viewer;
+  sink: ChangeSink;
+}
+
+interface AppEntry {
+  subs: Set<Subscription>;
+  /** The feed reads: a new subscriber is live at once. */
+  live: boolean;
+  /** The delivery of the batches read so far. */
+  queue: Promise<void>;
+  stop: () => void;
+}
+
+export interface PostgresChangesDeps {
+  feeds: ChangeFeeds;
+  visibility: RowVisibility;
+  catalogs: CatalogCache;
+  log: Logger;
+}
+
+export class PostgresChanges {
+  readonly #d: PostgresChangesDeps;
+  readonly #apps = new Map<string, AppEntry>();
+
+  constructor(deps: PostgresChangesDeps) {
+    this.#d = deps;
+  }
+
+  /** A join's `config.postgres_changes`, checked against the app's tables: the bindings, or why the join is refused. */
+  async prepare(appId: string, input: unknown): Promise<Prepared> {
+    if (!Array.isArray(input)) return refused('postgres_changes must be a list of bindings');
+    if (input.length > MAX_BINDINGS) return refused(`a channel takes at most ${MAX_BINDINGS} postgres_changes bindings`);
+    const catalog = await this.#d.catalogs.refresh(appId);
+    const streamed = [...catalog.values()].filter((t) => t.realtime && t.primaryKey.length > 0);
+    const bindings: Binding[] = [];
+    for (const raw of input) {
+      const made = bindingOf(raw, catalog, streamed);
+      if (typeof made === 'string') return refused(made);
+      bindings.push(made);
+    }
+    return { ok: true, bindings };
+  }
+
+  /** Delivers the changes the bindings meet and the viewer may see, until the returned function is called. */
+  subscribe(appId: string, bindings: Binding[], viewer: () => Viewer, sink: ChangeSink): () => void {
+    const sub: Subscription = { bindings, viewer, sink };
+    let app = this.#apps.get(appId);
+    if (!app) {
+      const entry: AppEntry = { subs: new Set(), live: false, queue: Promise.resolve(), stop: () => undefined };
+      entry.stop = this.#d.feeds.subscribe(appId, {
+        // One batch after the other, so that a subscriber sees changes in the order they were read.
+        changes: (batch) => void (entry.queue = entry.queue.then(() => this.#deliver(appId, entry.subs, batch))),
+        live: () => {
+          entry.live = true;
+          entry.subs.forEach((s) => s.sink.live());
+        },
+        trouble: () => entry.subs.forEach((s) => s.sink.trouble('The database changes could not be read for a moment; they arrive once they can.')),
+      });
+      app = entry;
+      this.#apps.set(appId, app);
+    } else if (app.live) {
+      queueMicrotask(() => sink.live());
+    }
+    app.subs.add(sub);
+    const current = app;
+    return () => {
+      current.subs.delete(sub);
+      if (current.subs.size || this.#apps.get(appId) !== current) return;
+      this.#apps.delete(appId);
+      current.stop();
+    };
+  }
+
+  async #deliver(appId: string, subs: Set<Subscription>, batch: readonly CapturedChange[]): Promise<void> {
+    try {
+      const catalog = await this.#d.catalogs.get(appId);
+      const byTable = Map.groupBy(batch, (c) => c.table);
+      for (const [table, changes] of byTable) {
+        const info = catalog.get(table) ?? (await this.#d.catalogs.refresh(appId)).get(table);
+        if (!info) continue;
+        const listening = [...subs].filter((s) => s.bindings.some((b) => b.tables.has(table)));
+        if (listening.length) await this.#deliverTable(appId, info, changes, listening);
+      }
+    } catch (err) {
+      this.#d.log.warn({ err: String(err), app_id: appId }, 'realtime changes could not be delivered');
+    }
+  }
+
+  /** One visibility check per subscriber group over the table's changes (new rows, and old rows of updates). */
+  async #deliverTable(appId: string, info: TableInfo, changes: CapturedChange[], subs: Subscription[]): Promise<void> {
+    const judged = changes.map((c) => c.record ?? c.old ?? {});
+    const olds = changes.map((c, i) => (c.op === 'U' && c.old ? i : -1)).filter((i) => i >= 0);
+    const rows = [...judged, ...olds.map((i) => changes[i]!.old!)];
+    const groups = Map.groupBy(subs, (s) => {
+      const v = s.viewer();
+      return `${v.role}\u0000${v.claims}`;
+    });
+    const columns = info.columns.map((c) => ({ name: c.name, type: c.isArray ? `_${c.udt}` : c.udt }));
+    const pk = info.primaryKey;
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
+        const seen = await this.#d.visibility.visible(appId, info.name, group[0]!.viewer(), rows);
+        changes.forEach((change, i) => {
+          if (!seen.has(i)) return;
+          const oldSeen = change.op === 'U' ? seen.has(judged.length + olds.indexOf(i)) : change.op === 'D';
+          const payload = messageOf(info.name, change, columns, oldSeen ? change.old ?? {} : keyOf(change.old, pk));
+          for (const sub of group) {
+            const ids = sub.bindings.filter((b) => meets(b, info.name, change)).map((b) => b.reply.id);
+            if (ids.length) sub.sink.send({ ids, data: payload });
+          }
+        });
+      }),
+    );
+  }
+}
+
+const refused = (reason: string): Prepared => ({ ok: false, reason: `InvalidPostgresChanges: ${reason}` });
+
+/** One binding of a join, or why it cannot be served. */
+function bindingOf(raw: unknown, catalog: Map<string, TableInfo>, streamed: TableInfo[]): Binding | string {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'each binding is an object { event, schema, table?, filter? }';
+  const { event, schema, table, filter } = raw as Record<string, unknown>;
+  if (typeof event !== 'string' || !EVENTS.has(event.toUpperCase())) return `event must be one of *, INSERT, UPDATE, DELETE`;
+  if (schema !== 'public' && schema !== '*') return `schema '${String(schema).slice(0, 63)}' has no streamed tables: only 'public' streams`;
+  if (table !== undefined && table !== null && typeof table !== 'string') return 'table must be a string';
+  if (filter !== undefined && filter !== null && typeof filter !== 'string') return 'filter must be a string';
+  const reply: BindingReply = { id: nextId++, event: event as ChangeEvent, schema };
+  if (table) reply.table = table;
+  if (filter) reply.filter = filter;
+  let tables: TableInfo[];
+  if (table && table !== '*') {
+    const info = catalog.get(table);
+    if (!info) return `table '${table.slice(0, 63)}' does not exist`;
+    if (!info.realtime) return `table '${table}' does not stream: apply its definition with "realtime": true`;
+    tables = [info];
+  } else {
+    tables = streamed;
+  }
+  let conditions: Condition[] = [];
+  const kinds = new Map<string, ValueKind>();
+  if (filter) {
+    if (tables.length !== 1) return 'a filter needs one table';
+    try {
+      conditions = parseFilter(filter);
+    } catch (err) {
+      return `filter: ${(err as FilterError).message}`;
+    }
+    const info = tables[0]!;
+    for (const c of conditions) {
+      const column = info.columns.find((col) => col.name === c.column);
+      if (!column) return `filter: column '${c.column.slice(0, 63)}' is not in table '${info.name}'`;
+      kinds.set(c.column, valueKind(column.udt, column.isArray));
+    }
+  }
+  return { reply, tables: new Set(tables.map((t) => t.name)), conditions, kinds };
+}
+
+/** Whether a binding takes a change: its event and table, and its filter on the row (the old row of a delete). */
+function meets(b: Binding, table: string, change: CapturedChange): boolean {
+  if (!b.tables.has(table)) return false;
+  if (b.reply.event !== '*' && b.reply.event.toUpperCase() !== TYPE_OF[change.op]) return false;
+  return b.conditions.length === 0 || matches(b.conditions, change.record ?? change.old ?? {}, b.kinds);
+}
+
+/** The primary key of a row: what a subscriber who may not see the old row learns of it. */
+function keyOf(row: Record<string, unknown> | null, pk: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(pk.map((k) => [k, row?.[k] ?? null]));
+}
+
+function messageOf(table: string, change: CapturedChange, columns: ChangePayload['data']['columns'], old: Record<string, unknown>): ChangePayload['data'] {
+  return {
+    schema: 'public',
+    table,
+    commit_timestamp: change.at.toISOString(),
+    type: TYPE_OF[change.op],
+    columns,
+    record: change.op === 'D' ? {} : change.record ?? {},
+    old_record: change.op === 'I' ? {} : old,
+    errors: null,
+  };
+}
