@@ -2,8 +2,9 @@
 // app's publishable keys beside its service keys (listed whole, copied to the clipboard, created, revoked after a
 // confirmation, after which the data API refuses the key) with supabase-js's createClient line; the end users' auth
 // settings on the Users tab (the API's refusals shown in the form, the saved settings shown again after a reload, the
-// SMTP URL never shown, only its server, then removed). A viewer reads both with no button that changes them, and the
-// API refuses their writes anyway.
+// SMTP URL never shown, only its server, then removed); the app's buckets on the Files tab (created with their access
+// and limits, the API's refusal shown in the form, changed by their id, deleted with their files after a confirmation,
+// 'files' kept). A viewer reads all three with no button that changes them, and the API refuses their writes anyway.
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { callFrom, startConsole, tab, type ConsoleHarness } from '../helpers/console.ts';
@@ -11,11 +12,12 @@ import { request } from './e2e-helpers.ts';
 
 let h: ConsoleHarness;
 let appId: string;
+let serviceKey: string;
 
 beforeAll(async () => {
   // The SMTP host typed below is saved without being resolved (the platform's own network is allowed); no mail is sent.
   h = await startConsole({ SVC_OUTBOUND_ALLOW_PRIVATE: 'true' });
-  ({ appId } = await h.createApp('Shop'));
+  ({ appId, serviceKey } = await h.createApp('Shop'));
 }, 90_000);
 afterEach(async (t) => {
   if (t.task.result?.state === 'fail') await h?.owner.screenshot({ path: `/tmp/console-app-settings-${t.task.name.slice(0, 24).replace(/\W+/g, '-')}.png` }).catch(() => {});
@@ -39,7 +41,7 @@ const facts = (page: Page, list: string) =>
   page.locator(`dl[aria-label="${list}"] > div`).evaluateAll((divs) => divs.map((d) => [d.querySelector('dt')?.textContent ?? '', d.querySelector('dd')?.textContent ?? '']));
 const publishable = async (page: Page) => (await callFrom(page, 'GET', `/apps/${appId}/publishable-keys`)).json.keys as Array<{ id: string; name: string; key: string; created_at: string }>;
 
-describe('the console\'s publishable keys and auth settings', () => {
+describe('the console\'s publishable keys, auth settings and buckets', () => {
   it('lists the publishable key whole with supabase-js\'s line, creates another, copies it and revokes it', async () => {
     const page = h.owner;
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(h.consoleUrl).origin });
@@ -184,7 +186,61 @@ describe('the console\'s publishable keys and auth settings', () => {
     expect(h.problems).toEqual([]);
   });
 
-  it('a viewer reads both with no button that changes them, and the API refuses their writes', async () => {
+  it('creates a bucket, shows the API\'s refusal in the form, changes the bucket and deletes it with its file; \'files\' stays', async () => {
+    const page = h.owner;
+    await openTab(page, 'Files');
+    await page.getByRole('heading', { level: 3, name: 'Buckets', exact: true }).waitFor();
+    const listed = async () => (await callFrom(page, 'GET', `/storage/${appId}/buckets`)).json.buckets;
+    const [files] = await listed();
+    expect(files).toEqual({ id: 'files', access: 'owner', public: false, file_size_limit: null, allowed_mime_types: null, created_at: expect.any(String), updated_at: expect.any(String) });
+    const filesRow = ['files', 'owner: end users read their own files', "the app's limit", "the app's", expect.any(String), 'always kept'];
+    await expect.poll(() => cells(page, 'Buckets')).toEqual([filesRow]);
+
+    // A bucket's limit above the app's: the API's refusal, in the form, the fields as typed.
+    const { max_file_bytes: appMax } = (await callFrom(page, 'GET', `/storage/${appId}/limits`)).json;
+    const form = page.getByRole('form', { name: 'Save a bucket' });
+    await form.getByLabel('Bucket id').fill('avatars');
+    await form.getByLabel('Access').selectOption('public');
+    await form.getByLabel("Largest file in bytes (empty: the app's limit)").fill(String(appMax + 1));
+    await form.getByLabel("Allowed types (comma-separated; empty: the app's)").fill('image/png, image/jpeg');
+    await button(page, 'Save bucket').click();
+    await form.getByRole('alert').waitFor();
+    expect(await form.getByRole('alert').textContent()).toBe(`file_size_limit ${appMax + 1} exceeds the app's limit of ${appMax} bytes per file; a bucket's limits only tighten the app's.`);
+    expect(await listed()).toEqual([files]);
+
+    await form.getByLabel("Largest file in bytes (empty: the app's limit)").fill('1048576');
+    await button(page, 'Save bucket').click();
+    const avatarsRow = (access: string, size: string, types: string) => ['avatars', access, size, types, expect.any(String), 'Delete'];
+    await expect.poll(() => cells(page, 'Buckets')).toEqual([avatarsRow('public: anyone reads', '1.0 MB', 'image/png, image/jpeg'), filesRow]);
+    expect(await form.getByLabel('Bucket id').inputValue()).toBe('');
+    expect((await listed())[0]).toEqual({ id: 'avatars', access: 'public', public: true, file_size_limit: 1048576, allowed_mime_types: ['image/png', 'image/jpeg'], created_at: expect.any(String), updated_at: expect.any(String) });
+
+    // The same id changes it: an empty limit gives back the app's.
+    await form.getByLabel('Bucket id').fill('avatars');
+    await form.getByLabel('Access').selectOption('authenticated');
+    await button(page, 'Save bucket').click();
+    await expect.poll(() => cells(page, 'Buckets')).toEqual([avatarsRow('authenticated: signed-in end users read', "the app's limit", "the app's"), filesRow]);
+    expect((await listed()).map((b: { id: string; access: string }) => [b.id, b.access])).toEqual([['avatars', 'authenticated'], ['files', 'owner']]);
+
+    // A file in it (storage-js's upload with the service key) goes with it.
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    const put = await request(h.server.url, `/v1/${appId}/storage/v1/object/avatars/me.png`, { method: 'POST', key: serviceKey, headers: { 'content-type': 'image/png' }, body: png });
+    expect(put.status).toBe(200);
+    const asked = page.waitForEvent('dialog');
+    await page.getByRole('button', { name: 'Delete bucket avatars', exact: true }).click();
+    expect((await asked).message()).toBe('Delete the bucket avatars and every file in it?');
+    await expect.poll(() => cells(page, 'Buckets')).toEqual([filesRow]);
+    expect(await listed()).toEqual([files]);
+    expect((await request(h.server.url, `/v1/${appId}/storage/v1/object/avatars/me.png`, { key: serviceKey })).status).toBe(404);
+
+    // 'files' has no delete button, and the API refuses to delete it.
+    expect(await page.getByRole('button', { name: 'Delete bucket files' }).count()).toBe(0);
+    const refused = await callFrom(page, 'DELETE', `/storage/${appId}/buckets/files?empty=true`);
+    expect([refused.status, refused.json.error.code, refused.json.error.message]).toEqual([400, 'VALIDATION_FAILED', "The bucket 'files' cannot be deleted: the app's storage routes store there."]);
+    expect(h.problems).toEqual([]);
+  });
+
+  it('a viewer reads all three with no button that changes them, and the API refuses their writes', async () => {
     const viewer = await h.personAs('viewer', 'vic@example.com');
     const [key] = await publishable(h.owner);
     await openTab(viewer, 'Overview');
@@ -193,10 +249,15 @@ describe('the console\'s publishable keys and auth settings', () => {
     await openTab(viewer, 'Users');
     await expect.poll(() => facts(viewer, 'Auth settings')).toContainEqual(['Sign-ups', 'closed']);
     expect(await viewer.getByRole('form', { name: 'Auth settings' }).count()).toBe(0);
+    await openTab(viewer, 'Files');
+    await expect.poll(() => cells(viewer, 'Buckets')).toEqual([['files', 'owner: end users read their own files', "the app's limit", "the app's", expect.any(String)]]);
+    expect(await viewer.getByRole('form', { name: 'Save a bucket' }).count()).toBe(0);
     for (const [method, url, body] of [
       ['POST', `/apps/${appId}/publishable-keys`, { name: 'sneaky' }],
       ['DELETE', `/apps/${appId}/publishable-keys/${key!.id}`, undefined],
       ['PUT', `/v1/${appId}/auth/settings`, { allow_signup: true }],
+      ['PUT', `/storage/${appId}/buckets/sneaky`, { access: 'public' }],
+      ['DELETE', `/storage/${appId}/buckets/files`, undefined],
     ] as const) {
       const refused = await callFrom(viewer, method, url, body);
       expect([method, url, refused.status, refused.json.error.code]).toEqual([method, url, 403, 'FORBIDDEN_ROLE']);

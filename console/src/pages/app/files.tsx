@@ -1,6 +1,6 @@
 // An app's Files tab: the bytes used against its limits, an upload from the browser (storage_upload's presigned URL,
 // then a PUT of the file), the files a page at a time (offset paging), each downloaded through its presigned URL or
-// deleted.
+// deleted; then the app's buckets.
 import { useState } from 'preact/hooks';
 import type { AppTabProps } from './tabs.ts';
 import { FILE_PAGE, files, type StorageLimits, type StoredObject } from '../../api/files.ts';
@@ -8,6 +8,7 @@ import { useCan } from '../../session.ts';
 import { Action, bytes, Field, Form, Loading, RowAction, Table, useLoad, when } from '../../ui.tsx';
 import { Facts } from '../../facts.tsx';
 import { fileOf } from './runtime-ui.tsx';
+import { Buckets } from './buckets.tsx';
 
 export default function FilesTab({ app }: AppTabProps) {
   const appId = app.app_id;
@@ -45,6 +46,7 @@ export default function FilesTab({ app }: AppTabProps) {
           </>
         )}
       </Loading>
+      <Buckets appId={appId} changed={changed} />
     </>
   );
 }
