@@ -15,6 +15,22 @@ const FIELD_MAX_BYTES = 8 * 1024;
 /** The most a form holds besides its file's bytes (fields, part headers, boundaries): a larger body is refused at once. */
 export const FORM_OVERHEAD_MAX_BYTES = FORM_FIELDS.length * FIELD_MAX_BYTES + 16 * 1024;
 
+/** What is wrong with a field's value, if anything (metadata and contentEncoding are checked, not stored). */
+function fieldProblem(name: keyof FormFields, value: string): string | undefined {
+  if (name === 'cacheControl' && !/^(?:max-age=)?\d{1,10}$/.test(value)) return 'cacheControl must be a number of seconds';
+  if (name === 'contentEncoding' && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(value)) return 'contentEncoding must be a content coding such as gzip';
+  if (name === 'metadata') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      parsed = undefined;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'metadata must be a JSON object';
+  }
+  return undefined;
+}
+
 export interface FormFile {
   contentType: string;
   stream: Readable;
@@ -110,8 +126,9 @@ export class MultipartForm {
     try {
       parser = busboy({
         headers: this.#req.headers,
-        // One more file byte than any limit: the spool, not the parser, refuses an oversized file (413).
-        limits: { fieldSize: FIELD_MAX_BYTES, fields: FORM_FIELDS.length, files: 1, parts: FORM_FIELDS.length + 1, headerPairs: 8 },
+        // No file size limit: the spool refuses an oversized file (413). busboy reports `parts` once that many parts
+        // ended, so a full form (every field and the file) stays one below it; fields and files beyond theirs are refused.
+        limits: { fieldSize: FIELD_MAX_BYTES, fields: FORM_FIELDS.length, files: 1, parts: FORM_FIELDS.length + 2, headerPairs: 8 },
       });
     } catch (err) {
       fail(malformed((err as Error).message.toLowerCase()));
@@ -120,6 +137,8 @@ export class MultipartForm {
     parser.on('field', (name, value, info) => {
       if (!(FORM_FIELDS as readonly string[]).includes(name)) return fail(malformed(`unknown field '${name}' (the fields are ${FORM_FIELDS.join(', ')} and one file)`));
       if (info.valueTruncated) return fail(malformed(`the field ${name} is longer than ${FIELD_MAX_BYTES} bytes`));
+      const bad = fieldProblem(name as keyof FormFields, value);
+      if (bad) return fail(malformed(bad));
       this.#fields[name as keyof FormFields] = value;
     });
     parser.on('file', (_name, stream, info) => {

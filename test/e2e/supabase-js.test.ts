@@ -580,7 +580,7 @@ describe('storage: storage-js', () => {
     const before = (await usage()).used_bytes;
     const sam = as('sam').storage.from('forms');
     const blob = new Blob(['hello from a blob'], { type: 'text/plain' });
-    const up = await sam.upload('sam/blob.txt', blob, { cacheControl: '60' });
+    const up = await sam.upload('sam/blob.txt', blob, { cacheControl: '60', metadata: { album: 'x' }, contentEncoding: 'identity' });
     expect(up).toEqual({ data: { path: 'sam/blob.txt', id: expect.any(String), fullPath: 'forms/sam/blob.txt' }, error: null });
     expect((await sam.info('sam/blob.txt')).data).toMatchObject({ id: up.data!.id, size: 17, contentType: 'text/plain', cacheControl: 'max-age=60' });
     const got = await sam.download('sam/blob.txt');
@@ -629,6 +629,9 @@ describe('storage: storage-js', () => {
       ['no file', field('cacheControl', '3600') + end, undefined, 400, 'InvalidRequest'],
       ['a huge field', field('metadata', 'x'.repeat(20_000)) + file('one') + end, undefined, 400, 'InvalidRequest'],
       ['an unknown field', field('owner', 'bo') + file('one') + end, undefined, 400, 'InvalidRequest'],
+      ['metadata that is no JSON object', field('metadata', '[1, 2]') + file('one') + end, undefined, 400, 'InvalidRequest'],
+      ['a cacheControl that is no number', field('cacheControl', 'no-store') + file('one') + end, undefined, 400, 'InvalidRequest'],
+      ['parts that are neither field nor file', `--${b}\r\nX-Junk: 1\r\n\r\nzz\r\n`.repeat(4) + file('one') + end, undefined, 400, 'InvalidRequest'],
       ['a truncated body', field('cacheControl', '3600') + file('one').slice(0, -10), undefined, 400, 'InvalidRequest'],
       ['no boundary', file('one') + end, 'multipart/form-data', 400, 'InvalidRequest'],
       ['garbage', 'not a form at all', undefined, 400, 'InvalidRequest'],
