@@ -8,7 +8,7 @@ alter table svc_auth.users add column if not exists new_email text;
 update svc_auth.users set email_confirmed_at = created_at where email_confirmed_at is null;
 
 -- What a mail carried: the link's token and the code, both hashed; a code is void after 5 wrong tries.
-create table svc_auth.one_time_tokens (
+create table if not exists svc_auth.one_time_tokens (
   id bigint generated always as identity primary key,
   user_id uuid not null references svc_auth.users(id) on delete cascade,
   kind text not null check (kind in ('confirmation', 'magiclink', 'recovery', 'email_change')),
@@ -22,10 +22,10 @@ create table svc_auth.one_time_tokens (
   expires_at timestamptz not null,
   created_at timestamptz not null default now()
 );
-create index one_time_tokens_user_idx on svc_auth.one_time_tokens (user_id, kind);
+create index if not exists one_time_tokens_user_idx on svc_auth.one_time_tokens (user_id, kind);
 
 -- PKCE: the code a verified link hands to the page, exchanged once with the verifier for a session.
-create table svc_auth.flow_states (
+create table if not exists svc_auth.flow_states (
   auth_code_hash text primary key,
   user_id uuid not null references svc_auth.users(id) on delete cascade,
   code_challenge text not null,

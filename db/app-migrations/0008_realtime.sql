@@ -3,10 +3,10 @@
 -- change into svc_realtime.changes only while an api process is reading (a reader seen in the last 30 s), so a table
 -- nobody listens to pays one indexed lookup per statement. Readers poll by transaction id: a change becomes readable
 -- once every transaction that started before it has ended, so none is skipped and none is read twice.
-create schema svc_realtime;
+create schema if not exists svc_realtime;
 revoke all on schema svc_realtime from public;
 
-create table svc_realtime.changes (
+create table if not exists svc_realtime.changes (
   id bigint generated always as identity primary key,
   xid xid8 not null default pg_current_xact_id(),
   table_name text not null,
@@ -16,22 +16,22 @@ create table svc_realtime.changes (
   -- the writing transaction's start: every change of one transaction carries the same
   at timestamptz not null default now()
 );
-create index changes_xid_idx on svc_realtime.changes (xid);
-create index changes_at_idx on svc_realtime.changes (at);
+create index if not exists changes_xid_idx on svc_realtime.changes (xid);
+create index if not exists changes_at_idx on svc_realtime.changes (at);
 
 -- api processes reading changes (one row each, refreshed every 10 s).
-create table svc_realtime.readers (
+create table if not exists svc_realtime.readers (
   reader text primary key,
   seen_at timestamptz not null default now()
 );
 
-create function svc_realtime.reading() returns boolean
+create or replace function svc_realtime.reading() returns boolean
   language sql stable
   as $$ select exists (select 1 from svc_realtime.readers where seen_at > now() - interval '30 seconds') $$;
 
 -- Statement-level for inserts and deletes (one insert of all the statement's rows); row-level for updates, which pair
 -- each row's old and new values. Security definer: the writing roles get no access to svc_realtime.
-create function svc_realtime.capture_insert() returns trigger
+create or replace function svc_realtime.capture_insert() returns trigger
   language plpgsql security definer set search_path = pg_catalog
   as $$
 begin
@@ -41,7 +41,7 @@ begin
   return null;
 end $$;
 
-create function svc_realtime.capture_update() returns trigger
+create or replace function svc_realtime.capture_update() returns trigger
   language plpgsql security definer set search_path = pg_catalog
   as $$
 begin
@@ -51,7 +51,7 @@ begin
   return null;
 end $$;
 
-create function svc_realtime.capture_delete() returns trigger
+create or replace function svc_realtime.capture_delete() returns trigger
   language plpgsql security definer set search_path = pg_catalog
   as $$
 begin
