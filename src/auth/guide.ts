@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const AUTH_GUIDE: AreaGuide = {
   summary:
-    "End users of an app: sign up, log in, refresh and log out, read the signed-in account; list an app's users; the public keys that verify their tokens; e-mail confirmation and the app's mail settings.",
+    "End users of an app: sign up, log in, refresh and log out, read the signed-in account; list an app's users; the public keys that verify their tokens; e-mail settings.",
   reference: `
 - \`auth_signup\` and \`auth_login\` (no credential needed) return \`{ access_token, token_type: "bearer", expires_in,
   refresh_token, user }\`. Send the access token as \`Authorization: Bearer\` to the app's routes, or pass it as
@@ -30,12 +30,11 @@ export const AUTH_GUIDE: AreaGuide = {
   \`user_metadata\` and \`app_metadata\`; on these routes a token whose session was signed out is 403
   session_not_found at once. auth-js's getClaims reads the app's keys at \`/v1/{app_id}/auth/v1/.well-known/jwks.json\`.
   Not served: OAuth providers, phone, MFA, anonymous sign-in, admin.
-- \`auth_settings_set\`: \`confirm_email\` (sign-ups get no session until the mailed link or code confirms the
-  address; auth_signup is then 403 AUTH_EMAIL_NOT_CONFIRMED with the account made, and so is a login before it),
-  \`allow_signup\`, \`site_url\` and \`redirect_urls\` (a link's redirect_to must share the site's origin or lie under
-  one of them, else it leads to site_url), and \`smtp_url\`/\`mail_from\`: the app's own mail server, else the
-  platform's (SVC_SMTP_URL). \`mail_route\` says which; with none, the mailing routes are 422
-  email_provider_disabled. A mail's link and code work once, for an hour; a code is void after 5 wrong tries. Mails to
-  one address are rate-limited like the platform's (SVC_PERSON_MAIL_RATE_LIMIT_PER_MINUTE).
+- \`auth_settings_set\`: \`confirm_email\` (no session until the mailed link or code confirms the address; auth_signup
+  and auth_login are then 403 AUTH_EMAIL_NOT_CONFIRMED, the account made and mailed), \`allow_signup\`, \`site_url\`
+  and \`redirect_urls\` (a link's redirect_to must share the site's origin or lie under one, else it leads to
+  site_url), \`smtp_url\`/\`mail_from\` (the app's mail server, else the platform's; \`mail_route\` says which, and
+  with none the mailing routes are 422 email_provider_disabled). Links and codes work once, for an hour; a code is
+  void after 5 wrong tries.
 `,
 };
