@@ -60,6 +60,7 @@ import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { FunctionsPlatformChannel } from './transports/platform-channel.ts';
 import { McpTransport } from './transports/mcp.ts';
 import { PgNotices } from './db/notices.ts';
+import { RealtimeService } from './realtime/service.ts';
 import { AppChanges } from './apps/changes.ts';
 import { deriveKey } from './frontend/signing.ts';
 import { McpSessions } from './transports/mcp-sessions.ts';
@@ -211,6 +212,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     meetings: new MeetingsService({ db: control.db, box, credits, config, provider: meetingsProvider, log }),
     integrations: new IntegrationsService({ db: control.db, apps, config, vendor: integrationsVendor, log }),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
+    realtime: new RealtimeService({ db: control.db, notices, verifiers: { keys, endUserTokens }, log }),
   };
   const services: Services = {
     ...areas,
@@ -244,6 +246,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   if (config.role !== 'worker') {
     // Every api process LISTENs for substrate changes and fans them out to its own stream sockets.
     await services.substrate.stream.start();
+    // Realtime hears the other api processes on the notices' connection.
+    services.realtime.start();
     await notices.start();
     billing.traffic.start();
     mcp = new McpTransport(tools, services, log, deriveKey(masterKey, 'mcp-request-state'));
@@ -291,6 +295,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     stop: async () => {
       await shipped;
       await sockets?.close();
+      // What the closed sockets' channels published (their presences leaving) goes out before the connections close.
+      await services.realtime.stop();
       await services.substrate.stream.stop();
       await notices.stop();
       if (server) await closeServer(server, mcp!, config.shutdownTimeoutMs);

@@ -32,6 +32,7 @@ import type { PeopleService } from './people/service.ts';
 import type { MeetingsService } from './meetings/service.ts';
 import type { IntegrationsService } from './integrations/service.ts';
 import type { TemplatesService } from './templates/service.ts';
+import type { RealtimeService } from './realtime/service.ts';
 import type { McpSessions } from './transports/mcp-sessions.ts';
 import type { AppChanges } from './apps/changes.ts';
 import type { AppAdmission } from './core/invoke.ts';
@@ -107,6 +108,8 @@ export interface Services {
   meetings: MeetingsService;
   /** Third-party integrations: enabled toolkits, end users' connected accounts, tool executions and their log. */
   integrations: IntegrationsService;
+  /** Apps' realtime channels (realtime-js): broadcast and presence, fanned out across api processes. */
+  realtime: RealtimeService;
   /** Templates: the catalog an account can see, clones as one job per step, the templates shipped in templates/. */
   templates: TemplatesService;
 }

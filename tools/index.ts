@@ -16,6 +16,7 @@ import { dataOpenapi } from './data/openapi.ts';
 import { frontendTools } from './frontend/frontend.ts';
 import { domainsTools } from './domains/domains.ts';
 import { storageTools } from './storage/storage.ts';
+import { realtimeTools } from './realtime/realtime.ts';
 import { functionsTools } from './functions/functions.ts';
 import { aiTools } from './ai/ai.ts';
 import { ragTools } from './rag/rag.ts';
@@ -43,6 +44,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   auth: [...authTools, ...authSettingsTools, ...gotrueTools, ...gotrueMailTools],
   platform: [suggestionsCreate, platformHealth, platformReady, platformToolsetsEnable],
   storage: storageTools,
+  realtime: realtimeTools,
   frontend: frontendTools,
   domains: domainsTools,
   functions: functionsTools,
@@ -131,6 +133,7 @@ export const tools: readonly AnyTool[] = [
   platformGuide,
   platformToolsetsEnable,
   ...storageTools,
+  ...realtimeTools,
   ...frontendTools,
   ...domainsTools,
   ...functionsTools,

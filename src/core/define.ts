@@ -91,6 +91,13 @@ export interface HttpBinding<O> {
   queryField?: string;
   /** Query parameters a body route also takes into its input (GoTrue's `grant_type`, `scope`, `redirect_to`). */
   query?: readonly string[];
+  /**
+   * Query parameters a body route accepts and ignores: a client library's own, which it sends to every URL it builds
+   * (realtime-js repeats its socket's `apikey` and `vsn` on its HTTP broadcasts).
+   */
+  ignoredQuery?: readonly string[];
+  /** The route also takes an application/octet-stream body: its bytes (a Buffer) are the input's bodyField. */
+  binaryBody?: true;
   /** The wire form when it differs from the output object: status, headers, body (bare arrays, plain text). */
   respond?: (output: O) => WireResponse;
   /**
@@ -124,9 +131,10 @@ export interface HttpBinding<O> {
 /**
  * standard: the envelope; openai: OpenAI's body (AI gateway); people: the spec's flat `{ error: "<code>" }`; gotrue:
  * GoTrue's `{ code, error_code, msg, message }` (the auth routes supabase-js calls); storage: Supabase Storage's
- * `{ statusCode, code, error, message }` (the storage routes storage-js calls).
+ * `{ statusCode, code, error, message }` (the storage routes storage-js calls); realtime: Supabase Realtime's
+ * `{ message }` with our `code` beside it (the broadcast routes realtime-js calls).
  */
-export type ErrorShape = 'standard' | 'openai' | 'people' | 'postgrest' | 'gotrue' | 'storage';
+export type ErrorShape = 'standard' | 'openai' | 'people' | 'postgrest' | 'gotrue' | 'storage' | 'realtime';
 
 export interface WireResponse {
   status?: number;

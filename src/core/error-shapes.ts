@@ -147,8 +147,9 @@ export function errorWire(
   err: AppError,
   baseUrl: string,
   shape: ErrorShape = 'standard',
-): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody | PostgrestErrorBody | GotrueErrorBody | StorageErrorBody } {
+): { status: number; body: ErrorEnvelope | OpenAiErrorBody | PeopleErrorBody | PostgrestErrorBody | GotrueErrorBody | StorageErrorBody | RealtimeErrorBody } {
   if (shape === 'people') return peopleError(err);
+  if (shape === 'realtime') return { status: err.status, body: realtimeError(err) };
   if (shape === 'storage') return storageError(err);
   if (shape === 'gotrue') return gotrueError(err);
   if (shape === 'postgrest') return postgrestError(err, baseUrl);
@@ -218,4 +219,17 @@ function storageError(err: AppError): { status: number; body: StorageErrorBody }
   const code = err.storage?.code ?? named?.code ?? (status >= 500 ? 'InternalError' : err.code);
   const error = err.storage?.error ?? named?.error ?? code;
   return { status, body: { statusCode: String(status), code, error, message: err.message } };
+}
+
+/**
+ * Supabase Realtime's error body (its API's `{ message }`, which realtime-js's httpSend shows), with our code beside it;
+ * the remediation is part of the message, the only text the client shows.
+ */
+export interface RealtimeErrorBody {
+  code: string;
+  message: string;
+}
+
+function realtimeError(err: AppError): RealtimeErrorBody {
+  return { code: err.code, message: err.remediation ? `${err.message} ${err.remediation}` : err.message };
 }

@@ -626,6 +626,13 @@ export interface RateLimits {
   window_start: Timestamp;
 }
 
+export interface RealtimeMessages {
+  app_id: string;
+  body: string;
+  created_at: Generated<Timestamp>;
+  id: string;
+}
+
 export interface ServiceKeys {
   app_id: string;
   created_at: Generated<Timestamp>;
@@ -1052,6 +1059,7 @@ export interface DB {
   platform_keys: PlatformKeys;
   publishable_keys: PublishableKeys;
   rate_limits: RateLimits;
+  realtime_messages: RealtimeMessages;
   service_keys: ServiceKeys;
   sessions: Sessions;
   signup_requests: SignupRequests;

@@ -17,6 +17,7 @@ import { MEETINGS_GUIDE } from '../meetings/guide.ts';
 import { MEMBERS_GUIDE } from '../identity/members-guide.ts';
 import { PEOPLE_GUIDE } from '../people/guide.ts';
 import { RAG_GUIDE } from '../rag/guide.ts';
+import { REALTIME_GUIDE } from '../realtime/guide.ts';
 import { SCHEMA_GUIDE } from '../schema/guide.ts';
 import { STORAGE_GUIDE } from '../storage/guide.ts';
 import { SUBSTRATE_GUIDE } from '../substrate/guide.ts';
@@ -34,6 +35,7 @@ export const AREA_GUIDES: Readonly<Record<string, AreaGuide>> = {
   auth: AUTH_GUIDE,
   platform: PLATFORM_GUIDE,
   storage: STORAGE_GUIDE,
+  realtime: REALTIME_GUIDE,
   frontend: FRONTEND_GUIDE,
   domains: DOMAINS_GUIDE,
   functions: FUNCTIONS_GUIDE,

@@ -9,7 +9,7 @@ import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
 import type { Services } from '../services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
-import { errorShapes, JSON_TYPES, largeBodyParsers, mountRestTools, sendError, type BaseUrlLocals, type SubdomainLocals } from './rest.ts';
+import { errorShapes, JSON_TYPES, routeBodyParsers, mountRestTools, sendError, type BaseUrlLocals, type SubdomainLocals } from './rest.ts';
 import type { McpTransport } from './mcp.ts';
 import { mcpOriginGuard } from './mcp-origins.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
@@ -65,7 +65,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   app.use(corsMiddleware);
   app.use(rawRouter(rawRoutes, 'early', services, log));
   app.use('/mcp', express.json({ limit: LARGE_BODY_LIMIT, type: JSON_TYPES }));
-  app.use(largeBodyParsers(tools, LARGE_BODY_LIMIT, config.bodyLimit));
+  app.use(routeBodyParsers(tools, LARGE_BODY_LIMIT, config.bodyLimit));
   // strict: false lets scalar JSON through to validation, which names what the route expects instead.
   app.use(express.json({ limit: config.bodyLimit, strict: false, type: JSON_TYPES }));
   app.use(appHostResolver(services));

@@ -51,17 +51,23 @@ const toExpressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');
 export const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /**
- * JSON parsers for the routes whose binding asks for a large body (code or file bytes), mounted before the global
- * SVC_BODY_LIMIT parser: the body is then already read and the global parser passes it by. The limit is the larger of
- * `limit` (the one /mcp has) and SVC_BODY_LIMIT.
+ * The body parsers of routes whose binding asks for more than the global one, mounted before it (the body is then
+ * already read and the global parser passes it by): JSON up to the larger of `limit` (the one /mcp has) and
+ * SVC_BODY_LIMIT for largeBody routes (code or file bytes), and application/octet-stream up to SVC_BODY_LIMIT for
+ * binaryBody routes.
  */
-export function largeBodyParsers(tools: readonly AnyTool[], limit: string, globalLimit: string): Router {
+export function routeBodyParsers(tools: readonly AnyTool[], limit: string, globalLimit: string): Router {
   const router = express.Router();
-  const parser = express.json({ limit: Math.max(limitBytes(limit), limitBytes(globalLimit)), strict: false, type: JSON_TYPES });
+  const large = express.json({ limit: Math.max(limitBytes(limit), limitBytes(globalLimit)), strict: false, type: JSON_TYPES });
+  const binary = express.raw({ limit: globalLimit, type: 'application/octet-stream' });
   for (const { http } of tools) {
-    if (!http || !http.largeBody) continue;
+    if (!http || (!http.largeBody && !http.binaryBody)) continue;
     const method = http.method.toLowerCase() as 'post' | 'put' | 'patch';
-    for (const path of [http.path, http.subdomainPath]) if (path) router[method](toExpressPath(path), parser);
+    for (const path of [http.path, http.subdomainPath]) {
+      if (!path) continue;
+      if (http.largeBody) router[method](toExpressPath(path), large);
+      if (http.binaryBody) router[method](toExpressPath(path), binary);
+    }
   }
   return router;
 }
@@ -229,7 +235,7 @@ function restInput(http: HttpBinding<unknown>, fields: ReadonlySet<string>, req:
     // unless the route names it (a protocol that puts some arguments in the query: GoTrue's grant_type).
     const query = req.query as Record<string, unknown>;
     for (const name of http.query ?? []) if (query[name] !== undefined) input[name] = query[name];
-    const given = Object.keys(query).filter((k) => !http.query?.includes(k));
+    const given = Object.keys(query).filter((k) => !http.query?.includes(k) && !http.ignoredQuery?.includes(k));
     if (given.length > 0) {
       const names = given.map((k) => JSON.stringify(k)).join(', ');
       throw errors.validation(

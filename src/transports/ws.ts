@@ -1,9 +1,10 @@
 // Websocket endpoints on the HTTP server's `upgrade` event (package `ws`): the substrate change stream
-// /v1/me/substrate/stream?ticket= (src/substrate/stream.ts), and the per-app function socket
-// /v1/{app_id}/ws (and /ws on the app's own host: its subdomain or custom domain). A client, anonymous or holding an
-// end-user JWT of the app (`?token=` or Authorization), sends text frames { event, data }; every websocket function of
-// the app whose trigger event matches runs (POST, JSON { event, data }) and its response comes back as
-// { event, function, status, data }. Other endpoints add an entry to ROUTES.
+// /v1/me/substrate/stream?ticket= (src/substrate/stream.ts); the per-app function socket /v1/{app_id}/ws (and /ws on
+// the app's own host: its subdomain or custom domain), where a client, anonymous or holding an end-user JWT of the app
+// (`?token=` or Authorization), sends text frames { event, data }; every websocket function of the app whose trigger
+// event matches runs (POST, JSON { event, data }) and its response comes back as { event, function, status, data };
+// and realtime-js's socket /v1/{app_id}/realtime/v1/websocket (/realtime/v1/websocket on the app's host), whose
+// Phoenix channels src/realtime serves. Other endpoints add an entry to ROUTES.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -16,7 +17,10 @@ import { resolveCaller } from './credentials.ts';
 import { appIdFromHost } from './app-host.ts';
 import { rawErrorResponse } from './socket-reply.ts';
 import { LOST } from '../substrate/stream.ts';
-import { credentialKey, credentialOf, type CredentialRef } from '../auth/keys.ts';
+import { credentialKey, credentialOf, KEY_PREFIX, type CredentialRef } from '../auth/keys.ts';
+import { VSNS, type Vsn } from '../realtime/protocol.ts';
+import type { Outlet, RealtimeSession } from '../realtime/channels.ts';
+import type { ChannelRole } from '../realtime/roles.ts';
 
 /** Largest message a client may send. */
 export const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -29,7 +33,14 @@ interface Route {
   area: string;
   /** The app the request is for, or undefined when the path is not this route's. */
   match(pathname: string, req: http.IncomingMessage, services: Services): Promise<string | undefined>;
-  connected(ws: WebSocket, session: Session, services: Services, log: Logger): void;
+  /** Authorizes the upgrade (an AppError refuses it); what it returns serves the socket once it is open. */
+  admit(appId: string, url: URL, req: http.IncomingMessage, services: Services): Promise<Admitted>;
+}
+
+interface Admitted {
+  /** The key the socket was opened with: when it is revoked, the socket closes. */
+  credential: CredentialRef | undefined;
+  connected(ws: WebSocket, services: Services, log: Logger): void;
 }
 
 interface Session {
@@ -41,20 +52,34 @@ interface Session {
 }
 
 const FUNCTION_SOCKET = /^\/v1\/([a-z0-9]{16})\/ws\/?$/;
+const REALTIME_SOCKET = /^\/v1\/([a-z0-9]{16})\/realtime\/v1\/websocket\/?$/;
 const SUBSTRATE_STREAM = /^\/v1\/me\/substrate\/stream\/?$/;
 /** Frames a stream socket may have queued unsent; a client that falls further behind is dropped. */
 const STREAM_MAX_BUFFERED_BYTES = 1024 * 1024;
 
+/** An app's socket path: /v1/{app_id}/... (`direct`, the app id its group), or `short` on the app's own host. */
+function appSocket(direct: RegExp, short: string): Route['match'] {
+  return async (pathname, req, services) => {
+    const match = direct.exec(pathname);
+    if (match) return match[1];
+    if (pathname === short || pathname === `${short}/`) return appIdFromHost(req.headers.host, services);
+    return undefined;
+  };
+}
+
 const ROUTES: readonly Route[] = [
   {
     area: 'functions',
-    match: async (pathname, req, services) => {
-      const direct = FUNCTION_SOCKET.exec(pathname);
-      if (direct) return direct[1];
-      if (pathname === '/ws' || pathname === '/ws/') return appIdFromHost(req.headers.host, services);
-      return undefined;
+    match: appSocket(FUNCTION_SOCKET, '/ws'),
+    admit: async (appId, url, req, services) => {
+      const session = await authorize(appId, url, req, services);
+      return { credential: session.credential, connected: (ws, s, log) => functionSocket(ws, session, s, log) };
     },
-    connected: functionSocket,
+  },
+  {
+    area: 'realtime',
+    match: appSocket(REALTIME_SOCKET, '/realtime/v1/websocket'),
+    admit: admitRealtime,
   },
 ];
 
@@ -110,17 +135,17 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
     for (const route of ROUTES) {
       const appId = await route.match(url.pathname, req, services);
       if (!appId) continue;
-      let session: Session;
+      let admitted: Admitted;
       try {
-        session = await authorize(appId, url, req, services);
+        admitted = await route.admit(appId, url, req, services);
       } catch (err) {
         return reject(socket, (err instanceof AppError ? err : errors.internal()).inArea(route.area), services.config.baseUrl);
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
         alive.set(ws, true);
         ws.on('pong', () => alive.set(ws, true));
-        track(ws, [session.credential, { kind: 'app', id: session.appId }]);
-        route.connected(ws, session, services, log);
+        track(ws, [admitted.credential, { kind: 'app', id: appId }]);
+        admitted.connected(ws, services, log);
       });
       return;
     }
@@ -212,6 +237,48 @@ async function authorize(appId: string, url: URL, req: http.IncomingMessage, ser
   }
 }
 
+/**
+ * realtime-js's socket: `vsn` 1.0.0 or 2.0.0 (Phoenix's default, 1.0.0, when absent), and `apikey` a publishable or
+ * secret key of the app, as supabase-js sends the key it was made with. Each channel acts for the access token of its
+ * join, or for this key when the join carries none.
+ */
+async function admitRealtime(appId: string, url: URL, _req: http.IncomingMessage, services: Services): Promise<Admitted> {
+  const vsn = url.searchParams.get('vsn') ?? '1.0.0';
+  if (!VSNS.includes(vsn as Vsn)) {
+    throw new AppError(400, 'VALIDATION_FAILED', `Unsupported serializer version '${vsn.slice(0, 20)}'.`, "Connect with vsn=2.0.0 (realtime-js's default) or vsn=1.0.0.");
+  }
+  const app = await services.apps.get(appId);
+  if (!app) throw errors.notFound(`App '${appId}'`, 'Check the app_id in the websocket URL.');
+  const key = url.searchParams.get('apikey');
+  if (!key) throw new AppError(401, 'AUTH_REQUIRED', 'The realtime socket needs the app\'s key as ?apikey=.', "Pass the app's publishable key (or secret key, on a server) to createClient; supabase-js sends it.");
+  const caller = key.startsWith(KEY_PREFIX.publishable) || key.startsWith(KEY_PREFIX.service) ? await services.keys.resolve(key) : undefined;
+  if (!caller) throw errors.invalidToken();
+  if ((caller.kind !== 'none' && caller.kind !== 'service') || caller.appId !== appId) throw errors.otherApp();
+  const keyRole: ChannelRole = caller.kind === 'service' ? { kind: 'service' } : { kind: 'anon' };
+  return { credential: credentialOf(caller), connected: (ws, s) => realtimeSocket(ws, s.realtime.session(appId, vsn as Vsn, keyRole, outletOf(ws))) };
+}
+
+/** The websocket as a realtime session writes to it. */
+function outletOf(ws: WebSocket): Outlet {
+  return {
+    get open() {
+      return ws.readyState === ws.OPEN;
+    },
+    get bufferedAmount() {
+      return ws.bufferedAmount;
+    },
+    send: (data) => ws.send(data),
+    close: (code, reason) => ws.close(code, reason),
+    terminate: () => ws.terminate(),
+  };
+}
+
+function realtimeSocket(ws: WebSocket, session: RealtimeSession): void {
+  ws.on('message', (raw: RawData, isBinary: boolean) => session.receive(rawBytes(raw), isBinary));
+  ws.on('close', () => session.closed());
+  ws.on('error', () => {});
+}
+
 function functionSocket(ws: WebSocket, session: Session, services: Services, log: Logger): void {
   let inFlight = 0;
   const abort = new AbortController();
@@ -275,8 +342,12 @@ function substrateSocket(ws: WebSocket, org: string, user: string | null, servic
   ws.on('message', () => {});
 }
 
+function rawBytes(raw: RawData): Buffer {
+  if (Array.isArray(raw)) return Buffer.concat(raw);
+  if (raw instanceof ArrayBuffer) return Buffer.from(raw);
+  return raw;
+}
+
 function rawText(raw: RawData): string {
-  if (Array.isArray(raw)) return Buffer.concat(raw).toString('utf8');
-  if (raw instanceof ArrayBuffer) return Buffer.from(raw).toString('utf8');
-  return raw.toString('utf8');
+  return rawBytes(raw).toString('utf8');
 }

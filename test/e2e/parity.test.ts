@@ -58,6 +58,8 @@ describe('REST and MCP parity', () => {
       'auth_gotrue_resend',
       'auth_gotrue_verify',
       'auth_gotrue_verify_link',
+      // realtime-js's httpSend: a client library's wire, beside realtime_broadcast.
+      'realtime_broadcast_event',
       'data_openapi',
       // OpenAI clients' model list (models.list(), models.retrieve()); an agent reads allowedModels with ai_config_get.
       'ai_models_list',

@@ -1,0 +1,328 @@
+// One realtime socket's session, as realtime-js speaks to it: heartbeats, channel joins (each with its own role, from
+// its access token), broadcast, presence, token refresh, leave; the limits of one socket (channels, topic length, a
+// message rate) and the answers to what it cannot read. Transport-free: the websocket is an Outlet.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { decode, encodeText, MAX_BINARY_FIELD_BYTES, reply, type BroadcastBody, type Frame, type OutgoingBroadcast, type Vsn } from './protocol.ts';
+import { expiredMessage, reason, resolveRole, type ChannelRole, type TokenVerifiers } from './roles.ts';
+import type { RealtimeHub, Subscriber, TopicKey } from './hub.ts';
+import type { PresenceDiff } from './presence.ts';
+import { KEY_PREFIX } from '../auth/keys.ts';
+
+/** Channels one socket may have joined at once. */
+export const MAX_CHANNELS_PER_SOCKET = 100;
+/** A channel topic (`realtime:<name>`) in UTF-8 bytes: binary frames carry it behind a one-byte length. */
+export const MAX_TOPIC_BYTES = MAX_BINARY_FIELD_BYTES;
+/** Messages a socket may send per second, sustained; a burst may reach MESSAGE_BURST. Beyond: closed 1008. */
+export const MESSAGES_PER_SECOND = 100;
+export const MESSAGE_BURST = 200;
+/** A presence's payload, as JSON. */
+export const MAX_PRESENCE_BYTES = 8 * 1024;
+/** Frames a socket may have queued unsent; a client further behind is dropped (it reconnects and rejoins). */
+export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** A channel whose token lives longer is checked again after this long (its exp is then nearer). */
+const MAX_EXPIRY_TIMER_MS = 3_600_000;
+const TOPIC_PREFIX = 'realtime:';
+
+/** The websocket, as a session writes to it. */
+export interface Outlet {
+  readonly open: boolean;
+  /** Bytes queued unsent. */
+  readonly bufferedAmount: number;
+  send(data: string | Buffer): void;
+  close(code: number, reason: string): void;
+  terminate(): void;
+}
+
+export interface SessionDeps {
+  appId: string;
+  vsn: Vsn;
+  /** The role of the socket's own key (anonymous for the publishable key, the app for the secret key). */
+  keyRole: ChannelRole;
+  hub: RealtimeHub;
+  verifiers: TokenVerifiers;
+  log: Logger;
+}
+
+type To = { joinRef: string | null; ref: string | null; topic: string };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isAppKey = (token: unknown): boolean => typeof token === 'string' && (token.startsWith(KEY_PREFIX.publishable) || token.startsWith(KEY_PREFIX.service));
+/** realtime-js sends booleans; other clients send them as strings too. */
+const flag = (v: unknown): boolean => v === true || v === 'true';
+
+/** A joined channel: what it asked for at its join, and who it acts for now. */
+class Channel implements Subscriber {
+  readonly topic: string;
+  readonly key: TopicKey;
+  readonly joinRef: string | null;
+  readonly self: boolean;
+  readonly ack: boolean;
+  readonly presenceKey: string;
+  presence: boolean;
+  role: ChannelRole;
+  token: unknown;
+  expiry: NodeJS.Timeout | undefined;
+  readonly #session: RealtimeSession;
+
+  constructor(session: RealtimeSession, init: Pick<Channel, 'topic' | 'key' | 'joinRef' | 'self' | 'ack' | 'presenceKey' | 'presence' | 'role' | 'token'>) {
+    this.#session = session;
+    this.topic = init.topic;
+    this.key = init.key;
+    this.joinRef = init.joinRef;
+    this.self = init.self;
+    this.ack = init.ack;
+    this.presenceKey = init.presenceKey;
+    this.presence = init.presence;
+    this.role = init.role;
+    this.token = init.token;
+  }
+
+  broadcast(message: OutgoingBroadcast): void {
+    const frame = message.frame(this.#session.vsn);
+    if (frame !== undefined) this.#session.send(frame);
+  }
+
+  presenceDiff(diff: PresenceDiff): void {
+    this.#session.push(this, 'presence_diff', diff);
+  }
+}
+
+export class RealtimeSession {
+  readonly vsn: Vsn;
+  readonly #outlet: Outlet;
+  readonly #deps: SessionDeps;
+  readonly #channels = new Map<string, Channel>();
+  /** Messages are handled one at a time, in order (a join may wait on a token check). */
+  #queue: Promise<void> = Promise.resolve();
+  #allowance = MESSAGE_BURST;
+  #counted = Date.now();
+  #ended = false;
+
+  constructor(outlet: Outlet, deps: SessionDeps) {
+    this.#outlet = outlet;
+    this.#deps = deps;
+    this.vsn = deps.vsn;
+  }
+
+  /** One websocket message. */
+  receive(data: Buffer, isBinary: boolean): void {
+    if (this.#ended) return;
+    if (!this.#withinRate()) {
+      this.#ended = true;
+      this.#outlet.close(1008, `too many messages: at most ${MESSAGES_PER_SECOND} a second`);
+      return;
+    }
+    const incoming = decode(this.vsn, data, isBinary);
+    this.#queue = this.#queue
+      .then(async () => {
+        if (this.#ended) return;
+        if (incoming.kind === 'frame') return this.#frame(incoming.frame);
+        if (incoming.kind === 'broadcast') return this.#broadcast(incoming, incoming.event, incoming.body);
+        if (incoming.to) this.#reply(incoming.to, 'error', { reason: `MalformedMessage: ${incoming.reason}` });
+      })
+      .catch((err: unknown) => this.#deps.log.error({ err, app_id: this.#deps.appId }, 'realtime message failed'));
+  }
+
+  /** The socket closed: its channels are left (their presences with them). */
+  closed(): void {
+    this.#ended = true;
+    for (const channel of this.#channels.values()) this.#drop(channel);
+  }
+
+  send(data: string | Buffer): void {
+    if (!this.#outlet.open) return;
+    if (this.#outlet.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.#ended = true;
+      return this.#outlet.terminate();
+    }
+    this.#outlet.send(data);
+  }
+
+  /** A message of a channel to its client. */
+  push(channel: Channel, event: string, payload: unknown, ref: string | null = null): void {
+    this.send(encodeText(this.vsn, { joinRef: channel.joinRef, ref, topic: channel.topic, event, payload }));
+  }
+
+  /** Token bucket: MESSAGE_BURST messages, refilled at MESSAGES_PER_SECOND. */
+  #withinRate(): boolean {
+    const now = Date.now();
+    this.#allowance = Math.min(MESSAGE_BURST, this.#allowance + ((now - this.#counted) / 1000) * MESSAGES_PER_SECOND);
+    this.#counted = now;
+    if (this.#allowance < 1) return false;
+    this.#allowance -= 1;
+    return true;
+  }
+
+  #reply(to: To, status: 'ok' | 'error', response: unknown): void {
+    // A push without a ref asked for no answer.
+    if (to.ref !== null) this.send(encodeText(this.vsn, reply(to, status, response)));
+  }
+
+  /** Phoenix's answer to a message for a topic this socket has not joined. */
+  #unmatched(to: To): void {
+    this.#reply(to, 'error', { reason: 'unmatched topic' });
+  }
+
+  async #frame(frame: Frame): Promise<void> {
+    if (frame.topic === 'phoenix') return frame.event === 'heartbeat' ? this.#reply(frame, 'ok', {}) : this.#unmatched(frame);
+    if (frame.event === 'phx_join') return this.#join(frame);
+    const channel = this.#member(frame);
+    if (!channel) return this.#unmatched(frame);
+    const payload = frame.payload as Record<string, unknown>;
+    switch (frame.event) {
+      case 'phx_leave':
+        this.#reply(frame, 'ok', {});
+        return this.#close(channel);
+      case 'broadcast':
+        return this.#broadcast(frame, payload.event, { kind: 'json', value: payload.payload === undefined ? {} : payload.payload });
+      case 'presence':
+        return this.#presence(channel, frame, payload);
+      case 'access_token':
+        return this.#refresh(channel, payload.access_token);
+      default:
+        return this.#reply(frame, 'error', { reason: `UnknownEvent: a channel takes broadcast, presence, access_token and phx_leave, not '${frame.event.slice(0, 100)}'` });
+    }
+  }
+
+  /** The joined channel a message is for: its topic, and its join when the message names one. */
+  #member(to: To): Channel | undefined {
+    const channel = this.#channels.get(to.topic);
+    return channel && (to.joinRef === null || to.joinRef === channel.joinRef) ? channel : undefined;
+  }
+
+  async #join(frame: Frame): Promise<void> {
+    const refuse = (code: string, message: string) => this.#reply(frame, 'error', { reason: reason({ code, message }) });
+    const { topic } = frame;
+    if (!topic.startsWith(TOPIC_PREFIX)) return this.#unmatched(frame);
+    const subTopic = topic.slice(TOPIC_PREFIX.length);
+    if (!subTopic) return refuse('TopicNameRequired', 'You must provide a topic name');
+    if (Buffer.byteLength(topic) > MAX_TOPIC_BYTES) return refuse('TopicNameTooLong', `A topic is at most ${MAX_TOPIC_BYTES} bytes, 'realtime:' included`);
+    // A second join of a topic replaces the first, as Phoenix does: the first is closed.
+    const previous = this.#channels.get(topic);
+    if (previous) this.#close(previous);
+    if (this.#channels.size >= MAX_CHANNELS_PER_SOCKET) return refuse('ChannelRateLimitReached', 'Too many channels');
+    const payload = frame.payload as Record<string, unknown>;
+    const config = isObject(payload.config) ? payload.config : {};
+    const broadcast = isObject(config.broadcast) ? config.broadcast : {};
+    const presence = isObject(config.presence) ? config.presence : {};
+    if (Array.isArray(config.postgres_changes) && config.postgres_changes.some((b) => b !== null && b !== undefined)) {
+      return refuse('PostgresChangesNotServed', 'postgres_changes is not served yet (broadcast and presence are); join without postgres_changes bindings');
+    }
+    const presenceKey = typeof presence.key === 'string' || typeof presence.key === 'number' ? String(presence.key) : '';
+    if (Buffer.byteLength(presenceKey) > MAX_BINARY_FIELD_BYTES) return refuse('InvalidJoinPayload', `config.presence.key is at most ${MAX_BINARY_FIELD_BYTES} bytes`);
+    const isPrivate = flag(config.private);
+    // A join without a token acts for the socket's key, as Supabase Realtime's does: realtime-js sends its first join
+    // before its token callback (supabase-js's session) has answered.
+    const token = payload.access_token;
+    const resolved = token === undefined || token === null || token === '' ? ({ ok: true, role: this.#deps.keyRole } as const) : await resolveRole(this.#deps.appId, token, this.#deps.verifiers);
+    if (this.#ended) return;
+    if (!resolved.ok) return this.#reply(frame, 'error', { reason: reason(resolved.refusal) });
+    if (isPrivate && resolved.role.kind === 'anon') return refuse('Unauthorized', `You do not have permissions to read from this Channel topic: ${subTopic}`);
+    const channel = new Channel(this, {
+      topic,
+      key: { appId: this.#deps.appId, private: isPrivate, subTopic },
+      joinRef: frame.joinRef,
+      self: flag(broadcast.self),
+      ack: flag(broadcast.ack),
+      presenceKey: presenceKey || randomUUID(),
+      presence: flag(presence.enabled),
+      role: resolved.role,
+      token,
+    });
+    this.#channels.set(topic, channel);
+    this.#deps.hub.join(channel.key, channel);
+    this.#reply(frame, 'ok', { postgres_changes: [] });
+    if (channel.presence) this.push(channel, 'presence_state', this.#deps.hub.presenceState(channel.key));
+    this.#watchExpiry(channel);
+  }
+
+  #broadcast(to: To, event: unknown, body: BroadcastBody): void {
+    const channel = this.#member(to);
+    if (!channel) return this.#unmatched(to);
+    if (typeof event !== 'string' || Buffer.byteLength(event) > MAX_BINARY_FIELD_BYTES) {
+      return this.#reply(to, 'error', { reason: `InvalidBroadcast: a broadcast is { type: 'broadcast', event: <string of at most ${MAX_BINARY_FIELD_BYTES} bytes>, payload }` });
+    }
+    const sent = this.#deps.hub.broadcast(channel.key, event, body, channel);
+    // Acknowledged once every api process can hear it; without ack nothing is answered (realtime-js waits for nothing).
+    sent.then(
+      () => channel.ack && this.#reply(to, 'ok', {}),
+      (err: unknown) => {
+        this.#deps.log.warn({ err, app_id: this.#deps.appId }, 'realtime broadcast not published');
+        if (channel.ack) this.#reply(to, 'error', { reason: 'BroadcastFailed: the message reached this server only; send it again' });
+      },
+    );
+  }
+
+  #presence(channel: Channel, frame: Frame, payload: Record<string, unknown>): void {
+    const { hub } = this.#deps;
+    if (payload.event === 'untrack') {
+      hub.untrack(channel.key, channel);
+      return this.#reply(frame, 'ok', {});
+    }
+    if (payload.event !== 'track') return this.#reply(frame, 'error', { reason: "UnknownPresenceEvent: a presence message's event is 'track' or 'untrack'" });
+    const meta = payload.payload;
+    if (!isObject(meta)) return this.#reply(frame, 'error', { reason: 'Presence track payload must be a map' });
+    if (Buffer.byteLength(JSON.stringify(meta)) > MAX_PRESENCE_BYTES) {
+      return this.#reply(frame, 'error', { reason: `Track message size exceeded: a presence is at most ${MAX_PRESENCE_BYTES} bytes of JSON` });
+    }
+    // A track is what enables presence on a channel joined without it: it gets the state first, then the diffs.
+    if (!channel.presence) {
+      channel.presence = true;
+      this.push(channel, 'presence_state', hub.presenceState(channel.key));
+    }
+    hub.track(channel.key, channel, channel.presenceKey, meta);
+    this.#reply(frame, 'ok', {});
+  }
+
+  /**
+   * An access_token push: the same token costs nothing; a new JWT replaces the channel's role, or closes it. An app key
+   * is ignored, as Supabase Realtime ignores its own keys there: supabase-js sends the key it was made with whenever it
+   * holds no session (on every heartbeat too), which must not undo a token given with setAuth.
+   */
+  async #refresh(channel: Channel, token: unknown): Promise<void> {
+    if (token === undefined || token === null || token === channel.token || isAppKey(token)) return;
+    const resolved = await resolveRole(this.#deps.appId, token, this.#deps.verifiers);
+    if (this.#channels.get(channel.topic) !== channel) return;
+    if (!resolved.ok) return this.#shutdown(channel, resolved.refusal.message);
+    if (channel.key.private && resolved.role.kind === 'anon') return this.#shutdown(channel, `You do not have permissions to read from this Channel topic: ${channel.key.subTopic}`);
+    channel.role = resolved.role;
+    channel.token = token;
+    this.#watchExpiry(channel);
+  }
+
+  /** A user channel closes when its token expires, unless a newer token came first. */
+  #watchExpiry(channel: Channel): void {
+    clearTimeout(channel.expiry);
+    channel.expiry = undefined;
+    const exp = channel.role.kind === 'user' ? channel.role.expiresAt : undefined;
+    if (exp === undefined) return;
+    channel.expiry = setTimeout(
+      () => {
+        const now = Date.now() / 1000;
+        if (now < exp) return this.#watchExpiry(channel);
+        this.#shutdown(channel, expiredMessage(Math.floor(now - exp)));
+      },
+      Math.min(Math.max(0, exp * 1000 - Date.now()), MAX_EXPIRY_TIMER_MS),
+    );
+    channel.expiry.unref();
+  }
+
+  /** Ends a channel the server will no longer serve: a `system` error saying why, then phx_close. */
+  #shutdown(channel: Channel, message: string): void {
+    this.push(channel, 'system', { extension: 'system', status: 'error', message, channel: channel.key.subTopic });
+    this.#close(channel);
+  }
+
+  /** phx_close (on the join's ref, as Phoenix sends it), and the channel is left. */
+  #close(channel: Channel): void {
+    this.push(channel, 'phx_close', {}, channel.joinRef);
+    this.#drop(channel);
+  }
+
+  #drop(channel: Channel): void {
+    clearTimeout(channel.expiry);
+    this.#channels.delete(channel.topic);
+    this.#deps.hub.leave(channel.key, channel);
+  }
+}

@@ -1,0 +1,30 @@
+// The realtime area's hand-written guide (GET /llms.txt?area=realtime); src/platform/area-guides.ts lists it.
+import type { AreaGuide } from '../platform/area-guide.ts';
+import { MAX_CHANNELS_PER_SOCKET, MAX_PRESENCE_BYTES, MAX_TOPIC_BYTES, MESSAGE_BURST, MESSAGES_PER_SECOND } from './channels.ts';
+
+export const REALTIME_GUIDE: AreaGuide = {
+  summary: "Live channels between an app's clients (supabase-js's channel()): broadcast and presence.",
+  reference: `
+- Socket: \`createClient('{base}/v1/{app_id}', publishable_key).channel(name)\` connects to
+  \`/v1/{app_id}/realtime/v1/websocket?apikey=<key>&vsn=2.0.0\` (\`/realtime/v1/websocket\` on the app's own host).
+  \`apikey\` is a publishable or secret key of the app (else 401; another app's: 403), \`vsn\` 1.0.0 or 2.0.0
+  (else 400). Broadcasts with ArrayBuffer payloads travel as binary frames on 2.0.0 and do not reach 1.0.0 sockets.
+- Each channel acts for the access token of its join (else the socket's key): an end user's JWT of the app, the
+  publishable key anonymous, the secret key the app. \`setAuth(token)\` pushes a new JWT (the same one costs nothing;
+  app keys pushed are ignored, as supabase-js sends its key whenever it has no session). A bad, expired or other app's
+  token refuses the join (\`{ reason: "<Code>: <message>" }\`: InvalidJWTToken, JwtSignatureError, MalformedJWT,
+  Unauthorized), or closes a joined channel with a \`system\` error then phx_close, as does its token's expiry.
+- \`config.private: true\`: end users and the app only; anonymous joins are refused \`Unauthorized\`. A private and a
+  public channel of one name are two channels.
+- Broadcast: \`config.broadcast.ack\` answers each send once every api process can deliver it, \`self\` delivers your own.
+  HTTP: POST /v1/{app_id}/realtime/v1/api/broadcast \`{ messages: [{ topic, event, payload, private }] }\` (202;
+  realtime-js's send() before subscribing) and POST /v1/{app_id}/realtime/v1/api/broadcast/{topic}/events/{event}
+  (\`?private=true\`; realtime-js's httpSend, JSON or bytes); anonymous callers reach public channels only (401). Errors
+  there are \`{ code, message }\`.
+- Presence: \`track(payload)\` (a JSON object, at most ${MAX_PRESENCE_BYTES} bytes) under \`config.presence.key\` or a
+  random key; joiners get presence_state, then presence_diff. A stopped api process's presences leave within 40 s.
+- Limits per socket: ${MAX_CHANNELS_PER_SOCKET} channels (\`ChannelRateLimitReached\`), topics of ${MAX_TOPIC_BYTES} bytes
+  (\`TopicNameTooLong\`), ${MESSAGES_PER_SECOND} messages a second (bursts of ${MESSAGE_BURST}; beyond, closed 1008), frames of
+  1 MB. Not served yet: postgres_changes (the join is refused \`PostgresChangesNotServed\`), stored or replayed messages.
+`,
+};
