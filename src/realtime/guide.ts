@@ -22,7 +22,7 @@ export const REALTIME_GUIDE: AreaGuide = {
   (\`?private=true\`; realtime-js's httpSend, JSON or bytes); anonymous callers reach public channels only (401). Errors
   there are \`{ code, message }\`.
 - Presence: \`track(payload)\` (a JSON object, at most ${MAX_PRESENCE_BYTES} bytes) under \`config.presence.key\` or a
-  random key; joiners get presence_state, then presence_diff. A stopped api process's presences leave within 40 s.
+  random key; joiners get presence_state, then presence_diff. A crashed api process's presences leave within 40 s.
 - Limits per socket: ${MAX_CHANNELS_PER_SOCKET} channels (\`ChannelRateLimitReached\`), topics of ${MAX_TOPIC_BYTES} bytes
   (\`TopicNameTooLong\`), ${MESSAGES_PER_SECOND} messages a second (bursts of ${MESSAGE_BURST}; beyond, closed 1008), frames of
   1 MB. Not served yet: postgres_changes (the join is refused \`PostgresChangesNotServed\`), stored or replayed messages.

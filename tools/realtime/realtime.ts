@@ -82,7 +82,7 @@ export const realtimeBroadcastEvent = defineTool({
     app_id: AppIdSchema,
     topic: Topic,
     event: Event,
-    private: QueryFlag.optional(),
+    private: QueryFlag.optional().describe('In the query: true for a private channel'),
     payload: Present.describe('The body: any JSON, or bytes'),
   }),
   output: z.object({ sent: z.number().int() }),
