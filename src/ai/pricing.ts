@@ -4,8 +4,9 @@ import type { TokenCounts } from './usage.ts';
 
 type AiConfig = Config['ai'];
 
+/** The table's own entry only: a model named like an Object property (`__proto__`, `constructor`) has none. */
 export function priceOf(ai: AiConfig, model: string): ModelPrice {
-  return ai.prices[model] ?? ai.defaultPrice;
+  return Object.hasOwn(ai.prices, model) ? ai.prices[model]! : ai.defaultPrice;
 }
 
 /** USD per million tokens x tokens = nano-dollars x 1/1000. */

@@ -111,6 +111,10 @@ describe('models', () => {
     const responses = await request(bare.url, `/v1/${app.appId}/responses`, { method: 'POST', key: app.serviceKey, body: { model: 'openai/gpt-4o-mini', input: 'x' } });
     expect(responses.status).toBe(503);
     expect(responses.json.error).toMatchObject({ code: 'provider_unavailable' });
+    // A model id is checked before anything else, as ai_chat's is: no upstream ever sees one like '__proto__'.
+    const badModel = await request(bare.url, `/v1/${app.appId}/responses`, { method: 'POST', key: app.serviceKey, body: { model: '__proto__', input: 'x' } });
+    expect(badModel.status).toBe(400);
+    expect(badModel.json.error).toMatchObject({ type: 'invalid_request_error', param: 'model' });
   });
 });
 

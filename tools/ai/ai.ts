@@ -5,6 +5,7 @@ import { AppIdSchema } from '../../src/apps/types.ts';
 import type { AiCaller } from '../../src/ai/gateway.ts';
 import { effectiveCaller, UserTokenSchema } from '../shared.ts';
 import { aiErrors } from '../../src/ai/errors.ts';
+import { errors } from '../../src/core/errors.ts';
 
 type Uses = 'ai' | 'aiSettings' | 'endUserTokens';
 const defineTool = toolsUsing<Uses>();
@@ -137,7 +138,7 @@ export const aiResponsesCreate = defineTool({
     "OpenAI's Responses API as an ai_chat call (billed as one), returning a response object. See platform_guide area=ai.",
   input: z.looseObject({
     app_id: AppIdSchema,
-    // A model id as ai_chat's; not repeated here (the tools/list budget), an invalid one is refused by the upstream.
+    // A model id as ai_chat's, checked by the handler (its pattern kept out of tools/list, for the budget).
     model: z.string().min(1).max(200).optional(),
     input: z.union([z.string(), z.array(z.unknown()).min(1).max(10_000)]),
     user_token: UserTokenSchema,
@@ -147,8 +148,11 @@ export const aiResponsesCreate = defineTool({
   appScoped: true,
   http: openai({ method: 'POST', path: '/v1/{app_id}/responses', subdomainPath: '/responses', largeBody: true, shadowedByTable: 'responses' }),
   annotations: { openWorldHint: true },
-  handler: async (input, ctx) =>
-    ctx.services.ai.responses(await aiCaller(input, ctx), openAiBody(input), { signal: ctx.signal, canStream: ctx.canStream === true }),
+  handler: async (input, ctx) => {
+    const model = input.model === undefined ? undefined : ModelSchema.safeParse(input.model);
+    if (model && !model.success) throw errors.validation(`Invalid 'model': ${model.error.issues[0]!.message}.`, [{ path: 'model', message: model.error.issues[0]!.message }]);
+    return ctx.services.ai.responses(await aiCaller(input, ctx), openAiBody(input), { signal: ctx.signal, canStream: ctx.canStream === true });
+  },
 });
 
 export const aiResponsesGet = defineTool({
