@@ -105,6 +105,10 @@ const EnvSchema = z.object({
   // What one end user may hold reserved in pending uploads at once: a count, and a percentage of the app's total.
   SVC_STORAGE_USER_PENDING_UPLOADS: positiveInt.default(20),
   SVC_STORAGE_USER_PENDING_PERCENT: positiveInt.max(100).default(10),
+  // postgres_changes: the pause between reads of an app's captured changes that found none, and how long changes are
+  // kept for readers that fall behind.
+  SVC_REALTIME_POLL_MS: positiveInt.min(5).max(1000).default(25),
+  SVC_REALTIME_RETENTION_SECONDS: positiveInt.min(10).max(3600).default(120),
   // A direct upload (storage-js) that sends nothing for this long is given up (408), its reservation released.
   SVC_STORAGE_UPLOAD_IDLE_SECONDS: positiveInt.max(3600).default(30),
   SVC_FRONTEND_MAX_ZIP_BYTES: positiveInt.default(100 * 1024 * 1024),
@@ -310,6 +314,8 @@ export type Config = Readonly<{
     /** A direct upload that sends nothing for this long is given up. */
     uploadIdleMs: number;
   }>;
+  /** postgres_changes: the pause between reads that found nothing, and how long captured changes are kept. */
+  realtime: Readonly<{ pollMs: number; retentionSeconds: number }>;
   frontend: Readonly<{ maxZipBytes: number; maxUnzippedBytes: number; maxFiles: number; maxCompressionRatio: number }>;
   functions: Readonly<{
     denoPath: string | undefined;
@@ -468,6 +474,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       userPendingPercent: e.SVC_STORAGE_USER_PENDING_PERCENT,
       uploadIdleMs: e.SVC_STORAGE_UPLOAD_IDLE_SECONDS * 1000,
     }),
+    realtime: Object.freeze({ pollMs: e.SVC_REALTIME_POLL_MS, retentionSeconds: e.SVC_REALTIME_RETENTION_SECONDS }),
     frontend: Object.freeze({
       maxZipBytes: e.SVC_FRONTEND_MAX_ZIP_BYTES,
       maxUnzippedBytes: e.SVC_FRONTEND_MAX_UNZIPPED_BYTES,

@@ -7,6 +7,8 @@ import { decode, encodeText, MAX_BINARY_FIELD_BYTES, reply, type BroadcastBody, 
 import { expiredMessage, reason, resolveRole, type ChannelRole, type TokenVerifiers } from './roles.ts';
 import type { RealtimeHub, Subscriber, TopicKey } from './hub.ts';
 import type { PresenceDiff } from './presence.ts';
+import type { Binding, PostgresChanges } from './postgres-changes.ts';
+import type { Viewer } from './visibility.ts';
 import { KEY_PREFIX } from '../auth/keys.ts';
 
 /** Channels one socket may have joined at once. */
@@ -23,6 +25,14 @@ export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** A channel whose token lives longer is checked again after this long (its exp is then nearer). */
 const MAX_EXPIRY_TIMER_MS = 3_600_000;
 const TOPIC_PREFIX = 'realtime:';
+/** How long a join with postgres_changes waits for the changes to flow before it is answered anyway. */
+const JOIN_LIVE_WAIT_MS = 5_000;
+
+/** A channel's role as row-level security sees it. */
+function viewerOf(role: ChannelRole): Viewer {
+  if (role.kind === 'user') return { role: 'svc_user', claims: JSON.stringify(role.claims) };
+  return { role: role.kind === 'service' ? 'svc_service' : 'svc_anon', claims: '{}' };
+}
 
 /** The websocket, as a session writes to it. */
 export interface Outlet {
@@ -40,6 +50,8 @@ export interface SessionDeps {
   /** The role of the socket's own key (anonymous for the publishable key, the app for the secret key). */
   keyRole: ChannelRole;
   hub: RealtimeHub;
+  /** postgres_changes: bindings checked, and changes delivered as each channel's role may see them. */
+  changes: PostgresChanges;
   verifiers: TokenVerifiers;
   log: Logger;
 }
@@ -63,6 +75,11 @@ class Channel implements Subscriber {
   role: ChannelRole;
   token: unknown;
   expiry: NodeJS.Timeout | undefined;
+  /** Ends its postgres_changes subscription, when it has one. */
+  stopChanges: (() => void) | undefined;
+  /** Changes flow (postgres_changes); `answered`: the join was answered, so `system` may announce it. */
+  live = false;
+  answered = false;
   readonly #session: RealtimeSession;
 
   constructor(session: RealtimeSession, init: Pick<Channel, 'topic' | 'key' | 'joinRef' | 'self' | 'ack' | 'presenceKey' | 'presence' | 'role' | 'token'>) {
@@ -206,9 +223,6 @@ export class RealtimeSession {
     const config = isObject(payload.config) ? payload.config : {};
     const broadcast = isObject(config.broadcast) ? config.broadcast : {};
     const presence = isObject(config.presence) ? config.presence : {};
-    if (Array.isArray(config.postgres_changes) && config.postgres_changes.some((b) => b !== null && b !== undefined)) {
-      return refuse('PostgresChangesNotServed', 'postgres_changes is not served yet (broadcast and presence are); join without postgres_changes bindings');
-    }
     const presenceKey = typeof presence.key === 'string' || typeof presence.key === 'number' ? String(presence.key) : '';
     if (Buffer.byteLength(presenceKey) > MAX_BINARY_FIELD_BYTES) return refuse('InvalidJoinPayload', `config.presence.key is at most ${MAX_BINARY_FIELD_BYTES} bytes`);
     const isPrivate = flag(config.private);
@@ -219,6 +233,14 @@ export class RealtimeSession {
     if (this.#ended) return;
     if (!resolved.ok) return this.#reply(frame, 'error', { reason: reason(resolved.refusal) });
     if (isPrivate && resolved.role.kind === 'anon') return refuse('Unauthorized', `You do not have permissions to read from this Channel topic: ${subTopic}`);
+    const asked: unknown = Array.isArray(config.postgres_changes) ? config.postgres_changes.filter((b) => b !== null && b !== undefined) : config.postgres_changes;
+    let bindings: Binding[] = [];
+    if (asked !== undefined && asked !== null && !(Array.isArray(asked) && asked.length === 0)) {
+      const prepared = await this.#deps.changes.prepare(this.#deps.appId, asked);
+      if (this.#ended) return;
+      if (!prepared.ok) return this.#reply(frame, 'error', { reason: prepared.reason });
+      bindings = prepared.bindings;
+    }
     const channel = new Channel(this, {
       topic,
       key: { appId: this.#deps.appId, private: isPrivate, subTopic },
@@ -232,9 +254,41 @@ export class RealtimeSession {
     });
     this.#channels.set(topic, channel);
     this.#deps.hub.join(channel.key, channel);
-    this.#reply(frame, 'ok', { postgres_changes: [] });
+    if (bindings.length && !(await this.#streamChanges(channel, bindings))) return;
+    this.#reply(frame, 'ok', { postgres_changes: bindings.map((b) => b.reply) });
+    if (channel.live) this.#announceLive(channel);
     if (channel.presence) this.push(channel, 'presence_state', this.#deps.hub.presenceState(channel.key));
     this.#watchExpiry(channel);
+  }
+
+  /**
+   * Subscribes the channel to its changes and waits (at most JOIN_LIVE_WAIT_MS) until they flow, so that realtime-js's
+   * SUBSCRIBED means a change committed from then on arrives; false when the channel was left meanwhile.
+   */
+  async #streamChanges(channel: Channel, bindings: Binding[]): Promise<boolean> {
+    let flowing!: () => void;
+    const live = new Promise<void>((resolve) => (flowing = resolve));
+    channel.stopChanges = this.#deps.changes.subscribe(this.#deps.appId, bindings, () => viewerOf(channel.role), {
+      send: (payload) => this.push(channel, 'postgres_changes', payload),
+      live: () => {
+        if (channel.live) return;
+        channel.live = true;
+        flowing();
+        // Announced here only once the join was answered (else right after the answer).
+        if (channel.answered) this.#announceLive(channel);
+      },
+      trouble: (message) => this.push(channel, 'system', { extension: 'postgres_changes', status: 'error', message, channel: channel.key.subTopic }),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([live, new Promise<void>((resolve) => (timer = setTimeout(resolve, JOIN_LIVE_WAIT_MS)))]);
+    clearTimeout(timer);
+    channel.answered = true;
+    return this.#channels.get(channel.topic) === channel;
+  }
+
+  /** Supabase's system message, sent once changes really flow (Supabase sends it when its subscription rows exist). */
+  #announceLive(channel: Channel): void {
+    this.push(channel, 'system', { extension: 'postgres_changes', status: 'ok', message: 'Subscribed to PostgreSQL', channel: channel.key.subTopic });
   }
 
   #broadcast(to: To, event: unknown, body: BroadcastBody): void {
@@ -322,6 +376,8 @@ export class RealtimeSession {
 
   #drop(channel: Channel): void {
     clearTimeout(channel.expiry);
+    channel.stopChanges?.();
+    channel.stopChanges = undefined;
     this.#channels.delete(channel.topic);
     this.#deps.hub.leave(channel.key, channel);
   }

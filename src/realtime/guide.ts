@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 import { MAX_CHANNELS_PER_SOCKET, MAX_PRESENCE_BYTES, MAX_TOPIC_BYTES, MESSAGE_BURST, MESSAGES_PER_SECOND } from './channels.ts';
 
 export const REALTIME_GUIDE: AreaGuide = {
-  summary: "Live channels between an app's clients (supabase-js's channel()): broadcast and presence.",
+  summary: "Live channels between an app's clients (supabase-js's channel()): table changes under row-level security, broadcast and presence.",
   reference: `
 - Socket: \`createClient('{base}/v1/{app_id}', publishable_key).channel(name)\` connects to
   \`/v1/{app_id}/realtime/v1/websocket?apikey=<key>&vsn=2.0.0\` (\`/realtime/v1/websocket\` on the app's own host).
@@ -25,6 +25,14 @@ export const REALTIME_GUIDE: AreaGuide = {
   random key; joiners get presence_state, then presence_diff. A crashed api process's presences leave within 40 s.
 - Limits per socket: ${MAX_CHANNELS_PER_SOCKET} channels (\`ChannelRateLimitReached\`), topics of ${MAX_TOPIC_BYTES} bytes
   (\`TopicNameTooLong\`), ${MESSAGES_PER_SECOND} messages a second (bursts of ${MESSAGE_BURST}; beyond, closed 1008), frames of
-  1 MB. Not served yet: postgres_changes (the join is refused \`PostgresChangesNotServed\`), stored or replayed messages.
+  1 MB. Not served yet: stored or replayed messages, catch-up of changes after a disconnect.
+- postgres_changes: \`channel(name).on('postgres_changes', { event: '*'|'INSERT'|'UPDATE'|'DELETE', schema: 'public',
+  table?, filter? }, cb)\` on tables applied with \`realtime: true\` (schema_apply). Each change reaches a channel only
+  when row-level security lets its role select the row (as the change left it; a delete's old row), so an end user
+  gets their own rows of a \`user\` table; an update's old row comes whole only to those who may see it, else its
+  primary key. Filters: \`col=eq.v\` (neq, lt, lte, gt, gte, \`in.(a,b)\`, is, isdistinct, like, ilike; several joined
+  by commas all apply; \`not.\` negates). SUBSCRIBED comes once changes flow, then a \`system\` message "Subscribed to
+  PostgreSQL". A table that does not stream or exist, an unknown column or match/imatch: the join is refused
+  \`InvalidPostgresChanges: <why>\`.
 `,
 };

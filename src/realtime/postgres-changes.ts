@@ -20,7 +20,7 @@ export interface BindingReply {
   filter?: string;
 }
 
-interface Binding {
+export interface Binding {
   reply: BindingReply;
   /** The tables it covers (every streamed table when the binding names none). */
   tables: Set<string>;

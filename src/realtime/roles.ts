@@ -8,8 +8,11 @@ import { KEY_PREFIX } from '../auth/keys.ts';
 export type ChannelRole =
   | { kind: 'anon' }
   | { kind: 'service' }
-  /** `expiresAt`: the token's exp (seconds since the epoch), when the channel is closed unless a new token came. */
-  | { kind: 'user'; userId: string; expiresAt: number | undefined };
+  /**
+   * `expiresAt`: the token's exp (seconds since the epoch), when the channel is closed unless a new token came;
+   * `claims`: the verified token's claims, which row-level security reads (postgres_changes).
+   */
+  | { kind: 'user'; userId: string; expiresAt: number | undefined; claims: Record<string, unknown> };
 
 /** Why a token was refused: Supabase Realtime's code and its message. */
 export interface Refusal {
@@ -49,7 +52,7 @@ export async function resolveRole(appId: string, token: unknown, verifiers: Toke
   if (user) {
     if (user.appId !== appId) return refused('Unauthorized', "The token is another app's");
     const exp = user.claims.exp;
-    return { ok: true, role: { kind: 'user', userId: user.userId, expiresAt: typeof exp === 'number' ? exp : undefined } };
+    return { ok: true, role: { kind: 'user', userId: user.userId, expiresAt: typeof exp === 'number' ? exp : undefined, claims: user.claims } };
   }
   const expiredFor = secondsExpired(token);
   if (expiredFor !== undefined) return refused('InvalidJWTToken', expiredMessage(expiredFor));

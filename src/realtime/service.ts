@@ -1,5 +1,7 @@
 // The realtime area: apps' channels as realtime-js (supabase-js's `channel`) speaks them, broadcast and presence, in
 // every api process (hub.ts). A websocket is a session (channels.ts); HTTP broadcasts (api/broadcast) publish here.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
@@ -9,6 +11,11 @@ import { RealtimeHub } from './hub.ts';
 import { RealtimeSession, type Outlet } from './channels.ts';
 import type { BroadcastBody, Vsn } from './protocol.ts';
 import type { ChannelRole, TokenVerifiers } from './roles.ts';
+import { ChangeFeeds } from './capture.ts';
+import { PostgresChanges } from './postgres-changes.ts';
+import { RowVisibility } from './visibility.ts';
+import type { AppDatabases } from '../apps/app-databases.ts';
+import type { CatalogCache } from '../schema/catalog-cache.ts';
 
 /** One message of an HTTP broadcast. */
 export interface HttpBroadcast {
@@ -19,13 +26,29 @@ export interface HttpBroadcast {
   private: boolean;
 }
 
+export interface RealtimeDeps {
+  db: Kysely<ControlDatabase>;
+  notices: PgNotices;
+  verifiers: TokenVerifiers;
+  /** postgres_changes: the app databases (capture, row-level security) and their catalogs. */
+  databases: AppDatabases;
+  catalogs: CatalogCache;
+  changes: { pollMs: number; retentionSeconds: number };
+  log: Logger;
+}
+
 export class RealtimeService {
   readonly #hub: RealtimeHub;
+  readonly #feeds: ChangeFeeds;
+  readonly #changes: PostgresChanges;
   readonly #verifiers: TokenVerifiers;
   readonly #log: Logger;
 
-  constructor(deps: { db: Kysely<ControlDatabase>; notices: PgNotices; verifiers: TokenVerifiers; log: Logger }) {
+  constructor(deps: RealtimeDeps) {
     this.#hub = new RealtimeHub(deps);
+    // One reader name per process: the capture triggers write while any reader of the app is registered.
+    this.#feeds = new ChangeFeeds({ databases: deps.databases, readerId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ...deps.changes, log: deps.log });
+    this.#changes = new PostgresChanges({ feeds: this.#feeds, visibility: new RowVisibility(deps.databases), catalogs: deps.catalogs, log: deps.log });
     this.#verifiers = deps.verifiers;
     this.#log = deps.log;
   }
@@ -35,13 +58,14 @@ export class RealtimeService {
     this.#hub.start();
   }
 
-  stop(): Promise<void> {
-    return this.#hub.stop();
+  async stop(): Promise<void> {
+    await this.#feeds.close();
+    await this.#hub.stop();
   }
 
   /** The session of a websocket opened for `appId` with serializer `vsn` and a key whose role is `keyRole`. */
   session(appId: string, vsn: Vsn, keyRole: ChannelRole, outlet: Outlet): RealtimeSession {
-    return new RealtimeSession(outlet, { appId, vsn, keyRole, hub: this.#hub, verifiers: this.#verifiers, log: this.#log });
+    return new RealtimeSession(outlet, { appId, vsn, keyRole, hub: this.#hub, changes: this.#changes, verifiers: this.#verifiers, log: this.#log });
   }
 
   /**

@@ -433,7 +433,13 @@ describe('hostile input on a raw socket', () => {
     expect(await s.ask('j', 'j3', 'room:lobby', 'phx_join', {})).toEqual(refusal('unmatched topic'));
     expect(await s.ask(null, 'x1', 'realtime:nowhere', 'broadcast', { event: 'e' })).toEqual(refusal('unmatched topic'));
     expect(await s.ask('j', 'j4', 'realtime:db', 'phx_join', { config: { postgres_changes: [{ event: '*', schema: 'public', table: 'notes' }] } })).toEqual(
-      refusal('PostgresChangesNotServed: postgres_changes is not served yet (broadcast and presence are); join without postgres_changes bindings'),
+      refusal("InvalidPostgresChanges: table 'notes' does not exist"),
+    );
+    expect(await s.ask('j', 'j6', 'realtime:db', 'phx_join', { config: { postgres_changes: 'all' } })).toEqual(
+      refusal('InvalidPostgresChanges: postgres_changes must be a list of bindings'),
+    );
+    expect(await s.ask('j', 'j7', 'realtime:db', 'phx_join', { config: { postgres_changes: [{ event: 'TRUNCATE', schema: 'public' }] } })).toEqual(
+      refusal('InvalidPostgresChanges: event must be one of *, INSERT, UPDATE, DELETE'),
     );
     expect(await s.ask('j5', 'j5', 'realtime:ok', 'phx_join', { config: { broadcast: { ack: 'true' } } })).toEqual({ status: 'ok', response: { postgres_changes: [] } });
     expect(await s.ask('j5', 'u1', 'realtime:ok', 'shout', {})).toEqual(refusal("UnknownEvent: a channel takes broadcast, presence, access_token and phx_leave, not 'shout'"));
