@@ -13,8 +13,32 @@ export interface Viewer {
   claims: string;
 }
 
-/** What a role may read of a table: every row, none, or the rows a condition (SQL over the row's columns) admits. */
-type Reach = { kind: 'all' } | { kind: 'none' } | { kind: 'some'; qual: string };
+/**
+ * What a role may read of a table: every row, none, or the rows a condition (SQL over the row's columns) admits; `test`
+ * is that condition in JavaScript when every policy in it has a form known exactly (row ownership), so that a batch
+ * costs no query per subscriber.
+ */
+type Reach = { kind: 'all' } | { kind: 'none' } | { kind: 'some'; qual: string; test?: RowTest };
+
+/** A condition over a captured row and the viewer's `sub` claim. */
+type RowTest = (row: Record<string, unknown>, sub: string | undefined) => boolean;
+
+/** `<column> = current_user_id()`, as pg_policies prints the policy of a `user` table (render.ts's svc_user_own). */
+const OWN_ROW = /^\(("?)([a-z_][a-z0-9_]*)\1 = (?:public\.)?current_user_id\(\)\)$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A policy condition as JavaScript, when it is one whose meaning is known exactly; else undefined (SQL decides). */
+export function compileQual(qual: string): RowTest | undefined {
+  if (qual === 'true') return () => true;
+  const own = OWN_ROW.exec(qual);
+  if (!own) return undefined;
+  const column = own[2]!;
+  // current_user_id() is the claims' sub as a uuid; a row's uuid is compared as Postgres compares uuids.
+  return (row, sub) => {
+    const value = row[column];
+    return typeof value === 'string' && sub !== undefined && UUID.test(sub.toLowerCase()) && value.toLowerCase() === sub.toLowerCase();
+  };
+}
 
 interface PolicyRow {
   permissive: 'PERMISSIVE' | 'RESTRICTIVE';
@@ -54,7 +78,16 @@ export function reachOf(rules: RulesRow, role: ViewerRole): Reach {
   const restrictive = rules.policies.filter((p) => p.permissive === 'RESTRICTIVE' && applies(p)).map((p) => p.qual ?? 'true');
   if (restrictive.length === 0 && permissive.includes('true')) return { kind: 'all' };
   const qual = [`(${permissive.map((q) => `(${q})`).join(' OR ')})`, ...restrictive.map((q) => `(${q})`)].join(' AND ');
-  return { kind: 'some', qual };
+  const anyOf = permissive.map(compileQual);
+  const allOf = restrictive.map(compileQual);
+  if (anyOf.some((t) => !t) || allOf.some((t) => !t)) return { kind: 'some', qual };
+  const test: RowTest = (row, sub) => anyOf.some((t) => t!(row, sub)) && allOf.every((t) => t!(row, sub));
+  return { kind: 'some', qual, test };
+}
+
+function subOf(claims: string): string | undefined {
+  const sub = (JSON.parse(claims) as { sub?: unknown }).sub;
+  return typeof sub === 'string' ? sub : undefined;
 }
 
 export class RowVisibility {
@@ -72,6 +105,12 @@ export class RowVisibility {
     const reach = reachOf(rules, viewer.role);
     if (reach.kind === 'all') return new Set(rows.keys());
     if (reach.kind === 'none') return new Set();
+    if (reach.test) {
+      const sub = subOf(viewer.claims);
+      const seen = new Set<number>();
+      rows.forEach((row, i) => reach.test!(row, sub) && seen.add(i));
+      return seen;
+    }
     return this.#evaluate(appId, table, viewer, reach.qual, rows);
   }
 

@@ -24,8 +24,20 @@ const SCHEMA = {
     posts: { columns: { id: { type: 'bigint', primary: true, identity: true }, title: { type: 'text' } }, access: 'public', realtime: true },
     secrets: { columns: { id: { type: 'bigint', primary: true, identity: true }, value: { type: 'text' } }, access: 'service', realtime: true },
     quiet: { columns: { id: { type: 'bigint', primary: true, identity: true }, value: { type: 'text' } }, access: 'public' },
+    // A group's rows: judged in SQL (the policy reads the members table), not by the ownership test in JavaScript.
+    members: {
+      columns: { id: { type: 'bigint', primary: true, identity: true }, team: { type: 'uuid', nullable: false }, user_id: { type: 'uuid', nullable: false } },
+      access: { members: 'members', column: 'team', key: 'team', write: 'service' },
+    },
+    docs: {
+      columns: { id: { type: 'bigint', primary: true, identity: true }, team: { type: 'uuid', nullable: false }, title: { type: 'text' } },
+      access: { members: 'members', column: 'team' },
+      realtime: true,
+    },
   },
 };
+const TEAM_A = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
+const TEAM_B = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
 
 const viewer = (sub: string | null, role: Viewer['role'] = sub ? 'svc_user' : 'svc_anon'): Viewer => ({
   role,
@@ -108,6 +120,14 @@ describe('capture and visibility', () => {
     expect([...(await vis.visible(app.app_id, 'posts', viewer(null), [{ id: 1, title: 'x' }]))]).toEqual([0]);
     expect([...(await vis.visible(app.app_id, 'secrets', viewer(ALICE), [{ id: 1, value: 'x' }]))]).toEqual([]);
     expect([...(await vis.visible(app.app_id, 'missing', viewer(ALICE), [{ id: 1 }]))]).toEqual([]);
+    // A sub that is no uuid owns nothing (Postgres would fail the cast; the row is simply not shown).
+    expect([...(await vis.visible(app.app_id, 'notes', viewer('not-a-uuid'), rows))]).toEqual([]);
+    const key = app.service_key.key;
+    expect((await p.api('POST', `/v1/${app.app_id}/members`, { key, body: [{ team: TEAM_A, user_id: ALICE }, { team: TEAM_B, user_id: BOB }] })).status).toBe(201);
+    const docs = [{ id: 1, team: TEAM_A, title: 'a' }, { id: 2, team: TEAM_B, title: 'b' }, { id: 3, team: TEAM_A, title: 'a2' }];
+    expect([...(await vis.visible(app.app_id, 'docs', viewer(ALICE), docs))]).toEqual([0, 2]);
+    expect([...(await vis.visible(app.app_id, 'docs', viewer(BOB), docs))]).toEqual([1]);
+    expect([...(await vis.visible(app.app_id, 'docs', viewer(null), docs))]).toEqual([]);
   });
 
   it('captures nothing once no process reads', async () => {
