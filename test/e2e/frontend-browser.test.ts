@@ -8,13 +8,14 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { launchChromium } from '../helpers/browser.ts';
-import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { deployStaticSite, startAppSite, type AppSiteHarness } from '../helpers/browser.ts';
+import type { SpawnedServer } from '../helpers/server.ts';
 import type { AnyTool, HttpBinding } from '../../src/core/define.ts';
 import { authLogin, authRefresh, authSignup } from '../../tools/auth/auth.ts';
-import { waitFor, zipOf } from '../integration/frontend-helpers.ts';
+import { zipOf } from '../integration/frontend-helpers.ts';
 import { callTool, connectMcp, request, resultJson } from './e2e-helpers.ts';
 
+let harness: AppSiteHarness;
 let server: SpawnedServer;
 let browser: Browser;
 let appId: string;
@@ -63,21 +64,12 @@ function indexHtml(): string {
 }
 
 beforeAll(async () => {
-  server = await spawnServer();
+  harness = await startAppSite('Browser site');
+  ({ server, browser, appId, serviceKey, publishableKey, site } = harness);
   origin = `http://localhost:${server.port}`;
-  const init = await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: { name: 'Browser site' } });
-  expect(init.status).toBe(201);
-  appId = init.json.app_id;
-  serviceKey = init.json.service_key.key;
-  publishableKey = init.json.publishable_key;
-  site = `http://${init.json.subdomain}.localhost:${server.port}/`;
-  browser = await launchChromium();
 }, 90_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => harness?.close());
 
 describe('a deployed site in headless Chromium', () => {
   it('deploys: schema and rows over HTTP, frontend env, zip upload, start, READY', async () => {
@@ -236,14 +228,9 @@ describe('a site knows its API', () => {
     expect(applied.status).toBe(200);
 
     const files = { 'index.html': API_INDEX_HTML, 'assets/app-0123abcd.js': API_APP_JS, 'assets/postgrest-js.mjs': postgrestModule() };
-    const deployed = await request(server.url, `/v1/${appId}/frontend/deployments/files`, { method: 'POST', key: serviceKey, body: { framework: 'static', files } });
+    const { deployed, deployment } = await deployStaticSite(server.url, appId, serviceKey, files);
     expect(deployed.status).toBe(202);
     expect(deployed.json.platform_env).toEqual(expectedPlatformEnv());
-
-    const deployment = await waitFor(async () => {
-      const d = (await request(server.url, `/v1/${appId}/frontend/deployments/${deployed.json.id}`, { key: serviceKey })).json;
-      return d.status === 'BUILDING' ? undefined : d;
-    }, 20_000);
     expect(deployment).toMatchObject({ status: 'READY', live: true, file_count: 3, url: site });
 
     const script = await request(site, '__env.js');

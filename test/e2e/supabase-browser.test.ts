@@ -4,15 +4,13 @@
 // password with auth-js's error code, signs up, signs out and in again, uploads an avatar to a public bucket and
 // downloads it; after a reload it finds its session kept in localStorage and reads the avatar back, also by its
 // public URL.
-import path from 'node:path';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/browser.ts';
-import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { waitFor } from '../integration/frontend-helpers.ts';
+import { deployStaticSite, startAppSite, supabaseBundle, type AppSiteHarness } from '../helpers/browser.ts';
+import type { SpawnedServer } from '../helpers/server.ts';
 import { request, UUID } from './e2e-helpers.ts';
 
+let harness: AppSiteHarness;
 let server: SpawnedServer;
 let browser: Browser;
 let appId: string;
@@ -27,22 +25,6 @@ const AVATAR = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
   'base64',
 );
-
-/** supabase-js for the browser, one ES module, bundled from node_modules as a site's build would. */
-async function supabaseModule(): Promise<string> {
-  const root = path.resolve(import.meta.dirname, '../..');
-  const result = await build({
-    stdin: { contents: "export { createClient } from '@supabase/supabase-js'", resolveDir: root },
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    write: false,
-    logLevel: 'silent',
-  });
-  expect(result.errors).toEqual([]);
-  expect(result.outputFiles).toHaveLength(1);
-  return result.outputFiles![0]!.text;
-}
 
 /**
  * The page's whole program. Without a session (first visit) it runs the sign-up flow; with one (restored from
@@ -127,20 +109,12 @@ const INDEX_HTML = `<!doctype html>
 </html>`;
 
 beforeAll(async () => {
-  server = await spawnServer();
-  const init = await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: { name: 'Supabase in a browser' } });
-  expect(init.status).toBe(201);
-  appId = init.json.app_id;
-  serviceKey = init.json.service_key.key;
-  expect(init.json.publishable_key).toMatch(/^svc_pub_/);
-  site = `http://${init.json.subdomain}.localhost:${server.port}/`;
-  browser = await launchChromium();
+  harness = await startAppSite('Supabase in a browser');
+  ({ server, browser, appId, serviceKey, site } = harness);
+  expect(harness.publishableKey).toMatch(/^svc_pub_/);
 }, 90_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => harness?.close());
 
 /** The page's outcome once it has written one (a new one after each load). */
 async function outcomeOf(page: Page): Promise<any> {
@@ -165,13 +139,9 @@ describe('a static site using supabase-js in headless Chromium', () => {
     expect(bucket.status).toBe(200);
     expect(bucket.json).toEqual({ name: 'avatars' });
 
-    const files = { 'index.html': INDEX_HTML, 'assets/app.js': APP_JS, 'assets/supabase.mjs': await supabaseModule() };
-    const deployed = await request(server.url, `/v1/${appId}/frontend/deployments/files`, { method: 'POST', key: serviceKey, body: { framework: 'static', files } });
+    const files = { 'index.html': INDEX_HTML, 'assets/app.js': APP_JS, 'assets/supabase.mjs': await supabaseBundle() };
+    const { deployed, deployment } = await deployStaticSite(server.url, appId, serviceKey, files);
     expect(deployed.status).toBe(202);
-    const deployment = await waitFor(async () => {
-      const d = (await request(server.url, `/v1/${appId}/frontend/deployments/${deployed.json.id}`, { key: serviceKey })).json;
-      return d.status === 'BUILDING' ? undefined : d;
-    }, 20_000);
     expect(deployment).toMatchObject({ status: 'READY', live: true, file_count: 3, url: site });
   }, 60_000);
 
