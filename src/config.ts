@@ -108,7 +108,7 @@ const EnvSchema = z.object({
   // postgres_changes: the pause between reads of an app's captured changes that found none, and how long changes are
   // kept for readers that fall behind.
   SVC_REALTIME_POLL_MS: positiveInt.min(5).max(1000).default(25),
-  SVC_REALTIME_RETENTION_SECONDS: positiveInt.min(10).max(3600).default(120),
+  SVC_REALTIME_RETENTION_SECONDS: positiveInt.min(90).max(3600).default(120),
   // A direct upload (storage-js) that sends nothing for this long is given up (408), its reservation released.
   SVC_STORAGE_UPLOAD_IDLE_SECONDS: positiveInt.max(3600).default(30),
   SVC_FRONTEND_MAX_ZIP_BYTES: positiveInt.default(100 * 1024 * 1024),

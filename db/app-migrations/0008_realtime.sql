@@ -1,7 +1,8 @@
 -- App-database migration 8: the capture of row changes for realtime-js's postgres_changes (src/realtime/capture.ts).
 -- A table whose definition says `realtime: true` gets the triggers below (src/schema/render.ts). They write each
--- change into svc_realtime.changes only while an api process is reading (a reader seen in the last 30 s), so a table
--- nobody listens to pays one indexed lookup per statement. Readers poll by transaction id: a change becomes readable
+-- change into svc_realtime.changes only while an api process is reading (a reader seen in the last 30 s) or a
+-- subscriber whose connection dropped may come back for what it missed (a position kept in the last 60 s), so a table
+-- nobody listens to pays two indexed lookups per statement. Readers poll by transaction id: a change becomes readable
 -- once every transaction that started before it has ended, so none is skipped and none is read twice.
 create schema if not exists svc_realtime;
 revoke all on schema svc_realtime from public;
@@ -25,9 +26,19 @@ create table if not exists svc_realtime.readers (
   seen_at timestamptz not null default now()
 );
 
+-- Where a subscriber's deliveries reached (postgres_changes' catch-up after a dropped connection): a transaction id
+-- below which it has every change it may see.
+create table if not exists svc_realtime.positions (
+  key text primary key,
+  xid xid8 not null,
+  saved_at timestamptz not null default now()
+);
+create index if not exists positions_saved_at_idx on svc_realtime.positions (saved_at);
+
 create or replace function svc_realtime.reading() returns boolean
   language sql stable
-  as $$ select exists (select 1 from svc_realtime.readers where seen_at > now() - interval '30 seconds') $$;
+  as $$ select exists (select 1 from svc_realtime.readers where seen_at > now() - interval '30 seconds')
+    or exists (select 1 from svc_realtime.positions where saved_at > now() - interval '60 seconds') $$;
 
 -- Statement-level for inserts and deletes (one insert of all the statement's rows); row-level for updates, which pair
 -- each row's old and new values. Security definer: the writing roles get no access to svc_realtime.

@@ -10,6 +10,8 @@ export type ChangeOp = 'I' | 'U' | 'D';
 
 export interface CapturedChange {
   id: string;
+  /** The writing transaction (xid8, as text): positions in the feed are transaction ids. */
+  xid: string;
   table: string;
   op: ChangeOp;
   /** The new row (inserts, updates), as to_jsonb made it. */
@@ -21,8 +23,11 @@ export interface CapturedChange {
 }
 
 export interface FeedListener {
-  /** Changes in the order their transactions became readable. */
-  changes(batch: readonly CapturedChange[]): void;
+  /**
+   * Changes in the order their transactions became readable. `through`: when the batch ends a range, the position
+   * it reaches (every change of a transaction below it has been read); undefined for a page inside a larger range.
+   */
+  changes(batch: readonly CapturedChange[], through: string | undefined): void;
   /** The feed reads now: changes committed from here on reach the listener (sent once, after the first read). */
   live?(): void;
   /** Reading failed; changes may be late (they are read once it works again, within the retention window). */
@@ -42,6 +47,8 @@ export interface ChangeFeedsOptions {
 
 /** Rows read at once; a fuller backlog is read page by page without pausing. */
 const PAGE = 500;
+/** Changes one catch-up reads at most: after a longer absence the subscriber is told it missed some. */
+export const CATCH_UP_MAX = 1000;
 /** The reader's heartbeat; the capture triggers stop 30 s after the last (app migration 8). */
 const HEARTBEAT_MS = 10_000;
 const RETRY_MS = 1_000;
@@ -54,17 +61,45 @@ const START_SQL = `select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`
  */
 const READ_SQL = `
   with s as (select coalesce($2::xid8, pg_snapshot_xmin(pg_current_snapshot())) as upper)
-  select s.upper::text as upper, c.id::text as id, c.table_name, c.op, c.record, c.old_record, c.at
+  select s.upper::text as upper, c.id::text as id, c.xid::text as xid, c.table_name, c.op, c.record, c.old_record, c.at
   from s left join lateral (
     select * from svc_realtime.changes where xid >= $1::xid8 and xid < s.upper and id > $3 order by id limit ${PAGE}
   ) c on true`;
-const PRUNE_SQL = `with old as (delete from svc_realtime.changes where at < now() - make_interval(secs => $1))
+const PRUNE_SQL = `with old as (delete from svc_realtime.changes where at < now() - make_interval(secs => $1)),
+  positions as (delete from svc_realtime.positions where saved_at < now() - make_interval(secs => $1))
   delete from svc_realtime.readers where seen_at < now() - interval '1 minute'`;
+/**
+ * How long a subscriber whose connection dropped may come back for what it missed: its position is kept (and the
+ * capture runs on, app migration 8's reading()) for this long after the drop.
+ */
+export const CATCH_UP_WINDOW_SECONDS = 60;
+/** A position, taken once (two joins cannot both resume from it), within the window. */
+const TAKE_POSITION_SQL = `delete from svc_realtime.positions where key = $1 and saved_at > now() - make_interval(secs => ${CATCH_UP_WINDOW_SECONDS}) returning xid::text as xid`;
+const TOUCH_POSITION_SQL = `update svc_realtime.positions set saved_at = now() where key = $1`;
+const SAVE_POSITIONS_SQL = `insert into svc_realtime.positions (key, xid) select unnest($1::text[]), $2::xid8
+  on conflict (key) do update set xid = excluded.xid, saved_at = now()`;
+const FORGET_POSITION_SQL = `delete from svc_realtime.positions where key = $1`;
 const UNREGISTER_SQL = `delete from svc_realtime.readers where reader = $1`;
+/** What a subscriber missed: the changes from its position up to the feed's (all of them ended), the newest kept. */
+const CATCH_UP_SQL = `select * from (
+    select id::text as id, xid::text as xid, table_name, op, record, old_record, at from svc_realtime.changes
+    where xid >= $1::xid8 and xid < $2::xid8 order by id desc limit ${CATCH_UP_MAX + 1}
+  ) recent order by id`;
 
-interface ReadRow {
+/** A catch-up asked for: served by the feed's loop between two reads, so that nothing falls between it and them. */
+interface CatchUp {
+  /** Undefined: nothing to catch up on, only the position. */
+  from: string | undefined;
+  done: (missed: CapturedChange[] | undefined, position: string) => void;
+}
+
+interface ReadRow extends ChangeRow {
   upper: string;
+}
+
+interface ChangeRow {
   id: string | null;
+  xid: string;
   table_name: string;
   op: ChangeOp;
   record: Record<string, unknown> | null;
@@ -84,6 +119,7 @@ class AppFeed {
   #beat = 0;
   #stopped = false;
   #live = false;
+  #catchUps: CatchUp[] = [];
 
   constructor(appId: string, opts: ChangeFeedsOptions) {
     this.#appId = appId;
@@ -96,6 +132,15 @@ class AppFeed {
 
   start(): void {
     this.#schedule(0);
+  }
+
+  /**
+   * The changes from `from` up to the position where the feed's next read starts, handed to `done` with that position
+   * (undefined when the retention no longer holds them all, or `from` is past it); a listener added in `done` then
+   * misses nothing and sees nothing twice.
+   */
+  catchUp(from: string | undefined, done: CatchUp['done']): void {
+    this.#catchUps.push({ from, done });
   }
 
   async stop(): Promise<void> {
@@ -121,6 +166,7 @@ class AppFeed {
     try {
       if (this.#lower === undefined) await this.#register();
       else if (Date.now() - this.#beat >= HEARTBEAT_MS) await this.#heartbeat();
+      if (this.#catchUps.length && this.#upper === null) await this.#serveCatchUps();
       more = await this.#read();
       if (!this.#live && !this.#stopped) {
         this.#live = true;
@@ -150,17 +196,27 @@ class AppFeed {
     this.#beat = Date.now();
   }
 
+  async #serveCatchUps(): Promise<void> {
+    const lower = this.#lower!;
+    for (const ask of this.#catchUps.splice(0)) {
+      if (ask.from === undefined || BigInt(ask.from) >= BigInt(lower)) {
+        ask.done([], lower);
+        continue;
+      }
+      const { rows } = await this.#sql().query<ChangeRow>(CATCH_UP_SQL, [ask.from, lower]);
+      const missed = rows.map(changeOf);
+      ask.done(rows.length > CATCH_UP_MAX ? undefined : missed, lower);
+    }
+  }
+
   /** One page; true when the page was full (more to read at once). */
   async #read(): Promise<boolean> {
     const { rows } = await this.#sql().query<ReadRow>(READ_SQL, [this.#lower, this.#upper, this.#afterId]);
     const upper = rows[0]!.upper;
-    const batch: CapturedChange[] = [];
-    for (const r of rows) {
-      if (r.id === null) continue;
-      batch.push({ id: r.id, table: r.table_name, op: r.op, record: r.record, old: r.old_record, at: r.at });
-    }
-    if (batch.length) for (const l of this.listeners) l.changes(batch);
-    if (batch.length === PAGE) {
+    const batch = rows.filter((r) => r.id !== null).map(changeOf);
+    const full = batch.length === PAGE;
+    if (batch.length) for (const l of this.listeners) l.changes(batch, full ? undefined : upper);
+    if (full) {
       this.#upper = upper;
       this.#afterId = batch.at(-1)!.id;
       return true;
@@ -170,6 +226,10 @@ class AppFeed {
     this.#afterId = '0';
     return false;
   }
+}
+
+function changeOf(r: ChangeRow): CapturedChange {
+  return { id: r.id!, xid: r.xid, table: r.table_name, op: r.op, record: r.record, old: r.old_record, at: r.at };
 }
 
 /** The feeds of this process, one per app with listeners. */
@@ -199,6 +259,30 @@ export class ChangeFeeds {
       this.#feeds.delete(appId);
       void current.stop();
     };
+  }
+
+  /** A catch-up on the app's feed (AppFeed.catchUp), which must have a listener already. */
+  catchUp(appId: string, from: string | undefined, done: CatchUp['done']): void {
+    this.#feeds.get(appId)?.catchUp(from, done);
+  }
+
+  /** A subscriber's saved position, taken (so two joins cannot both resume from it), if recent enough. */
+  async takePosition(appId: string, key: string): Promise<string | undefined> {
+    const { rows } = await this.#opts.databases.sql(appId).query<{ xid: string }>(TAKE_POSITION_SQL, [key]);
+    return rows[0]?.xid;
+  }
+
+  /** A subscriber's connection dropped: its position starts the catch-up window (and keeps the capture running). */
+  async keepPosition(appId: string, key: string): Promise<void> {
+    await this.#opts.databases.sql(appId).query(TOUCH_POSITION_SQL, [key]);
+  }
+
+  async savePositions(appId: string, keys: readonly string[], xid: string): Promise<void> {
+    await this.#opts.databases.sql(appId).query(SAVE_POSITIONS_SQL, [keys, xid]);
+  }
+
+  async forgetPosition(appId: string, key: string): Promise<void> {
+    await this.#opts.databases.sql(appId).query(FORGET_POSITION_SQL, [key]);
   }
 
   async close(): Promise<void> {

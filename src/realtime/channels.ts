@@ -75,8 +75,8 @@ class Channel implements Subscriber {
   role: ChannelRole;
   token: unknown;
   expiry: NodeJS.Timeout | undefined;
-  /** Ends its postgres_changes subscription, when it has one. */
-  stopChanges: (() => void) | undefined;
+  /** Ends its postgres_changes subscription, when it has one; `forget`: its position too (it left for good). */
+  stopChanges: ((forget?: boolean) => void) | undefined;
   /** Changes flow (postgres_changes); `answered`: the join was answered, so `system` may announce it. */
   live = false;
   answered = false;
@@ -141,10 +141,14 @@ export class RealtimeSession {
       .catch((err: unknown) => this.#deps.log.error({ err, app_id: this.#deps.appId }, 'realtime message failed'));
   }
 
-  /** The socket closed: its channels are left (their presences with them). */
-  closed(): void {
+  /**
+   * The socket closed: its channels are left (their presences with them). `dropped`: the client did not mean to go (the
+   * connection broke, or the server went away), so its channels' postgres_changes positions stay for a rejoin to catch
+   * up from; a page that closed or reloaded starts afresh.
+   */
+  closed(dropped = false): void {
     this.#ended = true;
-    for (const channel of this.#channels.values()) this.#drop(channel);
+    for (const channel of this.#channels.values()) this.#drop(channel, !dropped);
   }
 
   send(data: string | Buffer): void {
@@ -268,6 +272,8 @@ export class RealtimeSession {
   async #streamChanges(channel: Channel, bindings: Binding[]): Promise<boolean> {
     let flowing!: () => void;
     const live = new Promise<void>((resolve) => (flowing = resolve));
+    const session = channel.role.kind === 'user' ? channel.role.claims.session_id : undefined;
+    const resume = typeof session === 'string' ? { topic: channel.topic, session } : undefined;
     channel.stopChanges = this.#deps.changes.subscribe(this.#deps.appId, bindings, () => viewerOf(channel.role), {
       send: (payload) => this.push(channel, 'postgres_changes', payload),
       live: () => {
@@ -278,7 +284,7 @@ export class RealtimeSession {
         if (channel.answered) this.#announceLive(channel);
       },
       trouble: (message) => this.push(channel, 'system', { extension: 'postgres_changes', status: 'error', message, channel: channel.key.subTopic }),
-    });
+    }, resume);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([live, new Promise<void>((resolve) => (timer = setTimeout(resolve, JOIN_LIVE_WAIT_MS)))]);
     clearTimeout(timer);
@@ -374,9 +380,9 @@ export class RealtimeSession {
     this.#drop(channel);
   }
 
-  #drop(channel: Channel): void {
+  #drop(channel: Channel, forget = true): void {
     clearTimeout(channel.expiry);
-    channel.stopChanges?.();
+    channel.stopChanges?.(forget);
     channel.stopChanges = undefined;
     this.#channels.delete(channel.topic);
     this.#deps.hub.leave(channel.key, channel);

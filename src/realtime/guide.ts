@@ -25,7 +25,7 @@ export const REALTIME_GUIDE: AreaGuide = {
   random key; joiners get presence_state, then presence_diff. A crashed api process's presences leave within 40 s.
 - Limits per socket: ${MAX_CHANNELS_PER_SOCKET} channels (\`ChannelRateLimitReached\`), topics of ${MAX_TOPIC_BYTES} bytes
   (\`TopicNameTooLong\`), ${MESSAGES_PER_SECOND} messages a second (bursts of ${MESSAGE_BURST}; beyond, closed 1008), frames of
-  1 MB. Not served yet: stored or replayed messages, catch-up of changes after a disconnect.
+  1 MB. Not served yet: stored or replayed broadcasts.
 - postgres_changes: \`channel(name).on('postgres_changes', { event: '*'|'INSERT'|'UPDATE'|'DELETE', schema: 'public',
   table?, filter? }, cb)\` on tables applied with \`realtime: true\` (schema_apply). Each change reaches a channel only
   when row-level security lets its role select the row (as the change left it; a delete's old row), so an end user
@@ -33,6 +33,8 @@ export const REALTIME_GUIDE: AreaGuide = {
   primary key. Filters: \`col=eq.v\` (neq, lt, lte, gt, gte, \`in.(a,b)\`, is, isdistinct, like, ilike; several joined
   by commas all apply; \`not.\` negates). SUBSCRIBED comes once changes flow, then a \`system\` message "Subscribed to
   PostgreSQL". A table that does not stream or exist, an unknown column or match/imatch: the join is refused
-  \`InvalidPostgresChanges: <why>\`.
+  \`InvalidPostgresChanges: <why>\`. An end user's channel whose connection dropped and that rejoins within 60 s (same
+  session, topic, bindings; any api process) first gets what it missed, each change once.
+- Which tables stream, and the channels of the api process that answers: realtime_status (GET /v1/{app_id}/realtime/status).
 `,
 };

@@ -2,6 +2,7 @@
 // ids, in order), and each captured change delivered to the channels whose bindings it meets and whose subscriber may
 // see it. One feed per app in this process; each batch is judged once per table and subscriber group (a role and its
 // claims), however many channels that subscriber has.
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
 import type { TableInfo } from '../schema/catalog.ts';
@@ -63,10 +64,28 @@ interface Subscription {
   bindings: Binding[];
   viewer: () => Viewer;
   sink: ChangeSink;
+  /** Where its position is saved (a resumable subscription). */
+  key: string | undefined;
+  /** Changes of transactions below this were handed over by its catch-up. */
+  minXid: bigint | undefined;
+}
+
+/** What makes a subscription resumable: the end user's session (its JWT's session_id) and the channel's topic. */
+export interface Resume {
+  topic: string;
+  session: string;
+}
+
+function resumeKey(appId: string, resume: Resume, bindings: Binding[]): string {
+  const asked = bindings.map((b) => [b.reply.event, b.reply.schema, b.reply.table ?? null, b.reply.filter ?? null]);
+  return createHash('sha256').update(JSON.stringify([appId, resume.topic, resume.session, asked])).digest('base64url');
 }
 
 interface AppEntry {
+  /** Subscriptions the deliveries reach. */
   subs: Set<Subscription>;
+  /** Every subscription, those still catching up included: the feed runs while there is one. */
+  members: Set<Subscription>;
   /** The feed reads: a new subscriber is live at once. */
   live: boolean;
   /** The delivery of the batches read so far. */
@@ -104,37 +123,88 @@ export class PostgresChanges {
     return { ok: true, bindings };
   }
 
-  /** Delivers the changes the bindings meet and the viewer may see, until the returned function is called. */
-  subscribe(appId: string, bindings: Binding[], viewer: () => Viewer, sink: ChangeSink): () => void {
-    const sub: Subscription = { bindings, viewer, sink };
-    let app = this.#apps.get(appId);
-    if (!app) {
-      const entry: AppEntry = { subs: new Set(), live: false, queue: Promise.resolve(), stop: () => undefined };
-      entry.stop = this.#d.feeds.subscribe(appId, {
-        // One batch after the other, so that a subscriber sees changes in the order they were read.
-        changes: (batch) => void (entry.queue = entry.queue.then(() => this.#deliver(appId, entry.subs, batch))),
-        live: () => {
-          entry.live = true;
-          entry.subs.forEach((s) => s.sink.live());
-        },
-        trouble: () => entry.subs.forEach((s) => s.sink.trouble('The database changes could not be read for a moment; they arrive once they can.')),
-      });
-      app = entry;
-      this.#apps.set(appId, app);
-    } else if (app.live) {
-      queueMicrotask(() => sink.live());
+  /**
+   * Delivers the changes the bindings meet and the viewer may see, until the returned function is called. With `resume`
+   * (an end user's session and the channel's topic) the subscription is resumable: where its deliveries reached is
+   * saved, and a later subscription of the same session, topic and bindings first gets what was missed in between.
+   * The returned function takes whether to forget that position (yes unless the connection dropped).
+   */
+  subscribe(appId: string, bindings: Binding[], viewer: () => Viewer, sink: ChangeSink, resume?: Resume): (forget?: boolean) => void {
+    const sub: Subscription = { bindings, viewer, sink, key: resume && resumeKey(appId, resume, bindings), minXid: undefined };
+    const entry = this.#entry(appId);
+    entry.members.add(sub);
+    if (sub.key) {
+      void this.#resume(appId, entry, sub);
+    } else {
+      entry.subs.add(sub);
+      if (entry.live) queueMicrotask(() => sink.live());
     }
-    app.subs.add(sub);
-    const current = app;
-    return () => {
-      current.subs.delete(sub);
-      if (current.subs.size || this.#apps.get(appId) !== current) return;
+    return (forget = true) => {
+      entry.members.delete(sub);
+      entry.subs.delete(sub);
+      if (sub.key) {
+        const done = forget ? this.#d.feeds.forgetPosition(appId, sub.key) : this.#d.feeds.keepPosition(appId, sub.key);
+        void done.catch((err: unknown) => this.#warn(appId, err, 'a realtime position could not be updated'));
+      }
+      if (entry.members.size || this.#apps.get(appId) !== entry) return;
       this.#apps.delete(appId);
-      current.stop();
+      entry.stop();
     };
   }
 
-  async #deliver(appId: string, subs: Set<Subscription>, batch: readonly CapturedChange[]): Promise<void> {
+  #entry(appId: string): AppEntry {
+    const existing = this.#apps.get(appId);
+    if (existing) return existing;
+    const entry: AppEntry = { subs: new Set(), members: new Set(), live: false, queue: Promise.resolve(), stop: () => undefined };
+    entry.stop = this.#d.feeds.subscribe(appId, {
+      // One batch after the other, so that a subscriber sees changes in the order they were read.
+      changes: (batch, through) =>
+        void (entry.queue = entry.queue.then(async () => {
+          await this.#deliver(appId, entry.subs, batch);
+          if (through !== undefined) await this.#savePositions(appId, [...entry.subs], through);
+        })),
+      live: () => {
+        entry.live = true;
+        entry.subs.forEach((s) => s.sink.live());
+      },
+      trouble: () => entry.members.forEach((s) => s.sink.trouble('The database changes could not be read for a moment; they arrive once they can.')),
+    });
+    this.#apps.set(appId, entry);
+    return entry;
+  }
+
+  /**
+   * A resumable subscription joins the deliveries once the feed has handed it what it missed since its saved position
+   * (from the feed's loop, between two reads): from then on it gets every batch, and skips those below its position.
+   */
+  async #resume(appId: string, entry: AppEntry, sub: Subscription): Promise<void> {
+    const from = await this.#d.feeds.takePosition(appId, sub.key!).catch((err: unknown) => this.#warn(appId, err, 'a realtime position could not be read'));
+    if (!entry.members.has(sub)) return;
+    this.#d.feeds.catchUp(appId, from ?? undefined, (missed, position) => {
+      if (!entry.members.has(sub)) return;
+      sub.minXid = BigInt(position);
+      entry.subs.add(sub);
+      entry.queue = entry.queue.then(async () => {
+        if (missed === undefined) sub.sink.trouble('More changes happened while this channel was away than are kept for it: fetch the rows again.');
+        else if (missed.length) await this.#deliver(appId, new Set([sub]), missed, true);
+        await this.#savePositions(appId, [sub], position);
+      });
+      sub.sink.live();
+    });
+  }
+
+  async #savePositions(appId: string, subs: Subscription[], through: string): Promise<void> {
+    const keys = subs.flatMap((s) => (s.key ? [s.key] : []));
+    if (keys.length) await this.#d.feeds.savePositions(appId, keys, through).catch((err: unknown) => this.#warn(appId, err, 'realtime positions could not be saved'));
+  }
+
+  #warn(appId: string, err: unknown, message: string): undefined {
+    this.#d.log.warn({ err: String(err), app_id: appId }, message);
+    return undefined;
+  }
+
+  /** `catchingUp`: changes a subscription missed, below its position (live deliveries skip those). */
+  async #deliver(appId: string, subs: Set<Subscription>, batch: readonly CapturedChange[], catchingUp = false): Promise<void> {
     try {
       const catalog = await this.#d.catalogs.get(appId);
       const byTable = Map.groupBy(batch, (c) => c.table);
@@ -142,7 +212,7 @@ export class PostgresChanges {
         const info = catalog.get(table) ?? (await this.#d.catalogs.refresh(appId)).get(table);
         if (!info) continue;
         const listening = [...subs].filter((s) => s.bindings.some((b) => b.tables.has(table)));
-        if (listening.length) await this.#deliverTable(appId, info, changes, listening);
+        if (listening.length) await this.#deliverTable(appId, info, changes, listening, catchingUp);
       }
     } catch (err) {
       this.#d.log.warn({ err: String(err), app_id: appId }, 'realtime changes could not be delivered');
@@ -150,7 +220,7 @@ export class PostgresChanges {
   }
 
   /** One visibility check per subscriber group over the table's changes (new rows, and old rows of updates). */
-  async #deliverTable(appId: string, info: TableInfo, changes: CapturedChange[], subs: Subscription[]): Promise<void> {
+  async #deliverTable(appId: string, info: TableInfo, changes: CapturedChange[], subs: Subscription[], catchingUp: boolean): Promise<void> {
     const judged = changes.map((c) => c.record ?? c.old ?? {});
     const olds = changes.map((c, i) => (c.op === 'U' && c.old ? i : -1)).filter((i) => i >= 0);
     const rows = [...judged, ...olds.map((i) => changes[i]!.old!)];
@@ -167,7 +237,9 @@ export class PostgresChanges {
           if (!seen.has(i)) return;
           const oldSeen = change.op === 'U' ? seen.has(judged.length + olds.indexOf(i)) : change.op === 'D';
           const payload = messageOf(info.name, change, columns, oldSeen ? change.old ?? {} : keyOf(change.old, pk));
+          const xid = BigInt(change.xid);
           for (const sub of group) {
+            if (!catchingUp && sub.minXid !== undefined && xid < sub.minXid) continue;
             const ids = sub.bindings.filter((b) => meets(b, info.name, change)).map((b) => b.reply.id);
             if (ids.length) sub.sink.send({ ids, data: payload });
           }

@@ -175,7 +175,10 @@ export function attachWebSockets(server: http.Server, services: Services, log: L
       server.off('upgrade', onUpgrade);
       clearInterval(ping);
       clearInterval(recheck);
-      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
+      for (const ws of wss.clients) {
+        goingAway.add(ws);
+        ws.close(1001, 'server shutting down');
+      }
       const deadline = Date.now() + 2000;
       while (wss.clients.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       for (const ws of wss.clients) ws.terminate();
@@ -273,9 +276,13 @@ function outletOf(ws: WebSocket): Outlet {
   };
 }
 
+/** Sockets this server closed as it stopped: their clients did not choose to leave. */
+const goingAway = new WeakSet<WebSocket>();
+
 function realtimeSocket(ws: WebSocket, session: RealtimeSession): void {
   ws.on('message', (raw: RawData, isBinary: boolean) => session.receive(rawBytes(raw), isBinary));
-  ws.on('close', () => session.closed());
+  // 1006: no close frame came (a broken connection, a sleeping laptop); or this server closed it going away.
+  ws.on('close', (code: number) => session.closed(code === 1006 || goingAway.has(ws)));
   ws.on('error', () => {});
 }
 

@@ -7,6 +7,7 @@ import { createClient, type RealtimeChannel, type RealtimePostgresChangesPayload
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { RawSocket } from '../helpers/phoenix-socket.ts';
 import { request } from './e2e-helpers.ts';
 
 let a: SpawnedServer;
@@ -159,5 +160,50 @@ describe('postgres_changes under row-level security', () => {
     expect(column.outcome.error?.message).toBe("InvalidPostgresChanges: filter: column 'color' is not in table 'notes'");
     const regex = await listen(client, 'regex', { event: '*', table: 'notes', filter: 'body=match.^a' });
     expect(regex.outcome.error?.message).toContain('regular expressions are not evaluated');
+  });
+});
+
+describe('catch-up after a dropped connection', () => {
+  /** A raw socket of the app on `server`, joined to `topic` with the end user's token and one binding on notes. */
+  async function joined(server: SpawnedServer, token: string, topic: string) {
+    const socket = await RawSocket.open(`ws://127.0.0.1:${server.port}/v1/${app.id}/realtime/v1/websocket?apikey=${app.publishableKey}&vsn=2.0.0`);
+    const reply = await socket.ask('1', '1', `realtime:${topic}`, 'phx_join', {
+      config: { postgres_changes: [{ event: '*', schema: 'public', table: 'notes' }] },
+      access_token: token,
+    });
+    expect(reply).toMatchObject({ status: 'ok' });
+    return socket;
+  }
+  const bodies = (socket: RawSocket) =>
+    socket.frames.items.filter((f) => f[3] === 'postgres_changes').map((f) => (f[4] as { data: { record: { body?: string } } }).data.record.body);
+  const insert = async (body: string) => expect((await write(a, 'POST', 'notes', users.alice.token, { body })).status).toBe(201);
+
+  it('hands a rejoin of the same session, topic and bindings what it missed while away, once, on any api process', async () => {
+    const first = await joined(a, users.alice.token, 'resume');
+    await insert('before');
+    await first.frames.find((f) => f[3] === 'postgres_changes');
+    first.drop();
+    await first.closed;
+    await insert('while away 1');
+    await insert('while away 2');
+    const again = await joined(b, users.alice.token, 'resume');
+    await insert('after');
+    await again.frames.find((f) => f[3] === 'postgres_changes' && (f[4] as { data: { record: { body?: string } } }).data.record.body === 'after');
+    expect(bodies(again)).toEqual(['while away 1', 'while away 2', 'after']);
+    again.ws.close();
+  });
+
+  it('starts afresh after a page closes its socket, and for another session', async () => {
+    const first = await joined(a, users.alice.token, 'fresh');
+    await insert('seen');
+    await first.frames.find((f) => f[3] === 'postgres_changes');
+    first.ws.close(1001);
+    await first.closed;
+    await insert('gone');
+    const again = await joined(a, users.alice.token, 'fresh');
+    await insert('next');
+    await again.frames.find((f) => f[3] === 'postgres_changes');
+    expect(bodies(again)).toEqual(['next']);
+    again.ws.close();
   });
 });

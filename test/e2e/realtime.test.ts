@@ -7,8 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type RealtimeChannel } from '@supabase/supabase-js';
 import { decodeJwt, importPKCS8, SignJWT } from 'jose';
 import pg from 'pg';
-import WebSocket from 'ws';
 import { freePort, spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import WebSocket from 'ws';
+import { Inbox, RawSocket } from '../helpers/phoenix-socket.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { callTool, connectMcp, request, resultJson } from './e2e-helpers.ts';
 import { parseMasterKey, SecretBox } from '../../src/core/crypto.ts';
@@ -67,23 +68,6 @@ async function tokenClient(holder: { token: string }, server = a) {
   const made = client(server, app.publishableKey, { accessToken: async () => holder.token });
   await made.realtime.setAuth();
   return made;
-}
-
-/** Items as they arrive, and promises for the ones to come. */
-class Inbox<T> {
-  readonly items: T[] = [];
-  #waiters: Array<{ test: (item: T) => boolean; resolve: (item: T) => void }> = [];
-
-  push = (item: T): void => {
-    this.items.push(item);
-    this.#waiters = this.#waiters.filter((w) => (w.test(item) ? (w.resolve(item), false) : true));
-  };
-
-  /** The first item (arrived or to come) that passes `test`. */
-  find(test: (item: T) => boolean = () => true): Promise<T> {
-    const found = this.items.find(test);
-    return found !== undefined ? Promise.resolve(found) : new Promise((resolve) => this.#waiters.push({ test, resolve }));
-  }
 }
 
 type Broadcast = { type: 'broadcast'; event: string; payload: unknown };
@@ -372,56 +356,18 @@ describe('two api processes', () => {
 });
 
 /** A websocket to the realtime endpoint spoken by hand (serializer 2.0.0). */
-class RawSocket {
-  readonly ws: WebSocket;
-  readonly frames = new Inbox<unknown[]>();
-  readonly closed: Promise<{ code: number; reason: string }>;
-
-  constructor(ws: WebSocket) {
-    this.ws = ws;
-    ws.on('message', (data, isBinary) => {
-      if (!isBinary) this.frames.push(JSON.parse(data.toString()));
-    });
-    this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-  }
-
-  static open(query = `apikey=${app.publishableKey}&vsn=2.0.0`, server = a): Promise<RawSocket> {
-    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/v1/${app.id}/realtime/v1/websocket?${query}`);
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => {
-        const socket = new RawSocket(ws);
-        sockets.push(socket);
-        resolve(socket);
-      });
-      ws.once('unexpected-response', (_req, res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => reject(Object.assign(new Error('refused'), { status: res.statusCode, body: JSON.parse(body) })));
-      });
-    });
-  }
-
-  send(frame: unknown): void {
-    this.ws.send(typeof frame === 'string' || Buffer.isBuffer(frame) ? frame : JSON.stringify(frame));
-  }
-
-  /** The reply to the push with this ref. */
-  reply(ref: string): Promise<unknown[]> {
-    return this.frames.find((f) => f[1] === ref && f[3] === 'phx_reply');
-  }
-
-  /** Sends a push and waits for its reply's payload. */
-  async ask(joinRef: string | null, ref: string, topic: string, event: string, payload: unknown): Promise<unknown> {
-    this.send([joinRef, ref, topic, event, payload]);
-    return (await this.reply(ref))[4];
-  }
+/** A raw socket of the app on `server` (closed after each test). */
+async function openRaw(query = `apikey=${app.publishableKey}&vsn=2.0.0`, server = a): Promise<RawSocket> {
+  const socket = await RawSocket.open(`ws://127.0.0.1:${server.port}/v1/${app.id}/realtime/v1/websocket?${query}`);
+  sockets.push(socket);
+  return socket;
 }
 
 const refusal = (reason: string) => ({ status: 'error', response: { reason } });
 
 describe('hostile input on a raw socket', () => {
   it('answers what it cannot serve exactly, ignores what it cannot read, and keeps answering heartbeats', async () => {
-    const s = await RawSocket.open();
+    const s = await openRaw();
     s.send('not json');
     s.send(Buffer.from([1, 2, 3]));
     s.send(JSON.stringify({ topic: 'phoenix' }));
@@ -454,7 +400,7 @@ describe('hostile input on a raw socket', () => {
   });
 
   it(`refuses the channel beyond the socket's limit`, async () => {
-    const s = await RawSocket.open();
+    const s = await openRaw();
     for (let i = 0; i < 100; i++) s.send([`c${i}`, `c${i}`, `realtime:c${i}`, 'phx_join', {}]);
     expect((await s.reply('c99'))[4]).toEqual({ status: 'ok', response: { postgres_changes: [] } });
     expect(await s.ask('c100', 'c100', 'realtime:c100', 'phx_join', {})).toEqual(refusal('ChannelRateLimitReached: Too many channels'));
@@ -464,18 +410,18 @@ describe('hostile input on a raw socket', () => {
   });
 
   it('closes a flooding socket (1008) and one sending more than 1 MB (1009); the process keeps serving', async () => {
-    const flood = await RawSocket.open();
+    const flood = await openRaw();
     for (let i = 0; i < 1000; i++) flood.send([null, `f${i}`, 'phoenix', 'heartbeat', {}]);
     expect(await flood.closed).toEqual({ code: 1008, reason: 'too many messages: at most 100 a second' });
-    const big = await RawSocket.open();
+    const big = await openRaw();
     big.send('x'.repeat(1024 * 1024 + 1));
     expect((await big.closed).code).toBe(1009);
-    const after = await RawSocket.open();
+    const after = await openRaw();
     expect(await after.ask(null, 'h', 'phoenix', 'heartbeat', {})).toEqual({ status: 'ok', response: {} });
   });
 
   it('refuses an upgrade without a key of the app (401, 403), with an unknown vsn (400), for an unknown app (404)', async () => {
-    const refused = (query: string) => RawSocket.open(query).then(() => ({ status: 0, code: '' }), (e: { status: number; body: { error: { code: string } } }) => ({ status: e.status, code: e.body.error.code }));
+    const refused = (query: string) => openRaw(query).then(() => ({ status: 0, code: '' }), (e: { status: number; body: { error: { code: string } } }) => ({ status: e.status, code: e.body.error.code }));
     expect(await refused('vsn=2.0.0')).toEqual({ status: 401, code: 'AUTH_REQUIRED' });
     expect(await refused(`apikey=svc_pub_unknown&vsn=2.0.0`)).toEqual({ status: 401, code: 'AUTH_INVALID_TOKEN' });
     expect(await refused(`apikey=${a.platformKey}&vsn=2.0.0`)).toEqual({ status: 401, code: 'AUTH_INVALID_TOKEN' });
@@ -484,7 +430,7 @@ describe('hostile input on a raw socket', () => {
     const unknownApp = new WebSocket(`ws://127.0.0.1:${a.port}/v1/aaaaaaaaaaaaaaaa/realtime/v1/websocket?apikey=${app.publishableKey}&vsn=2.0.0`);
     expect(await new Promise((resolve) => unknownApp.once('unexpected-response', (_req, res) => resolve(res.statusCode)))).toBe(404);
     // A secret key opens the socket too.
-    const s = await RawSocket.open(`apikey=${app.serviceKey}&vsn=1.0.0`);
+    const s = await openRaw(`apikey=${app.serviceKey}&vsn=1.0.0`);
     s.send({ topic: 'phoenix', event: 'heartbeat', payload: {}, ref: '1' });
     expect(await s.frames.find()).toEqual({ join_ref: null, ref: '1', topic: 'phoenix', event: 'phx_reply', payload: { status: 'ok', response: {} } });
   });
