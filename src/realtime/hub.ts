@@ -144,6 +144,13 @@ export class RealtimeHub {
     if (!topic.subscribers.size) this.#topics.delete(id);
   }
 
+  /** The channels joined to the app's topics on this process (a status figure: it walks this process's topics). */
+  channels(appId: string): number {
+    let count = 0;
+    for (const topic of this.#topics.values()) if (topic.key.appId === appId) count += topic.subscribers.size;
+    return count;
+  }
+
   /** Every presence of the topic, of every process (presence_state). */
   presenceState(key: TopicKey): PresenceMap {
     return this.#topics.get(topicId(key))?.presences.state() ?? {};

@@ -26,6 +26,14 @@ export interface HttpBroadcast {
   private: boolean;
 }
 
+/** Which of an app's tables stream, and what this process serves of it. */
+export interface RealtimeStatus {
+  /** Every table, by name: `realtime` its definition's flag, `streams` whether postgres_changes joins may name it. */
+  tables: Array<{ name: string; realtime: boolean; streams: boolean }>;
+  /** Channels joined to the app on this api process (one of possibly several). */
+  channels: number;
+}
+
 export interface RealtimeDeps {
   db: Kysely<ControlDatabase>;
   notices: PgNotices;
@@ -42,6 +50,7 @@ export class RealtimeService {
   readonly #feeds: ChangeFeeds;
   readonly #changes: PostgresChanges;
   readonly #verifiers: TokenVerifiers;
+  readonly #catalogs: CatalogCache;
   readonly #log: Logger;
 
   constructor(deps: RealtimeDeps) {
@@ -50,6 +59,7 @@ export class RealtimeService {
     this.#feeds = new ChangeFeeds({ databases: deps.databases, readerId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ...deps.changes, log: deps.log });
     this.#changes = new PostgresChanges({ feeds: this.#feeds, visibility: new RowVisibility(deps.databases), catalogs: deps.catalogs, log: deps.log });
     this.#verifiers = deps.verifiers;
+    this.#catalogs = deps.catalogs;
     this.#log = deps.log;
   }
 
@@ -66,6 +76,17 @@ export class RealtimeService {
   /** The session of a websocket opened for `appId` with serializer `vsn` and a key whose role is `keyRole`. */
   session(appId: string, vsn: Vsn, keyRole: ChannelRole, outlet: Outlet): RealtimeSession {
     return new RealtimeSession(outlet, { appId, vsn, keyRole, hub: this.#hub, changes: this.#changes, verifiers: this.#verifiers, log: this.#log });
+  }
+
+  /**
+   * The app's tables as a postgres_changes join sees them now (the same catalog snapshot: a table streams with
+   * `realtime: true` and a primary key), and the channels this process holds for it.
+   */
+  async status(appId: string): Promise<RealtimeStatus> {
+    const catalog = await this.#catalogs.refresh(appId);
+    // The catalog comes ordered by name.
+    const tables = [...catalog.values()].map((t) => ({ name: t.name, realtime: t.realtime === true, streams: t.realtime === true && t.primaryKey.length > 0 }));
+    return { tables, channels: this.#hub.channels(appId) };
   }
 
   /**

@@ -1,6 +1,6 @@
 // Broadcasts to an app's realtime channels over HTTP, as realtime-js sends them (Supabase Realtime's api/broadcast:
 // its send() when not subscribed, and httpSend), and as an agent sends them (realtime_broadcast). The websocket itself
-// is src/transports/ws.ts's; its channels are src/realtime's.
+// is src/transports/ws.ts's; its channels are src/realtime's. realtime_status says which tables stream.
 import { z } from 'zod';
 import { toolsUsing, type Ctx } from '../define.ts';
 import type { HttpBinding } from '../../src/core/define.ts';
@@ -97,4 +97,22 @@ export const realtimeBroadcastEvent = defineTool({
   },
 });
 
-export const realtimeTools = [realtimeBroadcast, realtimeBroadcastEvent];
+export const realtimeStatus = defineTool({
+  name: 'realtime_status',
+  title: 'Which tables stream',
+  description:
+    "An app's tables: realtime (schema_apply's flag) and streams (postgres_changes may subscribe: realtime and a primary key); " +
+    'channels: those joined on the api process that answered.',
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({
+    tables: z.array(z.object({ name: z.string(), realtime: z.boolean(), streams: z.boolean() })),
+    channels: z.number().int(),
+  }),
+  auth: ['platform', 'service'],
+  appScoped: true,
+  http: route('GET', '/status'),
+  annotations: { readOnlyHint: true },
+  handler: (input, ctx) => ctx.services.realtime.status(input.app_id),
+});
+
+export const realtimeTools = [realtimeBroadcast, realtimeBroadcastEvent, realtimeStatus];
