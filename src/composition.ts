@@ -212,7 +212,16 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     meetings: new MeetingsService({ db: control.db, box, credits, config, provider: meetingsProvider, log }),
     integrations: new IntegrationsService({ db: control.db, apps, config, vendor: integrationsVendor, log }),
     rag: new RagService({ control: control.db, apps, databases, ai, aiSettings, storage, maxFileBytes: config.storage.maxFileBytes, log }),
-    realtime: new RealtimeService({ db: control.db, notices, verifiers: { keys, endUserTokens }, databases, catalogs, changes: config.realtime, log }),
+    realtime: new RealtimeService({
+      db: control.db,
+      notices,
+      verifiers: { keys, endUserTokens },
+      tokens: { key: deriveKey(masterKey, 'realtime-tokens'), credentials: keys },
+      databases,
+      catalogs,
+      changes: config.realtime,
+      log,
+    }),
   };
   const services: Services = {
     ...areas,

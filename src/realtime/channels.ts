@@ -351,11 +351,11 @@ export class RealtimeSession {
     this.#watchExpiry(channel);
   }
 
-  /** A user channel closes when its token expires, unless a newer token came first. */
+  /** A channel of an end user or of a realtime token closes when its token expires, unless a newer token came first. */
   #watchExpiry(channel: Channel): void {
     clearTimeout(channel.expiry);
     channel.expiry = undefined;
-    const exp = channel.role.kind === 'user' ? channel.role.expiresAt : undefined;
+    const exp = channel.role.kind === 'anon' ? undefined : channel.role.expiresAt;
     if (exp === undefined) return;
     channel.expiry = setTimeout(
       () => {

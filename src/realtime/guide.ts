@@ -36,5 +36,8 @@ export const REALTIME_GUIDE: AreaGuide = {
   \`InvalidPostgresChanges: <why>\`. An end user's channel whose connection dropped and that rejoins within 60 s (same
   session, topic, bindings; any api process) first gets what it missed, each change once.
 - Which tables stream, and the channels of the api process that answers: realtime_status (GET /v1/{app_id}/realtime/status).
+- A browser without a secret key (the console's Live view): POST /v1/{app_id}/realtime/token (realtime_token, REST only; a
+  developer's session or platform key) gives \`{ token, expires_in: 300 }\` for supabase-js's \`accessToken\`: its channels act
+  as the app until it expires (then a \`system\` error, unless a newer one came) and while its minter stands.
 `,
 };

@@ -1,13 +1,15 @@
 // Who a channel acts for: the access token of its join (and of later `access_token` pushes), never the socket's apikey.
 // A user JWT of the app is that end user; the app's publishable key (or no token) is anonymous; its secret key the
-// service role. Anything else refuses the join, with the reason realtime-js shows ("<Code>: <message>").
+// service role, as is a realtime token (tokens.ts) until it expires. Anything else refuses the join, with the reason
+// realtime-js shows ("<Code>: <message>").
 import { decodeJwt } from 'jose';
 import type { Caller } from '../core/caller.ts';
 import { KEY_PREFIX } from '../auth/keys.ts';
 
 export type ChannelRole =
   | { kind: 'anon' }
-  | { kind: 'service' }
+  /** `expiresAt`: a realtime token's expiry (a secret key has none). */
+  | { kind: 'service'; expiresAt?: number }
   /**
    * `expiresAt`: the token's exp (seconds since the epoch), when the channel is closed unless a new token came;
    * `claims`: the verified token's claims, which row-level security reads (postgres_changes).
@@ -22,12 +24,15 @@ export interface Refusal {
 
 export type RoleResult = { ok: true; role: ChannelRole } | { ok: false; refusal: Refusal };
 
-/** What resolving a token needs: the app keys (services.keys) and end-user JWTs (services.endUserTokens). */
+/** What resolving a token needs: the app keys (services.keys), end-user JWTs (services.endUserTokens), realtime tokens. */
 export interface TokenVerifiers {
   keys: { resolve(key: string): Promise<Caller | undefined> };
   endUserTokens: { verify(token: string): Promise<Extract<Caller, { kind: 'user' }> | undefined> };
+  realtimeTokens: { role(appId: string, token: string): Promise<RoleResult> };
 }
 
+/** How a realtime token (tokens.ts) starts. */
+export const REALTIME_TOKEN_PREFIX = 'svc_rt_';
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const ANON: RoleResult = { ok: true, role: { kind: 'anon' } };
 
@@ -47,6 +52,7 @@ export async function resolveRole(appId: string, token: unknown, verifiers: Toke
     if (caller.kind === 'service' && caller.appId === appId) return { ok: true, role: { kind: 'service' } };
     return refused('Unauthorized', "The key is another app's");
   }
+  if (token.startsWith(REALTIME_TOKEN_PREFIX)) return verifiers.realtimeTokens.role(appId, token);
   if (!JWT_SHAPE.test(token)) return refused('MalformedJWT', 'The token provided is not a valid JWT');
   const user = await verifiers.endUserTokens.verify(token);
   if (user) {

@@ -14,6 +14,8 @@ import type { ChannelRole, TokenVerifiers } from './roles.ts';
 import { ChangeFeeds } from './capture.ts';
 import { PostgresChanges } from './postgres-changes.ts';
 import { RowVisibility } from './visibility.ts';
+import { RealtimeTokens, type Credentials } from './tokens.ts';
+import type { CredentialRef } from '../auth/keys.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
 
@@ -37,7 +39,9 @@ export interface RealtimeStatus {
 export interface RealtimeDeps {
   db: Kysely<ControlDatabase>;
   notices: PgNotices;
-  verifiers: TokenVerifiers;
+  verifiers: Omit<TokenVerifiers, 'realtimeTokens'>;
+  /** Realtime tokens: the key they are signed with, and where the credentials that mint them stand. */
+  tokens: { key: Buffer; credentials: Credentials };
   /** postgres_changes: the app databases (capture, row-level security) and their catalogs. */
   databases: AppDatabases;
   catalogs: CatalogCache;
@@ -50,6 +54,7 @@ export class RealtimeService {
   readonly #feeds: ChangeFeeds;
   readonly #changes: PostgresChanges;
   readonly #verifiers: TokenVerifiers;
+  readonly #tokens: RealtimeTokens;
   readonly #catalogs: CatalogCache;
   readonly #log: Logger;
 
@@ -58,7 +63,8 @@ export class RealtimeService {
     // One reader name per process: the capture triggers write while any reader of the app is registered.
     this.#feeds = new ChangeFeeds({ databases: deps.databases, readerId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ...deps.changes, log: deps.log });
     this.#changes = new PostgresChanges({ feeds: this.#feeds, visibility: new RowVisibility(deps.databases), catalogs: deps.catalogs, log: deps.log });
-    this.#verifiers = deps.verifiers;
+    this.#tokens = new RealtimeTokens(deps.tokens.key, deps.tokens.credentials);
+    this.#verifiers = { ...deps.verifiers, realtimeTokens: this.#tokens };
     this.#catalogs = deps.catalogs;
     this.#log = deps.log;
   }
@@ -87,6 +93,11 @@ export class RealtimeService {
     // The catalog comes ordered by name.
     const tables = [...catalog.values()].map((t) => ({ name: t.name, realtime: t.realtime === true, streams: t.realtime === true && t.primaryKey.length > 0 }));
     return { tables, channels: this.#hub.channels(appId) };
+  }
+
+  /** A realtime token for the app's channels (the service role for a few minutes), bound to the credential minting it. */
+  token(appId: string, credential: CredentialRef): { token: string; expires_in: number } {
+    return this.#tokens.mint(appId, credential);
   }
 
   /**

@@ -2,8 +2,9 @@
 // `npm start` starts it. The owner creates an app, writes a schema, reads its dry run (the very statements the API's
 // dry run gives) and applies it; sees the tables drawn with their relationship and each table's policies; inserts,
 // edits and deletes rows in the table editor (checked through the data API); pages a table of 10,000 rows 50 at a time
-// (never more, the last page reachable), sorts and filters it in the data API's dialect; lists and searches the app's
-// end users. A viewer sees none of the write buttons, and the API refuses the writes anyway.
+// (never more, the last page reachable), sorts and filters it in the data API's dialect; switches Live on for a table
+// that streams and sees its changes arrive; lists and searches the app's end users. A viewer sees none of the write
+// buttons (nor Live), and the API refuses the writes anyway.
 import type { Page, Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { callFrom, heading, startConsole, tab, type ConsoleHarness } from '../helpers/console.ts';
@@ -278,6 +279,54 @@ describe('the console schema, table editor and users tabs', () => {
     await expect.poll(shownEmails).toEqual([...emails].reverse());
   });
 
+  it("switches Live on for a table that streams and shows its changes as they commit, over supabase-js with the session's realtime token", async () => {
+    /** A write of the data API with the service key, as another client of the app makes it. */
+    const write = (method: string, path: string, body?: unknown) =>
+      fetch(`${h.server.url}/v1/${appId}/${path}`, {
+        method,
+        headers: { authorization: `Bearer ${serviceKey}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const applied = await write('POST', 'schema/apply', { schema: { tables: { books: { ...SCHEMA.tables.books, realtime: true } } } });
+    expect(applied.status).toBe(200);
+    const tokens: Request[] = [];
+    const sockets: string[] = [];
+    owner.on('request', (r) => r.url().endsWith(`/v1/${appId}/realtime/token`) && tokens.push(r));
+    owner.on('websocket', (ws) => sockets.push(ws.url()));
+
+    await appPage(owner, 'data/authors');
+    await owner.getByRole('heading', { name: 'authors', level: 3 }).waitFor();
+    await owner.getByText('Live: this table does not stream. Apply its definition with "realtime": true (Schema tab) to see its changes here.').waitFor();
+    await owner.getByRole('navigation', { name: 'Tables' }).getByRole('link', { name: 'books' }).click();
+    await owner.getByRole('heading', { name: 'books', level: 3 }).waitFor();
+    const live = owner.getByRole('region', { name: 'Live changes' });
+    await live.getByRole('button', { name: 'Live' }).click();
+    await live.getByRole('status').filter({ hasText: 'Live: changes appear here as they commit.' }).waitFor();
+    expect(await live.getByRole('button', { name: 'Live' }).getAttribute('aria-pressed')).toBe('true');
+
+    expect((await write('POST', 'books', { title: 'The Lathe of Heaven', author_id: 1 })).status).toBe(201);
+    const id = (await rowsOf('books', 'title=eq.The Lathe of Heaven'))[0]!.id;
+    expect((await write('PATCH', `books?id=eq.${id}`, { title: 'The Lathe of Heaven (1971)' })).status).toBe(204);
+    expect((await write('DELETE', `books?id=eq.${id}`)).status).toBe(204);
+    const shown = live.getByRole('table', { name: 'Changes of books, newest first' }).locator('tbody tr');
+    await shown.nth(2).waitFor();
+    const cells = await Promise.all((await shown.all()).map(async (tr) => (await tr.locator('td').allTextContents()).slice(1)));
+    expect(cells).toEqual([
+      ['DELETE', JSON.stringify({ id, title: 'The Lathe of Heaven (1971)', author_id: 1 })],
+      ['UPDATE', JSON.stringify({ id, title: 'The Lathe of Heaven (1971)', author_id: 1 })],
+      ['INSERT', JSON.stringify({ id, title: 'The Lathe of Heaven', author_id: 1 })],
+    ]);
+    // The page took the routes any client takes: a realtime token minted with its session, the app's socket with its
+    // publishable key.
+    expect(tokens.map((r) => r.method())).toEqual(['POST']);
+    expect(sockets.map((u) => new URL(u).pathname)).toEqual([`/v1/${appId}/realtime/v1/websocket`]);
+    expect(new URL(sockets[0]!).searchParams.get('apikey')).toMatch(/^svc_pub_/);
+
+    await live.getByRole('button', { name: 'Live' }).click();
+    expect(await live.getByRole('button', { name: 'Live' }).getAttribute('aria-pressed')).toBe('false');
+    expect(await live.getByRole('status').count()).toBe(0);
+  });
+
   it('a viewer reads every tab with no write button, and the API refuses the writes', async () => {
     const viewer = await h.personAs('viewer', 'val@example.com');
     await appPage(viewer, 'schema');
@@ -296,6 +345,9 @@ describe('the console schema, table editor and users tabs', () => {
     expect(await button(viewer, 'Insert row').count()).toBe(0);
     expect(await viewer.getByRole('button', { name: /^(Edit|Delete) row/ }).count()).toBe(0);
     expect(await viewer.locator('.grid thead th').allTextContents()).toEqual(['id ▲', 'name', 'meta']);
+    await viewer.getByRole('navigation', { name: 'Tables' }).getByRole('link', { name: 'books' }).click();
+    await viewer.getByText('Live needs the developer role: its channel acts as the app.').waitFor();
+    await viewer.getByRole('navigation', { name: 'Tables' }).getByRole('link', { name: 'authors' }).click();
 
     // The data API answers a viewer's session write in its PostgREST shape, the platform's envelope under `error`.
     const message = 'This call needs the role developer or higher in the account; the credential has viewer.';

@@ -60,6 +60,8 @@ describe('REST and MCP parity', () => {
       'auth_gotrue_verify_link',
       // realtime-js's httpSend: a client library's wire, beside realtime_broadcast.
       'realtime_broadcast_event',
+      // A browser's credential for realtime channels (the console's Live view); agents hold the app's keys.
+      'realtime_token',
       'data_openapi',
       // OpenAI clients' model list (models.list(), models.retrieve()); an agent reads allowedModels with ai_config_get.
       'ai_models_list',

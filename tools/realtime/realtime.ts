@@ -1,6 +1,7 @@
 // Broadcasts to an app's realtime channels over HTTP, as realtime-js sends them (Supabase Realtime's api/broadcast:
 // its send() when not subscribed, and httpSend), and as an agent sends them (realtime_broadcast). The websocket itself
-// is src/transports/ws.ts's; its channels are src/realtime's. realtime_status says which tables stream.
+// is src/transports/ws.ts's; its channels are src/realtime's. realtime_status says which tables stream; realtime_token
+// gives a browser (the console) a short-lived credential for channels that act as the app.
 import { z } from 'zod';
 import { toolsUsing, type Ctx } from '../define.ts';
 import type { HttpBinding } from '../../src/core/define.ts';
@@ -8,6 +9,8 @@ import { AppIdSchema } from '../../src/apps/types.ts';
 import { MAX_BINARY_FIELD_BYTES } from '../../src/realtime/protocol.ts';
 import type { HttpBroadcast } from '../../src/realtime/service.ts';
 import { appRoute, QueryFlag } from '../shared.ts';
+import { credentialOf } from '../../src/auth/keys.ts';
+import { errors } from '../../src/core/errors.ts';
 
 type Uses = 'realtime';
 const defineTool = toolsUsing<Uses>();
@@ -115,4 +118,26 @@ export const realtimeStatus = defineTool({
   handler: (input, ctx) => ctx.services.realtime.status(input.app_id),
 });
 
-export const realtimeTools = [realtimeBroadcast, realtimeBroadcastEvent, realtimeStatus];
+export const realtimeToken = defineTool({
+  name: 'realtime_token',
+  title: 'Mint a realtime token',
+  description:
+    "A realtime token (valid expires_in seconds) for supabase-js's accessToken: its channels act as the app (every row's changes, " +
+    'private channels) until it expires, while the session or platform key that minted it stands. For browsers, which must not hold a secret key.',
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ token: z.string(), expires_in: z.number().int() }),
+  auth: ['platform'],
+  appScoped: true,
+  // A browser's credential (the console's Live view); agents and servers hold the app's keys.
+  mcp: false,
+  http: route('POST', '/token', { status: 201 }),
+  annotations: { openWorldHint: false },
+  handler: async (input, ctx) => {
+    const credential = credentialOf(ctx.caller);
+    // Only a platform key or a session can be checked for still standing at each join; REST sees no other.
+    if (!credential) throw errors.wrongCredential(['platform key', "a person's session"]);
+    return ctx.services.realtime.token(input.app_id, credential);
+  },
+});
+
+export const realtimeTools = [realtimeBroadcast, realtimeBroadcastEvent, realtimeStatus, realtimeToken];

@@ -27,6 +27,8 @@ export interface TableView {
   foreignKeys?: Array<{ columns: string[]; references: { table: string; columns: string[] }; onDelete?: string; onUpdate?: string }>;
   access: Access;
   plans?: string[];
+  /** Its changes reach realtime subscribers (postgres_changes). */
+  realtime?: true;
   policies: Policy[];
 }
 export interface SchemaView {

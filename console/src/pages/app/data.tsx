@@ -1,10 +1,11 @@
 // The table editor (#/apps/<id>/data/<table>): the app's tables, and the one the route names (the first when none)
-// paged, sorted, filtered and edited through the data API, as the service role.
+// paged, sorted, filtered and edited through the data API, as the service role; its changes live when it streams.
 import type { AppTabProps } from './tabs.ts';
 import { schema } from '../../api/schema.ts';
 import { href } from '../../router.ts';
 import { Loading, useLoad } from '../../ui.tsx';
 import { RowsGrid } from './data-grid.tsx';
+import { LiveChanges } from './data-live.tsx';
 
 export default function DataTab({ app, rest }: AppTabProps) {
   const view = useLoad(() => schema.get(app.app_id), [app.app_id]);
@@ -31,6 +32,7 @@ export default function DataTab({ app, rest }: AppTabProps) {
               </nav>
               <section aria-labelledby="rows-title" class="rows">
                 <h3 id="rows-title">{current}</h3>
+                <LiveChanges key={current} appId={app.app_id} name={current} table={v.tables[current]!} />
                 {/* Keyed by the table: another table starts with its own order, filters and first page. */}
                 <RowsGrid key={current} appId={app.app_id} name={current} table={v.tables[current]!} />
               </section>
