@@ -81,10 +81,9 @@ const PRUNE_SQL = `with old as (delete from svc_realtime.changes where at < now(
 export const CATCH_UP_WINDOW_SECONDS = 60;
 /** A position, taken once (two joins cannot both resume from it), within the window. */
 const TAKE_POSITION_SQL = `delete from svc_realtime.positions where key = $1 and saved_at > now() - make_interval(secs => ${CATCH_UP_WINDOW_SECONDS}) returning xid::text as xid`;
-const TOUCH_POSITION_SQL = `update svc_realtime.positions set saved_at = now() where key = $1`;
-const SAVE_POSITIONS_SQL = `insert into svc_realtime.positions (key, xid) select unnest($1::text[]), $2::xid8
+
+const SAVE_POSITION_SQL = `insert into svc_realtime.positions (key, xid) values ($1, $2::xid8)
   on conflict (key) do update set xid = excluded.xid, saved_at = now()`;
-const FORGET_POSITION_SQL = `delete from svc_realtime.positions where key = $1`;
 const UNREGISTER_SQL = `delete from svc_realtime.readers where reader = $1`;
 /** What a subscriber missed: the changes from its position up to the feed's (all of them ended), the newest kept. */
 const CATCH_UP_SQL = `select * from (
@@ -282,17 +281,9 @@ export class ChangeFeeds {
     return rows[0]?.xid;
   }
 
-  /** A subscriber's connection dropped: its position starts the catch-up window (and keeps the capture running). */
-  async keepPosition(appId: string, key: string): Promise<void> {
-    await this.#opts.databases.sql(appId).query(TOUCH_POSITION_SQL, [key]);
-  }
-
-  async savePositions(appId: string, keys: readonly string[], xid: string): Promise<void> {
-    await this.#opts.databases.sql(appId).query(SAVE_POSITIONS_SQL, [keys, xid]);
-  }
-
-  async forgetPosition(appId: string, key: string): Promise<void> {
-    await this.#opts.databases.sql(appId).query(FORGET_POSITION_SQL, [key]);
+  /** A subscriber's connection dropped: where its deliveries reached, kept for the catch-up window (and the capture runs on). */
+  async savePosition(appId: string, key: string, xid: string): Promise<void> {
+    await this.#opts.databases.sql(appId).query(SAVE_POSITION_SQL, [key, xid]);
   }
 
   async close(): Promise<void> {

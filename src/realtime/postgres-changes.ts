@@ -64,8 +64,10 @@ interface Subscription {
   bindings: Binding[];
   viewer: () => Viewer;
   sink: ChangeSink;
-  /** Where its position is saved (a resumable subscription). */
+  /** Where its position is saved when its connection drops (a resumable subscription). */
   key: string | undefined;
+  /** Where its deliveries reached: every change of a transaction below it that it may see was sent. */
+  position: string | undefined;
   /** Changes of transactions below this were handed over by its catch-up. */
   minXid: bigint | undefined;
 }
@@ -127,10 +129,11 @@ export class PostgresChanges {
    * Delivers the changes the bindings meet and the viewer may see, until the returned function is called. With `resume`
    * (an end user's session and the channel's topic) the subscription is resumable: where its deliveries reached is
    * saved, and a later subscription of the same session, topic and bindings first gets what was missed in between.
-   * The returned function takes whether to forget that position (yes unless the connection dropped).
+   * The returned function takes whether to forget that position (yes unless the connection dropped): it is written
+   * only then, once, so that a live subscription costs no write per batch.
    */
   subscribe(appId: string, bindings: Binding[], viewer: () => Viewer, sink: ChangeSink, resume?: Resume): (forget?: boolean) => void {
-    const sub: Subscription = { bindings, viewer, sink, key: resume && resumeKey(appId, resume, bindings), minXid: undefined };
+    const sub: Subscription = { bindings, viewer, sink, key: resume && resumeKey(appId, resume, bindings), minXid: undefined, position: undefined };
     const entry = this.#entry(appId);
     entry.members.add(sub);
     if (sub.key) {
@@ -142,13 +145,15 @@ export class PostgresChanges {
     return (forget = true) => {
       entry.members.delete(sub);
       entry.subs.delete(sub);
-      if (sub.key) {
-        const done = forget ? this.#d.feeds.forgetPosition(appId, sub.key) : this.#d.feeds.keepPosition(appId, sub.key);
-        void done.catch((err: unknown) => this.#warn(appId, err, 'a realtime position could not be updated'));
-      }
+      const saved =
+        sub.key && !forget && sub.position !== undefined
+          ? this.#d.feeds.savePosition(appId, sub.key, sub.position).catch((err: unknown) => this.#warn(appId, err, 'a realtime position could not be saved'))
+          : undefined;
       if (entry.members.size || this.#apps.get(appId) !== entry) return;
       this.#apps.delete(appId);
-      entry.stop();
+      // The position before the reader goes: the capture must not pause between the two.
+      if (saved) void saved.then(() => entry.stop());
+      else entry.stop();
     };
   }
 
@@ -161,7 +166,7 @@ export class PostgresChanges {
       changes: (batch, through) =>
         void (entry.queue = entry.queue.then(async () => {
           await this.#deliver(appId, entry.subs, batch);
-          if (through !== undefined) await this.#savePositions(appId, [...entry.subs], through);
+          if (through !== undefined) for (const s of entry.subs) s.position = through;
         })),
       live: () => {
         entry.live = true;
@@ -187,15 +192,10 @@ export class PostgresChanges {
       entry.queue = entry.queue.then(async () => {
         if (missed === undefined) sub.sink.trouble('More changes happened while this channel was away than are kept for it: fetch the rows again.');
         else if (missed.length) await this.#deliver(appId, new Set([sub]), missed, true);
-        await this.#savePositions(appId, [sub], position);
+        sub.position = position;
       });
       sub.sink.live();
     });
-  }
-
-  async #savePositions(appId: string, subs: Subscription[], through: string): Promise<void> {
-    const keys = subs.flatMap((s) => (s.key ? [s.key] : []));
-    if (keys.length) await this.#d.feeds.savePositions(appId, keys, through).catch((err: unknown) => this.#warn(appId, err, 'realtime positions could not be saved'));
   }
 
   #warn(appId: string, err: unknown, message: string): undefined {
@@ -222,30 +222,31 @@ export class PostgresChanges {
   /** One visibility check per subscriber group over the table's changes (new rows, and old rows of updates). */
   async #deliverTable(appId: string, info: TableInfo, changes: CapturedChange[], subs: Subscription[], catchingUp: boolean): Promise<void> {
     const judged = changes.map((c) => c.record ?? c.old ?? {});
-    const olds = changes.map((c, i) => (c.op === 'U' && c.old ? i : -1)).filter((i) => i >= 0);
-    const rows = [...judged, ...olds.map((i) => changes[i]!.old!)];
-    const groups = Map.groupBy(subs, (s) => {
+    // An update's old row is judged too (after the new rows): whoever may see it gets it whole.
+    const oldAt = new Map<number, number>();
+    changes.forEach((c, i) => c.op === 'U' && c.old && oldAt.set(i, judged.length + oldAt.size));
+    const rows = [...judged, ...[...oldAt.keys()].map((i) => changes[i]!.old!)];
+    const groups = [...Map.groupBy(subs, (s) => {
       const v = s.viewer();
       return `${v.role}\u0000${v.claims}`;
-    });
+    }).values()];
+    const seen = await this.#d.visibility.visibleTo(appId, info.name, groups.map((g) => g[0]!.viewer()), rows);
     const columns = info.columns.map((c) => ({ name: c.name, type: c.isArray ? `_${c.udt}` : c.udt }));
-    const pk = info.primaryKey;
-    await Promise.all(
-      [...groups.values()].map(async (group) => {
-        const seen = await this.#d.visibility.visible(appId, info.name, group[0]!.viewer(), rows);
-        changes.forEach((change, i) => {
-          if (!seen.has(i)) return;
-          const oldSeen = change.op === 'U' ? seen.has(judged.length + olds.indexOf(i)) : change.op === 'D';
-          const payload = messageOf(info.name, change, columns, oldSeen ? change.old ?? {} : keyOf(change.old, pk));
-          const xid = BigInt(change.xid);
-          for (const sub of group) {
-            if (!catchingUp && sub.minXid !== undefined && xid < sub.minXid) continue;
-            const ids = sub.bindings.filter((b) => meets(b, info.name, change)).map((b) => b.reply.id);
-            if (ids.length) sub.sink.send({ ids, data: payload });
-          }
-        });
-      }),
-    );
+    groups.forEach((group, g) => {
+      const visible = seen[g]!;
+      const mine = [...visible].filter((i) => i < judged.length).sort((x, y) => x - y);
+      for (const i of mine) {
+        const change = changes[i]!;
+        const oldSeen = change.op === 'D' || (oldAt.has(i) && visible.has(oldAt.get(i)!));
+        const payload = messageOf(info.name, change, columns, oldSeen ? change.old ?? {} : keyOf(change.old, info.primaryKey));
+        const xid = BigInt(change.xid);
+        for (const sub of group) {
+          if (!catchingUp && sub.minXid !== undefined && xid < sub.minXid) continue;
+          const ids = sub.bindings.filter((b) => meets(b, info.name, change)).map((b) => b.reply.id);
+          if (ids.length) sub.sink.send({ ids, data: payload });
+        }
+      }
+    });
   }
 }
 

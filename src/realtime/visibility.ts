@@ -18,7 +18,7 @@ export interface Viewer {
  * is that condition in JavaScript when every policy in it has a form known exactly (row ownership), so that a batch
  * costs no query per subscriber.
  */
-type Reach = { kind: 'all' } | { kind: 'none' } | { kind: 'some'; qual: string; test?: RowTest };
+type Reach = { kind: 'all' } | { kind: 'none' } | { kind: 'some'; qual: string; test?: RowTest; owner?: string };
 
 /** A condition over a captured row and the viewer's `sub` claim. */
 type RowTest = (row: Record<string, unknown>, sub: string | undefined) => boolean;
@@ -82,13 +82,18 @@ export function reachOf(rules: RulesRow, role: ViewerRole): Reach {
   const allOf = restrictive.map(compileQual);
   if (anyOf.some((t) => !t) || allOf.some((t) => !t)) return { kind: 'some', qual };
   const test: RowTest = (row, sub) => anyOf.some((t) => t!(row, sub)) && allOf.every((t) => t!(row, sub));
-  return { kind: 'some', qual, test };
+  // Ownership alone: a viewer sees the rows whose owner column holds its sub.
+  const owner = restrictive.length === 0 && permissive.length === 1 ? OWN_ROW.exec(permissive[0]!)?.[2] : undefined;
+  return owner ? { kind: 'some', qual, test, owner } : { kind: 'some', qual, test };
 }
 
 function subOf(claims: string): string | undefined {
   const sub = (JSON.parse(claims) as { sub?: unknown }).sub;
   return typeof sub === 'string' ? sub : undefined;
 }
+
+/** Viewers one round trip judges at most (its statement carries one condition per viewer). */
+const SQL_VIEWERS_PER_TRIP = 100;
 
 export class RowVisibility {
   readonly #databases: AppDatabases;
@@ -100,18 +105,43 @@ export class RowVisibility {
 
   /** The indexes of `rows` (captured rows of `table`) the viewer may see. */
   async visible(appId: string, table: string, viewer: Viewer, rows: readonly Record<string, unknown>[]): Promise<Set<number>> {
+    return (await this.visibleTo(appId, table, [viewer], rows))[0]!;
+  }
+
+  /**
+   * For each viewer, the indexes of `rows` it may see. Conditions known in JavaScript run over the rows (ownership by an
+   * index of the rows' owners, so that many viewers cost one pass); the others run in SQL, one round trip for up to
+   * SQL_VIEWERS_PER_TRIP viewers of a role.
+   */
+  async visibleTo(appId: string, table: string, viewers: readonly Viewer[], rows: readonly Record<string, unknown>[]): Promise<Set<number>[]> {
+    const out = viewers.map(() => new Set<number>());
     const rules = await this.#rulesOf(appId, table);
-    if (!rules || rows.length === 0) return new Set();
-    const reach = reachOf(rules, viewer.role);
-    if (reach.kind === 'all') return new Set(rows.keys());
-    if (reach.kind === 'none') return new Set();
-    if (reach.test) {
-      const sub = subOf(viewer.claims);
-      const seen = new Set<number>();
-      rows.forEach((row, i) => reach.test!(row, sub) && seen.add(i));
-      return seen;
+    if (!rules || rows.length === 0) return out;
+    const bySql = new Map<ViewerRole, { qual: string; at: number[] }>();
+    const owners = new Map<string, Map<string, number[]>>();
+    viewers.forEach((viewer, v) => {
+      const reach = reachOf(rules, viewer.role);
+      if (reach.kind === 'all') rows.forEach((_r, i) => out[v]!.add(i));
+      else if (reach.kind === 'some' && reach.owner) {
+        const index = owners.get(reach.owner) ?? owners.set(reach.owner, ownerIndex(rows, reach.owner)).get(reach.owner)!;
+        const sub = subOf(viewer.claims)?.toLowerCase();
+        for (const i of (sub !== undefined && UUID.test(sub) && index.get(sub)) || []) out[v]!.add(i);
+      } else if (reach.kind === 'some' && reach.test) {
+        const sub = subOf(viewer.claims);
+        rows.forEach((row, i) => reach.test!(row, sub) && out[v]!.add(i));
+      } else if (reach.kind === 'some') {
+        const group = bySql.get(viewer.role) ?? bySql.set(viewer.role, { qual: reach.qual, at: [] }).get(viewer.role)!;
+        group.at.push(v);
+      }
+    });
+    for (const [role, { qual, at }] of bySql) {
+      for (let start = 0; start < at.length; start += SQL_VIEWERS_PER_TRIP) {
+        const chunk = at.slice(start, start + SQL_VIEWERS_PER_TRIP);
+        const seen = await this.#evaluate(appId, table, role, chunk.map((v) => viewers[v]!.claims), qual, rows);
+        chunk.forEach((v, k) => (out[v] = seen[k]!));
+      }
     }
-    return this.#evaluate(appId, table, viewer, reach.qual, rows);
+    return out;
   }
 
   /** Forgets an app's rules (its schema changed). */
@@ -134,14 +164,18 @@ export class RowVisibility {
 
   /**
    * The condition over the captured rows, each made a row of the table's type and named as the table (so the policy's
-   * column references, qualified or not, resolve to it), under the viewer's role and claims, in one round trip.
+   * column references, qualified or not, resolve to it), under the role and each viewer's claims in turn, in one round
+   * trip: the rows travel once (a transaction-local setting), the claims and the condition once per viewer.
    */
-  async #evaluate(appId: string, table: string, viewer: Viewer, qual: string, rows: readonly Record<string, unknown>[]): Promise<Set<number>> {
+  async #evaluate(appId: string, table: string, role: ViewerRole, claims: readonly string[], qual: string, rows: readonly Record<string, unknown>[]): Promise<Set<number>[]> {
     const t = pg.escapeIdentifier(table);
+    const select =
+      `select (${ROWS}.svc_rt_n - 1)::int as i from jsonb_array_elements(current_setting('svc.rt_rows')::jsonb) with ordinality as ${ROWS}(svc_rt_row, svc_rt_n), ` +
+      `lateral jsonb_populate_record(null::public.${t}, ${ROWS}.svc_rt_row) as ${t} where ${qual}`;
     const text =
-      `begin; set local role ${viewer.role}; select set_config('request.jwt.claims', ${pg.escapeLiteral(viewer.claims)}, true); ` +
-      `select (${ROWS}.svc_rt_n - 1)::int as i from jsonb_array_elements(${pg.escapeLiteral(JSON.stringify(rows))}::jsonb) with ordinality as ${ROWS}(svc_rt_row, svc_rt_n), ` +
-      `lateral jsonb_populate_record(null::public.${t}, ${ROWS}.svc_rt_row) as ${t} where ${qual}; commit;`;
+      `begin; set local role ${role}; select set_config('svc.rt_rows', ${pg.escapeLiteral(JSON.stringify(rows))}, true); ` +
+      claims.map((c) => `select set_config('request.jwt.claims', ${pg.escapeLiteral(c)}, true); ${select}; `).join('') +
+      'commit;';
     const client = await this.#databases.pool(appId).connect();
     let results: pg.QueryResult<{ i: number }>[];
     try {
@@ -154,6 +188,21 @@ export class RowVisibility {
       throw err;
     }
     client.release();
-    return new Set(results[3]!.rows.map((r) => r.i));
+    // begin, set role, the rows, then a claims and a select per viewer.
+    return claims.map((_c, k) => new Set(results[4 + 2 * k]!.rows.map((r) => r.i)));
   }
+}
+
+/** The rows' indexes by their owner (a uuid column's value, lower-cased). */
+function ownerIndex(rows: readonly Record<string, unknown>[], column: string): Map<string, number[]> {
+  const index = new Map<string, number[]>();
+  rows.forEach((row, i) => {
+    const value = row[column];
+    if (typeof value !== 'string') return;
+    const key = value.toLowerCase();
+    const list = index.get(key);
+    if (list) list.push(i);
+    else index.set(key, [i]);
+  });
+  return index;
 }

@@ -128,6 +128,11 @@ describe('capture and visibility', () => {
     expect([...(await vis.visible(app.app_id, 'docs', viewer(ALICE), docs))]).toEqual([0, 2]);
     expect([...(await vis.visible(app.app_id, 'docs', viewer(BOB), docs))]).toEqual([1]);
     expect([...(await vis.visible(app.app_id, 'docs', viewer(null), docs))]).toEqual([]);
+    // Many viewers at once: ownership by one index of the rows, a group's condition in one round trip for all.
+    const many = await vis.visibleTo(app.app_id, 'notes', [viewer(ALICE), viewer(BOB), viewer(null), viewer(null, 'svc_service')], rows);
+    expect(many.map((set) => [...set].sort())).toEqual([[0, 3], [1, 2, 4], [], [0, 1, 2, 3, 4]]);
+    const teams = await vis.visibleTo(app.app_id, 'docs', [viewer(BOB), viewer(ALICE), viewer(BOB)], docs);
+    expect(teams.map((set) => [...set].sort())).toEqual([[1], [0, 2], [1]]);
   });
 
   it('captures nothing once no process reads', async () => {
