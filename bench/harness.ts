@@ -40,11 +40,12 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-export function startChild(script: string, env: Record<string, string>, nodeArgs: string[] = []): Child {
+/** `ipc`: the child gets an IPC channel (process.send / 'message'), for a driver that asks it things. */
+export function startChild(script: string, env: Record<string, string>, nodeArgs: string[] = [], ipc = false): Child {
   const proc = spawn(process.execPath, [...nodeArgs, script], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? (['ipc'] as const) : [])],
   });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -140,6 +141,8 @@ export interface BenchContext {
   platformUrl: string;
   /** Port the platform listens on; its default SVC_BASE_URL is http://localhost:<port>. */
   port: number;
+  /** The platform process's pid (scenario `realtime` reads its CPU time from /proc). */
+  platformPid: number;
   /** Bearer <platform key> of the account every app belongs to. */
   authorization: string;
   controlDatabaseUrl: string;

@@ -8,7 +8,8 @@
 // queries against node:http + the same embedding call and SQL; ingestion against the bare embed + insert loop) and
 // `substrate` (proposals of record_learning against node:http + pg running the same transaction) and `stream` (the
 // substrate change stream's commit-to-frame latency at 200 sockets against raw pg LISTEN -> ws; outbox deliveries per
-// second to a loopback receiver). All run by
+// second to a loopback receiver) and `realtime` (postgres_changes on an app's tables to 10, 100 and 500 end users under
+// row-level security, change-to-delivery latency and deliveries/s, against raw pg LISTEN -> ws). All run by
 // default; pick some with `npm run bench -- data` or BENCH_SCENARIOS=apps,data.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { DATA_USERS, dataScenario, SEED_ROWS } from './data.ts';
 import { fairnessScenario } from './fairness.ts';
 import { functionsScenario } from './functions.ts';
 import { INGEST_DOCS, ragScenario, SEED_CHUNKS, sharedAiUpstream } from './rag.ts';
+import { realtimeScenario } from './realtime.ts';
 import { streamPlatformEnv, streamScenario } from './stream.ts';
 import { substrateScenario } from './substrate.ts';
 import {
@@ -54,6 +56,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = {
   rag: ragScenario,
   substrate: substrateScenario,
   stream: streamScenario,
+  realtime: realtimeScenario,
 };
 
 /**
@@ -131,15 +134,15 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
     ...scenarioEnv,
   };
   /** A platform process (`npm start`) with the run's environment and `env` over it, ready. */
-  const startPlatform = async (what: string, env: Record<string, string>): Promise<{ url: string; port: number }> => {
+  const startPlatform = async (what: string, env: Record<string, string>): Promise<{ url: string; port: number; pid: number }> => {
     const port = await freePort();
     const child = startChild('src/main.ts', { ...platformEnv, PORT: String(port), ...env }, nodeArgs);
     cleanups.push(child.stop);
     const url = `http://127.0.0.1:${port}`;
     await waitFor(what, child, async () => ((await fetch(`${url}/health/ready`)).status === 200 ? true : undefined));
-    return { url, port };
+    return { url, port, pid: child.proc.pid! };
   };
-  const { url: platformUrl, port } = await startPlatform('platform', {});
+  const { url: platformUrl, port, pid: platformPid } = await startPlatform('platform', {});
   // The account the platform key belongs to (the platform created it at start) runs on the enterprise plan: no
   // allowance to soft-lock it, whatever a run adds up to (scenario `functions` alone makes ~156,000 invocations, the
   // free plan's monthly allowance is 50,000). Before any scenario, so nothing has cached the plan yet. Scenarios
@@ -149,6 +152,7 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
   const ctx: BenchContext = {
     platformUrl,
     port,
+    platformPid,
     authorization: `Bearer ${platformKey}`,
     controlDatabaseUrl: databaseUrl,
     appPrefix,
