@@ -16,13 +16,13 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   (TypeScript or JavaScript, no build step; Deno 2 APIs and fetch are available). It is loaded when deployed: code
   that does not parse, throws while loading or has no default-exported function is 400 FUNCTION_INVALID with the
   compiler or runtime message, and the previous version keeps serving.
-- \`ctx = { env, appId, user, token, data, asApp, billing, integrations, ai, rag, storage, people, meetings, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
+- \`ctx = { env, appId, user, token, data, asApp, billing, integrations, ai, rag, storage, realtime, people, meetings, substrate? }\`: \`env\` holds your envVars plus SVC_APP_ID and SVC_API_URL
   (\`{base_url}/v1/{app_id}\`); \`user\` is \`{ id, claims }\` when the caller sent an end-user JWT of this app (else
   null) and \`token\` that JWT.
 - \`ctx.data\` reads and writes this app's tables without a key, as that end user (row-level security) or else as the
   app: \`await ctx.data.from("books").select("id,title", { query: "order=id", count: true })\`, \`.insert(rows)\`,
   \`.update(patch, "id=eq.5")\`, \`.delete("id=eq.5")\` resolve to \`{ data, error, status, count }\` (PostgREST query
-  syntax as data_select; nothing throws). \`ctx.asApp\` has \`data\`, \`ai\`, \`rag\`, \`storage\` and \`integrations\` as the app whoever
+  syntax as data_select; nothing throws). \`ctx.asApp\` has \`data\`, \`ai\`, \`rag\`, \`storage\`, \`realtime\` and \`integrations\` as the app whoever
   called (every row): for what the app does on its own behalf, e.g. writing a table its end users only read.
 - \`ctx.billing\` tells what the calling end user pays for: \`await ctx.billing.subscription()\` is their current
   subscription (as billing_subscription_get returns it) and \`await ctx.billing.plan()\` the plan id it entitles them to
@@ -35,7 +35,8 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   wrong type: 400 VALIDATION_FAILED); as the end user,
   else the app: \`ctx.ai.chat(body)\` / \`.embed(body)\` (ai_chat, ai_embed; to stream, fetch SVC_API_URL/chat/completions),
   \`ctx.rag.query(collection, { query, synthesize })\`, \`.ingest(collection, { text })\`, \`.deleteDocument(collection, id)\`, \`ctx.storage.upload({ filename,
-  contentType, content })\`, \`.read(id)\`, \`.list()\`, \`.signedUrl(id)\`, \`.delete(id)\`; always as the app:
+  contentType, content })\`, \`.read(id)\`, \`.list()\`, \`.signedUrl(id)\`, \`.delete(id)\`, \`ctx.realtime.broadcast(topic, event,
+  payload, { private }?)\` (realtime_broadcast: to supabase-js's \`channel(topic).on('broadcast', { event })\`); always as the app:
   \`ctx.people.searchPerson(body)\`, \`.profile(body)\`, \`ctx.meetings.spawn({ meetingUrl })\`, \`.get(botId)\`, \`.transcript(botId)\`.
 - \`ctx.substrate\` exists while the app is linked to a substrate user (substrate_app_link): \`propose(capability, payload,
   { idempotency_key, require_approval }?)\` (require_approval: true waits for a person even where the policy is auto),

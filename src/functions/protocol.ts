@@ -61,9 +61,9 @@ export type PlatformCall =
   | { kind: 'app'; tool: AppTool; input: Record<string, unknown>; asApp?: true };
 
 /**
- * The app capabilities behind ctx.ai, ctx.rag, ctx.storage (run as the invocation's caller: its end user, else the app)
- * and ctx.people, ctx.meetings (run as the app: their routes are the app owner's, and the function, the app's own code,
- * decides who may trigger it). Each is the tool of that name, through invoke(), on the function's own app.
+ * The app capabilities behind ctx.ai, ctx.rag, ctx.storage, ctx.realtime (run as the invocation's caller: its end user,
+ * else the app) and ctx.people, ctx.meetings (run as the app: their routes are the app owner's, and the function, the
+ * app's own code, decides who may trigger it). Each is the tool of that name, through invoke(), on the function's own app.
  */
 export const APP_TOOLS = {
   ai_chat: 'caller',
@@ -79,6 +79,7 @@ export const APP_TOOLS = {
   storage_list: 'caller',
   storage_download: 'caller',
   storage_delete: 'caller',
+  realtime_broadcast: 'caller',
   people_search_person: 'app',
   people_search_company: 'app',
   people_profile: 'app',

@@ -397,7 +397,7 @@ function withFields(options: unknown, fields: Input): unknown {
 }
 
 /**
- * ctx.ai, ctx.rag, ctx.storage (as the calling end user, else the app) and ctx.people, ctx.meetings (as the app): each
+ * ctx.ai, ctx.rag, ctx.storage, ctx.realtime (as the calling end user, else the app) and ctx.people, ctx.meetings (as the app): each
  * method is the tool of that name on this app, resolving to its output as REST returns it; a refusal rejects with a
  * PlatformError (code, status, remediation).
  */
@@ -410,7 +410,7 @@ function appClients(id: number) {
 type RunTool = (tool: AppTool, input: unknown) => Promise<unknown>;
 
 /**
- * ctx.asApp: ctx.data, ai, rag and storage as the function's own app whoever called (every row, like a service key of
+ * ctx.asApp: ctx.data, ai, rag, storage and realtime as the function's own app whoever called (every row, like a service key of
  * the app), for what the app does on its own behalf: writing a table its end users only read, an index they must not
  * query directly.
  */
@@ -444,6 +444,11 @@ function callerClients(id: number, run: RunTool) {
       list: (opts: Input = {}) => run('storage_list', opts),
       signedUrl: (objectId: string) => run('storage_download', { object_id: objectId }),
       delete: (objectId: string) => run('storage_delete', { object_id: objectId }),
+    },
+    realtime: {
+      /** realtime_broadcast of one message: every client of channel(topic).on('broadcast', { event }) gets `payload`. */
+      broadcast: (topic: string, event: string, payload: unknown, opts?: { private?: boolean }) =>
+        run('realtime_broadcast', { messages: [{ topic, event, payload, private: opts?.private }] }),
     },
   };
 }

@@ -3,7 +3,7 @@
 // channels the answering api process holds for the app, counted as supabase-js joins and leaves them. realtime_token:
 // a browser's short-lived credential for channels that act as the app, used as supabase-js's accessToken, refused in
 // Supabase's words when it is another app's, forged, expired or its minting key is revoked, and closing its channels at
-// its expiry unless a newer one came.
+// its expiry unless a newer one came. Functions broadcast with ctx.realtime, as their caller or as the app.
 import { randomBytes } from 'node:crypto';
 import { createClient, type RealtimeChannel, type RealtimePostgresChangesPayload, type SupabaseClient } from '@supabase/supabase-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -228,5 +228,50 @@ describe('realtime_token', () => {
     expect([service.status, service.json.error.code]).toEqual([403, 'FORBIDDEN']);
     const viewer = await mint((await platformKey('viewer')).key);
     expect([viewer.status, viewer.json.error.code]).toEqual([403, 'FORBIDDEN_ROLE']);
+  });
+});
+
+describe('functions broadcasting', () => {
+  /** A function broadcasting what its request names, answering realtime_broadcast's output or the PlatformError. */
+  const ANNOUNCE = `
+export default async (req: Request, ctx: any) => {
+  const { topic, event, payload, private: isPrivate } = await req.json();
+  try {
+    return Response.json(await ctx.realtime.broadcast(topic, event, payload, { private: isPrivate }));
+  } catch (err: any) {
+    return Response.json({ name: err.name, code: err.code, status: err.status }, { status: 500 });
+  }
+};`;
+
+  it("a function's ctx.realtime.broadcast reaches supabase-js channels, public ones and, as the app, private ones", async () => {
+    const deployed = await request(server.url, `/v1/${app.id}/functions`, { method: 'POST', key: app.serviceKey, body: { name: 'announce', code: ANNOUNCE } });
+    expect(deployed.status).toBe(201);
+    const heard = async (client: SupabaseClient, topic: string, config: { private?: boolean } = {}) => {
+      const got: unknown[] = [];
+      const channel = client.channel(topic, { config }).on('broadcast', { event: 'announce' }, (m) => got.push(m));
+      expect(await subscribed(channel)).toEqual({ status: 'SUBSCRIBED' });
+      return got;
+    };
+    const minted = await mint(server.platformKey);
+    const news = await heard(await page(), 'news');
+    const staff = await heard(await page(async () => minted.json.token), 'staff', { private: true });
+
+    // Invoked anonymously: the function acts as its app, which may reach private channels too.
+    const invoke = (body: unknown) => request(server.url, `/v1/${app.id}/fn/announce`, { method: 'POST', body });
+    const sent = [
+      await invoke({ topic: 'news', event: 'announce', payload: { headline: 'hello' } }),
+      await invoke({ topic: 'staff', event: 'announce', payload: { memo: 'private' }, private: true }),
+    ];
+    expect(sent.map((r) => [r.status, r.json])).toEqual([
+      [200, { sent: 1 }],
+      [200, { sent: 1 }],
+    ]);
+    await waitFor(async () => (news.length && staff.length ? true : undefined), 10_000, 'both broadcasts');
+    expect(news).toEqual([{ type: 'broadcast', event: 'announce', payload: { headline: 'hello' } }]);
+    expect(staff).toEqual([{ type: 'broadcast', event: 'announce', payload: { memo: 'private' } }]);
+
+    // The tool's own checks hold: a message without a payload is refused.
+    const refused = await invoke({ topic: 'news', event: 'announce' });
+    expect([refused.status, refused.json]).toEqual([500, { name: 'PlatformError', code: 'VALIDATION_FAILED', status: 400 }]);
   });
 });
