@@ -33,15 +33,19 @@ import type { Services } from '../../src/services.ts';
  * 134,527 B and the guide to 13,437 B when it was added: budgets 136 KB and 14 KB. The templates area (9 tools, also
  * unplanned) took the guide to 14,577 B: budget 14.5 KB. The console (issue 30) found what a person's pages need and
  * the API lacked (one app's usage, cursors on long lists, an app's orders, row-level policies, function metrics):
- * added for every client, they raise `all` to 140 KB; `default` is unchanged.
+ * added for every client, they raise `all` to 140 KB; `default` is unchanged. Issue 41 (the clients people already use)
+ * added what agents need beside supabase-js's face of the same services, in default areas: auth_settings_get/set
+ * (end users' e-mail, 1,505 B) and the storage buckets (three tools, 1,811 B), taking `default` to 58,884 B; with the
+ * realtime area (issue 42: realtime_broadcast, realtime_status) `all` is 148,610 B and the guide 15,183 B. Budgets:
+ * 58 KB, 146 KB and 15 KB.
  */
 const BUDGET = {
-  all: 140 * 1024,
-  default: 54 * 1024,
+  all: 146 * 1024,
+  default: 58 * 1024,
   // The typical flow's tools across areas (CORE_TOOLSET), measured 22,756 B when it was added.
   core: 24 * 1024,
   area: 12 * 1024,
-  llmsTxt: 14.5 * 1024,
+  llmsTxt: 15 * 1024,
   areaSection: 16 * 1024,
 };
 
