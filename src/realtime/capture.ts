@@ -86,10 +86,9 @@ const SAVE_POSITION_SQL = `insert into svc_realtime.positions (key, xid) values 
   on conflict (key) do update set xid = excluded.xid, saved_at = now()`;
 const UNREGISTER_SQL = `delete from svc_realtime.readers where reader = $1`;
 /** What a subscriber missed: the changes from its position up to the feed's (all of them ended), the newest kept. */
-const CATCH_UP_SQL = `select * from (
-    select id::text as id, xid::text as xid, table_name, op, record, old_record, at from svc_realtime.changes
-    where xid >= $1::xid8 and xid < $2::xid8 order by id desc limit ${CATCH_UP_MAX + 1}
-  ) recent order by id`;
+const CATCH_UP_SQL = `select id::text as id, xid::text as xid, table_name, op, record, old_record, at from (
+    select * from svc_realtime.changes where xid >= $1::xid8 and xid < $2::xid8 order by id desc limit ${CATCH_UP_MAX + 1}
+  ) recent order by recent.id`;
 
 /** A catch-up asked for: served by the feed's loop between two reads, so that nothing falls between it and them. */
 interface CatchUp {

@@ -115,6 +115,8 @@ export class RealtimeSession {
   #allowance = MESSAGE_BURST;
   #counted = Date.now();
   #ended = false;
+  /** When the client last sent anything (realtime-js heartbeats every 25 s). */
+  #heardAt = Date.now();
 
   constructor(outlet: Outlet, deps: SessionDeps) {
     this.#outlet = outlet;
@@ -125,6 +127,7 @@ export class RealtimeSession {
   /** One websocket message. */
   receive(data: Buffer, isBinary: boolean): void {
     if (this.#ended) return;
+    this.#heardAt = Date.now();
     if (!this.#withinRate()) {
       this.#ended = true;
       this.#outlet.close(1008, `too many messages: at most ${MESSAGES_PER_SECOND} a second`);
@@ -284,6 +287,7 @@ export class RealtimeSession {
         if (channel.answered) this.#announceLive(channel);
       },
       trouble: (message) => this.push(channel, 'system', { extension: 'postgres_changes', status: 'error', message, channel: channel.key.subTopic }),
+      lastHeard: () => this.#heardAt,
     }, resume);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([live, new Promise<void>((resolve) => (timer = setTimeout(resolve, JOIN_LIVE_WAIT_MS)))]);

@@ -50,6 +50,8 @@ export interface ChangeSink {
   live(): void;
   /** The changes could not be read for a while (they come once reading works again). */
   trouble(message: string): void;
+  /** When the client was last heard from (epoch ms): what was sent well before then has surely arrived. */
+  lastHeard(): number;
 }
 
 export type Prepared = { ok: true; bindings: Binding[] } | { ok: false; reason: string };
@@ -66,8 +68,11 @@ interface Subscription {
   sink: ChangeSink;
   /** Where its position is saved when its connection drops (a resumable subscription). */
   key: string | undefined;
-  /** Where its deliveries reached: every change of a transaction below it that it may see was sent. */
-  position: string | undefined;
+  /**
+   * Where its deliveries reached, and when: [time, position] as the position moved (the first: its join's). A frame
+   * sent is not a frame received, so a drop saves the position of a while before the client was last heard.
+   */
+  positions: Array<[number, string]>;
   /** Changes of transactions below this were handed over by its catch-up. */
   minXid: bigint | undefined;
 }
@@ -133,7 +138,7 @@ export class PostgresChanges {
    * only then, once, so that a live subscription costs no write per batch.
    */
   subscribe(appId: string, bindings: Binding[], viewer: () => Viewer, sink: ChangeSink, resume?: Resume): (forget?: boolean) => void {
-    const sub: Subscription = { bindings, viewer, sink, key: resume && resumeKey(appId, resume, bindings), minXid: undefined, position: undefined };
+    const sub: Subscription = { bindings, viewer, sink, key: resume && resumeKey(appId, resume, bindings), minXid: undefined, positions: [] };
     const entry = this.#entry(appId);
     entry.members.add(sub);
     if (sub.key) {
@@ -145,10 +150,8 @@ export class PostgresChanges {
     return (forget = true) => {
       entry.members.delete(sub);
       entry.subs.delete(sub);
-      const saved =
-        sub.key && !forget && sub.position !== undefined
-          ? this.#d.feeds.savePosition(appId, sub.key, sub.position).catch((err: unknown) => this.#warn(appId, err, 'a realtime position could not be saved'))
-          : undefined;
+      const position = sub.key && !forget ? receivedPosition(sub) : undefined;
+      const saved = position === undefined ? undefined : this.#d.feeds.savePosition(appId, sub.key!, position).catch((err: unknown) => this.#warn(appId, err, 'a realtime position could not be saved'));
       if (entry.members.size || this.#apps.get(appId) !== entry) return;
       this.#apps.delete(appId);
       // The position before the reader goes: the capture must not pause between the two.
@@ -166,7 +169,7 @@ export class PostgresChanges {
       changes: (batch, through) =>
         void (entry.queue = entry.queue.then(async () => {
           await this.#deliver(appId, entry.subs, batch);
-          if (through !== undefined) for (const s of entry.subs) s.position = through;
+          if (through !== undefined) for (const s of entry.subs) if (s.key) movePosition(s, through);
         })),
       live: () => {
         entry.live = true;
@@ -192,7 +195,7 @@ export class PostgresChanges {
       entry.queue = entry.queue.then(async () => {
         if (missed === undefined) sub.sink.trouble('More changes happened while this channel was away than are kept for it: fetch the rows again.');
         else if (missed.length) await this.#deliver(appId, new Set([sub]), missed, true);
-        sub.position = position;
+        movePosition(sub, position);
       });
       sub.sink.live();
     });
@@ -248,6 +251,28 @@ export class PostgresChanges {
       }
     });
   }
+}
+
+/** How long before the client was last heard a frame counts as received; positions are kept for this long and more. */
+const RECEIVED_GRACE_MS = 5_000;
+const POSITION_HISTORY_MS = 120_000;
+
+function movePosition(sub: Subscription, position: string): void {
+  const now = Date.now();
+  sub.positions.push([now, position]);
+  // Kept: the first (the join's) and a window of the latest.
+  while (sub.positions.length > 2 && sub.positions[1]![0] < now - POSITION_HISTORY_MS) sub.positions.splice(1, 1);
+}
+
+/**
+ * The position a dropped subscription resumes from: the newest reached at least RECEIVED_GRACE_MS before the client was
+ * last heard, else its join's. Changes after it may come again (at least once), none is lost.
+ */
+function receivedPosition(sub: Subscription): string | undefined {
+  const before = sub.sink.lastHeard() - RECEIVED_GRACE_MS;
+  let found = sub.positions[0]?.[1];
+  for (const [at, position] of sub.positions) if (at <= before) found = position;
+  return found;
 }
 
 const refused = (reason: string): Prepared => ({ ok: false, reason: `InvalidPostgresChanges: ${reason}` });

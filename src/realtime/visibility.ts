@@ -18,7 +18,7 @@ export interface Viewer {
  * is that condition in JavaScript when every policy in it has a form known exactly (row ownership), so that a batch
  * costs no query per subscriber.
  */
-type Reach = { kind: 'all' } | { kind: 'none' } | { kind: 'some'; qual: string; test?: RowTest; owner?: string };
+type Reach = { kind: 'all' } | { kind: 'none' } | { kind: 'some'; qual: string; test?: RowTest; owner?: string; group?: GroupRule };
 
 /** A condition over a captured row and the viewer's `sub` claim. */
 type RowTest = (row: Record<string, unknown>, sub: string | undefined) => boolean;
@@ -41,22 +41,36 @@ export function compileQual(qual: string): RowTest | undefined {
 }
 
 interface PolicyRow {
+  name?: string;
   permissive: 'PERMISSIVE' | 'RESTRICTIVE';
   roles: string[];
   cmd: string;
   qual: string | null;
 }
 
+/** A group access (svc_meta.table_access): rows whose `column` is the `key` of one of the end user's `members` rows. */
+interface GroupRule {
+  members: string;
+  column: string;
+  key: string;
+}
+
 interface RulesRow {
   rls: boolean;
   policies: PolicyRow[];
   privileges: Record<ViewerRole, boolean>;
+  /** The table's declared group access, when it has one. */
+  group?: GroupRule | null;
 }
+
+/** The policy a group access makes (src/schema/render.ts GROUP_POLICY). */
+const GROUP_POLICY = 'svc_group_member';
 
 const RULES_SQL = `
   select c.relrowsecurity as rls,
-    coalesce((select json_agg(json_build_object('permissive', p.permissive, 'roles', p.roles, 'cmd', p.cmd, 'qual', p.qual))
+    coalesce((select json_agg(json_build_object('name', p.policyname, 'permissive', p.permissive, 'roles', p.roles, 'cmd', p.cmd, 'qual', p.qual))
       from pg_policies p where p.schemaname = 'public' and p.tablename = c.relname), '[]') as policies,
+    (select case when ta.access = 'group' then to_jsonb(ta) -> 'group_access' end from svc_meta.table_access ta where ta.table_name = c.relname) as "group",
     json_build_object('svc_anon', has_table_privilege('svc_anon', c.oid, 'SELECT'),
       'svc_user', has_table_privilege('svc_user', c.oid, 'SELECT'),
       'svc_service', has_table_privilege('svc_service', c.oid, 'SELECT')) as privileges
@@ -75,6 +89,11 @@ export function reachOf(rules: RulesRow, role: ViewerRole): Reach {
   const applies = (p: PolicyRow) => (p.cmd === 'ALL' || p.cmd === 'SELECT') && (p.roles.includes(role) || p.roles.includes('public'));
   const permissive = rules.policies.filter((p) => p.permissive === 'PERMISSIVE' && applies(p)).map((p) => p.qual ?? 'true');
   if (!permissive.length) return { kind: 'none' };
+  // A group access and nothing else: the viewer's groups, read once for all viewers, decide (visibleTo).
+  const own = rules.policies.filter((p) => applies(p));
+  if (rules.group && own.length === 1 && own[0]!.name === GROUP_POLICY && own[0]!.permissive === 'PERMISSIVE') {
+    return { kind: 'some', qual: permissive[0]!, group: rules.group };
+  }
   const restrictive = rules.policies.filter((p) => p.permissive === 'RESTRICTIVE' && applies(p)).map((p) => p.qual ?? 'true');
   if (restrictive.length === 0 && permissive.includes('true')) return { kind: 'all' };
   const qual = [`(${permissive.map((q) => `(${q})`).join(' OR ')})`, ...restrictive.map((q) => `(${q})`)].join(' AND ');
@@ -116,6 +135,7 @@ export class RowVisibility {
     const rules = await this.#rulesOf(appId, table);
     if (!rules || rows.length === 0) return out;
     const bySql: Promise<void>[] = [];
+    const byGroup: Array<{ v: number; group: GroupRule }> = [];
     const owners = new Map<string, Map<string, number[]>>();
     viewers.forEach((viewer, v) => {
       const reach = reachOf(rules, viewer.role);
@@ -124,6 +144,8 @@ export class RowVisibility {
         const index = owners.get(reach.owner) ?? owners.set(reach.owner, ownerIndex(rows, reach.owner)).get(reach.owner)!;
         const sub = subOf(viewer.claims)?.toLowerCase();
         for (const i of (sub !== undefined && UUID.test(sub) && index.get(sub)) || []) out[v]!.add(i);
+      } else if (reach.kind === 'some' && reach.group) {
+        byGroup.push({ v, group: reach.group });
       } else if (reach.kind === 'some' && reach.test) {
         const sub = subOf(viewer.claims);
         rows.forEach((row, i) => reach.test!(row, sub) && out[v]!.add(i));
@@ -131,8 +153,31 @@ export class RowVisibility {
         bySql.push(this.#evaluate(appId, table, viewer, reach.qual, rows).then((seen) => void (out[v] = seen)));
       }
     });
+    if (byGroup.length) bySql.push(this.#judgeGroups(appId, viewers, byGroup, rows, out));
     await Promise.all(bySql);
     return out;
+  }
+
+  /**
+   * Group access for many viewers with one query: each viewer's keys in the members table (read as the platform, as the
+   * policy's security-definer function reads it: the rows whose user_id is the viewer's sub), then the rows whose
+   * column holds one of them.
+   */
+  async #judgeGroups(appId: string, viewers: readonly Viewer[], asked: Array<{ v: number; group: GroupRule }>, rows: readonly Record<string, unknown>[], out: Set<number>[]): Promise<void> {
+    const { members, column, key } = asked[0]!.group;
+    const subs = new Map(asked.map(({ v }) => [v, subOf(viewers[v]!.claims)?.toLowerCase()]));
+    const valid = [...new Set([...subs.values()].filter((s): s is string => s !== undefined && UUID.test(s)))];
+    if (!valid.length) return;
+    const { rows: memberships } = await this.#databases
+      .sql(appId)
+      .query<{ u: string; k: string }>(`select user_id::text as u, ${pg.escapeIdentifier(key)}::text as k from public.${pg.escapeIdentifier(members)} where user_id = any($1::uuid[])`, [valid]);
+    const keysOf = new Map<string, Set<string>>();
+    for (const m of memberships) (keysOf.get(m.u) ?? keysOf.set(m.u, new Set()).get(m.u)!).add(m.k);
+    // The key as Postgres prints it (::text): a uuid lower-cased, a number as is, as to_jsonb gave the row's value.
+    const byKey = ownerIndex(rows, column, (value) => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined));
+    for (const { v } of asked) {
+      for (const k of keysOf.get(subs.get(v) ?? '') ?? []) for (const i of byKey.get(k) ?? []) out[v]!.add(i);
+    }
   }
 
   /** Forgets an app's rules (its schema changed). */
@@ -179,13 +224,12 @@ export class RowVisibility {
   }
 }
 
-/** The rows' indexes by their owner (a uuid column's value, lower-cased). */
-function ownerIndex(rows: readonly Record<string, unknown>[], column: string): Map<string, number[]> {
+/** The rows' indexes by a column's value (by default a uuid's, lower-cased). */
+function ownerIndex(rows: readonly Record<string, unknown>[], column: string, keyOf = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : undefined)): Map<string, number[]> {
   const index = new Map<string, number[]>();
   rows.forEach((row, i) => {
-    const value = row[column];
-    if (typeof value !== 'string') return;
-    const key = value.toLowerCase();
+    const key = keyOf(row[column]);
+    if (key === undefined) return;
     const list = index.get(key);
     if (list) list.push(i);
     else index.set(key, [i]);

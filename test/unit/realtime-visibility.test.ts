@@ -40,6 +40,13 @@ describe('reachOf', () => {
     expect(reachOf({ ...rules, rls: false }, 'svc_anon')).toEqual({ kind: 'all' });
     expect(reachOf({ ...rules, privileges: { ...privileges, svc_anon: false } }, 'svc_anon')).toEqual({ kind: 'none' });
     expect(reachOf({ rls: true, privileges, policies: [] }, 'svc_user')).toEqual({ kind: 'none' });
+    // A group access alone is judged from the members table (once for all viewers); with a plan gate beside it, in SQL.
+    const group = { members: 'members', column: 'team', key: 'team' };
+    const grouped = { rls: true, privileges, group, policies: [policy('PERMISSIVE', ['svc_service'], 'true'), { ...policy('PERMISSIVE', ['svc_user'], '(team IN ( SELECT f()))'), name: 'svc_group_member' }] };
+    expect(reachOf(grouped, 'svc_user')).toEqual({ kind: 'some', qual: '(team IN ( SELECT f()))', group });
+    expect(reachOf(grouped, 'svc_anon')).toEqual({ kind: 'none' });
+    const gated = { ...grouped, policies: [...grouped.policies, { ...policy('RESTRICTIVE', ['svc_anon', 'svc_user'], '(gate())'), name: 'svc_plan_gate' }] };
+    expect(reachOf(gated, 'svc_user')).toEqual({ kind: 'some', qual: '(((team IN ( SELECT f())))) AND ((gate()))' });
     const owned = reachOf({ rls: true, privileges, policies: [policy('PERMISSIVE', ['svc_user'], '(user_id = current_user_id())')] }, 'svc_user');
     expect(owned.kind === 'some' && owned.test?.({ user_id: ALICE }, ALICE)).toBe(true);
   });
