@@ -34,7 +34,7 @@ export const REALTIME_GUIDE: AreaGuide = {
   by commas all apply; \`not.\` negates). SUBSCRIBED comes once changes flow, then a \`system\` message "Subscribed to
   PostgreSQL". A table that does not stream or exist, an unknown column or match/imatch: the join is refused
   \`InvalidPostgresChanges: <why>\`. An end user's channel whose connection dropped and that rejoins within 60 s (same
-  session, topic, bindings; any api process) first gets what it missed, each change once.
+  session, topic, bindings; any api process) first gets what it missed (at least once: the last seconds may repeat).
 - Which tables stream, and the channels of the api process that answers: realtime_status (GET /v1/{app_id}/realtime/status).
 - A browser without a secret key (the console's Live view): POST /v1/{app_id}/realtime/token (realtime_token, REST only; a
   developer's session or platform key) gives \`{ token, expires_in: 300 }\` for supabase-js's \`accessToken\`: its channels act
