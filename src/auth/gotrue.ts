@@ -55,20 +55,16 @@ export function gotrueSession(session: AuthSession) {
 
 /** GoTrue's refusal of a short password: auth-js raises AuthWeakPasswordError with the reasons. */
 export function weakPassword(): AppError {
-  const err = new AppError(422, 'VALIDATION_FAILED', `Password should be at least ${PASSWORD_MIN_LENGTH} characters.`, 'Choose a longer password.', [
+  return named(422, 'VALIDATION_FAILED', `Password should be at least ${PASSWORD_MIN_LENGTH} characters.`, 'Choose a longer password.', { code: 'weak_password', status: 422, weakPassword: ['length'] }, [
     { path: 'password', message: `at least ${PASSWORD_MIN_LENGTH} characters` },
   ]);
-  err.gotrue = { code: 'weak_password', status: 422, weakPassword: ['length'] };
-  return err;
 }
 
 /** An address GoTrue would not take. */
 export function invalidEmail(): AppError {
-  const err = new AppError(400, 'VALIDATION_FAILED', 'Unable to validate email address: invalid format.', 'Send a valid email address.', [
+  return named(400, 'VALIDATION_FAILED', 'Unable to validate email address: invalid format.', 'Send a valid email address.', { code: 'email_address_invalid', status: 400 }, [
     { path: 'email', message: 'not a valid email address' },
   ]);
-  err.gotrue = { code: 'email_address_invalid', status: 400 };
-  return err;
 }
 
 /** A refresh token that is unknown, used, expired or revoked, as GoTrue says it (auth-js then ends the session). */
@@ -79,14 +75,12 @@ export function refreshTokenNotFound(cause: AppError): AppError {
 
 /** An access token whose session was signed out (GoTrue's session_not_found: auth-js then drops its session). */
 export function sessionNotFound(): AppError {
-  const err = new AppError(403, 'AUTH_INVALID_TOKEN', 'The session of this access token has ended (signed out).', 'Sign in again.');
-  err.gotrue = { code: 'session_not_found', status: 403 };
-  return err;
+  return named(403, 'AUTH_INVALID_TOKEN', 'The session of this access token has ended (signed out).', 'Sign in again.', { code: 'session_not_found', status: 403 });
 }
 
 /** A GoTrue-named refusal: our status and code for the platform's routes, GoTrue's for auth-js. */
-function named(status: number, code: string, message: string, remediation: string, gotrue: { code: string; status: number }): AppError {
-  const err = new AppError(status, code, message, remediation);
+function named(status: number, code: string, message: string, remediation: string, gotrue: NonNullable<AppError['gotrue']>, details?: ConstructorParameters<typeof AppError>[4]): AppError {
+  const err = new AppError(status, code, message, remediation, details);
   err.gotrue = gotrue;
   return err;
 }

@@ -120,7 +120,7 @@ export class PostgresChanges {
     if (!Array.isArray(input)) return refused('postgres_changes must be a list of bindings');
     if (input.length > MAX_BINDINGS) return refused(`a channel takes at most ${MAX_BINDINGS} postgres_changes bindings`);
     const catalog = await this.#d.catalogs.refresh(appId);
-    const streamed = [...catalog.values()].filter((t) => t.realtime && t.primaryKey.length > 0);
+    const streamed = [...catalog.values()].filter(streams);
     const bindings: Binding[] = [];
     for (const raw of input) {
       const made = bindingOf(raw, catalog, streamed);
@@ -273,6 +273,11 @@ function receivedPosition(sub: Subscription): string | undefined {
   let found = sub.positions[0]?.[1];
   for (const [at, position] of sub.positions) if (at <= before) found = position;
   return found;
+}
+
+/** Whether a table's changes can reach channels: its definition says `realtime: true`, and it has a primary key. */
+export function streams(table: TableInfo): boolean {
+  return table.realtime === true && table.primaryKey.length > 0;
 }
 
 const refused = (reason: string): Prepared => ({ ok: false, reason: `InvalidPostgresChanges: ${reason}` });

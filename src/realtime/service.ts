@@ -12,7 +12,7 @@ import { RealtimeSession, type Outlet } from './channels.ts';
 import type { BroadcastBody, Vsn } from './protocol.ts';
 import type { ChannelRole, TokenVerifiers } from './roles.ts';
 import { ChangeFeeds } from './capture.ts';
-import { PostgresChanges } from './postgres-changes.ts';
+import { PostgresChanges, streams } from './postgres-changes.ts';
 import { RowVisibility } from './visibility.ts';
 import { RealtimeTokens, type Credentials } from './tokens.ts';
 import type { CredentialRef } from '../auth/keys.ts';
@@ -91,7 +91,7 @@ export class RealtimeService {
   async status(appId: string): Promise<RealtimeStatus> {
     const catalog = await this.#catalogs.refresh(appId);
     // The catalog comes ordered by name.
-    const tables = [...catalog.values()].map((t) => ({ name: t.name, realtime: t.realtime === true, streams: t.realtime === true && t.primaryKey.length > 0 }));
+    const tables = [...catalog.values()].map((t) => ({ name: t.name, realtime: t.realtime === true, streams: streams(t) }));
     return { tables, channels: this.#hub.channels(appId) };
   }
 
