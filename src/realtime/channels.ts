@@ -9,6 +9,7 @@ import type { RealtimeHub, Subscriber, TopicKey } from './hub.ts';
 import type { PresenceDiff } from './presence.ts';
 import type { Binding, PostgresChanges } from './postgres-changes.ts';
 import type { Viewer } from './visibility.ts';
+import type { PrivateChannels } from './channel-access.ts';
 import { KEY_PREFIX } from '../auth/keys.ts';
 
 /** Channels one socket may have joined at once. */
@@ -27,6 +28,10 @@ const MAX_EXPIRY_TIMER_MS = 3_600_000;
 const TOPIC_PREFIX = 'realtime:';
 /** How long a join with postgres_changes waits for the changes to flow before it is answered anyway. */
 const JOIN_LIVE_WAIT_MS = 5_000;
+
+/** Supabase Realtime's words for a private channel its caller may not read, or may read but not write. */
+const unreadable = (name: string) => `You do not have permissions to read from this Channel topic: ${name}`;
+const unwritable = (name: string) => `You do not have permissions to write to this Channel topic: ${name}`;
 
 /** A channel's role as row-level security sees it. */
 function viewerOf(role: ChannelRole): Viewer {
@@ -53,6 +58,8 @@ export interface SessionDeps {
   /** postgres_changes: bindings checked, and changes delivered as each channel's role may see them. */
   changes: PostgresChanges;
   verifiers: TokenVerifiers;
+  /** Who may read and write each private channel (the app's declared rules). */
+  access: PrivateChannels;
   log: Logger;
 }
 
@@ -74,6 +81,8 @@ class Channel implements Subscriber {
   presence: boolean;
   role: ChannelRole;
   token: unknown;
+  /** Whether its role may broadcast and track presence on it (a private channel's rule may allow reading only). */
+  writable: boolean;
   expiry: NodeJS.Timeout | undefined;
   /** Ends its postgres_changes subscription, when it has one; `forget`: its position too (it left for good). */
   stopChanges: ((forget?: boolean) => void) | undefined;
@@ -82,7 +91,7 @@ class Channel implements Subscriber {
   answered = false;
   readonly #session: RealtimeSession;
 
-  constructor(session: RealtimeSession, init: Pick<Channel, 'topic' | 'key' | 'joinRef' | 'self' | 'ack' | 'presenceKey' | 'presence' | 'role' | 'token'>) {
+  constructor(session: RealtimeSession, init: Pick<Channel, 'topic' | 'key' | 'joinRef' | 'self' | 'ack' | 'presenceKey' | 'presence' | 'role' | 'token' | 'writable'>) {
     this.#session = session;
     this.topic = init.topic;
     this.key = init.key;
@@ -93,6 +102,7 @@ class Channel implements Subscriber {
     this.presence = init.presence;
     this.role = init.role;
     this.token = init.token;
+    this.writable = init.writable;
   }
 
   broadcast(message: OutgoingBroadcast): void {
@@ -239,7 +249,9 @@ export class RealtimeSession {
     const resolved = token === undefined || token === null || token === '' ? ({ ok: true, role: this.#deps.keyRole } as const) : await resolveRole(this.#deps.appId, token, this.#deps.verifiers);
     if (this.#ended) return;
     if (!resolved.ok) return this.#reply(frame, 'error', { reason: reason(resolved.refusal) });
-    if (isPrivate && resolved.role.kind === 'anon') return refuse('Unauthorized', `You do not have permissions to read from this Channel topic: ${subTopic}`);
+    const rights = isPrivate ? await this.#deps.access.rights(this.#deps.appId, subTopic, resolved.role) : { read: true, write: true };
+    if (this.#ended) return;
+    if (!rights.read) return refuse('Unauthorized', unreadable(subTopic));
     const asked: unknown = Array.isArray(config.postgres_changes) ? config.postgres_changes.filter((b) => b !== null && b !== undefined) : config.postgres_changes;
     let bindings: Binding[] = [];
     if (asked !== undefined && asked !== null && !(Array.isArray(asked) && asked.length === 0)) {
@@ -258,6 +270,7 @@ export class RealtimeSession {
       presence: flag(presence.enabled),
       role: resolved.role,
       token,
+      writable: rights.write,
     });
     this.#channels.set(topic, channel);
     this.#deps.hub.join(channel.key, channel);
@@ -307,6 +320,7 @@ export class RealtimeSession {
     if (typeof event !== 'string' || Buffer.byteLength(event) > MAX_BINARY_FIELD_BYTES) {
       return this.#reply(to, 'error', { reason: `InvalidBroadcast: a broadcast is { type: 'broadcast', event: <string of at most ${MAX_BINARY_FIELD_BYTES} bytes>, payload }` });
     }
+    if (!channel.writable) return this.#reply(to, 'error', { reason: `Unauthorized: ${unwritable(channel.key.subTopic)}` });
     const sent = this.#deps.hub.broadcast(channel.key, event, body, channel);
     // Acknowledged once every api process can hear it; without ack nothing is answered (realtime-js waits for nothing).
     sent.then(
@@ -325,6 +339,7 @@ export class RealtimeSession {
       return this.#reply(frame, 'ok', {});
     }
     if (payload.event !== 'track') return this.#reply(frame, 'error', { reason: "UnknownPresenceEvent: a presence message's event is 'track' or 'untrack'" });
+    if (!channel.writable) return this.#reply(frame, 'error', { reason: `Unauthorized: ${unwritable(channel.key.subTopic)}` });
     const meta = payload.payload;
     if (!isObject(meta)) return this.#reply(frame, 'error', { reason: 'Presence track payload must be a map' });
     if (Buffer.byteLength(JSON.stringify(meta)) > MAX_PRESENCE_BYTES) {
@@ -349,7 +364,13 @@ export class RealtimeSession {
     const resolved = await resolveRole(this.#deps.appId, token, this.#deps.verifiers);
     if (this.#channels.get(channel.topic) !== channel) return;
     if (!resolved.ok) return this.#shutdown(channel, resolved.refusal.message);
-    if (channel.key.private && resolved.role.kind === 'anon') return this.#shutdown(channel, `You do not have permissions to read from this Channel topic: ${channel.key.subTopic}`);
+    // A private channel is judged again for the new role: a membership may have ended since the join.
+    if (channel.key.private) {
+      const rights = await this.#deps.access.rights(this.#deps.appId, channel.key.subTopic, resolved.role);
+      if (this.#channels.get(channel.topic) !== channel) return;
+      if (!rights.read) return this.#shutdown(channel, unreadable(channel.key.subTopic));
+      channel.writable = rights.write;
+    }
     channel.role = resolved.role;
     channel.token = token;
     this.#watchExpiry(channel);

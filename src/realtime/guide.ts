@@ -14,12 +14,15 @@ export const REALTIME_GUIDE: AreaGuide = {
   app keys pushed are ignored, as supabase-js sends its key whenever it has no session). A bad, expired or other app's
   token refuses the join (\`{ reason: "<Code>: <message>" }\`: InvalidJWTToken, JwtSignatureError, MalformedJWT,
   Unauthorized), or closes a joined channel with a \`system\` error then phx_close, as does its token's expiry.
-- \`config.private: true\`: end users and the app only; anonymous joins are refused \`Unauthorized\`. A private and a
-  public channel of one name are two channels.
+- \`config.private: true\`: the app, and end users as schema_apply's \`channels\` allow by name pattern (\`user:*\` one
+  user's own, a group's members, \`service\`; a name no pattern covers: any signed-in user); anonymous joins never.
+  A refused join: \`Unauthorized\`; a read-only member's send or track: error. Judged at the join and at each new
+  token. A private and a public channel of one name are two channels.
 - Broadcast: \`config.broadcast.ack\` answers each send once every api process can deliver it, \`self\` delivers your own.
   HTTP: POST /v1/{app_id}/realtime/v1/api/broadcast \`{ messages: [{ topic, event, payload, private }] }\` (202;
   realtime-js's send() before subscribing) and POST /v1/{app_id}/realtime/v1/api/broadcast/{topic}/events/{event}
-  (\`?private=true\`; realtime-js's httpSend, JSON or bytes); anonymous callers reach public channels only (401). Errors
+  (\`?private=true\`; realtime-js's httpSend, JSON or bytes); anonymous callers reach public channels only (401), end
+  users the private ones they may write (else 403). Errors
   there are \`{ code, message }\`.
 - Presence: \`track(payload)\` (a JSON object, at most ${MAX_PRESENCE_BYTES} bytes) under \`config.presence.key\` or a
   random key; joiners get presence_state, then presence_diff. A crashed api process's presences leave within 40 s.

@@ -15,6 +15,7 @@ import { ChangeFeeds } from './capture.ts';
 import { PostgresChanges, streams } from './postgres-changes.ts';
 import { RowVisibility } from './visibility.ts';
 import { RealtimeTokens, type Credentials } from './tokens.ts';
+import { PrivateChannels } from './channel-access.ts';
 import type { CredentialRef } from '../auth/keys.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
@@ -56,6 +57,7 @@ export class RealtimeService {
   readonly #verifiers: TokenVerifiers;
   readonly #tokens: RealtimeTokens;
   readonly #catalogs: CatalogCache;
+  readonly #access: PrivateChannels;
   readonly #log: Logger;
 
   constructor(deps: RealtimeDeps) {
@@ -66,6 +68,7 @@ export class RealtimeService {
     this.#tokens = new RealtimeTokens(deps.tokens.key, deps.tokens.credentials);
     this.#verifiers = { ...deps.verifiers, realtimeTokens: this.#tokens };
     this.#catalogs = deps.catalogs;
+    this.#access = new PrivateChannels(deps.databases, deps.log);
     this.#log = deps.log;
   }
 
@@ -81,7 +84,7 @@ export class RealtimeService {
 
   /** The session of a websocket opened for `appId` with serializer `vsn` and a key whose role is `keyRole`. */
   session(appId: string, vsn: Vsn, keyRole: ChannelRole, outlet: Outlet): RealtimeSession {
-    return new RealtimeSession(outlet, { appId, vsn, keyRole, hub: this.#hub, changes: this.#changes, verifiers: this.#verifiers, log: this.#log });
+    return new RealtimeSession(outlet, { appId, vsn, keyRole, hub: this.#hub, changes: this.#changes, verifiers: this.#verifiers, access: this.#access, log: this.#log });
   }
 
   /**
@@ -101,16 +104,27 @@ export class RealtimeService {
   }
 
   /**
-   * Broadcasts sent over HTTP, by an anonymous caller (public channels only) or a signed-in end user or the app (any);
-   * resolves once every api process can hear them.
+   * Broadcasts sent over HTTP, as `role`: to public channels by anyone, to private ones as their rules allow (never
+   * anonymously); resolves once every api process can hear them. One refused message sends none.
    */
-  async send(appId: string, anonymous: boolean, messages: readonly HttpBroadcast[]): Promise<void> {
-    if (anonymous && messages.some((m) => m.private)) {
+  async send(appId: string, role: ChannelRole, messages: readonly HttpBroadcast[]): Promise<void> {
+    const privateNames = [...new Set(messages.filter((m) => m.private).map((m) => m.topic))];
+    if (role.kind === 'anon' && privateNames.length > 0) {
       throw new AppError(
         401,
         'AUTH_REQUIRED',
         'Private channels take a signed-in end user or the app itself; this request is anonymous.',
         "Send the end user's access token as Authorization: Bearer (supabase-js does once signed in), or the app's secret key from a server.",
+      );
+    }
+    const rights = await Promise.all(privateNames.map((name) => this.#access.rights(appId, name, role)));
+    const refused = privateNames.find((_, i) => !rights[i]!.write);
+    if (refused !== undefined) {
+      throw new AppError(
+        403,
+        'FORBIDDEN',
+        `This end user may not send to the private channel '${refused}': the app's channels rules (schema_get's channels) do not allow it.`,
+        'Send it from a server with the secret key, or change the rule with schema_apply.',
       );
     }
     await Promise.all(messages.map((m) => this.#hub.broadcast({ appId, private: m.private, subTopic: m.topic }, m.event, m.body)));

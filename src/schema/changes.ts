@@ -1,5 +1,5 @@
 import type { TableAccess } from './catalog.ts';
-import type { ColumnSpec, ForeignKeySpec, IndexSpec, Reference } from './definition.ts';
+import type { ChannelRule, ColumnSpec, ForeignKeySpec, IndexSpec, Reference } from './definition.ts';
 
 /**
  * The plan as typed operations, between the diff (diff.ts: definition + catalog -> changes) and the SQL (render.ts:
@@ -49,6 +49,8 @@ export type SchemaChange =
   | { kind: 'alter_plan_gate'; table: string; plans: string[] }
   | { kind: 'drop_plan_gate'; table: string }
   // ---- realtime: the capture triggers of postgres_changes
-  | { kind: 'set_realtime'; table: string; enabled: boolean };
+  | { kind: 'set_realtime'; table: string; enabled: boolean }
+  /** The private channels' access rules, replaced as a whole. */
+  | { kind: 'set_channels'; rules: ChannelRule[] };
 
 export type SchemaChangeKind = SchemaChange['kind'];

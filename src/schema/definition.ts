@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { errors } from '../core/errors.ts';
 import type { GroupAccess, TableAccess } from './catalog.ts';
+import { normalizeChannels } from './channels.ts';
 
 /**
  * The declarative schema definition: its wire shape (zod) and its validated, normalized form.
@@ -88,8 +89,16 @@ const TableInputSchema = z.strictObject({
   policies: z.array(z.unknown()).optional().describe("schema_get's; ignored"),
 });
 
+/** Who may join and send on a private realtime channel (src/schema/channels.ts). */
+export const CHANNEL_ACCESS_VALUES = ['user', 'authenticated', 'service'] as const;
+const ChannelGroupInputSchema = z.strictObject({ members: z.string(), key: z.string(), write: z.enum(['members', 'service']).optional() });
+
 export const SchemaDefinitionSchema = z.strictObject({
   tables: z.record(z.string(), TableInputSchema).describe(`Table name -> table; at most ${MAX_TABLES} tables`),
+  channels: z
+    .record(z.string(), z.union([z.enum(CHANNEL_ACCESS_VALUES), ChannelGroupInputSchema]))
+    .optional()
+    .describe("Private realtime channels: topic pattern ('room:*') -> 'user', 'authenticated', 'service' or a group {members, key}; when given, all of them (guide)"),
 });
 export type SchemaDefinitionInput = z.output<typeof SchemaDefinitionSchema>;
 
@@ -149,8 +158,17 @@ export interface TableSpec {
   realtime: boolean | undefined;
 }
 
+/** A private channel's access: a kind, or the members of a group whose key is what the pattern's '*' stands for. */
+export type ChannelAccess = (typeof CHANNEL_ACCESS_VALUES)[number] | { members: string; key: string; write: 'members' | 'service' };
+export interface ChannelRule {
+  pattern: string;
+  access: ChannelAccess;
+}
+
 export interface Definition {
   tables: TableSpec[];
+  /** Private channels' access, ordered by pattern; undefined keeps what the app has, a list (even empty) replaces it. */
+  channels: ChannelRule[] | undefined;
 }
 
 // ---------------------------------------------------------------- identifiers
@@ -362,7 +380,7 @@ export function normalizeDefinition(input: SchemaDefinitionInput): Definition {
   }
   const tables = entries.map(([name, table]) => normalizeTable(name, table));
   checkIndexNamesUnique(tables);
-  return { tables };
+  return { tables, channels: normalizeChannels(input.channels) };
 }
 
 type TableInput = SchemaDefinitionInput['tables'][string];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Catalog, ForeignKeyAction, TableInfo } from './catalog.ts';
-import { ACCESS_VALUES, ON_DELETE_VALUES, definitionType } from './definition.ts';
+import { ACCESS_VALUES, CHANNEL_ACCESS_VALUES, ON_DELETE_VALUES, definitionType, type ChannelRule } from './definition.ts';
+import { describeChannels } from './channels.ts';
 import { catalogEnum, catalogHasUserId, compositeForeignKeys, defaultAccess, singleForeignKeys, uniqueConstraints } from './table-info.ts';
 
 /**
@@ -51,15 +52,21 @@ export const TableViewSchema = z.object({
   policies: z.array(PolicyViewSchema).describe('Row-level-security policies in force, by name; schema_apply ignores them'),
 });
 
-export const SchemaViewSchema = z.object({ tables: z.record(z.string(), TableViewSchema) });
+export const SchemaViewSchema = z.object({
+  tables: z.record(z.string(), TableViewSchema),
+  channels: z
+    .record(z.string(), z.union([z.enum(CHANNEL_ACCESS_VALUES), z.object({ members: z.string(), key: z.string(), write: z.enum(['members', 'service']) })]))
+    .optional()
+    .describe('Private realtime channels by pattern; absent when none are declared'),
+});
 export type SchemaView = z.infer<typeof SchemaViewSchema>;
 type TableView = z.infer<typeof TableViewSchema>;
 
 /** `policies` maps a table to the policies in force on it (readPolicies); a table missing from it has none. */
-export function describeCatalog(catalog: Catalog, policies: ReadonlyMap<string, PolicyView[]> = new Map()): SchemaView {
+export function describeCatalog(catalog: Catalog, policies: ReadonlyMap<string, PolicyView[]> = new Map(), channels: readonly ChannelRule[] = []): SchemaView {
   const tables: Record<string, TableView> = {};
   for (const [name, info] of catalog) tables[name] = { ...describeTable(info), policies: policies.get(name) ?? [] };
-  return { tables };
+  return channels.length > 0 ? { tables, channels: describeChannels(channels) } : { tables };
 }
 
 function describeTable(info: TableInfo): Omit<TableView, 'policies'> {

@@ -7,7 +7,7 @@ export const SCHEMA_GUIDE: AreaGuide = {
   reference: `
 ## Definition
 
-\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, plans?, realtime?, _dropColumns?, _drop? } } }\`, at most 50
+\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, plans?, realtime?, _dropColumns?, _drop? } }, channels? }\`, at most 50
 tables per call; \`schema_get\` returns the live schema in the same format, so an edited copy is the next definition.
 Each table it returns also lists \`policies\`, the row-level-security policies in force (\`{ name, command, permissive,
 roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`access\` and \`plans\`; \`schema_apply\` ignores them.
@@ -32,6 +32,12 @@ roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`acc
   \`channel().on('postgres_changes', ...)\`), each judged by the table's access as that subscriber; the table needs a
   primary key. While any subscriber listens, each write to such a table also writes its change (kept a few minutes);
   \`realtime: false\` stops it.
+- \`channels\` (beside \`tables\`): who may join (read) and send on (write: broadcast, presence) private realtime
+  channels, by name pattern, \`'*'\` ending one: \`{ "user:*": "user", "room:*": { "members": "room_members", "key":
+  "room_id" }, "ops": "service" }\`. \`user\`: the \`*\` is the end user's id; a group: members whose \`key\` equals the \`*\`
+  (\`write: "service"\` makes it read-only); \`authenticated\`: any signed-in end user; \`service\`: the app only. A name
+  takes its own pattern, else the longest matching one; a name none covers is \`authenticated\` (\`"*": "service"\`
+  closes them). Given, it replaces every pattern; left out, they stay; schema_get shows them.
 - Indexes are a map, as columns are: \`indexes: { notes_by_user: { columns: ["user_id", "created_at"], unique?: false } }\`;
   index names are unique per app and distinct from table names.
 

@@ -1,7 +1,8 @@
 import type { Catalog } from './catalog.ts';
 import type { SchemaChange } from './changes.ts';
 import { checkDefinitionReferences } from './checks.ts';
-import type { Definition } from './definition.ts';
+import type { ChannelRule, Definition } from './definition.ts';
+import { channelChanges, checkChannelRules } from './channels.ts';
 import { diffSchema, type CanonicalDefaults } from './diff.ts';
 import { finalState } from './final-state.ts';
 import { renderChanges } from './render.ts';
@@ -14,14 +15,15 @@ import { renderChanges } from './render.ts';
 
 export { dependencyOrder, type CanonicalDefaults } from './diff.ts';
 
-/** The changes an apply of `def` makes to `catalog`, in execution order. */
-export function planChanges(def: Definition, catalog: Catalog, canonical: CanonicalDefaults = new Map()): SchemaChange[] {
+/** The changes an apply of `def` makes to `catalog` and the app's private channel rules, in execution order. */
+export function planChanges(def: Definition, catalog: Catalog, canonical: CanonicalDefaults = new Map(), channels: readonly ChannelRule[] = []): SchemaChange[] {
   const final = finalState(def, catalog);
   checkDefinitionReferences(def, catalog, final);
-  return diffSchema(def, catalog, final, canonical);
+  checkChannelRules(def, channels, final);
+  return [...diffSchema(def, catalog, final, canonical), ...channelChanges(def, channels)];
 }
 
 /** The statements of the plan: what dry_run returns and an apply runs and records. */
-export function planSchema(def: Definition, catalog: Catalog, canonical: CanonicalDefaults = new Map()): string[] {
-  return renderChanges(planChanges(def, catalog, canonical));
+export function planSchema(def: Definition, catalog: Catalog, canonical: CanonicalDefaults = new Map(), channels: readonly ChannelRule[] = []): string[] {
+  return renderChanges(planChanges(def, catalog, canonical, channels));
 }

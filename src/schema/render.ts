@@ -4,6 +4,7 @@ import { isGroupAccess, type ForeignKeyAction, type GroupAccess, type TableAcces
 import type { ColumnDefinition, NewTableColumn, SchemaChange } from './changes.ts';
 import { enumConstraintName, type ForeignKeySpec, type IndexSpec, type Reference } from './definition.ts';
 import { USER_ID } from './table-info.ts';
+import { channelsSql } from './channels.ts';
 
 /**
  * The SQL of a plan: each change spelled out as statements, in the order of the changes. Nothing here decides what
@@ -33,6 +34,7 @@ export function renderChanges(changes: readonly SchemaChange[]): string[] {
 }
 
 export function renderChange(change: SchemaChange): string[] {
+  if (change.kind === 'set_channels') return channelsSql(change.rules);
   if (change.kind !== 'drop_tables') return renderTableChange(change);
   return [
     `DROP TABLE ${cols(change.tables)}`,
@@ -41,7 +43,7 @@ export function renderChange(change: SchemaChange): string[] {
 }
 
 /** A change of one table: every kind but drop_tables. */
-function renderTableChange(change: Exclude<SchemaChange, { kind: 'drop_tables' }>): string[] {
+function renderTableChange(change: Exclude<SchemaChange, { kind: 'drop_tables' | 'set_channels' }>): string[] {
   const t = q(change.table);
   switch (change.kind) {
     case 'create_table':

@@ -7,6 +7,7 @@ import { normalizeDefinition, type Definition, type SchemaDefinitionInput } from
 import { planSchema } from './plan.ts';
 import { describeCatalog, type SchemaView } from './describe.ts';
 import { readPolicies } from './policies.ts';
+import { readChannelRules } from './channels.ts';
 
 /** Any fixed key: advisory locks are per database, and every app has its own database. */
 const APPLY_LOCK_KEY = 7_310_432_001;
@@ -63,7 +64,7 @@ export async function applySchema(db: AppSql, request: ApplyRequest): Promise<Ap
     return await db.transaction(
       async (client): Promise<ApplyResult> => {
         const catalog = await readCatalog(client);
-        const statements = planSchema(def, catalog, await canonicalDefaults(client, def));
+        const statements = planSchema(def, catalog, await canonicalDefaults(client, def), await readChannelRules(client));
         if (request.dry_run || statements.length === 0) return { dry_run: request.dry_run, applied: false, statements, migration: null };
         for (const statement of statements) await runStatement(client, statement);
         const migration = await recordMigration(client, request.name, statements);
@@ -77,8 +78,8 @@ export async function applySchema(db: AppSql, request: ApplyRequest): Promise<Ap
 }
 
 export async function getSchema(db: AppSql): Promise<SchemaView> {
-  const [catalog, policies] = await Promise.all([readCatalog(db), readPolicies(db)]);
-  return describeCatalog(catalog, policies);
+  const [catalog, policies, channels] = await Promise.all([readCatalog(db), readPolicies(db), readChannelRules(db)]);
+  return describeCatalog(catalog, policies, channels);
 }
 
 export async function listMigrations(db: AppSql, throughId?: number): Promise<MigrationRecord[]> {

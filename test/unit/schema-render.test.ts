@@ -118,6 +118,14 @@ const CASES: Array<[SchemaChange, string[]]> = [
     { kind: 'set_realtime', table: 't', enabled: false },
     ['DROP TRIGGER IF EXISTS svc_realtime_insert ON "t"', 'DROP TRIGGER IF EXISTS svc_realtime_update ON "t"', 'DROP TRIGGER IF EXISTS svc_realtime_delete ON "t"'],
   ],
+  [
+    { kind: 'set_channels', rules: [{ pattern: "it's:*", access: { members: 'm', key: 'room_id', write: 'service' } }, { pattern: 'user:*', access: 'user' }] },
+    [
+      'DELETE FROM svc_realtime.channel_access',
+      `INSERT INTO svc_realtime.channel_access (pattern, access) VALUES ('it''s:*', '{"members":"m","key":"room_id","write":"service"}'::jsonb), ('user:*', '"user"'::jsonb)`,
+    ],
+  ],
+  [{ kind: 'set_channels', rules: [] }, ['DELETE FROM svc_realtime.channel_access']],
 ];
 
 const EVERY_KIND: Record<SchemaChangeKind, true> = {
@@ -145,6 +153,7 @@ const EVERY_KIND: Record<SchemaChangeKind, true> = {
   alter_plan_gate: true,
   drop_plan_gate: true,
   set_realtime: true,
+  set_channels: true,
 };
 
 describe('render', () => {

@@ -8,6 +8,7 @@ import type { HttpBinding } from '../../src/core/define.ts';
 import { AppIdSchema } from '../../src/apps/types.ts';
 import { MAX_BINARY_FIELD_BYTES } from '../../src/realtime/protocol.ts';
 import type { HttpBroadcast } from '../../src/realtime/service.ts';
+import type { ChannelRole } from '../../src/realtime/roles.ts';
 import { appRoute, QueryFlag } from '../shared.ts';
 import { credentialOf } from '../../src/auth/keys.ts';
 import { errors } from '../../src/core/errors.ts';
@@ -40,14 +41,18 @@ const MessageSchema = z.object({
   topic: Topic,
   event: Event,
   payload: Present.describe('Any JSON'),
-  private: z.boolean().optional().describe('A private channel (config.private): an end user or the app may send, not anonymous callers'),
+  private: z.boolean().optional().describe("A private channel (config.private): the app, or an end user its channels rule allows (schema_apply's channels)"),
 });
 
-/** Who may send to private channels: anyone but an anonymous caller (none, or the publishable key). */
-const anonymous = (ctx: Ctx<Uses>) => ctx.caller.kind === 'none';
+/** Whom an HTTP broadcast is sent as: an anonymous caller (none, or the publishable key), an end user, or the app. */
+function roleOf(caller: Ctx<Uses>['caller']): ChannelRole {
+  if (caller.kind === 'none') return { kind: 'anon' };
+  if (caller.kind === 'user') return { kind: 'user', userId: caller.userId, expiresAt: undefined, claims: caller.claims };
+  return { kind: 'service' };
+}
 
 async function send(ctx: Ctx<Uses>, appId: string, messages: HttpBroadcast[]): Promise<{ sent: number }> {
-  await ctx.services.realtime.send(appId, anonymous(ctx), messages);
+  await ctx.services.realtime.send(appId, roleOf(ctx.caller), messages);
   return { sent: messages.length };
 }
 

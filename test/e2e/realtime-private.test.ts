@@ -1,0 +1,188 @@
+// Private channels with declared access (issue 42): the schema definition's `channels` says, per topic pattern, which
+// end users may join (read) and send on (write) a private channel: one user's own channel, a group's members through a
+// members table, the app only, or any signed-in user. Driven with supabase-js unchanged, and over HTTP broadcast.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type RealtimeChannel, type SupabaseClient } from '@supabase/supabase-js';
+import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { Inbox } from '../helpers/phoenix-socket.ts';
+import { request } from './e2e-helpers.ts';
+
+let server: SpawnedServer;
+const app = { id: '', publishableKey: '', serviceKey: '' };
+type EndUser = { id: string; token: string; refreshToken: string };
+const ada: EndUser = { id: '', token: '', refreshToken: '' };
+const bob: EndUser = { id: '', token: '', refreshToken: '' };
+
+const CHANNELS = {
+  'user:*': 'user',
+  'room:*': { members: 'room_members', key: 'room_id' },
+  'board:*': { members: 'room_members', key: 'room_id', write: 'service' },
+  ops: 'service',
+  'ops:open': 'authenticated',
+};
+
+beforeAll(async () => {
+  server = await spawnServer({ SVC_AUTH_RATE_LIMIT_PER_MINUTE: '100' });
+  const made = await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: { name: 'Private channels' } });
+  expect(made.status).toBe(201);
+  Object.assign(app, { id: made.json.app_id, publishableKey: made.json.publishable_key, serviceKey: made.json.service_key.key });
+  const schema = { tables: { room_members: { columns: { room_id: { type: 'text', primary: true }, user_id: { type: 'uuid', primary: true } }, access: 'service' } }, channels: CHANNELS };
+  const applied = await request(server.url, `/v1/${app.id}/schema/apply`, { method: 'POST', key: app.serviceKey, body: { schema, name: 'channels' } });
+  expect(applied.status).toBe(200);
+  for (const [user, email] of [[ada, 'ada@example.com'], [bob, 'bob@example.com']] as const) {
+    const signup = await request(server.url, `/v1/${app.id}/auth/signup`, { method: 'POST', body: { email, password: 'correct horse battery' } });
+    expect(signup.status).toBe(201);
+    Object.assign(user, { id: signup.json.user.id, token: signup.json.access_token, refreshToken: signup.json.refresh_token });
+  }
+  await membership('insert', 'r1', ada);
+}, 90_000);
+
+const clients: SupabaseClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.removeAllChannels()));
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Ada or Bob joins or leaves a room, as the app's server does (the members table is `service`). */
+async function membership(op: 'insert' | 'delete', room: string, user: EndUser): Promise<void> {
+  const path = `/v1/${app.id}/rest/v1/room_members${op === 'delete' ? `?room_id=eq.${room}&user_id=eq.${user.id}` : ''}`;
+  const done = await request(server.url, path, { method: op === 'insert' ? 'POST' : 'DELETE', key: app.serviceKey, body: op === 'insert' ? { room_id: room, user_id: user.id } : undefined });
+  expect(done.status).toBe(op === 'insert' ? 201 : 204);
+}
+
+/** A supabase-js client whose realtime acts for `holder.token` (an end user), or for the app's secret key. */
+async function clientOf(holder: { token: string } | 'app'): Promise<SupabaseClient> {
+  const made =
+    holder === 'app'
+      ? createClient(`${server.url}/v1/${app.id}`, app.serviceKey, { auth: { persistSession: false, autoRefreshToken: false } })
+      : createClient(`${server.url}/v1/${app.id}`, app.publishableKey, { auth: { persistSession: false, autoRefreshToken: false }, accessToken: async () => holder.token });
+  clients.push(made);
+  if (holder !== 'app') await made.realtime.setAuth();
+  return made;
+}
+
+type Status = { status: string; reason?: string };
+function statuses(channel: RealtimeChannel): Inbox<Status> {
+  const inbox = new Inbox<Status>();
+  channel.subscribe((status, err) => inbox.push(err ? { status, reason: err.message } : { status }));
+  return inbox;
+}
+
+async function join(holder: { token: string } | 'app', name: string, ack = true): Promise<{ channel: RealtimeChannel; outcome: Status; got: Inbox<unknown> }> {
+  const channel = (await clientOf(holder)).channel(name, { config: { private: true, broadcast: { ack } } });
+  const got = new Inbox<unknown>();
+  channel.on('broadcast', { event: '*' }, (m) => got.push(m.payload));
+  return { channel, outcome: await statuses(channel).find(), got };
+}
+
+const SUBSCRIBED = { status: 'SUBSCRIBED' };
+const cannotRead = (name: string) => ({ status: 'CHANNEL_ERROR', reason: `Unauthorized: You do not have permissions to read from this Channel topic: ${name}` });
+
+describe('joining private channels by the declared rules', () => {
+  it("'user:*' is one end user's own channel", async () => {
+    const own = await join(ada, `user:${ada.id}`);
+    expect(own.outcome).toEqual(SUBSCRIBED);
+    expect((await join(bob, `user:${ada.id}`)).outcome).toEqual(cannotRead(`user:${ada.id}`));
+    // The id compares as a uuid does, in any case.
+    expect((await join(ada, `user:${ada.id.toUpperCase()}`)).outcome).toEqual(SUBSCRIBED);
+    const app_ = await join('app', `user:${ada.id}`);
+    expect(app_.outcome).toEqual(SUBSCRIBED);
+    expect(await own.channel.send({ type: 'broadcast', event: 'ping', payload: { from: 'ada' } })).toBe('ok');
+    expect(await app_.got.find()).toEqual({ from: 'ada' });
+  });
+
+  it("a group's members read and write its room; others are refused; 'board:*' lets members read only", async () => {
+    const member = await join(ada, 'room:r1');
+    expect(member.outcome).toEqual(SUBSCRIBED);
+    expect((await join(bob, 'room:r1')).outcome).toEqual(cannotRead('room:r1'));
+    expect((await join(ada, 'room:r2')).outcome).toEqual(cannotRead('room:r2'));
+    const listener = await join('app', 'room:r1');
+    expect(await member.channel.send({ type: 'broadcast', event: 'msg', payload: { text: 'hi' } })).toBe('ok');
+    expect(await listener.got.find()).toEqual({ text: 'hi' });
+
+    const board = await join(ada, 'board:r1');
+    expect(board.outcome).toEqual(SUBSCRIBED);
+    expect(await board.channel.send({ type: 'broadcast', event: 'msg', payload: { text: 'no' } })).toBe('error');
+    expect(await board.channel.track({ online: true })).toBe('error');
+    const announcer = await join('app', 'board:r1');
+    expect(await announcer.channel.send({ type: 'broadcast', event: 'news', payload: { text: 'read this' } })).toBe('ok');
+    expect(await board.got.find()).toEqual({ text: 'read this' });
+  });
+
+  it("'ops' is the app's alone, a more specific pattern wins, and a topic no pattern covers is open to signed-in users", async () => {
+    expect((await join(ada, 'ops')).outcome).toEqual(cannotRead('ops'));
+    expect((await join('app', 'ops')).outcome).toEqual(SUBSCRIBED);
+    expect((await join(ada, 'ops:open')).outcome).toEqual(SUBSCRIBED);
+    expect((await join(bob, 'lobby')).outcome).toEqual(SUBSCRIBED);
+  });
+
+  it('a membership that ended closes the channel at the next new token', async () => {
+    await membership('insert', 'r3', bob);
+    const holder = { token: bob.token };
+    const c = await clientOf(holder);
+    const channel = c.channel('room:r3', { config: { private: true } });
+    const system = new Inbox<Record<string, unknown>>();
+    channel.on('system', {}, (m) => system.push(m as Record<string, unknown>));
+    const seen = statuses(channel);
+    expect(await seen.find()).toEqual(SUBSCRIBED);
+    await membership('delete', 'r3', bob);
+    const refreshed = await request(server.url, `/v1/${app.id}/auth/v1/token?grant_type=refresh_token`, { method: 'POST', headers: { apikey: app.publishableKey }, body: { refresh_token: bob.refreshToken } });
+    expect(refreshed.status).toBe(200);
+    bob.refreshToken = refreshed.json.refresh_token;
+    holder.token = refreshed.json.access_token;
+    await c.realtime.setAuth(holder.token);
+    await seen.find((s) => s.status === 'CLOSED');
+    expect(await system.find()).toEqual({ extension: 'system', status: 'error', message: 'You do not have permissions to read from this Channel topic: room:r3', channel: 'room:r3' });
+  });
+});
+
+describe('HTTP broadcast to private channels', () => {
+  const broadcast = (key: string, topic: string) =>
+    request(server.url, `/v1/${app.id}/realtime/v1/api/broadcast`, { method: 'POST', key, body: { messages: [{ topic, event: 'e', payload: { n: 1 }, private: true }] } });
+
+  it('an end user sends where the rule lets them write, and gets 403 elsewhere; the app sends anywhere', async () => {
+    const listener = await join('app', 'room:r1');
+    expect((await broadcast(ada.token, 'room:r1')).status).toBe(202);
+    expect(await listener.got.find()).toEqual({ n: 1 });
+    const refused = await broadcast(bob.token, 'room:r1');
+    expect(refused.status).toBe(403);
+    expect(refused.json).toEqual({
+      code: 'FORBIDDEN',
+      message: "This end user may not send to the private channel 'room:r1': the app's channels rules (schema_get's channels) do not allow it. Send it from a server with the secret key, or change the rule with schema_apply.",
+    });
+    expect((await broadcast(ada.token, 'board:r1')).status).toBe(403);
+    expect((await broadcast(app.serviceKey, 'ops')).status).toBe(202);
+  });
+});
+
+describe('the rules in the schema', () => {
+  const apply = (schema: unknown, dry_run = false) => request(server.url, `/v1/${app.id}/schema/apply`, { method: 'POST', key: app.serviceKey, body: { schema, dry_run } });
+
+  it('schema_get shows them as written, and applying them again plans nothing', async () => {
+    const got = await request(server.url, `/v1/${app.id}/schema`, { key: app.serviceKey });
+    expect(got.json.channels).toEqual({ ...CHANNELS, 'room:*': { members: 'room_members', key: 'room_id', write: 'members' } });
+    const again = await apply({ tables: {}, channels: got.json.channels }, true);
+    expect(again.json.statements).toEqual([]);
+    expect((await apply({ tables: {} }, true)).json.statements).toEqual([]);
+  });
+
+  it('refuses a rule it could not judge, naming it, and changes nothing', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ lobby: 'user' }, "channels['lobby']: 'user' access needs a pattern ending in '*', where the end user's id goes ('lobby*')."],
+      [{ 'a*b': 'service' }, "channels['a*b']: '*' may only end a pattern ('room:*' covers every topic starting 'room:')."],
+      [{ 'team:*': { members: 'teams', key: 'id' } }, "Channel pattern 'team:*' is joined by members of 'teams', a table that does not exist after this apply. Define it (user_id uuid and 'id'), or change channels."],
+      [{ 'team:*': { members: 'room_members', key: 'team_id' } }, "Channel pattern 'team:*' is joined by members of 'room_members', which has no column 'team_id' (the channel's key)."],
+    ];
+    for (const [channels, message] of cases) {
+      const refused = await apply({ tables: {}, channels });
+      expect(refused.status, message).toBe(400);
+      expect([refused.json.error.code, refused.json.error.message]).toEqual(['VALIDATION_FAILED', message]);
+    }
+    const dropping = await apply({ tables: { room_members: { _drop: true } } });
+    expect(dropping.status).toBe(400);
+    expect(dropping.json.error.message).toMatch(/^Channel pattern 'board:\*' is joined by members of 'room_members', a table that does not exist after this apply/);
+    expect((await request(server.url, `/v1/${app.id}/schema`, { key: app.serviceKey })).json.channels['room:*']).toEqual({ members: 'room_members', key: 'room_id', write: 'members' });
+  });
+});
