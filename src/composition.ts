@@ -220,6 +220,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       databases,
       catalogs,
       changes: config.realtime,
+      maxSocketsPerApp: config.realtimeMaxSocketsPerApp,
       log,
     }),
   };

@@ -109,6 +109,8 @@ const EnvSchema = z.object({
   // kept for readers that fall behind.
   SVC_REALTIME_POLL_MS: positiveInt.min(5).max(1000).default(25),
   SVC_REALTIME_RETENTION_SECONDS: positiveInt.min(90).max(3600).default(120),
+  // Realtime sockets one app may hold open on one api process: one tenant's clients cannot take every connection.
+  SVC_REALTIME_MAX_SOCKETS_PER_APP: positiveInt.max(1_000_000).default(5000),
   // A direct upload (storage-js) that sends nothing for this long is given up (408), its reservation released.
   SVC_STORAGE_UPLOAD_IDLE_SECONDS: positiveInt.max(3600).default(30),
   SVC_FRONTEND_MAX_ZIP_BYTES: positiveInt.default(100 * 1024 * 1024),
@@ -316,6 +318,8 @@ export type Config = Readonly<{
   }>;
   /** postgres_changes: the pause between reads that found nothing, and how long captured changes are kept. */
   realtime: Readonly<{ pollMs: number; retentionSeconds: number }>;
+  /** SVC_REALTIME_MAX_SOCKETS_PER_APP. */
+  realtimeMaxSocketsPerApp: number;
   frontend: Readonly<{ maxZipBytes: number; maxUnzippedBytes: number; maxFiles: number; maxCompressionRatio: number }>;
   functions: Readonly<{
     denoPath: string | undefined;
@@ -475,6 +479,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uploadIdleMs: e.SVC_STORAGE_UPLOAD_IDLE_SECONDS * 1000,
     }),
     realtime: Object.freeze({ pollMs: e.SVC_REALTIME_POLL_MS, retentionSeconds: e.SVC_REALTIME_RETENTION_SECONDS }),
+    realtimeMaxSocketsPerApp: e.SVC_REALTIME_MAX_SOCKETS_PER_APP,
     frontend: Object.freeze({
       maxZipBytes: e.SVC_FRONTEND_MAX_ZIP_BYTES,
       maxUnzippedBytes: e.SVC_FRONTEND_MAX_UNZIPPED_BYTES,

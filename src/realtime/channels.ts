@@ -60,6 +60,8 @@ export interface SessionDeps {
   verifiers: TokenVerifiers;
   /** Who may read and write each private channel (the app's declared rules). */
   access: PrivateChannels;
+  /** Called once when the socket has closed. */
+  ended: () => void;
   log: Logger;
 }
 
@@ -125,6 +127,8 @@ export class RealtimeSession {
   #allowance = MESSAGE_BURST;
   #counted = Date.now();
   #ended = false;
+  /** The socket closed (closed() ran). */
+  #closed = false;
   /** When the client last sent anything (realtime-js heartbeats every 25 s). */
   #heardAt = Date.now();
 
@@ -160,8 +164,11 @@ export class RealtimeSession {
    * up from; a page that closed or reloaded starts afresh.
    */
   closed(dropped = false): void {
+    if (this.#closed) return;
+    this.#closed = true;
     this.#ended = true;
     for (const channel of this.#channels.values()) this.#drop(channel, !dropped);
+    this.#deps.ended();
   }
 
   send(data: string | Buffer): void {

@@ -28,7 +28,8 @@ export const REALTIME_GUIDE: AreaGuide = {
   random key; joiners get presence_state, then presence_diff. A crashed api process's presences leave within 40 s.
 - Limits per socket: ${MAX_CHANNELS_PER_SOCKET} channels (\`ChannelRateLimitReached\`), topics of ${MAX_TOPIC_BYTES} bytes
   (\`TopicNameTooLong\`), ${MESSAGES_PER_SECOND} messages a second (bursts of ${MESSAGE_BURST}; beyond, closed 1008), frames of
-  1 MB. Not served yet: stored or replayed broadcasts.
+  1 MB. Per app and api process: SVC_REALTIME_MAX_SOCKETS_PER_APP sockets (default 5000; then the upgrade is 429). A
+  paused app's upgrade is 423. Frames sent count as the app's bandwidth. Not served yet: stored or replayed broadcasts.
 - postgres_changes: \`channel(name).on('postgres_changes', { event: '*'|'INSERT'|'UPDATE'|'DELETE', schema: 'public',
   table?, filter? }, cb)\` on tables applied with \`realtime: true\` (schema_apply). Each change reaches a channel only
   when row-level security lets its role select the row (as the change left it; a delete's old row), so an end user

@@ -47,6 +47,8 @@ export interface RealtimeDeps {
   databases: AppDatabases;
   catalogs: CatalogCache;
   changes: { pollMs: number; retentionSeconds: number };
+  /** Sockets one app may hold open on this process. */
+  maxSocketsPerApp: number;
   log: Logger;
 }
 
@@ -58,6 +60,9 @@ export class RealtimeService {
   readonly #tokens: RealtimeTokens;
   readonly #catalogs: CatalogCache;
   readonly #access: PrivateChannels;
+  readonly #maxSockets: number;
+  /** Open sockets per app on this process. */
+  readonly #sockets = new Map<string, number>();
   readonly #log: Logger;
 
   constructor(deps: RealtimeDeps) {
@@ -69,6 +74,7 @@ export class RealtimeService {
     this.#verifiers = { ...deps.verifiers, realtimeTokens: this.#tokens };
     this.#catalogs = deps.catalogs;
     this.#access = new PrivateChannels(deps.databases, deps.log);
+    this.#maxSockets = deps.maxSocketsPerApp;
     this.#log = deps.log;
   }
 
@@ -82,9 +88,29 @@ export class RealtimeService {
     await this.#hub.stop();
   }
 
+  /**
+   * Refuses (429) a socket the app has no room for on this process. Checked at the upgrade and counted once open, so
+   * upgrades in flight at once may pass it together.
+   */
+  checkRoom(appId: string): void {
+    if ((this.#sockets.get(appId) ?? 0) < this.#maxSockets) return;
+    throw new AppError(
+      429,
+      'RATE_LIMITED',
+      `The app has ${this.#maxSockets} realtime sockets open on this server, its most (SVC_REALTIME_MAX_SOCKETS_PER_APP).`,
+      'Share one socket per client: one supabase-js client holds all its channels. Retry later.',
+    );
+  }
+
   /** The session of a websocket opened for `appId` with serializer `vsn` and a key whose role is `keyRole`. */
   session(appId: string, vsn: Vsn, keyRole: ChannelRole, outlet: Outlet): RealtimeSession {
-    return new RealtimeSession(outlet, { appId, vsn, keyRole, hub: this.#hub, changes: this.#changes, verifiers: this.#verifiers, access: this.#access, log: this.#log });
+    this.#sockets.set(appId, (this.#sockets.get(appId) ?? 0) + 1);
+    const ended = () => {
+      const left = (this.#sockets.get(appId) ?? 1) - 1;
+      if (left > 0) this.#sockets.set(appId, left);
+      else this.#sockets.delete(appId);
+    };
+    return new RealtimeSession(outlet, { appId, vsn, keyRole, hub: this.#hub, changes: this.#changes, verifiers: this.#verifiers, access: this.#access, ended, log: this.#log });
   }
 
   /**

@@ -252,17 +252,23 @@ async function admitRealtime(appId: string, url: URL, _req: http.IncomingMessage
   }
   const app = await services.apps.get(appId);
   if (!app) throw errors.notFound(`App '${appId}'`, 'Check the app_id in the websocket URL.');
+  // As for every call of the app: paused (423) or its account suspended (403); then one tenant's share of sockets.
+  await services.billing.gate.check(app, 'read');
+  services.realtime.checkRoom(appId);
   const key = url.searchParams.get('apikey');
   if (!key) throw new AppError(401, 'AUTH_REQUIRED', 'The realtime socket needs the app\'s key as ?apikey=.', "Pass the app's publishable key (or secret key, on a server) to createClient; supabase-js sends it.");
   const caller = key.startsWith(KEY_PREFIX.publishable) || key.startsWith(KEY_PREFIX.service) ? await services.keys.resolve(key) : undefined;
   if (!caller) throw errors.invalidToken();
   if ((caller.kind !== 'none' && caller.kind !== 'service') || caller.appId !== appId) throw errors.otherApp();
   const keyRole: ChannelRole = caller.kind === 'service' ? { kind: 'service' } : { kind: 'anon' };
-  return { credential: credentialOf(caller), connected: (ws, s) => realtimeSocket(ws, s.realtime.session(appId, vsn as Vsn, keyRole, outletOf(ws))) };
+  return {
+    credential: credentialOf(caller),
+    connected: (ws, s) => realtimeSocket(ws, s.realtime.session(appId, vsn as Vsn, keyRole, outletOf(ws, (bytes) => s.billing.traffic.served(appId, bytes))), () => s.billing.traffic.touch(appId)),
+  };
 }
 
-/** The websocket as a realtime session writes to it. */
-function outletOf(ws: WebSocket): Outlet {
+/** The websocket as a realtime session writes to it; `sent` counts the bytes of each frame (the app's bandwidth). */
+function outletOf(ws: WebSocket, sent: (bytes: number) => void): Outlet {
   return {
     get open() {
       return ws.readyState === ws.OPEN;
@@ -270,7 +276,10 @@ function outletOf(ws: WebSocket): Outlet {
     get bufferedAmount() {
       return ws.bufferedAmount;
     },
-    send: (data) => ws.send(data),
+    send: (data) => {
+      ws.send(data);
+      sent(typeof data === 'string' ? Buffer.byteLength(data) : data.length);
+    },
     close: (code, reason) => ws.close(code, reason),
     terminate: () => ws.terminate(),
   };
@@ -279,8 +288,12 @@ function outletOf(ws: WebSocket): Outlet {
 /** Sockets this server closed as it stopped: their clients did not choose to leave. */
 const goingAway = new WeakSet<WebSocket>();
 
-function realtimeSocket(ws: WebSocket, session: RealtimeSession): void {
-  ws.on('message', (raw: RawData, isBinary: boolean) => session.receive(rawBytes(raw), isBinary));
+/** `heard`: the client sent something (its heartbeats keep an app with open sockets from pausing as idle). */
+function realtimeSocket(ws: WebSocket, session: RealtimeSession, heard: () => void): void {
+  ws.on('message', (raw: RawData, isBinary: boolean) => {
+    heard();
+    session.receive(rawBytes(raw), isBinary);
+  });
   // 1006: no close frame came (a broken connection, a sleeping laptop); or this server closed it going away.
   ws.on('close', (code: number) => session.closed(code === 1006 || goingAway.has(ws)));
   ws.on('error', () => {});
