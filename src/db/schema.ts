@@ -633,6 +633,17 @@ export interface RealtimeMessages {
   id: string;
 }
 
+export interface RealtimeStored {
+  app_id: string;
+  bytes: Buffer | null;
+  created_at: Generated<Timestamp>;
+  event: string;
+  expires_at: Timestamp;
+  id: string;
+  payload: ColumnType<JsonValue | null, string | null, string | null>;
+  topic: string;
+}
+
 export interface ServiceKeys {
   app_id: string;
   created_at: Generated<Timestamp>;
@@ -1060,6 +1071,7 @@ export interface DB {
   publishable_keys: PublishableKeys;
   rate_limits: RateLimits;
   realtime_messages: RealtimeMessages;
+  realtime_stored: RealtimeStored;
   service_keys: ServiceKeys;
   sessions: Sessions;
   signup_requests: SignupRequests;

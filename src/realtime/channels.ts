@@ -3,13 +3,14 @@
 // message rate) and the answers to what it cannot read. Transport-free: the websocket is an Outlet.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { decode, encodeText, MAX_BINARY_FIELD_BYTES, reply, type BroadcastBody, type Frame, type OutgoingBroadcast, type Vsn } from './protocol.ts';
+import { decode, encodeText, MAX_BINARY_FIELD_BYTES, OutgoingBroadcast, reply, type BroadcastBody, type Frame, type Vsn } from './protocol.ts';
 import { expiredMessage, reason, resolveRole, type ChannelRole, type TokenVerifiers } from './roles.ts';
 import type { RealtimeHub, Subscriber, TopicKey } from './hub.ts';
 import type { PresenceDiff } from './presence.ts';
 import type { Binding, PostgresChanges } from './postgres-changes.ts';
 import type { Viewer } from './visibility.ts';
 import type { PrivateChannels } from './channel-access.ts';
+import { parsePersist, parseReplay, StoreRefused, type Replayed, type StoredBroadcasts } from './stored.ts';
 import { KEY_PREFIX } from '../auth/keys.ts';
 
 /** Channels one socket may have joined at once. */
@@ -60,6 +61,8 @@ export interface SessionDeps {
   verifiers: TokenVerifiers;
   /** Who may read and write each private channel (the app's declared rules). */
   access: PrivateChannels;
+  /** Private channels' stored broadcasts (persist, replay). */
+  stored: StoredBroadcasts;
   /** Called once when the socket has closed. */
   ended: () => void;
   log: Logger;
@@ -152,7 +155,7 @@ export class RealtimeSession {
       .then(async () => {
         if (this.#ended) return;
         if (incoming.kind === 'frame') return this.#frame(incoming.frame);
-        if (incoming.kind === 'broadcast') return this.#broadcast(incoming, incoming.event, incoming.body);
+        if (incoming.kind === 'broadcast') return this.#broadcast(incoming, incoming.event, incoming.body, incoming.meta.persist);
         if (incoming.to) this.#reply(incoming.to, 'error', { reason: `MalformedMessage: ${incoming.reason}` });
       })
       .catch((err: unknown) => this.#deps.log.error({ err, app_id: this.#deps.appId }, 'realtime message failed'));
@@ -216,7 +219,7 @@ export class RealtimeSession {
         this.#reply(frame, 'ok', {});
         return this.#close(channel);
       case 'broadcast':
-        return this.#broadcast(frame, payload.event, { kind: 'json', value: payload.payload === undefined ? {} : payload.payload });
+        return this.#broadcast(frame, payload.event, { kind: 'json', value: payload.payload === undefined ? {} : payload.payload }, payload.persist);
       case 'presence':
         return this.#presence(channel, frame, payload);
       case 'access_token':
@@ -250,6 +253,9 @@ export class RealtimeSession {
     const presenceKey = typeof presence.key === 'string' || typeof presence.key === 'number' ? String(presence.key) : '';
     if (Buffer.byteLength(presenceKey) > MAX_BINARY_FIELD_BYTES) return refuse('InvalidJoinPayload', `config.presence.key is at most ${MAX_BINARY_FIELD_BYTES} bytes`);
     const isPrivate = flag(config.private);
+    const replay = parseReplay(broadcast.replay);
+    if (!replay.ok) return refuse('InvalidJoinPayload', replay.reason);
+    if (replay.value && !isPrivate) return refuse('InvalidJoinPayload', 'config.broadcast.replay is for private channels');
     // A join without a token acts for the socket's key, as Supabase Realtime's does: realtime-js sends its first join
     // before its token callback (supabase-js's session) has answered.
     const token = payload.access_token;
@@ -259,6 +265,8 @@ export class RealtimeSession {
     const rights = isPrivate ? await this.#deps.access.rights(this.#deps.appId, subTopic, resolved.role) : { read: true, write: true };
     if (this.#ended) return;
     if (!rights.read) return refuse('Unauthorized', unreadable(subTopic));
+    const replayed: Replayed[] = replay.value ? await this.#deps.stored.replay(this.#deps.appId, subTopic, replay.value.since, replay.value.limit) : [];
+    if (this.#ended) return;
     const asked: unknown = Array.isArray(config.postgres_changes) ? config.postgres_changes.filter((b) => b !== null && b !== undefined) : config.postgres_changes;
     let bindings: Binding[] = [];
     if (asked !== undefined && asked !== null && !(Array.isArray(asked) && asked.length === 0)) {
@@ -283,6 +291,7 @@ export class RealtimeSession {
     this.#deps.hub.join(channel.key, channel);
     if (bindings.length && !(await this.#streamChanges(channel, bindings))) return;
     this.#reply(frame, 'ok', { postgres_changes: bindings.map((b) => b.reply) });
+    for (const m of replayed) channel.broadcast(new OutgoingBroadcast(topic, m.event, m.body, { id: m.id, replayed: true }));
     if (channel.live) this.#announceLive(channel);
     if (channel.presence) this.push(channel, 'presence_state', this.#deps.hub.presenceState(channel.key));
     this.#watchExpiry(channel);
@@ -321,14 +330,30 @@ export class RealtimeSession {
     this.push(channel, 'system', { extension: 'postgres_changes', status: 'ok', message: 'Subscribed to PostgreSQL', channel: channel.key.subTopic });
   }
 
-  #broadcast(to: To, event: unknown, body: BroadcastBody): void {
+  /** A client's broadcast; `persist` (realtime-js's) stores it on a private channel for replays, first. */
+  async #broadcast(to: To, event: unknown, body: BroadcastBody, persist: unknown): Promise<void> {
     const channel = this.#member(to);
     if (!channel) return this.#unmatched(to);
     if (typeof event !== 'string' || Buffer.byteLength(event) > MAX_BINARY_FIELD_BYTES) {
       return this.#reply(to, 'error', { reason: `InvalidBroadcast: a broadcast is { type: 'broadcast', event: <string of at most ${MAX_BINARY_FIELD_BYTES} bytes>, payload }` });
     }
     if (!channel.writable) return this.#reply(to, 'error', { reason: `Unauthorized: ${unwritable(channel.key.subTopic)}` });
-    const sent = this.#deps.hub.broadcast(channel.key, event, body, channel);
+    const ttl = parsePersist(persist);
+    // realtime-js resolves send() with `response.error` when a stored broadcast is refused.
+    const storeError = (message: string) => this.#reply(to, 'error', { reason: `StoreFailed: ${message}`, error: message });
+    if (!ttl.ok) return storeError(ttl.reason);
+    let id: string | undefined;
+    if (ttl.value !== undefined) {
+      if (!channel.key.private) return storeError('Only broadcasts of private channels are stored.');
+      try {
+        id = await this.#deps.stored.store(this.#deps.appId, channel.key.subTopic, event, body, ttl.value);
+      } catch (err) {
+        if (err instanceof StoreRefused) return storeError(err.message);
+        throw err;
+      }
+      if (this.#channels.get(channel.topic) !== channel) return;
+    }
+    const sent = this.#deps.hub.broadcast(channel.key, event, body, channel, id === undefined ? undefined : { id });
     // Acknowledged once every api process can hear it; without ack nothing is answered (realtime-js waits for nothing).
     sent.then(
       () => channel.ack && this.#reply(to, 'ok', {}),

@@ -1,6 +1,7 @@
 // The realtime area's hand-written guide (GET /llms.txt?area=realtime); src/platform/area-guides.ts lists it.
 import type { AreaGuide } from '../platform/area-guide.ts';
 import { MAX_CHANNELS_PER_SOCKET, MAX_PRESENCE_BYTES, MAX_TOPIC_BYTES, MESSAGE_BURST, MESSAGES_PER_SECOND } from './channels.ts';
+import { MAX_STORE_SECONDS, MAX_STORED_BYTES, MAX_STORED_PER_APP, REPLAY_DEFAULT_LIMIT, REPLAY_MAX_LIMIT } from './stored.ts';
 
 export const REALTIME_GUIDE: AreaGuide = {
   summary: "Live channels between an app's clients (supabase-js's channel()): table changes under row-level security, broadcast and presence.",
@@ -29,7 +30,11 @@ export const REALTIME_GUIDE: AreaGuide = {
 - Limits per socket: ${MAX_CHANNELS_PER_SOCKET} channels (\`ChannelRateLimitReached\`), topics of ${MAX_TOPIC_BYTES} bytes
   (\`TopicNameTooLong\`), ${MESSAGES_PER_SECOND} messages a second (bursts of ${MESSAGE_BURST}; beyond, closed 1008), frames of
   1 MB. Per app and api process: SVC_REALTIME_MAX_SOCKETS_PER_APP sockets (default 5000; then the upgrade is 429). A
-  paused app's upgrade is 423. Frames sent count as the app's bandwidth. Not served yet: stored or replayed broadcasts.
+  paused app's upgrade is 423. Frames sent count as the app's bandwidth.
+- Stored broadcasts (private channels): \`send({ ..., persist: true | { ttl } })\` (vsn 2.0.0) or \`httpSend(event, payload,
+  { persist })\` keeps one ${MAX_STORE_SECONDS / 86_400} days (or ttl seconds; payload at most ${MAX_STORED_BYTES / 1024} KB; ${MAX_STORED_PER_APP} per app);
+  it arrives with \`meta: { id }\`. A join with \`config.broadcast.replay: { since: <ms>, limit?: 1-${REPLAY_MAX_LIMIT} }\` (default
+  ${REPLAY_DEFAULT_LIMIT}) first gets the latest stored since then, oldest first, with \`meta: { id, replayed: true }\`.
 - postgres_changes: \`channel(name).on('postgres_changes', { event: '*'|'INSERT'|'UPDATE'|'DELETE', schema: 'public',
   table?, filter? }, cb)\` on tables applied with \`realtime: true\` (schema_apply). Each change reaches a channel only
   when row-level security lets its role select the row (as the change left it; a delete's old row), so an end user

@@ -12,7 +12,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { PgNotices } from '../db/notices.ts';
 import type { ControlDatabase } from '../db/types.ts';
-import { OutgoingBroadcast, type BroadcastBody } from './protocol.ts';
+import { OutgoingBroadcast, type BroadcastBody, type BroadcastMeta } from './protocol.ts';
 import { emptyDiff, isEmptyDiff, TopicPresences, type Meta, type PresenceDiff, type PresenceMap } from './presence.ts';
 
 /** The NOTIFY channel of every api process (a constant: no payload ever names a channel). */
@@ -64,7 +64,7 @@ interface WireKey {
 
 /** What processes tell each other; `p` the sender, `n` its sequence number (identical NOTIFYs would be merged). */
 type Notice = { p: string; n: number } & (
-  | (WireKey & { k: 'b'; e: string; j?: unknown; b?: string })
+  | (WireKey & { k: 'b'; e: string; j?: unknown; b?: string; m?: BroadcastMeta })
   | (WireKey & { k: 'pd'; d: PresenceDiff })
   | (WireKey & { k: 'sq' })
   | (WireKey & { k: 'sr'; s: PresenceMap })
@@ -181,16 +181,16 @@ export class RealtimeHub {
 
   /**
    * A user broadcast to the topic: this process's subscribers at once (but `origin`, unless it asked for its own), then
-   * every other process's. Resolves once the others can hear it.
+   * every other process's. Resolves once the others can hear it. `meta`: a stored broadcast's id.
    */
-  broadcast(key: TopicKey, event: string, body: BroadcastBody, origin?: Subscriber): Promise<void> {
+  broadcast(key: TopicKey, event: string, body: BroadcastBody, origin?: Subscriber, meta?: BroadcastMeta): Promise<void> {
     const topic = this.#topics.get(topicId(key));
     if (topic) {
-      const message = new OutgoingBroadcast(topic.name, event, body);
+      const message = new OutgoingBroadcast(topic.name, event, body, meta);
       for (const s of topic.subscribers) if (s !== origin || s.self) s.broadcast(message);
     }
     const payload = body.kind === 'binary' ? { b: body.bytes.toString('base64') } : { j: body.value };
-    return this.#publish({ k: 'b', ...wire(key), e: event, ...payload }, key);
+    return this.#publish({ k: 'b', ...wire(key), e: event, ...payload, ...(meta ? { m: meta } : {}) }, key);
   }
 
   #presenceChanged(topic: Topic, diff: PresenceDiff): void {
@@ -301,7 +301,7 @@ export class RealtimeHub {
     switch (notice.k) {
       case 'b': {
         const body: BroadcastBody = notice.b !== undefined ? { kind: 'binary', bytes: Buffer.from(notice.b, 'base64') } : { kind: 'json', value: notice.j };
-        const message = new OutgoingBroadcast(topic.name, notice.e, body);
+        const message = new OutgoingBroadcast(topic.name, notice.e, body, notice.m);
         for (const s of topic.subscribers) s.broadcast(message);
         return;
       }

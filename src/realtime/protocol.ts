@@ -18,11 +18,17 @@ export interface Frame {
 /** A user broadcast's payload: any JSON, or bytes (vsn 2.0.0's binary encoding, an ArrayBuffer in realtime-js). */
 export type BroadcastBody = { kind: 'json'; value: unknown } | { kind: 'binary'; bytes: Buffer };
 
+/** What a stored broadcast carries beside its payload (realtime-js's `meta`): its id, and `replayed` when replayed. */
+export interface BroadcastMeta {
+  id: string;
+  replayed?: true;
+}
+
 /** What one incoming websocket message is. */
 export type Incoming =
   | { kind: 'frame'; frame: Frame }
-  /** A binary user broadcast push (kind 3). */
-  | { kind: 'broadcast'; joinRef: string | null; ref: string | null; topic: string; event: string; body: BroadcastBody }
+  /** A binary user broadcast push (kind 3); `meta` its metadata (realtime-js's `persist`), {} when none. */
+  | { kind: 'broadcast'; joinRef: string | null; ref: string | null; topic: string; event: string; body: BroadcastBody; meta: Record<string, unknown> }
   /** Not a message we can read; answered when it names a ref and a topic (`to`), else ignored. */
   | { kind: 'malformed'; reason: string; to?: { joinRef: string | null; ref: string; topic: string } };
 
@@ -91,13 +97,26 @@ function decodeBinaryPush(data: Buffer): Incoming {
   // An empty ref or join_ref is none (realtime-js writes '' for a missing one).
   const [joinRef, ref, topic, event] = strings.map((s, i) => (i < 2 && s === '' ? null : s)) as [string | null, string | null, string, string];
   const malformed = (reason: string): Incoming => ({ kind: 'malformed', reason, ...(ref !== null ? { to: { joinRef, ref, topic } } : {}) });
+  const meta = parseMeta(strings[4]!);
+  if (!meta) return malformed('the metadata is not a JSON object');
   const payload = data.subarray(at);
-  if (encoding === ENCODING_BINARY) return { kind: 'broadcast', joinRef, ref, topic, event, body: { kind: 'binary', bytes: Buffer.from(payload) } };
+  if (encoding === ENCODING_BINARY) return { kind: 'broadcast', joinRef, ref, topic, event, body: { kind: 'binary', bytes: Buffer.from(payload) }, meta };
   if (encoding !== ENCODING_JSON) return malformed('the payload encoding is 0 (binary) or 1 (JSON)');
   try {
-    return { kind: 'broadcast', joinRef, ref, topic, event, body: { kind: 'json', value: JSON.parse(utf8.decode(payload)) } };
+    return { kind: 'broadcast', joinRef, ref, topic, event, body: { kind: 'json', value: JSON.parse(utf8.decode(payload)) }, meta };
   } catch {
     return malformed('the payload is not JSON');
+  }
+}
+
+/** A kind 3 frame's metadata: empty, or a JSON object (at most 255 bytes, so parsing it is cheap). */
+function parseMeta(text: string): Record<string, unknown> | undefined {
+  if (text === '') return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -108,20 +127,22 @@ export function encodeText(vsn: Vsn, frame: Frame): string {
 }
 
 /**
- * A user broadcast as vsn 2.0.0 sends it: kind 4, the lengths of topic, event and metadata (none), the encoding, the
- * strings, then the payload's bytes (or its JSON). Topic and event fit a byte's length (checked where they come in).
+ * A user broadcast as vsn 2.0.0 sends it: kind 4, the lengths of topic, event and metadata (a stored one's meta, else
+ * none), the encoding, the strings, then the payload's bytes (or its JSON). Topic and event fit a byte's length (checked
+ * where they come in); a meta is an id and a flag.
  */
-export function encodeBroadcast(topic: string, event: string, body: BroadcastBody): Buffer {
+export function encodeBroadcast(topic: string, event: string, body: BroadcastBody, meta?: BroadcastMeta): Buffer {
   const t = Buffer.from(topic);
   const e = Buffer.from(event);
+  const m = Buffer.from(meta ? JSON.stringify(meta) : '');
   const payload = body.kind === 'binary' ? body.bytes : Buffer.from(JSON.stringify(body.value) ?? 'null');
-  const header = Buffer.from([KIND_BROADCAST, t.length, e.length, 0, body.kind === 'binary' ? ENCODING_BINARY : ENCODING_JSON]);
-  return Buffer.concat([header, t, e, payload], BROADCAST_HEADER + t.length + e.length + payload.length);
+  const header = Buffer.from([KIND_BROADCAST, t.length, e.length, m.length, body.kind === 'binary' ? ENCODING_BINARY : ENCODING_JSON]);
+  return Buffer.concat([header, t, e, m, payload], BROADCAST_HEADER + t.length + e.length + m.length + payload.length);
 }
 
 /** A user broadcast as vsn 1.0.0 sends it (JSON only: that serializer has no binary frames). */
-export function broadcastFrame(topic: string, event: string, value: unknown): Frame {
-  return { joinRef: null, ref: null, topic, event: 'broadcast', payload: { type: 'broadcast', event, payload: value } };
+export function broadcastFrame(topic: string, event: string, value: unknown, meta?: BroadcastMeta): Frame {
+  return { joinRef: null, ref: null, topic, event: 'broadcast', payload: { type: 'broadcast', event, payload: value, ...(meta ? { meta } : {}) } };
 }
 
 /** Phoenix's reply to a push: `phx_reply` with its status and response, on the push's ref and join_ref. */
@@ -134,19 +155,21 @@ export class OutgoingBroadcast {
   readonly topic: string;
   readonly event: string;
   readonly body: BroadcastBody;
+  readonly meta: BroadcastMeta | undefined;
   #v1: string | undefined;
   #v2: Buffer | undefined;
 
-  constructor(topic: string, event: string, body: BroadcastBody) {
+  constructor(topic: string, event: string, body: BroadcastBody, meta?: BroadcastMeta) {
     this.topic = topic;
     this.event = event;
     this.body = body;
+    this.meta = meta;
   }
 
   /** The frame for a socket of `vsn`; undefined when that socket cannot carry it (bytes to 1.0.0, which has no binary frames). */
   frame(vsn: Vsn): string | Buffer | undefined {
-    if (vsn === '2.0.0') return (this.#v2 ??= encodeBroadcast(this.topic, this.event, this.body));
+    if (vsn === '2.0.0') return (this.#v2 ??= encodeBroadcast(this.topic, this.event, this.body, this.meta));
     if (this.body.kind === 'binary') return undefined;
-    return (this.#v1 ??= encodeText('1.0.0', broadcastFrame(this.topic, this.event, this.body.value)));
+    return (this.#v1 ??= encodeText('1.0.0', broadcastFrame(this.topic, this.event, this.body.value, this.meta)));
   }
 }

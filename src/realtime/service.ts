@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { AppError } from '../core/errors.ts';
+import { AppError, errors } from '../core/errors.ts';
 import type { PgNotices } from '../db/notices.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { RealtimeHub } from './hub.ts';
@@ -16,6 +16,7 @@ import { PostgresChanges, streams } from './postgres-changes.ts';
 import { RowVisibility } from './visibility.ts';
 import { RealtimeTokens, type Credentials } from './tokens.ts';
 import { PrivateChannels } from './channel-access.ts';
+import { StoredBroadcasts, StoreRefused } from './stored.ts';
 import type { CredentialRef } from '../auth/keys.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
@@ -27,6 +28,8 @@ export interface HttpBroadcast {
   event: string;
   body: BroadcastBody;
   private: boolean;
+  /** Seconds to keep it for replays (realtime-js's httpSend persist; private channels only). */
+  persist?: number;
 }
 
 /** Which of an app's tables stream, and what this process serves of it. */
@@ -60,6 +63,7 @@ export class RealtimeService {
   readonly #tokens: RealtimeTokens;
   readonly #catalogs: CatalogCache;
   readonly #access: PrivateChannels;
+  readonly #stored: StoredBroadcasts;
   readonly #maxSockets: number;
   /** Open sockets per app on this process. */
   readonly #sockets = new Map<string, number>();
@@ -75,6 +79,7 @@ export class RealtimeService {
     this.#catalogs = deps.catalogs;
     this.#access = new PrivateChannels(deps.databases, deps.log);
     this.#maxSockets = deps.maxSocketsPerApp;
+    this.#stored = new StoredBroadcasts(deps.db, deps.log);
     this.#log = deps.log;
   }
 
@@ -110,7 +115,7 @@ export class RealtimeService {
       if (left > 0) this.#sockets.set(appId, left);
       else this.#sockets.delete(appId);
     };
-    return new RealtimeSession(outlet, { appId, vsn, keyRole, hub: this.#hub, changes: this.#changes, verifiers: this.#verifiers, access: this.#access, ended, log: this.#log });
+    return new RealtimeSession(outlet, { appId, vsn, keyRole, hub: this.#hub, changes: this.#changes, verifiers: this.#verifiers, access: this.#access, stored: this.#stored, ended, log: this.#log });
   }
 
   /**
@@ -153,6 +158,21 @@ export class RealtimeService {
         'Send it from a server with the secret key, or change the rule with schema_apply.',
       );
     }
-    await Promise.all(messages.map((m) => this.#hub.broadcast({ appId, private: m.private, subTopic: m.topic }, m.event, m.body)));
+    await Promise.all(messages.map((m) => this.#sendOne(appId, m)));
+  }
+
+  /** One HTTP broadcast, stored first when it asks to be (a refusal is 413 or 429). */
+  async #sendOne(appId: string, m: HttpBroadcast): Promise<void> {
+    let id: string | undefined;
+    if (m.persist !== undefined) {
+      if (!m.private) throw errors.validation('Only broadcasts of private channels are stored: add private=true, or leave persist out.');
+      try {
+        id = await this.#stored.store(appId, m.topic, m.event, m.body, m.persist);
+      } catch (err) {
+        if (!(err instanceof StoreRefused)) throw err;
+        throw err.status === 413 ? new AppError(413, 'PAYLOAD_TOO_LARGE', err.message, 'Store a smaller payload, or send it without persist.') : new AppError(429, 'RATE_LIMITED', err.message, 'Store fewer broadcasts, or with a shorter ttl.');
+      }
+    }
+    await this.#hub.broadcast({ appId, private: m.private, subTopic: m.topic }, m.event, m.body, undefined, id === undefined ? undefined : { id });
   }
 }

@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type RealtimeChannel, type SupabaseClient } from '@supabase/supabase-js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { Inbox } from '../helpers/phoenix-socket.ts';
+import { Inbox, RawSocket } from '../helpers/phoenix-socket.ts';
 import { request } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
@@ -53,11 +53,12 @@ async function membership(op: 'insert' | 'delete', room: string, user: EndUser):
 }
 
 /** A supabase-js client whose realtime acts for `holder.token` (an end user), or for the app's secret key. */
-async function clientOf(holder: { token: string } | 'app'): Promise<SupabaseClient> {
+async function clientOf(holder: { token: string } | 'app', vsn: '1.0.0' | '2.0.0' = '2.0.0'): Promise<SupabaseClient> {
+  const options = { auth: { persistSession: false, autoRefreshToken: false }, realtime: { vsn } };
   const made =
     holder === 'app'
-      ? createClient(`${server.url}/v1/${app.id}`, app.serviceKey, { auth: { persistSession: false, autoRefreshToken: false } })
-      : createClient(`${server.url}/v1/${app.id}`, app.publishableKey, { auth: { persistSession: false, autoRefreshToken: false }, accessToken: async () => holder.token });
+      ? createClient(`${server.url}/v1/${app.id}`, app.serviceKey, options)
+      : createClient(`${server.url}/v1/${app.id}`, app.publishableKey, { ...options, accessToken: async () => holder.token });
   clients.push(made);
   if (holder !== 'app') await made.realtime.setAuth();
   return made;
@@ -184,5 +185,68 @@ describe('the rules in the schema', () => {
     expect(dropping.status).toBe(400);
     expect(dropping.json.error.message).toMatch(/^Channel pattern 'board:\*' is joined by members of 'room_members', a table that does not exist after this apply/);
     expect((await request(server.url, `/v1/${app.id}/schema`, { key: app.serviceKey })).json.channels['room:*']).toEqual({ members: 'room_members', key: 'room_id', write: 'members' });
+  });
+});
+
+describe('stored broadcasts and replay', () => {
+  type Message = { event: string; payload: unknown; meta?: { id: string; replayed?: boolean } };
+
+  /** A private channel of `holder` asking to replay what was stored since `since`; every broadcast it gets. */
+  async function replaying(holder: { token: string } | 'app', name: string, replay: { since: number; limit?: number }, vsn: '1.0.0' | '2.0.0' = '2.0.0') {
+    const c = await clientOf(holder, vsn);
+    const channel = c.channel(name, { config: { private: true, broadcast: { replay } } });
+    const got = new Inbox<Message>();
+    channel.on('broadcast', { event: '*' }, (m) => got.push({ event: m.event, payload: m.payload, ...(m.meta ? { meta: m.meta } : {}) }));
+    expect(await statuses(channel).find()).toEqual(SUBSCRIBED);
+    return got;
+  }
+
+  it('keeps what is sent with persist, marks it with its id, and replays the latest since a time to a later join', async () => {
+    const since = Date.now();
+    const listener = await join('app', 'room:r1');
+    const live = new Inbox<Message>();
+    listener.channel.on('broadcast', { event: 'kept' }, (m) => live.push({ event: m.event, payload: m.payload, meta: m.meta }));
+    const sender = await join(ada, 'room:r1');
+    expect(await sender.channel.send({ type: 'broadcast', event: 'kept', payload: { n: 1 }, persist: true })).toBe('ok');
+    const first = await live.find();
+    expect(first).toEqual({ event: 'kept', payload: { n: 1 }, meta: { id: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
+    expect(await sender.channel.httpSend('kept', { n: 2 }, { persist: { ttl: 60 } })).toEqual({ success: true });
+    expect(await sender.channel.send({ type: 'broadcast', event: 'not-kept', payload: { n: 3 } })).toBe('ok');
+    const second = await live.find((m) => (m.payload as { n: number }).n === 2);
+
+    const replayed = await replaying(ada, 'room:r1', { since });
+    expect(await replayed.find((m) => (m.payload as { n: number }).n === 2)).toBeDefined();
+    expect(replayed.items).toEqual([
+      { event: 'kept', payload: { n: 1 }, meta: { id: first.meta!.id, replayed: true } },
+      { event: 'kept', payload: { n: 2 }, meta: { id: second.meta!.id, replayed: true } },
+    ]);
+    const latest = await replaying('app', 'room:r1', { since, limit: 1 }, '1.0.0');
+    expect(await latest.find()).toEqual({ event: 'kept', payload: { n: 2 }, meta: { id: second.meta!.id, replayed: true } });
+    // Nothing stored after a time: nothing replayed.
+    const none = await replaying('app', 'room:r1', { since: Date.now() + 60_000 });
+    expect(await sender.channel.send({ type: 'broadcast', event: 'after', payload: {} })).toBe('ok');
+    expect(await none.find()).toEqual({ event: 'after', payload: {} });
+  });
+
+  it('refuses what it cannot keep with a reason realtime-js returns, and replay where it has no meaning', async () => {
+    const sender = await join(ada, 'room:r1');
+    const big = { text: 'x'.repeat(70_000) };
+    expect(await sender.channel.send({ type: 'broadcast', event: 'big', payload: big, persist: true })).toBe(`A stored broadcast's payload is at most 65536 bytes; this one is ${JSON.stringify(big).length}.`);
+    expect(await sender.channel.send({ type: 'broadcast', event: 'odd', payload: {}, persist: { ttl: 0 } })).toBe('persist is true or { ttl: <whole seconds, 1-259200> }');
+    const refusedHttp = await request(server.url, `/v1/${app.id}/realtime/v1/api/broadcast/news/events/e?persist=true`, { method: 'POST', key: app.serviceKey, body: { n: 1 } });
+    expect([refusedHttp.status, refusedHttp.json]).toEqual([400, { code: 'VALIDATION_FAILED', message: 'Only broadcasts of private channels are stored: add private=true, or leave persist out. Fix the named field and send the request again.' }]);
+    const socket = await RawSocket.open(`ws://127.0.0.1:${server.port}/v1/${app.id}/realtime/v1/websocket?apikey=${app.serviceKey}&vsn=2.0.0`);
+    try {
+      expect(await socket.ask('1', '1', 'realtime:news', 'phx_join', { config: { broadcast: { replay: { since: 0 } } } })).toEqual({
+        status: 'error',
+        response: { reason: 'InvalidJoinPayload: config.broadcast.replay is for private channels' },
+      });
+      expect(await socket.ask('2', '2', 'realtime:news', 'phx_join', { config: { private: true, broadcast: { replay: { since: 0, limit: 26 } } } })).toEqual({
+        status: 'error',
+        response: { reason: 'InvalidJoinPayload: config.broadcast.replay is { since: <milliseconds since the epoch>, limit?: 1-25 }' },
+      });
+    } finally {
+      socket.ws.terminate();
+    }
   });
 });

@@ -41,10 +41,13 @@ describe('realtime protocol: vsn 2.0.0', () => {
   it('reads a JSON broadcast push (kind 3, JSON encoding) and a binary one, multi-byte strings included', () => {
     const json = clientSends({ join_ref: '1', ref: '5', topic: 'realtime:salle-é', event: 'broadcast', payload: { type: 'broadcast', event: 'cursör', payload: { x: 1 } } });
     expect(json.isBinary).toBe(true);
-    expect(decode('2.0.0', json.data, true)).toEqual({ kind: 'broadcast', joinRef: '1', ref: '5', topic: 'realtime:salle-é', event: 'cursör', body: { kind: 'json', value: { x: 1 } } });
+    expect(decode('2.0.0', json.data, true)).toEqual({ kind: 'broadcast', joinRef: '1', ref: '5', topic: 'realtime:salle-é', event: 'cursör', body: { kind: 'json', value: { x: 1 } }, meta: {} });
     const bytes = new Uint8Array([0, 1, 2, 255]).buffer;
     const binary = clientSends({ join_ref: '1', ref: null, topic: 'realtime:room', event: 'broadcast', payload: { type: 'broadcast', event: 'blob', payload: bytes } });
-    expect(decode('2.0.0', binary.data, true)).toEqual({ kind: 'broadcast', joinRef: '1', ref: null, topic: 'realtime:room', event: 'blob', body: { kind: 'binary', bytes: Buffer.from([0, 1, 2, 255]) } });
+    expect(decode('2.0.0', binary.data, true)).toEqual({ kind: 'broadcast', joinRef: '1', ref: null, topic: 'realtime:room', event: 'blob', body: { kind: 'binary', bytes: Buffer.from([0, 1, 2, 255]) }, meta: {} });
+    // realtime-js's persist travels as the frame's metadata.
+    const kept = clientSends({ join_ref: '1', ref: '6', topic: 'realtime:room', event: 'broadcast', payload: { type: 'broadcast', event: 'e', payload: {}, persist: { ttl: 5 } } });
+    expect(decode('2.0.0', kept.data, true)).toMatchObject({ kind: 'broadcast', meta: { persist: { ttl: 5 } } });
   });
 
   it('writes broadcasts as kind 4 that realtime-js reads back, JSON and bytes', () => {
@@ -57,6 +60,8 @@ describe('realtime protocol: vsn 2.0.0', () => {
     });
     const read = clientReads(encodeBroadcast('realtime:room', 'blob', { kind: 'binary', bytes: Buffer.from([9, 8, 7]) })) as { payload: { payload: ArrayBuffer } };
     expect(Buffer.from(read.payload.payload)).toEqual(Buffer.from([9, 8, 7]));
+    // A stored broadcast's meta, as realtime-js hands it to on('broadcast') callbacks.
+    expect(clientReads(encodeBroadcast('realtime:room', 'ping', { kind: 'json', value: 1 }, { id: 'i', replayed: true }))).toMatchObject({ payload: { payload: 1, meta: { id: 'i', replayed: true } } });
   });
 
   it('writes text frames and replies as arrays', () => {

@@ -9,6 +9,7 @@ import { AppIdSchema } from '../../src/apps/types.ts';
 import { MAX_BINARY_FIELD_BYTES } from '../../src/realtime/protocol.ts';
 import type { HttpBroadcast } from '../../src/realtime/service.ts';
 import type { ChannelRole } from '../../src/realtime/roles.ts';
+import { MAX_STORE_SECONDS } from '../../src/realtime/stored.ts';
 import { appRoute, QueryFlag } from '../shared.ts';
 import { credentialOf } from '../../src/auth/keys.ts';
 import { errors } from '../../src/core/errors.ts';
@@ -91,17 +92,20 @@ export const realtimeBroadcastEvent = defineTool({
     topic: Topic,
     event: Event,
     private: QueryFlag.optional().describe('In the query: true for a private channel'),
+    persist: QueryFlag.optional().describe(`In the query: true keeps it for joins that ask to replay (private channels; ${MAX_STORE_SECONDS / 86_400} days)`),
+    'persist[ttl]': z.coerce.number().int().min(1).max(MAX_STORE_SECONDS).optional().describe('In the query: keep it this many seconds'),
     payload: Present.describe('The body: any JSON, or bytes'),
   }),
   output: z.object({ sent: z.number().int() }),
   auth: AUTH,
   appScoped: true,
   mcp: false,
-  http: wire('/v1/api/broadcast/{topic}/events/{event}', { query: ['private'], bodyField: 'payload', binaryBody: true }),
+  http: wire('/v1/api/broadcast/{topic}/events/{event}', { query: ['private', 'persist', 'persist[ttl]'], bodyField: 'payload', binaryBody: true }),
   annotations: { openWorldHint: false },
   handler: (input, ctx) => {
     const body = Buffer.isBuffer(input.payload) ? ({ kind: 'binary', bytes: input.payload } as const) : ({ kind: 'json', value: input.payload } as const);
-    return send(ctx, input.app_id, [{ topic: input.topic, event: input.event, body, private: input.private ?? false }]);
+    const persist = input['persist[ttl]'] ?? (input.persist ? MAX_STORE_SECONDS : undefined);
+    return send(ctx, input.app_id, [{ topic: input.topic, event: input.event, body, private: input.private ?? false, persist }]);
   },
 });
 
