@@ -640,7 +640,7 @@ export interface RealtimeStored {
   event: string;
   expires_at: Timestamp;
   id: string;
-  payload: ColumnType<JsonValue | null, string | null, string | null>;
+  payload: ColumnType<JsonValue | null, string | null | undefined, string | null> | null;
   topic: string;
 }
 
