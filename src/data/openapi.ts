@@ -2,7 +2,7 @@
 // table, a path per table with the operations the caller's role may use, and the shared parameters (a row filter
 // per column, select, order, Range, limit, offset, Prefer, the body). A pure function of the catalog: the route
 // (tools/data/openapi.ts) hands it the live snapshot and the caller's role.
-import { isGroupAccess, type Catalog, type ColumnInfo, type TableInfo } from '../schema/catalog.ts';
+import { isGroupAccess, isRulesAccess, type Catalog, type ColumnInfo, type TableInfo } from '../schema/catalog.ts';
 import type { RoleContext } from './executor.ts';
 
 export type DataRole = RoleContext['role'];
@@ -101,18 +101,33 @@ export function tableReach(table: TableInfo, role: DataRole): { read: boolean; w
   // A table made outside schema_apply: without row-level security the grants decide (anon reads, end users write);
   // with it, policies we do not know of, so it is left out.
   if (table.access === null) return table.rls ? { read: false, write: false } : { read: true, write: role === 'svc_user' };
+  if (isRulesAccess(table.access)) {
+    if (role === 'svc_anon') return { read: table.access.read.includes('public'), write: false };
+    return { read: table.access.read.length > 0, write: table.access.write.length > 0 };
+  }
   if (role === 'svc_anon') return { read: table.access === 'public', write: false };
+  if (table.access === 'authenticated') return { read: true, write: table.columns.some((c) => c.name === 'user_id' && c.udt === 'uuid') };
   if (isGroupAccess(table.access)) return { read: true, write: table.access.write === 'members' };
   if (table.access === 'user') return { read: true, write: true };
   if (table.access === 'public') return { read: true, write: table.columns.some((c) => c.name === 'user_id' && c.udt === 'uuid') };
   return { read: false, write: false };
 }
 
+/** Readers or writers of rules in words: 'nobody' for keys only. */
+function whoWords(who: readonly string[], owners: readonly string[]): string {
+  if (!who.length) return 'nobody (keys only)';
+  return who.map((w) => (w === 'owner' ? `the owner (${owners.join(' or ')})` : w === 'group' ? 'group members' : w === 'public' ? 'anyone' : 'any signed-in user')).join(', ');
+}
+
 /** The table's description: its access level in words (PostgREST shows a table's comment; ours have none). */
 function describeTable(table: TableInfo): string {
   const ownRows = table.columns.some((c) => c.name === 'user_id' && c.udt === 'uuid');
   const group = isGroupAccess(table.access) ? table.access : null;
-  const access = group
+  const access = isRulesAccess(table.access)
+    ? `Access: rules (end users read: ${whoWords(table.access.read, table.access.owners)}; write: ${whoWords(table.access.write, table.access.owners)}; keys reach every row).`
+    : table.access === 'authenticated'
+      ? `Access: authenticated (signed-in end users read every row; ${ownRows ? 'they write their own rows' : 'only keys write'}; keys reach every row).`
+      : group
     ? `Access: group (end users ${group.write === 'members' ? 'read and write' : 'read'} the rows whose ${group.column} is the ${group.key} of one of their ${group.members} rows; keys reach every row).`
     : table.access === 'user'
       ? 'Access: user (each end user reads and writes only the rows whose user_id is theirs; keys reach every row).'

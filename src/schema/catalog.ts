@@ -11,13 +11,38 @@ export interface GroupAccess {
   write: 'members' | 'service';
 }
 
-export type TableAccess = 'user' | 'public' | 'service' | GroupAccess;
+/** Who reads a table's rows, and who writes them (`service`: nobody but keys, written as an empty list). */
+export const READERS = ['public', 'authenticated', 'owner', 'group'] as const;
+export const WRITERS = ['authenticated', 'owner', 'group'] as const;
+export type Reader = (typeof READERS)[number];
+export type Writer = (typeof WRITERS)[number];
 
-export const isGroupAccess = (access: TableAccess | null | undefined): access is GroupAccess => typeof access === 'object' && access !== null;
+/**
+ * Access by rules, combining what the single modes say one at a time: readers and writers (each a list, any of them
+ * admits), the owner columns (any of them holding the end user's id makes the row theirs), and the group they share.
+ * Lists are sorted and distinct; `owners` is non-empty exactly when `owner` is among readers or writers.
+ */
+export interface RulesAccess {
+  read: Reader[];
+  write: Writer[];
+  owners: string[];
+  group?: { members: string; column: string; key: string };
+}
 
+export type TableAccess = 'user' | 'public' | 'authenticated' | 'service' | GroupAccess | RulesAccess;
+
+export const isGroupAccess = (access: TableAccess | null | undefined): access is GroupAccess => typeof access === 'object' && access !== null && !('read' in access);
+export const isRulesAccess = (access: TableAccess | null | undefined): access is RulesAccess => typeof access === 'object' && access !== null && 'read' in access;
+
+/** Access stored by objects compares by content; JSON of the normalized form is canonical (lists sorted, keys in order). */
 export function sameAccess(a: TableAccess | null, b: TableAccess | null): boolean {
-  if (!isGroupAccess(a) || !isGroupAccess(b)) return a === b;
-  return a.members === b.members && a.column === b.column && a.key === b.key && a.write === b.write;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return a === b;
+  return JSON.stringify(canonicalAccess(a)) === JSON.stringify(canonicalAccess(b));
+}
+
+function canonicalAccess(a: GroupAccess | RulesAccess): unknown {
+  if (!isRulesAccess(a)) return [a.members, a.column, a.key, a.write];
+  return [a.read, a.write, a.owners, a.group ? [a.group.members, a.group.column, a.group.key] : null];
 }
 
 export interface ColumnInfo {
@@ -87,8 +112,8 @@ type Queryable = { query<R extends pg.QueryResultRow>(text: string): Promise<pg.
 /** Every user table of the app's public schema, read in one round trip. */
 const CATALOG_SQL = `
 select c.relname as name, c.relrowsecurity as rls,
-  -- through jsonb: group settings live in group_access (app migration 5)
-  case when ta.access = 'group' then to_jsonb(ta) -> 'group_access' else to_jsonb(ta.access) end as access,
+  -- through jsonb: group settings live in group_access (app migration 5), rules in rules (app migration 10)
+  case ta.access when 'group' then to_jsonb(ta) -> 'group_access' when 'rules' then to_jsonb(ta) -> 'rules' else to_jsonb(ta.access) end as access,
   -- through jsonb: apps that never gated a table by plan have no plans column (src/monetization/entitlement.sql.ts)
   to_jsonb(ta) -> 'plans' as plans,
   exists (select 1 from pg_trigger tg where tg.tgrelid = c.oid and tg.tgname = 'svc_realtime_insert') as realtime,

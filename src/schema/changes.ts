@@ -41,8 +41,8 @@ export type SchemaChange =
   // ---- row-level security
   /** (Re)builds the access policies, the user_id fill trigger when rows carry user_id, and the stored access. */
   | { kind: 'set_access'; table: string; access: TableAccess; hasUserId: boolean; enableRls: boolean; keyType?: string }
-  /** Drops the access policies (not the plan gate), before the columns they depend on. */
-  | { kind: 'drop_access_policies'; table: string; group: boolean }
+  /** Drops the access policies (not the plan gate), before the columns they depend on; `rules`: those of rules too. */
+  | { kind: 'drop_access_policies'; table: string; group: boolean; rules?: true }
   | { kind: 'drop_fill_trigger'; table: string }
   // ---- billing plans gating end users; each also stores the plans beside the table's access
   | { kind: 'create_plan_gate'; table: string; plans: string[] }

@@ -4,7 +4,8 @@
 import pg from 'pg';
 import { errors } from '../core/errors.ts';
 import type { SchemaChange } from './changes.ts';
-import { checkIdentifier, type ChannelAccess, type ChannelRule, type Definition } from './definition.ts';
+import type { ChannelAccess, ChannelRule, Definition } from './definition.ts';
+import { checkIdentifier } from './identifiers.ts';
 import type { FinalState } from './final-state.ts';
 import { USER_ID } from './table-info.ts';
 

@@ -1,5 +1,6 @@
 import { errors } from '../core/errors.ts';
-import { isGroupAccess, type Catalog, type GroupAccess } from './catalog.ts';
+import { isRulesAccess, type Catalog, type GroupAccess } from './catalog.ts';
+import { accessGroup } from './access.ts';
 import type { Definition } from './definition.ts';
 import { USER_ID } from './table-info.ts';
 import type { FinalForeignKey, FinalState, FinalTable } from './final-state.ts';
@@ -23,13 +24,20 @@ export function checkDefinitionReferences(def: Definition, catalog: Catalog, fin
 function checkGroupAccess(def: Definition, catalog: Catalog, final: FinalState): void {
   for (const [name, table] of final) {
     const access = def.tables.find((t) => t.name === name)?.access ?? catalog.get(name)?.access;
-    if (!isGroupAccess(access)) continue;
-    const problem = groupAccessProblem(name, table, access, final);
-    if (problem) throw errors.validation(`Table '${name}' has group access through '${access.members}.${access.key}', but ${problem}`);
+    const group = accessGroup(access);
+    if (group) {
+      const problem = groupAccessProblem(name, table, group, final);
+      if (problem) throw errors.validation(`Table '${name}' has group access through '${group.members}.${group.key}', but ${problem}`);
+    }
+    for (const owner of isRulesAccess(access) ? access.owners : []) {
+      if (table.columns.get(owner)?.type !== 'uuid') {
+        throw errors.validation(`Table '${name}' names '${owner}' among its access owners, but it has no uuid column '${owner}'. Add it ("${owner}": { "type": "uuid" }), or fix access.owners.`);
+      }
+    }
   }
 }
 
-function groupAccessProblem(name: string, table: FinalTable, access: GroupAccess, final: FinalState): string | undefined {
+function groupAccessProblem(name: string, table: FinalTable, access: Pick<GroupAccess, 'members' | 'column' | 'key'>, final: FinalState): string | undefined {
   const column = table.columns.get(access.column);
   if (!column) return `it has no column '${access.column}' (access.column). Add it, or fix access.column.`;
   const members = final.get(access.members);

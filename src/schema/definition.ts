@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { errors } from '../core/errors.ts';
-import type { GroupAccess, TableAccess } from './catalog.ts';
+import type { TableAccess } from './catalog.ts';
+import { AccessInputSchema, normalizeAccess } from './access.ts';
+
+export { ACCESS_VALUES } from './access.ts';
 import { normalizeChannels } from './channels.ts';
+import { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
+
+export { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
 
 /**
  * The declarative schema definition: its wire shape (zod) and its validated, normalized form.
@@ -12,7 +18,6 @@ import { normalizeChannels } from './channels.ts';
 
 export const MAX_TABLES = 50;
 export const MAX_TABLE_PLANS = 20;
-export const ACCESS_VALUES = ['user', 'public', 'service'] as const;
 /** What deleting a referenced row does to the rows pointing at it; 'no action' (Postgres's default) refuses the delete. */
 export const ON_DELETE_VALUES = ['no action', 'restrict', 'cascade', 'set null'] as const;
 export type OnDelete = (typeof ON_DELETE_VALUES)[number];
@@ -61,23 +66,13 @@ const ForeignKeyInputSchema = z.strictObject({
   onUpdate: z.enum(ON_DELETE_VALUES).optional(),
 });
 
-const GroupAccessInputSchema = z.strictObject({
-  members: z.string(),
-  column: z.string(),
-  key: z.string().optional(),
-  write: z.enum(['members', 'service']).optional(),
-});
-
 const TableInputSchema = z.strictObject({
   columns: z.record(z.string(), ColumnInputSchema).optional().describe('Column name -> column; a new table needs at least one'),
   indexes: z.record(z.string(), IndexInputSchema).optional().describe('Index name -> { columns, unique? }'),
   foreignKeys: z.array(ForeignKeyInputSchema).optional().describe('Multi-column foreign keys; when given, all of them'),
   _dropColumns: z.array(z.string()).optional().describe('Columns to remove (destructive)'),
   _drop: z.boolean().optional().describe('true removes the table and its rows (destructive)'),
-  access: z
-    .union([z.enum(ACCESS_VALUES), GroupAccessInputSchema])
-    .optional()
-    .describe("'user' (own rows by user_id), 'public' (all read), 'service' (keys only) or a group {members, column} (guide). Default 'user' if user_id uuid, else 'service'"),
+  access: AccessInputSchema.optional(),
   plans: z
     .array(z.string().min(1).max(100))
     .min(1)
@@ -98,7 +93,7 @@ export const SchemaDefinitionSchema = z.strictObject({
   channels: z
     .record(z.string(), z.union([z.enum(CHANNEL_ACCESS_VALUES), ChannelGroupInputSchema]))
     .optional()
-    .describe("Private realtime channels: topic pattern ('room:*') -> 'user', 'authenticated', 'service' or a group {members, key}; when given, all of them (guide)"),
+    .describe("Private realtime channels: pattern ('room:*') -> who may join (guide)"),
 });
 export type SchemaDefinitionInput = z.output<typeof SchemaDefinitionSchema>;
 
@@ -172,37 +167,6 @@ export interface Definition {
 }
 
 // ---------------------------------------------------------------- identifiers
-
-/** Postgres keywords of categories R (reserved) and T (reserved, may be a function or type name), from pg_get_keywords(). */
-const RESERVED = new Set(
-  (
-    'all analyse analyze and any array as asc asymmetric both case cast check collate column constraint create current_catalog ' +
-    'current_date current_role current_time current_timestamp current_user default deferrable desc distinct do else end except ' +
-    'false fetch for foreign from grant group having in initially intersect into lateral leading limit localtime localtimestamp ' +
-    'not null offset on only or order placing primary references returning select session_user some symmetric table then to ' +
-    'trailing true union unique user using variadic when where window with ' +
-    'authorization binary collation concurrently cross current_schema freeze full ilike inner is isnull join left like natural ' +
-    'notnull outer overlaps right similar tablesample verbose'
-  ).split(' '),
-);
-
-/** First path segments of the app API: a table with one of these names would be shadowed by (or shadow) a route. */
-export const ROUTE_SEGMENTS = new Set(
-  'schema migrations auth storage functions fn frontend domains ai rag people integrations billing chat embeddings models responses realtime data keys app sites'.split(' '),
-);
-
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/** Throws a 400 naming `label` (e.g. "Column 'posts.Title'") when `name` is not a usable identifier. */
-export function checkIdentifier(name: string, label: string): void {
-  if (!IDENTIFIER.test(name)) {
-    throw errors.validation(`${label}: '${name}' is not a valid name; use 1-63 lowercase letters, digits and underscores, starting with a letter or underscore.`);
-  }
-  if (RESERVED.has(name)) throw errors.validation(`${label}: '${name}' is a reserved SQL keyword; choose another name.`);
-  if (name.startsWith('svc_') || name.startsWith('pg_')) {
-    throw errors.validation(`${label}: '${name}' starts with a reserved prefix (svc_ or pg_); choose another name.`);
-  }
-}
 
 /**
  * A constraint name made of the table, the parts and a suffix (`orders_status_enum`, `lines_order_id_product_id_fkey`).
@@ -410,15 +374,6 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
     seen.add(fk.name);
   }
   return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: normalizeAccess(name, input.access), plans: normalizePlans(input.plans), realtime: input.realtime };
-}
-
-function normalizeAccess(table: string, input: TableInput['access']): TableAccess | undefined {
-  if (typeof input !== 'object') return input;
-  const access: GroupAccess = { members: input.members, column: input.column, key: input.key ?? input.column, write: input.write ?? 'members' };
-  checkIdentifier(access.members, `access.members of table '${table}'`);
-  checkIdentifier(access.column, `access.column of table '${table}'`);
-  checkIdentifier(access.key, `access.key of table '${table}'`);
-  return access;
 }
 
 type ForeignKeyInput = NonNullable<TableInput['foreignKeys']>[number];

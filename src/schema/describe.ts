@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Catalog, ForeignKeyAction, TableInfo } from './catalog.ts';
+import { isRulesAccess, READERS, WRITERS, type Catalog, type ForeignKeyAction, type TableAccess, type TableInfo } from './catalog.ts';
 import { ACCESS_VALUES, CHANNEL_ACCESS_VALUES, ON_DELETE_VALUES, definitionType, type ChannelRule } from './definition.ts';
 import { describeChannels } from './channels.ts';
 import { catalogEnum, catalogHasUserId, compositeForeignKeys, defaultAccess, singleForeignKeys, uniqueConstraints } from './table-info.ts';
@@ -46,7 +46,16 @@ export const TableViewSchema = z.object({
   columns: z.record(z.string(), ColumnViewSchema),
   indexes: z.record(z.string(), z.object({ columns: z.array(z.string()), unique: z.boolean() })),
   foreignKeys: z.array(ForeignKeyViewSchema).optional().describe('Multi-column foreign keys; absent when none'),
-  access: z.union([z.enum(ACCESS_VALUES), z.object({ members: z.string(), column: z.string(), key: z.string(), write: z.enum(['members', 'service']) })]),
+  access: z.union([
+    z.enum(ACCESS_VALUES),
+    z.object({ members: z.string(), column: z.string(), key: z.string(), write: z.enum(['members', 'service']) }),
+    z.object({
+      read: z.union([z.array(z.enum(READERS)), z.literal('service')]),
+      write: z.union([z.array(z.enum(WRITERS)), z.literal('service')]),
+      owners: z.array(z.string()).optional(),
+      group: z.object({ members: z.string(), column: z.string(), key: z.string() }).optional(),
+    }),
+  ]),
   plans: z.array(z.string()).optional().describe('Billing plans whose subscribers alone reach the rows as end users; absent when not gated'),
   realtime: z.literal(true).optional().describe('Its changes reach realtime subscribers; absent when not'),
   policies: z.array(PolicyViewSchema).describe('Row-level-security policies in force, by name; schema_apply ignores them'),
@@ -91,13 +100,22 @@ function describeTable(info: TableInfo): Omit<TableView, 'policies'> {
   const indexes: TableView['indexes'] = {};
   // Expression indexes list no plain columns and cannot be written as a definition: left out.
   for (const i of info.indexes) if (!i.constraint && i.columns.length > 0) indexes[i.name] = { columns: i.columns, unique: i.unique };
-  const view: Omit<TableView, 'policies'> = { columns, indexes, access: info.access ?? defaultAccess(catalogHasUserId(info)) };
+  const view: Omit<TableView, 'policies'> = { columns, indexes, access: accessView(info.access ?? defaultAccess(catalogHasUserId(info))) };
   const composite = compositeForeignKeys(info);
   if (composite.length > 0) {
     view.foreignKeys = composite.map((fk) => ({ columns: fk.columns, references: { table: fk.refTable, columns: fk.refColumns }, ...actions(fk) }));
   }
   if (info.plans?.length) view.plans = info.plans;
   if (info.realtime) view.realtime = true;
+  return view;
+}
+
+/** Access as a definition writes it: an empty reader or writer list is 'service', unused owners and group left out. */
+function accessView(access: TableAccess): TableView['access'] {
+  if (!isRulesAccess(access)) return access;
+  const view: TableView['access'] = { read: access.read.length ? access.read : 'service', write: access.write.length ? access.write : 'service' };
+  if (access.owners.length) view.owners = access.owners;
+  if (access.group) view.group = access.group;
   return view;
 }
 

@@ -1,5 +1,6 @@
 import { errors } from '../core/errors.ts';
-import { isGroupAccess, sameAccess, type Catalog, type ColumnInfo, type ForeignKeyInfo, type TableAccess, type TableInfo } from './catalog.ts';
+import { accessGroup } from './access.ts';
+import { isGroupAccess, isRulesAccess, sameAccess, type Catalog, type ColumnInfo, type ForeignKeyInfo, type TableAccess, type TableInfo } from './catalog.ts';
 import type { ColumnDefinition, SchemaChange } from './changes.ts';
 import type { ColumnSpec, Definition, ForeignKeySpec, Reference, TableSpec } from './definition.ts';
 import { finalHasUserId, type FinalState, type FinalTable } from './final-state.ts';
@@ -213,7 +214,8 @@ function planExistingSecurity(spec: TableSpec, info: TableInfo, state: FinalStat
   const reset = !info.rls || !sameAccess(info.access, access) || hadUserId !== hasUserId;
   if (reset) {
     // Policies are dropped before columns: svc_user_own depends on user_id.
-    phases.dropOther.push({ kind: 'drop_access_policies', table, group: isGroupAccess(info.access) });
+    const rules = info.access === 'authenticated' || isRulesAccess(info.access);
+    phases.dropOther.push({ kind: 'drop_access_policies', table, group: isGroupAccess(info.access), ...(rules ? { rules: true as const } : {}) });
     phases.security.push(setAccess(table, access, hasUserId, !info.rls, state));
   }
   phases.security.push(...planGateChanges(table, stored, plans));
@@ -248,7 +250,7 @@ function planNewTables(def: Definition, catalog: Catalog, final: FinalState, pha
     const hasUserId = finalHasUserId(final.get(table)!);
     const access = resolveAccess(spec, null, hasUserId);
     // A group's policies call a function reading its members table, which may be created after this one.
-    (isGroupAccess(access) ? phases.security : phases.createTables).push(setAccess(table, access, hasUserId, true, final));
+    (accessGroup(access) ? phases.security : phases.createTables).push(setAccess(table, access, hasUserId, true, final));
     phases.createTables.push(...planGateChanges(table, null, resolvePlans(spec, null, access)));
     phases.createTables.push(...realtimeChanges(spec, false, final));
   }
@@ -278,8 +280,9 @@ export function dependencyOrder(tables: TableSpec[]): TableSpec[] {
  * type never changes by an apply, so policies built for it stay right).
  */
 function setAccess(table: string, access: TableAccess, hasUserId: boolean, enableRls: boolean, state: FinalState): SchemaChange {
-  if (!isGroupAccess(access)) return { kind: 'set_access', table, access, hasUserId, enableRls };
-  return { kind: 'set_access', table, access, hasUserId, enableRls, keyType: state.get(access.members)!.columns.get(access.key)!.type };
+  const group = accessGroup(access);
+  if (!group) return { kind: 'set_access', table, access, hasUserId, enableRls };
+  return { kind: 'set_access', table, access, hasUserId, enableRls, keyType: state.get(group.members)!.columns.get(group.key)!.type };
 }
 
 function resolveAccess(spec: TableSpec, stored: TableAccess | null, hasUserId: boolean): TableAccess {

@@ -55,6 +55,7 @@ Column types and primary keys cannot change in place: add a new column, copy the
 |---|---|---|---|---|
 | user | the table has a \`user_id uuid\` column | nothing | own rows (user_id is theirs) | all |
 | public | never | reads all rows | reads all; writes own rows if there is a user_id | all |
+| authenticated | never | nothing | reads all; writes own rows if there is a user_id | all |
 | service | no \`user_id uuid\` column | nothing | nothing | all |
 | group \`{ members, column, key?, write? }\` | never | nothing | rows of their groups; writes them unless \`write: "service"\` | all |
 
@@ -66,7 +67,20 @@ A group shares rows among the members of a workspace, team or org: \`{ "members"
 of a \`workspace_members\` row carrying their \`user_id\`; inserts and updates must stay in their groups. The groups
 table itself uses \`column: "id", key: "workspace_id"\`; give it and the members table \`write: "service"\` so that
 joining, roles and invitations go through your functions (as the app) and a member cannot add themself elsewhere.
-The members table needs \`user_id uuid\` and the key column, of the same type as \`column\`.
+The members table needs \`user_id uuid\` and the key column, of the same type as \`column\`. Complete:
+\`workspaces: { access: { members: "workspace_members", column: "id", key: "workspace_id", write: "service" } }\`,
+\`workspace_members: { columns: { workspace_id: { type: "uuid", primary: true }, user_id: { type: "uuid", primary: true } },
+access: { members: "workspace_members", column: "workspace_id", write: "service" } }\` (members see their workspaces'
+members), \`docs: { access: { members: "workspace_members", column: "workspace_id" } }\`.
+
+Rules combine these: \`access: { read, write?, owners?, group? }\`. \`read\`: any of \`public\` (anonymous too),
+\`authenticated\`, \`owner\`, \`group\`, or \`service\` (keys only); \`write\` (insert, update, delete): any of
+\`authenticated\`, \`owner\`, \`group\`, or \`service\`; default \`owner\` when owners are named or read has \`owner\`, else
+\`service\`. \`owners\`: uuid columns (1-4, default \`["user_id"]\`), any holding the end user's id makes the row theirs.
+\`group\`: \`{ members, column, key? }\` as above. A row passes when any listed reader (writer) admits it. Examples: a
+booking of two people \`{ read: "owner", owners: ["student_id", "tutor_id"] }\`; public profiles their owners edit
+\`{ read: "public", write: "owner" }\`; own rows plus the team's \`{ read: ["owner", "group"], write: "owner", group: {
+members: "team_members", column: "team_id" } }\`. Only \`user_id\` is filled in on insert; other owner columns are given.
 
 ## Premium rows (plans)
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { createHash } from 'node:crypto';
-import { isGroupAccess, type ForeignKeyAction, type GroupAccess, type TableAccess } from './catalog.ts';
+import { isGroupAccess, isRulesAccess, type ForeignKeyAction, type GroupAccess, type Reader, type RulesAccess, type TableAccess, type Writer } from './catalog.ts';
 import type { ColumnDefinition, NewTableColumn, SchemaChange } from './changes.ts';
 import { enumConstraintName, type ForeignKeySpec, type IndexSpec, type Reference } from './definition.ts';
 import { USER_ID } from './table-info.ts';
@@ -13,6 +13,8 @@ import { channelsSql } from './channels.ts';
  */
 
 export const POLICY_NAMES = ['svc_service_all', 'svc_user_own', 'svc_public_read'] as const;
+/** The policies of access by rules (and of 'authenticated'), beside svc_service_all. */
+export const RULES_POLICIES = ['svc_anon_read', 'svc_user_read', 'svc_user_insert', 'svc_user_update', 'svc_user_delete'] as const;
 /** The policy of a group access (its function stays: other tables may share it). */
 export const GROUP_POLICY = 'svc_group_member';
 export const FILL_TRIGGER = 'svc_fill_user_id';
@@ -82,7 +84,7 @@ function renderTableChange(change: Exclude<SchemaChange, { kind: 'drop_tables' |
     case 'set_access':
       return securitySql(change);
     case 'drop_access_policies':
-      return [...POLICY_NAMES, ...(change.group ? [GROUP_POLICY] : [])].map((p) => `DROP POLICY IF EXISTS ${p} ON ${t}`);
+      return [...POLICY_NAMES, ...(change.group ? [GROUP_POLICY] : []), ...(change.rules ? RULES_POLICIES : [])].map((p) => `DROP POLICY IF EXISTS ${p} ON ${t}`);
     case 'drop_fill_trigger':
       return [`DROP TRIGGER IF EXISTS ${FILL_TRIGGER} ON ${t}`];
     case 'create_plan_gate':
@@ -156,6 +158,7 @@ function enumCheckSql(table: string, column: string, values: readonly string[]):
 
 /** Policies of an access level; svc_service always sees everything (the service key bypasses nothing but RLS). */
 function createPoliciesSql(table: string, access: TableAccess, hasUserId: boolean, keyType: string | undefined): string[] {
+  if (access === 'authenticated' || isRulesAccess(access)) return rulesPoliciesSql(table, asRules(access, hasUserId), keyType);
   const t = q(table);
   const own = `${q(USER_ID)} = public.current_user_id()`;
   const out = [`CREATE POLICY svc_service_all ON ${t} FOR ALL TO svc_service USING (true) WITH CHECK (true)`];
@@ -176,23 +179,70 @@ function createPoliciesSql(table: string, access: TableAccess, hasUserId: boolea
  * membership table share it.
  */
 function groupPolicySql(table: string, access: GroupAccess, keyType: string): string[] {
-  const fn = groupFunction(access, keyType);
-  const member = `${q(access.column)} IN (SELECT ${fn}())`;
+  const member = memberCondition(access, keyType);
   const policy =
     access.write === 'members'
       ? `CREATE POLICY ${GROUP_POLICY} ON ${q(table)} FOR ALL TO svc_user USING (${member}) WITH CHECK (${member})`
       : `CREATE POLICY ${GROUP_POLICY} ON ${q(table)} FOR SELECT TO svc_user USING (${member})`;
+  return [...groupFunctionSql(access, keyType), policy];
+}
+
+type Group = Pick<GroupAccess, 'members' | 'column' | 'key'>;
+
+const memberCondition = (group: Group, keyType: string) => `${q(group.column)} IN (SELECT ${groupFunction(group, keyType)}())`;
+
+function groupFunctionSql(group: Group, keyType: string): string[] {
+  const fn = groupFunction(group, keyType);
   return [
     `CREATE OR REPLACE FUNCTION ${fn}() RETURNS SETOF ${keyType} LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` +
-      `AS $$ SELECT ${q(access.key)} FROM public.${q(access.members)} WHERE ${q(USER_ID)} = public.current_user_id() $$`,
+      `AS $$ SELECT ${q(group.key)} FROM public.${q(group.members)} WHERE ${q(USER_ID)} = public.current_user_id() $$`,
     `REVOKE ALL ON FUNCTION ${fn}() FROM PUBLIC`,
     `GRANT EXECUTE ON FUNCTION ${fn}() TO svc_user`,
-    policy,
   ];
 }
 
+/** 'authenticated' as rules: signed-in end users read; they write their own rows when rows carry user_id. */
+function asRules(access: 'authenticated' | RulesAccess, hasUserId: boolean): RulesAccess {
+  if (access !== 'authenticated') return access;
+  return hasUserId ? { read: ['authenticated'], write: ['owner'], owners: [USER_ID] } : { read: ['authenticated'], write: [], owners: [] };
+}
+
+/**
+ * Rules as policies: one per command and role, each admitting a row when any of its readers or writers does (an owner
+ * column holding the end user's id, the group's membership, or anyone); the anonymous read only for 'public'.
+ */
+function rulesPoliciesSql(table: string, rules: RulesAccess, keyType: string | undefined): string[] {
+  const t = q(table);
+  const condition = (who: Reader | Writer): string => {
+    if (who === 'owner') return rules.owners.map((o) => `${q(o)} = public.current_user_id()`).join(' OR ');
+    if (who === 'group') return memberCondition(rules.group!, keyType!);
+    return 'true';
+  };
+  const out = [`CREATE POLICY svc_service_all ON ${t} FOR ALL TO svc_service USING (true) WITH CHECK (true)`];
+  if (rules.group) out.push(...groupFunctionSql(rules.group, keyType!));
+  if (rules.read.includes('public')) out.push(`CREATE POLICY svc_anon_read ON ${t} FOR SELECT TO svc_anon USING (true)`);
+  const read = anyOf(rules.read.map(condition));
+  if (read) out.push(`CREATE POLICY svc_user_read ON ${t} FOR SELECT TO svc_user USING (${read})`);
+  const write = anyOf(rules.write.map(condition));
+  if (write) {
+    out.push(
+      `CREATE POLICY svc_user_insert ON ${t} FOR INSERT TO svc_user WITH CHECK (${write})`,
+      `CREATE POLICY svc_user_update ON ${t} FOR UPDATE TO svc_user USING (${write}) WITH CHECK (${write})`,
+      `CREATE POLICY svc_user_delete ON ${t} FOR DELETE TO svc_user USING (${write})`,
+    );
+  }
+  return out;
+}
+
+/** Conditions joined by OR (each parenthesized when there are several); 'true' absorbs the rest; none: no policy. */
+function anyOf(conditions: string[]): string | undefined {
+  if (conditions.length === 0) return undefined;
+  if (conditions.includes('true')) return 'true';
+  return conditions.length === 1 ? conditions[0] : conditions.map((c) => `(${c})`).join(' OR ');
+}
+
 /** svc_groups.<members>_<key>_<hash>: readable, within 63 bytes, and distinct per members table, key and key type. */
-function groupFunction(access: GroupAccess, keyType: string): string {
+function groupFunction(access: Pick<GroupAccess, 'members' | 'key'>, keyType: string): string {
   const hash = createHash('sha256').update(`${access.members}.${access.key}.${keyType}`).digest('hex').slice(0, 8);
   return `svc_groups.${q(`${access.members.slice(0, 27)}_${access.key.slice(0, 26)}_${hash}`)}`;
 }
@@ -201,8 +251,14 @@ function fillTriggerSql(table: string): string {
   return `CREATE OR REPLACE TRIGGER ${FILL_TRIGGER} BEFORE INSERT ON ${q(table)} FOR EACH ROW EXECUTE FUNCTION svc_meta.fill_user_id()`;
 }
 
-/** The stored access; a group's settings beside it (left stale on a later change, where the catalog ignores them). */
+/** The stored access; a group's settings or rules beside it (left stale on a later change, where the catalog ignores them). */
 function upsertAccessSql(table: string, access: TableAccess): string {
+  if (isRulesAccess(access)) {
+    return (
+      `INSERT INTO svc_meta.table_access (table_name, access, rules) VALUES (${pg.escapeLiteral(table)}, 'rules', ${pg.escapeLiteral(JSON.stringify(access))}::jsonb) ` +
+      'ON CONFLICT (table_name) DO UPDATE SET access = EXCLUDED.access, rules = EXCLUDED.rules'
+    );
+  }
   if (isGroupAccess(access)) {
     return (
       `INSERT INTO svc_meta.table_access (table_name, access, group_access) VALUES (${pg.escapeLiteral(table)}, 'group', ${pg.escapeLiteral(JSON.stringify(access))}::jsonb) ` +

@@ -37,11 +37,13 @@ import type { Services } from '../../src/services.ts';
  * added what agents need beside supabase-js's face of the same services, in default areas: auth_settings_get/set
  * (end users' e-mail, 1,505 B) and the storage buckets (three tools, 1,811 B), taking `default` to 58,884 B; with the
  * realtime area (issue 42: realtime_broadcast, realtime_status) `all` is 148,610 B and the guide 15,183 B. Budgets:
- * 58 KB, 146 KB and 15 KB.
+ * 58 KB, 146 KB and 15 KB. schema_apply then learned private channels' access (issue 42) and access rules (issue 43:
+ * 'authenticated', rules of readers, writers, owners and a group), its input schema growing by 1,195 B after its
+ * descriptions were cut: `default` 60,079 B, `all` 149,825 B. Budgets: 59 KB and 147 KB.
  */
 const BUDGET = {
-  all: 146 * 1024,
-  default: 58 * 1024,
+  all: 147 * 1024,
+  default: 59 * 1024,
   // The typical flow's tools across areas (CORE_TOOLSET), measured 22,756 B when it was added.
   core: 24 * 1024,
   area: 12 * 1024,

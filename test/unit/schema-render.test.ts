@@ -95,6 +95,46 @@ const CASES: Array<[SchemaChange, string[]]> = [
   ],
   [{ kind: 'drop_fill_trigger', table: 't' }, ['DROP TRIGGER IF EXISTS svc_fill_user_id ON "t"']],
   [
+    { kind: 'set_access', table: 't', access: 'authenticated', hasUserId: false, enableRls: false },
+    [POLICIES.service, 'CREATE POLICY svc_user_read ON "t" FOR SELECT TO svc_user USING (true)', ACCESS('authenticated')],
+  ],
+  [
+    {
+      kind: 'set_access',
+      table: 't',
+      access: { read: ['public', 'owner'], write: ['owner', 'group'], owners: ['a', 'b'], group: { members: 'm', column: 'ws', key: 'ws_id' } },
+      hasUserId: false,
+      enableRls: true,
+      keyType: 'uuid',
+    },
+    [
+      'ALTER TABLE "t" ENABLE ROW LEVEL SECURITY',
+      POLICIES.service,
+      'CREATE OR REPLACE FUNCTION svc_groups."m_ws_id_f975f0e3"() RETURNS SETOF uuid LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$ SELECT "ws_id" FROM public."m" WHERE "user_id" = public.current_user_id() $$',
+      'REVOKE ALL ON FUNCTION svc_groups."m_ws_id_f975f0e3"() FROM PUBLIC',
+      'GRANT EXECUTE ON FUNCTION svc_groups."m_ws_id_f975f0e3"() TO svc_user',
+      'CREATE POLICY svc_anon_read ON "t" FOR SELECT TO svc_anon USING (true)',
+      'CREATE POLICY svc_user_read ON "t" FOR SELECT TO svc_user USING (true)',
+      'CREATE POLICY svc_user_insert ON "t" FOR INSERT TO svc_user WITH CHECK (("a" = public.current_user_id() OR "b" = public.current_user_id()) OR ("ws" IN (SELECT svc_groups."m_ws_id_f975f0e3"())))',
+      'CREATE POLICY svc_user_update ON "t" FOR UPDATE TO svc_user USING (("a" = public.current_user_id() OR "b" = public.current_user_id()) OR ("ws" IN (SELECT svc_groups."m_ws_id_f975f0e3"()))) WITH CHECK (("a" = public.current_user_id() OR "b" = public.current_user_id()) OR ("ws" IN (SELECT svc_groups."m_ws_id_f975f0e3"())))',
+      'CREATE POLICY svc_user_delete ON "t" FOR DELETE TO svc_user USING (("a" = public.current_user_id() OR "b" = public.current_user_id()) OR ("ws" IN (SELECT svc_groups."m_ws_id_f975f0e3"())))',
+      `INSERT INTO svc_meta.table_access (table_name, access, rules) VALUES ('t', 'rules', '{"read":["public","owner"],"write":["owner","group"],"owners":["a","b"],"group":{"members":"m","column":"ws","key":"ws_id"}}'::jsonb) ON CONFLICT (table_name) DO UPDATE SET access = EXCLUDED.access, rules = EXCLUDED.rules`,
+    ],
+  ],
+  [
+    { kind: 'drop_access_policies', table: 't', group: false, rules: true },
+    [
+      'DROP POLICY IF EXISTS svc_service_all ON "t"',
+      'DROP POLICY IF EXISTS svc_user_own ON "t"',
+      'DROP POLICY IF EXISTS svc_public_read ON "t"',
+      'DROP POLICY IF EXISTS svc_anon_read ON "t"',
+      'DROP POLICY IF EXISTS svc_user_read ON "t"',
+      'DROP POLICY IF EXISTS svc_user_insert ON "t"',
+      'DROP POLICY IF EXISTS svc_user_update ON "t"',
+      'DROP POLICY IF EXISTS svc_user_delete ON "t"',
+    ],
+  ],
+  [
     { kind: 'create_plan_gate', table: 't', plans: ['pln_a', "it's"] },
     [
       `CREATE POLICY svc_plan_gate ON "t" AS RESTRICTIVE FOR ALL TO svc_anon, svc_user USING (${GATE}) WITH CHECK (${GATE})`,

@@ -72,7 +72,7 @@ export const schemaGet = defineTool({
   title: 'Read the schema',
   description:
     "Read an app's tables in schema_apply's format: columns (type, primary, nullable, unique, default, identity, enum, references), " +
-    'foreignKeys, indexes, access (user, public, service or a group), plans; and the row-level-security policies in force (read-only). ' +
+    'foreignKeys, indexes, access (user, public, authenticated, service, a group or rules), plans; and the row-level-security policies in force (read-only). ' +
     'Edit it and pass it to schema_apply; unchanged it plans nothing.',
   input: z.object({ app_id: AppIdSchema }),
   output: SchemaViewSchema,

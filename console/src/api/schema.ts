@@ -20,7 +20,15 @@ export interface Policy {
   using: string | null;
   with_check: string | null;
 }
-export type Access = 'user' | 'public' | 'service' | { members: string; column: string; key: string; write: string };
+/** Who reads or writes under access rules: a list, or 'service' (keys only). */
+type Who = string[] | 'service';
+export type Access =
+  | 'user'
+  | 'public'
+  | 'authenticated'
+  | 'service'
+  | { members: string; column: string; key: string; write: string }
+  | { read: Who; write: Who; owners?: string[]; group?: { members: string; column: string; key: string } };
 export interface TableView {
   columns: Record<string, ColumnView>;
   indexes: Record<string, { columns: string[]; unique: boolean }>;
@@ -76,4 +84,10 @@ export function relations(view: SchemaView): Relation[] {
   return out;
 }
 
-export const accessLabel = (a: Access): string => (typeof a === 'string' ? a : `group (${a.members}.${a.key} = ${a.column}, write: ${a.write})`);
+const whoLabel = (who: Who): string => (who === 'service' ? 'service' : who.join(' + '));
+export const accessLabel = (a: Access): string => {
+  if (typeof a === 'string') return a;
+  if ('members' in a) return `group (${a.members}.${a.key} = ${a.column}, write: ${a.write})`;
+  const owners = a.owners ? `, owners: ${a.owners.join(', ')}` : '';
+  return `read: ${whoLabel(a.read)}, write: ${whoLabel(a.write)}${owners}`;
+};
