@@ -69,12 +69,8 @@ const ABORT_GUARD = `do $$ declare a text := current_setting('svc.abort', true);
  */
 export async function runAs(pool: pg.Pool, ctx: RoleContext, statement: string, opts: RunOptions): Promise<StatementResult> {
   const client = await pool.connect();
-  const timezone = opts.timezone === undefined ? '' : `, set_config('timezone', ${pg.escapeLiteral(opts.timezone)}, true)`;
   const end = opts.rollback ? 'set constraints all immediate; rollback;' : 'commit;';
-  const text =
-    `begin; set local role ${ctx.role}; ` +
-    `select set_config('request.jwt.claims', ${pg.escapeLiteral(ctx.claims)}, true), set_config('statement_timeout', '${DATA_STATEMENT_TIMEOUT_MS}', true)${timezone}; ` +
-    `${statement}; ${opts.write ? `${ABORT_GUARD}; ` : ''}${end}`;
+  const text = `${beginAs(ctx, timezoneSetting(opts.timezone))}; ${statement}; ${opts.write ? `${ABORT_GUARD}; ` : ''}${end}`;
   let results: pg.QueryResult[];
   try {
     results = (await client.query(text)) as unknown as pg.QueryResult[];
@@ -83,20 +79,63 @@ export async function runAs(pool: pg.Pool, ctx: RoleContext, statement: string, 
       () => client.release(),
       (rollbackErr: Error) => client.release(rollbackErr),
     );
-    const { code, message } = err as { code?: string; message?: string };
-    if (code?.startsWith('SV') && message) throw new StatementAborted(message);
-    throw err;
+    throw aborted(err);
   }
   client.release();
-  return resultOf(results);
+  return resultOf(results, 3);
+}
+
+/**
+ * BEGIN, the role and its claims, and the statement timeout: three results. `settings` adds set_config(...) calls to
+ * the same select.
+ */
+export function beginAs(ctx: RoleContext, settings = ''): string {
+  return (
+    `begin; set local role ${ctx.role}; ` +
+    `select set_config('request.jwt.claims', ${pg.escapeLiteral(ctx.claims)}, true), set_config('statement_timeout', '${DATA_STATEMENT_TIMEOUT_MS}', true)${settings}`
+  );
+}
+
+const timezoneSetting = (timezone: string | undefined) => (timezone === undefined ? '' : `, set_config('timezone', ${pg.escapeLiteral(timezone)}, true)`);
+
+/** A guard's refusal (SQLSTATE SVnnn) is the statement's own verdict, not a database failure. */
+function aborted(err: unknown): unknown {
+  const { code, message } = err as { code?: string; message?: string };
+  return code?.startsWith('SV') && message ? new StatementAborted(message) : err;
+}
+
+export interface StepOptions {
+  write: boolean;
+  timezone?: string | undefined;
+  /** The statement timeout: the transaction's remaining time when that is below DATA_STATEMENT_TIMEOUT_MS. */
+  timeoutMs: number;
+}
+
+/**
+ * One statement of a transaction its holder keeps open on `client` (begun with beginAs; see transaction.ts). The
+ * refusal an earlier statement stored in svc.abort is cleared first so that this one's guard judges only its own
+ * result, and a timezone applies to this statement alone. A failure throws as in runAs and leaves the transaction
+ * aborted: the holder rolls it back.
+ */
+export async function runStep(client: pg.ClientBase, statement: string, opts: StepOptions): Promise<StatementResult> {
+  const settings = `select set_config('svc.abort', '', true), set_config('statement_timeout', '${Math.max(1, Math.ceil(opts.timeoutMs))}', true)${timezoneSetting(opts.timezone)}`;
+  const after = `${opts.write ? `${ABORT_GUARD}; ` : ''}${opts.timezone === undefined ? '' : 'set local timezone to default;'}`;
+  try {
+    return resultOf((await client.query(`${settings}; ${statement}; ${after}`)) as unknown as pg.QueryResult[], 1);
+  } catch (err) {
+    throw aborted(err);
+  }
 }
 
 type ResultRow = { body: string | null; rows: string; total: string | null; abort: string };
 
-/** The result row among the statement's results (the 4th unless statements were sent ahead of it), and what came with it. */
-function resultOf(results: pg.QueryResult[]): StatementResult {
+/**
+ * The result row among the statement's results (the one at `first`, where the statement starts, unless statements
+ * were sent ahead of it), and what came with it.
+ */
+function resultOf(results: pg.QueryResult[], first: number): StatementResult {
   let planned: number | undefined;
-  let i = 3;
+  let i = first;
   let row = results[i]!.rows[0] as ResultRow | undefined;
   while (row === undefined || !('abort' in row)) {
     const plan = (row as { 'QUERY PLAN'?: [{ Plan: { 'Plan Rows': number } }] } | undefined)?.['QUERY PLAN'];

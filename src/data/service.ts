@@ -8,6 +8,7 @@ import { CatalogMiss, compileRead, idFilter, tableOf } from './compile.ts';
 import { countTotal, MediaText, type OutputOptions } from './output.ts';
 import { compileDelete, compileInsert, compileUpdate, insertColumns, type WriteOutput } from './write.ts';
 import { roleFor, runAs, StatementAborted, type StatementResult } from './executor.ts';
+import { DataTransaction, TransactionSlots } from './transaction.ts';
 import { checkStrict, JSON_MEDIA, maxAffected, negotiate, parsePrefer, parseRange, preferenceApplied, type Media, type Operation, type Prefer } from './prefer.ts';
 import { queryTypeError } from './statement-errors.ts';
 import { parseQuery, type ParsedQuery } from './query.ts';
@@ -101,11 +102,36 @@ export class DataService {
   readonly #databases: AppDatabases;
   readonly #catalogs: CatalogCache;
   readonly #limits: DataLimits;
+  readonly #slots: TransactionSlots;
+  /** Set on a service bound to one transaction (in()): every statement runs in it. */
+  readonly #tx: DataTransaction | undefined;
 
-  constructor(databases: AppDatabases, catalogs: CatalogCache, limits: DataLimits) {
+  constructor(databases: AppDatabases, catalogs: CatalogCache, limits: DataLimits, bound?: { slots: TransactionSlots; tx: DataTransaction }) {
     this.#databases = databases;
     this.#catalogs = catalogs;
     this.#limits = limits;
+    this.#slots = bound?.slots ?? new TransactionSlots();
+    this.#tx = bound?.tx;
+  }
+
+  /**
+   * Opens a transaction on the app's database as the caller, for statements run through in(tx); refused (429) while
+   * the app holds its share of the pool's connections in transactions (transaction.ts).
+   */
+  async begin(appId: string, caller: Caller): Promise<DataTransaction> {
+    const pool = this.#databases.pool(appId);
+    this.#slots.take(appId, pool.options.max ?? 1);
+    try {
+      return await DataTransaction.begin(pool, appId, roleFor(caller), () => this.#slots.give(appId));
+    } catch (err) {
+      this.#slots.give(appId);
+      throw err;
+    }
+  }
+
+  /** This service with every statement run in `tx` (its app's, as its role): the same requests, one transaction. */
+  in(tx: DataTransaction): DataService {
+    return new DataService(this.#databases, this.#catalogs, this.#limits, { slots: this.#slots, tx });
   }
 
   async select(req: DataRequest): Promise<DataResult> {
@@ -251,9 +277,10 @@ export class DataService {
       if (!(err instanceof CatalogMiss)) throw err;
       statement = build(await this.#catalogs.refresh(req.appId));
     }
+    const execute = (text: string) => (this.#tx ? this.#tx.run(req.appId, role, text, run) : runAs(pool, role, text, run));
     let result: StatementResult;
     try {
-      result = await runAs(pool, role, statement, run);
+      result = await execute(statement);
     } catch (err) {
       if (err instanceof StatementAborted) throw this.#refused(err.abort);
       const { code, message } = err as { code?: string; message?: string };
@@ -265,7 +292,9 @@ export class DataService {
       if (code === '21000' && message) throw new AppError(400, 'VALIDATION_FAILED', message, 'Send each on_conflict key at most once per upsert; merge the duplicate rows first.');
       if (code !== '42P01' && code !== '42703') throw err;
       this.#catalogs.invalidate(req.appId);
-      result = await runAs(pool, role, build(await this.#catalogs.get(req.appId)), run);
+      // A transaction's failed statement ended it: no second try there.
+      if (this.#tx) throw err;
+      result = await execute(build(await this.#catalogs.get(req.appId)));
     }
     if (result.abort) throw this.#refused(result.abort);
     return result;

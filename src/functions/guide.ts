@@ -1,6 +1,7 @@
 // The functions area's hand-written guide (GET /llms.txt?area=functions); src/platform/area-guides.ts lists it.
 import { MB, type AreaGuide } from '../platform/area-guide.ts';
 import { LIMITS } from './types.ts';
+import { TRANSACTION_MAX_MS } from '../data/transaction.ts';
 
 export const FUNCTIONS_GUIDE: AreaGuide = {
   summary:
@@ -24,6 +25,14 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   \`.update(patch, "id=eq.5")\`, \`.delete("id=eq.5")\` resolve to \`{ data, error, status, count }\` (PostgREST query
   syntax as data_select; nothing throws). \`ctx.asApp\` has \`data\`, \`ai\`, \`rag\`, \`storage\`, \`realtime\` and \`integrations\` as the app whoever
   called (every row): for what the app does on its own behalf, e.g. writing a table its end users only read.
+- \`ctx.data.transaction(async (tx) => ...)\` (and \`ctx.asApp.data.transaction\`): \`tx.from(...)\`, the API of
+  \`ctx.data.from\`, runs in one Postgres transaction as the same role; \`ctx.data\` calls meanwhile stay outside it.
+  Committed when the callback resolves (to what it returned); rolled back when it throws (the rejection propagates),
+  when a tx call answers an error (later ones and the commit: 409 TRANSACTION_ABORTED), past ${TRANSACTION_MAX_MS} ms (504
+  TRANSACTION_TIMEOUT) or when the invocation ends. One open per invocation; an app holds at most half its database
+  pool in them (429 TOO_MANY_TRANSACTIONS). A refusal rejects with a TransactionError (code, status).
+  \`const booking = await ctx.data.transaction(async (tx) => { const { data } = await tx.from("bookings").insert({ slot_id: 7 });
+  await tx.from("slots").update({ taken: true }, "id=eq.7"); return data?.[0]; })\`
 - \`ctx.billing\` tells what the calling end user pays for: \`await ctx.billing.subscription()\` is their current
   subscription (as billing_subscription_get returns it) and \`await ctx.billing.plan()\` the plan id it entitles them to
   (status active or past_due), each null without an end user; a refusal rejects with a BillingError (code, status).

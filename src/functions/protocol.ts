@@ -52,8 +52,14 @@ export interface RequestFrame {
  * cannot be opened without opening the database and every other local service too.
  */
 export type PlatformCall =
-  /** asApp: as the function's own app whoever called (ctx.asApp), else as the invocation's caller. */
-  | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string; asApp?: true }
+  /**
+   * asApp: as the function's own app whoever called (ctx.asApp), else as the invocation's caller. tx: in the
+   * invocation's transaction of that number, as the role it was begun with.
+   */
+  | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string; asApp?: true; tx?: number }
+  /** ctx.data.transaction: begin answers { tx } (the number data calls name), commit and rollback end it. */
+  | { kind: 'tx'; op: 'begin'; asApp?: true }
+  | { kind: 'tx'; op: 'commit' | 'rollback'; tx: number }
   | { kind: 'fetch'; method: string; url: string; headers: Array<[string, string]>; body: string | null }
   | { kind: 'substrate'; op: SubstrateOp; args: unknown[] }
   | { kind: 'billing'; op: BillingOp }
@@ -279,8 +285,13 @@ export function checkPlatformCall(value: unknown): PlatformCall | string {
     if (r.body !== undefined) call.body = r.body;
     if (r.prefer !== undefined) call.prefer = r.prefer as string;
     if (r.asApp === true) call.asApp = true;
+    if (r.tx !== undefined) {
+      if (!isTxId(r.tx)) return `ctx.data's ${r.op}: ${badTx(r.tx)}`;
+      call.tx = r.tx;
+    }
     return call;
   }
+  if (r.kind === 'tx') return checkTxCall(r);
   if (r.kind === 'fetch') {
     const bad = 'a fetch() to the platform must carry a method, URL, header pairs and a base64 body or null';
     if (typeof r.method !== 'string' || typeof r.url !== 'string' || !Array.isArray(r.headers)) return bad;
@@ -314,6 +325,16 @@ export function checkPlatformCall(value: unknown): PlatformCall | string {
     return call;
   }
   return `no call to the platform is of kind ${JSON.stringify(String(r.kind))}`;
+}
+
+const isTxId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+const badTx = (v: unknown) => `the transaction must be the number begin answered, not ${v === undefined ? 'missing' : typeof v === 'number' ? String(v) : kindOf(v)}`;
+
+function checkTxCall(r: Record<string, unknown>): PlatformCall | string {
+  if (r.op === 'begin') return { kind: 'tx', op: 'begin', ...(r.asApp === true ? { asApp: true as const } : {}) };
+  if (r.op !== 'commit' && r.op !== 'rollback') return `ctx.data.transaction has no operation ${JSON.stringify(String(r.op))}`;
+  if (!isTxId(r.tx)) return `ctx.data.transaction's ${r.op}: ${badTx(r.tx)}`;
+  return { kind: 'tx', op: r.op, tx: r.tx };
 }
 
 /**

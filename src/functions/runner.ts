@@ -267,14 +267,21 @@ function toDataResult(r: PlatformCallResult): DataResult {
 }
 
 type Options = { query?: string; prefer?: string };
+type DataRun = (op: DataOp, table: string, query: string, body: unknown, prefer: string | undefined) => Promise<DataResult>;
 
 /**
  * ctx.data: the app's own tables, as the invocation's caller (the end user whose verified token reached the
  * function: row-level security applies; else the app itself: every row of this app). `query` takes PostgREST syntax
  * as the data API does (filters, order, limit, on_conflict, ...). Never throws for an API error: see `error`.
+ * transaction(fn): fn's tx.from(...) calls run in one transaction (see transaction below).
  */
 function dataClient(id: number, asApp: boolean) {
-  const run = (op: DataOp, table: string, query: string, body: unknown, prefer: string | undefined) =>
+  return { ...tables(dataRun(id, asApp, undefined)), transaction: <T>(fn: (tx: ReturnType<typeof tables>) => Promise<T>) => transaction(id, asApp, fn) };
+}
+
+/** Data calls of request `id`, as the app or the caller, in transaction `tx` when given. */
+function dataRun(id: number, asApp: boolean, tx: number | undefined): DataRun {
+  return (op, table, query, body, prefer) =>
     platformCall(id, {
       kind: 'data',
       op,
@@ -283,7 +290,12 @@ function dataClient(id: number, asApp: boolean) {
       ...(body === undefined ? {} : { body }),
       ...(prefer ? { prefer } : {}),
       ...(asApp ? { asApp: true as const } : {}),
+      ...(tx === undefined ? {} : { tx }),
     }).then(toDataResult);
+}
+
+/** from(table) and its operations, over `run`. */
+function tables(run: DataRun) {
   const join = (...parts: Array<string | undefined>) => parts.filter((p) => p).join('&');
   return {
     from(table: string) {
@@ -302,9 +314,29 @@ function dataClient(id: number, asApp: boolean) {
   };
 }
 
-type PlatformErrorName = 'SubstrateError' | 'BillingError' | 'IntegrationsError' | 'PlatformError';
+/**
+ * ctx.data.transaction(async (tx) => ...): tx.from(...) as ctx.data.from, every statement in one transaction of the
+ * app's database as the same role. Committed when fn resolves (resolving with what fn returned); rolled back when fn
+ * throws (rejecting with what it threw), and by the platform when a tx call fails (later tx calls answer
+ * TRANSACTION_ABORTED and this rejects with a TransactionError) or the transaction outlives its time limit.
+ */
+async function transaction<T>(id: number, asApp: boolean, fn: (tx: ReturnType<typeof tables>) => Promise<T>): Promise<T> {
+  if (typeof fn !== 'function') throw new TypeError('ctx.data.transaction takes a function: ctx.data.transaction(async (tx) => { ... })');
+  const tx = (await resultOf(id, { kind: 'tx', op: 'begin', ...(asApp ? { asApp: true as const } : {}) }, 'TransactionError')) as { tx: number };
+  let value: T;
+  try {
+    value = await fn(tables(dataRun(id, asApp, tx.tx)));
+  } catch (err) {
+    await platformCall(id, { kind: 'tx', op: 'rollback', tx: tx.tx }).catch(() => {});
+    throw err;
+  }
+  await resultOf(id, { kind: 'tx', op: 'commit', tx: tx.tx }, 'TransactionError');
+  return value;
+}
 
-/** A platform error from ctx.substrate, ctx.billing or ctx.integrations: the envelope's code, status and remediation on an Error. */
+type PlatformErrorName = 'SubstrateError' | 'BillingError' | 'IntegrationsError' | 'PlatformError' | 'TransactionError';
+
+/** A platform error from ctx.substrate, ctx.billing, ctx.integrations or ctx.data.transaction: the envelope's code, status and remediation on an Error. */
 class PlatformCallError extends Error {
   code: string;
   status: number;

@@ -361,6 +361,7 @@ export class FunctionsService implements AppPurger {
         ...extra,
       });
     let outcome: RunOutcome;
+    const channel = this.#platform?.open(meta, input.user);
     try {
       outcome = await this.pool.run(
         this.#target(meta),
@@ -373,7 +374,7 @@ export class FunctionsService implements AppPurger {
           token: input.token,
           substrate: this.#platform ? await this.#platform.substrateLinked(meta.appId) : false,
           timeoutMs: meta.timeoutMs,
-          ...(this.#platform ? { calls: (call: PlatformCall) => this.#platform!.call(meta, input.user, call) } : {}),
+          ...(channel ? { calls: (call: PlatformCall) => channel.call(call) } : {}),
         },
         sink,
         input.signal,
@@ -390,6 +391,9 @@ export class FunctionsService implements AppPurger {
       if (!(err instanceof AppError)) this.#log.error({ err, function_id: meta.id }, 'function invocation failed before it ran');
       if (appErr.status >= 500) record(appErr.status, appErr.message);
       throw appErr;
+    } finally {
+      // Returned, threw, timed out or lost its process: a transaction it left open ends here.
+      await channel?.end();
     }
     record(outcome.status, outcome.failure?.message ?? null, { durationMs: outcome.durationMs, memoryMb: outcome.memoryMb, console: outcome.console });
     return outcome;

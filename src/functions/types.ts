@@ -145,8 +145,15 @@ export type LogEntryView = z.infer<typeof LogEntrySchema>;
 export interface PlatformChannel {
   /** Whether the app is linked to a substrate user (ctx.substrate is then present). */
   substrateLinked(appId: string): Promise<boolean>;
-  /** One call of a running invocation; a platform error is its result (the function sees a response). */
-  call(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallAnswer>;
+  /** The platform as one invocation reaches it, until end(). */
+  open(meta: FunctionMeta, user: EndUser | null): InvocationChannel;
+}
+
+export interface InvocationChannel {
+  /** One call of the running invocation; a platform error is its result (the function sees a response). */
+  call(call: PlatformCall): Promise<PlatformCallAnswer>;
+  /** The invocation ended (however): what it left open (a ctx.data.transaction) is rolled back. Never rejects. */
+  end(): Promise<void>;
 }
 
 /**

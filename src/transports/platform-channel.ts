@@ -1,6 +1,7 @@
 // The platform channel of a running function: ctx.data, ctx.billing and ctx.integrations calls (run through the tools' invoke(), as REST
-// and MCP run them), ctx.substrate calls and fetch() to the platform's own URL, forwarded to this process's HTTP listener. The runner asks
-// over stdio (protocol.ts, PlatformCall); nothing here trusts what it names beyond the function's own app.
+// and MCP run them), ctx.data.transaction (function-transactions.ts), ctx.substrate calls and fetch() to the platform's own URL, forwarded
+// to this process's HTTP listener. The runner asks over stdio (protocol.ts, PlatformCall); nothing here trusts what it names beyond the
+// function's own app and the invocation's own transactions.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -17,7 +18,8 @@ import { entitledPlan, type SubscriptionLike } from '../monetization/entitlement
 import { functionErrors } from '../functions/errors.ts';
 import { substrateErrors } from '../substrate/service.ts';
 import { APP_TOOLS, type DataOp, type EndUser, type PlatformCall, type PlatformCallAnswer, type PlatformCallResult } from '../functions/protocol.ts';
-import { platformOrigins, type FunctionMeta, type PlatformChannel } from '../functions/types.ts';
+import { platformOrigins, type FunctionMeta, type InvocationChannel, type PlatformChannel } from '../functions/types.ts';
+import { InvocationTransactions } from './function-transactions.ts';
 
 /** What ctx.data and fetch() to the platform's own URL need, wired once the platform is built (src/composition.ts). */
 interface PlatformAccess {
@@ -32,10 +34,13 @@ interface ChannelContext {
   access: PlatformAccess;
   config: Config;
   log: Logger;
+  /** The invocation's open transactions. */
+  txs: InvocationTransactions;
 }
 
 type FetchCall = Extract<PlatformCall, { kind: 'fetch' }>;
 type DataCall = Extract<PlatformCall, { kind: 'data' }>;
+type TxCall = Extract<PlatformCall, { kind: 'tx' }>;
 type SubstrateCall = Extract<PlatformCall, { kind: 'substrate' }>;
 type IntegrationsCall = Extract<PlatformCall, { kind: 'integrations' }>;
 type AppToolCall = Extract<PlatformCall, { kind: 'app' }>;
@@ -66,6 +71,7 @@ async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUs
     if (call.kind === 'billing') return { status: 200, result: await billingCall(ctx, meta, user) };
     if (call.kind === 'integrations') return { status: 200, result: await integrationsCall(ctx, meta, user, call) };
     if (call.kind === 'app') return { status: 200, result: await appToolCall(ctx, meta, user, call) };
+    if (call.kind === 'tx') return { status: 200, result: await txCall(ctx, meta, user, call) };
     return await dataCall(ctx, meta, user, call);
   } catch (err) {
     const known = err instanceof AppError ? err : mapPgError(err);
@@ -74,21 +80,52 @@ async function platformCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUs
   }
 }
 
-/** One tool run through invoke(), as REST and MCP run it, on behalf of an invocation of the function. */
-async function runTool(ctx: ChannelContext, meta: FunctionMeta, caller: Caller, name: string, input: Record<string, unknown>): Promise<unknown> {
+/**
+ * One tool run through invoke(), as REST and MCP run it, on behalf of an invocation of the function; `services` replaces
+ * the platform's (a data service bound to a transaction).
+ */
+async function runTool(ctx: ChannelContext, meta: FunctionMeta, caller: Caller, name: string, input: Record<string, unknown>, services = ctx.access.services): Promise<unknown> {
   const tool = ctx.access.tools.find((t) => t.name === name);
   if (!tool) throw new Error(`tool ${name} is not registered`);
-  return invokeTool(tool, input, { services: ctx.access.services, admission: ctx.access.services.admission, audit: ctx.access.services.audit, caller, requestId: randomUUID(), clientId: `function:${meta.id}`, log: ctx.log });
+  return invokeTool(tool, input, { services, admission: ctx.access.services.admission, audit: ctx.access.services.audit, caller, requestId: randomUUID(), clientId: `function:${meta.id}`, log: ctx.log });
 }
 
-/** ctx.data: one data tool run through invoke() as the invocation's caller. */
+type DataOutput = { status: number; data?: unknown; content_range?: string };
+
+/** ctx.data: one data tool run through invoke() as the invocation's caller, or in one of its transactions. */
 async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: DataCall): Promise<PlatformCallResult> {
   const input: Record<string, unknown> = { app_id: meta.appId, table: call.table, query: call.query };
   if (call.prefer !== undefined) input.prefer = call.prefer;
   if ((call.op === 'insert' || call.op === 'update') && call.body !== undefined) input.body = call.body;
-  const caller = await callerOf(ctx.access, meta, call.asApp ? null : user);
-  const out = (await runTool(ctx, meta, caller, DATA_TOOLS[call.op], input)) as { status: number; data?: unknown; content_range?: string };
-  return { status: out.status, data: out.data ?? null, ...(out.content_range ? { contentRange: out.content_range } : {}) };
+  const out =
+    call.tx === undefined
+      ? await runTool(ctx, meta, await callerOf(ctx.access, meta, call.asApp ? null : user), DATA_TOOLS[call.op], input)
+      : await dataInTransaction(ctx, meta, call.tx, DATA_TOOLS[call.op], input);
+  const { status, data, content_range } = out as DataOutput;
+  return { status, data: data ?? null, ...(content_range ? { contentRange: content_range } : {}) };
+}
+
+/**
+ * A data tool in the invocation's transaction `id`, as the caller it was begun as (the call's own asApp cannot change
+ * that). Any failure rolls the whole transaction back: its later calls and its commit are refused with the reason.
+ */
+function dataInTransaction(ctx: ChannelContext, meta: FunctionMeta, id: number, tool: string, input: Record<string, unknown>): Promise<unknown> {
+  return ctx.txs.inTurn(id, async (open) => {
+    try {
+      return await runTool(ctx, meta, open.caller, tool, input, { ...ctx.access.services, data: open.data });
+    } catch (err) {
+      await open.tx.abort(err instanceof AppError ? err : (mapPgError(err) ?? errors.internal()));
+      throw err;
+    }
+  });
+}
+
+/** ctx.data.transaction's begin (as the invocation's caller, or the app), commit and rollback. */
+async function txCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: TxCall): Promise<unknown> {
+  if (call.op === 'begin') return { tx: await ctx.txs.begin(meta.appId, await callerOf(ctx.access, meta, call.asApp ? null : user)) };
+  if (call.op === 'commit') await ctx.txs.commit(call.tx);
+  else await ctx.txs.rollback(call.tx);
+  return null;
 }
 
 /**
@@ -327,7 +364,15 @@ export class FunctionsPlatformChannel implements PlatformChannel {
     return this.#access.services.substrate.isLinked(appId);
   }
 
-  call(meta: FunctionMeta, user: EndUser | null, call: PlatformCall): Promise<PlatformCallAnswer> {
-    return platformCall({ access: this.#access, config: this.#config, log: this.#log }, meta, user, call);
+  open(meta: FunctionMeta, user: EndUser | null): InvocationChannel {
+    const txs = new InvocationTransactions(this.#access.services.data);
+    const ctx: ChannelContext = { access: this.#access, config: this.#config, log: this.#log, txs };
+    return {
+      call: (call) => platformCall(ctx, meta, user, call),
+      end: () =>
+        txs.end().catch((err: unknown) => {
+          this.#log.error({ err, function_id: meta.id }, 'rolling back the transactions of an invocation failed');
+        }),
+    };
   }
 }

@@ -70,6 +70,9 @@ describe('frame codec', () => {
     ['an app call whose input is a string', '{"kind":"app","tool":"storage_upload_inline","input":"a.txt"}', 'storage_upload_inline takes its input as one object, not a string'],
     ['a data call whose query is an object', '{"kind":"data","op":"update","table":"t","query":{"id":5}}', 'must be a string, not an object'],
     ['a request that is not an object', '"upload"', 'must be an object, not a string'],
+    ['a data call in a transaction named by a string', '{"kind":"data","op":"select","table":"t","query":"","tx":"1"}', "ctx.data's select: the transaction must be the number begin answered, not a string"],
+    ['a commit without its transaction', '{"kind":"tx","op":"commit"}', "ctx.data.transaction's commit: the transaction must be the number begin answered, not missing"],
+    ['a transaction operation that does not exist', '{"kind":"tx","op":"savepoint","tx":1}', 'ctx.data.transaction has no operation "savepoint"'],
   ])('parses %s as a call to refuse, not a broken process', (_what, request, reason) => {
     expect(parseRunnerFrame(`{"type":"call","id":4,"call":2,"request":${request}}`)).toEqual({ type: 'call_invalid', id: 4, call: 2, reason: expect.stringContaining(reason) });
   });
@@ -81,6 +84,14 @@ describe('frame codec', () => {
       call: 7,
       request: { kind: 'billing', op: 'subscription' },
     });
+  });
+
+  it('accepts transaction calls with only what they name: the role is the begin\'s, the transaction a number', () => {
+    const call = (request: string) => parseRunnerFrame(`{"type":"call","id":1,"call":1,"request":${request}}`);
+    expect(call('{"kind":"tx","op":"begin","asApp":true,"role":"postgres"}')).toMatchObject({ request: { kind: 'tx', op: 'begin', asApp: true } });
+    expect(call('{"kind":"tx","op":"begin","asApp":"yes"}')).toMatchObject({ request: { kind: 'tx', op: 'begin' } });
+    expect(call('{"kind":"tx","op":"rollback","tx":3}')).toMatchObject({ request: { kind: 'tx', op: 'rollback', tx: 3 } });
+    expect(call('{"kind":"data","op":"insert","table":"t","query":"","body":{},"tx":3}')).toMatchObject({ request: { kind: 'data', op: 'insert', table: 't', query: '', body: {}, tx: 3 } });
   });
 
   it('accepts log frames outside a request (id null) and drops a non-numeric rss', () => {
