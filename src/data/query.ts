@@ -138,13 +138,25 @@ function splitKey(key: string): { path: string; name: string } {
   const arrow = key.indexOf('->');
   const head = arrow < 0 ? key : key.slice(0, arrow);
   const tail = arrow < 0 ? '' : key.slice(arrow);
-  for (const logical of ['.not.or', '.not.and']) {
-    if (tail === '' && head.endsWith(logical)) return { path: head.slice(0, -logical.length), name: logical.slice(1) };
-  }
+  const logical = tail === '' ? splitLogicalKey(key) : undefined;
+  if (logical) return logical;
   const dot = head.lastIndexOf('.');
   if (dot < 0) return { path: '', name: key };
   if (dot === 0 || dot === head.length - 1) throw badQuery(`Cannot read the query parameter '${key}'.`);
   return { path: head.slice(0, dot), name: head.slice(dot + 1) + tail };
+}
+
+/**
+ * A logical group's key, read as PostgREST's pLogicPath reads it: the last word is `and` or `or`, the words before it
+ * but `not` are the embed path, and a `not` among them negates the group (`not.or`, `messages.not.and`).
+ */
+function splitLogicalKey(key: string): { path: string; name: string } | undefined {
+  const words = key.split('.');
+  const op = words.pop()!;
+  if (op !== 'and' && op !== 'or') return undefined;
+  if (words.includes('')) throw badQuery(`Cannot read the query parameter '${key}'.`);
+  const negate = words.includes('not');
+  return { path: words.filter((w) => w !== 'not').join('.'), name: negate ? `not.${op}` : op };
 }
 
 export function parseCount(name: string, value: string): number {

@@ -23,31 +23,48 @@ export interface Relationship {
 /** The relationship `relation[!hint]` names from `parent`: a table, a foreign key's column, or a foreign key's name. */
 export function resolveRelationship(catalog: Catalog, parent: TableInfo, relation: string, hint?: string): Relationship {
   const target = catalog.get(relation);
-  const found = target ? byTable(catalog, parent, target, hint) : byColumnOrKey(catalog, parent, relation);
+  // A hint only ever narrows an embed named by its table (PostgREST's findRel): `client_id!hint(*)` finds nothing.
+  const found = target ? byTable(catalog, parent, target, hint) : hint === undefined ? byColumnOrKey(catalog, parent, relation) : [];
   if (found.length === 1) return found[0]!;
   if (found.length === 0) throw notFound(parent.name, relation, hint);
   throw ambiguous(parent.name, relation, found);
 }
 
 function byTable(catalog: Catalog, parent: TableInfo, target: TableInfo, hint: string | undefined): Relationship[] {
+  if (target.name === parent.name) return selfChildren(parent, hint);
   const found: Relationship[] = [];
-  // A table embedding itself by its name means its children; its parent row is embedded by the column's name.
-  if (target.name !== parent.name) {
-    for (const fk of parent.foreignKeys) if (fk.refTable === target.name) found.push(manyToOne(fk, parent, target));
-  }
+  for (const fk of parent.foreignKeys) if (fk.refTable === target.name) found.push(manyToOne(fk, parent, target));
   for (const fk of target.foreignKeys) if (fk.refTable === parent.name) found.push(oneToMany(fk, parent, target));
   for (const junction of catalog.values()) found.push(...manyToMany(parent, target, junction));
   return hint === undefined ? found : found.filter((r) => matchesHint(r, hint));
 }
 
+/**
+ * A table embedding itself, as PostgREST's findRel resolves it (a self-referencing foreign key gives two relationships,
+ * told apart by convention): by the table's name, its children (one-to-many), which a hint picks only by the key's
+ * column (`collections!parent_id`, not the constraint's name); by the key's column alone, its parent row
+ * (byColumnOrKey). A unique self-referencing key (one-to-one) and a join table linking a table to itself
+ * (many-to-many) embed nothing: PostgREST leaves both unresolved, 400 PGRST200.
+ */
+function selfChildren(table: TableInfo, hint: string | undefined): Relationship[] {
+  const picked = (fk: ForeignKeyInfo) => hint === undefined || (fk.columns.length === 1 && fk.columns[0] === hint);
+  return selfKeys(table).filter(picked).map((fk) => oneToMany(fk, table, table));
+}
+
+/** The table's many-to-one keys onto itself (a unique one would make them one-to-one). */
+const selfKeys = (table: TableInfo) => table.foreignKeys.filter((fk) => fk.refTable === table.name && !isUnique(table, fk.columns));
+
 function byColumnOrKey(catalog: Catalog, parent: TableInfo, name: string): Relationship[] {
-  const forward = parent.foreignKeys.filter((fk) => fk.name === name || (fk.columns.length === 1 && fk.columns[0] === name));
+  const byColumn = (fk: ForeignKeyInfo) => fk.columns.length === 1 && fk.columns[0] === name;
+  // A self-referencing key is found by its column only (its parent row), never by its constraint's name.
+  const forward = parent.foreignKeys.filter((fk) => (fk.refTable === parent.name ? selfKeys(parent).includes(fk) && byColumn(fk) : fk.name === name || byColumn(fk)));
   const found = forward.flatMap((fk) => {
     const target = catalog.get(fk.refTable);
     return target ? [manyToOne(fk, parent, target)] : [];
   });
   if (found.length) return found;
   for (const table of catalog.values()) {
+    if (table.name === parent.name) continue;
     for (const fk of table.foreignKeys) if (fk.name === name && fk.refTable === parent.name) found.push(oneToMany(fk, parent, table));
   }
   return found;

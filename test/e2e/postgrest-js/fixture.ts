@@ -77,6 +77,17 @@ export const SCHEMA = {
       },
       access: 'service',
     },
+    // A table referencing itself twice (upstream's supabase/migrations schema, after the 00-schema.sql one above).
+    lab: {
+      columns: {
+        id: { type: 'bigint', primary: true, identity: true },
+        name: { type: 'text' },
+        type: { type: 'text' },
+        parent: { type: 'bigint', references: { table: 'lab', column: 'id', onDelete: 'cascade' } },
+        main: { type: 'bigint', references: { table: 'lab', column: 'id', onDelete: 'cascade' } },
+      },
+      access: 'service',
+    },
     products: {
       columns: {
         id: { type: 'bigint', primary: true, identity: true },
@@ -188,6 +199,13 @@ export const DUMMY_DATA: ReadonlyArray<[table: string, rows: Record<string, unkn
       { id: 4, description: 'Grandchild', parent_id: 2 },
       { id: 5, description: 'Sibling of Grandchild', parent_id: 2 },
       { id: 6, description: 'Child of Another Root', parent_id: 3 },
+    ],
+  ],
+  [
+    'lab',
+    [
+      { id: 1, name: 'Main Board', type: 'board', parent: null, main: null },
+      { id: 2, name: 'First Task', type: 'task', parent: 1, main: null },
     ],
   ],
   [
