@@ -131,6 +131,37 @@ describe('data API', () => {
     expect(forged.body.error.code).toBe('FORBIDDEN');
   });
 
+  it("row-level security on the data API: a refused write is 403 in PostgREST's shape; rows it hides are left alone, with no error", async () => {
+    const forged = await p.api('PATCH', `${base()}/posts?title=eq.b1`, { key: alice, body: { user_id: BOB } });
+    expect([forged.status, forged.body]).toEqual([
+      403,
+      {
+        code: '42501',
+        message: 'new row violates row-level security policy for table "posts"',
+        details: null,
+        hint: 'This credential may not do this; row-level security or table access forbids it.',
+        error: {
+          code: 'FORBIDDEN',
+          message: 'new row violates row-level security policy for table "posts"',
+          remediation: 'This credential may not do this; row-level security or table access forbids it.',
+          documentation_url: p.docsUrl('data'),
+        },
+      },
+    ]);
+    // As PostgREST: an UPDATE or DELETE whose rows the caller cannot see matches none, so it changes nothing and succeeds.
+    const hidden = `${base()}/posts?title=eq.bob only`;
+    const representation = { prefer: 'return=representation' };
+    const patched = await p.api('PATCH', hidden, { key: alice, body: { title: 'hacked' } });
+    expect([patched.status, patched.body]).toEqual([204, undefined]);
+    const patchedRows = await p.api('PATCH', hidden, { key: alice, body: { title: 'hacked' }, headers: representation });
+    expect([patchedRows.status, patchedRows.body]).toEqual([200, []]);
+    const deleted = await p.api('DELETE', hidden, { key: alice });
+    expect([deleted.status, deleted.body]).toEqual([204, undefined]);
+    const deletedRows = await p.api('DELETE', hidden, { key: alice, headers: representation });
+    expect([deletedRows.status, deletedRows.body]).toEqual([200, []]);
+    expect((await p.api('GET', `${hidden}&select=title`, { key: bob })).body).toEqual([{ title: 'bob only' }]);
+  });
+
   it('filters, or-groups, order, limit/offset, Range and embedding', async () => {
     const q = (query: string, headers: Record<string, string> = {}) => p.api('GET', `${base()}/posts?${query}`, { key: serviceKey, headers });
     expect((await q('select=title&done=is.true')).body).toEqual([{ title: 'b2' }]);
