@@ -86,6 +86,8 @@ export interface IndexInfo {
   primary: boolean;
   /** Backs a constraint (primary key or unique) rather than standing alone. */
   constraint: boolean;
+  /** Its comment: a partial or expression index made by a definition keeps that definition there (indexes.ts). */
+  comment?: string | null;
 }
 
 export interface TableInfo {
@@ -161,7 +163,10 @@ select c.relname as name, c.relrowsecurity as rls,
       'name', ic.relname,
       'columns', (select json_agg(a.attname order by k.ord) from unnest(i.indkey::int2[]) with ordinality k(attnum, ord)
                   join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum),
-      'unique', i.indisunique,
+      -- unique over the whole table by plain columns: what a foreign key can point at (partial or expression ones keep
+      -- their definition in their comment, see indexes.ts)
+      'unique', i.indisunique and i.indpred is null and i.indexprs is null,
+      'comment', obj_description(i.indexrelid, 'pg_class'),
       'primary', i.indisprimary,
       -- contype: a foreign key also records the referenced index in conindid; that does not make it a constraint's own index
       'constraint', exists (select 1 from pg_constraint x where x.conindid = i.indexrelid and x.contype in ('p', 'u', 'x'))) order by ic.relname)

@@ -117,7 +117,7 @@ function checkIndexNames(def: Definition, catalog: Catalog, final: FinalState): 
     if (spec.drop) continue;
     const columns = final.get(spec.name)!.columns;
     for (const index of spec.indexes) {
-      const missing = index.columns.find((c) => !columns.has(c));
+      const missing = index.reads.find((c) => !columns.has(c));
       if (missing) throw errors.validation(`Index '${index.name}' of table '${spec.name}' names column '${missing}', which the table does not have.`);
       if (catalog.has(index.name)) throw errors.validation(`Index '${index.name}' of table '${spec.name}' has the name of an existing table; choose another index name.`);
       const owner = owners.get(index.name);

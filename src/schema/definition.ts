@@ -7,6 +7,7 @@ import { AccessInputSchema, normalizeAccess } from './access.ts';
 export { ACCESS_VALUES } from './access.ts';
 import { normalizeChannels } from './channels.ts';
 import { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
+import { indexKey, indexWhere } from './indexes.ts';
 
 export { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
 
@@ -54,8 +55,9 @@ const ColumnInputSchema = z.strictObject({
 });
 
 const IndexInputSchema = z.strictObject({
-  columns: z.array(z.string()).min(1).describe('Indexed columns, in order'),
+  columns: z.array(z.string()).min(1).max(32).describe("Indexed columns, in order; also lower(col), upper(col), col->>'key'"),
   unique: z.boolean().optional(),
+  where: z.string().min(1).max(2000).optional().describe('Partial index: filters as PostgREST writes them, e.g. status=eq.active&deleted_at=is.null'),
 });
 
 /** At least two columns each side (normalizeForeignKey says so; one column is a column's references). */
@@ -134,8 +136,13 @@ export interface ColumnSpec {
 
 export interface IndexSpec {
   name: string;
+  /** Keys as written: columns, or expressions of one column (indexes.ts). */
   columns: string[];
   unique: boolean;
+  /** A partial index's condition, as written. */
+  where?: string;
+  /** Every column the keys and the condition read. */
+  reads: string[];
 }
 
 export interface TableSpec {
@@ -361,7 +368,7 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
     }
   }
   for (const index of indexes) {
-    for (const col of index.columns) {
+    for (const col of index.reads) {
       if (dropColumns.includes(col)) throw errors.validation(`Index '${index.name}' of table '${name}' uses column '${col}', which _dropColumns removes.`);
     }
   }
@@ -483,11 +490,16 @@ type IndexInput = NonNullable<TableInput['indexes']>[string];
 
 function normalizeIndex(table: string, name: string, input: IndexInput): IndexSpec {
   checkIdentifier(name, `Index '${name}' of table '${table}'`);
-  for (const col of input.columns) checkIdentifier(col, `Columns of index '${name}' (table '${table}')`);
+  const keys = input.columns.map((col) => indexKey(col, `Columns of index '${name}' (table '${table}')`).column);
   if (new Set(input.columns).size !== input.columns.length) {
     throw errors.validation(`Index '${name}' of table '${table}' lists a column twice.`);
   }
-  return { name, columns: [...input.columns], unique: input.unique === true };
+  const spec: IndexSpec = { name, columns: [...input.columns], unique: input.unique === true, reads: keys };
+  if (input.where !== undefined) {
+    spec.where = input.where;
+    spec.reads = [...new Set([...keys, ...indexWhere(input.where, `The where of index '${name}' (table '${table}')`).columns])];
+  }
+  return spec;
 }
 
 /** Indexes and tables share one namespace in Postgres. */

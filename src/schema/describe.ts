@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isRulesAccess, READERS, WRITERS, type Catalog, type ForeignKeyAction, type TableAccess, type TableInfo } from './catalog.ts';
 import { ACCESS_VALUES, CHANNEL_ACCESS_VALUES, ON_DELETE_VALUES, definitionType, type ChannelRule } from './definition.ts';
 import { describeChannels } from './channels.ts';
+import { liveShape } from './indexes.ts';
 import { catalogEnum, catalogHasUserId, compositeForeignKeys, defaultAccess, singleForeignKeys, uniqueConstraints } from './table-info.ts';
 
 /**
@@ -44,7 +45,7 @@ export type PolicyView = z.infer<typeof PolicyViewSchema>;
 
 export const TableViewSchema = z.object({
   columns: z.record(z.string(), ColumnViewSchema),
-  indexes: z.record(z.string(), z.object({ columns: z.array(z.string()), unique: z.boolean() })),
+  indexes: z.record(z.string(), z.object({ columns: z.array(z.string()), unique: z.boolean(), where: z.string().optional() })),
   foreignKeys: z.array(ForeignKeyViewSchema).optional().describe('Multi-column foreign keys; absent when none'),
   access: z.union([
     z.enum(ACCESS_VALUES),
@@ -98,8 +99,11 @@ function describeTable(info: TableInfo): Omit<TableView, 'policies'> {
     columns[c.name] = column;
   }
   const indexes: TableView['indexes'] = {};
-  // Expression indexes list no plain columns and cannot be written as a definition: left out.
-  for (const i of info.indexes) if (!i.constraint && i.columns.length > 0) indexes[i.name] = { columns: i.columns, unique: i.unique };
+  // An index made outside a definition with expressions lists no plain columns and cannot be written as one: left out.
+  for (const i of info.indexes) {
+    const shape = liveShape(i);
+    if (!i.constraint && shape.columns.length > 0) indexes[i.name] = shape;
+  }
   const view: Omit<TableView, 'policies'> = { columns, indexes, access: accessView(info.access ?? defaultAccess(catalogHasUserId(info))) };
   const composite = compositeForeignKeys(info);
   if (composite.length > 0) {

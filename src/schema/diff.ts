@@ -1,5 +1,6 @@
 import { errors } from '../core/errors.ts';
 import { accessGroup } from './access.ts';
+import { liveShape, sameShape } from './indexes.ts';
 import { isGroupAccess, isRulesAccess, sameAccess, type Catalog, type ColumnInfo, type ForeignKeyInfo, type TableAccess, type TableInfo } from './catalog.ts';
 import type { ColumnDefinition, SchemaChange } from './changes.ts';
 import type { ColumnSpec, Definition, ForeignKeySpec, Reference, TableSpec } from './definition.ts';
@@ -196,7 +197,7 @@ function sameCompositeKey(live: ForeignKeyInfo, fk: ForeignKeySpec): boolean {
 function planIndexes(spec: TableSpec, info: TableInfo | undefined, phases: Phases): void {
   for (const index of spec.indexes) {
     const current = info?.indexes.find((i) => i.name === index.name);
-    if (current && current.unique === index.unique && current.columns.join(',') === index.columns.join(',')) continue;
+    if (current && sameShape(liveShape(current), index)) continue;
     // Same name, different definition: rebuild it (an index holds no data of its own).
     if (current) phases.indexes.push({ kind: 'drop_index', table: spec.name, index: index.name });
     phases.indexes.push({ kind: 'create_index', table: spec.name, index });

@@ -97,7 +97,9 @@ function declaredColumn(c: ColumnSpec): FinalColumn {
 /** Unique column sets a definition declares: unique columns and unique indexes. */
 function declaredKeys(spec: TableSpec | undefined): string[][] {
   if (!spec) return [];
-  return [...spec.columns.filter((c) => c.unique).map((c) => [c.name]), ...spec.indexes.filter((i) => i.unique).map((i) => i.columns)];
+  // A partial or expression index makes no key a foreign key can point at.
+  const whole = (i: TableSpec['indexes'][number]) => i.unique && i.where === undefined && i.columns.every((c, n) => c === i.reads[n]);
+  return [...spec.columns.filter((c) => c.unique).map((c) => [c.name]), ...spec.indexes.filter(whole).map((i) => i.columns)];
 }
 
 function finalForeignKey(fk: ForeignKeySpec, index: number): FinalForeignKey {

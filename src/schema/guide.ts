@@ -39,7 +39,11 @@ roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`acc
   takes its own pattern, else the longest matching one; a name none covers is \`authenticated\` (\`"*": "service"\`
   closes them). Given, it replaces every pattern; left out, they stay; schema_get shows them.
 - Indexes are a map, as columns are: \`indexes: { notes_by_user: { columns: ["user_id", "created_at"], unique?: false } }\`;
-  index names are unique per app and distinct from table names.
+  index names are unique per app and distinct from table names. A key may be \`lower(col)\`, \`upper(col)\` or
+  \`col->>'key'\` (\`{ columns: ["lower(email)"], unique: true }\`: one account per e-mail in any case); \`where\` makes it
+  partial, in PostgREST's filter syntax joined by & (eq, neq, gt, gte, lt, lte, \`in.(a,b)\`, is.null, not.is.null,
+  is.true, is.false): \`{ columns: ["slot_id"], unique: true, where: "status=eq.active" }\` allows one active booking
+  per slot, also under concurrent inserts (409). A foreign key cannot point at a partial or expression index.
 
 ## How a definition is applied
 

@@ -4,6 +4,7 @@ import { isGroupAccess, isRulesAccess, type ForeignKeyAction, type GroupAccess, 
 import type { ColumnDefinition, NewTableColumn, SchemaChange } from './changes.ts';
 import { enumConstraintName, type ForeignKeySpec, type IndexSpec, type Reference } from './definition.ts';
 import { USER_ID } from './table-info.ts';
+import { indexCommentSql, indexKey, indexShape, indexWhere, needsComment } from './indexes.ts';
 import { channelsSql } from './channels.ts';
 
 /**
@@ -78,7 +79,7 @@ function renderTableChange(change: Exclude<SchemaChange, { kind: 'drop_tables' |
     case 'add_composite_foreign_key':
       return [addCompositeForeignKeySql(change.table, change.foreignKey)];
     case 'create_index':
-      return [createIndexSql(change.table, change.index)];
+      return createIndexSql(change.table, change.index);
     case 'drop_index':
       return [`DROP INDEX ${q(change.index)}`];
     case 'set_access':
@@ -139,8 +140,14 @@ function addCompositeForeignKeySql(table: string, fk: ForeignKeySpec): string {
   return `ALTER TABLE ${q(table)} ADD CONSTRAINT ${q(fk.name)} FOREIGN KEY (${cols(fk.columns)}) REFERENCES ${q(fk.refTable)} (${cols(fk.refColumns)})${actionsSql(fk)}`;
 }
 
-function createIndexSql(table: string, index: IndexSpec): string {
-  return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${q(index.name)} ON ${q(table)} (${cols(index.columns)})`;
+/** The index, and the comment keeping its definition when Postgres could not give it back as written. */
+function createIndexSql(table: string, index: IndexSpec): string[] {
+  const label = `Index '${index.name}'`;
+  const keys = index.columns.map((c) => indexKey(c, label).sql).join(', ');
+  const where = index.where === undefined ? '' : ` WHERE ${indexWhere(index.where, label).sql}`;
+  const create = `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${q(index.name)} ON ${q(table)} (${keys})${where}`;
+  const shape = indexShape(index);
+  return needsComment(shape) ? [create, indexCommentSql(index.name, shape)] : [create];
 }
 
 /** A SQL string literal; the apply runs with standard_conforming_strings on, so a backslash is just a character. */

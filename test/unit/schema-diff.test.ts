@@ -56,7 +56,7 @@ describe('diff: new tables', () => {
         primaryKey: ['id'],
       },
       { kind: 'set_access', table: 'tags', access: 'service', hasUserId: false, enableRls: true },
-      { kind: 'create_index', table: 'tags', index: { name: 'tags_label_idx', columns: ['label'], unique: false } },
+      { kind: 'create_index', table: 'tags', index: { name: 'tags_label_idx', columns: ['label'], unique: false, reads: ['label'] } },
     ]);
   });
 
@@ -179,11 +179,11 @@ describe('diff: indexes and foreign keys', () => {
 
   it('a new index is created, a changed one dropped and re-created, an unlisted one left alone', () => {
     expect(changes({ lists: { indexes: { lists_user_id_idx: { columns: ['user_id', 'id'], unique: true } } } }, catalog())).toEqual([
-      { kind: 'create_index', table: 'lists', index: { name: 'lists_user_id_idx', columns: ['user_id', 'id'], unique: true } },
+      { kind: 'create_index', table: 'lists', index: { name: 'lists_user_id_idx', columns: ['user_id', 'id'], unique: true, reads: ['user_id', 'id'] } },
     ]);
     expect(changes({ lists: { indexes: { lists_user_idx: { columns: ['user_id'], unique: true } } } }, catalog())).toEqual([
       { kind: 'drop_index', table: 'lists', index: 'lists_user_idx' },
-      { kind: 'create_index', table: 'lists', index: { name: 'lists_user_idx', columns: ['user_id'], unique: true } },
+      { kind: 'create_index', table: 'lists', index: { name: 'lists_user_idx', columns: ['user_id'], unique: true, reads: ['user_id'] } },
     ]);
   });
 
@@ -199,7 +199,7 @@ describe('diff: indexes and foreign keys', () => {
     const key = { columns: ['list_id', 'user_id'], references: { table: 'lists', columns: ['id', 'user_id'] } };
     expect(changes({ lists: { indexes }, items: { foreignKeys: [key] } }, catalog())).toEqual([
       { kind: 'drop_foreign_key', table: 'items', constraint: 'items_user_id_list_id_fkey' },
-      { kind: 'create_index', table: 'lists', index: { name: 'lists_owner_key', columns: ['user_id', 'id'], unique: true } },
+      { kind: 'create_index', table: 'lists', index: { name: 'lists_owner_key', columns: ['user_id', 'id'], unique: true, reads: ['user_id', 'id'] } },
       {
         kind: 'add_composite_foreign_key',
         table: 'items',

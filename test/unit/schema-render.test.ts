@@ -66,7 +66,18 @@ const CASES: Array<[SchemaChange, string[]]> = [
     ['ALTER TABLE "t" ADD CONSTRAINT "t_a_b_fkey" FOREIGN KEY ("a", "b") REFERENCES "p" ("x", "y") ON DELETE RESTRICT'],
   ],
   [{ kind: 'drop_foreign_key', table: 't', constraint: 't_a_b_fkey' }, ['ALTER TABLE "t" DROP CONSTRAINT "t_a_b_fkey"']],
-  [{ kind: 'create_index', table: 't', index: { name: 't_idx', columns: ['a', 'b'], unique: true } }, ['CREATE UNIQUE INDEX "t_idx" ON "t" ("a", "b")']],
+  [{ kind: 'create_index', table: 't', index: { name: 't_idx', columns: ['a', 'b'], unique: true, reads: ['a', 'b'] } }, ['CREATE UNIQUE INDEX "t_idx" ON "t" ("a", "b")']],
+  [
+    {
+      kind: 'create_index',
+      table: 't',
+      index: { name: 't_one_active', columns: ['slot_id', 'lower(email)', "data->>'it.s'"], unique: true, where: "status=in.(active,held)&deleted_at=is.null&n=gte.it's", reads: [] },
+    },
+    [
+      `CREATE UNIQUE INDEX "t_one_active" ON "t" ("slot_id", lower("email"), ("data" ->> 'it.s')) WHERE "status" IN ('active', 'held') AND "deleted_at" IS NULL AND "n" >= 'it''s'`,
+      `COMMENT ON INDEX "t_one_active" IS 'svc:index:{"columns":["slot_id","lower(email)","data->>''it.s''"],"unique":true,"where":"status=in.(active,held)&deleted_at=is.null&n=gte.it''s"}'`,
+    ],
+  ],
   [{ kind: 'drop_index', table: 't', index: 't_idx' }, ['DROP INDEX "t_idx"']],
   [{ kind: 'set_access', table: 't', access: 'user', hasUserId: true, enableRls: false }, [POLICIES.service, POLICIES.own, TRIGGER, ACCESS('user')]],
   [
@@ -231,7 +242,7 @@ describe('render', () => {
 
   it('keeps the order of the changes: the diff orders them', () => {
     const changes: SchemaChange[] = [
-      { kind: 'create_index', table: 't', index: { name: 't_idx', columns: ['a'], unique: false } },
+      { kind: 'create_index', table: 't', index: { name: 't_idx', columns: ['a'], unique: false, reads: ['a'] } },
       { kind: 'drop_column', table: 't', column: 'a' },
     ];
     expect(renderChanges(changes)).toEqual(['CREATE INDEX "t_idx" ON "t" ("a")', 'ALTER TABLE "t" DROP COLUMN "a"']);
