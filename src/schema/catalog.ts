@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { TableConditions } from './conditions.ts';
 
 /**
  * Group access: end users reach the rows whose `column` holds the `key` of a row of the `members` table that carries
@@ -104,6 +105,8 @@ export interface TableInfo {
   plans?: string[] | null;
   /** Whether its changes are captured for realtime subscribers (the capture triggers exist); readCatalog sets it. */
   realtime?: boolean;
+  /** Declared conditions as written, or null/absent for none. */
+  conditions?: TableConditions | null;
 }
 
 export type Catalog = Map<string, TableInfo>;
@@ -118,6 +121,8 @@ select c.relname as name, c.relrowsecurity as rls,
   case ta.access when 'group' then to_jsonb(ta) -> 'group_access' when 'rules' then to_jsonb(ta) -> 'rules' else to_jsonb(ta.access) end as access,
   -- through jsonb: apps that never gated a table by plan have no plans column (src/monetization/entitlement.sql.ts)
   to_jsonb(ta) -> 'plans' as plans,
+  -- declared conditions as written (app migration 11)
+  to_jsonb(ta) -> 'conditions' as conditions,
   exists (select 1 from pg_trigger tg where tg.tgrelid = c.oid and tg.tgname = 'svc_realtime_insert') as realtime,
   coalesce((select json_agg(json_build_object(
       'name', a.attname,
@@ -161,8 +166,9 @@ select c.relname as name, c.relrowsecurity as rls,
     where ck.conrelid = c.oid and ck.contype = 'c'), '[]') as checks,
   coalesce((select json_agg(json_build_object(
       'name', ic.relname,
-      'columns', (select json_agg(a.attname order by k.ord) from unnest(i.indkey::int2[]) with ordinality k(attnum, ord)
-                  join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum),
+      -- an expression index's expressions are no attributes: one of only expressions lists none ([], never null)
+      'columns', coalesce((select json_agg(a.attname order by k.ord) from unnest(i.indkey::int2[]) with ordinality k(attnum, ord)
+                  join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum), '[]'),
       -- unique over the whole table by plain columns: what a foreign key can point at (partial or expression ones keep
       -- their definition in their comment, see indexes.ts)
       'unique', i.indisunique and i.indpred is null and i.indexprs is null,

@@ -1,4 +1,5 @@
 import type { TableAccess } from './catalog.ts';
+import type { CompiledConditions, TableConditions } from './conditions.ts';
 import type { ChannelRule, ColumnSpec, ForeignKeySpec, IndexSpec, Reference } from './definition.ts';
 
 /**
@@ -50,6 +51,10 @@ export type SchemaChange =
   | { kind: 'drop_plan_gate'; table: string }
   // ---- realtime: the capture triggers of postgres_changes
   | { kind: 'set_realtime'; table: string; enabled: boolean }
+  // ---- declared conditions: their restrictive policies, and the conditions kept as written
+  | { kind: 'drop_conditions'; table: string }
+  /** `compiled`: each condition checked and qualified by src/schema/sql (expressions, not statements). */
+  | { kind: 'set_conditions'; table: string; conditions: TableConditions; compiled: CompiledConditions }
   /** The private channels' access rules, replaced as a whole. */
   | { kind: 'set_channels'; rules: ChannelRule[] };
 

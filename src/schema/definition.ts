@@ -8,6 +8,7 @@ export { ACCESS_VALUES } from './access.ts';
 import { normalizeChannels } from './channels.ts';
 import { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
 import { indexKey, indexWhere } from './indexes.ts';
+import { ConditionsInputSchema, normalizeConditions, type TableConditions } from './conditions.ts';
 
 export { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
 
@@ -57,7 +58,7 @@ const ColumnInputSchema = z.strictObject({
 const IndexInputSchema = z.strictObject({
   columns: z.array(z.string()).min(1).max(32).describe("Indexed columns, in order; also lower(col), upper(col), col->>'key'"),
   unique: z.boolean().optional(),
-  where: z.string().min(1).max(2000).optional().describe('Partial index: filters as PostgREST writes them, e.g. status=eq.active&deleted_at=is.null'),
+  where: z.string().min(1).max(2000).optional().describe('Partial: PostgREST filters, e.g. status=eq.active'),
 });
 
 /** At least two columns each side (normalizeForeignKey says so; one column is a column's references). */
@@ -83,6 +84,7 @@ const TableInputSchema = z.strictObject({
     .optional()
     .describe('Billing plan ids: only their subscribers reach the rows as end users. null removes the gate'),
   realtime: z.boolean().optional().describe('true: its changes reach realtime subscribers (supabase-js postgres_changes); needs a primary key'),
+  conditions: ConditionsInputSchema.optional(),
   policies: z.array(z.unknown()).optional().describe("schema_get's; ignored"),
 });
 
@@ -158,6 +160,8 @@ export interface TableSpec {
   plans: string[] | null | undefined;
   /** Whether changes stream to realtime subscribers; undefined keeps what the table has. */
   realtime: boolean | undefined;
+  /** Row conditions per command, as written; undefined keeps what the table has, {} removes them. */
+  conditions: TableConditions | undefined;
 }
 
 /** A private channel's access: a kind, or the members of a group whose key is what the pattern's '*' stands for. */
@@ -380,7 +384,7 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
     }
     seen.add(fk.name);
   }
-  return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: normalizeAccess(name, input.access), plans: normalizePlans(input.plans), realtime: input.realtime };
+  return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: normalizeAccess(name, input.access), plans: normalizePlans(input.plans), realtime: input.realtime, conditions: normalizeConditions(input.conditions) };
 }
 
 type ForeignKeyInput = NonNullable<TableInput['foreignKeys']>[number];

@@ -59,6 +59,10 @@ export const TableViewSchema = z.object({
   ]),
   plans: z.array(z.string()).optional().describe('Billing plans whose subscribers alone reach the rows as end users; absent when not gated'),
   realtime: z.literal(true).optional().describe('Its changes reach realtime subscribers; absent when not'),
+  conditions: z
+    .object({ select: z.string().optional(), insert: z.string().optional(), update: z.object({ using: z.string(), check: z.string() }).optional(), delete: z.string().optional() })
+    .optional()
+    .describe('Declared row conditions per command, as written; absent when none'),
   policies: z.array(PolicyViewSchema).describe('Row-level-security policies in force, by name; schema_apply ignores them'),
 });
 
@@ -111,6 +115,7 @@ function describeTable(info: TableInfo): Omit<TableView, 'policies'> {
   }
   if (info.plans?.length) view.plans = info.plans;
   if (info.realtime) view.realtime = true;
+  if (info.conditions && Object.keys(info.conditions).length) view.conditions = info.conditions;
   return view;
 }
 

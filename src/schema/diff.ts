@@ -1,6 +1,7 @@
 import { errors } from '../core/errors.ts';
 import { accessGroup } from './access.ts';
 import { liveShape, sameShape } from './indexes.ts';
+import { conditionChanges } from './conditions.ts';
 import { isGroupAccess, isRulesAccess, sameAccess, type Catalog, type ColumnInfo, type ForeignKeyInfo, type TableAccess, type TableInfo } from './catalog.ts';
 import type { ColumnDefinition, SchemaChange } from './changes.ts';
 import type { ColumnSpec, Definition, ForeignKeySpec, Reference, TableSpec } from './definition.ts';
@@ -26,6 +27,12 @@ export function diffSchema(def: Definition, catalog: Catalog, final: FinalState,
     if (info) planExistingTable(spec, info, final, canonical, phases);
   }
   planNewTables(def, catalog, final, phases);
+  for (const spec of def.tables) {
+    if (spec.drop) continue;
+    const { drop, create } = conditionChanges(spec, catalog.get(spec.name)?.conditions, final, def, catalog);
+    phases.dropOther.push(...drop);
+    phases.conditions.push(...create);
+  }
   return phases.all();
 }
 
@@ -42,6 +49,8 @@ class Phases {
   /** After the indexes: a multi-column key may point at a unique index this plan creates. */
   addCompositeForeignKeys: SchemaChange[] = [];
   security: SchemaChange[] = [];
+  /** Last: a condition may read any table of the plan, and its row of table_access exists by then. */
+  conditions: SchemaChange[] = [];
 
   all(): SchemaChange[] {
     return [
@@ -55,6 +64,7 @@ class Phases {
       ...this.indexes,
       ...this.addCompositeForeignKeys,
       ...this.security,
+      ...this.conditions,
     ];
   }
 }

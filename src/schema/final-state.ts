@@ -33,6 +33,8 @@ export interface FinalTable {
   /** Column sets a multi-column foreign key can point at: the primary key, unique constraints and unique indexes. */
   keys: string[][];
   foreignKeys: FinalForeignKey[];
+  /** Columns that lead some index (plain first keys): a lookup by one is an index probe (conditions need one). */
+  indexLeading: Set<string>;
 }
 
 export type FinalState = Map<string, FinalTable>;
@@ -76,14 +78,16 @@ function finalExistingTable(info: TableInfo, spec: TableSpec | undefined): Final
     compositeForeignKeys(info)
       .filter((fk) => fk.columns.every((c) => columns.has(c)))
       .map((fk) => ({ ...fk, onUpdate: fk.onUpdate ?? 'no action', index: -1 }));
-  return { columns, primaryKey, keys, foreignKeys };
+  const indexLeading = new Set([...info.indexes.map((i) => i.columns[0]), ...(spec?.indexes ?? []).map((i) => i.reads[0])].filter((c): c is string => c !== undefined && columns.has(c)));
+  return { columns, primaryKey, keys, foreignKeys, indexLeading };
 }
 
 function finalNewTable(spec: TableSpec): FinalTable {
   const columns = new Map(spec.columns.map((c) => [c.name, declaredColumn(c)]));
   const primaryKey = spec.columns.filter((c) => c.primary).map((c) => c.name);
   const keys = [...(primaryKey.length > 0 ? [primaryKey] : []), ...declaredKeys(spec)];
-  return { columns, primaryKey, keys, foreignKeys: (spec.foreignKeys ?? []).map(finalForeignKey) };
+  const indexLeading = new Set(spec.indexes.map((i) => i.reads[0]).filter((c): c is string => c !== undefined));
+  return { columns, primaryKey, keys, foreignKeys: (spec.foreignKeys ?? []).map(finalForeignKey), indexLeading };
 }
 
 export function finalHasUserId(table: FinalTable): boolean {

@@ -7,7 +7,7 @@ export const SCHEMA_GUIDE: AreaGuide = {
   reference: `
 ## Definition
 
-\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, plans?, realtime?, _dropColumns?, _drop? } }, channels? }\`, at most 50
+\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, conditions?, plans?, realtime?, _dropColumns?, _drop? } }, channels? }\`, at most 50
 tables per call; \`schema_get\` returns the live schema in the same format, so an edited copy is the next definition.
 Each table it returns also lists \`policies\`, the row-level-security policies in force (\`{ name, command, permissive,
 roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`access\` and \`plans\`; \`schema_apply\` ignores them.
@@ -85,6 +85,19 @@ Rules combine these: \`access: { read, write?, owners?, group? }\`. \`read\`: an
 booking of two people \`{ read: "owner", owners: ["student_id", "tutor_id"] }\`; public profiles their owners edit
 \`{ read: "public", write: "owner" }\`; own rows plus the team's \`{ read: ["owner", "group"], write: "owner", group: {
 members: "team_members", column: "team_id" } }\`. Only \`user_id\` is filled in on insert; other owner columns are given.
+
+## Conditions
+
+\`conditions: { select?, insert?, update?, delete? }\` narrows, per command, what \`access\` grants end users and anonymous
+callers (keys are never narrowed): each is one SQL boolean expression over the row's columns, \`auth.uid()\` (the end
+user's id, null when anonymous), \`auth.jwt()\` (their claims) and sub-selects of the app's tables, which read as the
+caller. \`update\` is a string or \`{ using, check }\` (the rows before, the rows after). Reviews only by the student of
+a completed booking: \`reviews: { access: { read: "public", write: "owner" }, conditions: { insert: "exists (select 1
+from bookings b where b.id = reviews.booking_id and b.status = 'completed' and b.student_id = auth.uid())" } }\`. Each
+becomes a RESTRICTIVE policy \`svc_condition_<command>\` (the dry run shows it, names qualified). A sub-select must
+find its rows by an indexed column equal to the row's (add the index); other schemas, settings (set_config,
+current_setting), sleeps and a condition that reads back its own table through another's select condition are
+refused. Omitted keeps a table's conditions; \`{}\` removes them; schema_get shows them as written.
 
 ## Premium rows (plans)
 

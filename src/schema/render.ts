@@ -4,6 +4,7 @@ import { isGroupAccess, isRulesAccess, type ForeignKeyAction, type GroupAccess, 
 import type { ColumnDefinition, NewTableColumn, SchemaChange } from './changes.ts';
 import { enumConstraintName, type ForeignKeySpec, type IndexSpec, type Reference } from './definition.ts';
 import { USER_ID } from './table-info.ts';
+import { conditionPoliciesSql, dropConditionPoliciesSql, storeConditionsSql } from './conditions.ts';
 import { indexCommentSql, indexKey, indexShape, indexWhere, needsComment } from './indexes.ts';
 import { channelsSql } from './channels.ts';
 
@@ -93,6 +94,10 @@ function renderTableChange(change: Exclude<SchemaChange, { kind: 'drop_tables' |
       return [planGatePolicySql(change), storePlansSql(change.table, change.plans)];
     case 'drop_plan_gate':
       return [planGatePolicySql(change), storePlansSql(change.table, null)];
+    case 'drop_conditions':
+      return dropConditionPoliciesSql(change.table);
+    case 'set_conditions':
+      return [...conditionPoliciesSql(change.table, change.compiled), storeConditionsSql(change.table, change.conditions)];
     case 'set_realtime':
       return change.enabled ? captureTriggersSql(t) : REALTIME_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name} ON ${t}`);
   }

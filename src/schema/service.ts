@@ -8,6 +8,7 @@ import { planSchema } from './plan.ts';
 import { describeCatalog, type SchemaView } from './describe.ts';
 import { readPolicies } from './policies.ts';
 import { readChannelRules } from './channels.ts';
+import { loadSqlParser } from './sql/parser.ts';
 
 /** Any fixed key: advisory locks are per database, and every app has its own database. */
 const APPLY_LOCK_KEY = 7_310_432_001;
@@ -54,6 +55,8 @@ export interface MigrationSource {
  */
 export async function applySchema(db: AppSql, request: ApplyRequest): Promise<ApplyResult> {
   const def = normalizeDefinition(request.schema);
+  // Declared conditions are checked by Postgres's own grammar (src/schema/sql): loaded by the first apply of a process.
+  await loadSqlParser();
   // Literals in defaults are only safe with standard strings (a backslash is then just a character).
   // The advisory lock waits up to 30 s for another apply; DDL then waits at most 5 s for table locks.
   const setup =

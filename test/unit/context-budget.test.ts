@@ -39,11 +39,13 @@ import type { Services } from '../../src/services.ts';
  * realtime area (issue 42: realtime_broadcast, realtime_status) `all` is 148,610 B and the guide 15,183 B. Budgets:
  * 58 KB, 146 KB and 15 KB. schema_apply then learned private channels' access (issue 42) and access rules (issue 43:
  * 'authenticated', rules of readers, writers, owners and a group), its input schema growing by 1,195 B after its
- * descriptions were cut: `default` 60,079 B, `all` 149,825 B. Budgets: 59 KB and 147 KB.
+ * descriptions were cut: `default` 60,079 B, `all` 149,825 B. Budgets: 59 KB and 147 KB. Declared conditions and
+ * partial indexes (issue 43) took schema_apply's input to `default` 60,767 B (all 150,513 B): budgets 60 KB and 148 KB,
+ * which leave room for issue 43's declared functions only if they pay for themselves elsewhere.
  */
 const BUDGET = {
-  all: 147 * 1024,
-  default: 59 * 1024,
+  all: 148 * 1024,
+  default: 60 * 1024,
   // The typical flow's tools across areas (CORE_TOOLSET), measured 22,756 B when it was added.
   core: 24 * 1024,
   area: 12 * 1024,

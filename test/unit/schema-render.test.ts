@@ -177,6 +177,24 @@ const CASES: Array<[SchemaChange, string[]]> = [
     ],
   ],
   [{ kind: 'set_channels', rules: [] }, ['DELETE FROM svc_realtime.channel_access']],
+  [
+    { kind: 'drop_conditions', table: 't' },
+    ['select', 'insert', 'update', 'delete'].map((c) => `DROP POLICY IF EXISTS svc_condition_${c} ON "t"`),
+  ],
+  [
+    {
+      kind: 'set_conditions',
+      table: 't',
+      conditions: { insert: "status = 'new'", update: { using: 'a', check: 'b' } },
+      compiled: { insert: { check: "status = 'new'" }, update: { using: 'a', check: 'b' } },
+    },
+    [
+      `CREATE POLICY svc_condition_insert ON "t" AS RESTRICTIVE FOR INSERT TO svc_anon, svc_user WITH CHECK (status = 'new')`,
+      'CREATE POLICY svc_condition_update ON "t" AS RESTRICTIVE FOR UPDATE TO svc_anon, svc_user USING (a) WITH CHECK (b)',
+      `UPDATE svc_meta.table_access SET conditions = '{"insert":"status = ''new''","update":{"using":"a","check":"b"}}'::jsonb WHERE table_name = 't'`,
+    ],
+  ],
+  [{ kind: 'set_conditions', table: 't', conditions: {}, compiled: {} }, [`UPDATE svc_meta.table_access SET conditions = NULL WHERE table_name = 't'`]],
 ];
 
 const EVERY_KIND: Record<SchemaChangeKind, true> = {
@@ -205,6 +223,8 @@ const EVERY_KIND: Record<SchemaChangeKind, true> = {
   drop_plan_gate: true,
   set_realtime: true,
   set_channels: true,
+  drop_conditions: true,
+  set_conditions: true,
 };
 
 describe('render', () => {
