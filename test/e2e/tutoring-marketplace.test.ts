@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { request } from './e2e-helpers.ts';
+import { REVIEWS_TABLE } from '../helpers/tutoring-people.ts';
 
 let server: SpawnedServer;
 let appId: string;
@@ -35,17 +36,7 @@ const SCHEMA = {
       conditions: { insert: 'student_id = auth.uid()', update: 'tutor_id = auth.uid()' },
       indexes: { one_active_per_slot: { columns: ['slot_id'], unique: true, where: 'status=eq.active' } },
     },
-    reviews: {
-      columns: {
-        id: { type: 'bigint', primary: true, identity: true },
-        booking_id: { type: 'uuid', nullable: false, references: { table: 'bookings', column: 'id' } },
-        user_id: { type: 'uuid' },
-        stars: { type: 'integer', nullable: false },
-      },
-      access: { read: 'public', write: 'owner' },
-      indexes: { reviews_by_booking: { columns: ['booking_id'] } },
-      conditions: { insert: "exists (select 1 from bookings b where b.id = reviews.booking_id and b.status = 'completed' and b.student_id = auth.uid())" },
-    },
+    reviews: REVIEWS_TABLE,
   },
 };
 

@@ -4,19 +4,13 @@
 // conditions as written; what could reach beyond the app's tables, or recurse, is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { PEOPLE, peopleTokens, REVIEW_RULE, REVIEWS_TABLE, type Person } from '../helpers/tutoring-people.ts';
 
 let p: TestPlatform;
 let app: { app_id: string; service_key: { key: string } };
-const ids = {
-  ann: '11111111-1111-4111-8111-111111111111',
-  ben: '22222222-2222-4222-8222-222222222222',
-  tia: '33333333-3333-4333-8333-333333333333',
-  tom: '44444444-4444-4444-8444-444444444444',
-};
-type Person = keyof typeof ids;
-const tokens = {} as Record<Person, string>;
+const ids = PEOPLE;
+let tokens: Record<Person, string>;
 
-const REVIEW_RULE = "exists (select 1 from bookings b where b.id = reviews.booking_id and b.status = 'completed' and b.student_id = auth.uid())";
 const SCHEMA = {
   tables: {
     bookings: {
@@ -29,17 +23,7 @@ const SCHEMA = {
       access: { read: 'owner', owners: ['student_id', 'tutor_id'] },
       conditions: { insert: "student_id = auth.uid() and status = 'requested'", update: 'tutor_id = auth.uid()' },
     },
-    reviews: {
-      columns: {
-        id: { type: 'bigint', primary: true, identity: true },
-        booking_id: { type: 'uuid', nullable: false, references: { table: 'bookings', column: 'id' } },
-        user_id: { type: 'uuid' },
-        stars: { type: 'integer', nullable: false },
-      },
-      access: { read: 'public', write: 'owner' },
-      indexes: { reviews_by_booking: { columns: ['booking_id'] } },
-      conditions: { insert: REVIEW_RULE },
-    },
+    reviews: REVIEWS_TABLE,
   },
 };
 
@@ -52,7 +36,7 @@ beforeAll(async () => {
   const init = await p.api('POST', '/init', { body: { name: 'Conditions' } });
   if (init.status !== 201) throw new Error(JSON.stringify(init.body));
   app = init.body;
-  for (const who of Object.keys(ids) as Person[]) tokens[who] = await p.services.endUserTokens.sign(app.app_id, { sub: ids[who], role: 'authenticated' }, 600);
+  tokens = await peopleTokens(p, app.app_id);
   const applied = await apply(SCHEMA);
   if (applied.status !== 200) throw new Error(JSON.stringify(applied.body));
 });
