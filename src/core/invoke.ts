@@ -74,8 +74,19 @@ export async function invoke<S, A>(tool: AnyTool, rawInput: unknown, base: Invok
     return output;
   } catch (err) {
     // The tool's area names the guide section the error links to (documentation_url).
-    throw toAppError(err, base.log, tool.name).inArea(tool.area);
+    throw asCaller(toAppError(err, base.log, tool.name), base.caller).inArea(tool.area);
   }
+}
+
+/**
+ * A privilege or row-level-security refusal (42501) of an anonymous caller is 401, as PostgREST answers it: signing in
+ * may change the answer; a signed-in caller's stays 403.
+ */
+function asCaller(err: AppError, caller: Caller): AppError {
+  if (err.postgrest?.code !== '42501' || caller.kind !== 'none') return err;
+  const refused = new AppError(401, 'AUTH_REQUIRED', err.message, "Sign in: send the end user's access token as Authorization: Bearer, or a key from a server.");
+  refused.postgrest = err.postgrest;
+  return refused;
 }
 
 /**

@@ -46,7 +46,7 @@ own rows only, and inserts get their \`user_id\`. Over REST the caller may also 
 (public tables only). A row hidden by row-level security is absent, as in PostgREST: reads leave it out, and an update
 or delete aimed at it changes nothing and is no error (204, or 200 \`[]\` with return=representation; 404 on the
 by-id routes). A row it refuses to write (an insert, or an update's new row) is 403, code 42501, message
-\`new row violates row-level security policy for table "<table>"\`.
+\`new row violates row-level security policy for table "<table>"\` (401 for an anonymous caller, as PostgREST).
 
 ## Errors
 
