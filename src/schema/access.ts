@@ -18,11 +18,13 @@ const GroupAccessInputSchema = z.strictObject({
   write: z.enum(['members', 'service']).optional(),
 });
 
-const oneOrMany = <T extends readonly [string, ...string[]]>(values: T) => z.union([z.enum(values), z.array(z.enum(values)).min(1)]);
+// Readers and writers are checked by whoList, which names the allowed values: listing them in the input schema as
+// well would cost every session's tools/list twice the bytes.
+const oneOrMany = z.union([z.string(), z.array(z.string()).min(1)]);
 
 const RulesAccessInputSchema = z.strictObject({
-  read: oneOrMany([...READERS, 'service']),
-  write: oneOrMany([...WRITERS, 'service']).optional(),
+  read: oneOrMany,
+  write: oneOrMany.optional(),
   owners: z.array(z.string()).min(1).max(MAX_OWNERS).optional(),
   group: z.strictObject({ members: z.string(), column: z.string(), key: z.string().optional() }).optional(),
 });
@@ -75,6 +77,8 @@ function normalizeRules(table: string, input: RulesInput): RulesAccess {
 /** A reader or writer list in a fixed order, without repeats; 'service' (keys only) stands alone as []. */
 function whoList<T extends string>(input: string | string[], order: readonly T[], label: string): T[] {
   const given = new Set(typeof input === 'string' ? [input] : input);
+  const unknown = [...given].find((who) => who !== 'service' && !(order as readonly string[]).includes(who));
+  if (unknown !== undefined) throw errors.validation(`${label}: '${unknown.slice(0, 40)}' is none of ${[...order, 'service'].join(', ')}.`);
   if (given.has('service')) {
     if (given.size > 1) throw errors.validation(`${label}: 'service' means keys only and combines with nothing; list the others without it.`);
     return [];

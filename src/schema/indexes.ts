@@ -19,6 +19,8 @@ const COMMENT_PREFIX = 'svc:index:';
 const MAX_CONDITIONS = 10;
 const MAX_VALUE_LENGTH = 200;
 const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
+/** What reads as a plain name (so a bad one is refused as a name, not as an expression). */
+const NAME_LIKE = /^[A-Za-z_][A-Za-z0-9_$]*$/;
 const FUNCTION_KEY = /^(lower|upper)\(([a-z_][a-z0-9_]{0,62})\)$/;
 const JSON_KEY = /^([a-z_][a-z0-9_]{0,62})->>'([A-Za-z0-9_ .-]{1,63})'$/;
 const OPERATORS: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' };
@@ -27,7 +29,7 @@ const q = (name: string) => pg.escapeIdentifier(name);
 
 /** An index key: the column it reads and its SQL. */
 export function indexKey(entry: string, label: string): { column: string; sql: string } {
-  if (IDENT.test(entry)) {
+  if (NAME_LIKE.test(entry)) {
     checkIdentifier(entry, label);
     return { column: entry, sql: q(entry) };
   }

@@ -231,7 +231,7 @@ describe('normalizeDefinition', () => {
             { name: 'score', type: 'double precision', primary: false, nullable: true, unique: true, default: '0', references: null },
             { name: 'author_id', type: 'uuid', primary: false, nullable: true, unique: false, default: null, references: { table: 'authors', column: 'id', onDelete: 'no action' } },
           ],
-          indexes: [{ name: 'posts_title_idx', columns: ['title', 'score'], unique: true }],
+          indexes: [{ name: 'posts_title_idx', columns: ['title', 'score'], unique: true, reads: ['title', 'score'] }],
           dropColumns: ['old'],
           access: 'service',
         },
