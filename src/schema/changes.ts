@@ -1,5 +1,6 @@
 import type { TableAccess } from './catalog.ts';
 import type { CompiledConditions, TableConditions } from './conditions.ts';
+import type { CompiledFunction, DroppedFunction } from './function-changes.ts';
 import type { ChannelRule, ColumnSpec, ForeignKeySpec, IndexSpec, Reference } from './definition.ts';
 
 /**
@@ -55,6 +56,11 @@ export type SchemaChange =
   | { kind: 'drop_conditions'; table: string }
   /** `compiled`: each condition checked and qualified by src/schema/sql (expressions, not statements). */
   | { kind: 'set_conditions'; table: string; conditions: TableConditions; compiled: CompiledConditions }
+  // ---- declared SQL functions (function-changes.ts)
+  /** One DROP for all: those the definition drops and those rebuilt around a change Postgres refuses under them. */
+  | { kind: 'drop_functions'; functions: DroppedFunction[] }
+  /** In call order, under an empty search_path; each `body` checked and qualified by src/schema/sql. */
+  | { kind: 'create_functions'; functions: CompiledFunction[] }
   /** The private channels' access rules, replaced as a whole. */
   | { kind: 'set_channels'; rules: ChannelRule[] };
 

@@ -98,7 +98,7 @@ function compileConditions(table: string, conditions: TableConditions, state: Fi
 }
 
 /** What the checker needs of each table of the final state: its columns and the leading columns of its indexes. */
-function tablesOf(state: FinalState): TableMap {
+export function tablesOf(state: FinalState): TableMap {
   const out = new Map<string, TableShape>();
   for (const [name, table] of state) {
     const leading = new Set<string>(table.keys.map((k) => k[0]!).filter(Boolean));

@@ -9,6 +9,7 @@ import { normalizeChannels } from './channels.ts';
 import { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
 import { indexKey, indexWhere } from './indexes.ts';
 import { ConditionsInputSchema, normalizeConditions, type TableConditions } from './conditions.ts';
+import { FunctionsInputSchema, normalizeFunctions, type FunctionSpec } from './functions.ts';
 
 export { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
 
@@ -98,6 +99,7 @@ export const SchemaDefinitionSchema = z.strictObject({
     .record(z.string(), z.union([z.enum(CHANNEL_ACCESS_VALUES), ChannelGroupInputSchema]))
     .optional()
     .describe("Private realtime channels: pattern ('room:*') -> who may join (guide)"),
+  functions: FunctionsInputSchema.optional(),
 });
 export type SchemaDefinitionInput = z.output<typeof SchemaDefinitionSchema>;
 
@@ -175,6 +177,8 @@ export interface Definition {
   tables: TableSpec[];
   /** Private channels' access, ordered by pattern; undefined keeps what the app has, a list (even empty) replaces it. */
   channels: ChannelRule[] | undefined;
+  /** Declared SQL functions; undefined (or one left out) keeps what the app has. */
+  functions?: FunctionSpec[] | undefined;
 }
 
 // ---------------------------------------------------------------- identifiers
@@ -355,7 +359,7 @@ export function normalizeDefinition(input: SchemaDefinitionInput): Definition {
   }
   const tables = entries.map(([name, table]) => normalizeTable(name, table));
   checkIndexNamesUnique(tables);
-  return { tables, channels: normalizeChannels(input.channels) };
+  return { tables, channels: normalizeChannels(input.channels), functions: normalizeFunctions(input.functions) };
 }
 
 type TableInput = SchemaDefinitionInput['tables'][string];

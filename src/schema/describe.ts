@@ -72,15 +72,23 @@ export const SchemaViewSchema = z.object({
     .record(z.string(), z.union([z.enum(CHANNEL_ACCESS_VALUES), z.object({ members: z.string(), key: z.string(), write: z.enum(['members', 'service']) })]))
     .optional()
     .describe('Private realtime channels by pattern; absent when none are declared'),
+  functions: z.record(z.string(), z.unknown()).optional().describe('Declared SQL functions as written; absent when none'),
 });
 export type SchemaView = z.infer<typeof SchemaViewSchema>;
 type TableView = z.infer<typeof TableViewSchema>;
 
 /** `policies` maps a table to the policies in force on it (readPolicies); a table missing from it has none. */
-export function describeCatalog(catalog: Catalog, policies: ReadonlyMap<string, PolicyView[]> = new Map(), channels: readonly ChannelRule[] = []): SchemaView {
+export function describeCatalog(
+  catalog: Catalog,
+  policies: ReadonlyMap<string, PolicyView[]> = new Map(),
+  channels: readonly ChannelRule[] = [],
+  functions?: Record<string, unknown>,
+): SchemaView {
   const tables: Record<string, TableView> = {};
   for (const [name, info] of catalog) tables[name] = { ...describeTable(info), policies: policies.get(name) ?? [] };
-  return channels.length > 0 ? { tables, channels: describeChannels(channels) } : { tables };
+  const view: SchemaView = channels.length > 0 ? { tables, channels: describeChannels(channels) } : { tables };
+  if (functions) view.functions = functions;
+  return view;
 }
 
 function describeTable(info: TableInfo): Omit<TableView, 'policies'> {

@@ -2,6 +2,8 @@ import { errors } from '../core/errors.ts';
 import { accessGroup } from './access.ts';
 import { liveShape, sameShape } from './indexes.ts';
 import { conditionChanges } from './conditions.ts';
+import { functionChanges } from './function-changes.ts';
+import type { FunctionRecord } from './functions.ts';
 import { isGroupAccess, isRulesAccess, sameAccess, type Catalog, type ColumnInfo, type ForeignKeyInfo, type TableAccess, type TableInfo } from './catalog.ts';
 import type { ColumnDefinition, SchemaChange } from './changes.ts';
 import type { ColumnSpec, Definition, ForeignKeySpec, Reference, TableSpec } from './definition.ts';
@@ -18,7 +20,7 @@ import { catalogEnum, catalogHasUserId, compositeForeignKeys, defaultAccess, sin
 /** Canonical (pg_get_expr) spelling of each defined default, keyed `table.column`; see service.ts. */
 export type CanonicalDefaults = ReadonlyMap<string, string | null>;
 
-export function diffSchema(def: Definition, catalog: Catalog, final: FinalState, canonical: CanonicalDefaults = new Map()): SchemaChange[] {
+export function diffSchema(def: Definition, catalog: Catalog, final: FinalState, canonical: CanonicalDefaults = new Map(), functions: readonly FunctionRecord[] = []): SchemaChange[] {
   const phases = new Phases();
   planDrops(def, catalog, phases);
   for (const spec of def.tables) {
@@ -33,11 +35,16 @@ export function diffSchema(def: Definition, catalog: Catalog, final: FinalState,
     phases.dropOther.push(...drop);
     phases.conditions.push(...create);
   }
+  const { drop, create } = functionChanges(def, catalog, final, functions);
+  phases.dropFunctions.push(...drop);
+  phases.functions.push(...create);
   return phases.all();
 }
 
 /** Changes grouped by phase so that every object exists before something depends on it. */
 class Phases {
+  /** First: a function holds the tables, columns and functions it uses. */
+  dropFunctions: SchemaChange[] = [];
   dropForeignKeys: SchemaChange[] = [];
   dropOther: SchemaChange[] = [];
   dropColumns: SchemaChange[] = [];
@@ -49,11 +56,14 @@ class Phases {
   /** After the indexes: a multi-column key may point at a unique index this plan creates. */
   addCompositeForeignKeys: SchemaChange[] = [];
   security: SchemaChange[] = [];
+  /** Under an empty search_path of their own, so after everything that names tables unqualified but conditions. */
+  functions: SchemaChange[] = [];
   /** Last: a condition may read any table of the plan, and its row of table_access exists by then. */
   conditions: SchemaChange[] = [];
 
   all(): SchemaChange[] {
     return [
+      ...this.dropFunctions,
       ...this.dropForeignKeys,
       ...this.dropOther,
       ...this.dropColumns,
@@ -64,6 +74,7 @@ class Phases {
       ...this.indexes,
       ...this.addCompositeForeignKeys,
       ...this.security,
+      ...this.functions,
       ...this.conditions,
     ];
   }

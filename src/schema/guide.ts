@@ -99,6 +99,23 @@ find its rows by an indexed column equal to the row's (add the index); other sch
 current_setting), sleeps and a condition that reads back its own table through another's select condition are
 refused. Omitted keeps a table's conditions; \`{}\` removes them; schema_get shows them as written.
 
+## Functions
+
+\`functions\` (beside \`tables\`) declares SQL functions, one transaction per call, run as the caller under row-level
+security: \`{ request_booking: { args: { slot_id: "bigint", note: { type: "text", default: null } }, returns: "bookings",
+body: "insert into bookings (slot_id, student_id, status, note) values (request_booking.slot_id, auth.uid(),
+'requested', request_booking.note) returning *" } }\`. \`args\`: name -> column type or \`{ type, default }\`, in order (at
+most 20), or \`"jsonb"\` for one unnamed argument (\`$1\`). \`returns\`: a type, \`"void"\`, a table (one row),
+\`"setof <table>"\`, \`"setof <type>"\` or \`{ columns: { name: type } }\`. \`volatility\`: inferred (\`volatile\` when the
+body or a function it calls writes; \`stable\` on such a body is refused). \`access\`: \`public\` (anonymous too),
+\`authenticated\` (default), \`service\` (keys only). The body: 1-10 SELECT/INSERT/UPDATE/DELETE statements (WITH, never
+RECURSIVE) over the app's tables, \`auth.uid()\`, \`auth.jwt()\` and the other declared functions (no cycles), at most
+8,192 bytes; write an argument as \`<function>.<arg>\` where a column has its name. Other schemas, SET, set_config,
+DDL and sleeps are refused. A function is not named like a table; at most 50. Each becomes \`public.<name>\`, SECURITY
+INVOKER, \`BEGIN ATOMIC\`, created under an empty search_path (the dry run shows it, names qualified). Omitted
+functions stay; \`_drop: true\` removes one; a function using a table whose columns are dropped is rebuilt around the
+drop. schema_get shows them as written.
+
 ## Premium rows (plans)
 
 \`plans: ["pln_..."]\` (1-20 ids of the app's billing plans) gates a \`user\` or \`public\` table: end users and anonymous

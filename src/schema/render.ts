@@ -7,6 +7,7 @@ import { USER_ID } from './table-info.ts';
 import { conditionPoliciesSql, dropConditionPoliciesSql, storeConditionsSql } from './conditions.ts';
 import { indexCommentSql, indexKey, indexShape, indexWhere, needsComment } from './indexes.ts';
 import { channelsSql } from './channels.ts';
+import { createFunctionsSql, dropFunctionsSql } from './function-changes.ts';
 
 /**
  * The SQL of a plan: each change spelled out as statements, in the order of the changes. Nothing here decides what
@@ -39,6 +40,8 @@ export function renderChanges(changes: readonly SchemaChange[]): string[] {
 
 export function renderChange(change: SchemaChange): string[] {
   if (change.kind === 'set_channels') return channelsSql(change.rules);
+  if (change.kind === 'drop_functions') return dropFunctionsSql(change.functions);
+  if (change.kind === 'create_functions') return createFunctionsSql(change.functions);
   if (change.kind !== 'drop_tables') return renderTableChange(change);
   return [
     `DROP TABLE ${cols(change.tables)}`,
@@ -47,7 +50,7 @@ export function renderChange(change: SchemaChange): string[] {
 }
 
 /** A change of one table: every kind but drop_tables. */
-function renderTableChange(change: Exclude<SchemaChange, { kind: 'drop_tables' | 'set_channels' }>): string[] {
+function renderTableChange(change: Exclude<SchemaChange, { kind: 'drop_tables' | 'set_channels' | 'drop_functions' | 'create_functions' }>): string[] {
   const t = q(change.table);
   switch (change.kind) {
     case 'create_table':

@@ -8,6 +8,7 @@ import { planSchema } from './plan.ts';
 import { describeCatalog, type SchemaView } from './describe.ts';
 import { readPolicies } from './policies.ts';
 import { readChannelRules } from './channels.ts';
+import { describeFunctions, readFunctions } from './functions.ts';
 import { loadSqlParser } from './sql/parser.ts';
 
 /** Any fixed key: advisory locks are per database, and every app has its own database. */
@@ -67,7 +68,7 @@ export async function applySchema(db: AppSql, request: ApplyRequest): Promise<Ap
     return await db.transaction(
       async (client): Promise<ApplyResult> => {
         const catalog = await readCatalog(client);
-        const statements = planSchema(def, catalog, await canonicalDefaults(client, def), await readChannelRules(client));
+        const statements = planSchema(def, catalog, await canonicalDefaults(client, def), await readChannelRules(client), await readFunctions(client));
         if (request.dry_run || statements.length === 0) return { dry_run: request.dry_run, applied: false, statements, migration: null };
         for (const statement of statements) await runStatement(client, statement);
         const migration = await recordMigration(client, request.name, statements);
@@ -81,8 +82,8 @@ export async function applySchema(db: AppSql, request: ApplyRequest): Promise<Ap
 }
 
 export async function getSchema(db: AppSql): Promise<SchemaView> {
-  const [catalog, policies, channels] = await Promise.all([readCatalog(db), readPolicies(db), readChannelRules(db)]);
-  return describeCatalog(catalog, policies, channels);
+  const [catalog, policies, channels, functions] = await Promise.all([readCatalog(db), readPolicies(db), readChannelRules(db), readFunctions(db)]);
+  return describeCatalog(catalog, policies, channels, describeFunctions(functions));
 }
 
 export async function listMigrations(db: AppSql, throughId?: number): Promise<MigrationRecord[]> {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { SchemaChange, SchemaChangeKind } from '../../src/schema/changes.ts';
 import { renderChange, renderChanges } from '../../src/schema/render.ts';
@@ -16,6 +17,28 @@ const GATE = `(SELECT public.current_user_plan()) = ANY (ARRAY['pln_a', 'it''s']
 const STORE = (plans: string) => `UPDATE svc_meta.table_access SET plans = ${plans} WHERE table_name = 't'`;
 
 const column = { nullable: true, unique: false, default: null };
+
+const FN = {
+  name: 'f',
+  declaration: { args: { id: 'bigint', note: { type: 'text', default: null } }, returns: 'setof t', body: 'select * from t where id = f.id' },
+  args: [
+    { name: 'id', type: 'bigint', default: null },
+    { name: 'note', type: 'text', default: 'NULL' },
+  ],
+  returns: { kind: 'set' as const, table: 't' },
+  volatility: 'stable' as const,
+  access: 'public' as const,
+  body: 'select * from public.t where id = f.id;',
+};
+const FN_CREATE = 'CREATE OR REPLACE FUNCTION public."f"("id" bigint, "note" text DEFAULT NULL) RETURNS SETOF public."t" LANGUAGE sql STABLE SECURITY INVOKER BEGIN ATOMIC\nselect * from public.t where id = f.id;\nEND';
+const FN_SQL = [
+  FN_CREATE,
+  'REVOKE ALL ON FUNCTION public."f"(bigint, text) FROM PUBLIC, svc_anon, svc_user, svc_service',
+  'GRANT EXECUTE ON FUNCTION public."f"(bigint, text) TO svc_service, svc_user, svc_anon',
+  `INSERT INTO svc_meta.functions (name, declaration, args, returns, volatility, access, checksum) VALUES ('f', '${JSON.stringify(FN.declaration)}'::jsonb, ` +
+    `'${JSON.stringify(FN.args)}'::jsonb, '{"kind":"set","table":"t"}'::jsonb, 'stable', 'public', '${createHash('sha256').update(FN_CREATE).digest('hex')}') ` +
+    'ON CONFLICT (name) DO UPDATE SET declaration = EXCLUDED.declaration, args = EXCLUDED.args, returns = EXCLUDED.returns, volatility = EXCLUDED.volatility, access = EXCLUDED.access, checksum = EXCLUDED.checksum',
+];
 
 /** Every kind with its statements; the Record below makes a kind without a case a type error. */
 const CASES: Array<[SchemaChange, string[]]> = [
@@ -195,6 +218,11 @@ const CASES: Array<[SchemaChange, string[]]> = [
     ],
   ],
   [{ kind: 'set_conditions', table: 't', conditions: {}, compiled: {} }, [`UPDATE svc_meta.table_access SET conditions = NULL WHERE table_name = 't'`]],
+  [
+    { kind: 'drop_functions', functions: [{ name: 'f', argTypes: ['bigint', 'text'] }, { name: "it's", argTypes: [] }] },
+    [`DROP FUNCTION public."f"(bigint, text), public."it's"()`, `DELETE FROM svc_meta.functions WHERE name IN ('f', 'it''s')`],
+  ],
+  [{ kind: 'create_functions', functions: [FN] }, [`SET LOCAL search_path = ''`, ...FN_SQL, 'RESET search_path']],
 ];
 
 const EVERY_KIND: Record<SchemaChangeKind, true> = {
@@ -225,6 +253,8 @@ const EVERY_KIND: Record<SchemaChangeKind, true> = {
   set_channels: true,
   drop_conditions: true,
   set_conditions: true,
+  drop_functions: true,
+  create_functions: true,
 };
 
 describe('render', () => {
