@@ -4,12 +4,11 @@ import type { AppSql } from '../apps/app-databases.ts';
 import { errors } from '../core/errors.ts';
 import { readCatalog } from './catalog.ts';
 import { normalizeDefinition, type Definition, type SchemaDefinitionInput } from './definition.ts';
-import { planSchema } from './plan.ts';
+import { planOffThread } from './plan-worker.ts';
 import { describeCatalog, type SchemaView } from './describe.ts';
 import { readPolicies } from './policies.ts';
 import { readChannelRules } from './channels.ts';
 import { describeFunctions, readFunctions } from './functions.ts';
-import { loadSqlParser } from './sql/parser.ts';
 
 /** Any fixed key: advisory locks are per database, and every app has its own database. */
 const APPLY_LOCK_KEY = 7_310_432_001;
@@ -56,8 +55,6 @@ export interface MigrationSource {
  */
 export async function applySchema(db: AppSql, request: ApplyRequest): Promise<ApplyResult> {
   const def = normalizeDefinition(request.schema);
-  // Declared conditions are checked by Postgres's own grammar (src/schema/sql): loaded by the first apply of a process.
-  await loadSqlParser();
   // Literals in defaults are only safe with standard strings (a backslash is then just a character).
   // The advisory lock waits up to 30 s for another apply; DDL then waits at most 5 s for table locks.
   const setup =
@@ -68,7 +65,8 @@ export async function applySchema(db: AppSql, request: ApplyRequest): Promise<Ap
     return await db.transaction(
       async (client): Promise<ApplyResult> => {
         const catalog = await readCatalog(client);
-        const statements = planSchema(def, catalog, await canonicalDefaults(client, def), await readChannelRules(client), await readFunctions(client));
+        // Planned on the plan thread: declared SQL is parsed there, off the event loop.
+        const statements = await planOffThread(request.schema, catalog, await canonicalDefaults(client, def), await readChannelRules(client), await readFunctions(client));
         if (request.dry_run || statements.length === 0) return { dry_run: request.dry_run, applied: false, statements, migration: null };
         for (const statement of statements) await runStatement(client, statement);
         const migration = await recordMigration(client, request.name, statements);

@@ -4,6 +4,7 @@
 // conditions as written; what could reach beyond the app's tables, or recurse, is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { withEventLoopDelay } from '../helpers/event-loop.ts';
 import { PEOPLE, peopleTokens, REVIEW_RULE, REVIEWS_TABLE, type Person } from '../helpers/tutoring-people.ts';
 
 let p: TestPlatform;
@@ -109,6 +110,12 @@ describe('declared conditions', () => {
     });
     expect(loop.status).toBe(400);
     expect(loop.body.error.message).toMatch(/infinite recursion/);
+    // The checks run on the plan thread: the hardest condition within the size limit holds the event loop no longer than
+    // any apply (the limits' own test measures the parse itself at up to ~125 ms).
+    const deep = `${'not '.repeat(498)}true`;
+    const { result, maxDelayMs } = await withEventLoopDelay(() => apply({ tables: { reviews: { conditions: { select: deep } } } }, true));
+    expect(result.status).toBe(400);
+    expect(maxDelayMs).toBeLessThan(40);
     // Nothing changed.
     expect((await p.api('GET', `/v1/${app.app_id}/schema`, { key: app.service_key.key })).body.tables.reviews.conditions).toEqual({ insert: REVIEW_RULE });
   });
