@@ -12,6 +12,7 @@ import { gotrueTools } from './auth/gotrue.ts';
 import { gotrueMailTools } from './auth/gotrue-mail.ts';
 import { authSettingsTools } from './auth/settings.ts';
 import { dataTools } from './data/data.ts';
+import { rpcTools } from './data/rpc.ts';
 import { dataOpenapi } from './data/openapi.ts';
 import { frontendTools } from './frontend/frontend.ts';
 import { domainsTools } from './domains/domains.ts';
@@ -48,7 +49,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   frontend: frontendTools,
   domains: domainsTools,
   functions: functionsTools,
-  data: [...dataTools, dataOpenapi],
+  data: [...rpcTools, ...dataTools, dataOpenapi],
   ai: aiTools,
   rag: ragTools,
   substrate: [...substrateTools, ...substrateEntityTools, ...substrateLinkTools],
@@ -137,6 +138,8 @@ export const tools: readonly AnyTool[] = [
   ...frontendTools,
   ...domainsTools,
   ...functionsTools,
+  // Ahead of the data tools: /v1/{app_id}/{table}/{id} would read /rpc/{function} as table 'rpc'.
+  ...rpcTools,
   ...dataTools,
   dataOpenapi,
   ...aiTools,

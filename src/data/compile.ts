@@ -211,11 +211,16 @@ export interface ReadOptions {
 /** One row: body is the JSON array of rows (capped in size), total the count when asked (else null). */
 export function compileRead(catalog: Catalog, tableName: string, query: ParsedQuery, opts: ReadOptions): string {
   const table = tableOf(catalog, tableName);
+  return compileReadFrom(catalog, table, `public.${q(table.name)} _m`, query, opts);
+}
+
+/** A read of `table`'s rows as `source` yields them (a from-item aliased `_m`: the table, or a function's call). */
+export function compileReadFrom(catalog: Catalog, table: TableInfo, source: string, query: ParsedQuery, opts: ReadOptions): string {
   const level = selectSql(catalog, table, query);
   const where = level.where.length ? `where ${level.where.join(' and ')}` : '';
   const limit = Math.min(opts.limit ?? MAX_ROWS, MAX_ROWS);
-  const counting = countPlan(`from public.${q(table.name)} _m ${where}`, opts.count);
-  const rows = `select ${level.columns} from public.${q(table.name)} _m ${level.joins} ${where} ${level.groupBy} ${level.orderBy} ${page(limit, opts.offset)}`;
+  const counting = countPlan(`from ${source} ${where}`, opts.count);
+  const rows = `select ${level.columns} from ${source} ${level.joins} ${where} ${level.groupBy} ${level.orderBy} ${page(limit, opts.offset)}`;
   return counting.before + resultRow(`(${rows}) _r`, opts.out, counting.total);
 }
 

@@ -41,6 +41,8 @@ export interface RunOptions {
   rollback?: boolean;
   /** Prefer: timezone=...: the transaction's TimeZone. */
   timezone?: string | undefined;
+  /** BEGIN READ ONLY: a write in it fails with 25006 (/rpc's GET and HEAD, and stable functions). */
+  readOnly?: boolean;
 }
 
 /** Raised by the guard when a write's result was refused: the transaction rolls back and nothing stays written. */
@@ -70,7 +72,7 @@ const ABORT_GUARD = `do $$ declare a text := current_setting('svc.abort', true);
 export async function runAs(pool: pg.Pool, ctx: RoleContext, statement: string, opts: RunOptions): Promise<StatementResult> {
   const client = await pool.connect();
   const end = opts.rollback ? 'set constraints all immediate; rollback;' : 'commit;';
-  const text = `${beginAs(ctx, timezoneSetting(opts.timezone))}; ${statement}; ${opts.write ? `${ABORT_GUARD}; ` : ''}${end}`;
+  const text = `${beginAs(ctx, timezoneSetting(opts.timezone), opts.readOnly)}; ${statement}; ${opts.write ? `${ABORT_GUARD}; ` : ''}${end}`;
   let results: pg.QueryResult[];
   try {
     results = (await client.query(text)) as unknown as pg.QueryResult[];
@@ -89,9 +91,9 @@ export async function runAs(pool: pg.Pool, ctx: RoleContext, statement: string, 
  * BEGIN, the role and its claims, and the statement timeout: three results. `settings` adds set_config(...) calls to
  * the same select.
  */
-export function beginAs(ctx: RoleContext, settings = ''): string {
+export function beginAs(ctx: RoleContext, settings = '', readOnly = false): string {
   return (
-    `begin; set local role ${ctx.role}; ` +
+    `begin${readOnly ? ' read only' : ''}; set local role ${ctx.role}; ` +
     `select set_config('request.jwt.claims', ${pg.escapeLiteral(ctx.claims)}, true), set_config('statement_timeout', '${DATA_STATEMENT_TIMEOUT_MS}', true)${settings}`
   );
 }

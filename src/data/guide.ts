@@ -39,6 +39,14 @@ export const DATA_GUIDE: AreaGuide = {
   fields; other types are 406 NOT_ACCEPTABLE.
 - Bodies: a row object, or an array of rows for a bulk insert; vector columns take JSON number arrays.
 
+## Functions (\`/rpc\`)
+
+Declared functions, as PostgREST: \`POST /v1/{app_id}/rpc/{fn}\` with the arguments by name in a JSON object (a
+single unnamed json argument takes the body), or \`GET\`/\`HEAD\` with them as query parameters, run read-only (a
+write: 405, code 25006); also \`/rest/v1/rpc/{fn}\`. A scalar comes back bare, a row as an object, a set as rows taking
+select, filters, order, paging and count; void is 204. The function's \`access\` says who may call it (anonymous:
+\`public\` only); unknown function or arguments: 404 PGRST202.
+
 ## Who runs the call
 
 A platform or service key sees all rows. With \`user_token\`, the call runs as that end user under row-level security:

@@ -4,7 +4,8 @@ import type { Caller } from '../core/caller.ts';
 import type { AppDatabases } from '../apps/app-databases.ts';
 import type { CatalogCache } from '../schema/catalog-cache.ts';
 import type { Catalog } from '../schema/catalog.ts';
-import { CatalogMiss, compileRead, idFilter, tableOf } from './compile.ts';
+import { CatalogMiss, compileRead, compileReadFrom, idFilter, tableOf } from './compile.ts';
+import { callSql, checkAccess, functionsOf, resolveCall, returnedTable, rpcMethodRefused, splitQueryArgs, valueStatement, type DeclaredFunction, type RpcArgs } from './rpc.ts';
 import { countTotal, MediaText, type OutputOptions } from './output.ts';
 import { compileDelete, compileInsert, compileUpdate, insertColumns, type WriteOutput } from './write.ts';
 import { roleFor, runAs, StatementAborted, type StatementResult } from './executor.ts';
@@ -38,6 +39,13 @@ export class RestHeaders {
   toJSON(): undefined {
     return undefined;
   }
+}
+
+/** A call of a declared function: POST (args in the body) or, with `get`, GET/HEAD (args in the query string). */
+export interface RpcRequest extends Omit<DataRequest, 'table' | 'range'> {
+  fn: string;
+  get: boolean;
+  body?: unknown;
 }
 
 export interface DataResult {
@@ -152,8 +160,45 @@ export class DataService {
       if (offset > total) throw new RangeNotSatisfiable(offset, total);
       if (rows < total) status = 206;
     }
-    const content_range = `${rows && total !== 0 ? `${offset}-${offset + rows - 1}` : '*'}/${total ?? '*'}`;
-    return withHeaders({ status, data: bodyOf(result, media), content_range }, prefer, 'read');
+    return withHeaders({ status, data: bodyOf(result, media), content_range: contentRange(rows, offset, total) }, prefer, 'read');
+  }
+
+  /**
+   * /rpc/{fn}: the declared function called with the request's arguments as the caller, in one statement whose
+   * result is shaped as PostgREST 13 shapes it (rpc.ts); GET and stable functions run in a read-only transaction.
+   */
+  async rpc(req: RpcRequest): Promise<DataResult> {
+    const split = req.get ? splitQueryArgs(req.query) : { values: new Map<string, string>(), rest: req.query };
+    const args: RpcArgs = req.get ? { via: 'query', values: split.values } : { via: 'body', body: req.body ?? {} };
+    const db = this.#databases.sql(req.appId);
+    let resolved;
+    try {
+      resolved = resolveCall(await functionsOf(await this.#catalogs.get(req.appId), db), req.fn, args);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 404) throw err;
+      // Another instance's apply may have declared it: one re-read (rate-limited by the cache).
+      resolved = resolveCall(await functionsOf(await this.#catalogs.refresh(req.appId), db), req.fn, args);
+    }
+    const { fn, single } = resolved;
+    checkAccess(fn, req.caller);
+    const query = parseQuery(split.rest);
+    const prefer = parsePrefer(req.prefer);
+    checkStrict(prefer);
+    const sets = fn.returns.kind === 'set' || fn.returns.kind === 'table';
+    if (prefer.handling === 'strict' && prefer.maxAffected !== undefined && !sets) throw notSetReturning();
+    const media = negotiate(req.accept);
+    const offset = query.offset ?? 0;
+    const call = callSql(fn, args, single);
+    const run = { readOnly: req.get || fn.volatility === 'stable', write: !req.get && fn.volatility === 'volatile' };
+    const result = await this.#run({ ...req, table: fn.name }, prefer, run, (c) => {
+      const table = returnedTable(c, fn);
+      if (!table) return valueStatement(fn, call);
+      const source = call.from ? `${call.from} cross join lateral ${call.call} _m` : `${call.call} _m`;
+      const out = { ...this.#out(fn.returns.kind === 'row' ? JSON_MEDIA : media), ...(sets ? { maxAffected: maxAffected(prefer) } : {}) };
+      if (out.maxAffected === undefined) delete out.maxAffected;
+      return compileReadFrom(c, table, source, query, { count: prefer.count, offset, out, ...(query.limit === undefined ? {} : { limit: query.limit }) });
+    });
+    return withHeaders(rpcResult(fn, result, prefer, offset, media), prefer, 'read');
   }
 
   async get(req: DataRequest, id: string): Promise<DataResult> {
@@ -214,6 +259,7 @@ export class DataService {
   }
 
   async update(req: DataRequest, body: unknown, id?: string): Promise<DataResult> {
+    if (id !== undefined && req.table === 'rpc') throw rpcMethodRefused('PATCH');
     if (!isRecord(body)) throw errors.validation('The body must be a JSON object of the columns to change.');
     const query = parseQuery(req.query);
     if (id === undefined && query.filters.length === 0) throw filterRequired();
@@ -231,6 +277,7 @@ export class DataService {
   }
 
   async delete(req: DataRequest, id?: string): Promise<DataResult> {
+    if (id !== undefined && req.table === 'rpc') throw rpcMethodRefused('DELETE');
     const query = parseQuery(req.query);
     if (id === undefined && query.filters.length === 0) throw filterRequired();
     const prefer = parsePrefer(req.prefer);
@@ -265,11 +312,12 @@ export class DataService {
   }
 
   /** Compiles against the cached catalog; a name the snapshot lacks, or a stale snapshot, costs one re-read and retry. */
-  async #run(req: DataRequest, prefer: Prefer, write: boolean, build: (catalog: Catalog) => string): Promise<StatementResult> {
+  async #run(req: DataRequest | (RpcRequest & { table: string }), prefer: Prefer, mode: boolean | { write: boolean; readOnly: boolean }, build: (catalog: Catalog) => string): Promise<StatementResult> {
     // The pool itself, not databases.sql(): runAs sends BEGIN, the role, the statement and COMMIT in one round trip.
     const pool = this.#databases.pool(req.appId);
     const role = roleFor(req.caller);
-    const run = { write, rollback: prefer.tx === 'rollback', timezone: prefer.timezone };
+    const access = typeof mode === 'boolean' ? { write: mode } : mode;
+    const run = { ...access, rollback: prefer.tx === 'rollback', timezone: prefer.timezone };
     let statement: string;
     try {
       statement = build(await this.#catalogs.get(req.appId));
@@ -290,6 +338,7 @@ export class DataService {
       if (typeError) throw typeError;
       // 21000: one upsert proposed two rows with the same conflict key ("cannot affect row a second time").
       if (code === '21000' && message) throw new AppError(400, 'VALIDATION_FAILED', message, 'Send each on_conflict key at most once per upsert; merge the duplicate rows first.');
+      if (code === '25006' && message) throw readOnlyWrite(message);
       if (code !== '42P01' && code !== '42703') throw err;
       this.#catalogs.invalidate(req.appId);
       // A transaction's failed statement ended it: no second try there.
@@ -329,6 +378,36 @@ export class DataService {
     return abort.startsWith('SV124') ? tooManyAffected(rows) : notSingle(rows);
   }
 }
+
+const contentRange = (rows: number, offset: number, total: number | null) => `${rows && total !== 0 ? `${offset}-${offset + rows - 1}` : '*'}/${total ?? '*'}`;
+
+/** A write in a read-only transaction (/rpc's GET or HEAD of a function that writes): PostgREST's 405. */
+function readOnlyWrite(message: string): AppError {
+  const err = new AppError(405, 'METHOD_NOT_ALLOWED', message, 'Call a function that writes with POST.');
+  err.postgrest = { code: '25006', message, details: null, hint: null };
+  return err;
+}
+
+function notSetReturning(): AppError {
+  const message = 'Function must return SETOF or TABLE when max-affected preference is used with handling=strict';
+  const err = new AppError(400, 'INVALID_PREFERENCES', message, 'Drop max-affected, or call a function that returns a set.');
+  err.postgrest = { code: 'PGRST128', message, details: null, hint: null };
+  return err;
+}
+
+/** PostgREST's answer of a call: void 204, a scalar bare, one row an object (or null), a set as a read's rows. */
+function rpcResult(fn: DeclaredFunction, result: StatementResult, prefer: Prefer, offset: number, media: Media): DataResult {
+  const kind = fn.returns.kind;
+  if (kind === 'void') return { status: 204 };
+  if (kind === 'scalar') return { status: 200, data: new JsonText(result.body ?? 'null'), content_range: prefer.count ? '0-0/1' : '0-0/*' };
+  if (kind === 'row') return { status: 200, data: new JsonText(result.rows ? result.body!.slice(1, -1) : 'null'), content_range: prefer.count ? '0-0/1' : '0-0/*' };
+  const total = prefer.count === undefined ? null : countTotal(prefer.count, result.total, result.planned);
+  const status = total !== null && result.rows < total ? 206 : 200;
+  if (!returnsRows(fn)) return { status, data: new JsonText(result.body!), content_range: contentRange(result.rows, 0, total) };
+  return { status, data: bodyOf(result, media), content_range: contentRange(result.rows, offset, total) };
+}
+
+const returnsRows = (fn: DeclaredFunction) => fn.returns.kind === 'table' || fn.returns.table !== undefined;
 
 /**
  * A delete refused because rows elsewhere still point at the row. Foreign keys are checked without row-level

@@ -23,7 +23,8 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
 - \`ctx.data\` reads and writes this app's tables without a key, as that end user (row-level security) or else as the
   app: \`await ctx.data.from("books").select("id,title", { query: "order=id", count: true })\`, \`.insert(rows)\`,
   \`.update(patch, "id=eq.5")\`, \`.delete("id=eq.5")\` resolve to \`{ data, error, status, count }\` (PostgREST query
-  syntax as data_select; nothing throws). \`ctx.asApp\` has \`data\`, \`ai\`, \`rag\`, \`storage\`, \`realtime\` and \`integrations\` as the app whoever
+  syntax as data_select; nothing throws); \`ctx.data.rpc("fn", args, { get, query, count })\` calls a declared SQL
+  function the same way (data guide, /rpc). \`ctx.asApp\` has \`data\`, \`ai\`, \`rag\`, \`storage\`, \`realtime\` and \`integrations\` as the app whoever
   called (every row): for what the app does on its own behalf, e.g. writing a table its end users only read.
 - \`ctx.data.transaction(async (tx) => ...)\` (and \`ctx.asApp.data.transaction\`): \`tx.from(...)\`, the API of
   \`ctx.data.from\`, runs in one Postgres transaction as the same role; \`ctx.data\` calls meanwhile stay outside it.

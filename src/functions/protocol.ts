@@ -56,7 +56,7 @@ export type PlatformCall =
    * asApp: as the function's own app whoever called (ctx.asApp), else as the invocation's caller. tx: in the
    * invocation's transaction of that number, as the role it was begun with.
    */
-  | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string; asApp?: true; tx?: number }
+  | { kind: 'data'; op: DataOp; table: string; query: string; body?: unknown; prefer?: string; asApp?: true; tx?: number; get?: true }
   /** ctx.data.transaction: begin answers { tx } (the number data calls name), commit and rollback end it. */
   | { kind: 'tx'; op: 'begin'; asApp?: true }
   | { kind: 'tx'; op: 'commit' | 'rollback'; tx: number }
@@ -121,8 +121,9 @@ export const SUBSTRATE_OPS: ReadonlySet<string> = new Set(SUBSTRATE_OP_NAMES);
 export type BillingOp = 'subscription';
 const BILLING_OPS: ReadonlySet<string> = new Set(['subscription']);
 
-export type DataOp = 'select' | 'insert' | 'update' | 'delete';
-const DATA_OPS: ReadonlySet<string> = new Set(['select', 'insert', 'update', 'delete']);
+/** rpc: ctx.data.rpc(fn, args, { get }), a declared function (`table` is its name, `body` its arguments). */
+export type DataOp = 'select' | 'insert' | 'update' | 'delete' | 'rpc';
+const DATA_OPS: ReadonlySet<string> = new Set(['select', 'insert', 'update', 'delete', 'rpc']);
 
 /** What a PlatformCall resolves to. error: the platform's envelope (data calls, and fetch calls the platform refused). */
 export interface PlatformCallResult {
@@ -285,6 +286,7 @@ export function checkPlatformCall(value: unknown): PlatformCall | string {
     if (r.body !== undefined) call.body = r.body;
     if (r.prefer !== undefined) call.prefer = r.prefer as string;
     if (r.asApp === true) call.asApp = true;
+    if (r.get === true && r.op === 'rpc') call.get = true;
     if (r.tx !== undefined) {
       if (!isTxId(r.tx)) return `ctx.data's ${r.op}: ${badTx(r.tx)}`;
       call.tx = r.tx;

@@ -267,7 +267,7 @@ function toDataResult(r: PlatformCallResult): DataResult {
 }
 
 type Options = { query?: string; prefer?: string };
-type DataRun = (op: DataOp, table: string, query: string, body: unknown, prefer: string | undefined) => Promise<DataResult>;
+type DataRun = (op: DataOp, table: string, query: string, body: unknown, prefer: string | undefined, get?: boolean) => Promise<DataResult>;
 
 /**
  * ctx.data: the app's own tables, as the invocation's caller (the end user whose verified token reached the
@@ -281,7 +281,7 @@ function dataClient(id: number, asApp: boolean) {
 
 /** Data calls of request `id`, as the app or the caller, in transaction `tx` when given. */
 function dataRun(id: number, asApp: boolean, tx: number | undefined): DataRun {
-  return (op, table, query, body, prefer) =>
+  return (op, table, query, body, prefer, get) =>
     platformCall(id, {
       kind: 'data',
       op,
@@ -291,6 +291,7 @@ function dataRun(id: number, asApp: boolean, tx: number | undefined): DataRun {
       ...(prefer ? { prefer } : {}),
       ...(asApp ? { asApp: true as const } : {}),
       ...(tx === undefined ? {} : { tx }),
+      ...(get ? { get: true as const } : {}),
     }).then(toDataResult);
 }
 
@@ -298,6 +299,12 @@ function dataRun(id: number, asApp: boolean, tx: number | undefined): DataRun {
 function tables(run: DataRun) {
   const join = (...parts: Array<string | undefined>) => parts.filter((p) => p).join('&');
   return {
+    /**
+     * rpc('fn', { arg: 1 }, { get: true, query: 'select=id&limit=5', count: true }): a declared SQL function (get: read
+     * only, as GET); data is its value, its row or its rows (query filters these), null for void.
+     */
+    rpc: (fn: string, args?: unknown, options: { get?: boolean; query?: string; count?: boolean } = {}) =>
+      run('rpc', fn, options.query ?? '', args, options.count ? 'count=exact' : undefined, options.get === true),
     from(table: string) {
       return {
         /** select('id,title', { query: 'done=eq.false&order=id.desc&limit=10', count: true }) */

@@ -46,7 +46,7 @@ type IntegrationsCall = Extract<PlatformCall, { kind: 'integrations' }>;
 type AppToolCall = Extract<PlatformCall, { kind: 'app' }>;
 
 /** The data tools behind ctx.data, by operation (run through invoke(), as REST and MCP run them). */
-const DATA_TOOLS: Record<DataOp, string> = { select: 'data_select', insert: 'data_insert', update: 'data_update', delete: 'data_delete' };
+const DATA_TOOLS: Record<DataOp, string> = { select: 'data_select', insert: 'data_insert', update: 'data_update', delete: 'data_delete', rpc: 'data_rpc' };
 /** The tool behind ctx.billing.subscription(). */
 const SUBSCRIPTION_TOOL = 'billing_subscription_get';
 /** The tool behind ctx.integrations.execute(). */
@@ -94,7 +94,7 @@ type DataOutput = { status: number; data?: unknown; content_range?: string };
 
 /** ctx.data: one data tool run through invoke() as the invocation's caller, or in one of its transactions. */
 async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser | null, call: DataCall): Promise<PlatformCallResult> {
-  const input: Record<string, unknown> = { app_id: meta.appId, table: call.table, query: call.query };
+  const input: Record<string, unknown> = { app_id: meta.appId, query: call.query, ...(call.op === 'rpc' ? rpcInput(call) : { table: call.table }) };
   if (call.prefer !== undefined) input.prefer = call.prefer;
   if ((call.op === 'insert' || call.op === 'update') && call.body !== undefined) input.body = call.body;
   const out =
@@ -103,6 +103,11 @@ async function dataCall(ctx: ChannelContext, meta: FunctionMeta, user: EndUser |
       : await dataInTransaction(ctx, meta, call.tx, DATA_TOOLS[call.op], input);
   const { status, data, content_range } = out as DataOutput;
   return { status, data: data ?? null, ...(content_range ? { contentRange: content_range } : {}) };
+}
+
+/** data_rpc's input of ctx.data.rpc(fn, args, { get }): the function, its arguments, and GET's read-only mode. */
+function rpcInput(call: DataCall): Record<string, unknown> {
+  return { function: call.table, ...(call.body === undefined ? {} : { args: call.body }), ...(call.get ? { read_only: true } : {}) };
 }
 
 /**

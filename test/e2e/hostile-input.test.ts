@@ -459,6 +459,9 @@ function validParam(operationId: string, path: string, name: string): string {
       return destroysApp ? fx.victimAppId : fx.appId;
     case 'table':
       return TABLE;
+    // No function is declared in the fuzz app: a valid call answers 404 PGRST202.
+    case 'function':
+      return 'no_such_function';
     case 'id':
       return path.includes('/frontend/deployments/') ? fx.deploymentId : fx.rowId;
     case 'key_id':
@@ -609,7 +612,7 @@ function credentialFor(operationId: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
 
-const PATH_PARAMS = new Set(['app_id', 'table', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id', 'entity_id', 'artifact_id', 'capability', 'delivery_id', 'rule_id']);
+const PATH_PARAMS = new Set(['app_id', 'table', 'function', 'id', 'name', 'object_id', 'key_id', 'document_id', 'action_id', 'entity_id', 'artifact_id', 'capability', 'delivery_id', 'rule_id']);
 
 /** The REST path a tool's `id` and `key_id` belong to, for validParam. */
 function pathOfTool(name: string): string {

@@ -62,6 +62,8 @@ describe('REST and MCP parity', () => {
       'realtime_broadcast_event',
       // A browser's credential for realtime channels (the console's Live view); agents hold the app's keys.
       'realtime_token',
+      // GET and HEAD of /rpc/{function} (postgrest-js's get and head); over MCP data_rpc with read_only.
+      'data_rpc_get',
       'data_openapi',
       // OpenAI clients' model list (models.list(), models.retrieve()); an agent reads allowedModels with ai_config_get.
       'ai_models_list',

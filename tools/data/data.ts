@@ -37,7 +37,7 @@ const IdSchema = z.string().min(1).max(200).describe('Primary key value of the r
 const BodySchema = z.unknown().describe('Row object, or an array of row objects for a bulk insert');
 const PatchSchema = z.unknown().describe('Object of the columns to change and their new values');
 
-const DataOutput = z.object({
+export const DataOutput = z.object({
   status: z.number().int(),
   data: z.unknown().optional().describe('The rows (an array), or one row (by-id routes and single-object requests)'),
   content_range: z.string().optional(),
@@ -53,14 +53,14 @@ const read = { ...common, prefer: ReadPreferSchema };
 const insert = { ...common, prefer: InsertPreferSchema };
 const update = { ...common, prefer: UpdatePreferSchema };
 const remove = { ...common, prefer: DeletePreferSchema };
-const WIRE = {
+export const WIRE = {
   queryField: 'query',
   bodyField: 'body',
   headers: { prefer: 'prefer', range: 'range', accept: 'accept' },
   errorShape: 'postgrest',
   errorHeaders: (err: AppError): Record<string, string> => (err instanceof RangeNotSatisfiable ? { 'Content-Range': `*/${err.total}` } : {}),
 } as const;
-const AUTH = ['none', 'user', 'service', 'platform'] as const;
+export const AUTH = ['none', 'user', 'service', 'platform'] as const;
 const ACCESS_NOTE =
   ' Runs as the caller: a platform or service key sees all rows; with user_token, as that end user (row-level security: own rows); ' +
   'over REST also as an end-user JWT, or with no credential (public tables only).';
@@ -71,7 +71,7 @@ const ACCESS_REF = ' Runs as the caller, as data_select explains.';
  * PostgREST's wire: status, Content-Range (on POST and DELETE `*\/*` when nothing was counted), Location,
  * Preference-Applied, and the rows (or row) as the bare body in its media type.
  */
-function respond(out: DataWire, unranged: boolean) {
+export function respond(out: DataWire, unranged: boolean) {
   const headers: Record<string, string> = {};
   if (out.content_range) headers['Content-Range'] = out.content_range;
   else if (unranged) headers['Content-Range'] = '*/*';

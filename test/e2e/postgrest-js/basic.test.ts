@@ -6,8 +6,7 @@
 //
 // The parity suite is test/e2e/postgrest-js/*.test.ts; fixture.ts holds the mirrored schema and dummy data.
 // Upstream cases NOT ported, and why:
-// - RPC (rpc.test.ts and the rpc cases of every file, filters and select on rpc, rollback of an rpc): the data API
-//   has no stored functions.
+// - RPC: ported in rpc.test.ts (declared functions), except what it lists there as not ported.
 // - Views (non_updatable_view, updatable_view, embedding a view): schema_apply declares tables only.
 // - The second schema `personal` (switch schema, dynamic schema): one schema per app.
 // - postgis `shops` (geojson()): no postgis.

@@ -11,6 +11,8 @@
 //
 // Not a test file (vitest collects only *.test.ts).
 import { PostgrestClient } from '@supabase/postgrest-js';
+import pg from 'pg';
+import { databaseUrl } from '../../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../../helpers/server.ts';
 import { request } from '../e2e-helpers.ts';
 
@@ -420,3 +422,40 @@ export const MESSAGES = {
 
 /** A `foo` message as basic.test.ts writes them. */
 export const foo = (id: number, channel_id: number) => ({ channel_id, data: null, id, message: 'foo', username: 'supabot' });
+
+// ---------------------------------------------------------------- declared functions (rpc.test.ts)
+
+/** One declared function: its SQL (created as the app database's owner) and its svc_meta.functions row. */
+export interface FixtureFunction {
+  name: string;
+  sql: string;
+  args: { name: string; type: string; default: string | null }[];
+  returns: { kind: 'scalar' | 'row' | 'set' | 'table' | 'void'; type?: string; table?: string; columns?: Record<string, string> };
+  volatility: 'stable' | 'volatile';
+  access: 'public' | 'authenticated' | 'service';
+}
+
+const ROLES_OF = { public: 'svc_anon, svc_user, svc_service', authenticated: 'svc_user, svc_service', service: 'svc_service' } as const;
+
+/**
+ * Creates `functions` in the app's database as schema_apply will (public.<name>, SECURITY INVOKER, EXECUTE for the
+ * roles of `access` only) and records each in svc_meta.functions, the contract the data API's /rpc serves from
+ * (app migration 12). Until schema_apply declares functions, tests create them this way.
+ */
+export async function declareFunctions(server: SpawnedServer, appId: string, functions: readonly FixtureFunction[]): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl(server.appDbPrefix + appId) });
+  await client.connect();
+  try {
+    for (const f of functions) {
+      await client.query(f.sql);
+      const signature = `public.${f.name}(${f.args.map((a) => a.type).join(', ')})`;
+      await client.query(`revoke all on function ${signature} from public; grant execute on function ${signature} to ${ROLES_OF[f.access]}`);
+      await client.query(
+        `insert into svc_meta.functions (name, declaration, args, returns, volatility, access, checksum) values ($1, '{}', $2, $3, $4, $5, 'test')`,
+        [f.name, JSON.stringify(f.args), JSON.stringify(f.returns), f.volatility, f.access],
+      );
+    }
+  } finally {
+    await client.end();
+  }
+}
