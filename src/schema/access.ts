@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { errors } from '../core/errors.ts';
 import { READERS, WRITERS, type GroupAccess, type Reader, type RulesAccess, type TableAccess, type Writer } from './catalog.ts';
 import { checkIdentifier } from './identifiers.ts';
+import { strictly } from './guided.ts';
 
 export const ACCESS_VALUES = ['user', 'public', 'authenticated', 'service'] as const;
 /** Owner columns one table may name. */
@@ -30,13 +31,16 @@ const RulesAccessInputSchema = z.strictObject({
 });
 
 export const AccessInputSchema = z
-  .union([z.enum(ACCESS_VALUES), GroupAccessInputSchema, RulesAccessInputSchema])
+  .union([z.enum(ACCESS_VALUES), z.record(z.string(), z.unknown())])
   .describe('user, public, authenticated, service, a group {members, column} or rules {read, write?, owners?, group?} (guide); default user if user_id uuid, else service');
 export type AccessInput = z.output<typeof AccessInputSchema>;
 
-export function normalizeAccess(table: string, input: AccessInput | undefined): TableAccess | undefined {
-  if (typeof input !== 'object') return input;
-  if ('read' in input) return normalizeRules(table, input);
+export function normalizeAccess(table: string, given: AccessInput | undefined): TableAccess | undefined {
+  if (typeof given !== 'object') return given;
+  // Rules have `read`; anything else is read as a group, whose schema then names what is missing or unknown.
+  const path = `tables.${table}.access`;
+  if ('read' in given) return normalizeRules(table, strictly(RulesAccessInputSchema, given, path)!);
+  const input = strictly(GroupAccessInputSchema, given, path)!;
   const access: GroupAccess = { members: input.members, column: input.column, key: input.key ?? input.column, write: input.write ?? 'members' };
   checkIdentifier(access.members, `access.members of table '${table}'`);
   checkIdentifier(access.column, `access.column of table '${table}'`);

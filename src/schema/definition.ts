@@ -7,6 +7,7 @@ import { AccessInputSchema, normalizeAccess } from './access.ts';
 export { ACCESS_VALUES } from './access.ts';
 import { normalizeChannels } from './channels.ts';
 import { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
+import { guided, strictly } from './guided.ts';
 import { indexKey, indexWhere } from './indexes.ts';
 import { ConditionsInputSchema, normalizeConditions, type TableConditions } from './conditions.ts';
 import { FunctionsInputSchema, normalizeFunctions, type FunctionSpec } from './functions.ts';
@@ -85,7 +86,7 @@ const TableInputSchema = z.strictObject({
     .optional()
     .describe('Billing plan ids: only their subscribers reach the rows as end users. null removes the gate'),
   realtime: z.boolean().optional().describe('true: its changes reach realtime subscribers (supabase-js postgres_changes); needs a primary key'),
-  conditions: ConditionsInputSchema.optional(),
+  conditions: guided('SQL row conditions per command (guide)'),
   policies: z.array(z.unknown()).optional().describe("schema_get's; ignored"),
 });
 
@@ -93,13 +94,12 @@ const TableInputSchema = z.strictObject({
 export const CHANNEL_ACCESS_VALUES = ['user', 'authenticated', 'service'] as const;
 const ChannelGroupInputSchema = z.strictObject({ members: z.string(), key: z.string(), write: z.enum(['members', 'service']).optional() });
 
+const ChannelsInputSchema = z.record(z.string(), z.union([z.enum(CHANNEL_ACCESS_VALUES), ChannelGroupInputSchema]));
+
 export const SchemaDefinitionSchema = z.strictObject({
   tables: z.record(z.string(), TableInputSchema).describe(`Table name -> table; at most ${MAX_TABLES} tables`),
-  channels: z
-    .record(z.string(), z.union([z.enum(CHANNEL_ACCESS_VALUES), ChannelGroupInputSchema]))
-    .optional()
-    .describe("Private realtime channels: pattern ('room:*') -> who may join (guide)"),
-  functions: FunctionsInputSchema.optional(),
+  channels: guided("Private realtime channels: pattern ('room:*') -> who may join (guide)"),
+  functions: guided('SQL functions (guide)'),
 });
 export type SchemaDefinitionInput = z.output<typeof SchemaDefinitionSchema>;
 
@@ -359,7 +359,11 @@ export function normalizeDefinition(input: SchemaDefinitionInput): Definition {
   }
   const tables = entries.map(([name, table]) => normalizeTable(name, table));
   checkIndexNamesUnique(tables);
-  return { tables, channels: normalizeChannels(input.channels), functions: normalizeFunctions(input.functions) };
+  return {
+    tables,
+    channels: normalizeChannels(strictly(ChannelsInputSchema, input.channels, 'channels')),
+    functions: normalizeFunctions(strictly(FunctionsInputSchema, input.functions, 'functions')),
+  };
 }
 
 type TableInput = SchemaDefinitionInput['tables'][string];
@@ -388,7 +392,7 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
     }
     seen.add(fk.name);
   }
-  return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: normalizeAccess(name, input.access), plans: normalizePlans(input.plans), realtime: input.realtime, conditions: normalizeConditions(input.conditions) };
+  return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: normalizeAccess(name, input.access), plans: normalizePlans(input.plans), realtime: input.realtime, conditions: normalizeConditions(strictly(ConditionsInputSchema, input.conditions, `tables.${name}.conditions`)) };
 }
 
 type ForeignKeyInput = NonNullable<TableInput['foreignKeys']>[number];

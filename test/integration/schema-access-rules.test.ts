@@ -120,6 +120,9 @@ describe('rules', () => {
   it('refuses rules it cannot build, naming the problem', async () => {
     const cases: Array<[unknown, string]> = [
       [{ read: 'owner', owners: ['missing_id'] }, "Table 'bookings' names 'missing_id' among its access owners, but it has no uuid column 'missing_id'. Add it (\"missing_id\": { \"type\": \"uuid\" }), or fix access.owners."],
+      [{ read: 'owner', owner: ['student_id'] }, `Invalid 'schema.tables.bookings.access': Unrecognized key: "owner".`],
+      [{ members: 'tutors' }, `Invalid 'schema.tables.bookings.access.column': Invalid input: expected string, received undefined.`],
+      [{ read: 'everyone' }, "access of table 'bookings': read: 'everyone' is none of public, authenticated, owner, group, service."],
       [{ read: ['service', 'public'] }, "access of table 'bookings': read: 'service' means keys only and combines with nothing; list the others without it."],
       [{ read: 'group' }, "access of table 'bookings' has 'group' but no group: add group { members, column, key? }."],
       [{ read: 'public', write: 'service', owners: ['student_id'] }, "access of table 'bookings' names owners but neither read nor write has 'owner'; add 'owner' or leave owners out."],

@@ -101,6 +101,9 @@ describe('declared conditions', () => {
     expect(await refused('reviews', { select: 'exists (select 1 from bookings b where b.status = reviews.stars::text)' })).toBe(
       `The select condition of table 'reviews': the sub-select on 'bookings' matches status, which leads no index of bookings; add one (indexes: { bookings_by_status: { columns: ["status"] } }) or match an indexed column (id).`,
     );
+    // tools/list shows conditions as any object; the definition still checks their shape.
+    const unknownKey = await apply({ tables: { reviews: { conditions: { upsert: 'true' } } } });
+    expect([unknownKey.status, unknownKey.body.error.message]).toEqual([400, `Invalid 'schema.tables.reviews.conditions': Unrecognized key: "upsert".`]);
     // bookings' select reads reviews and reviews' select reads bookings: Postgres would recurse at query time.
     const loop = await apply({
       tables: {
