@@ -27,7 +27,7 @@ roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`acc
   does not fit its column's type is refused before anything runs.
 - Names match \`^[a-z_][a-z0-9_]{0,62}$\`, are not SQL reserved words and do not start with svc_ or pg_; table names
   are not route segments of the app API (schema, migrations, auth, storage, functions, fn, frontend, domains, ai, rag,
-  people, integrations, billing, chat, embeddings, models, responses, realtime, data, keys, app, sites).
+  people, integrations, billing, chat, embeddings, models, responses, realtime, rpc, data, keys, app, sites).
 - \`realtime: true\` streams the table's inserts, updates and deletes to realtime subscribers (supabase-js
   \`channel().on('postgres_changes', ...)\`), each judged by the table's access as that subscriber; the table needs a
   primary key. While any subscriber listens, each write to such a table also writes its change (kept a few minutes);

@@ -17,7 +17,7 @@ const RESERVED = new Set(
 
 /** First path segments of the app API: a table with one of these names would be shadowed by (or shadow) a route. */
 export const ROUTE_SEGMENTS = new Set(
-  'schema migrations auth storage functions fn frontend domains ai rag people integrations billing chat embeddings models responses realtime data keys app sites'.split(' '),
+  'schema migrations auth storage functions fn frontend domains ai rag people integrations billing chat embeddings models responses realtime rpc data keys app sites'.split(' '),
 );
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
