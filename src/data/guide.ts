@@ -45,7 +45,8 @@ Declared functions, as PostgREST: \`POST /v1/{app_id}/rpc/{fn}\` with the argume
 single unnamed json argument takes the body), or \`GET\`/\`HEAD\` with them as query parameters, run read-only (a
 write: 405, code 25006); also \`/rest/v1/rpc/{fn}\`. A scalar comes back bare, a row as an object, a set as rows taking
 select, filters, order, paging and count; void is 204. The function's \`access\` says who may call it (anonymous:
-\`public\` only); unknown function or arguments: 404 PGRST202.
+\`public\` only); unknown function or arguments: 404 PGRST202. At most 1000 values and the response ceiling (413); a
+function that writes gets no count.
 
 ## Who runs the call
 

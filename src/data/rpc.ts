@@ -2,12 +2,13 @@
 // them (docs/design/schema-functions.md §1.1): which function and arguments a request names, who may call it, and
 // the SQL of the call, whose result the statement shapes as the data API shapes a read.
 import pg from 'pg';
-import { AppError } from '../core/errors.ts';
+import { AppError, errors } from '../core/errors.ts';
 import type { Caller } from '../core/caller.ts';
 import type { Catalog, TableInfo } from '../schema/catalog.ts';
 import type { FunctionRecord } from '../schema/functions.ts';
 import { q } from './filters.ts';
 import { parseCondition } from './query.ts';
+import { MAX_ROWS } from './compile.ts';
 
 /** What /rpc needs of a row of svc_meta.functions (src/schema/functions.ts writes them). */
 export type DeclaredFunction = Pick<FunctionRecord, 'name' | 'args' | 'returns' | 'volatility' | 'access'>;
@@ -51,6 +52,8 @@ export function splitQueryArgs(raw: string): { values: Map<string, string>; rest
   const values = new Map<string, string>();
   const rest = new URLSearchParams();
   for (const [key, value] of new URLSearchParams(raw)) {
+    // Postgres takes no NUL in a literal (it would fail the whole round trip, not the value).
+    if (value.includes('\0') || key.includes('\0')) throw errors.validation(`The query parameter '${key.replace(/\0/g, '').slice(0, 60)}' holds a NUL character.`);
     if (RESERVED.has(key) || key.includes('.') || isFilter(key, value)) rest.append(key, value);
     else values.set(key, value);
   }
@@ -117,7 +120,7 @@ export function rpcMethodRefused(method: string): AppError {
 }
 
 /** A type name from svc_meta.functions, checked before it is spliced into a cast (e.g. `bigint`, `uuid[]`, `numeric(10,2)`). */
-const TYPE = /^[a-z_][a-z0-9_ .]{0,62}(?:\(\d{1,4}(?:,\d{1,4})?\))?(?:\[\])?$/;
+const TYPE = /^[a-z_][a-z0-9_ .]{0,62}(?:\(\d{1,8}(?:,\d{1,8})?\))?(?:\[\])?$/;
 
 function typeSql(type: string): string {
   if (!TYPE.test(type)) throw new Error(`svc_meta.functions holds an unexpected type '${type}'`);
@@ -160,14 +163,27 @@ export function returnedTable(catalog: Catalog, fn: DeclaredFunction): TableInfo
   };
 }
 
-/** The statement of a function that yields one value (scalar), nothing (void) or a set of scalars: no read features. */
-export function valueStatement(fn: DeclaredFunction, call: { call: string; from: string }): string {
+/**
+ * The statement of a function that yields one value (scalar), nothing (void) or a set of scalars: no read features,
+ * but the same ceilings as a read (at most MAX_ROWS values, at most `maxBytes` of body: past it, SV413 and no body
+ * reaches the process).
+ */
+export function valueStatement(fn: DeclaredFunction, call: { call: string; from: string }, maxBytes: number): string {
   const from = call.from ? ` from ${call.from}` : '';
   if (fn.returns.kind === 'set') {
     const rows = call.from ? `${call.from} cross join lateral ${call.call} as _s(v)` : `${call.call} as _s(v)`;
-    return `select coalesce(json_agg(_s.v), '[]')::text as body, count(*) as rows, count(*) as total, '' as abort from ${rows}`;
+    return (
+      `select case when bool_or(_j.over) then null else coalesce('[' || string_agg(_j.t, ',') filter (where not _j.over) || ']', '[]') end as body, ` +
+      `count(*) as rows, count(*) as total, set_config('svc.abort', case when bool_or(_j.over) then 'SV413' else '' end, true) as abort ` +
+      `from (select _t.t, sum(octet_length(_t.t)) over (rows unbounded preceding) > ${maxBytes} as over ` +
+      `from (select coalesce(to_json(_s.v)::text, 'null') as t from ${rows} limit ${MAX_ROWS}) _t) _j`
+    );
   }
   // The outer select reads v, so that the function runs even when it returns void.
   const body = fn.returns.kind === 'void' ? `case when _s.v is null then null::text end` : `to_json(_s.v)::text`;
-  return `select ${body} as body, 1 as rows, 1::bigint as total, '' as abort from (select ${call.call} as v${from}) _s`;
+  return (
+    `select case when octet_length(_b.t) > ${maxBytes} then null else _b.t end as body, 1 as rows, 1::bigint as total, ` +
+    `set_config('svc.abort', case when octet_length(_b.t) > ${maxBytes} then 'SV413' else '' end, true) as abort ` +
+    `from (select ${body} as t from (select ${call.call} as v${from}) _s) _b`
+  );
 }

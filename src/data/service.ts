@@ -192,11 +192,13 @@ export class DataService {
     const run = { readOnly: req.get || fn.volatility === 'stable', write: !req.get && fn.volatility === 'volatile' };
     const result = await this.#run({ ...req, table: fn.name }, prefer, run, (c) => {
       const table = returnedTable(c, fn);
-      if (!table) return valueStatement(fn, call);
+      if (!table) return valueStatement(fn, call, this.#out(media).maxBytes);
       const source = call.from ? `${call.from} cross join lateral ${call.call} _m` : `${call.call} _m`;
       const out = { ...this.#out(fn.returns.kind === 'row' ? JSON_MEDIA : media), ...(sets ? { maxAffected: maxAffected(prefer) } : {}) };
       if (out.maxAffected === undefined) delete out.maxAffected;
-      return compileReadFrom(c, table, source, query, { count: prefer.count, offset, out, ...(query.limit === undefined ? {} : { limit: query.limit }) });
+      // A count reads its source a second time: a function that writes would run (and write) twice, so it has none.
+      const count = fn.volatility === 'volatile' ? undefined : prefer.count;
+      return compileReadFrom(c, table, source, query, { count, offset, out, ...(query.limit === undefined ? {} : { limit: query.limit }) });
     });
     return withHeaders(rpcResult(fn, result, prefer, offset, media), prefer, 'read');
   }

@@ -17,6 +17,7 @@ export const MAX_STORED_BYTES = 64 * 1024;
 /** Unexpired stored broadcasts one app may hold. */
 export const MAX_STORED_PER_APP = 10_000;
 const PRUNE_EVERY_MS = 60_000;
+const MAX_DATE_MS = 8.64e15;
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -36,7 +37,8 @@ export function parseReplay(value: unknown): Parsed<{ since: number; limit: numb
   const reason = `config.broadcast.replay is { since: <milliseconds since the epoch>, limit?: 1-${REPLAY_MAX_LIMIT} }`;
   if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason };
   const { since, limit = REPLAY_DEFAULT_LIMIT } = value as { since?: unknown; limit?: unknown };
-  if (typeof since !== 'number' || !Number.isFinite(since) || since < 0) return { ok: false, reason };
+  // At most the latest instant a Date can hold, which Postgres's timestamps hold too.
+  if (typeof since !== 'number' || !Number.isFinite(since) || since < 0 || since > MAX_DATE_MS) return { ok: false, reason };
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > REPLAY_MAX_LIMIT) return { ok: false, reason };
   return { ok: true, value: { since, limit } };
 }

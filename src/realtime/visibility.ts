@@ -4,6 +4,7 @@
 // captured rows under the subscriber's role and claims, in one statement per table and subscriber group.
 import pg from 'pg';
 import type { AppDatabases } from '../apps/app-databases.ts';
+import { DATA_STATEMENT_TIMEOUT_MS } from '../data/executor.ts';
 
 export type ViewerRole = 'svc_anon' | 'svc_user' | 'svc_service';
 
@@ -205,7 +206,9 @@ export class RowVisibility {
   async #evaluate(appId: string, table: string, viewer: Viewer, qual: string, rows: readonly Record<string, unknown>[]): Promise<Set<number>> {
     const t = pg.escapeIdentifier(table);
     const text =
-      `begin; set local role ${viewer.role}; select set_config('request.jwt.claims', ${pg.escapeLiteral(viewer.claims)}, true); ` +
+      // Read only, and bounded as the data API's statements are: a declared condition may be costly on purpose.
+      `begin read only; set local role ${viewer.role}; select set_config('request.jwt.claims', ${pg.escapeLiteral(viewer.claims)}, true), ` +
+      `set_config('statement_timeout', '${DATA_STATEMENT_TIMEOUT_MS}', true); ` +
       `select (${ROWS}.svc_rt_n - 1)::int as i from jsonb_array_elements(${pg.escapeLiteral(JSON.stringify(rows))}::jsonb) with ordinality as ${ROWS}(svc_rt_row, svc_rt_n), ` +
       `lateral jsonb_populate_record(null::public.${t}, ${ROWS}.svc_rt_row) as ${t} where ${qual}; commit;`;
     const client = await this.#databases.pool(appId).connect();

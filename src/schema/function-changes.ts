@@ -19,6 +19,11 @@ import type { TableMap } from './sql/expressions.ts';
 export interface CompiledFunction extends Omit<FunctionRecord, 'checksum'> {
   /** The checked, qualified statements (BEGIN ATOMIC <body> END). */
   body: string;
+  /**
+   * Whether it replaces the app's own function of that signature (recorded in svc_meta.functions). A new one is a plain
+   * CREATE, so that it can never replace a function of the platform or of an extension in public (Postgres refuses).
+   */
+  replace?: true;
 }
 
 /** A function to drop: its name and argument types (its signature). */
@@ -81,7 +86,9 @@ export function functionChanges(def: Definition, catalog: Catalog, final: FinalS
   const toDrop = [...dropped, ...order.filter((name) => rebuild.has(name))].map((name) => signatureOf(storedBy.get(name)!));
   return {
     drop: toDrop.length ? [{ kind: 'drop_functions', functions: toDrop }] : [],
-    create: create.length ? [{ kind: 'create_functions', functions: create.map((name) => ({ ...checked.get(name)!.fn, volatility: volatility.get(name)! })) }] : [],
+    create: create.length
+      ? [{ kind: 'create_functions', functions: create.map((name) => ({ ...checked.get(name)!.fn, volatility: volatility.get(name)!, ...(storedBy.has(name) && !rebuild.has(name) ? { replace: true as const } : {}) })) }]
+      : [],
   };
 }
 
@@ -227,7 +234,7 @@ function argSql(a: FunctionArg): string {
 function functionSql(fn: CompiledFunction): string[] {
   const sig = signature(fn.name, fn.args.map((a) => a.type));
   const create =
-    `CREATE OR REPLACE FUNCTION public.${q(fn.name)}(${fn.args.map(argSql).join(', ')}) RETURNS ${returnsSql(fn.returns)} ` +
+    `CREATE ${fn.replace ? 'OR REPLACE ' : ''}FUNCTION public.${q(fn.name)}(${fn.args.map(argSql).join(', ')}) RETURNS ${returnsSql(fn.returns)} ` +
     `LANGUAGE sql ${fn.volatility.toUpperCase()} SECURITY INVOKER BEGIN ATOMIC\n${fn.body}\nEND`;
   const checksum = createHash('sha256').update(create).digest('hex');
   const values = [pg.escapeLiteral(fn.name), json(fn.declaration), json(fn.args), json(fn.returns), pg.escapeLiteral(fn.volatility), pg.escapeLiteral(fn.access), pg.escapeLiteral(checksum)];

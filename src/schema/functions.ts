@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { errors } from '../core/errors.ts';
 import { checkIdentifier } from './identifiers.ts';
+import { PUBLIC_FUNCTIONS } from './sql/allowed.ts';
 
 export const MAX_FUNCTIONS = 50;
 export const MAX_FUNCTION_ARGS = 20;
@@ -72,6 +73,8 @@ export function normalizeFunctions(input: Record<string, FunctionInput> | undefi
 function normalizeFunction(name: string, declaration: FunctionInput): FunctionSpec {
   const label = `Function '${name}'`;
   checkIdentifier(name, label);
+  // The platform's functions in public (current_user_id() and its kin, the extensions') are what policies rely on.
+  if (PUBLIC_FUNCTIONS.has(name) || name.startsWith('current_user')) throw errors.validation(`${label}: '${name}' is a function of the platform; choose another name.`);
   if (declaration._drop === true) return { name, drop: true, declaration };
   if (declaration.returns === undefined || declaration.body === undefined) {
     throw errors.validation(`${label} needs returns and body (or _drop: true to remove it).`);

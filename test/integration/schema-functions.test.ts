@@ -89,11 +89,12 @@ afterAll(async () => {
 });
 
 const CREATE_RB =
-  'CREATE OR REPLACE FUNCTION public."request_booking"("slot_id" bigint, "note" text DEFAULT NULL) RETURNS public."bookings" LANGUAGE sql VOLATILE SECURITY INVOKER BEGIN ATOMIC\n' +
+  'CREATE FUNCTION public."request_booking"("slot_id" bigint, "note" text DEFAULT NULL) RETURNS public."bookings" LANGUAGE sql VOLATILE SECURITY INVOKER BEGIN ATOMIC\n' +
   "with b as (insert into public.bookings (slot_id, student_id, tutor_id, status, note) select s.id, auth.uid(), s.tutor_id, 'requested', request_booking.note " +
   "from public.slots s where s.id = request_booking.slot_id returning *), e as (insert into public.booking_events (booking_id, kind) select id, 'requested' from b) select * from b;\nEND";
-const CREATE_UPCOMING = (body: string) =>
-  `CREATE OR REPLACE FUNCTION public."upcoming"("after" timestamp with time zone DEFAULT now()) RETURNS SETOF public."bookings" LANGUAGE sql STABLE SECURITY INVOKER BEGIN ATOMIC\n${body};\nEND`;
+/** A new function is a plain CREATE (it can never replace one of the platform's); the app's own is replaced. */
+const CREATE_UPCOMING = (body: string, replace = false) =>
+  `CREATE ${replace ? 'OR REPLACE ' : ''}FUNCTION public."upcoming"("after" timestamp with time zone DEFAULT now()) RETURNS SETOF public."bookings" LANGUAGE sql STABLE SECURITY INVOKER BEGIN ATOMIC\n${body};\nEND`;
 const UPCOMING_SQL = 'select b.* from public.bookings b join public.slots s on s.id = b.slot_id where s.starts_at >= upcoming.after';
 
 describe('declared functions', () => {
@@ -174,7 +175,7 @@ describe('declared functions', () => {
     const narrowed = { ...UPCOMING, body: `${UPCOMING.body} and b.status = 'requested'` };
     const changed = await apply({ tables: {}, functions: { upcoming: narrowed } });
     expect(changed.status).toBe(200);
-    expect(changed.body.statements.filter((s: string) => s.startsWith('CREATE'))).toEqual([CREATE_UPCOMING(`${UPCOMING_SQL} and b.status = 'requested'`)]);
+    expect(changed.body.statements.filter((s: string) => s.startsWith('CREATE'))).toEqual([CREATE_UPCOMING(`${UPCOMING_SQL} and b.status = 'requested'`, true)]);
     const dropped = await apply({ tables: {}, functions: { request_booking: { _drop: true } } });
     expect(dropped.body.statements).toEqual([`DROP FUNCTION public."request_booking"(bigint, text)`, `DELETE FROM svc_meta.functions WHERE name IN ('request_booking')`]);
     expect((await db.query(`select proname from pg_proc where pronamespace = 'public'::regnamespace and proname in ('request_booking', 'upcoming')`)).rows).toEqual([{ proname: 'upcoming' }]);
@@ -214,6 +215,13 @@ describe('declared functions', () => {
       "Function 'f' is declared stable but its body writes; declare it volatile or leave volatility out.",
     );
     expect(await refused({ bookings: { returns: 'void', body: 'select 1' } })).toBe("Function 'bookings' has the name of a table; choose another name for the function.");
+    // The platform's functions in public are never replaced: by name, or (an extension's) by Postgres refusing the CREATE.
+    expect(await refused({ current_user_id: { returns: 'uuid', body: "select '00000000-0000-0000-0000-000000000001'::uuid" } })).toBe(
+      "Function 'current_user_id': 'current_user_id' is a function of the platform; choose another name.",
+    );
+    const extension = await apply({ tables: {}, functions: { armor: { args: { data: 'bytea' }, returns: 'text', body: "select 'x'" } } });
+    expect([extension.status, extension.body.error.code]).toEqual([400, 'VALIDATION_FAILED']);
+    expect(extension.body.error.message).toMatch(/^Applying the schema failed at: CREATE FUNCTION public\."armor"\("data" bytea\)[\s\S]* already exists/);
     // Nothing was created.
     expect((await db.query('select name from svc_meta.functions')).rows).toEqual([{ name: 'upcoming' }]);
   });

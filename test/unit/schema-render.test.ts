@@ -30,7 +30,7 @@ const FN = {
   access: 'public' as const,
   body: 'select * from public.t where id = f.id;',
 };
-const FN_CREATE = 'CREATE OR REPLACE FUNCTION public."f"("id" bigint, "note" text DEFAULT NULL) RETURNS SETOF public."t" LANGUAGE sql STABLE SECURITY INVOKER BEGIN ATOMIC\nselect * from public.t where id = f.id;\nEND';
+const FN_CREATE = 'CREATE FUNCTION public."f"("id" bigint, "note" text DEFAULT NULL) RETURNS SETOF public."t" LANGUAGE sql STABLE SECURITY INVOKER BEGIN ATOMIC\nselect * from public.t where id = f.id;\nEND';
 const FN_SQL = [
   FN_CREATE,
   'REVOKE ALL ON FUNCTION public."f"(bigint, text) FROM PUBLIC, svc_anon, svc_user, svc_service',
