@@ -13,22 +13,39 @@ import type { FunctionRecord } from './functions.ts';
 export const PLAN_TIMEOUT_MS = 5_000;
 const THREAD = new URL('./plan-thread.ts', import.meta.url);
 
+/**
+ * Plans one app may have waiting or running: its applies already take turns on the app's lock, so more are dry runs,
+ * and one tenant's stream of them must not keep every other app's applies waiting behind the thread.
+ */
+export const MAX_PLANS_PER_APP = 2;
+
 let worker: Worker | undefined;
 let queue: Promise<unknown> = Promise.resolve();
 let nextId = 0;
+const pending = new Map<string, number>();
 
-/** The statements of the plan (the same as plan.ts's planSchema), computed on the plan thread. */
+/** The statements of the plan (the same as plan.ts's planSchema), computed on the plan thread for `appId`. */
 export function planOffThread(
+  appId: string,
   schema: SchemaDefinitionInput,
   catalog: Catalog,
   canonical: CanonicalDefaults,
   channels: readonly ChannelRule[],
   functions: readonly FunctionRecord[] = [],
 ): Promise<string[]> {
+  const waiting = pending.get(appId) ?? 0;
+  if (waiting >= MAX_PLANS_PER_APP) {
+    return Promise.reject(new AppError(429, 'RATE_LIMITED', `The app has ${waiting} schema plans waiting or running, its most.`, 'Wait for them to answer, then apply again.'));
+  }
+  pending.set(appId, waiting + 1);
   const request: PlanRequest = { id: ++nextId, schema, catalog: [...catalog.values()], canonical: [...canonical], channels: [...channels], functions: [...functions] };
   const run = queue.then(() => send(request));
   queue = run.catch(() => undefined);
-  return run;
+  return run.finally(() => {
+    const left = (pending.get(appId) ?? 1) - 1;
+    if (left > 0) pending.set(appId, left);
+    else pending.delete(appId);
+  });
 }
 
 function send(request: PlanRequest): Promise<string[]> {

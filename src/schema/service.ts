@@ -53,7 +53,7 @@ export interface MigrationSource {
  * an advisory lock, the plan is made from the catalog read under that lock, and any failure rolls back
  * every statement and the migration row together.
  */
-export async function applySchema(db: AppSql, request: ApplyRequest): Promise<ApplyResult> {
+export async function applySchema(appId: string, db: AppSql, request: ApplyRequest): Promise<ApplyResult> {
   const def = normalizeDefinition(request.schema);
   // Literals in defaults are only safe with standard strings (a backslash is then just a character).
   // The advisory lock waits up to 30 s for another apply; DDL then waits at most 5 s for table locks.
@@ -66,7 +66,7 @@ export async function applySchema(db: AppSql, request: ApplyRequest): Promise<Ap
       async (client): Promise<ApplyResult> => {
         const catalog = await readCatalog(client);
         // Planned on the plan thread: declared SQL is parsed there, off the event loop.
-        const statements = await planOffThread(request.schema, catalog, await canonicalDefaults(client, def), await readChannelRules(client), await readFunctions(client));
+        const statements = await planOffThread(appId, request.schema, catalog, await canonicalDefaults(client, def), await readChannelRules(client), await readFunctions(client));
         if (request.dry_run || statements.length === 0) return { dry_run: request.dry_run, applied: false, statements, migration: null };
         for (const statement of statements) await runStatement(client, statement);
         const migration = await recordMigration(client, request.name, statements);

@@ -145,7 +145,7 @@ async function installOne(deps: ShippedDeps, db: Kysely<ControlDatabase>, slug: 
   const file = (name: string) => readFile(inside(dir, name), 'utf8');
 
   if (spec.schema) {
-    await applySchema(deps.databases.sql(app.id), { schema: SchemaDefinitionSchema.parse(JSON.parse(await file(spec.schema))), dry_run: false, name: `${slug} ${spec.version}` });
+    await applySchema(app.id, deps.databases.sql(app.id), { schema: SchemaDefinitionSchema.parse(JSON.parse(await file(spec.schema))), dry_run: false, name: `${slug} ${spec.version}` });
     deps.catalogs.invalidate(app.id);
   }
   const env: Record<string, EnvTreatment> = {};

@@ -58,7 +58,7 @@ export const schemaApply = defineTool({
     const appId = ctx.app!.id;
     const db = ctx.services.databases.sql(appId);
     if (definitionUsesPlans(input.schema)) await preparePlanGates(ctx.services.monetization.catalog, appId, input.schema);
-    const result = await applySchema(db, input);
+    const result = await applySchema(appId, db, input);
     if (result.applied) {
       ctx.services.catalogs.invalidate(appId);
       await ctx.services.appChanges.announce(appId);
