@@ -181,6 +181,11 @@ export class DataService {
     }
     const { fn, single } = resolved;
     checkAccess(fn, req.caller);
+    // A held transaction reads and writes: a GET call there could not be kept from writing (a stable function cannot
+    // write: its body was checked so).
+    if (this.#tx && req.get && fn.volatility === 'volatile') {
+      throw errors.validation(`'${fn.name}' may write, so it cannot be called read-only (get) inside a transaction.`);
+    }
     const query = parseQuery(split.rest);
     const prefer = parsePrefer(req.prefer);
     checkStrict(prefer);

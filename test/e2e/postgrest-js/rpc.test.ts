@@ -278,7 +278,9 @@ export default async (req: Request, ctx: any) => {
   const mine = await ctx.data.rpc('my_notes', undefined, { query: 'select=body&body=like.via*', count: true });
   const hello = await ctx.data.rpc('hello', {}, { get: true });
   const missing = await ctx.data.rpc('nope');
-  return Response.json({ added, mine, hello, missing: { status: missing.status, code: missing.error.code } });
+  // Inside a transaction (which writes), a read-only call of a function that may write is refused.
+  const readOnlyInTx = await ctx.data.transaction((tx: any) => tx.rpc('add_note', { body: 'in tx' }, { get: true })).then((r: any) => r.error?.message, (e: any) => e.message);
+  return Response.json({ added, mine, hello, missing: { status: missing.status, code: missing.error.code }, readOnlyInTx });
 };`;
 
   beforeAll(async () => {
@@ -348,6 +350,8 @@ export default async (req: Request, ctx: any) => {
       mine: { data: [{ body: 'via ctx' }], error: null, status: 200, count: 1 },
       hello: { data: 'hello', error: null, status: 200, count: null },
       missing: { status: 404, code: 'RESOURCE_NOT_FOUND' },
+      readOnlyInTx:
+        "The transaction was rolled back because a call in it failed (400 VALIDATION_FAILED: 'add_note' may write, so it cannot be called read-only (get) inside a transaction.); nothing it wrote was kept.",
     });
   });
 
