@@ -74,14 +74,15 @@ export function conditionChanges(spec: TableSpec, stored: TableConditions | null
   if (!rebuild && (spec.conditions === undefined || same(spec.conditions, stored))) return { drop: [], create: [] };
   const drop: SchemaChange[] = isEmpty(stored) ? [] : [{ kind: 'drop_conditions', table: spec.name }];
   if (isEmpty(wanted)) return { drop, create: spec.conditions !== undefined && !isEmpty(stored) ? [{ kind: 'set_conditions', table: spec.name, conditions: {}, compiled: {} }] : [] };
-  const compiled = compileConditions(spec.name, wanted!, state);
-  checkNoRecursion(spec.name, compiled.reads, def, catalog, state);
+  // The checker's view of the final state, built once for this table's conditions and the recursion walk.
+  const tables = tablesOf(state);
+  const compiled = compileConditions(spec.name, wanted!, tables);
+  checkNoRecursion(spec.name, compiled.reads, def, catalog, tables);
   return { drop, create: [{ kind: 'set_conditions', table: spec.name, conditions: wanted!, compiled: compiled.sql }] };
 }
 
 /** Every condition of a table checked and qualified; the tables they read. */
-function compileConditions(table: string, conditions: TableConditions, state: FinalState): { sql: CompiledConditions; reads: Set<string> } {
-  const tables = tablesOf(state);
+function compileConditions(table: string, conditions: TableConditions, tables: TableMap): { sql: CompiledConditions; reads: Set<string> } {
   const reads = new Set<string>();
   const sql: CompiledConditions = {};
   const one = (text: string, command: Command, clause: string) => {
@@ -114,12 +115,12 @@ export function tablesOf(state: FinalState): TableMap {
  * table whose select policy reads it back; refused at apply. Edges: the tables a condition reads, then their select
  * conditions' reads.
  */
-function checkNoRecursion(table: string, reads: ReadonlySet<string>, def: Definition, catalog: Catalog, state: FinalState): void {
+function checkNoRecursion(table: string, reads: ReadonlySet<string>, def: Definition, catalog: Catalog, tables: TableMap): void {
   const selectReads = (name: string): string[] => {
     const conditions = def.tables.find((t) => t.name === name)?.conditions ?? catalog.get(name)?.conditions ?? undefined;
     if (!conditions?.select || name === table) return [];
     try {
-      return checkCondition(conditions.select, { table: name, tables: tablesOf(state) }).reads;
+      return checkCondition(conditions.select, { table: name, tables }).reads;
     } catch {
       return [];
     }
