@@ -10,7 +10,7 @@
 // POSTed to another process cannot reach the request waiting for it, which then ends as a refusal when it times out
 // (elicitUrl in mcp.ts). Hence the README's advice: session affinity (on Mcp-Session-Id, or a cookie) for
 // elicitation and stream resumption, and for nothing else.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { InitializeRequest, LoggingLevel, Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { errors } from '../core/errors.ts';
 import type { PgNotices } from '../db/notices.ts';
@@ -51,6 +51,13 @@ export const MAX_SESSIONS_PER_ACCOUNT = 200;
 /** The channel on which every change to a session's row is announced, with the session's id. */
 const CHANNEL = 'svc_mcp_sessions';
 
+/**
+ * A process that changed a session's row answers once it heard its own notice of the change (or after this long):
+ * Postgres signals every listener at the commit, so by then the other processes have as good as heard it too, and a
+ * client's next request, wherever it lands, sees the change.
+ */
+const ECHO_WAIT_MS = 1_000;
+
 /** A row as this process cached it, and when it last marked the session used. */
 interface Cached {
   session: StoredSession;
@@ -63,11 +70,22 @@ export class McpSessions {
   readonly #db: Kysely<ControlDatabase>;
   readonly #notices: PgNotices;
   readonly #cache = new Map<string, Cached>();
+  /** Writes of this process awaiting their own notice, by session id. */
+  readonly #echoes = new Map<string, Set<() => void>>();
 
   constructor(db: Kysely<ControlDatabase>, notices: PgNotices) {
     this.#db = db;
     this.#notices = notices;
-    notices.subscribe(CHANNEL, { notice: (id) => this.#cache.delete(id), lost: () => this.#cache.clear() });
+    notices.subscribe(CHANNEL, {
+      notice: (id) => {
+        this.#cache.delete(id);
+        for (const heard of this.#echoes.get(id) ?? []) heard();
+      },
+      lost: () => {
+        this.#cache.clear();
+        for (const waiting of this.#echoes.values()) for (const heard of waiting) heard();
+      },
+    });
   }
 
   /**
@@ -95,11 +113,11 @@ export class McpSessions {
 
   /**
    * The live session `id` (not ended, not idle past MCP_SESSION_IDLE_MS), marking it used; undefined otherwise. Read
-   * from this process's cache while it hears the notices, else from the row.
+   * from this process's cache while it hears the notices, else (or when `fresh`) from the row.
    */
-  async find(id: string, opts: { use: boolean } = { use: true }): Promise<StoredSession | undefined> {
+  async find(id: string, opts: { use: boolean; fresh?: boolean } = { use: true }): Promise<StoredSession | undefined> {
     const now = Date.now();
-    const cached = this.#cache.get(id);
+    const cached = opts.fresh ? undefined : this.#cache.get(id);
     if (cached && this.#notices.listening && now - cached.usedAt < MCP_SESSION_IDLE_MS) {
       if (!opts.use) return cached.session;
       cached.usedAt = now;
@@ -132,11 +150,10 @@ export class McpSessions {
 
   /** Adds the areas the session lacks, after the ones it has (atomically, as growth on another process may race); its toolsets then. */
   async grow(id: string, areas: readonly string[]): Promise<string[]> {
-    const { rows } = await sql<{ toolsets: string[] }>`with grown as (update mcp_sessions
+    const rows = await this.#announced(id, sql<{ toolsets: string[] }>`with grown as (update mcp_sessions
         set toolsets = toolsets || array(select a from unnest(${[...areas]}::text[]) as a where a <> all(toolsets))
         where id = ${id} returning toolsets)
-      select toolsets, pg_notify(${CHANNEL}, ${id}) from grown`.execute(this.#db);
-    this.#cache.delete(id);
+      select toolsets, pg_notify(${CHANNEL}, ${id}) from grown`);
     if (!rows[0]) throw errors.notFound('MCP session', 'Initialize a new MCP session.');
     return rows[0].toolsets;
   }
@@ -146,28 +163,49 @@ export class McpSessions {
    * Returns false when the session already has that many and the URI is not among them.
    */
   async subscribe(id: string, uri: string, subscribed: boolean): Promise<boolean> {
-    const { rows } = subscribed
-      ? await sql<{ id: string }>`with set as (update mcp_sessions
+    const rows = await this.#announced(id, subscribed
+      ? sql<{ id: string }>`with set as (update mcp_sessions
             set subscriptions = case when ${uri} = any(subscriptions) then subscriptions else subscriptions || ${uri}::text end
             where id = ${id} and (${uri} = any(subscriptions) or cardinality(subscriptions) < ${MAX_SUBSCRIPTIONS}) returning id)
-          select id, pg_notify(${CHANNEL}, ${id}) from set`.execute(this.#db)
-      : await sql<{ id: string }>`with set as (update mcp_sessions set subscriptions = array_remove(subscriptions, ${uri}::text)
+          select id, pg_notify(${CHANNEL}, ${id}) from set`
+      : sql<{ id: string }>`with set as (update mcp_sessions set subscriptions = array_remove(subscriptions, ${uri}::text)
             where id = ${id} returning id)
-          select id, pg_notify(${CHANNEL}, ${id}) from set`.execute(this.#db);
-    this.#cache.delete(id);
+          select id, pg_notify(${CHANNEL}, ${id}) from set`);
     return rows.length > 0;
   }
 
   async setLogLevel(id: string, level: LoggingLevel): Promise<void> {
-    await sql`with set as (update mcp_sessions set log_level = ${level} where id = ${id} returning id)
-      select pg_notify(${CHANNEL}, ${id}) from set`.execute(this.#db);
-    this.#cache.delete(id);
+    await this.#announced(id, sql`with set as (update mcp_sessions set log_level = ${level} where id = ${id} returning id)
+      select pg_notify(${CHANNEL}, ${id}) from set`);
   }
 
   /** Ends the session for every process (DELETE /mcp); the others answer 404 for it from then on. */
   async end(id: string): Promise<void> {
-    await sql`with gone as (delete from mcp_sessions where id = ${id} returning id) select pg_notify(${CHANNEL}, ${id}) from gone`.execute(this.#db);
-    this.#cache.delete(id);
+    await this.#announced(id, sql`with gone as (delete from mcp_sessions where id = ${id} returning id) select pg_notify(${CHANNEL}, ${id}) from gone`);
+  }
+
+  /**
+   * Runs a change of session `id`'s row that announces itself (a row it returns is a notice sent), and answers once
+   * this process heard that notice, at most ECHO_WAIT_MS later (see ECHO_WAIT_MS); its cached row goes at once.
+   */
+  async #announced<Row>(id: string, change: RawBuilder<Row>): Promise<Row[]> {
+    let heard!: () => void;
+    const echo = new Promise<void>((resolve) => (heard = resolve));
+    const waiting = this.#echoes.get(id) ?? new Set();
+    this.#echoes.set(id, waiting.add(heard));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const { rows } = await change.execute(this.#db);
+      this.#cache.delete(id);
+      if (rows.length > 0 && this.#notices.listening) {
+        await Promise.race([echo, new Promise((resolve) => (timer = setTimeout(resolve, ECHO_WAIT_MS)))]);
+      }
+      return rows;
+    } finally {
+      clearTimeout(timer);
+      waiting.delete(heard);
+      if (waiting.size === 0 && this.#echoes.get(id) === waiting) this.#echoes.delete(id);
+    }
   }
 }
 

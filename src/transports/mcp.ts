@@ -290,7 +290,10 @@ export class McpTransport {
    * read; a process without the session rebuilds it.
    */
   async #serve(id: string, caller: PlatformCaller, req: McpHttpRequest, res: ServerResponse): Promise<void> {
-    const stored = await this.#services.mcpSessions.find(id);
+    let stored = await this.#services.mcpSessions.find(id);
+    // The notice of toolsets grown on another process may still be on its way here when the client, answered there,
+    // already asks this one: what growth changes is read from the row itself (a tools/list is rare next to calls).
+    if (stored && this.#mayHaveGrown(req.body, stored.toolsets)) stored = await this.#services.mcpSessions.find(id, { use: false, fresh: true });
     if (!stored) {
       // Ended (DELETE) or expired, possibly on another process: this one's copy goes too.
       this.#forget(id);
@@ -304,6 +307,14 @@ export class McpTransport {
     session.lastSeen = Date.now();
     await session.ready;
     await session.node(req, res, req.body);
+  }
+
+  /** Whether a request reads what platform_toolsets_enable grows: tools/list, or a call of a tool outside `toolsets`. */
+  #mayHaveGrown(body: unknown, toolsets: readonly string[]): boolean {
+    const { method, params } = (body ?? {}) as { method?: unknown; params?: { name?: unknown } };
+    if (method === 'tools/list') return true;
+    if (method !== 'tools/call' || typeof params?.name !== 'string' || !this.#tools.has(params.name)) return false;
+    return !this.#inToolsets(params.name, new Set(toolsets));
   }
 
   /**
