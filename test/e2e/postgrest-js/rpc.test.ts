@@ -3,12 +3,12 @@
 // (docs/design/schema-functions.md §1.2), driving @supabase/postgrest-js unchanged against /v1/{app_id}/rpc/{fn}.
 // The fixture functions are upstream's (test/db/00-schema.sql), created in the app's database as schema_apply
 // creates declared ones and recorded in svc_meta.functions (fixture.ts, declareFunctions).
-// Not ported: max-affected on rpc (set_users_offline), composite-row arguments, views, overloads (PGRST203),
+// Not ported: composite-row arguments, views, overloads (PGRST203),
 // computed fields and an unnamed `text` argument (not declarable); the fuzzy hint of PGRST202 is null here.
 // Then, beyond upstream: who may call a function (access), row-level security inside one, a GET of a function that
 // writes (405 25006), the refused methods (405 PGRST101) and supabase-js's /rest/v1/rpc path.
 import { PostgrestClient } from '@supabase/postgrest-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { request } from '../e2e-helpers.ts';
 import { declareFunctions, failed, ok, outcome, setupFixture, USERS, type Fixture, type FixtureFunction } from './fixture.ts';
 
@@ -36,6 +36,14 @@ const FUNCTIONS: FixtureFunction[] = [
     sql: `create function public.offline_user(name_param text) returns text language sql volatile security invoker as $$ update public.users set status = 'OFFLINE' where username = name_param returning status $$`,
     args: [text('name_param')],
     returns: { kind: 'scalar', type: 'text' },
+    volatility: 'volatile',
+    access: 'public',
+  },
+  {
+    name: 'set_users_offline',
+    sql: `create function public.set_users_offline(name_param text) returns setof public.users language sql volatile security invoker as $$ update public.users set status = 'OFFLINE' where username like name_param returning * $$`,
+    args: [text('name_param')],
+    returns: { kind: 'set', table: 'users' },
     volatility: 'volatile',
     access: 'public',
   },
@@ -169,6 +177,31 @@ describe('filters and transforms', () => {
   it('rollback rpc', async () => {
     expect(outcome(await fx.postgrest.rpc('offline_user', { name_param: 'dragarcia' }).rollback())).toEqual(ok('OFFLINE'));
     expect(outcome(await fx.postgrest.from('users').select('status').eq('username', 'dragarcia'))).toEqual(ok([{ status: 'ONLINE' }]));
+  });
+});
+
+describe('max-affected.test.ts (PostgREST 13)', () => {
+  let postgrest13: PostgrestClient<any, { PostgrestVersion: '13' }>;
+  beforeAll(() => {
+    postgrest13 = new PostgrestClient<any, { PostgrestVersion: '13' }>(fx.restUrl, { headers: fx.headers });
+  });
+  const deleteUsers = (...names: string[]) => onTestFinished(async () => void (await fx.postgrest.from('users').delete().in('username', names)));
+
+  it('should be able to use .maxAffected with setof records returning rpc', async () => {
+    deleteUsers('testuser');
+    expect((await fx.postgrest.from('users').insert([{ username: 'testuser', status: 'ONLINE' }])).error).toBeNull();
+    const res = await postgrest13.rpc('set_users_offline', { name_param: 'testuser' }).maxAffected(1).select();
+    expect(outcome(res)).toEqual(ok([{ username: 'testuser', data: null, age_range: null, status: 'OFFLINE', catchphrase: null }]));
+  });
+
+  it('should fail when rpc returns more results than maxAffected', async () => {
+    deleteUsers('testuser1', 'testuser2', 'testuser3');
+    const three = ['testuser1', 'testuser2', 'testuser3'].map((username) => ({ username, status: 'ONLINE' }));
+    expect((await fx.postgrest.from('users').insert(three)).error).toBeNull();
+    const res = await postgrest13.rpc('set_users_offline', { name_param: 'testuser%' }).maxAffected(1).select();
+    expect(outcome(res)).toEqual(failed(400, { code: 'PGRST124', details: 'The query affects 3 rows', hint: null, message: 'Query result exceeds max-affected preference constraint' }));
+    // Rolled back: no user went offline.
+    expect(outcome(await fx.postgrest.from('users').select('status').like('username', 'testuser%'))).toEqual(ok(three.map(() => ({ status: 'ONLINE' }))));
   });
 });
 
