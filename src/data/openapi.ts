@@ -1,9 +1,11 @@
 // The OpenAPI document of an app's data API, as PostgREST serves one at its root: Swagger 2.0 with a definition per
 // table, a path per table with the operations the caller's role may use, and the shared parameters (a row filter
-// per column, select, order, Range, limit, offset, Prefer, the body). A pure function of the catalog: the route
-// (tools/data/openapi.ts) hands it the live snapshot and the caller's role.
+// per column, select, order, Range, limit, offset, Prefer, the body), and a path /rpc/{fn} per declared function the
+// role may call. A pure function of the catalog and the functions: the route (tools/data/openapi.ts) hands it the live
+// snapshot, its functions and the caller's role.
 import { isGroupAccess, isRulesAccess, type Catalog, type ColumnInfo, type TableInfo } from '../schema/catalog.ts';
 import type { RoleContext } from './executor.ts';
+import type { DeclaredFunction } from './rpc.ts';
 
 export type DataRole = RoleContext['role'];
 
@@ -16,6 +18,8 @@ export interface DataOpenApiOptions {
   role?: DataRole;
   /** externalDocs.url: the reference of the query syntax. */
   docsUrl?: string;
+  /** The app's declared functions (svc_meta.functions), each shown at /rpc/{fn} where the role may call it. */
+  functions?: Iterable<DeclaredFunction>;
 }
 
 /** The parts of a Swagger 2.0 document we generate; the values are plain JSON. */
@@ -231,6 +235,45 @@ function pathItem(table: TableInfo, write: boolean): Record<string, unknown> {
   return item;
 }
 
+/** Whether `role` may call the function: its `access`, as the EXECUTE grants schema_apply makes. */
+function callable(fn: DeclaredFunction, role: DataRole): boolean {
+  return fn.access === 'public' || role === 'svc_service' || (fn.access === 'authenticated' && role === 'svc_user');
+}
+
+/** What a function answers, in words (PostgREST shows a function's comment; declared ones have none). */
+function describeReturns(fn: DeclaredFunction): string {
+  const { kind, type, table } = fn.returns;
+  if (kind === 'void') return 'Returns nothing (204).';
+  if (kind === 'scalar') return `Returns one ${type} value.`;
+  if (kind === 'row') return `Returns one ${table} row (an object).`;
+  return `Returns a set of ${kind === 'table' ? 'rows' : table ? `${table} rows` : `${type} values`}, which select, filters and order apply to.`;
+}
+
+/**
+ * /rpc/{fn} as PostgREST describes it: POST with the arguments as one JSON object (a single unnamed json argument is the
+ * body itself), and GET with each argument in the query string for a function that does not write.
+ */
+function rpcPathItem(fn: DeclaredFunction): Record<string, unknown> {
+  const op = { tags: [`(rpc) ${fn.name}`], summary: describeReturns(fn), produces: MEDIA_TYPES };
+  const named = fn.args.filter((a) => a.name !== '');
+  const argType = (type: string) => {
+    const swagger = swaggerType(type.replace(/\(\s*\d+(?:\s*,\s*\d+)?\s*\)/g, ''));
+    return { format: type, ...(swagger ? { type: swagger } : {}) };
+  };
+  const required = named.filter((a) => a.default === null).map((a) => a.name);
+  const schema = named.length < fn.args.length
+    ? { type: 'object', description: 'Any JSON object: the function takes the body as its single json argument.' }
+    : { type: 'object', ...(required.length ? { required } : {}), properties: Object.fromEntries(named.map((a) => [a.name, argType(a.type)])) };
+  const item: Record<string, unknown> = {
+    post: { ...op, parameters: [{ name: 'args', required: true, in: 'body', schema }], responses: { '200': { description: 'OK' } } },
+  };
+  if (fn.volatility !== 'volatile') {
+    const query = named.map((a) => ({ ...argType(a.type), name: a.name, required: a.default === null, in: 'query' }));
+    item.get = { ...op, parameters: query, responses: { '200': { description: 'OK' } } };
+  }
+  return item;
+}
+
 /** The document for `catalog` as `role` reaches it: the tables it may read, with the methods it may use. */
 export function dataOpenApi(catalog: Catalog, options: DataOpenApiOptions): SwaggerDocument {
   const role = options.role ?? 'svc_service';
@@ -257,6 +300,7 @@ export function dataOpenApi(catalog: Catalog, options: DataOpenApiOptions): Swag
     parameters[`body.${table.name}`] = { name: table.name, description: table.name, required: false, in: 'body', schema: { $ref: `#/definitions/${table.name}` } };
     for (const column of table.columns) parameters[`rowFilter.${table.name}.${column.name}`] = queryParam(column.name, `${column.name} (${formatOf(column)})`);
   }
+  for (const fn of options.functions ?? []) if (callable(fn, role)) paths[`/rpc/${fn.name}`] = rpcPathItem(fn);
 
   return {
     swagger: '2.0',

@@ -18,7 +18,7 @@ export type Functions = Map<string, DeclaredFunction>;
 type Queryable = { query<R extends pg.QueryResultRow>(text: string): Promise<pg.QueryResult<R>> };
 
 export async function readFunctions(db: Queryable): Promise<Functions> {
-  const { rows } = await db.query<DeclaredFunction>('select name, args, returns, volatility, access from svc_meta.functions');
+  const { rows } = await db.query<DeclaredFunction>('select name, args, returns, volatility, access from svc_meta.functions order by name');
   return new Map(rows.map((f) => [f.name, f]));
 }
 

@@ -98,8 +98,17 @@ function compileConditions(table: string, conditions: TableConditions, tables: T
   return { sql, reads };
 }
 
-/** What the checker needs of each table of the final state: its columns and the leading columns of its indexes. */
+/** The checker's view of each final state a plan builds, and the tables each table's select condition reads in it. */
+const views = new WeakMap<FinalState, TableMap>();
+const selectReadsOf = new WeakMap<TableMap, Map<string, string[]>>();
+
+/**
+ * What the checker needs of each table of the final state: its columns and the leading columns of its indexes. Built
+ * once per final state, so the tables of one plan share it (and the select conditions parsed against it).
+ */
 export function tablesOf(state: FinalState): TableMap {
+  const built = views.get(state);
+  if (built) return built;
   const out = new Map<string, TableShape>();
   for (const [name, table] of state) {
     const leading = new Set<string>(table.keys.map((k) => k[0]!).filter(Boolean));
@@ -107,6 +116,7 @@ export function tablesOf(state: FinalState): TableMap {
     for (const column of table.indexLeading) leading.add(column);
     out.set(name, { columns: new Set(table.columns.keys()), indexedLeading: leading });
   }
+  views.set(state, out);
   return out;
 }
 
@@ -116,14 +126,23 @@ export function tablesOf(state: FinalState): TableMap {
  * conditions' reads.
  */
 function checkNoRecursion(table: string, reads: ReadonlySet<string>, def: Definition, catalog: Catalog, tables: TableMap): void {
-  const selectReads = (name: string): string[] => {
+  const known = selectReadsOf.get(tables) ?? new Map<string, string[]>();
+  selectReadsOf.set(tables, known);
+  // Each table's select condition is parsed once per plan, however many tables' walks reach it.
+  const parsedReads = (name: string): string[] => {
     const conditions = def.tables.find((t) => t.name === name)?.conditions ?? catalog.get(name)?.conditions ?? undefined;
-    if (!conditions?.select || name === table) return [];
+    if (!conditions?.select) return [];
     try {
       return checkCondition(conditions.select, { table: name, tables }).reads;
     } catch {
       return [];
     }
+  };
+  const selectReads = (name: string): string[] => {
+    if (name === table) return [];
+    let reads = known.get(name);
+    if (!reads) known.set(name, (reads = parsedReads(name)));
+    return reads;
   };
   const seen = new Set<string>();
   const walk = (name: string, path: string[]): void => {

@@ -206,6 +206,53 @@ describe('GET /v1/{app_id}/ (PostgREST OpenAPI)', () => {
     expect(await doc(p.platformKey)).toEqual(await doc(serviceKey));
   });
 
+  it('a path /rpc/{fn} per declared function the caller may call: POST with the arguments, GET too where it does not write', async () => {
+    const app = (await p.api('POST', '/init', { body: { name: 'Functions' } })).body;
+    const schema = {
+      tables: { notes: { access: 'public', columns: { id: { type: 'bigint', primary: true }, body: { type: 'text' } } } },
+      functions: {
+        note_count: { args: { prefix: 'text', at_least: { type: 'integer', default: 0 } }, returns: 'bigint', volatility: 'stable', access: 'public', body: 'select count(*) from notes where body like note_count.prefix' },
+        recent: { returns: 'setof notes', volatility: 'stable', access: 'authenticated', body: 'select * from notes order by id desc limit 10' },
+        wipe: { returns: 'void', volatility: 'volatile', access: 'service', body: 'delete from notes where id > 0' },
+      },
+    };
+    const applied = await p.api('POST', `/v1/${app.app_id}/schema/apply`, { key: app.service_key.key, body: { schema, name: 'functions' } });
+    expect(applied.status, JSON.stringify(applied.body)).toBe(200);
+    const user = await p.services.endUserTokens.sign(app.app_id, { sub: '22222222-2222-4222-8222-222222222222', role: 'authenticated' }, 600);
+    const rpcPaths = async (key: string | null) => Object.keys((await doc(key, `/v1/${app.app_id}/`)).paths).filter((k) => k.startsWith('/rpc/'));
+    expect(await rpcPaths(null)).toEqual(['/rpc/note_count']);
+    expect(await rpcPaths(user)).toEqual(['/rpc/note_count', '/rpc/recent']);
+    const all = await doc(app.service_key.key, `/v1/${app.app_id}/`);
+    expect(Object.keys(all.paths).filter((k) => k.startsWith('/rpc/'))).toEqual(['/rpc/note_count', '/rpc/recent', '/rpc/wipe']);
+    const produces = ['application/json', 'application/vnd.pgrst.object+json'];
+    const countOp = { tags: ['(rpc) note_count'], summary: 'Returns one bigint value.', produces };
+    expect(all.paths['/rpc/note_count']).toEqual({
+      post: {
+        ...countOp,
+        parameters: [
+          {
+            name: 'args',
+            required: true,
+            in: 'body',
+            schema: { type: 'object', required: ['prefix'], properties: { prefix: { format: 'text', type: 'string' }, at_least: { format: 'integer', type: 'integer' } } },
+          },
+        ],
+        responses: { '200': { description: 'OK' } },
+      },
+      get: {
+        ...countOp,
+        parameters: [
+          { format: 'text', type: 'string', name: 'prefix', required: true, in: 'query' },
+          { format: 'integer', type: 'integer', name: 'at_least', required: false, in: 'query' },
+        ],
+        responses: { '200': { description: 'OK' } },
+      },
+    });
+    expect(all.paths['/rpc/recent'].get.summary).toBe('Returns a set of notes rows, which select, filters and order apply to.');
+    expect(Object.keys(all.paths['/rpc/wipe'])).toEqual(['post']);
+    expect(all.paths['/rpc/wipe'].post.summary).toBe('Returns nothing (204).');
+  });
+
   it('follows the live schema: an apply here at once, a change made elsewhere within a second', async () => {
     const applied = await p.api('POST', `/v1/${appId}/schema/apply`, {
       key: serviceKey,
