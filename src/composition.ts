@@ -55,6 +55,7 @@ import { MeetingsService } from './meetings/service.ts';
 import { IntegrationsService } from './integrations/service.ts';
 import { SubstrateOutbox } from './substrate/outbox.ts';
 import { TemplatesService } from './templates/service.ts';
+import { BranchesService } from './branches/service.ts';
 import { SubstrateStream } from './substrate/stream.ts';
 import { attachWebSockets, type WebSocketGateway } from './transports/ws.ts';
 import { FunctionsPlatformChannel } from './transports/platform-channel.ts';
@@ -158,7 +159,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     name: oidcConfig.name,
     client: new OpenIdConnectClient({ ...oidcConfig, redirectUri: config.baseUrl + OIDC_CALLBACK_PATH }),
   };
-  const areas: Omit<Services, 'templates'> = {
+  const areas: Omit<Services, 'templates' | 'branches'> = {
     config,
     admission: appAdmission(apps, billing),
     // invoke() records the tools that declare `audit` through it, as it admits app calls through `admission`.
@@ -224,19 +225,21 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       log,
     }),
   };
+  const templates = new TemplatesService({
+    ...areas,
+    db: control.db,
+    box,
+    tokens: endUserTokens,
+    gate: billing.gate,
+    baseUrl: config.baseUrl,
+    perAccount: config.templates.clonesPerAccount,
+    publicAllowed: config.templates.publicAllowed,
+    log,
+  });
   const services: Services = {
     ...areas,
-    templates: new TemplatesService({
-      ...areas,
-      db: control.db,
-      box,
-      tokens: endUserTokens,
-      gate: billing.gate,
-      baseUrl: config.baseUrl,
-      perAccount: config.templates.clonesPerAccount,
-      publicAllowed: config.templates.publicAllowed,
-      log,
-    }),
+    templates,
+    branches: new BranchesService({ ...areas, db: control.db, templates, idleDays: config.branchIdleDays, log }),
   };
 
   // Services that keep app data outside the app database (stored objects, hosted sites).

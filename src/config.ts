@@ -54,6 +54,7 @@ const EnvSchema = z.object({
   // Templates (src/templates/): whether accounts may publish templates every account sees; clones in progress per account.
   SVC_TEMPLATES_PUBLIC: z.enum(['true', 'false']).default('false'),
   SVC_CLONES_PER_ACCOUNT: z.coerce.number().int().min(1).max(100).default(3),
+  SVC_BRANCH_IDLE_DAYS: z.coerce.number().int().min(1).max(365).default(7),
   // The shipped templates' folder (one sub-folder per template) and whether a start installs them.
   SVC_TEMPLATES_DIR: z.string().default(''),
   SVC_TEMPLATES_INSTALL: z.enum(['true', 'false']).default('true'),
@@ -243,6 +244,8 @@ export type Config = Readonly<{
   /** Where per-app databases live: the default region on SVC_APP_DATABASE_URL (the control cluster unless set), and SVC_REGIONS. */
   regions: Regions;
   templates: Readonly<{ publicAllowed: boolean; clonesPerAccount: number; dir: string; install: boolean }>;
+  /** Days a branch lives without a request (branches_create's idle_days default). */
+  branchIdleDays: number;
   appDbPrefix: string;
   platformApiKey: string | undefined;
   dataDir: string;
@@ -428,6 +431,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dir: e.SVC_TEMPLATES_DIR ? path.resolve(e.SVC_TEMPLATES_DIR) : SHIPPED_TEMPLATES_DIR,
       install: e.SVC_TEMPLATES_INSTALL === 'true',
     }),
+    branchIdleDays: e.SVC_BRANCH_IDLE_DAYS,
     regions: parseRegions('SVC_REGIONS', e.SVC_REGIONS, e.SVC_DEFAULT_REGION, e.SVC_APP_DATABASE_URL ?? e.DATABASE_URL),
     appDbPrefix: e.SVC_APP_DB_PREFIX,
     platformApiKey: e.SVC_PLATFORM_API_KEY,

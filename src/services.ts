@@ -32,6 +32,7 @@ import type { PeopleService } from './people/service.ts';
 import type { MeetingsService } from './meetings/service.ts';
 import type { IntegrationsService } from './integrations/service.ts';
 import type { TemplatesService } from './templates/service.ts';
+import type { BranchesService } from './branches/service.ts';
 import type { RealtimeService } from './realtime/service.ts';
 import type { McpSessions } from './transports/mcp-sessions.ts';
 import type { AppChanges } from './apps/changes.ts';
@@ -112,6 +113,8 @@ export interface Services {
   realtime: RealtimeService;
   /** Templates: the catalog an account can see, clones as one job per step, the templates shipped in templates/. */
   templates: TemplatesService;
+  /** Branches of apps, their three-way merges and the protection that sends agents' changes through them. */
+  branches: BranchesService;
 }
 
 /**

@@ -36,6 +36,7 @@ import { auditList } from './members/audit.ts';
 import { platformGuideTool, platformHealth, platformReady, suggestionsCreate } from './platform/platform.ts';
 import { platformToolsetsEnable } from './platform/toolsets.ts';
 import { templatesTools } from './templates/templates.ts';
+import { branchesTools } from './branches/branches.ts';
 
 /** The tools of each area but platform_guide, whose `area` input enumerates these areas (it joins platform below). */
 const areaTools: Record<string, readonly AnyTool[]> = {
@@ -62,6 +63,7 @@ const areaTools: Record<string, readonly AnyTool[]> = {
   integrations: integrationsTools,
   members: [...membersTools, ...platformKeysTools, auditList],
   templates: templatesTools,
+  branches: branchesTools,
 };
 
 export const platformGuide = platformGuideTool(Object.keys(areaTools));
@@ -159,4 +161,5 @@ export const tools: readonly AnyTool[] = [
   ...platformKeysTools,
   auditList,
   ...templatesTools,
+  ...branchesTools,
 ];

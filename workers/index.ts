@@ -17,6 +17,7 @@ import { peopleEmailExpire } from '../src/people/jobs.ts';
 import { ragIngest } from '../src/rag/jobs.ts';
 import { storageDeleteObject, storageSettlePending } from '../src/storage/jobs.ts';
 import { templatesCloneStep } from '../src/templates/jobs.ts';
+import { branchesExpire, branchesMerge } from '../src/branches/jobs.ts';
 import { substrateOutboxDeliver, substratePrune, substrateRuleFire, substrateRulesTick, substrateSnapshots } from '../src/substrate/jobs.ts';
 
 /** Tasks reach the same services as tool handlers, plus everything that keeps app data outside the app database. */
@@ -64,6 +65,8 @@ export const jobs: readonly RunnableJob<WorkerServices>[] = [
   meetingsForward,
   meetingsLeaveOrphan,
   templatesCloneStep,
+  branchesMerge,
+  branchesExpire,
 ];
 
 /** graphile-worker's task for one job: the job's schema parses the stored payload, then its handler runs. */

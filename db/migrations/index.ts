@@ -44,6 +44,7 @@ import * as storageBuckets from './0042_storage_buckets.ts';
 import * as appAuthSettings from './0043_app_auth_settings.ts';
 import * as realtimeMessages from './0044_realtime_messages.ts';
 import * as realtimeStored from './0045_realtime_stored.ts';
+import * as branches from './0046_branches.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -92,4 +93,5 @@ export const migrations: Record<string, Migration> = {
   '0043_app_auth_settings': appAuthSettings,
   '0044_realtime_messages': realtimeMessages,
   '0045_realtime_stored': realtimeStored,
+  '0046_branches': branches,
 };

@@ -11,6 +11,8 @@ import { errors } from '../core/errors.ts';
 import { enqueue } from '../core/jobs.ts';
 import { prepared } from '../db/prepared.ts';
 import { appsDropDatabase, appsPurgeFiles } from './jobs.ts';
+import { guardProtected } from './protection.ts';
+import type { Caller } from '../core/caller.ts';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /**
@@ -78,11 +80,16 @@ export class AppsService {
       app_id: app.id,
       name: app.name,
       subdomain: app.subdomain,
-      url: appHostUrl(this.#d, app.subdomain) ?? this.#d.baseUrl,
+      url: this.url(app.subdomain),
       region: app.region ?? this.#d.databases.defaultRegion,
       created_at: app.created_at.toISOString(),
       paused_at: app.paused_at?.toISOString() ?? null,
     };
+  }
+
+  /** The base URL of the app with this subdomain: its own host when subdomain routing is on, otherwise the platform's. */
+  url(subdomain: string): string {
+    return appHostUrl(this.#d, subdomain) ?? this.#d.baseUrl;
   }
 
   /** The view and the app database's migration version (which brings the database up to date first, once per process). */
@@ -120,6 +127,11 @@ export class AppsService {
     this.#cache.delete(appId);
     await this.#d.db.updateTable('apps').set({ paused_at: null, last_request_at: new Date() }).where('id', '=', appId).execute();
     return this.get(appId);
+  }
+
+  /** Refuses `what` (e.g. "a schema apply") on a protected app unless a person with the role does it (protection.ts). */
+  guardProtected(appId: string, caller: Caller, what: string): Promise<void> {
+    return guardProtected(this.#d.db, appId, caller, what);
   }
 
   async bySubdomain(subdomain: string): Promise<AppRecord | undefined> {

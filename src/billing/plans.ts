@@ -30,6 +30,8 @@ export interface PlanAllowance {
   overage: Readonly<Partial<Record<LimitedMeter, { nanos: number; per: number }>>>;
   /** Whether going over an allowance soft-locks the account (free) rather than being charged as overage. */
   lockWhenOver: boolean;
+  /** Branches one app may have at once (branches_create); undefined: unlimited. */
+  branchesPerApp: number | undefined;
 }
 
 /** One AI credit, the unit the plan table prices AI overage in: $0.10 of usage. */
@@ -55,6 +57,7 @@ export const PLANS: Readonly<Record<PlanId, PlanAllowance>> = {
     },
     overage: {},
     lockWhenOver: true,
+    branchesPerApp: 3,
   },
   pro: {
     // "$10/mo, then $0.10/credit": a credit is $0.10 of AI usage (the free plan's lifetime allowance is one), so
@@ -74,6 +77,7 @@ export const PLANS: Readonly<Record<PlanId, PlanAllowance>> = {
       storage_bytes: { nanos: 0.021 * NANOS_PER_USD, per: GB },
     },
     lockWhenOver: false,
+    branchesPerApp: 20,
   },
   enterprise: {
     aiCredits: undefined,
@@ -86,6 +90,7 @@ export const PLANS: Readonly<Record<PlanId, PlanAllowance>> = {
     },
     overage: {},
     lockWhenOver: false,
+    branchesPerApp: undefined,
   },
 };
 

@@ -90,6 +90,18 @@ export interface AppAuthSettings {
   updated_at: Generated<Timestamp>;
 }
 
+export interface AppBranches {
+  account_id: string;
+  app_id: string;
+  base: ColumnType<JsonValue, string, string>;
+  clone_id: string | null;
+  created_at: Generated<Timestamp>;
+  data: ColumnType<JsonValue, string, string>;
+  idle_days: number;
+  merged_at: Timestamp | null;
+  parent_app_id: string;
+}
+
 export interface AppDomains {
   app_id: string;
   created_at: Generated<Timestamp>;
@@ -152,6 +164,7 @@ export interface Apps {
   last_request_at: Generated<Timestamp>;
   name: string;
   paused_at: Timestamp | null;
+  protected: Generated<boolean>;
   region: string | null;
   status: ColumnType<'provisioning' | 'cloning' | 'ready', 'provisioning' | 'cloning' | 'ready' | undefined, 'provisioning' | 'cloning' | 'ready'>;
   subdomain: string;
@@ -222,6 +235,23 @@ export interface BillingOverageCharges {
   period: Timestamp;
   quantity: Int8;
   stripe_invoice_item_id: string | null;
+}
+
+export interface BranchMerges {
+  account_id: string;
+  action_id: string | null;
+  branch_app_id: string | null;
+  branch_state: ColumnType<JsonValue, string, string>;
+  changes: ColumnType<JsonValue, string, string>;
+  created_at: Generated<Timestamp>;
+  error: string | null;
+  finished_at: Timestamp | null;
+  id: Generated<string>;
+  parent_app_id: string;
+  plan: ColumnType<JsonValue, string, string>;
+  production: string;
+  proposed_by: string;
+  status: ColumnType<'proposed' | 'queued' | 'running' | 'merged' | 'failed', 'proposed' | 'queued' | 'running' | 'merged' | 'failed', 'proposed' | 'queued' | 'running' | 'merged' | 'failed'>;
 }
 
 export interface ConnectedAccounts {
@@ -1024,6 +1054,7 @@ export interface DB {
   ai_usage: AiUsage;
   ai_user_daily: AiUserDaily;
   app_auth_settings: AppAuthSettings;
+  app_branches: AppBranches;
   app_domains: AppDomains;
   app_orders: AppOrders;
   app_plans: AppPlans;
@@ -1034,6 +1065,7 @@ export interface DB {
   audit_log: AuditLog;
   billing_notifications: BillingNotifications;
   billing_overage_charges: BillingOverageCharges;
+  branch_merges: BranchMerges;
   connected_accounts: ConnectedAccounts;
   credit_balances: CreditBalances;
   credit_ledger: CreditLedger;

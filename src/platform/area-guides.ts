@@ -25,6 +25,7 @@ import { MEMORY_GUIDE } from '../substrate/memory-guide.ts';
 import { OUTBOX_GUIDE } from '../substrate/outbox-guide.ts';
 import { RULES_GUIDE } from '../substrate/rules-guide.ts';
 import { TEMPLATES_GUIDE } from '../templates/guide.ts';
+import { BRANCHES_GUIDE } from '../branches/guide.ts';
 import { PLATFORM_GUIDE } from './guide.ts';
 import type { AreaGuide } from './area-guide.ts';
 
@@ -52,4 +53,5 @@ export const AREA_GUIDES: Readonly<Record<string, AreaGuide>> = {
   rules: RULES_GUIDE,
   members: MEMBERS_GUIDE,
   templates: TEMPLATES_GUIDE,
+  branches: BRANCHES_GUIDE,
 };

@@ -57,6 +57,8 @@ type ActionRow = Selectable<ControlDatabase['substrate_actions']>;
 export const substrateErrors = {
   wrongStatus: (id: string, status: string) =>
     new AppError(409, 'wrong_status', `Action '${id}' is ${status}, not proposed.`, 'Only a proposed action can be approved or rejected; read it with GET actions/{action_id}.'),
+  platformOnly: (name: string) =>
+    new AppError(403, 'FORBIDDEN', `Capability '${name}' is proposed by the platform only.`, name === 'merge_branch' ? 'Propose a merge with branches_merge.' : 'Use the tool that proposes it.'),
   unknownCapability: (name: string) =>
     errors.validation(`Unknown capability '${name.slice(0, 100)}'; known: ${[...capabilities.keys()].join(', ')}.`, [{ path: 'capability', message: 'not a capability' }]),
   actionNotFound: (id: string) => errors.notFound(`Action '${id.slice(0, 100)}'`, 'List the actions with GET /v1/me/substrate/actions.'),
@@ -347,6 +349,16 @@ export class SubstrateService {
   async propose(actor: SubstrateActor, input: ProposeInput): Promise<ProposeResult> {
     const capability = capabilities.get(input.capability);
     if (!capability) throw substrateErrors.unknownCapability(input.capability);
+    if (capability.platformOnly) throw substrateErrors.platformOnly(capability.name);
+    return this.#propose(actor, input, capability);
+  }
+
+  /** A proposal the platform makes for an agent (merge_branch: src/branches/service.ts), in the actor's ledger. */
+  proposeForPlatform(actor: SubstrateActor, capability: string, payload: Record<string, unknown>): Promise<ProposeResult> {
+    return this.#propose(actor, { capability, payload }, capabilities.get(capability)!);
+  }
+
+  async #propose(actor: SubstrateActor, input: ProposeInput, capability: Capability): Promise<ProposeResult> {
     const parsed = payloadSchemas.get(capability.name)!.safeParse({ payload: input.payload }, { error: unknownKeysMessage });
     if (!parsed.success) throw fromZod(parsed.error);
     const payload = (parsed.data as { payload: Record<string, unknown> }).payload;

@@ -58,6 +58,8 @@ export interface Capability<P = any> {
   reversible: boolean;
   /** Acts outside the substrate (e.g. sends mail): needs approval even in yolo mode. */
   sideEffecting: boolean;
+  /** Proposed by the platform itself (a merge of a branch), never through actions/propose. */
+  platformOnly?: boolean;
   execute(ctx: CapabilityContext, payload: P): Promise<Execution>;
   revert?(ctx: CapabilityContext, undo: any): Promise<void>;
 }

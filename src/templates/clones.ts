@@ -53,8 +53,17 @@ export class Clones {
     this.#d = deps;
   }
 
-  /** Writes the new app's row, the clone and its first step's job together; answers the clone to poll. */
-  async request(accountId: string, source: TemplateSource, name: string, region: string): Promise<CloneView> {
+  /**
+   * Writes the new app's row, the clone and its first step's job together; answers the clone to poll. `within` writes
+   * what else must exist with the clone (a branch's row), in its transaction.
+   */
+  async request(
+    accountId: string,
+    source: TemplateSource,
+    name: string,
+    region: string,
+    within?: (tx: Transaction<ControlDatabase>, made: { appId: string; cloneId: string }) => Promise<void>,
+  ): Promise<CloneView> {
     const { db, databases } = this.#d;
     const appId = randomId(16);
     const id = await db.transaction().execute(async (tx) => {
@@ -86,6 +95,7 @@ export class Clones {
         })
         .returning('id')
         .executeTakeFirstOrThrow();
+      await within?.(tx, { appId, cloneId: row.id });
       await this.#enqueueStep(tx, row.id, 'database');
       return row.id;
     });

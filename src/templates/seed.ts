@@ -9,6 +9,7 @@ import type { AppSql } from '../apps/app-databases.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { USER_ID } from '../schema/table-info.ts';
 import { templateErrors } from './errors.ts';
+import { errors } from '../core/errors.ts';
 import type { TemplateOptions } from './types.ts';
 
 /** Rows one seed table may pin (a template's seed data, not a dump). */
@@ -37,10 +38,24 @@ export interface SeedSnapshot {
   digest: string;
 }
 
+/**
+ * How a branch's sample differs from a template's seed (src/branches/service.ts): end users' rows keep their user_id
+ * (an id the branch's own end users never have), the named text columns are masked, and at most `limit` rows of each
+ * table are taken (in key order).
+ */
+export interface SampleOptions {
+  keepUserId: boolean;
+  mask: Readonly<Record<string, readonly string[]>>;
+  limit?: number | undefined;
+}
+
 /** What a table's rows are, as the snapshot reads them: the columns, the owner filter and the order. */
 interface TableShape {
   name: string;
   columns: string[];
+  /** Columns whose values are replaced by a digest (sample.mask). */
+  masked: string[];
+  limit: number | undefined;
   /** SQL keeping the publisher's rows (end users' and their groups' left out), or null to keep every row. */
   publisherRows: string | null;
   /** Primary-key columns (the order rows are pinned in, so that the same rows give the same digest). */
@@ -55,13 +70,13 @@ const q = (name: string) => pg.escapeIdentifier(name);
  * group the table's access names) are left out unless the table is in seed_end_user_rows; user_id is never pinned.
  * Over SEED_MAX_ROWS rows in a table or SEED_MAX_BYTES in all is a 413, measured before a row is read.
  */
-export async function takeSeedSnapshot(tx: Kysely<ControlDatabase>, app: AppSql, appId: string, options: TemplateOptions): Promise<SeedSnapshot | null> {
+export async function takeSeedSnapshot(tx: Kysely<ControlDatabase>, app: AppSql, appId: string, options: TemplateOptions, sample?: SampleOptions): Promise<SeedSnapshot | null> {
   const names = options.seed_tables ?? [];
   if (!names.length) return null;
   const withEndUsers = new Set(options.seed_end_user_rows ?? []);
   return app.transaction(
     async (client) => {
-      const shapes = await Promise.all(names.map((name) => tableShape(client, name, withEndUsers.has(name))));
+      const shapes = await Promise.all(names.map((name) => tableShape(client, name, withEndUsers.has(name), sample)));
       const sizes = await measure(client, shapes);
       const { id } = await tx
         .insertInto('template_seed_snapshots')
@@ -83,11 +98,14 @@ export async function takeSeedSnapshot(tx: Kysely<ControlDatabase>, app: AppSql,
   );
 }
 
-async function tableShape(client: pg.ClientBase, name: string, withEndUsers: boolean): Promise<TableShape> {
+/** Types whose values a sample may mask: a masked value is text. */
+const MASKABLE = /^(text|character varying(\(\d+\))?|citext)$/;
+
+async function tableShape(client: pg.ClientBase, name: string, withEndUsers: boolean, sample: SampleOptions | undefined): Promise<TableShape> {
   const table = `public.${q(name)}`;
   const [columns, key, access] = await Promise.all([
-    client.query<{ name: string; notnull: boolean }>(
-      `select attname as name, attnotnull as notnull from pg_attribute
+    client.query<{ name: string; notnull: boolean; type: string }>(
+      `select attname as name, attnotnull as notnull, format_type(atttypid, atttypmod) as type from pg_attribute
         where attrelid = $1::regclass and attnum > 0 and not attisdropped and attgenerated = '' order by attnum`,
       [table],
     ),
@@ -102,12 +120,21 @@ async function tableShape(client: pg.ClientBase, name: string, withEndUsers: boo
     ),
   ]);
   const all = columns.rows.map((c) => c.name);
-  if (withEndUsers && columns.rows.some((c) => c.name === USER_ID && c.notnull)) throw templateErrors.seedUserIdRequired(name);
+  const keepUserId = sample?.keepUserId === true;
+  if (withEndUsers && !keepUserId && columns.rows.some((c) => c.name === USER_ID && c.notnull)) throw templateErrors.seedUserIdRequired(name);
+  const masked = [...(sample?.mask[name] ?? [])];
+  for (const column of masked) {
+    const info = columns.rows.find((c) => c.name === column);
+    if (!info) throw errors.validation(`Table '${name}' has no column '${column}' to mask.`, [{ path: `data.sample.${name}.mask`, message: 'not a column' }]);
+    if (!MASKABLE.test(info.type)) throw errors.validation(`Column '${name}.${column}' is ${info.type}; only text columns can be masked.`, [{ path: `data.sample.${name}.mask`, message: 'not text' }]);
+  }
   // The owner columns: user_id, which the platform fills with the writing end user, and the group's column.
   const owners = [all.includes(USER_ID) ? USER_ID : null, access.rows[0]?.group_column ?? null].filter((c): c is string => c !== null && all.includes(c));
   return {
     name,
-    columns: all.filter((c) => c !== USER_ID),
+    columns: keepUserId ? all : all.filter((c) => c !== USER_ID),
+    masked,
+    limit: sample?.limit,
     publisherRows: withEndUsers || !owners.length ? null : owners.map((c) => `${q(c)} is null`).join(' and '),
     key: key.rows.map((k) => k.name),
   };
@@ -115,9 +142,21 @@ async function tableShape(client: pg.ClientBase, name: string, withEndUsers: boo
 
 /** The pinned rows of a table as a query of their JSON texts (doc), numbered in key order (r). */
 function documentsSql(shape: TableShape): string {
-  const rows = `select ${shape.columns.map(q).join(', ')} from public.${q(shape.name)}${shape.publisherRows ? ` where ${shape.publisherRows}` : ''}`;
+  const select = shape.columns.map((c) => (shape.masked.includes(c) ? `${maskSql(q(c))} as ${q(c)}` : q(c))).join(', ');
+  const keyOrder = shape.key.map(q).join(', ');
+  const limit = shape.limit === undefined ? '' : `${keyOrder ? ` order by ${keyOrder}` : ''} limit ${shape.limit}`;
+  const rows = `select ${select} from public.${q(shape.name)}${shape.publisherRows ? ` where ${shape.publisherRows}` : ''}${limit}`;
   const order = shape.key.length ? `order by ${shape.key.map((k) => `x.${q(k)}`).join(', ')}` : '';
   return `select row_number() over (${order}) as r, row_to_json(x)::text as doc from (${rows}) x`;
+}
+
+/**
+ * A masked value: a digest of it, so equal values stay equal (and unique ones unique) while revealing nothing; an
+ * e-mail address stays one, at example.invalid. Null stays null.
+ */
+function maskSql(column: string): string {
+  const digest = `left(md5(${column}::text), 12)`;
+  return `case when ${column} is null then null when ${column}::text like '%@%' then 'masked-' || ${digest} || '@example.invalid' else 'masked-' || ${digest} end`;
 }
 
 /** Rows and bytes of each table's pinned rows, counted by Postgres; past a limit, the refusal names it. */

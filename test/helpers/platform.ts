@@ -46,7 +46,7 @@ export async function startTestPlatform(env: Record<string, string> = {}): Promi
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const platform = await startPlatform(config, pino({ level: 'silent' }));
+  const platform = await startPlatform(config, pino({ level: process.env.TEST_LOG ?? 'silent' }));
   const url = platform.url!;
   const controlPool = new pg.Pool({ connectionString: databaseUrl(controlDb), max: 2 });
   let owner: Promise<SignedInPerson> | undefined;

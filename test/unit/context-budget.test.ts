@@ -46,15 +46,18 @@ import type { Services } from '../../src/services.ts';
  * With its REST-only GET route and the guide's /rpc paragraph the data area's section is 17,132 B: budget 17 KB.
  * schema_apply's input then showed its guided parts (access objects, conditions, channels, functions) as any object
  * checked by the definition itself, the shapes in the schema guide: `default` 60,529 B, `all` 150,275 B, core 22,851 B,
- * within 60 KB, 148 KB and 24 KB again.
+ * within 60 KB, 148 KB and 24 KB again. The branches area (issue 44: branches_create, _list, _diff, _merge, _delete,
+ * _protect, planned by that issue and in no default toolset) measured 4,132 B in tools/list after its texts were cut
+ * (branches_create's data options flattened from a union of objects: 2,219 B to 1,649 B), `all` 154,424 B, and its
+ * index line took the guide to 15,571 B: budgets 151 KB and 15.5 KB; `default` and `core` are unchanged.
  */
 const BUDGET = {
-  all: 148 * 1024,
+  all: 151 * 1024,
   default: 60 * 1024,
   // The typical flow's tools across areas (CORE_TOOLSET), measured 22,756 B when it was added.
   core: 24 * 1024,
   area: 12 * 1024,
-  llmsTxt: 15 * 1024,
+  llmsTxt: 15.5 * 1024,
   areaSection: 17 * 1024,
 };
 

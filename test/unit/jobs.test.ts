@@ -61,6 +61,7 @@ describe('jobs', () => {
       '51 * * * * signup_requests_prune ?max=1',
       '41 3 * * * integrations_prune ?max=1',
       '53 3 * * * substrate_prune ?max=1',
+      '17 * * * * branches_expire ?max=1',
     ].join('\n');
     expect(crontab).toBe(expected);
   });

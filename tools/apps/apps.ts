@@ -83,6 +83,7 @@ export const appsDelete = defineTool({
   annotations: { destructiveHint: true, idempotentHint: false },
   audit: { action: 'app.delete', resource: 'app', id: (input) => input.app_id },
   handler: async (input, ctx) => {
+    await ctx.services.apps.guardProtected(input.app_id, ctx.caller, 'deleting the app');
     await ctx.services.apps.delete(input.app_id);
     return { deleted: true as const, app_id: input.app_id };
   },

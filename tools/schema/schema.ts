@@ -8,7 +8,7 @@ import { SchemaViewSchema } from '../../src/schema/describe.ts';
 import { applySchema, getSchema, listMigrations } from '../../src/schema/service.ts';
 import { guideRef } from '../shared.ts';
 
-type Uses = 'catalogs' | 'databases' | 'monetization' | 'appChanges';
+type Uses = 'catalogs' | 'databases' | 'monetization' | 'appChanges' | 'apps';
 const defineTool = toolsUsing<Uses>();
 
 const MigrationSummarySchema = z.object({
@@ -57,6 +57,7 @@ export const schemaApply = defineTool({
   handler: async (input, ctx) => {
     const appId = ctx.app!.id;
     const db = ctx.services.databases.sql(appId);
+    if (!input.dry_run) await ctx.services.apps.guardProtected(appId, ctx.caller, 'a schema apply');
     if (definitionUsesPlans(input.schema)) await preparePlanGates(ctx.services.monetization.catalog, appId, input.schema);
     const result = await applySchema(appId, db, input);
     if (result.applied) {

@@ -16,6 +16,7 @@ import { patchEntity } from './patch-entity.ts';
 import { mergeEntities } from './merge-entities.ts';
 import { deleteEntity } from './delete-entity.ts';
 import { upsertSourceArtifact } from './upsert-source-artifact.ts';
+import { mergeBranch } from './merge-branch.ts';
 
 /** The capabilities the ledger can propose, by name. */
 export const capabilities: ReadonlyMap<string, Capability> = new Map(
@@ -35,6 +36,7 @@ export const capabilities: ReadonlyMap<string, Capability> = new Map(
     mergeEntities,
     deleteEntity,
     upsertSourceArtifact,
+    mergeBranch,
   ].map((c) => [c.name, c as Capability]),
 );
 

@@ -1,0 +1,199 @@
+// Branches and governed change (issue 44): a protected app refuses agents' direct changes and takes a person's; a
+// branch copies it with masked end-user rows; changes made on the branch are diffed three ways, proposed by the agent,
+// approved by the person and applied; a second branch whose base went stale conflicts and is blocked.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { waitFor } from './frontend-helpers.ts';
+import type { SignedInPerson } from '../e2e/e2e-helpers.ts';
+
+let p: TestPlatform;
+let owner: SignedInPerson;
+let app: { app_id: string; service_key: { key: string } };
+
+const USER = '11111111-1111-4111-8111-111111111111';
+const SCHEMA = {
+  tables: {
+    profiles: {
+      access: 'user',
+      columns: {
+        id: { type: 'bigint', primary: true, identity: true },
+        user_id: { type: 'uuid', nullable: false },
+        email: { type: 'text' },
+        full_name: { type: 'text' },
+        bio: { type: 'text' },
+      },
+    },
+    notes: { access: 'public', columns: { id: { type: 'bigint', primary: true, identity: true }, user_id: { type: 'uuid' }, body: { type: 'text' } } },
+  },
+};
+
+const agent = (method: string, path: string, body?: unknown) => p.api(method, path, { body });
+const person = (method: string, path: string, body?: unknown) => p.api(method, path, { body, key: null, headers: owner.headers });
+
+async function readyBranch(parent: string, data: Record<string, unknown>): Promise<string> {
+  const made = await agent('POST', `/v1/${parent}/branches`, data);
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+  const id = made.body.app_id as string;
+  await waitFor(async () => {
+    const listed = (await agent('GET', `/v1/${parent}/branches`)).body.branches.find((b: { app_id: string }) => b.app_id === id);
+    if (listed.status === 'failed') throw new Error(listed.error);
+    return listed.status === 'ready' ? listed : undefined;
+  }, 60_000, 'branch ready');
+  return id;
+}
+
+beforeAll(async () => {
+  p = await startTestPlatform();
+  owner = await p.owner();
+  app = (await agent('POST', '/init', { name: 'Production' })).body;
+  expect((await agent('POST', `/v1/${app.app_id}/schema/apply`, { schema: SCHEMA, name: 'start' })).status).toBe(200);
+  const rows = [
+    { user_id: USER, email: 'mia@example.com', full_name: 'Mia Example', bio: 'likes tea' },
+    { user_id: USER, email: 'leo@example.com', full_name: 'Leo Example', bio: null },
+  ];
+  expect((await p.api('POST', `/v1/${app.app_id}/profiles`, { key: app.service_key.key, body: rows })).status).toBe(201);
+  expect((await p.api('POST', `/v1/${app.app_id}/notes`, { key: app.service_key.key, body: [{ body: 'first' }] })).status).toBe(201);
+}, 60_000);
+
+afterAll(async () => {
+  await p?.close();
+});
+
+describe('protected apps', () => {
+  it('refuse an agent direct changes, with the branch workflow as remediation; a person with the role changes them', async () => {
+    expect((await agent('PUT', `/v1/${app.app_id}/protection`, { protected: true })).body).toEqual({ app_id: app.app_id, protected: true });
+    const change = { schema: { tables: { notes: { columns: { done: { type: 'boolean' } } } } }, name: 'done' };
+    const refused = await agent('POST', `/v1/${app.app_id}/schema/apply`, change);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({
+      code: 'APP_PROTECTED',
+      message: `App '${app.app_id}' is protected: a schema apply by an agent is refused; a person approves changes to it.`,
+    });
+    expect(refused.body.error.remediation).toMatch(/^Make the change on a branch: branches_create/);
+    // A service key is no person either; a dry run changes nothing and stays open.
+    expect((await p.api('POST', `/v1/${app.app_id}/schema/apply`, { key: app.service_key.key, body: change })).body.error.code).toBe('APP_PROTECTED');
+    expect((await agent('POST', `/v1/${app.app_id}/schema/apply`, { ...change, dry_run: true })).status).toBe(200);
+    expect((await agent('POST', `/v1/${app.app_id}/functions`, { name: 'f', code: 'export default () => new Response("x")' })).body.error.code).toBe('APP_PROTECTED');
+    expect((await agent('POST', `/v1/${app.app_id}/frontend/deployments/files`, { framework: 'static', files: { 'index.html': 'x' } })).body.error.code).toBe('APP_PROTECTED');
+    expect((await agent('DELETE', `/apps/${app.app_id}`)).body.error.code).toBe('APP_PROTECTED');
+
+    const applied = await person('POST', `/v1/${app.app_id}/schema/apply`, change);
+    expect(applied.status, JSON.stringify(applied.body)).toBe(200);
+    expect(applied.body.applied).toBe(true);
+  });
+
+  it('only a person with the admin role lifts the protection', async () => {
+    const lifted = await agent('PUT', `/v1/${app.app_id}/protection`, { protected: false });
+    expect([lifted.status, lifted.body.error.code]).toEqual([403, 'HUMAN_CONFIRMATION_REQUIRED']);
+    expect((await agent('GET', `/v1/${app.app_id}/branches`)).body.protected).toBe(true);
+  });
+});
+
+describe('a branch, changed and merged with approval', () => {
+  let branch: string;
+  let stale: string;
+
+  beforeAll(async () => {
+    [branch, stale] = await Promise.all([
+      readyBranch(app.app_id, { data: 'sample', tables: ['profiles', 'notes'], mask: { profiles: ['email', 'full_name'] } }),
+      readyBranch(app.app_id, {}),
+    ]);
+  }, 120_000);
+
+  it("copies the schema and a sample of the rows, end users' personal columns masked", async () => {
+    const branchApp = (await agent('GET', `/apps/${branch}`)).body;
+    const key = (await agent('POST', `/apps/${branch}/keys`, {})).body.key as string;
+    expect(branchApp.name).toBe('Production (branch)');
+    const profiles = (await p.api('GET', `/v1/${branch}/profiles?select=user_id,email,full_name,bio&order=id`, { key })).body;
+    expect(profiles).toEqual([
+      { user_id: USER, email: expect.stringMatching(/^masked-[0-9a-f]{12}@example\.invalid$/), full_name: expect.stringMatching(/^masked-[0-9a-f]{12}$/), bio: 'likes tea' },
+      { user_id: USER, email: expect.stringMatching(/^masked-[0-9a-f]{12}@example\.invalid$/), full_name: expect.stringMatching(/^masked-[0-9a-f]{12}$/), bio: null },
+    ]);
+    expect(profiles[0].email).not.toBe(profiles[1].email);
+    expect((await p.api('GET', `/v1/${branch}/notes?select=body`, { key })).body).toEqual([{ body: 'first' }]);
+    // The branch is not protected: the agent changes it directly.
+    const changed = await agent('POST', `/v1/${branch}/schema/apply`, {
+      name: 'pinned notes',
+      schema: {
+        tables: { notes: { columns: { pinned: { type: 'boolean', nullable: false, default: false } }, conditions: { insert: 'length(body) <= 280' } } },
+        functions: { note_count: { returns: 'bigint', volatility: 'stable', access: 'public', body: 'select count(*) from notes' } },
+      },
+    });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect((await agent('POST', `/v1/${branch}/functions`, { name: 'hello', code: 'export default () => new Response("hello from the branch")' })).status).toBe(201);
+    const site = await agent('POST', `/v1/${branch}/frontend/deployments/files`, { framework: 'static', files: { 'index.html': '<p>new look</p>' } });
+    expect(site.status).toBe(202);
+    await waitFor(async () => ((await agent('GET', `/v1/${branch}/frontend/deployments/${site.body.id}`)).body.status === 'READY' ? true : undefined), 30_000, 'branch site');
+  });
+
+  it('diffs three ways: what the merge carries over, and the SQL production runs', async () => {
+    const diff = await agent('GET', `/v1/${branch}/branch/diff`);
+    expect(diff.status, JSON.stringify(diff.body)).toBe(200);
+    expect(diff.body.conflicts).toEqual([]);
+    expect(diff.body.changes.map((c: { summary: string }) => c.summary)).toEqual([
+      'function hello: added',
+      'site: added',
+      'SQL function note_count: added',
+      'table notes, column pinned: added',
+      'table notes, conditions: added',
+    ]);
+    expect(diff.body.statements[0]).toBe('ALTER TABLE "notes" ADD COLUMN "pinned" boolean DEFAULT false NOT NULL');
+    expect(diff.body.statements).toContain('CREATE POLICY svc_condition_insert ON "notes" AS RESTRICTIVE FOR INSERT TO svc_anon, svc_user WITH CHECK (length(body) <= 280)');
+    expect(diff.body).toMatchObject({ mergeable: true, destructive: [], notes: [] });
+  });
+
+  it("is proposed by the agent, approved by the person, and applied: production has the changes and keeps its rows", async () => {
+    const proposed = await agent('POST', `/v1/${branch}/branch/merge`);
+    expect(proposed.status, JSON.stringify(proposed.body)).toBe(202);
+    expect(proposed.body).toMatchObject({ app_id: app.app_id, branch_app_id: branch, status: 'proposed', action_id: expect.stringMatching(/^act_/) });
+    // No one proposes a merge through the ledger itself, not even the person with their substrate key.
+    const substrateKey = await p.substrateKey();
+    const forged = await p.api('POST', '/v1/me/substrate/actions/propose', { key: substrateKey, body: { capability: 'merge_branch', payload: { merge_id: proposed.body.merge_id } } });
+    expect([forged.status, forged.body.error.message]).toEqual([403, "Capability 'merge_branch' is proposed by the platform only."]);
+
+    const inbox = (await person('GET', '/v1/me/substrate/actions?status=proposed')).body.actions;
+    const action = inbox.find((a: { action_id: string }) => a.action_id === proposed.body.action_id);
+    expect(action).toMatchObject({ capability: 'merge_branch', proposer_kind: 'agent', payload: { merge_id: proposed.body.merge_id, app_id: app.app_id, branch_app_id: branch } });
+    expect(action.payload.changes).toContain('table notes, column pinned: added');
+
+    const approved = await person('POST', `/v1/me/substrate/actions/${proposed.body.action_id}/approve`);
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    expect(approved.body).toMatchObject({ status: 'executed', result: { merge_id: proposed.body.merge_id, status: 'queued' } });
+    const merged = await waitFor(async () => {
+      const m = (await agent('GET', `/v1/${app.app_id}/branches`)).body.merges.find((x: { merge_id: string }) => x.merge_id === proposed.body.merge_id);
+      if (m.status === 'failed') throw new Error(m.error);
+      return m.status === 'merged' ? m : undefined;
+    }, 60_000, 'merged');
+    expect(merged.error).toBeNull();
+
+    const schema = (await agent('GET', `/v1/${app.app_id}/schema`)).body;
+    expect(schema.tables.notes.columns.pinned).toMatchObject({ type: 'boolean', nullable: false });
+    expect(schema.tables.notes.conditions).toEqual({ insert: 'length(body) <= 280' });
+    expect(Object.keys(schema.functions)).toEqual(['note_count']);
+    expect((await agent('POST', `/v1/${app.app_id}/rpc/note_count`, {})).body).toBe(1);
+    expect((await agent('GET', `/v1/${app.app_id}/functions/hello`)).status).toBe(200);
+    const profiles = (await p.api('GET', `/v1/${app.app_id}/profiles?select=email&order=id`, { key: app.service_key.key })).body;
+    expect(profiles).toEqual([{ email: 'mia@example.com' }, { email: 'leo@example.com' }]);
+    // The branch now stands on what it merged: nothing is left to merge.
+    expect((await agent('POST', `/v1/${branch}/branch/merge`)).body.error.code).toBe('NOTHING_TO_MERGE');
+  });
+
+  it('a branch whose base went stale conflicts where both changed the same thing, and nothing merges', async () => {
+    expect((await agent('POST', `/v1/${stale}/schema/apply`, { name: 'pinned as text', schema: { tables: { notes: { columns: { pinned: { type: 'text' } } } } } })).status).toBe(200);
+    const diff = (await agent('GET', `/v1/${stale}/branch/diff`)).body;
+    expect(diff.mergeable).toBe(false);
+    expect(diff.conflicts).toEqual([
+      {
+        unit: 'table:notes/column:pinned',
+        summary: 'table notes, column pinned: changed on the branch and in production',
+        base: null,
+        branch: { type: 'text', primary: false, nullable: true, unique: false },
+        production: { type: 'boolean', primary: false, nullable: false, unique: false, default: 'false' },
+      },
+    ]);
+    const refused = await agent('POST', `/v1/${stale}/branch/merge`);
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'MERGE_CONFLICT']);
+    expect(refused.body.error.details.conflicts).toHaveLength(1);
+    expect((await agent('GET', `/v1/${app.app_id}/branches`)).body.merges).toHaveLength(1);
+  });
+});
