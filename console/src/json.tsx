@@ -22,9 +22,13 @@ export function Json({ summary, value }: { summary: string; value: unknown }) {
   );
 }
 
-/** The payload as collapsed JSON; one the list left out (over 8 KB: { omitted, bytes }) is read in full when opened. */
+/** Whether the list left the action's payload out (over 8 KB: { omitted, bytes }): GET of the action reads it. */
+export const payloadOmitted = (a: SubstrateAction): boolean =>
+  typeof a.payload === 'object' && a.payload !== null && (a.payload as { omitted?: unknown }).omitted === true;
+
+/** The payload as collapsed JSON; one the list left out is read in full when opened. */
 export function Payload({ action: a }: { action: SubstrateAction }) {
-  const omitted = typeof a.payload === 'object' && a.payload !== null && (a.payload as { omitted?: unknown }).omitted === true;
+  const omitted = payloadOmitted(a);
   const [full, setFull] = useState<{ payload?: unknown; error?: string }>({});
   const opened = (e: Event) => {
     if (!omitted || full.payload !== undefined || !(e.currentTarget as HTMLDetailsElement).open) return;

@@ -3,12 +3,16 @@
 // with a reason. Kept live by the substrate change stream: a ticket minted with the session (POST
 // /v1/me/substrate/ws-ticket) opens the websocket on the console's own origin, every frame re-reads the list
 // (debounced), and a closed socket reconnects with a new ticket after a growing pause. New proposals are announced in
-// a live region. Every role decides: the substrate is the person's own, whatever their role in the account.
+// a live region. Every role decides: the substrate is the person's own, whatever their role in the account. A
+// branch's merge (merge_branch) shows its plan, the diff the person approves: changes, SQL, destructive statements.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { substrate, type SubstrateAction } from '../api.ts';
+import { appName, type MergePlan } from '../api/branches.ts';
 import { Action, Field, Form, Loading, text, useLoad, when } from '../ui.tsx';
 import { Facts, type Fact } from '../facts.tsx';
-import { Payload } from '../json.tsx';
+import { Payload, payloadOmitted } from '../json.tsx';
+import { MergePlanView } from '../merge-plan.tsx';
+import { href } from '../router.ts';
 
 /** Frames arriving together (a merge touches several rows) cause one re-read. */
 const DEBOUNCE_MS = 150;
@@ -156,7 +160,7 @@ function Proposal({ action: a, decided }: { action: SubstrateAction; decided: ()
         <code>{a.capability}</code> <span class="muted">{a.action_id}</span>
       </h2>
       <Facts facts={proposalFacts(a)} />
-      <Payload action={a} />
+      {a.capability === 'merge_branch' ? <MergeProposal action={a} /> : <Payload action={a} />}
       <div class="row decide">
         <Action label={`Approve ${a.action_id}`} act={async () => (await substrate.approve(a.action_id), await decided())}>
           Approve
@@ -166,5 +170,46 @@ function Proposal({ action: a, decided }: { action: SubstrateAction; decided: ()
         </Form>
       </div>
     </li>
+  );
+}
+
+/** merge_branch's payload (src/substrate/capabilities/merge-branch.ts). */
+interface MergeBranchPayload extends MergePlan {
+  merge_id: string;
+  app_id: string;
+  branch_app_id: string;
+}
+
+interface MergeShown {
+  payload: MergeBranchPayload;
+  app: string;
+  branch: string;
+}
+
+/** The whole payload (read again when the list left a large plan out) and the names of the app and the branch. */
+async function readMerge(a: SubstrateAction): Promise<MergeShown> {
+  const payload = (payloadOmitted(a) ? (await substrate.get(a.action_id)).payload : a.payload) as MergeBranchPayload;
+  const [app, branch] = await Promise.all([appName(payload.app_id), appName(payload.branch_app_id)]);
+  return { payload, app, branch };
+}
+
+/** A branch's merge into a protected app: what approving it applies to production, shown open. */
+function MergeProposal({ action: a }: { action: SubstrateAction }) {
+  const shown = useLoad(() => readMerge(a), [a.action_id]);
+  const title = `${a.action_id}-merge`;
+  return (
+    <Loading loaded={shown}>
+      {({ payload: p, app, branch }) => (
+        <section aria-labelledby={title}>
+          <h3 id={title}>
+            Merge branch <a href={href('apps', p.branch_app_id, 'branches')}>{branch}</a> into <a href={href('apps', p.app_id, 'branches')}>{app}</a>
+          </h3>
+          <p class="muted small">
+            Merge <code>{p.merge_id}</code> of <code>{p.branch_app_id}</code> into <code>{p.app_id}</code>: approving applies it to production in one job.
+          </p>
+          <MergePlanView plan={p} level={4} id={title} />
+        </section>
+      )}
+    </Loading>
   );
 }

@@ -14,6 +14,7 @@ export const APP_TABS: ReadonlyArray<Tab<AppTabProps>> = [
   { name: 'files', label: 'Files', load: () => import('./files.tsx') },
   { name: 'functions', label: 'Functions', load: () => import('./functions.tsx') },
   { name: 'sites', label: 'Sites', load: () => import('./sites.tsx') },
+  { name: 'branches', label: 'Branches', load: () => import('./branches.tsx') },
   { name: 'ai', label: 'AI', load: () => import('./ai.tsx') },
   { name: 'rag', label: 'RAG', load: () => import('./rag.tsx') },
   { name: 'integrations', label: 'Integrations', load: () => import('./integrations.tsx') },
