@@ -164,14 +164,15 @@ export class BranchesService {
     return view;
   }
 
-  /** An app's branches, its merges (the latest 20) and whether it is protected. */
-  async list(parent: AppRecord): Promise<{ protected: boolean; branches: BranchView[]; merges: MergeView[] }> {
-    const [branches, merges, app] = await Promise.all([
-      this.#views(sql`b.parent_app_id = ${parent.id}`),
-      this.#mergeRows(sql`m.parent_app_id = ${parent.id}`),
-      sql<{ protected: boolean }>`select protected from apps where id = ${parent.id}`.execute(this.#d.db),
+  /** An app's branches, its merges (the latest 20), whether it is protected and, for a branch, its parent. */
+  async list(app: AppRecord): Promise<{ protected: boolean; parent_app_id: string | null; branches: BranchView[]; merges: MergeView[] }> {
+    const [branches, merges, row, self] = await Promise.all([
+      this.#views(sql`b.parent_app_id = ${app.id}`),
+      this.#mergeRows(sql`m.parent_app_id = ${app.id}`),
+      sql<{ protected: boolean }>`select protected from apps where id = ${app.id}`.execute(this.#d.db),
+      this.#branchRow(app.id),
     ]);
-    return { protected: app.rows[0]?.protected ?? false, branches, merges: merges.map((m) => this.#mergeView(m)) };
+    return { protected: row.rows[0]?.protected ?? false, parent_app_id: self?.parent_app_id ?? null, branches, merges: merges.map((m) => this.#mergeView(m)) };
   }
 
   async #views(where: ReturnType<typeof sql>): Promise<BranchView[]> {
@@ -264,7 +265,13 @@ export class BranchesService {
       if (direct) await enqueue(tx, branchesMerge, { merge_id: id }, { jobKey: `merge:${id}` });
       return id;
     });
-    if (!direct) await this.#propose(caller, id, parent, branch, plan);
+    if (!direct) {
+      // A merge whose proposal could not be made is no one's to approve: it fails, saying why.
+      await this.#propose(caller, id, parent, branch, plan).catch(async (err: unknown) => {
+        await this.#failMerge(id, `its proposal could not be made: ${err instanceof Error ? err.message : String(err)}`);
+        throw err;
+      });
+    }
     return this.getMerge(parent.account_id, id);
   }
 
@@ -425,7 +432,8 @@ export class BranchesService {
   async expireIdle(now: Date): Promise<number> {
     const { rows } = await sql<{ app_id: string }>`select b.app_id from app_branches b join apps a on a.id = b.app_id
       where greatest(b.created_at, coalesce(b.merged_at, b.created_at), coalesce(a.last_request_at, b.created_at)) < ${now}::timestamptz - make_interval(days => b.idle_days)
-        and not exists (select 1 from branch_merges m where m.branch_app_id = b.app_id and m.status in ('proposed', 'queued', 'running'))`.execute(this.#d.db);
+        and not exists (select 1 from branch_merges m left join substrate_actions a on a.id = m.action_id
+                         where m.branch_app_id = b.app_id and (m.status in ('queued', 'running') or (m.status = 'proposed' and a.status = 'proposed')))`.execute(this.#d.db);
     for (const { app_id } of rows) {
       await this.#d.apps.delete(app_id);
       this.#d.log.info({ app_id }, 'idle branch deleted');

@@ -199,8 +199,11 @@ describe('a merge killed midway', () => {
     const merge = await asPerson('POST', `/v1/${branch}/branch/merge`);
     expect(merge.status).toBe(202);
     expect(['queued', 'running']).toContain(merge.json.status);
-    await until('merge running', async () => (await control.query('select status from branch_merges where id = $1', [merge.json.merge_id])).rows[0].status, (s) => s !== 'queued');
+    // Killed once the schema step is done and before the functions step has finished: between the two.
+    const progress = (await control.query(`select status, plan->'progress' as progress from branch_merges where id = $1`, [merge.json.merge_id])).rows[0];
+    await until('schema step done', async () => (await control.query(`select status, plan->'progress' as progress from branch_merges where id = $1`, [merge.json.merge_id])).rows[0], (r) => r.progress?.schema === true || r.status !== 'running' && r.status !== 'queued');
     server.child.kill('SIGKILL');
+    void progress;
     await server.stop();
     await agent.close().catch(() => {});
 

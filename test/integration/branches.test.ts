@@ -197,3 +197,38 @@ describe('a branch, changed and merged with approval', () => {
     expect((await agent('GET', `/v1/${app.app_id}/branches`)).body.merges).toHaveLength(1);
   });
 });
+
+describe('limits and expiry', () => {
+  it("holds the plan's branches per app, refuses a branch of a branch, and names a branch's parent", async () => {
+    const listed = (await agent('GET', `/v1/${app.app_id}/branches`)).body;
+    expect(listed.branches).toHaveLength(2);
+    expect(listed.parent_app_id).toBeNull();
+    const third = await readyBranch(app.app_id, {});
+    expect((await agent('GET', `/v1/${third}/branches`)).body).toMatchObject({ parent_app_id: app.app_id, branches: [], merges: [] });
+    const fourth = await agent('POST', `/v1/${app.app_id}/branches`, {});
+    expect([fourth.status, fourth.body.error.code, fourth.body.error.message]).toEqual([403, 'BRANCH_LIMIT', `App '${app.app_id}' has 3 branches, the free plan's limit.`]);
+    const nested = await agent('POST', `/v1/${third}/branches`, {});
+    expect([nested.status, nested.body.error.code]).toEqual([400, 'BRANCH_OF_BRANCH']);
+    const mixed = await agent('POST', `/v1/${app.app_id}/branches`, { data: 'none', tables: ['notes'] });
+    expect([mixed.status, mixed.body.error.message]).toEqual([400, "tables, mask and rows copy rows: set data to 'seed' or 'sample' too."]);
+  });
+
+  it('deletes branches idle past their days, but not one whose merge waits for a person; a rejected one goes', async () => {
+    const { branches } = (await agent('GET', `/v1/${app.app_id}/branches`)).body;
+    const waiting = branches.find((b: { merged_at: string | null; name: string }) => b.merged_at === null)!.app_id as string;
+    // The stale branch's conflict is resolved its way (production's column type), then a new change is proposed.
+    await agent('POST', `/v1/${waiting}/schema/apply`, { name: 'back', schema: { tables: { notes: { _dropColumns: ['pinned'] } } } });
+    await agent('POST', `/v1/${waiting}/schema/apply`, { name: 'tags', schema: { tables: { tags: { access: 'public', columns: { id: { type: 'bigint', primary: true } } } } } });
+    const proposed = await agent('POST', `/v1/${waiting}/branch/merge`);
+    expect(proposed.body.status, JSON.stringify(proposed.body)).toBe('proposed');
+    const later = new Date(Date.now() + 8 * 86_400_000);
+    expect(await p.services.branches.expireIdle(later)).toBe(2);
+    expect((await agent('GET', `/v1/${app.app_id}/branches`)).body.branches.map((b: { app_id: string }) => b.app_id)).toEqual([waiting]);
+    expect((await person('POST', `/v1/me/substrate/actions/${proposed.body.action_id}/reject`, { reason: 'not now' })).status).toBe(200);
+    const listed = (await agent('GET', `/v1/${app.app_id}/branches`)).body;
+    expect(listed.merges.find((m: { merge_id: string }) => m.merge_id === proposed.body.merge_id).status).toBe('rejected');
+    expect(await p.services.branches.expireIdle(later)).toBe(1);
+    expect((await agent('GET', `/v1/${app.app_id}/branches`)).body.branches).toEqual([]);
+    expect((await agent('GET', `/apps/${waiting}`)).status).toBe(404);
+  });
+});

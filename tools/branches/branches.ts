@@ -45,9 +45,9 @@ export const branchesCreate = defineTool({
 export const branchesList = defineTool({
   name: 'branches_list',
   title: 'List branches and merges',
-  description: "An app's branches (status, url, expires_at), its latest merges (status, the plan) and whether it is protected.",
-  input: z.object({ app_id: AppIdSchema.describe('The parent app') }),
-  output: z.object({ protected: z.boolean(), branches: z.array(BranchSchema), merges: z.array(MergeSchema) }),
+  description: "An app's branches (status, url, expires_at), its latest merges (status, the plan), whether it is protected, and parent_app_id when it is itself a branch.",
+  input: z.object({ app_id: AppIdSchema }),
+  output: z.object({ protected: z.boolean(), parent_app_id: z.string().nullable(), branches: z.array(BranchSchema), merges: z.array(MergeSchema) }),
   auth: ['platform'],
   appScoped: true,
   billingGate: 'exempt',
