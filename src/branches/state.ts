@@ -8,7 +8,10 @@ import type { AppSql } from '../apps/app-databases.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { jsonObject } from '../db/json.ts';
 import { getSchema } from '../schema/service.ts';
-import { listFiles } from '../templates/files.ts';
+import { createReadStream } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 
 /** A unit's key: `table:<t>`, `table:<t>/column:<c>`, `table:<t>/index:<i>`, `table:<t>/<attribute>`, `sqlfn:<f>`, `channel:<p>`, `function:<f>`, `site`, `ai`. */
 export type Units = Record<string, string>;
@@ -83,12 +86,22 @@ export function stateDigest(units: Units): string {
 const siteDigests = new Map<string, string>();
 const SITE_DIGESTS_MAX = 1000;
 
-/** The site's files by content: each path with the sha256 of its bytes, sorted, hashed together. */
+/**
+ * The site's files by content: each path with the sha256 of its bytes, sorted, hashed together. Files are streamed
+ * through the hash one at a time, so a large site neither fills memory nor holds the event loop.
+ */
 async function siteDigest(dir: string, deploymentId: string): Promise<string> {
   const known = siteDigests.get(deploymentId);
   if (known) return known;
-  const files = await listFiles(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
-  const lines = files.map((f) => `${f.path}\t${createHash('sha256').update(f.bytes).digest('hex')}`).sort();
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
+  const lines: string[] = [];
+  for (const entry of entries.filter((e) => e.isFile())) {
+    const full = path.join(entry.parentPath, entry.name);
+    const hash = createHash('sha256');
+    await pipeline(createReadStream(full), hash);
+    lines.push(`${path.relative(dir, full).split(path.sep).join('/')}\t${hash.digest('hex')}`);
+  }
+  lines.sort();
   const digest = createHash('sha256').update(lines.join('\n')).digest('hex');
   if (siteDigests.size >= SITE_DIGESTS_MAX) siteDigests.delete(siteDigests.keys().next().value as string);
   siteDigests.set(deploymentId, digest);
