@@ -92,6 +92,24 @@ export function renderAreaSection(area: string, tools: readonly AnyTool[], withT
   return lines.join('\n');
 }
 
+/** Where the manual keeps the generated reference: docs/reference/<area>.md and its index (scripts/gen-llms.ts writes them). */
+export const REFERENCE_DIR = new URL('../../docs/reference/', import.meta.url);
+
+/**
+ * The manual's reference, one page per area: exactly the area's section agents read (GET /llms.txt?area=<area>), so
+ * the two cannot disagree; and its index, each area with its summary and tools.
+ */
+export function renderReference(areas: Areas): Map<string, string> {
+  const pages = new Map<string, string>();
+  const index = ['# Reference', '', 'Every route and tool, by area: each page is the section agents read at /llms.txt?area=<area>, generated from the same descriptors.', ''];
+  for (const [area, tools] of Object.entries(areas)) {
+    pages.set(`${area}.md`, renderAreaSection(area, tools) + '\n');
+    index.push(`- [${area}](${area}.md): ${summaryOf(area, tools)} Tools: ${tools.map((t) => `\`${t.name}\``).join(', ')}.`);
+  }
+  pages.set('index.md', index.join('\n') + '\n');
+  return pages;
+}
+
 /** The texts of /llms.txt: the committed guide, and each area's section rendered from the registry once, at start-up. */
 export interface Docs {
   llmsTxt(): string;

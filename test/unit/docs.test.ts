@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
-import { areaLink, buildOpenApi, INDEX_BEGIN, INDEX_END, renderAreaSection, withAreaIndex } from '../../src/platform/docs.ts';
+import { areaLink, buildOpenApi, INDEX_BEGIN, INDEX_END, REFERENCE_DIR, renderAreaSection, renderReference, withAreaIndex } from '../../src/platform/docs.ts';
 import { LLMS_TXT_PATH } from '../../src/composition.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../src/core/schema.ts';
 
@@ -9,6 +9,19 @@ describe('generated documentation', () => {
   it('the committed llms.txt matches the registry (run `npm run gen:llms` after changing the areas or their tools)', () => {
     const committed = readFileSync(LLMS_TXT_PATH, 'utf8');
     expect(withAreaIndex(committed, toolAreas, DEFAULT_TOOLSET_AREAS)).toBe(committed);
+  });
+
+  it('the committed reference (docs/reference/) matches the registry: every area a page, every tool and route in it (`npm run gen:llms`)', () => {
+    const pages = renderReference(toolAreas);
+    expect(readdirSync(REFERENCE_DIR).sort()).toEqual([...pages.keys()].sort());
+    for (const [file, text] of pages) expect(readFileSync(new URL(file, REFERENCE_DIR), 'utf8'), file).toBe(text);
+    for (const [area, list] of Object.entries(toolAreas)) {
+      const page = pages.get(`${area}.md`)!;
+      for (const t of list) {
+        expect(page, t.name).toContain(`### ${t.name}: ${t.title}`);
+        if (t.http) expect(page, t.name).toContain(`REST: \`${t.http.method} ${t.http.path}\``);
+      }
+    }
   });
 
   it('the index of llms.txt has a line per area with its tools and section link; a section documents every tool of its area', () => {

@@ -11,6 +11,7 @@ import { meetingsRawRoutes } from './meetings.ts';
 import { approvalRoutes } from './approvals.ts';
 import { oauthRoutes } from './oauth.ts';
 import { consoleRoutes } from './console.ts';
+import { manualRoutes } from './manual.ts';
 
 /**
  * Routes outside the descriptor registry, for wire shapes a tool cannot have (presigned blob PUT/GET with raw
@@ -24,4 +25,4 @@ export interface RawRoutes {
   platformHostOnly?: true;
 }
 
-export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, storageV1Routes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes, oauthRoutes, consoleRoutes];
+export const rawRoutes: readonly RawRoutes[] = [storageRawRoutes, storageV1Routes, siteRoutes, functionRoutes, webhookRoutes, meetingsRawRoutes, peopleRawRoutes, approvalRoutes, oauthRoutes, consoleRoutes, manualRoutes];
