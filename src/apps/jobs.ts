@@ -2,7 +2,6 @@
 import { z } from 'zod';
 import { defineCron, defineJob, type JobContext } from '../core/jobs.ts';
 import type { AppDatabases } from './app-databases.ts';
-import type { AppsService } from './service.ts';
 import type { AppPurger } from './types.ts';
 
 /** Enqueued with every app delete; dropping an already-dropped database is a no-op, so reruns are safe. */
@@ -30,7 +29,8 @@ export const appsPurgeFiles = defineJob({
 export const appsReap = defineCron({
   name: 'apps_reap',
   cron: '*/10 * * * *',
-  handler: async (_payload, { deps, logger }: JobContext<{ apps: AppsService }>) => {
+  // The service by shape: naming its type would tie this file into the service's imports.
+  handler: async (_payload, { deps, logger }: JobContext<{ apps: { reap(): Promise<{ rows: number; databases: number }> } }>) => {
     const reaped = await deps.apps.reap();
     if (reaped.rows || reaped.databases) logger.info(`reaped ${reaped.rows} stale app rows, ${reaped.databases} orphan databases`);
   },

@@ -1,12 +1,19 @@
 // The billing area's jobs: enforcement, idle pauses, measurements and overage invoicing on a schedule, and e-mails.
 import { z } from 'zod';
 import { defineCron, defineJob, type JobContext } from '../core/jobs.ts';
-import type { BillingService } from './service.ts';
+/** What the jobs call on the billing service, by shape: naming its type would tie this file into the service's imports. */
+interface BillingJobs {
+  enforce(): Promise<unknown>;
+  pauseIdle(): Promise<unknown>;
+  measureDatabases(): Promise<unknown>;
+  invoiceOverage(): Promise<unknown>;
+  deliverNotification(id: number): Promise<unknown>;
+}
 
-type Deps = JobContext<{ billing: BillingService }>;
+type Deps = JobContext<{ billing: BillingJobs }>;
 
 /** A billing cron: one service call. */
-function billingCron(name: string, cron: string, run: (billing: BillingService) => Promise<unknown>) {
+function billingCron(name: string, cron: string, run: (billing: BillingJobs) => Promise<unknown>) {
   return defineCron({
     name,
     cron,
