@@ -377,7 +377,7 @@ export class McpTransport {
       return `${INSTRUCTIONS} This request has the toolsets ${[...areas].join(', ')}; for the others (${others.join(', ')}) send every request to /mcp?toolsets=<comma-separated names> (or with the ${TOOLSETS_HEADER_NAME} header).`;
     }
     const how = this.#inToolsets(TOOLSETS_TOOL, areas)
-      ? `add them to this session with ${TOOLSETS_TOOL} { toolsets: [...] } (tools/list then includes them)`
+      ? `add them to this session with ${TOOLSETS_TOOL} { toolsets: [...] } (tools/list then includes them), or connect to /mcp?toolsets=<comma-separated names> to start every session with them`
       : `open a new session with /mcp?toolsets=<comma-separated names> (with ${TOOLSETS_AREA}, ${TOOLSETS_TOOL} adds more later)`;
     return `${INSTRUCTIONS} This session has the toolsets ${[...areas].join(', ')}; for the others (${others.join(', ')}) ${how}.`;
   }

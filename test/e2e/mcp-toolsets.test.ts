@@ -42,7 +42,7 @@ const namesOf = (areas: readonly string[]) => areas.flatMap((a) => toolAreas[a]!
 const lacking = Object.keys(toolAreas).filter((a) => !DEFAULT_TOOLSET_AREAS.includes(a));
 /** What the initialize instructions of a session with the platform toolset say about the toolsets it lacks. */
 const growHint = (others: readonly string[]) =>
-  `for the others (${others.join(', ')}) add them to this session with platform_toolsets_enable { toolsets: [...] } (tools/list then includes them).`;
+  `for the others (${others.join(', ')}) add them to this session with platform_toolsets_enable { toolsets: [...] } (tools/list then includes them), or connect to /mcp?toolsets=<comma-separated names> to start every session with them.`;
 
 /** The JSON of a result, asserting it is carried once: one text item, no structuredContent. */
 function once(result: CallToolResult): any {
