@@ -32,7 +32,8 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 # What the platform reads at run time: package.json ("type": "module"), the sources, the migrations, the console's
 # and the templates' sources (built at start), and llms.txt. .dockerignore keeps everything else out.
-COPY package.json llms.txt ./
+COPY package.json llms.txt README.md ./
+COPY docs ./docs
 COPY src ./src
 COPY tools ./tools
 COPY workers ./workers

@@ -27,4 +27,13 @@ export const resources: readonly McpResource[] = [
     mimeType: 'text/plain',
     read: (services: Services) => services.docs.areaSection(area) ?? '',
   })),
+  // The same sections without the tool reference a session's tools/list already holds: what an agent that has the
+  // area's tools reads, at a fraction of the bytes.
+  ...Object.keys(toolAreas).map((area) => ({
+    uri: `${areaResource(area)}/notes`,
+    name: `Guide: ${area}, without its tools`,
+    description: `The ${area} guide without the tool reference tools/list gives (platform_guide with tools: false).`,
+    mimeType: 'text/plain',
+    read: (services: Services) => services.docs.areaSection(area, { tools: false }) ?? '',
+  })),
 ];

@@ -43,7 +43,7 @@ const INSTRUCTIONS =
   'Backend platform for apps: each app has its own Postgres database, REST data API, auth, storage, functions and hosting. ' +
   'Start with apps_list or apps_create. Read the guide once (resource svc://guide/llms.txt, or platform_guide): the flow for a ' +
   "new app, conventions, pitfalls and an index of the areas; an area's reference is platform_guide with area (tools: false: without the " +
-  'tools you have), or svc://guide/<area>.';
+  'tools you have), or svc://guide/<area> (svc://guide/<area>/notes: without them).';
 
 /** A session as this process holds it; its row (mcp-sessions.ts) is what every api process shares. */
 interface Session {

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { toolAreas } from '../../tools/index.ts';
-import { callTool, connectMcp, type McpConnection, otherAccountKey } from './e2e-helpers.ts';
+import { callTool, connectMcp, resultJson, type McpConnection, otherAccountKey } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 let mcp: McpConnection;
@@ -44,7 +44,8 @@ describe('resource templates', () => {
   });
 
   it("resources/list lists the guide, its area sections and each template for the caller's own apps only", async () => {
-    const guides = ['svc://guide/llms.txt', ...Object.keys(toolAreas).map((area) => `svc://guide/${area}`)];
+    const areas = Object.keys(toolAreas);
+    const guides = ['svc://guide/llms.txt', ...areas.map((area) => `svc://guide/${area}`), ...areas.map((area) => `svc://guide/${area}/notes`)];
     const { resources } = await mcp.client.listResources();
     expect(resources.map((r) => r.uri)).toEqual([
       ...guides,
@@ -61,6 +62,16 @@ describe('resource templates', () => {
       `svc://apps/${otherAppId}/functions`,
       `svc://apps/${otherAppId}/openapi`,
     ]);
+  });
+
+  it("an area's notes are its section without the tool reference tools/list holds, as platform_guide with tools: false", async () => {
+    const full = (await mcp.client.readResource({ uri: 'svc://guide/schema' })).contents[0] as { text: string };
+    const notes = (await mcp.client.readResource({ uri: 'svc://guide/schema/notes' })).contents[0] as { text: string };
+    const viaTool = resultJson(await callTool(mcp.client, 'platform_guide', { area: 'schema', tools: false }));
+    expect(notes.text).toBe(viaTool.text);
+    expect(full.text.startsWith(notes.text.trimEnd())).toBe(true);
+    expect(full.text).toContain('### schema_apply: Apply a schema');
+    expect(notes.text).not.toContain('### schema_apply:');
   });
 
   it('the schema resource of an own app is the schema schema_get returns', async () => {
