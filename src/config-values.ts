@@ -220,7 +220,7 @@ export function parseRegions(variable: string, setting: string, defaultRegion: s
 /**
  * Where apps' own hosts are when SVC_BASE_DOMAIN is unset and the platform runs on this machine: `{subdomain}.localhost`
  * on the base URL's port, which browsers (and curl) resolve to loopback, so tenant content has origins of its own in
- * development too. Elsewhere there is no default: the operator names the apps' domain (README, "Origins").
+ * development too. Elsewhere there is no default: the operator names the apps' domain (docs/security.md, "Origins").
  */
 export function loopbackAppsDomain(baseUrl: string): string | undefined {
   const url = new URL(baseUrl);

@@ -1,4 +1,4 @@
-// Protected apps (README "Branches and governed change"): agents (platform keys, OAuth clients over MCP, service keys)
+// Protected apps (docs/branches.md): agents (platform keys, OAuth clients over MCP, service keys)
 // do not change a protected app directly; they change a branch of it, whose merge a person approves. A person signed
 // in with at least the developer role acts directly. Read from the row on every guarded write, not from a cache, so a
 // protection set on one process holds on every other at once.

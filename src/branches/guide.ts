@@ -8,7 +8,7 @@ export const BRANCHES_GUIDE: AreaGuide = {
 
 1. \`branches_create { app_id, data?, tables?, mask?, rows?, secrets? }\` (201): a new app, the branch, with its own
    URL, keys and end users; \`status\` is \`copying\` until \`ready\` (poll \`branches_list { app_id }\` of the parent).
-   Copied as a template clone copies (README "Templates"): the schema (its migrations), functions with their triggers
+   Copied as a template clone copies (/docs/templates): the schema (its migrations), functions with their triggers
    and limits, the live site, AI and RAG settings, toolkits. Function variables only when named in \`secrets\`; no
    plans or products at Stripe, no substrate link, no end users, no keys.
    Rows: \`data: "none"\` (default); \`"seed"\` copies the rows of \`tables\` that no end user owns (parents first);

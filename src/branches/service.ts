@@ -1,4 +1,4 @@
-// Branches and governed change (README "Branches and governed change"). A branch is a clone of an app (the templates
+// Branches and governed change (docs/branches.md). A branch is a clone of an app (the templates
 // area's clone job, the parent standing in for the template) with data by choice, listed under its parent; its row
 // keeps the parent's state it started from (state.ts), the base of a merge's three-way diff (three-way.ts). A merge
 // plans the branch's changes against production as they are now; conflicts block it. On an unprotected app, or for a

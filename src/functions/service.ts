@@ -1,5 +1,5 @@
 // Serverless functions: deploy (validated in the sandbox), manage, invoke through the process pool, log, and
-// dispatch cron and websocket triggers. See README "Functions". The pieces live beside it: the platform channel
+// dispatch cron and websocket triggers. See docs/functions.md. The pieces live beside it: the platform channel
 // (src/transports/platform-channel.ts, attached as a port), trigger requests (requests.ts), buffered responses (responses.ts), the function row and its
 // view (records.ts), the cron tick (cron-dispatch.ts), log reads (logs.ts) and Deno's emit cache (sandbox.ts).
 import { randomUUID } from 'node:crypto';

@@ -105,6 +105,6 @@ export class PersonMails {
   }
 
   #notSent(about: Record<string, string>): void {
-    this.#d.log.warn(about, 'e-mail to a person not sent: SMTP is not configured (set SVC_SMTP_URL); see the README, "People: sign-in"');
+    this.#d.log.warn(about, 'e-mail to a person not sent: SMTP is not configured (set SVC_SMTP_URL); see docs/people.md, "People: sign-in"');
   }
 }

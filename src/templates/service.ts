@@ -1,4 +1,4 @@
-// Templates and cloning (README "Templates"): the catalog of templates an account can see (catalog.ts), clones
+// Templates and cloning (docs/templates.md): the catalog of templates an account can see (catalog.ts), clones
 // running as one job per step (clones.ts, steps.ts), and the templates shipped in the repository (shipped.ts).
 import type { BillingGate } from '../billing/gate.ts';
 import type { AppsService } from '../apps/service.ts';

@@ -51,7 +51,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   (app.locals as BaseUrlLocals).baseUrl = config.baseUrl;
   app.disable('x-powered-by');
   if (!config.baseDomain) {
-    log.warn("SVC_BASE_DOMAIN is not set: apps have no hosts of their own, so their sites and functions' pages are served sandboxed on SVC_BASE_URL's paths (no cookies or storage); set it for hosted sites (README, 'Origins')");
+    log.warn("SVC_BASE_DOMAIN is not set: apps have no hosts of their own, so their sites and functions' pages are served sandboxed on SVC_BASE_URL's paths (no cookies or storage); set it for hosted sites (docs/security.md, 'Origins')");
   }
   // Only trusted hops may name the client: otherwise X-Forwarded-For would let anyone pick a fresh rate-limit bucket.
   app.set('trust proxy', config.trustProxy);

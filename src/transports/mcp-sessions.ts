@@ -8,7 +8,7 @@
 // Bound to one process, and so not shared: an open GET SSE stream, its replayable events (mcp-events.ts), and a
 // server-to-client request awaiting its answer (URL elicitation), live on the process holding that stream. An answer
 // POSTed to another process cannot reach the request waiting for it, which then ends as a refusal when it times out
-// (elicitUrl in mcp.ts). Hence the README's advice: session affinity (on Mcp-Session-Id, or a cookie) for
+// (elicitUrl in mcp.ts). Hence the advice of docs/operations.md: session affinity (on Mcp-Session-Id, or a cookie) for
 // elicitation and stream resumption, and for nothing else.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { InitializeRequest, LoggingLevel, Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';

@@ -4,7 +4,7 @@
 // (its heading shown and no section still loading: the HTML, the script and its chunks, the session, then the page's
 // calls), without the browser's cache (the console is served no-store), and the script fetched for it is counted.
 //
-// CONSOLE_SCREENSHOTS=1 also saves each page at 1280x800 to docs/screenshots/console-<page>.png (the README shows them).
+// CONSOLE_SCREENSHOTS=1 also saves each page at 1280x800 to docs/screenshots/console-<page>.png (docs/console.md shows them).
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

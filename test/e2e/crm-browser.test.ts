@@ -5,7 +5,7 @@
 // the owner approves it and the deal shows in its new stage; a note is added and the agent's answer streams in word by
 // word, citing it; and someone of another workspace, in a third browser, sees none of it, in pages, search or chat.
 //
-// CRM_SCREENSHOTS=1 also saves the main pages at 1280x800 to docs/screenshots/crm-<page>.png (the README shows them).
+// CRM_SCREENSHOTS=1 also saves the main pages at 1280x800 to docs/screenshots/crm-<page>.png (docs/crm.md shows them).
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -65,7 +65,7 @@ const column = (page: Page, stage: string) => page.locator(`section.column[data-
 const heading = (page: Page, name: string) => page.getByRole('heading', { name, level: 1, exact: true }).waitFor();
 const sessionOf = (page: Page) => page.evaluate(() => JSON.parse(localStorage.getItem('crm.session')!) as { access_token: string; user: { id: string } });
 
-/** Saves the page as docs/screenshots/crm-<name>.png when CRM_SCREENSHOTS=1 (kept small: the README shows them). */
+/** Saves the page as docs/screenshots/crm-<name>.png when CRM_SCREENSHOTS=1 (kept small: docs/crm.md shows them). */
 async function shot(page: Page, name: string): Promise<void> {
   if (!SCREENSHOTS) return;
   // Without the transient "done" notices, which would cover the page, nor a focus ring.

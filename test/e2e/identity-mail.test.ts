@@ -53,7 +53,7 @@ async function mailWithSubject(address: string, subject: string): Promise<Mail> 
   return mailsTo(address).findLast((m) => m.subject === subject)!;
 }
 
-/** The token of the mail's link, checked against the link shape the README documents. */
+/** The token of the mail's link, checked against the link shape docs/people.md documents. */
 function tokenOf(mail: Mail, page: 'verify-email' | 'reset-password' | 'confirm-signup'): string {
   const match = new RegExp(`^${origin}/console/#/${page}/(\\S+)$`, 'm').exec(mail.text);
   expect(match, mail.text).not.toBeNull();
@@ -516,7 +516,7 @@ describe('without SMTP (SVC_SMTP_URL unset)', () => {
     expect(unknown.json).toEqual({ mail_configured: false });
 
     await until(() => warnings(personId).length >= 2);
-    const message = 'e-mail to a person not sent: SMTP is not configured (set SVC_SMTP_URL); see the README, "People: sign-in"';
+    const message = 'e-mail to a person not sent: SMTP is not configured (set SVC_SMTP_URL); see docs/people.md, "People: sign-in"';
     expect(warnings(personId).sort((a, b) => a.purpose.localeCompare(b.purpose))).toEqual([
       { purpose: 'reset_password', msg: message },
       { purpose: 'verify_email', msg: message },

@@ -122,7 +122,7 @@ export async function startTopology(extraEnv: Record<string, string> = {}): Prom
       SVC_TRUST_PROXY: '1',
       SVC_WORKER_STALE_AFTER_SECONDS: String(STALE_AFTER_SECONDS),
       // Each process may hold this many connections on the app clusters: three of them stay under the second
-      // cluster's max_connections (60), as the README's scaling notes ask of a deployment.
+      // cluster's max_connections (60), as the scaling notes of docs/operations.md ask of a deployment.
       SVC_APP_POOL_BUDGET: '15',
       SVC_TEMPLATES_INSTALL: 'false',
       LOG_LEVEL: 'warn',
