@@ -37,7 +37,7 @@ import type { RealtimeService } from './realtime/service.ts';
 import type { McpSessions } from './transports/mcp-sessions.ts';
 import type { AppChanges } from './apps/changes.ts';
 import type { AppAdmission } from './core/invoke.ts';
-import type { AnyTool } from './core/define.ts';
+import { governs, type AnyTool } from './core/define.ts';
 import type { Caller } from './core/caller.ts';
 import { errors } from './core/errors.ts';
 import type { AppRecord } from './apps/types.ts';
@@ -132,7 +132,9 @@ export function appAdmission(apps: AppsService, billing: BillingService): AppAdm
       if (caller.kind === 'platform' && app.account_id !== caller.accountId) throw errors.otherApp();
       return app;
     },
-    admit: async (app: AppRecord, tool: AnyTool, input: Record<string, unknown>) => {
+    admit: async (app: AppRecord, tool: AnyTool, input: Record<string, unknown>, caller: Caller) => {
+      // A change of a protected app is a person's (src/apps/protection.ts); refused before anything else is judged.
+      if (governs(tool, input)) await apps.guardProtected(app.id, caller, `${tool.name} (${tool.title.toLowerCase()})`);
       await billing.gate.check(app, toolAccess(tool, input));
       billing.traffic.touch(app.id);
     },

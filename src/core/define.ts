@@ -163,6 +163,14 @@ export interface ToolDescriptor<I extends z.ZodType = z.ZodType, O extends z.Zod
   role?: Role;
   /** Whether input.app_id names an app the caller must be entitled to. */
   appScoped?: boolean;
+  /**
+   * Whether a call changes the app, which on a protected app only a person may do (agents go through a branch:
+   * src/apps/protection.ts). Default (see governs): every app-scoped tool that is not read-only and that no end user
+   * may call, since end users' tools are the app at work, not a change to it. false: a tool of the app at work that
+   * only keys call (functions_invoke, people search); a function judges the parsed input (schema_apply's dry run
+   * changes nothing).
+   */
+  governed?: false | ((input: z.output<I>) => boolean);
   http: HttpBinding<z.output<O>> | false;
   /**
    * How the account's billing status and the app's pause apply (app-scoped tools; src/billing/gate.ts). Default: a
@@ -207,6 +215,13 @@ export interface ToolAudit<I = any, O = any> {
 }
 
 /** The role a platform caller needs for this tool (see ToolDescriptor.role). */
+/** Whether this call of `tool` changes its app (see `governed`). */
+export function governs(tool: Pick<AnyTool, 'appScoped' | 'annotations' | 'auth' | 'governed'>, input: Record<string, unknown>): boolean {
+  if (!tool.appScoped || tool.annotations?.readOnlyHint || tool.governed === false) return false;
+  if (tool.auth.includes('user') || tool.auth.includes('none')) return false;
+  return typeof tool.governed === 'function' ? tool.governed(input) : true;
+}
+
 export function requiredRole(tool: Pick<AnyTool, 'role' | 'annotations'>): Role {
   return tool.role ?? (tool.annotations?.readOnlyHint ? 'viewer' : 'developer');
 }

@@ -17,7 +17,7 @@ export interface AppAdmission<A> {
    * Refuses the call when the app may not serve this tool with this input now (paused, its account's billing status);
    * counts activity.
    */
-  admit(app: A, tool: AnyTool, input: Record<string, unknown>): Promise<void>;
+  admit(app: A, tool: AnyTool, input: Record<string, unknown>, caller: Caller): Promise<void>;
 }
 
 /** One successful call of a tool that declares `audit`, as the audit log receives it. */
@@ -65,7 +65,7 @@ export async function invoke<S, A>(tool: AnyTool, rawInput: unknown, base: Invok
     const input = parsed.data as Record<string, unknown>;
     const app = tool.appScoped ? await base.admission.resolve(String(input.app_id), base.caller) : undefined;
     // The app's state decides before anything runs; what passes is activity.
-    if (app !== undefined) await base.admission.admit(app, tool, input);
+    if (app !== undefined) await base.admission.admit(app, tool, input, base.caller);
     const { admission: _admission, audit: _audit, ...context } = base;
     const ctx: ToolContext<S, A> = { ...context, app };
     const result = await tool.handler(input, ctx);

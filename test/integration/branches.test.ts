@@ -67,7 +67,7 @@ describe('protected apps', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatchObject({
       code: 'APP_PROTECTED',
-      message: `App '${app.app_id}' is protected: a schema apply by an agent is refused; a person approves changes to it.`,
+      message: `App '${app.app_id}' is protected: schema_apply (apply a schema) by an agent is refused; a person approves changes to it.`,
     });
     expect(refused.body.error.remediation).toMatch(/^Make the change on a branch: branches_create/);
     // A service key is no person either; a dry run changes nothing and stays open.
@@ -76,6 +76,12 @@ describe('protected apps', () => {
     expect((await agent('POST', `/v1/${app.app_id}/functions`, { name: 'f', code: 'export default () => new Response("x")' })).body.error.code).toBe('APP_PROTECTED');
     expect((await agent('POST', `/v1/${app.app_id}/frontend/deployments/files`, { framework: 'static', files: { 'index.html': 'x' } })).body.error.code).toBe('APP_PROTECTED');
     expect((await agent('DELETE', `/apps/${app.app_id}`)).body.error.code).toBe('APP_PROTECTED');
+    // Every change of the app is governed, not only schema, functions and site: settings too.
+    expect((await agent('PUT', `/v1/${app.app_id}/ai/config`, { defaultModel: 'openai/gpt-4o-mini' })).body.error.code).toBe('APP_PROTECTED');
+    expect((await agent('PUT', `/v1/${app.app_id}/auth/settings`, { allow_signup: false })).body.error.code).toBe('APP_PROTECTED');
+    expect((await agent('POST', `/v1/${app.app_id}/rag/collections`, { name: 'docs' })).body.error.code).toBe('APP_PROTECTED');
+    // The app at work is not: end users' and keys' runtime calls pass.
+    expect((await p.api('GET', `/v1/${app.app_id}/notes?select=body`, { key: app.service_key.key })).status).toBe(200);
 
     const applied = await person('POST', `/v1/${app.app_id}/schema/apply`, change);
     expect(applied.status, JSON.stringify(applied.body)).toBe(200);

@@ -83,7 +83,6 @@ export const appsDelete = defineTool({
   annotations: { destructiveHint: true, idempotentHint: false },
   audit: { action: 'app.delete', resource: 'app', id: (input) => input.app_id },
   handler: async (input, ctx) => {
-    await ctx.services.apps.guardProtected(input.app_id, ctx.caller, 'deleting the app');
     await ctx.services.apps.delete(input.app_id);
     return { deleted: true as const, app_id: input.app_id };
   },
@@ -98,6 +97,8 @@ export const appsRestore = defineTool({
   output: AppSchema,
   auth: ['platform'],
   appScoped: true,
+  // Restoring a paused app serves it again; it changes nothing of it.
+  governed: false,
   billingGate: 'exempt',
   http: { method: 'POST', path: '/apps/{app_id}/restore' },
   annotations: { idempotentHint: true },

@@ -17,7 +17,7 @@ import {
 } from '../../src/frontend/types.ts';
 import { decodeContent, ENCODINGS, guideRef } from '../shared.ts';
 
-type Uses = 'frontend' | 'apps';
+type Uses = 'frontend';
 const defineTool = toolsUsing<Uses>();
 
 const AUTH = ['platform', 'service'] as const;
@@ -33,9 +33,6 @@ const PLATFORM_ENV_NOTE =
   'Pages get window.__ENV__ from <script src="__env.js">: SVC_APP_ID, SVC_API_URL, SVC_DATA_URL (PostgREST: fetch SVC_DATA_URL+"/table?select=*" ' +
   'with Authorization: Bearer <access_token>), SVC_AUTH_SIGNUP_URL and SVC_AUTH_LOGIN_URL (POST { email, password } -> { access_token, user, ... }), ' +
   'SVC_AUTH_REFRESH_URL; platform_env lists them.';
-/** A change of the site (a protected app's is a person's, or a branch's merge: src/apps/protection.ts). */
-const siteChange = (ctx: Ctx<Uses>) => ctx.services.apps.guardProtected(ctx.app!.id, ctx.caller, 'changing the site');
-
 const FrameworkSchema = z
   .enum(FRAMEWORKS)
   .describe('How the site is served: react-vite (SPA: unknown routes get index.html), nextjs-static (next export), static or other (exact files)');
@@ -60,10 +57,7 @@ export const frontendDeployCreate = defineTool({
   appScoped: true,
   http: { method: 'POST', path: BASE, status: 201 },
   annotations: { destructiveHint: false, idempotentHint: false },
-  handler: async (input, ctx) => {
-    await siteChange(ctx);
-    return ctx.services.frontend.create(ctx.app!.id, input.framework);
-  },
+  handler: async (input, ctx) => ctx.services.frontend.create(ctx.app!.id, input.framework),
 });
 
 export const frontendDeployStart = defineTool({
@@ -79,10 +73,7 @@ export const frontendDeployStart = defineTool({
   appScoped: true,
   http: { method: 'POST', path: `${BASE}/{id}/start`, status: 202 },
   annotations: { idempotentHint: false },
-  handler: async (input, ctx) => {
-    await siteChange(ctx);
-    return deployResult(await ctx.services.frontend.start(ctx.app!.id, input.id), ctx);
-  },
+  handler: async (input, ctx) => deployResult(await ctx.services.frontend.start(ctx.app!.id, input.id), ctx),
 });
 
 const FileSchema = z.union([
@@ -115,7 +106,6 @@ export const frontendDeployFiles = defineTool({
   http: { method: 'POST', path: `${BASE}/files`, status: 202, largeBody: true },
   annotations: { destructiveHint: false, idempotentHint: false },
   handler: async (input, ctx) => {
-    await siteChange(ctx);
     const files = Object.entries(input.files).map(([path, file]) => ({
       path,
       bytes: typeof file === 'string' ? Buffer.from(file, 'utf8') : decodeContent(file.content, file.encoding, `files.${path}.content`),
@@ -199,10 +189,7 @@ export const frontendDeployPromote = defineTool({
   appScoped: true,
   http: { method: 'POST', path: `${BASE}/{id}/promote` },
   annotations: { idempotentHint: true },
-  handler: async (input, ctx) => {
-    await siteChange(ctx);
-    return ctx.services.frontend.promote(ctx.app!.id, input.id);
-  },
+  handler: async (input, ctx) => ctx.services.frontend.promote(ctx.app!.id, input.id),
 });
 
 export const frontendDeployDelete = defineTool({
@@ -217,10 +204,7 @@ export const frontendDeployDelete = defineTool({
   appScoped: true,
   http: { method: 'DELETE', path: `${BASE}/{id}` },
   annotations: { destructiveHint: true, idempotentHint: false },
-  handler: async (input, ctx) => {
-    await siteChange(ctx);
-    return ctx.services.frontend.delete(ctx.app!.id, input.id);
-  },
+  handler: async (input, ctx) => ctx.services.frontend.delete(ctx.app!.id, input.id),
 });
 
 const EnvMapSchema = z
@@ -244,10 +228,7 @@ export const frontendEnvSet = defineTool({
   billingGate: 'write',
   http: { method: 'PUT', path: '/v1/{app_id}/frontend/env', bodyField: 'env' },
   annotations: { destructiveHint: true, idempotentHint: true },
-  handler: async (input, ctx) => {
-    await siteChange(ctx);
-    return ctx.services.frontend.setEnv(ctx.app!.id, input.env);
-  },
+  handler: async (input, ctx) => ctx.services.frontend.setEnv(ctx.app!.id, input.env),
 });
 
 export const frontendEnvGet = defineTool({

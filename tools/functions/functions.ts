@@ -17,7 +17,7 @@ import {
   TriggerSchema,
 } from '../../src/functions/types.ts';
 
-type Uses = 'endUserTokens' | 'functions' | 'substrate' | 'apps';
+type Uses = 'endUserTokens' | 'functions' | 'substrate';
 const defineTool = toolsUsing<Uses>();
 
 const AUTH = ['platform', 'service'] as const;
@@ -30,11 +30,7 @@ const GUIDE = guideRef('functions');
  * What an app's functions do is what a person allowed when they let its end users decide on its proposals: a change
  * by anyone else ends that consent first (src/substrate/service.ts).
  */
-/** A change of the app's code: refused on a protected app but by a person (src/apps/protection.ts), and ended end users' decisions first. */
-async function beforeCodeChange(ctx: Ctx<Uses>, change: string): Promise<void> {
-  await ctx.services.apps.guardProtected(ctx.app!.id, ctx.caller, `a function change (${change})`);
-  await ctx.services.substrate.endUserDecisionsBefore(ctx.app!.id, ctx.caller, ctx.clientId, change);
-}
+const beforeCodeChange = (ctx: Ctx<Uses>, change: string) => ctx.services.substrate.endUserDecisionsBefore(ctx.app!.id, ctx.caller, ctx.clientId, change);
 
 /** A function in the audit log: names are unique per app only. */
 const functionRef = (appId: string, name: string) => `${appId}/${name}`;
@@ -164,6 +160,8 @@ export const functionsInvoke = defineTool({
   }),
   auth: AUTH,
   appScoped: true,
+  // Running a function is the app at work, not a change to it.
+  governed: false,
   http: { method: 'POST', path: `${BASE}/{name}/invoke`, subdomainPath: `${SHORT}/{name}/invoke` },
   annotations: { openWorldHint: true },
   handler: async (input, ctx) => {

@@ -74,6 +74,8 @@ export const meetingsSpawn = defineTool({
   output: BotSchema,
   auth: OWNER,
   appScoped: true,
+  // Bots join calls for the app: its work, not a change to it.
+  governed: false,
   http: openai({ method: 'POST', path: BASE, subdomainPath: '/ai/meetings' }),
   annotations: { openWorldHint: true },
   handler: async ({ app_id: _app, ...request }, ctx) => ctx.services.meetings.spawn(ctx.app!, request),
@@ -135,6 +137,7 @@ export const meetingsLeave = defineTool({
   output: z.object({ left: z.literal(true), id: z.string() }),
   auth: OWNER,
   appScoped: true,
+  governed: false,
   http: openai({ method: 'DELETE', path: `${BASE}/{bot_id}`, subdomainPath: '/ai/meetings/{bot_id}', status: 204 }),
   annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
   handler: async (input, ctx) => {

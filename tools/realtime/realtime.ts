@@ -137,6 +137,8 @@ export const realtimeToken = defineTool({
   output: z.object({ token: z.string(), expires_in: z.number().int() }),
   auth: ['platform'],
   appScoped: true,
+  // A token for realtime clients: the app at work.
+  governed: false,
   // A browser's credential (the console's Live view); agents and servers hold the app's keys.
   mcp: false,
   http: route('POST', '/token', { status: 201 }),

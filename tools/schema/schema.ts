@@ -8,7 +8,7 @@ import { SchemaViewSchema } from '../../src/schema/describe.ts';
 import { applySchema, getSchema, listMigrations } from '../../src/schema/service.ts';
 import { guideRef } from '../shared.ts';
 
-type Uses = 'catalogs' | 'databases' | 'monetization' | 'appChanges' | 'apps';
+type Uses = 'catalogs' | 'databases' | 'monetization' | 'appChanges';
 const defineTool = toolsUsing<Uses>();
 
 const MigrationSummarySchema = z.object({
@@ -44,6 +44,8 @@ export const schemaApply = defineTool({
   auth: ['platform', 'service'],
   appScoped: true,
   billingGate: 'write',
+  // A dry run changes nothing, so a protected app answers it to agents too.
+  governed: (input) => !input.dry_run,
   http: { method: 'POST', path: '/v1/{app_id}/schema/apply', subdomainPath: '/schema/apply' },
   annotations: { destructiveHint: true, idempotentHint: true },
   // A dry run, or a definition the database already has, changes nothing.
@@ -57,7 +59,6 @@ export const schemaApply = defineTool({
   handler: async (input, ctx) => {
     const appId = ctx.app!.id;
     const db = ctx.services.databases.sql(appId);
-    if (!input.dry_run) await ctx.services.apps.guardProtected(appId, ctx.caller, 'a schema apply');
     if (definitionUsesPlans(input.schema)) await preparePlanGates(ctx.services.monetization.catalog, appId, input.schema);
     const result = await applySchema(appId, db, input);
     if (result.applied) {

@@ -76,6 +76,8 @@ export const substrateAppPropose = defineTool({
   output: substratePropose.output,
   auth: ['service'],
   appScoped: true,
+  // A proposal to the owner's ledger: the ledger governs it.
+  governed: false,
   mcp: false,
   http: { method: 'POST', path: '/v1/{app_id}/substrate/actions/propose' },
   handler: async ({ app_id, ...input }, ctx) => ctx.services.substrate.propose(await ctx.services.substrate.actorForApp(String(app_id), 'service_key'), input as never),
