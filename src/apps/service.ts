@@ -204,6 +204,9 @@ export class AppsService {
    */
   async delete(appId: string): Promise<void> {
     const { db, databases } = this.#d;
+    // Its branches (src/branches) are copies of it, its end users' rows perhaps among them: they go with it.
+    const branches = await db.selectFrom('app_branches').select('app_id').where('parent_app_id', '=', appId).execute();
+    for (const branch of branches) await this.delete(branch.app_id);
     let region: string | null = null;
     await db.transaction().execute(async (tx) => {
       const deleted = await tx.deleteFrom('apps').where('id', '=', appId).returning('region').executeTakeFirst();

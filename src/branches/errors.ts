@@ -18,6 +18,8 @@ export const branchErrors = {
       { conflicts },
     ),
   nothing: (id: string) => new AppError(409, 'NOTHING_TO_MERGE', `Branch '${id}' has no change production lacks.`, 'Change the branch first; branches_diff shows what a merge would carry over.'),
+  merging: (id: string, mergeId: string) =>
+    new AppError(409, 'BRANCH_MERGING', `Branch '${id}' has merge '${mergeId}' waiting for a decision or applying.`, 'Wait until it is merged, failed or rejected (branches_list), then delete the branch.'),
   mergeNotFound: (id: string) => errors.notFound(`Merge '${id.slice(0, 100)}'`, 'List the merges of the app with branches_list.'),
   productionMoved: () =>
     new AppError(409, 'PRODUCTION_CHANGED', 'Production changed after this merge was planned; nothing was merged.', 'Call branches_diff to see the changes now, then branches_merge again.'),

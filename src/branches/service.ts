@@ -5,7 +5,8 @@
 // person with the role, the merge job is queued at once; on a protected one an agent's merge is a proposal in the
 // substrate ledger (capability merge_branch) that a person approves, which queues the job. The job resumes where a
 // kill left it, so production ends either untouched (refused before the first step) or fully merged.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { createHash, randomBytes } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { AppError, errors } from '../core/errors.ts';
 import { enqueue } from '../core/jobs.ts';
@@ -29,12 +30,12 @@ import type { Framework } from '../frontend/types.ts';
 import type { SubstrateService } from '../substrate/service.ts';
 import type { MergeBranchPayload } from '../substrate/capabilities/merge-branch.ts';
 import { readSource } from '../templates/source.ts';
-import { takeSeedSnapshot, type SampleOptions } from '../templates/seed.ts';
+import { takeSeedSnapshot, type SampleOptions, type SeedSnapshot } from '../templates/seed.ts';
 import { listFiles } from '../templates/files.ts';
 import type { TemplatesService } from '../templates/service.ts';
 import type { CloneStatus } from '../templates/types.ts';
 import { branchesMerge } from './jobs.ts';
-import { readState, stateDigest, type AppState, type Units } from './state.ts';
+import { filesDigest, readState, siteDigestOf, stateDigest, type Units } from './state.ts';
 import { describeKey, mergeChanges, threeWay, type MergeChanges, type UnitDiff } from './three-way.ts';
 import { branchErrors } from './errors.ts';
 import type { BranchData, BranchView, DiffView, MergeStatus, MergeView, UnitChangeView } from './types.ts';
@@ -55,9 +56,10 @@ export interface BranchesDeps {
   log: Logger;
 }
 
-/** What the merge job needs beyond the changes: the branch's live site when it is carried over. */
+/** What the merge job needs beyond the changes: the branch's live site when it is carried over, and its digest. */
 interface StoredChanges extends MergeChanges {
   site_deployment: string | null;
+  site_digest?: string | null;
 }
 
 /** Steps of a merge that have run, so a resumed job skips them (branch_merges.plan.progress is not used: see progress). */
@@ -118,8 +120,21 @@ export class BranchesService {
     const { db, databases } = this.#d;
     if (await this.#branchRow(parent.id)) throw branchErrors.branchOfBranch(parent.id);
     checkData(input);
+    // Refused before any row is copied (and again under the lock, for concurrent requests).
+    await this.#holdLimit(db, parent);
     const base = await readState(this.#stateDeps(), parent.id);
     const seed = await this.#seed(parent, input);
+    try {
+      return await this.#request(parent, input, base.units, seed);
+    } catch (err) {
+      // The copied rows are no one's once the branch is refused.
+      if (seed) await db.deleteFrom('template_seed_snapshots').where('id', '=', seed.id).execute();
+      throw err;
+    }
+  }
+
+  async #request(parent: AppRecord, input: BranchData & { name?: string | undefined; secrets: string[]; idle_days?: number | undefined }, base: Units, seed: SeedSnapshot | null): Promise<BranchView> {
+    const { db, databases } = this.#d;
     const pinned = await readSource({ db, appSql: (id) => databases.sql(id) }, parent.id, { env: Object.fromEntries(input.secrets.map((n) => [n, 'copy' as const])) }, seed ?? undefined);
     // A branch is a working copy: no Stripe products of its own, no substrate link, no owner's to-do from the parent.
     const source = { ...pinned, plans: [], products: [], substrate_link: false, setup: [] };
@@ -129,7 +144,7 @@ export class BranchesService {
       await this.#holdLimit(tx, parent);
       await tx
         .insertInto('app_branches')
-        .values({ app_id: made.appId, parent_app_id: parent.id, account_id: parent.account_id, clone_id: made.cloneId, base: JSON.stringify(base.units), data: JSON.stringify({ data: input.data, tables: input.tables, mask: input.mask, rows: input.rows ?? null }), idle_days: idleDays })
+        .values({ app_id: made.appId, parent_app_id: parent.id, account_id: parent.account_id, clone_id: made.cloneId, base: JSON.stringify(base), data: JSON.stringify({ data: input.data, tables: input.tables, mask: input.mask, rows: input.rows ?? null }), idle_days: idleDays })
         .execute();
     });
     this.#d.log.info({ app_id: clone.app_id, parent_app_id: parent.id }, 'branch requested');
@@ -142,14 +157,14 @@ export class BranchesService {
     const app = this.#d.databases.sql(parent.id);
     return this.#d.db.transaction().execute(async (tx) => {
       if (data.data === 'seed') return takeSeedSnapshot(tx, app, parent.id, { seed_tables: data.tables });
-      const sample: SampleOptions = { keepUserId: true, mask: data.mask, limit: data.rows };
+      const sample: SampleOptions = { keepUserId: true, mask: data.mask, limit: data.rows, maskKey: randomBytes(32).toString('hex') };
       return takeSeedSnapshot(tx, app, parent.id, { seed_tables: data.tables, seed_end_user_rows: data.tables }, sample);
     });
   }
 
   /** The plan's branches per app, counted under a lock on the parent so that concurrent requests cannot pass it together. */
-  async #holdLimit(tx: Transaction<ControlDatabase>, parent: AppRecord): Promise<void> {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${'svc_branches:' + parent.id}, 0))`.execute(tx);
+  async #holdLimit(tx: Kysely<ControlDatabase>, parent: AppRecord): Promise<void> {
+    if (tx.isTransaction) await sql`select pg_advisory_xact_lock(hashtextextended(${'svc_branches:' + parent.id}, 0))`.execute(tx);
     const { rows } = await sql<{ plan: string; n: string }>`select a.plan, (select count(*) from app_branches where parent_app_id = ${parent.id})::text as n
       from accounts a where a.id = ${parent.account_id}`.execute(tx);
     const plan = rows[0] && isPlanId(rows[0].plan) ? rows[0].plan : 'free';
@@ -244,7 +259,13 @@ export class BranchesService {
     const merged = mergeChanges(changes);
     const statements = merged.schema ? await this.#plan(parent.id, merged) : [];
     const plan: MergePlan = { changes: changes.map((c) => changeView(c).summary), statements, destructive: statements.filter((s) => DESTRUCTIVE.test(s)), notes: merged.notes };
-    const stored: StoredChanges = { ...merged, site_deployment: merged.site ? ours.siteDeployment : null };
+    const stored: StoredChanges = { ...merged, site_deployment: merged.site ? ours.siteDeployment : null, site_digest: merged.site ? siteDigestOf(ours.units) : null };
+    // What production keeps of the branch's changes (a dropped index...) stays production's in the branch's next base.
+    const nextBase: Units = { ...ours.units };
+    for (const key of merged.skipped) {
+      if (theirs.units[key] === undefined) delete nextBase[key];
+      else nextBase[key] = theirs.units[key]!;
+    }
     const direct = actsAsPerson(caller) || !(await this.#protected(parent.id));
     const id = await this.#d.db.transaction().execute(async (tx) => {
       const { id } = await tx
@@ -257,7 +278,7 @@ export class BranchesService {
           changes: JSON.stringify(stored),
           plan: JSON.stringify(plan),
           production: stateDigest(theirs.units),
-          branch_state: JSON.stringify(ours.units),
+          branch_state: JSON.stringify(nextBase),
           proposed_by: proposedBy,
         })
         .returning('id')
@@ -267,7 +288,7 @@ export class BranchesService {
     });
     if (!direct) {
       // A merge whose proposal could not be made is no one's to approve: it fails, saying why.
-      await this.#propose(caller, id, parent, branch, plan).catch(async (err: unknown) => {
+      await this.#propose(caller, id, parent, branch, plan, stored).catch(async (err: unknown) => {
         await this.#failMerge(id, `its proposal could not be made: ${err instanceof Error ? err.message : String(err)}`);
         throw err;
       });
@@ -276,9 +297,22 @@ export class BranchesService {
   }
 
   /** The merge's proposal, in the ledger of the person behind the agent (or the account's own user): they approve it. */
-  async #propose(caller: Caller, id: string, parent: AppRecord, branch: AppRecord, plan: MergePlan): Promise<void> {
+  async #propose(caller: Caller, id: string, parent: AppRecord, branch: AppRecord, plan: MergePlan, stored: StoredChanges): Promise<void> {
     const actor = await this.#d.substrate.actor(caller);
-    const payload: MergeBranchPayload = { merge_id: id, app_id: parent.id, branch_app_id: branch.id, changes: plan.changes, statements: plan.statements, destructive: plan.destructive, notes: plan.notes };
+    // Everything the job will apply, as it will apply it: the approver sees the code, not only its name.
+    const payload: MergeBranchPayload = {
+      merge_id: id,
+      app_id: parent.id,
+      branch_app_id: branch.id,
+      changes: plan.changes,
+      statements: plan.statements,
+      destructive: plan.destructive,
+      notes: plan.notes,
+      functions: Object.entries(stored.functions.deploy).map(([name, f]) => ({ name, code: f.code, sha256: createHash('sha256').update(f.code).digest('hex') })),
+      deleted_functions: stored.functions.delete,
+      site_digest: stored.site_digest ?? null,
+      ai: stored.ai,
+    };
     const proposed = await this.#d.substrate.proposeForPlatform(actor, 'merge_branch', payload as unknown as Record<string, unknown>);
     await this.#d.db.updateTable('branch_merges').set({ action_id: proposed.action_id }).where('id', '=', id).execute();
   }
@@ -329,18 +363,37 @@ export class BranchesService {
    * finishes what a killed one started. A step's refusal fails the merge with its reason.
    */
   async runMerge(id: string, attempt: { number: number; max: number }): Promise<void> {
+    const found = await this.#d.db.selectFrom('branch_merges').select('parent_app_id').where('id', '=', id).executeTakeFirst();
+    if (!found) return;
+    // One merge into an app at a time, on a session lock that a killed process gives back with its connection.
+    await this.#d.db.connection().execute(async (conn) => {
+      const key = sql`hashtextextended(${'svc_merge:' + found.parent_app_id}, 0)`;
+      await sql`select pg_advisory_lock(${key})`.execute(conn);
+      try {
+        await this.#runLocked(id, attempt);
+      } finally {
+        await sql`select pg_advisory_unlock(${key})`.execute(conn);
+      }
+    });
+  }
+
+  async #runLocked(id: string, attempt: { number: number; max: number }): Promise<void> {
     const claimed = await sql<MergeRow>`update branch_merges set status = 'running' where id = ${id} and status in ('queued', 'running') returning *`.execute(this.#d.db);
     const row = claimed.rows[0];
     if (!row) return;
     const parent = await this.#d.apps.getForJob(row.parent_app_id);
     if (!parent) return this.#failMerge(id, 'the app is gone');
+    const progress: Progress = { ...(row.plan.progress ?? {}) };
     try {
-      await this.#applySteps(row, parent);
+      await this.#applySteps(row, parent, progress);
     } catch (err) {
       const lasting = err instanceof AppError && err.status < 500;
       if (!lasting && attempt.number < attempt.max) throw err;
       this.#d.log.warn({ err, merge_id: id }, 'merge failed');
-      return this.#failMerge(id, err instanceof Error ? err.message : String(err));
+      const why = err instanceof Error ? err.message : String(err);
+      // Said plainly when a step had run: production then holds part of the merge, which a person must see.
+      const done = (['schema', 'functions', 'site', 'ai'] as const).filter((step) => progress[step]);
+      return this.#failMerge(id, done.length ? `Production is partly merged (done: ${done.join(', ')}); the rest failed: ${why}` : why);
     }
     await this.#d.db.transaction().execute(async (tx) => {
       await tx.updateTable('branch_merges').set({ status: 'merged', finished_at: sql`now()` }).where('id', '=', id).execute();
@@ -352,26 +405,32 @@ export class BranchesService {
     this.#d.log.info({ merge_id: id, app_id: parent.id }, 'merge applied');
   }
 
-  async #applySteps(row: MergeRow, parent: AppRecord): Promise<void> {
-    const progress: Progress = { ...(row.plan.progress ?? {}) };
+  /**
+   * The steps, each once (`progress`, kept in the plan). Before the first: the branch's site files, read and checked
+   * against the digest the person approved, so that nothing that can vanish is needed after production started to
+   * change; and production's state, checked under the schema apply's lock (no other apply can land in between).
+   */
+  async #applySteps(row: MergeRow, parent: AppRecord, progress: Progress): Promise<void> {
     const mark = async (step: Partial<Progress>) => {
       Object.assign(progress, step);
       await sql`update branch_merges set plan = jsonb_set(plan, '{progress}', ${JSON.stringify(progress)}::jsonb) where id = ${row.id}`.execute(this.#d.db);
     };
     const changes = row.changes;
+    const site = !progress.site && changes.site_deployment ? await this.#siteFiles(row) : undefined;
     const migration = `merge ${row.id}`;
     const db = this.#d.databases.sql(parent.id);
     if (!progress.schema) {
       const applied = (await db.query('select 1 from svc_meta.migrations where name = $1', [migration])).rowCount! > 0;
-      if (!applied && Object.keys(progress).length === 0) {
+      const unchanged = async () => {
+        if (applied || Object.keys(progress).length > 0) return;
         const now = await readState(this.#stateDeps(), parent.id);
         if (stateDigest(now.units) !== row.production) throw branchErrors.productionMoved();
-      }
+      };
       if (!applied && changes.schema) {
-        await applySchema(parent.id, db, { schema: changes.schema, dry_run: false, name: migration });
+        await applySchema(parent.id, db, { schema: changes.schema, dry_run: false, name: migration, before: unchanged });
         this.#d.catalogs.invalidate(parent.id);
         await this.#d.appChanges.announce(parent.id);
-      }
+      } else await unchanged();
       await mark({ schema: true });
     }
     if (!progress.functions) {
@@ -381,7 +440,7 @@ export class BranchesService {
       for (const name of changes.functions.delete) await this.#d.functions.delete(parent.id, name).catch((err: unknown) => (err instanceof AppError && err.status === 404 ? undefined : Promise.reject(err)));
       await mark({ functions: true });
     }
-    if (!progress.site && changes.site_deployment && row.branch_app_id) await this.#promoteSite(row, parent, progress, mark);
+    if (site) await this.#promoteSite(parent, site, progress, mark);
     if (!progress.ai && changes.ai) {
       const ai = changes.ai as { default_model: string | null; max_tokens_per_request: number | null; allowed_models: string[] | null; end_user_daily_token_limit: number | null };
       await this.#d.aiSettings.update(parent.id, { defaultModel: ai.default_model, maxTokensPerRequest: ai.max_tokens_per_request, allowedModels: ai.allowed_models, endUserDailyTokenLimit: ai.end_user_daily_token_limit });
@@ -389,15 +448,22 @@ export class BranchesService {
     }
   }
 
-  /** The branch's live site as a new deployment of production, built (and so live) before the step ends. */
-  async #promoteSite(row: MergeRow, parent: AppRecord, progress: Progress, mark: (step: Partial<Progress>) => Promise<void>): Promise<void> {
+  /** The branch deployment's files the merge carries over, refused unless they are the ones the plan's digest names. */
+  async #siteFiles(row: MergeRow): Promise<{ framework: Framework; files: Array<{ path: string; bytes: Buffer }> }> {
+    const deploymentId = row.changes.site_deployment!;
+    const source = row.branch_app_id ? await this.#d.db.selectFrom('frontend_deployments').select(['framework']).where('id', '=', deploymentId).executeTakeFirst() : undefined;
+    const files = source ? await listFiles(this.#d.frontend.siteDir(row.branch_app_id!, deploymentId)).catch(() => undefined) : undefined;
+    if (!source || !files?.length) throw branchErrors.siteGone();
+    if (filesDigest(files) !== row.changes.site_digest) throw branchErrors.siteGone();
+    return { framework: source.framework as Framework, files };
+  }
+
+  /** The branch's site as a new deployment of production, built (and so live) before the step ends. */
+  async #promoteSite(parent: AppRecord, site: { framework: Framework; files: Array<{ path: string; bytes: Buffer }> }, progress: Progress, mark: (step: Partial<Progress>) => Promise<void>): Promise<void> {
     const { frontend } = this.#d;
     let deploymentId = progress.site_deployment;
     if (!deploymentId) {
-      const source = await this.#d.db.selectFrom('frontend_deployments').select(['framework']).where('id', '=', row.changes.site_deployment!).executeTakeFirst();
-      const files = source ? await listFiles(frontend.siteDir(row.branch_app_id!, row.changes.site_deployment!)).catch(() => undefined) : undefined;
-      if (!source || !files) throw branchErrors.siteGone();
-      deploymentId = (await frontend.deployFiles(parent.id, source.framework as Framework, files)).id;
+      deploymentId = (await frontend.deployFiles(parent.id, site.framework, site.files)).id;
       await mark({ site_deployment: deploymentId });
     }
     if ((await frontend.get(parent.id, deploymentId)).status !== 'READY') await frontend.build(deploymentId, { finalAttempt: true });
@@ -410,9 +476,15 @@ export class BranchesService {
     await this.#d.db.updateTable('branch_merges').set({ status: 'failed', error: message.slice(0, 1000), finished_at: sql`now()` }).where('id', '=', id).execute();
   }
 
-  /** Deletes a branch (its app, database, files); its merges stay in the parent's history. */
+  /**
+   * Deletes a branch (its app, database, files); its merges stay in the parent's history. Refused while a merge of
+   * it waits for a decision or is applying: what it carries over must stay as the person saw it.
+   */
   async delete(accountId: string, branchAppId: string): Promise<void> {
     await this.get(accountId, branchAppId);
+    const { rows } = await sql<{ id: string }>`select m.id from branch_merges m left join substrate_actions a on a.id = m.action_id
+      where m.branch_app_id = ${branchAppId} and (m.status in ('queued', 'running') or (m.status = 'proposed' and a.status = 'proposed'))`.execute(this.#d.db);
+    if (rows[0]) throw branchErrors.merging(branchAppId, rows[0].id);
     await this.#d.apps.delete(branchAppId);
   }
 

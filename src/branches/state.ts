@@ -77,6 +77,17 @@ export async function readState(deps: StateDeps, appId: string): Promise<AppStat
   return { units, siteDeployment: site?.id ?? null };
 }
 
+/** The content digest of the site a state's unit names, or null without a site. */
+export function siteDigestOf(units: Units): string | null {
+  return units.site === undefined ? null : (JSON.parse(units.site) as { files: string }).files;
+}
+
+/** The same digest as the site's unit, of files held in memory. */
+export function filesDigest(files: ReadonlyArray<{ path: string; bytes: Buffer }>): string {
+  const lines = files.map((f) => `${f.path}\t${createHash('sha256').update(f.bytes).digest('hex')}`).sort();
+  return createHash('sha256').update(lines.join('\n')).digest('hex');
+}
+
 /** A digest of a whole state: what a merge's plan was made against, checked again before it is applied. */
 export function stateDigest(units: Units): string {
   return createHash('sha256').update(canonical(units)).digest('hex');

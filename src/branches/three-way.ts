@@ -23,14 +23,41 @@ export interface ThreeWay {
 
 export function threeWay(base: Units, branch: Units, production: Units): ThreeWay {
   const keys = [...new Set([...Object.keys(base), ...Object.keys(branch), ...Object.keys(production)])].sort();
+  const unit = (key: string): UnitDiff => ({ key, base: base[key], branch: branch[key], production: production[key] });
+  const contested = contestedTables(keys, base, branch, production);
   const changes: UnitDiff[] = [];
-  const conflicts: UnitDiff[] = [];
+  const conflicts: UnitDiff[] = [...contested].map((t) => unit(`table:${t}`));
   for (const key of keys) {
-    const d: UnitDiff = { key, base: base[key], branch: branch[key], production: production[key] };
+    if (contested.has(tableOf(key) ?? '')) continue;
+    const d = unit(key);
     if (d.branch === d.base || d.branch === d.production) continue;
     (d.production === d.base ? changes : conflicts).push(d);
   }
   return { changes, conflicts };
+}
+
+/** The table a unit key belongs to (`table:notes/column:body` -> notes), or undefined for other units. */
+function tableOf(key: string): string | undefined {
+  if (!key.startsWith('table:')) return undefined;
+  const at = key.indexOf('/');
+  return key.slice('table:'.length, at < 0 ? undefined : at);
+}
+
+/**
+ * Tables one side dropped while the other changed something in them: unit by unit these would merge (a column added
+ * to a dropped table, a table dropped over production's new columns), so the table as a whole is the conflict.
+ */
+function contestedTables(keys: readonly string[], base: Units, branch: Units, production: Units): Set<string> {
+  const changedUnder = (side: Units, table: string) => keys.some((k) => k.startsWith(`table:${table}/`) && side[k] !== base[k]);
+  const out = new Set<string>();
+  for (const key of keys) {
+    const table = tableOf(key);
+    if (table === undefined || key !== `table:${table}` || base[key] === undefined) continue;
+    const branchDropped = branch[key] === undefined;
+    const productionDropped = production[key] === undefined;
+    if (branchDropped !== productionDropped && changedUnder(branchDropped ? production : branch, table)) out.add(table);
+  }
+  return out;
 }
 
 /** A function as a merge deploys it: the branch's code, trigger and limits (its variables stay production's own). */
@@ -53,6 +80,8 @@ export interface MergeChanges {
   ai: Record<string, unknown> | null;
   /** Branch changes no merge can apply (e.g. a dropped index), named so that a person can make them by hand. */
   notes: string[];
+  /** The unit keys of those changes: production keeps its value, and so does the branch's next base. */
+  skipped: string[];
 }
 
 type TableInput = Record<string, unknown> & { columns?: Record<string, unknown>; indexes?: Record<string, unknown>; _dropColumns?: string[] };
@@ -62,7 +91,11 @@ const CLEARED: Record<string, unknown> = { conditions: {}, plans: null, realtime
 
 /** The changes a merge carries over, as the definition, functions, site and settings production takes. */
 export function mergeChanges(changes: readonly UnitDiff[]): MergeChanges {
-  const out: MergeChanges = { schema: null, functions: { deploy: {}, delete: [] }, site: false, ai: null, notes: [] };
+  const out: MergeChanges = { schema: null, functions: { deploy: {}, delete: [] }, site: false, ai: null, notes: [], skipped: [] };
+  const skip = (key: string, note: string) => {
+    out.notes.push(note);
+    out.skipped.push(key);
+  };
   const tables: Record<string, TableInput> = {};
   const channels: Record<string, unknown> = {};
   const sqlFunctions: Record<string, unknown> = {};
@@ -84,12 +117,12 @@ export function mergeChanges(changes: readonly UnitDiff[]): MergeChanges {
         else (table(name).columns ??= {})[column] = value;
       } else if (rest.startsWith('index:')) {
         const index = rest.slice('index:'.length);
-        if (value === undefined) out.notes.push(`The branch dropped index '${index}' of table '${name}'; a definition cannot drop an index, so production keeps it.`);
+        if (value === undefined) skip(c.key, `The branch dropped index '${index}' of table '${name}'; a definition cannot drop an index, so production keeps it.`);
         else (table(name).indexes ??= {})[index] = value;
       } else table(name)[rest] = value === undefined ? CLEARED[rest] : value;
     } else if (head.startsWith('channel:')) {
       const pattern = head.slice('channel:'.length);
-      if (value === undefined) out.notes.push(`The branch removed channel pattern '${pattern}'; a definition cannot remove one, so production keeps it.`);
+      if (value === undefined) skip(c.key, `The branch removed channel pattern '${pattern}'; a definition cannot remove one, so production keeps it.`);
       else channels[pattern] = value;
     } else if (head.startsWith('sqlfn:')) {
       sqlFunctions[head.slice('sqlfn:'.length)] = value === undefined ? { _drop: true } : value;
@@ -98,10 +131,10 @@ export function mergeChanges(changes: readonly UnitDiff[]): MergeChanges {
       if (value === undefined) out.functions.delete.push(name);
       else out.functions.deploy[name] = value as FunctionSpec;
     } else if (head === 'site') {
-      if (value === undefined) out.notes.push("The branch has no live site any more; production's site is kept.");
+      if (value === undefined) skip(c.key, "The branch has no live site any more; production's site is kept.");
       else out.site = true;
     } else if (head === 'ai') {
-      if (value === undefined) out.notes.push("The branch has no AI settings any more; production's are kept.");
+      if (value === undefined) skip(c.key, "The branch has no AI settings any more; production's are kept.");
       else out.ai = value as Record<string, unknown>;
     }
   }

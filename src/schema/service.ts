@@ -19,6 +19,11 @@ export interface ApplyRequest {
   schema: SchemaDefinitionInput;
   dry_run: boolean;
   name: string;
+  /**
+   * Runs under the apply's lock before anything is planned (no other apply of the app can commit meanwhile); its
+   * refusal refuses the apply. A branch merge checks there that production is what its plan was made against.
+   */
+  before?: () => Promise<void>;
 }
 
 export interface MigrationSummary {
@@ -64,6 +69,7 @@ export async function applySchema(appId: string, db: AppSql, request: ApplyReque
   try {
     return await db.transaction(
       async (client): Promise<ApplyResult> => {
+        await request.before?.();
         const catalog = await readCatalog(client);
         // Planned on the plan thread: declared SQL is parsed there, off the event loop.
         const statements = await planOffThread(appId, request.schema, catalog, await canonicalDefaults(client, def), await readChannelRules(client), await readFunctions(client));

@@ -45,6 +45,8 @@ export interface SeedSnapshot {
  */
 export interface SampleOptions {
   keepUserId: boolean;
+  /** A random key (hex) of this snapshot's mask: a masked value cannot be matched against guesses without it. */
+  maskKey: string;
   mask: Readonly<Record<string, readonly string[]>>;
   limit?: number | undefined;
 }
@@ -53,8 +55,9 @@ export interface SampleOptions {
 interface TableShape {
   name: string;
   columns: string[];
-  /** Columns whose values are replaced by a digest (sample.mask). */
+  /** Columns whose values are replaced by a keyed digest (sample.mask), and the snapshot's key for it (hex). */
   masked: string[];
+  maskKey: string;
   limit: number | undefined;
   /** SQL keeping the publisher's rows (end users' and their groups' left out), or null to keep every row. */
   publisherRows: string | null;
@@ -134,6 +137,7 @@ async function tableShape(client: pg.ClientBase, name: string, withEndUsers: boo
     name,
     columns: keepUserId ? all : all.filter((c) => c !== USER_ID),
     masked,
+    maskKey: sample?.maskKey ?? '',
     limit: sample?.limit,
     publisherRows: withEndUsers || !owners.length ? null : owners.map((c) => `${q(c)} is null`).join(' and '),
     key: key.rows.map((k) => k.name),
@@ -142,7 +146,7 @@ async function tableShape(client: pg.ClientBase, name: string, withEndUsers: boo
 
 /** The pinned rows of a table as a query of their JSON texts (doc), numbered in key order (r). */
 function documentsSql(shape: TableShape): string {
-  const select = shape.columns.map((c) => (shape.masked.includes(c) ? `${maskSql(q(c))} as ${q(c)}` : q(c))).join(', ');
+  const select = shape.columns.map((c) => (shape.masked.includes(c) ? `${maskSql(q(c), shape.maskKey)} as ${q(c)}` : q(c))).join(', ');
   const keyOrder = shape.key.map(q).join(', ');
   const limit = shape.limit === undefined ? '' : `${keyOrder ? ` order by ${keyOrder}` : ''} limit ${shape.limit}`;
   const rows = `select ${select} from public.${q(shape.name)}${shape.publisherRows ? ` where ${shape.publisherRows}` : ''}${limit}`;
@@ -151,11 +155,13 @@ function documentsSql(shape: TableShape): string {
 }
 
 /**
- * A masked value: a digest of it, so equal values stay equal (and unique ones unique) while revealing nothing; an
- * e-mail address stays one, at example.invalid. Null stays null.
+ * A masked value: an HMAC of it under the snapshot's random key (pgcrypto), so equal values stay equal (and unique
+ * ones unique) within the copy while no guess can be checked against it; an e-mail address stays one, at
+ * example.invalid. Null stays null.
  */
-function maskSql(column: string): string {
-  const digest = `left(md5(${column}::text), 12)`;
+function maskSql(column: string, keyHex: string): string {
+  if (!/^[0-9a-f]{64}$/.test(keyHex)) throw new Error('a mask key is 32 random bytes in hex');
+  const digest = `left(encode(hmac(convert_to(${column}::text, 'UTF8'), decode('${keyHex}', 'hex'), 'sha256'), 'hex'), 12)`;
   return `case when ${column} is null then null when ${column}::text like '%@%' then 'masked-' || ${digest} || '@example.invalid' else 'masked-' || ${digest} end`;
 }
 

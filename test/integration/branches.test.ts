@@ -1,6 +1,7 @@
 // Branches and governed change (issue 44): a protected app refuses agents' direct changes and takes a person's; a
 // branch copies it with masked end-user rows; changes made on the branch are diffed three ways, proposed by the agent,
 // approved by the person and applied; a second branch whose base went stale conflicts and is blocked.
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from './frontend-helpers.ts';
@@ -116,6 +117,8 @@ describe('a branch, changed and merged with approval', () => {
       { user_id: USER, email: expect.stringMatching(/^masked-[0-9a-f]{12}@example\.invalid$/), full_name: expect.stringMatching(/^masked-[0-9a-f]{12}$/), bio: null },
     ]);
     expect(profiles[0].email).not.toBe(profiles[1].email);
+    // Keyed: the digest of the address itself is not it, so no guess can be checked against a masked value.
+    expect(profiles[0].email).not.toBe(`masked-${createHash('md5').update('mia@example.com').digest('hex').slice(0, 12)}@example.invalid`);
     expect((await p.api('GET', `/v1/${branch}/notes?select=body`, { key })).body).toEqual([{ body: 'first' }]);
     // The branch is not protected: the agent changes it directly.
     const changed = await agent('POST', `/v1/${branch}/schema/apply`, {
@@ -161,6 +164,9 @@ describe('a branch, changed and merged with approval', () => {
     const action = inbox.find((a: { action_id: string }) => a.action_id === proposed.body.action_id);
     expect(action).toMatchObject({ capability: 'merge_branch', proposer_kind: 'agent', payload: { merge_id: proposed.body.merge_id, app_id: app.app_id, branch_app_id: branch } });
     expect(action.payload.changes).toContain('table notes, column pinned: added');
+    // The person sees the code the merge deploys, not only its name.
+    expect(action.payload.functions).toEqual([{ name: 'hello', code: 'export default () => new Response("hello from the branch")', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
+    expect(action.payload.site_digest).toMatch(/^[0-9a-f]{64}$/);
 
     const approved = await person('POST', `/v1/me/substrate/actions/${proposed.body.action_id}/approve`);
     expect(approved.status, JSON.stringify(approved.body)).toBe(200);
@@ -211,8 +217,12 @@ describe('limits and expiry', () => {
     expect(listed.parent_app_id).toBeNull();
     const third = await readyBranch(app.app_id, {});
     expect((await agent('GET', `/v1/${third}/branches`)).body).toMatchObject({ parent_app_id: app.app_id, branches: [], merges: [] });
-    const fourth = await agent('POST', `/v1/${app.app_id}/branches`, {});
+    const snapshots = async () => (await p.sql('select count(*)::int as n from template_seed_snapshots where app_id = $1', [app.app_id]))[0].n;
+    const before = await snapshots();
+    const fourth = await agent('POST', `/v1/${app.app_id}/branches`, { data: 'sample', tables: ['profiles'], mask: { profiles: ['email'] } });
     expect([fourth.status, fourth.body.error.code, fourth.body.error.message]).toEqual([403, 'BRANCH_LIMIT', `App '${app.app_id}' has 3 branches, the free plan's limit.`]);
+    // Refused before any row was copied.
+    expect(await snapshots()).toBe(before);
     const nested = await agent('POST', `/v1/${third}/branches`, {});
     expect([nested.status, nested.body.error.code]).toEqual([400, 'BRANCH_OF_BRANCH']);
     const mixed = await agent('POST', `/v1/${app.app_id}/branches`, { data: 'none', tables: ['notes'] });
@@ -227,6 +237,8 @@ describe('limits and expiry', () => {
     await agent('POST', `/v1/${waiting}/schema/apply`, { name: 'tags', schema: { tables: { tags: { access: 'public', columns: { id: { type: 'bigint', primary: true } } } } } });
     const proposed = await agent('POST', `/v1/${waiting}/branch/merge`);
     expect(proposed.body.status, JSON.stringify(proposed.body)).toBe('proposed');
+    const deleting = await agent('DELETE', `/v1/${waiting}/branch`);
+    expect([deleting.status, deleting.body.error.code]).toEqual([409, 'BRANCH_MERGING']);
     const later = new Date(Date.now() + 8 * 86_400_000);
     expect(await p.services.branches.expireIdle(later)).toBe(2);
     expect((await agent('GET', `/v1/${app.app_id}/branches`)).body.branches.map((b: { app_id: string }) => b.app_id)).toEqual([waiting]);
@@ -236,5 +248,56 @@ describe('limits and expiry', () => {
     expect(await p.services.branches.expireIdle(later)).toBe(1);
     expect((await agent('GET', `/v1/${app.app_id}/branches`)).body.branches).toEqual([]);
     expect((await agent('GET', `/apps/${waiting}`)).status).toBe(404);
+  });
+});
+
+describe('merges under pressure (an unprotected app, merged at once)', () => {
+  let parent: string;
+  const table = { id: { type: 'bigint', primary: true }, body: { type: 'text' } };
+
+  beforeAll(async () => {
+    parent = (await agent('POST', '/init', { name: 'Busy' })).body.app_id;
+    expect((await agent('POST', `/v1/${parent}/schema/apply`, { name: 'start', schema: { tables: { items: { access: 'public', columns: table } } } })).status).toBe(200);
+  }, 30_000);
+
+  const mergeDone = (id: string) =>
+    waitFor(async () => {
+      const m = (await agent('GET', `/v1/${parent}/branches`)).body.merges.find((x: { merge_id: string }) => x.merge_id === id);
+      return m.status === 'merged' || m.status === 'failed' ? m : undefined;
+    }, 60_000, 'merge done');
+
+  it('two merges of two branches into one app run one after the other: the second finds production moved and changes nothing', async () => {
+    const [one, two] = await Promise.all([readyBranch(parent, {}), readyBranch(parent, {})]);
+    await agent('POST', `/v1/${one}/schema/apply`, { name: 'short', schema: { tables: { items: { conditions: { insert: 'length(body) < 10' } } } } });
+    await agent('POST', `/v1/${two}/schema/apply`, { name: 'long', schema: { tables: { items: { conditions: { insert: 'length(body) > 1000' } } } } });
+    const [a, b] = await Promise.all([agent('POST', `/v1/${one}/branch/merge`), agent('POST', `/v1/${two}/branch/merge`)]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    const done = [await mergeDone(a.body.merge_id), await mergeDone(b.body.merge_id)];
+    expect(done.map((m) => m.status).sort()).toEqual(['failed', 'merged']);
+    expect(done.find((m) => m.status === 'failed').error).toBe('Production changed after this merge was planned; nothing was merged.');
+    const winner = done.find((m) => m.status === 'merged').branch_app_id === one ? 'length(body) < 10' : 'length(body) > 1000';
+    expect((await agent('GET', `/v1/${parent}/schema`)).body.tables.items.conditions).toEqual({ insert: winner });
+  });
+
+  it("a merge whose branch site is gone by the time it runs fails before changing anything", async () => {
+    const branch = await readyBranch(parent, {});
+    await agent('POST', `/v1/${branch}/schema/apply`, { name: 'flag', schema: { tables: { items: { columns: { flagged: { type: 'boolean' } } } } } });
+    const site = await agent('POST', `/v1/${branch}/frontend/deployments/files`, { framework: 'static', files: { 'index.html': 'v2' } });
+    await waitFor(async () => ((await agent('GET', `/v1/${branch}/frontend/deployments/${site.body.id}`)).body.status === 'READY' ? true : undefined), 30_000, 'site');
+    // Proposed (the app is protected for this one), then the branch's site is deleted before the person approves.
+    expect((await agent('PUT', `/v1/${parent}/protection`, { protected: true })).status).toBe(200);
+    const proposed = (await agent('POST', `/v1/${branch}/branch/merge`)).body;
+    expect((await agent('DELETE', `/v1/${branch}/frontend/deployments/${site.body.id}`)).status).toBe(200);
+    expect((await person('POST', `/v1/me/substrate/actions/${proposed.action_id}/approve`)).status).toBe(200);
+    const failed = await mergeDone(proposed.merge_id);
+    expect(failed).toMatchObject({ status: 'failed', error: "The branch's site deployment is gone; nothing more was merged." });
+    expect((await agent('GET', `/v1/${parent}/schema`)).body.tables.items.columns.flagged).toBeUndefined();
+  });
+
+  it('deleting an app deletes its branches', async () => {
+    const { branches } = (await agent('GET', `/v1/${parent}/branches`)).body;
+    expect(branches.length).toBeGreaterThan(0);
+    expect((await person('DELETE', `/apps/${parent}`)).status).toBe(200);
+    for (const b of branches) expect((await agent('GET', `/apps/${b.app_id}`)).status).toBe(404);
   });
 });

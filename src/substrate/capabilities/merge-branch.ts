@@ -17,6 +17,13 @@ export interface MergeBranchPayload {
   statements: string[];
   destructive: string[];
   notes: string[];
+  /** The functions deployed, with the code the merge deploys. */
+  functions: Array<{ name: string; code: string; sha256: string }>;
+  deleted_functions: string[];
+  /** The content digest of the site the merge makes live (src/branches/state.ts), or null. */
+  site_digest: string | null;
+  /** The AI settings production takes, or null. */
+  ai: Record<string, unknown> | null;
 }
 
 export const mergeBranch: Capability<MergeBranchPayload> = {
@@ -29,6 +36,10 @@ export const mergeBranch: Capability<MergeBranchPayload> = {
     statements: z.array(z.string().max(20_000)).max(2000),
     destructive: z.array(z.string().max(20_000)).max(2000),
     notes: z.array(z.string().max(1000)).max(200),
+    functions: z.array(z.object({ name: z.string().max(128), code: z.string().max(2_000_000), sha256: z.string().length(64) })).max(200),
+    deleted_functions: z.array(z.string().max(128)).max(200),
+    site_digest: z.string().length(64).nullable(),
+    ai: z.record(z.string(), z.unknown()).nullable(),
   }),
   policy: 'approval_required',
   reversible: false,
