@@ -20,12 +20,14 @@ export const BRANCHES_GUIDE: AreaGuide = {
 3. \`branches_diff { app_id: <branch> }\`: for every unit (a table, column, index, table attribute such as access or
    conditions, SQL function, channel pattern, function, the site, the AI settings) the branch changed since it was made
    (or last merged): \`changes\` a merge carries over, \`conflicts\` where production changed the same unit differently
-   (both values shown), and \`statements\`, the SQL production's schema would run (\`destructive\`: those that drop).
+   (both values shown; a table one side dropped while the other changed it is one), and \`statements\`, the SQL
+   production's schema would run (\`destructive\`: those that drop).
 4. \`branches_merge { app_id: <branch> }\` (202): 409 \`MERGE_CONFLICT\` (details.conflicts) or \`NOTHING_TO_MERGE\`
    merge nothing. Otherwise the merge applies in one job: the schema as one migration named \`merge <merge_id>\`, then
    the functions (production keeps its variables), the site as a new deployment, the AI settings. The job checks
    first that production is what the merge was planned against (else \`failed\`, 409 \`PRODUCTION_CHANGED\` in
-   \`error\`: diff and merge again); a worker killed midway resumes it, so production ends untouched or fully merged.
+   \`error\`: diff and merge again; one merge into an app runs at a time); a worker killed midway resumes it, so
+   production ends untouched or fully merged.
    The branch then diffs from what it merged. \`status\`: \`proposed\`, \`queued\`, \`running\`, \`merged\`, \`failed\`,
    \`rejected\`.
 
@@ -35,8 +37,8 @@ as in schema_apply (the merge is refused with its error).
 ## Protected apps
 
 \`branches_protect { app_id, protected: true }\`: agents (platform keys, OAuth clients, service keys) then get 403
-\`APP_PROTECTED\` for schema applies (a dry run stays open), function deploys, deletes and variables, site deployments
-and variables, and deleting the app. The way through is a branch: \`branches_merge\` by an agent is \`proposed\` as the
+\`APP_PROTECTED\` for every change of the app (schema, functions, site, settings, keys, deletion; a schema dry run
+and the app at work, such as data and function calls, stay open). The way through is a branch: \`branches_merge\` by an agent is \`proposed\` as the
 substrate action \`merge_branch\` in the ledger of the person behind the agent (a platform key: the account's own
 user); a person with the developer role approves it in the console's Approvals (the payload shows the changes and the
 SQL), which queues the merge, or rejects it. A person signed in to the console acts directly. Only a person signed in
