@@ -178,6 +178,11 @@ interface MergeBranchPayload extends MergePlan {
   merge_id: string;
   app_id: string;
   branch_app_id: string;
+  /** What the merge deploys, as it deploys it (proposals made before the code was shown lack them). */
+  functions?: Array<{ name: string; code: string; sha256: string }>;
+  deleted_functions?: string[];
+  site_digest?: string | null;
+  ai?: Record<string, unknown> | null;
 }
 
 interface MergeShown {
@@ -194,6 +199,44 @@ async function readMerge(a: SubstrateAction): Promise<MergeShown> {
 }
 
 /** A branch's merge into a protected app: what approving it applies to production, shown open. */
+/** The code, site and settings the merge applies: the person reads what runs, not only its name. */
+function MergeContent({ payload: p, id }: { payload: MergeBranchPayload; id: string }) {
+  const functions = p.functions ?? [];
+  return (
+    <>
+      {functions.length > 0 && (
+        <>
+          <h4 id={`${id}-code`}>Function code</h4>
+          {functions.map((f) => (
+            <details key={f.name}>
+              <summary>
+                <code>{f.name}</code> (SHA-256 <code>{f.sha256.slice(0, 12)}</code>)
+              </summary>
+              <pre class="payload">
+                <code>{f.code}</code>
+              </pre>
+            </details>
+          ))}
+        </>
+      )}
+      {p.deleted_functions && p.deleted_functions.length > 0 && <p>Functions deleted: {p.deleted_functions.join(', ')}.</p>}
+      {p.site_digest && (
+        <p>
+          The site becomes the branch's, content digest <code>{p.site_digest.slice(0, 12)}</code>.
+        </p>
+      )}
+      {p.ai && (
+        <>
+          <h4 id={`${id}-ai`}>AI settings</h4>
+          <pre class="payload">
+            <code>{JSON.stringify(p.ai, null, 2)}</code>
+          </pre>
+        </>
+      )}
+    </>
+  );
+}
+
 function MergeProposal({ action: a }: { action: SubstrateAction }) {
   const shown = useLoad(() => readMerge(a), [a.action_id]);
   const title = `${a.action_id}-merge`;
@@ -208,6 +251,7 @@ function MergeProposal({ action: a }: { action: SubstrateAction }) {
             Merge <code>{p.merge_id}</code> of <code>{p.branch_app_id}</code> into <code>{p.app_id}</code>: approving applies it to production in one job.
           </p>
           <MergePlanView plan={p} level={4} id={title} />
+          <MergeContent payload={p} id={title} />
         </section>
       )}
     </Loading>
