@@ -3,7 +3,7 @@ import type { AreaGuide } from '../platform/area-guide.ts';
 
 export const SUBSTRATE_GUIDE: AreaGuide = {
   summary:
-    "The user's own layer of record (in progress): every write is a proposed action that a policy runs at once or holds for the human's approval, recorded in a ledger with its undo.",
+    "The user's own layer of record: every write is a proposed action that a policy runs at once or holds for the human's approval, recorded in a ledger with its undo.",
   reference: `
 ## Who acts
 
