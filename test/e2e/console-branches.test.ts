@@ -6,6 +6,7 @@
 // lists the branches and the merge. Merging the merged branch again from its page shows the API's refusal (nothing is
 // left); the other branch, which added the same column differently, shows the conflict and its merge is refused. A
 // merge that drops a column shows the destructive-change warning, and the owner rejects it.
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { heading, nav, startConsole, tab, type ConsoleHarness } from '../helpers/console.ts';
@@ -16,6 +17,12 @@ const PINNED = { tables: { notes: { columns: { pinned: { type: 'boolean', nullab
 const PINNED_AS_TEXT = { tables: { notes: { columns: { pinned: { type: 'text' } } } } };
 const NO_SCRATCH = { tables: { notes: { _dropColumns: ['scratch'] } } };
 const ADD_PINNED = 'ALTER TABLE "notes" ADD COLUMN "pinned" boolean DEFAULT false NOT NULL';
+
+/** CONSOLE_SCREENSHOTS=1 also saves the merge as Approvals shows it and the Branches tab to docs/screenshots/ (docs/branches.md shows them). */
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
+const shot = async (page: Page, name: string) => {
+  if (SCREENSHOTS) await page.screenshot({ path: path.resolve(import.meta.dirname, `../../docs/screenshots/console-${name}.png`) });
+};
 
 let h: ConsoleHarness;
 let app: { appId: string; serviceKey: string };
@@ -160,6 +167,7 @@ describe('branches in the console', () => {
     // Adding a column destroys nothing: no warning.
     expect(await item.getByRole('note').count()).toBe(0);
     expect(await item.getByRole('link', { name: 'Notes pinned' }).getAttribute('href')).toBe(`#/apps/${branchId}/branches`);
+    await shot(page, 'merge-approval');
 
     await item.getByRole('button', { name: `Approve ${merge.action_id}` }).click();
     await item.waitFor({ state: 'detached' });
@@ -182,6 +190,7 @@ describe('branches in the console', () => {
     const mergeRow = page.getByRole('table', { name: 'Merges' }).locator(`tr[data-merge="${merge.merge_id}"]`);
     expect(await mergeRow.locator('td:nth-child(3)').textContent()).toBe('merged');
     expect(await mergeRow.locator('td:nth-child(4) li').allTextContents()).toEqual(['table notes, column pinned: added']);
+    await shot(page, 'branches');
 
     await branchRow.getByRole('link', { name: 'Notes pinned' }).click();
     await heading(page, 'Notes pinned');
