@@ -480,8 +480,10 @@ export class BranchesService {
    * Deletes a branch (its app, database, files); its merges stay in the parent's history. Refused while a merge of
    * it waits for a decision or is applying: what it carries over must stay as the person saw it.
    */
-  async delete(accountId: string, branchAppId: string): Promise<void> {
+  async delete(accountId: string, branchAppId: string, caller: Caller): Promise<void> {
     await this.get(accountId, branchAppId);
+    // A branch someone protected is governed like any app.
+    await this.#d.apps.guardProtected(branchAppId, caller, 'branches_delete (deleting the app)');
     const { rows } = await sql<{ id: string }>`select m.id from branch_merges m left join substrate_actions a on a.id = m.action_id
       where m.branch_app_id = ${branchAppId} and (m.status in ('queued', 'running') or (m.status = 'proposed' and a.status = 'proposed'))`.execute(this.#d.db);
     if (rows[0]) throw branchErrors.merging(branchAppId, rows[0].id);

@@ -39,7 +39,7 @@ export interface SearchHit {
 /** Page names as URLs have them: `schema`, `design/realtime`, `readme`. */
 const PAGE_NAME = /^[a-z0-9-]{1,64}(\/[a-z0-9-]{1,64})?$/;
 export const MAX_QUERY_CHARS = 200;
-const MAX_HITS = 50;
+export const MAX_HITS = 50;
 
 /** GitHub's heading anchors: lowercased, punctuation but '-' and '_' removed, spaces to '-'; repeats get -1, -2... */
 export function slugOf(text: string, seen: Map<string, number>): string {
@@ -53,6 +53,10 @@ export function slugOf(text: string, seen: Map<string, number>): string {
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** marked's plain text of a heading keeps its entities: the title and anchors want the characters. */
+const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+const unescapeHtml = (s: string) => s.replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
 
 export class Manual {
   readonly #docsDir: string;
@@ -68,7 +72,9 @@ export class Manual {
   /** The page named `name`, or undefined; '' is the table of contents (docs/index.md). */
   async page(name: string): Promise<Page | undefined> {
     if (name !== '' && !PAGE_NAME.test(name)) return undefined;
-    return (await this.#load()).get(name === '' ? 'index' : name);
+    const pages = await this.#load();
+    // A folder's page is its index.md: /docs/reference/ is docs/reference/index.md.
+    return pages.get(name === '' ? 'index' : name) ?? (name.includes('/') ? undefined : pages.get(`${name}/index`));
   }
 
   async nav(): Promise<NavEntry[]> {
@@ -87,7 +93,8 @@ export class Manual {
       const page = pages.get(name);
       for (const s of page?.sections ?? []) {
         if (!words.every((w) => s.lower.includes(w))) continue;
-        const at = s.lower.indexOf(words[0]!);
+        // Around the first word in the section's text (or its start, when only the heading has it).
+        const at = Math.max(0, s.text.toLowerCase().indexOf(words[0]!));
         const snippet = s.text.slice(Math.max(0, at - 80), at + 160).replace(/\s+/g, ' ').trim();
         hits.push({ page: name, title: page!.title, heading: s.heading, anchor: s.anchor, snippet });
         if (hits.length >= MAX_HITS) return hits;
@@ -128,7 +135,7 @@ export class Manual {
       gfm: true,
       renderer: {
         heading({ tokens, depth }: Tokens.Heading) {
-          const plain = this.parser.parseInline(tokens, this.parser.textRenderer);
+          const plain = unescapeHtml(this.parser.parseInline(tokens, this.parser.textRenderer));
           const anchor = slugOf(plain, seen);
           if (depth === 1 && title === name) title = plain;
           sections.push({ heading: plain, anchor, lower: '', text: '' });
@@ -173,8 +180,15 @@ function manualHref(href: string, dir: string, docsDir: string, readme: string):
   if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('//')) return /^(https?|mailto):/i.test(href) ? href : null;
   if (href.startsWith('#')) return href;
   const [file, anchor] = href.split('#', 2) as [string, string | undefined];
-  if (file.startsWith('/')) return file;
-  const full = path.resolve(dir, decodeURIComponent(file));
+  // A path of this origin only: a second slash or a backslash after the first would leave it.
+  if (file.startsWith('/')) return /^\/(?![/\\])/.test(file) ? href : null;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(file);
+  } catch {
+    return null;
+  }
+  const full = path.resolve(dir, decoded);
   const hash = anchor === undefined ? '' : `#${anchor}`;
   if (full === readme) return `/docs/readme${hash}`;
   const inDocs = path.relative(docsDir, full);

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../core/errors.ts';
 import { enqueue } from '../core/jobs.ts';
 import { isUuid } from '../core/uuid.ts';
+import type { Caller } from '../core/caller.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { jsonObject, type JsonValue } from '../db/json.ts';
 import { deriveSubdomain, randomId, type AppsService } from '../apps/service.ts';
@@ -115,9 +116,11 @@ export class Clones {
   }
 
   /** A failed clone runs its failed step again; a ready one whose billing waited on Stripe Connect runs billing. */
-  async retry(accountId: string, id: string): Promise<CloneView> {
+  async retry(accountId: string, id: string, caller: Caller): Promise<CloneView> {
     const row = await this.#row(id);
     if (!row || row.account_id !== accountId) throw templateErrors.cloneNotFound(id);
+    // A ready clone's retry makes its plans at Stripe: a change of the app, a person's on a protected one.
+    await this.#d.apps.guardProtected(row.app_id, caller, 'templates_clone_retry (billing of the app)');
     const progress = jsonObject(row.progress) as CloneProgress;
     const step: CloneStep | null = row.status === 'failed' ? row.failed_step : row.status === 'ready' && progress.billing_deferred ? 'billing' : null;
     if (!step) throw templateErrors.notRetryable(row.status);
@@ -135,9 +138,10 @@ export class Clones {
   }
 
   /** Removes an unfinished clone and what it made: the app's row (the clone goes with it), database and files. */
-  async delete(accountId: string, id: string): Promise<void> {
+  async delete(accountId: string, id: string, caller: Caller): Promise<void> {
     const row = await this.#row(id);
     if (!row || row.account_id !== accountId) throw templateErrors.cloneNotFound(id);
+    await this.#d.apps.guardProtected(row.app_id, caller, 'templates_clone_delete (deleting the app)');
     if (row.status === 'ready') throw templateErrors.finished();
     await this.#d.apps.delete(row.app_id);
     // The snapshot it held (a republished template's earlier one) may now be no one's.

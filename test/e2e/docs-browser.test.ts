@@ -88,6 +88,25 @@ describe('/docs', () => {
     expect(problems).toEqual([]);
   });
 
+  it('serves nothing outside docs/, escapes what a search echoes, and shows the manual on the platform host only', async () => {
+    for (const hostile of ['/docs/files/..%2f..%2fpackage.json', '/docs/design/..%2F..%2F..%2Fetc%2Fpasswd', '/docs/files/screenshots/%2e%2e%2fpackage.json', '/docs/files/x.svg']) {
+      expect((await request(origin, hostile)).status, hostile).toBe(404);
+    }
+    const echoed = await request(origin, `/docs/search?q=${encodeURIComponent('<script>alert(1)</script> bucket')}`);
+    expect(echoed.text).not.toContain('<script>');
+    expect(echoed.text).toContain('&#60;script&#62;alert(1)&#60;/script&#62; bucket');
+    // Each snippet shows the word found.
+    const hits = await request(origin, '/docs/search?q=bucket');
+    const snippets = [...hits.text.matchAll(/<li class="hit"><a [^>]*>[^<]*<\/a><p>([^<]*)<\/p>/g)].map((m) => m[1]!.toLowerCase());
+    expect(snippets.length).toBeGreaterThan(3);
+    for (const snippet of snippets) expect(snippet).toContain('bucket');
+    const head = await request(origin, '/docs/getting-started', { method: 'HEAD' });
+    expect([head.status, head.text]).toEqual([200, '']);
+    expect((await request(origin, '/docs/reference/')).text).toContain('<h1 id="reference">Reference</h1>');
+    // On another host (an app's), /docs is not the platform's.
+    expect((await request(origin, '/docs/', { headers: { host: 'someapp.localhost' } })).status).toBe(404);
+  });
+
   it('answers an unknown page 404 with the navigation, and a search of nothing with no match', async () => {
     const missing = await request(origin, '/docs/no-such-page');
     expect(missing.status).toBe(404);

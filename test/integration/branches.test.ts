@@ -81,6 +81,10 @@ describe('protected apps', () => {
     expect((await agent('PUT', `/v1/${app.app_id}/ai/config`, { defaultModel: 'openai/gpt-4o-mini' })).body.error.code).toBe('APP_PROTECTED');
     expect((await agent('PUT', `/v1/${app.app_id}/auth/settings`, { allow_signup: false })).body.error.code).toBe('APP_PROTECTED');
     expect((await agent('POST', `/v1/${app.app_id}/rag/collections`, { name: 'docs' })).body.error.code).toBe('APP_PROTECTED');
+    // Nor through storage-js's own bucket routes.
+    const bucket = await agent('PUT', `/v1/${app.app_id}/storage/v1/bucket/files`, { id: 'files', public: true });
+    expect([bucket.status, bucket.body.statusCode]).toEqual([403, '403']);
+    expect(bucket.body.message).toBe(`App '${app.app_id}' is protected: changing a bucket (storage-js) by an agent is refused; a person approves changes to it.`);
     // The app at work is not: end users' and keys' runtime calls pass.
     expect((await p.api('GET', `/v1/${app.app_id}/notes?select=body`, { key: app.service_key.key })).status).toBe(200);
 

@@ -105,7 +105,7 @@ export const branchesDelete = defineTool({
   annotations: { destructiveHint: true, idempotentHint: true },
   audit: { action: 'branch.delete', resource: 'app', id: (input) => input.app_id },
   handler: async (input, ctx) => {
-    await ctx.services.branches.delete(accountOf(ctx.caller), input.app_id);
+    await ctx.services.branches.delete(accountOf(ctx.caller), input.app_id, ctx.caller);
     return { deleted: true as const, app_id: input.app_id };
   },
 });

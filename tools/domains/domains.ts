@@ -56,6 +56,8 @@ export const domainsVerify = defineTool({
   role: 'admin',
   auth: ['platform'],
   appScoped: true,
+  // Checking a domain's DNS again changes nothing but its verified state.
+  governed: false,
   http: { method: 'POST', path: `${BASE}/{domain}/verify` },
   annotations: { idempotentHint: true, openWorldHint: true },
   audit: { ...audit('verify'), details: (_input, out) => ({ status: out.status }) },

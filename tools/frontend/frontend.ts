@@ -173,6 +173,8 @@ export const frontendDeployCancel = defineTool({
   output: DeploymentSchema,
   auth: AUTH,
   appScoped: true,
+  // Stopping a build changes nothing that serves.
+  governed: false,
   http: { method: 'POST', path: `${BASE}/{id}/cancel` },
   annotations: { destructiveHint: true, idempotentHint: false },
   handler: async (input, ctx) => ctx.services.frontend.cancel(ctx.app!.id, input.id),

@@ -133,7 +133,7 @@ export const templatesCloneRetry = defineTool({
   auth: ['platform'],
   http: { method: 'POST', path: '/v1/clones/{clone_id}/retry', status: 202 },
   annotations: { idempotentHint: false },
-  handler: async (input, ctx) => ctx.services.templates.clones.retry(accountOf(ctx.caller), input.clone_id),
+  handler: async (input, ctx) => ctx.services.templates.clones.retry(accountOf(ctx.caller), input.clone_id, ctx.caller),
 });
 
 export const templatesCloneDelete = defineTool({
@@ -147,7 +147,7 @@ export const templatesCloneDelete = defineTool({
   annotations: { destructiveHint: true, idempotentHint: false },
   audit: { action: 'template.clone_delete', resource: 'clone', id: (input) => input.clone_id },
   handler: async (input, ctx) => {
-    await ctx.services.templates.clones.delete(accountOf(ctx.caller), input.clone_id);
+    await ctx.services.templates.clones.delete(accountOf(ctx.caller), input.clone_id, ctx.caller);
     return { deleted: true as const, clone_id: input.clone_id };
   },
 });

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Request, Response, Router } from 'express';
-import { Manual, MAX_QUERY_CHARS, type NavEntry, type SearchHit } from '../../platform/manual.ts';
+import { Manual, MAX_HITS, MAX_QUERY_CHARS, type NavEntry, type SearchHit } from '../../platform/manual.ts';
 import { rawQuery } from '../../frontend/serve.ts';
 import { ownFileSources, SECURITY_HEADERS } from './approvals.ts';
 import type { RawRoutes } from './index.ts';
@@ -13,8 +13,9 @@ import type { RawRoutes } from './index.ts';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DOCS_DIR = path.join(ROOT, 'docs');
 const STYLES = '/docs/manual.css';
-const IMAGE = /^[a-z0-9][a-z0-9._-]{0,100}\.(png|jpg|svg)$/;
-const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', svg: 'image/svg+xml' };
+// No SVG: opened on its own it would run script on the platform's origin.
+const IMAGE = /^[a-z0-9][a-z0-9._-]{0,100}\.(png|jpg)$/;
+const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg' };
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -44,7 +45,8 @@ function results(query: string, hits: SearchHit[]): string {
   const items = hits
     .map((h) => `<li class="hit"><a href="/docs/${escapeHtml(h.page)}${h.anchor ? `#${escapeHtml(h.anchor)}` : ''}">${escapeHtml(h.title)}${h.heading !== h.title ? ` › ${escapeHtml(h.heading)}` : ''}</a><p>${escapeHtml(h.snippet)}</p></li>`)
     .join('');
-  const count = hits.length === 0 ? 'No section matches' : `${hits.length} section${hits.length === 1 ? '' : 's'} match`;
+  const count =
+    hits.length === 0 ? 'No section matches' : hits.length >= MAX_HITS ? `The first ${hits.length} sections that match` : `${hits.length} section${hits.length === 1 ? '' : 's'} match`;
   return `<h1>Search</h1><p role="status">${count} “${escapeHtml(query)}”.</p><ol>${items}</ol>`;
 }
 

@@ -116,6 +116,9 @@ async function serve(req: Request, res: Response, services: Services, appId: str
         return void res.json(bucketView(await storage.buckets.get(appId, tail[0]!)));
       }
       requireManager(caller);
+      // Creating, changing or deleting a bucket changes the app, as storage_buckets_set and _delete do: a protected
+      // app's is a person's (emptying one removes data, as storage_delete does, and is not governed).
+      if (!(tail.length === 2 && tail[1] === 'empty')) await services.apps.guardProtected(app.id, caller, 'changing a bucket (storage-js)');
       await admit(services, app, req, res, 'write', caller);
       if (tail.length === 0 && method === 'POST') {
         const body = bucketBody(await readJson(req));
