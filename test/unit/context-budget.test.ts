@@ -70,7 +70,24 @@ function listBytes(toolsets: string): number {
   return Buffer.byteLength(JSON.stringify({ tools: transport.listFor(requestedAreas(toolsets, undefined, areas)) }));
 }
 
+/**
+ * Issue 45's goal: the default session's tools/list plus the guides an agent reads to build the tutoring marketplace
+ * (the schema's access rules, conditions and functions, the data API's /rpc, functions' ctx.data.transaction: those
+ * areas' notes, without the tools tools/list holds) under 40 KB. Not met yet: measured 86,697 B when this was written
+ * (docs/design/agent-context.md has the plan); the ceiling only keeps it from growing until then.
+ */
+const MARKETPLACE_AREAS = ['schema', 'data', 'functions'];
+const MARKETPLACE_GOAL = 40 * 1024;
+const MARKETPLACE_CEILING = 87 * 1024;
+
 describe('context budget', () => {
+  it(`the default session plus the marketplace's guides is measured (goal ${MARKETPLACE_GOAL} B, now at most ${MARKETPLACE_CEILING} B)`, () => {
+    const guides = MARKETPLACE_AREAS.map((a) => Buffer.byteLength(renderAreaSection(a, toolAreas[a]!, false)));
+    const total = listBytes('default') + guides.reduce((a, b) => a + b, 0);
+    console.log(`default tools/list ${listBytes('default')} B + guides ${MARKETPLACE_AREAS.map((a, i) => `${a} ${guides[i]}`).join(', ')} = ${total} B (goal ${MARKETPLACE_GOAL} B)`);
+    expect(total).toBeLessThanOrEqual(MARKETPLACE_CEILING);
+  });
+
   it(`tools/list for all toolsets is at most ${BUDGET.all} bytes`, () => {
     expect(listBytes('all')).toBeLessThanOrEqual(BUDGET.all);
   });
