@@ -26,7 +26,7 @@ export const UserTokenSchema = z
   .string()
   .max(4000)
   .optional()
-  .describe("An end user's access token (auth_signup, auth_login): the call acts as that user.");
+  .describe("An end user's access_token (auth_login): the call acts as them");
 
 /** Who sees which files (storage): the sentence every storage tool ends with. */
 export const OWN_FILES_NOTE = ' Keys reach every file of the app; an end user (their JWT, or user_token) only their own.';

@@ -27,7 +27,7 @@ export type RegionView = z.infer<typeof RegionSchema>;
 export const AppIdSchema = z
   .string()
   .regex(/^[a-z0-9]{16}$/, 'an app_id is 16 lowercase letters and digits, as returned by apps_create')
-  .describe("The app's id, from apps_list or apps_create");
+  .describe('From apps_list');
 
 export const AppNameSchema = z
   .string()
