@@ -12,7 +12,7 @@ export function actsAsPerson(caller: Caller): boolean {
   return caller.kind === 'platform' && caller.via === 'session' && roleAtLeast(caller.role, 'developer');
 }
 
-async function isProtected(db: Kysely<ControlDatabase>, appId: string): Promise<boolean> {
+export async function isProtected(db: Kysely<ControlDatabase>, appId: string): Promise<boolean> {
   const { rows } = await sql<{ protected: boolean }>`select protected from apps where id = ${appId}`.execute(db);
   return rows[0]?.protected ?? false;
 }

@@ -11,7 +11,7 @@ import { errors } from '../core/errors.ts';
 import { enqueue } from '../core/jobs.ts';
 import { prepared } from '../db/prepared.ts';
 import { appsDropDatabase, appsPurgeFiles } from './jobs.ts';
-import { guardProtected } from './protection.ts';
+import { guardProtected, isProtected } from './protection.ts';
 import type { Caller } from '../core/caller.ts';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -127,6 +127,11 @@ export class AppsService {
     this.#cache.delete(appId);
     await this.#d.db.updateTable('apps').set({ paused_at: null, last_request_at: new Date() }).where('id', '=', appId).execute();
     return this.get(appId);
+  }
+
+  /** Whether the app is protected, read from its row (protection.ts). */
+  isProtected(appId: string): Promise<boolean> {
+    return isProtected(this.#d.db, appId);
   }
 
   /** Refuses `what` (e.g. "a schema apply") on a protected app unless a person with the role does it (protection.ts). */

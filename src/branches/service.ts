@@ -97,6 +97,12 @@ interface MergePlan {
   progress?: Progress;
 }
 
+/**
+ * A merge `m` (joined to its substrate action `a`) still under way: queued, running, or proposed and undecided. A
+ * rejected proposal keeps status 'proposed' on the merge; its action says it is over.
+ */
+const MERGE_UNDER_WAY = sql`(m.status in ('queued', 'running') or (m.status = 'proposed' and a.status = 'proposed'))`;
+
 /** A statement that destroys data: a person is told before approving it. */
 const DESTRUCTIVE = /^\s*(drop\s|truncate\s|alter\s+table\s+\S+\s+drop\s)/i;
 
@@ -181,13 +187,13 @@ export class BranchesService {
 
   /** An app's branches, its merges (the latest 20), whether it is protected and, for a branch, its parent. */
   async list(app: AppRecord): Promise<{ protected: boolean; parent_app_id: string | null; branches: BranchView[]; merges: MergeView[] }> {
-    const [branches, merges, row, self] = await Promise.all([
+    const [branches, merges, isProtected, self] = await Promise.all([
       this.#views(sql`b.parent_app_id = ${app.id}`),
       this.#mergeRows(sql`m.parent_app_id = ${app.id}`),
-      sql<{ protected: boolean }>`select protected from apps where id = ${app.id}`.execute(this.#d.db),
+      this.#d.apps.isProtected(app.id),
       this.#branchRow(app.id),
     ]);
-    return { protected: row.rows[0]?.protected ?? false, parent_app_id: self?.parent_app_id ?? null, branches, merges: merges.map((m) => this.#mergeView(m)) };
+    return { protected: isProtected, parent_app_id: self?.parent_app_id ?? null, branches, merges: merges.map((m) => this.#mergeView(m)) };
   }
 
   async #views(where: ReturnType<typeof sql>): Promise<BranchView[]> {
@@ -266,7 +272,7 @@ export class BranchesService {
       if (theirs.units[key] === undefined) delete nextBase[key];
       else nextBase[key] = theirs.units[key]!;
     }
-    const direct = actsAsPerson(caller) || !(await this.#protected(parent.id));
+    const direct = actsAsPerson(caller) || !(await this.#d.apps.isProtected(parent.id));
     const id = await this.#d.db.transaction().execute(async (tx) => {
       const { id } = await tx
         .insertInto('branch_merges')
@@ -344,11 +350,6 @@ export class BranchesService {
       created_at: row.created_at.toISOString(),
       finished_at: row.finished_at?.toISOString() ?? null,
     };
-  }
-
-  async #protected(appId: string): Promise<boolean> {
-    const { rows } = await sql<{ protected: boolean }>`select protected from apps where id = ${appId}`.execute(this.#d.db);
-    return rows[0]?.protected ?? false;
   }
 
   async #branchRow(appId: string): Promise<{ parent_app_id: string; base: Units } | undefined> {
@@ -485,7 +486,7 @@ export class BranchesService {
     // A branch someone protected is governed like any app.
     await this.#d.apps.guardProtected(branchAppId, caller, 'branches_delete (deleting the app)');
     const { rows } = await sql<{ id: string }>`select m.id from branch_merges m left join substrate_actions a on a.id = m.action_id
-      where m.branch_app_id = ${branchAppId} and (m.status in ('queued', 'running') or (m.status = 'proposed' and a.status = 'proposed'))`.execute(this.#d.db);
+      where m.branch_app_id = ${branchAppId} and ${MERGE_UNDER_WAY}`.execute(this.#d.db);
     if (rows[0]) throw branchErrors.merging(branchAppId, rows[0].id);
     await this.#d.apps.delete(branchAppId);
   }
@@ -507,7 +508,7 @@ export class BranchesService {
     const { rows } = await sql<{ app_id: string }>`select b.app_id from app_branches b join apps a on a.id = b.app_id
       where greatest(b.created_at, coalesce(b.merged_at, b.created_at), coalesce(a.last_request_at, b.created_at)) < ${now}::timestamptz - make_interval(days => b.idle_days)
         and not exists (select 1 from branch_merges m left join substrate_actions a on a.id = m.action_id
-                         where m.branch_app_id = b.app_id and (m.status in ('queued', 'running') or (m.status = 'proposed' and a.status = 'proposed')))`.execute(this.#d.db);
+                         where m.branch_app_id = b.app_id and ${MERGE_UNDER_WAY})`.execute(this.#d.db);
     for (const { app_id } of rows) {
       await this.#d.apps.delete(app_id);
       this.#d.log.info({ app_id }, 'idle branch deleted');

@@ -84,9 +84,14 @@ export function siteDigestOf(units: Units): string | null {
 
 /** The same digest as the site's unit, of files held in memory. */
 export function filesDigest(files: ReadonlyArray<{ path: string; bytes: Buffer }>): string {
-  const lines = files.map((f) => `${f.path}\t${createHash('sha256').update(f.bytes).digest('hex')}`).sort();
-  return createHash('sha256').update(lines.join('\n')).digest('hex');
+  return digestOfFiles(files.map((f) => fileLine(f.path, createHash('sha256').update(f.bytes).digest('hex'))));
 }
+
+/** One file of a site's digest: its path and the sha256 of its bytes. */
+const fileLine = (filePath: string, sha256: string) => `${filePath}\t${sha256}`;
+
+/** The site's digest of its file lines, in any order. */
+const digestOfFiles = (lines: string[]) => createHash('sha256').update(lines.sort().join('\n')).digest('hex');
 
 /** A digest of a whole state: what a merge's plan was made against, checked again before it is applied. */
 export function stateDigest(units: Units): string {
@@ -110,10 +115,9 @@ async function siteDigest(dir: string, deploymentId: string): Promise<string> {
     const full = path.join(entry.parentPath, entry.name);
     const hash = createHash('sha256');
     await pipeline(createReadStream(full), hash);
-    lines.push(`${path.relative(dir, full).split(path.sep).join('/')}\t${hash.digest('hex')}`);
+    lines.push(fileLine(path.relative(dir, full).split(path.sep).join('/'), hash.digest('hex')));
   }
-  lines.sort();
-  const digest = createHash('sha256').update(lines.join('\n')).digest('hex');
+  const digest = digestOfFiles(lines);
   if (siteDigests.size >= SITE_DIGESTS_MAX) siteDigests.delete(siteDigests.keys().next().value as string);
   siteDigests.set(deploymentId, digest);
   return digest;

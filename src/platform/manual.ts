@@ -52,7 +52,7 @@ export function slugOf(text: string, seen: Map<string, number>): string {
   return n === 0 ? base : `${base}-${n}`;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** marked's plain text of a heading keeps its entities: the title and anchors want the characters. */
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseUrl, dropDatabase } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { callTool, connectMcp, request, resultJson, signUpOwner, type McpConnection, type SignedInPerson } from './e2e-helpers.ts';
+import { callTool, connectMcp, request, resultJson, signUpOwner, until, type McpConnection, type SignedInPerson } from './e2e-helpers.ts';
 
 let server: SpawnedServer;
 /** The control database a restarted server was given (its close leaves it): dropped at the end. */
@@ -37,16 +37,6 @@ async function refused(name: string, args: Record<string, unknown>): Promise<any
   const result = await callTool(agent.client, name, args);
   expect(result.isError, JSON.stringify(result.content)).toBe(true);
   return resultJson(result).error;
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const asPerson = (method: string, route: string, body?: unknown) =>

@@ -266,3 +266,14 @@ export async function otherAccountKey(controlDb: string): Promise<string> {
   }
   return key;
 }
+
+/** Reads until `done` holds (polling every 50 ms), then answers the value; past `ms` it fails with the last one read. */
+export async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

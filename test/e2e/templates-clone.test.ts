@@ -16,7 +16,7 @@ import { cloneControlDatabase, databaseUrl, dropDatabase, dropDatabasesWithPrefi
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { startSecondCluster, type SecondCluster } from '../helpers/second-cluster.ts';
 import { generateKey } from '../../src/core/crypto.ts';
-import { callTool, connectMcp, request, resultJson, type McpConnection, type RawResponse } from './e2e-helpers.ts';
+import { callTool, connectMcp, request, resultJson, until, type McpConnection, type RawResponse } from './e2e-helpers.ts';
 
 const STRIPE_KEY = 'sk_test_templates';
 let cluster: SecondCluster;
@@ -39,16 +39,6 @@ async function tool(who: McpConnection, name: string, args: Record<string, unkno
   const result = await callTool(who.client, name, args);
   if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
   return resultJson(result);
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const rest = (key: string, method: string, route: string, body?: unknown): Promise<RawResponse> =>

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Request, Response, Router } from 'express';
-import { Manual, MAX_HITS, MAX_QUERY_CHARS, type NavEntry, type SearchHit } from '../../platform/manual.ts';
+import { escapeHtml, Manual, MAX_HITS, MAX_QUERY_CHARS, type NavEntry, type SearchHit } from '../../platform/manual.ts';
 import { rawQuery } from '../../frontend/serve.ts';
 import { ownFileSources, SECURITY_HEADERS } from './approvals.ts';
 import type { RawRoutes } from './index.ts';
@@ -17,7 +17,6 @@ const STYLES = '/docs/manual.css';
 const IMAGE = /^[a-z0-9][a-z0-9._-]{0,100}\.(png|jpg)$/;
 const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg' };
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const CSS = `:root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
 body{margin:0}header{display:flex;gap:1rem;align-items:center;padding:.75rem 1.25rem;border-bottom:1px solid #8884}
