@@ -1,11 +1,11 @@
 // Rewrites what is generated from the registry: the area index of llms.txt (the areas' sections are rendered at
 // start-up) and the manual's reference, docs/reference/ (one page per area, the same text as its section).
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { DEFAULT_TOOLSET_AREAS, toolAreas } from '../tools/index.ts';
+import { toolAreas } from '../tools/index.ts';
 import { REFERENCE_DIR, renderReference, withAreaIndex } from '../src/platform/docs.ts';
 import { LLMS_TXT_PATH } from '../src/composition.ts';
 
-writeFileSync(LLMS_TXT_PATH, withAreaIndex(readFileSync(LLMS_TXT_PATH, 'utf8'), toolAreas, DEFAULT_TOOLSET_AREAS));
+writeFileSync(LLMS_TXT_PATH, withAreaIndex(readFileSync(LLMS_TXT_PATH, 'utf8'), toolAreas));
 mkdirSync(REFERENCE_DIR, { recursive: true });
 const pages = renderReference(toolAreas);
 // A page of an area that no longer exists goes.

@@ -79,14 +79,8 @@ export const toolAreas: Readonly<Record<string, readonly AnyTool[]>> = { ...area
 for (const [area, list] of Object.entries(toolAreas)) for (const tool of list) tool.area = area;
 
 /**
- * The `default` toolset, for building an app: everything but `keys` (service and substrate keys are rarely needed
- * by an agent, which acts with its platform key and user_token). `all` is every area.
- */
-export const DEFAULT_TOOLSET_AREAS: readonly string[] = ['apps', 'schema', 'data', 'auth', 'storage', 'functions', 'frontend', 'platform'];
-
-/**
- * The `core` toolset: one tool per step of the guide's typical flow, across areas, for an agent that would rather
- * start small (about 24 KB of tools/list against default's 54 KB) and add areas with platform_toolsets_enable.
+ * The `core` toolset, what a session gets unless it names toolsets (`default`): one tool per step of the guide's
+ * typical flow, across areas, about 22 KB of tools/list; an agent adds areas with platform_toolsets_enable.
  */
 export const CORE_TOOLSET: readonly string[] = [
   'apps_create',

@@ -38,9 +38,17 @@ Without Stripe on the platform these answer 503 STRIPE_NOT_CONFIGURED; plans, me
    last); \`billing_orders_get\` reads any order of the app.
 Subscription \`status\`: \`pending\` (checkout open), \`active\`, \`past_due\` (a renewal failed; still entitled),
 \`canceled\`. Order \`status\`: \`pending\`, \`paid\`, \`failed\`, \`refunded\` (a partial refund stays paid).
-Entitlements: the table option \`plans: ["<plan id>"]\` in schema_apply opens rows only to end users whose
-subscription to one of those plans is active or past_due (keys see all); SQL \`public.current_user_plan()\` returns
-that plan id for your own policies and views; functions call \`await ctx.billing.plan()\` or
-\`ctx.billing.subscription()\`. Stripe's events reach POST /webhooks/payments/connect; entitlements follow within seconds.
+Entitlements: the table option \`plans: ["pln_..."]\` (1-20 plan ids) in schema_apply gates a \`user\` or \`public\`
+table: end users and anonymous callers reach its rows, as its access allows, only while the end user's subscription
+to one of those plans is active or past_due (keys see all). It is a restrictive row-level security policy calling SQL
+\`public.current_user_plan()\` (the caller's entitled plan id, else null), which your own policies and views may use.
+A table keeps its plans unless a definition sets them; \`plans: null\` removes the gate; schema_get shows them. Stripe's events reach POST /webhooks/payments/connect; entitlements
+follow within seconds.
+
+## From functions
+
+\`ctx.billing\` tells what the calling end user pays for: \`await ctx.billing.subscription()\` is their current
+subscription (as billing_subscription_get returns it) and \`await ctx.billing.plan()\` the plan id it entitles them to
+(status active or past_due), each null without an end user; a refusal rejects with a BillingError (code, status).
 `,
 };

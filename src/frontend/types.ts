@@ -35,7 +35,7 @@ export type PlatformEnv = z.infer<typeof PlatformEnvSchema>;
 export const DeploymentIdSchema = z
   .string()
   .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a deployment id is a UUID, as returned by frontend_deploy_create')
-  .describe('Deployment id (UUID) from frontend_deploy_create or frontend_deploy_list');
+  .describe('Deployment id (frontend_deploy_list)');
 
 export const DeploymentSchema = z.object({
   id: z.string(),

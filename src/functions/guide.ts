@@ -34,28 +34,12 @@ export default async (request: Request, ctx) => Response.json({ hello: new URL(r
   pool in them (429 TOO_MANY_TRANSACTIONS). A refusal rejects with a TransactionError (code, status).
   \`const booking = await ctx.data.transaction(async (tx) => { const { data } = await tx.from("bookings").insert({ slot_id: 7 });
   await tx.from("slots").update({ taken: true }, "id=eq.7"); return data?.[0]; })\`
-- \`ctx.billing\` tells what the calling end user pays for: \`await ctx.billing.subscription()\` is their current
-  subscription (as billing_subscription_get returns it) and \`await ctx.billing.plan()\` the plan id it entitles them to
-  (status active or past_due), each null without an end user; a refusal rejects with a BillingError (code, status).
-- \`ctx.integrations.connections()\` lists the caller's connected accounts (\`ctx.asApp.integrations.connections({ userId? })\`:
-  every end user's, or one's). \`ctx.integrations.execute(toolName, params)\` runs a tool of the app's enabled toolkits as the calling end user,
-  through their connected account (as integrations_execute): \`{ successful: true, data }\`. Without an end user (key,
-  cron) pass \`{ userId }\` as a third argument; a refusal rejects with an IntegrationsError (code, status).
-- Each resolves to the tool's REST output, or rejects with a PlatformError (code, status, remediation; arguments of the
-  wrong type: 400 VALIDATION_FAILED); as the end user,
-  else the app: \`ctx.ai.chat(body)\` / \`.embed(body)\` (ai_chat, ai_embed; to stream, fetch SVC_API_URL/chat/completions),
-  \`ctx.rag.query(collection, { query, synthesize })\`, \`.ingest(collection, { text })\`, \`.deleteDocument(collection, id)\`, \`ctx.storage.upload({ filename,
-  contentType, content })\`, \`.read(id)\`, \`.list()\`, \`.signedUrl(id)\`, \`.delete(id)\`, \`ctx.realtime.broadcast(topic, event,
-  payload, { private }?)\` (realtime_broadcast: to supabase-js's \`channel(topic).on('broadcast', { event })\`); always as the app:
-  \`ctx.people.searchPerson(body)\`, \`.profile(body)\`, \`ctx.meetings.spawn({ meetingUrl })\`, \`.get(botId)\`, \`.transcript(botId)\`.
-- \`ctx.substrate\` exists while the app is linked to a substrate user (substrate_app_link): \`propose(capability, payload,
-  { idempotency_key, require_approval }?)\` (require_approval: true waits for a person even where the policy is auto),
-  \`getEntity\`, \`findEntities\`, \`searchMemory\`, \`patchEntity\`, \`mergeEntities\`, \`deleteEntity\`, \`wsTicket()\`, \`actions({
-  status, capability, limit, before })\` and \`action(id)\` (this app's own proposals), for that user as an agent
-  (platform_guide area=substrate); \`approve(id)\` / \`reject(id, reason)\`: the calling end user decides on something this
-  app's functions proposed since a person linked the app with end_users_decide (else 403 END_USER_DECISIONS_OFF; what
-  its service key or earlier code proposed, or a call without an end user: 403 HUMAN_CONFIRMATION_REQUIRED). Deploying,
-  deleting or changing variables by anyone but that person ends that consent. A refusal rejects with a SubstrateError (code, status).
+- Each resolves to the tool's REST output, or rejects with a PlatformError (code, status, remediation); as the end
+  user, else the app: \`ctx.ai.chat(body)\` / \`.embed(body)\` (to stream, fetch SVC_API_URL/chat/completions),
+  \`ctx.rag.query(collection, { query, synthesize })\`, \`.ingest(collection, { text })\`, \`.deleteDocument(collection, id)\`, \`ctx.storage.upload({ filename, contentType, content })\`, \`.read(id)\`, \`.list()\`,
+  \`.signedUrl(id)\`, \`.delete(id)\`, \`ctx.realtime.broadcast(topic, event, payload, { private }?)\`. \`ctx.billing\`,
+  \`ctx.integrations\`, \`ctx.people\`, \`ctx.meetings\` and \`ctx.substrate\` (an app linked to a substrate user): each
+  area's guide, "From functions".
 - \`fetch()\` to a URL under SVC_API_URL (any platform route, with the Authorization you pass) is forwarded by the
   platform, also on loopback deployments. Other URLs go to the network.
 - \`request.url\` is the origin of \`{base_url}\`, then the path after the function name ("/" when none) and the query;

@@ -34,7 +34,7 @@ export const RESERVED_ENV = ['SVC_APP_ID', 'SVC_API_URL'] as const;
 export const FunctionNameSchema = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,100}$/, 'a function name is 1-100 characters: letters, digits, "_" and "-" (it is a URL path segment)')
-  .describe('Function name, unique per app; it is the URL segment of /v1/{app_id}/fn/{name}');
+  .describe('Unique per app: /v1/{app_id}/fn/{name}');
 
 export const EnvNameSchema = z
   .string()
@@ -57,7 +57,7 @@ export const CronScheduleSchema = z
       ctx.addIssue({ code: 'custom', message: err instanceof CronError ? `invalid cron schedule: ${err.message}` : 'invalid cron schedule' });
     }
   })
-  .describe('Standard 5-field cron expression in UTC: minute hour day-of-month month day-of-week, e.g. "*/5 * * * *" or "0 9 * * MON-FRI"');
+  .describe('5-field cron in UTC, e.g. "*/5 * * * *", "0 9 * * MON-FRI"');
 
 export const TriggerSchema = z
   .discriminatedUnion('type', [
@@ -71,12 +71,12 @@ export const TriggerSchema = z
             .string()
             .min(1)
             .max(LIMITS.eventMax)
-            .describe('Event name clients send as { "event": <name>, "data": ... } on /v1/{app_id}/ws'),
+            .describe('Clients send { "event": <name>, "data" } on /v1/{app_id}/ws'),
         })
         .strict(),
     }),
   ])
-  .describe('How the function runs: http (default; public route /v1/{app_id}/fn/{name}), cron { schedule } or websocket { event }');
+  .describe('http (default: public at /v1/{app_id}/fn/{name}), cron or websocket');
 export type Trigger = z.output<typeof TriggerSchema>;
 
 export interface ConsoleLine {

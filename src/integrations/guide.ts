@@ -41,8 +41,11 @@ UPSTREAM_ERROR and 400 UPSTREAM_REJECTED (the vendor during configure, connect o
 
 ## Functions and the log
 
-Functions run tools as the calling end user: \`await ctx.integrations.execute("GMAIL_SEND_EMAIL", params)\`
-(platform_guide area=functions). Every execution, refused ones included, is logged for 90 days: integrations_executions
+\`ctx.integrations.connections()\` lists the caller's connected accounts (\`ctx.asApp.integrations.connections({ userId? })\`:
+every end user's, or one's). \`ctx.integrations.execute(toolName, params)\` (\`"GMAIL_SEND_EMAIL"\`) runs a tool of the
+app's enabled toolkits as the calling end user, through their connected account (as integrations_execute):
+\`{ successful: true, data }\`. Without an end user (key, cron) pass \`{ userId }\` as a third argument; a refusal rejects
+with an IntegrationsError (code, status). Every execution, refused ones included, is logged for 90 days: integrations_executions
 \`{ id, userId, toolName, toolkit, successful, durationMs, error, createdAt }\`, newest first, paged with \`before\`.
 `,
 };

@@ -42,5 +42,10 @@ noOneJoinedTimeoutSec, everyoneLeftTimeoutSec, inCallNotRecordingTimeoutSec, int
 \`{ error: { message, type, code } }\`: 400 invalid_request (\`error.details\`), 401 missing_credentials, 402 insufficient_credits,
 403 not_authorized (only the app's owner: its service key or the owner's platform key), 404 app_not_found / bot_not_found,
 501 provider_unavailable (no provider on this platform), 502 provider_error, 503 provider_busy (retry later).
+
+## From functions
+
+Always as the app, resolving to the tool's REST output or rejecting with a PlatformError (code, status, remediation):
+\`ctx.meetings.spawn({ meetingUrl })\`, \`.get(botId)\`, \`.transcript(botId)\`.
 `,
 };

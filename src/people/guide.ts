@@ -41,5 +41,10 @@ Errors are flat: 402 \`{ error: "insufficient_credits" }\`, 403 \`{ error: "forb
 \`people_disabled\`, \`people_unavailable\`, \`provider_not_registered\` or \`provider_action_unsupported\` (both with
 \`slot\`), \`email_lookup_disabled\`; others \`{ error: "<code>", message, details? }\` (400 validation_failed, 404
 lookup_not_found). Over MCP the same errors use the standard envelope and results carry \`provider\`.
+
+## From functions
+
+Always as the app, resolving to the tool's REST output or rejecting with a PlatformError (code, status, remediation):
+\`ctx.people.searchPerson(body)\`, \`.profile(body)\`.
 `,
 };

@@ -50,24 +50,23 @@ function summaryOf(area: string, tools: readonly AnyTool[]): string {
 }
 
 /** The per-area index of /llms.txt: one line per area with what it is for, its tools and the link to its section. */
-export function renderAreaIndex(areas: Areas, defaultAreas: readonly string[]): string {
+export function renderAreaIndex(areas: Areas): string {
   const lines = [INDEX_BEGIN, ''];
   for (const [area, tools] of Object.entries(areas)) {
-    const toolset = defaultAreas.includes(area) ? '' : ' Not in the default toolset.';
     // The tools an agent can call; the area's REST-only routes (a person's sign-in, key minting) are in its section.
     const callable = tools.filter((t) => t.mcp !== false);
-    lines.push(`- **${area}**: ${summaryOf(area, tools)}${toolset} Tools: ${callable.map((t) => t.name).join(', ')}. Section: ${areaLink(area)}`);
+    lines.push(`- **${area}**: ${summaryOf(area, tools)} Tools: ${callable.map((t) => t.name).join(', ')}. Section: ${areaLink(area)}`);
   }
   lines.push('', INDEX_END);
   return lines.join('\n');
 }
 
 /** Replaces the generated index of the committed llms.txt text. */
-export function withAreaIndex(llmsTxt: string, areas: Areas, defaultAreas: readonly string[]): string {
+export function withAreaIndex(llmsTxt: string, areas: Areas): string {
   const begin = llmsTxt.indexOf(INDEX_BEGIN);
   const end = llmsTxt.indexOf(INDEX_END);
   if (begin < 0 || end < begin) throw new Error('llms.txt lacks the area index markers');
-  return llmsTxt.slice(0, begin) + renderAreaIndex(areas, defaultAreas) + llmsTxt.slice(end + INDEX_END.length);
+  return llmsTxt.slice(0, begin) + renderAreaIndex(areas) + llmsTxt.slice(end + INDEX_END.length);
 }
 
 /**

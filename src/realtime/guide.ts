@@ -15,8 +15,7 @@ export const REALTIME_GUIDE: AreaGuide = {
   app keys pushed are ignored, as supabase-js sends its key whenever it has no session). A bad, expired or other app's
   token refuses the join (\`{ reason: "<Code>: <message>" }\`: InvalidJWTToken, JwtSignatureError, MalformedJWT,
   Unauthorized), or closes a joined channel with a \`system\` error then phx_close, as does its token's expiry.
-- \`config.private: true\`: the app, and end users as schema_apply's \`channels\` allow by name pattern (\`user:*\` one
-  user's own, a group's members, \`service\`; a name no pattern covers: any signed-in user); anonymous joins never.
+- \`config.private: true\`: the app, and end users as schema_apply's \`channels\` allow; anonymous joins never.
   A refused join: \`Unauthorized\`; a read-only member's send or track: error. Judged at the join and at each new
   token. A private and a public channel of one name are two channels.
 - Broadcast: \`config.broadcast.ack\` answers each send once every api process can deliver it, \`self\` delivers your own.
@@ -35,8 +34,15 @@ export const REALTIME_GUIDE: AreaGuide = {
   { persist })\` keeps one ${MAX_STORE_SECONDS / 86_400} days (or ttl seconds; payload at most ${MAX_STORED_BYTES / 1024} KB; ${MAX_STORED_PER_APP} per app);
   it arrives with \`meta: { id }\`. A join with \`config.broadcast.replay: { since: <ms>, limit?: 1-${REPLAY_MAX_LIMIT} }\` (default
   ${REPLAY_DEFAULT_LIMIT}) first gets the latest stored since then, oldest first, with \`meta: { id, replayed: true }\`.
+- \`channels\` (schema_apply, beside \`tables\`): who may join (read) and send on (write: broadcast, presence) private
+  channels, by name pattern, \`'*'\` ending one: \`{ "user:*": "user", "room:*": { "members": "room_members", "key":
+  "room_id" }, "ops": "service" }\`. \`user\`: the \`*\` is the end user's id; a group: members whose \`key\` equals the \`*\`
+  (\`write: "service"\` makes it read-only); \`authenticated\`: any signed-in end user; \`service\`: the app only. A name
+  takes its own pattern, else the longest matching one; a name none covers is \`authenticated\` (\`"*": "service"\`
+  closes them). Given, it replaces every pattern; left out, they stay; schema_get shows them.
 - postgres_changes: \`channel(name).on('postgres_changes', { event: '*'|'INSERT'|'UPDATE'|'DELETE', schema: 'public',
-  table?, filter? }, cb)\` on tables applied with \`realtime: true\` (schema_apply). Each change reaches a channel only
+  table?, filter? }, cb)\` on tables applied with \`realtime: true\` (schema_apply; the table needs a primary key; while any
+  subscriber listens, each write to it also writes its change, kept a few minutes; \`realtime: false\` stops it). Each change reaches a channel only
   when row-level security lets its role select the row (as the change left it; a delete's old row), so an end user
   gets their own rows of a \`user\` table; an update's old row comes whole only to those who may see it, else its
   primary key. Filters: \`col=eq.v\` (neq, lt, lte, gt, gte, \`in.(a,b)\`, is, isdistinct, like, ilike; several joined

@@ -7,7 +7,7 @@ import { AccessInputSchema, normalizeAccess } from './access.ts';
 export { ACCESS_VALUES } from './access.ts';
 import { normalizeChannels } from './channels.ts';
 import { checkIdentifier, ROUTE_SEGMENTS } from './identifiers.ts';
-import { guided, strictly } from './guided.ts';
+import { guided, guidedList, strictly } from './guided.ts';
 import { indexKey, indexWhere } from './indexes.ts';
 import { ConditionsInputSchema, normalizeConditions, type TableConditions } from './conditions.ts';
 import { FunctionsInputSchema, normalizeFunctions, type FunctionSpec } from './functions.ts';
@@ -47,7 +47,7 @@ const ColumnInputSchema = z.strictObject({
       onDelete: z
         .enum(ON_DELETE_VALUES)
         .optional()
-        .describe("When the referenced row is deleted: 'no action' (default) refuses it (409), 'cascade' deletes these rows too"),
+        .describe("On the referenced row's delete: 'no action' (default) refuses it (409), 'cascade' deletes these rows"),
       onUpdate: z.enum(ON_DELETE_VALUES).optional(),
     })
     .optional()
@@ -64,17 +64,19 @@ const IndexInputSchema = z.strictObject({
 });
 
 /** At least two columns each side (normalizeForeignKey says so; one column is a column's references). */
-const ForeignKeyInputSchema = z.strictObject({
-  columns: z.array(z.string()),
-  references: z.strictObject({ table: z.string(), columns: z.array(z.string()) }),
-  onDelete: z.enum(ON_DELETE_VALUES).optional(),
-  onUpdate: z.enum(ON_DELETE_VALUES).optional(),
-});
+const ForeignKeysInputSchema = z.array(
+  z.strictObject({
+    columns: z.array(z.string()),
+    references: z.strictObject({ table: z.string(), columns: z.array(z.string()) }),
+    onDelete: z.enum(ON_DELETE_VALUES).optional(),
+    onUpdate: z.enum(ON_DELETE_VALUES).optional(),
+  }),
+);
 
 const TableInputSchema = z.strictObject({
   columns: z.record(z.string(), ColumnInputSchema).optional().describe('Column name -> column; a new table needs at least one'),
   indexes: z.record(z.string(), IndexInputSchema).optional().describe('Index name -> { columns, unique? }'),
-  foreignKeys: z.array(ForeignKeyInputSchema).optional().describe('Multi-column foreign keys; when given, all of them'),
+  foreignKeys: guidedList('Multi-column foreign keys (guide)'),
   _dropColumns: z.array(z.string()).optional().describe('Columns to remove (destructive)'),
   _drop: z.boolean().optional().describe('true removes the table and its rows (destructive)'),
   access: AccessInputSchema.optional(),
@@ -84,8 +86,8 @@ const TableInputSchema = z.strictObject({
     .max(MAX_TABLE_PLANS)
     .nullable()
     .optional()
-    .describe('Billing plan ids: only their subscribers reach the rows as end users. null removes the gate'),
-  realtime: z.boolean().optional().describe('true: its changes reach realtime subscribers (supabase-js postgres_changes); needs a primary key'),
+    .describe('Billing plan ids whose subscribers alone reach the rows (billing guide); null removes'),
+  realtime: z.boolean().optional().describe('true: changes stream to realtime subscribers (realtime guide)'),
   conditions: guided('SQL row conditions per command (guide)'),
   policies: z.array(z.unknown()).optional().describe("schema_get's; ignored"),
 });
@@ -384,7 +386,7 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
       if (dropColumns.includes(col)) throw errors.validation(`Index '${index.name}' of table '${name}' uses column '${col}', which _dropColumns removes.`);
     }
   }
-  const foreignKeys = input.foreignKeys?.map((fk, i) => normalizeForeignKey(name, i, fk, dropColumns));
+  const foreignKeys = strictly(ForeignKeysInputSchema, input.foreignKeys, `tables.${name}.foreignKeys`)?.map((fk, i) => normalizeForeignKey(name, i, fk, dropColumns));
   const seen = new Set<string>();
   for (const fk of foreignKeys ?? []) {
     if (seen.has(fk.name)) {
@@ -395,7 +397,7 @@ function normalizeTable(name: string, input: TableInput): TableSpec {
   return { name, drop: input._drop === true, columns, indexes, foreignKeys, dropColumns, access: normalizeAccess(name, input.access), plans: normalizePlans(input.plans), realtime: input.realtime, conditions: normalizeConditions(strictly(ConditionsInputSchema, input.conditions, `tables.${name}.conditions`)) };
 }
 
-type ForeignKeyInput = NonNullable<TableInput['foreignKeys']>[number];
+type ForeignKeyInput = z.output<typeof ForeignKeysInputSchema>[number];
 
 function normalizeForeignKey(table: string, i: number, input: ForeignKeyInput, dropColumns: readonly string[]): ForeignKeySpec {
   const label = `foreignKeys[${i}] of table '${table}'`;

@@ -7,10 +7,10 @@ export const SCHEMA_GUIDE: AreaGuide = {
   reference: `
 ## Definition
 
-\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, conditions?, plans?, realtime?, _dropColumns?, _drop? } }, channels? }\`, at most 50
-tables per call; \`schema_get\` returns the live schema in the same format, so an edited copy is the next definition.
-Each table it returns also lists \`policies\`, the row-level-security policies in force (\`{ name, command, permissive,
-roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`access\` and \`plans\`; \`schema_apply\` ignores them.
+\`schema_apply\` takes \`{ tables: { <table>: { columns, indexes?, access?, conditions?, plans?, realtime?, _dropColumns?,
+_drop? } }, channels?, functions? }\`, at most 50 tables per call; \`schema_get\` returns the live schema in the same
+format, so an edited copy is the next definition (its tables' \`policies\`, the row-level-security policies in force,
+are display only).
 
 - Column: \`{ type, primary?, nullable? (default true), unique?, default?, identity?, enum?, references?: { table,
   column, onDelete?, onUpdate? } }\`. \`identity: true\` numbers an integer or bigint primary key; \`enum: ["a", "b"]\`
@@ -18,26 +18,17 @@ roles, using, with_check }\`, from \`pg_policies\`): display only, made by \`acc
   table, columns }, onDelete?, onUpdate? }]\` declares keys over several columns.
   Example: \`{ id: { type: "uuid", primary: true, default: "gen_random_uuid()" }, user_id: { type: "uuid" },
   title: { type: "text", nullable: false }, created_at: { type: "timestamptz", default: "now()" } }\`.
-- Types: text, varchar, varchar(N), char, char(N), integer, bigint, smallint, real, float4, float8, decimal, numeric,
-  numeric(P,S), boolean, bool, uuid, timestamp, timestamptz, date, time, timetz, interval, json, jsonb, bytea,
-  vector(N) (1-16000), int4range, int8range, numrange, tsrange, tstzrange, daterange, tsvector, and arrays of these
+- Types: text, varchar(N), char(N), integer, bigint, smallint, real, float8, numeric(P,S), boolean, uuid, timestamptz,
+  timestamp, date, time, interval, jsonb, json, bytea, vector(N) (1-16000), the range types, tsvector, and arrays of these
   but vector (\`text[]\`).
 - Defaults (an allow-list): numbers, true/false, null, quoted strings such as \`'draft'\` (optionally with \`::type\`),
   now(), gen_random_uuid(), current_timestamp, current_date, empty json or arrays such as \`'{}'::jsonb\`. A default that
   does not fit its column's type is refused before anything runs.
 - Names match \`^[a-z_][a-z0-9_]{0,62}$\`, are not SQL reserved words and do not start with svc_ or pg_; table names
-  are not route segments of the app API (schema, migrations, auth, storage, functions, fn, frontend, domains, ai, rag,
-  people, integrations, billing, chat, embeddings, models, responses, realtime, rpc, data, keys, app, sites).
-- \`realtime: true\` streams the table's inserts, updates and deletes to realtime subscribers (supabase-js
-  \`channel().on('postgres_changes', ...)\`), each judged by the table's access as that subscriber; the table needs a
-  primary key. While any subscriber listens, each write to such a table also writes its change (kept a few minutes);
-  \`realtime: false\` stops it.
-- \`channels\` (beside \`tables\`): who may join (read) and send on (write: broadcast, presence) private realtime
-  channels, by name pattern, \`'*'\` ending one: \`{ "user:*": "user", "room:*": { "members": "room_members", "key":
-  "room_id" }, "ops": "service" }\`. \`user\`: the \`*\` is the end user's id; a group: members whose \`key\` equals the \`*\`
-  (\`write: "service"\` makes it read-only); \`authenticated\`: any signed-in end user; \`service\`: the app only. A name
-  takes its own pattern, else the longest matching one; a name none covers is \`authenticated\` (\`"*": "service"\`
-  closes them). Given, it replaces every pattern; left out, they stay; schema_get shows them.
+  are not the app API's route segments (auth, storage, functions, fn, rpc, data, keys, ...).
+- \`realtime: true\` (the table's changes reach supabase-js's postgres_changes; needs a primary key) and \`channels\`
+  (beside \`tables\`: who may join private realtime channels): platform_guide area=realtime. \`plans\` (rows for the
+  subscribers of billing plans only): platform_guide area=billing.
 - Indexes are a map, as columns are: \`indexes: { notes_by_user: { columns: ["user_id", "created_at"], unique?: false } }\`;
   index names are unique per app and distinct from table names. A key may be \`lower(col)\`, \`upper(col)\` or
   \`col->>'key'\` (\`{ columns: ["lower(email)"], unique: true }\`: one account per e-mail in any case); \`where\` makes it
@@ -68,10 +59,9 @@ sets it.
 
 A group shares rows among the members of a workspace, team or org: \`{ "members": "workspace_members", "column":
 "workspace_id" }\` lets an end user reach the rows whose \`workspace_id\` equals the \`key\` column (default: the same name)
-of a \`workspace_members\` row carrying their \`user_id\`; inserts and updates must stay in their groups. The groups
-table itself uses \`column: "id", key: "workspace_id"\`; give it and the members table \`write: "service"\` so that
-joining, roles and invitations go through your functions (as the app) and a member cannot add themself elsewhere.
-The members table needs \`user_id uuid\` and the key column, of the same type as \`column\`. Complete:
+of a \`workspace_members\` row with their \`user_id\` (the members table needs both, \`key\` of \`column\`'s type); writes
+stay in their groups. Give the groups and members tables \`write: "service"\`, so that joining goes through your
+functions (as the app) and a member cannot add themself elsewhere. Complete:
 \`workspaces: { access: { members: "workspace_members", column: "id", key: "workspace_id", write: "service" } }\`,
 \`workspace_members: { columns: { workspace_id: { type: "uuid", primary: true }, user_id: { type: "uuid", primary: true } },
 access: { members: "workspace_members", column: "workspace_id", write: "service" } }\` (members see their workspaces'
@@ -115,15 +105,6 @@ DDL and sleeps are refused. A function is not named like a table; at most 50. Ea
 INVOKER, \`BEGIN ATOMIC\`, created under an empty search_path (the dry run shows it, names qualified). Omitted
 functions stay; \`_drop: true\` removes one; a function using a table whose columns are dropped is rebuilt around the
 drop. schema_get shows them as written.
-
-## Premium rows (plans)
-
-\`plans: ["pln_..."]\` (1-20 ids of the app's billing plans) gates a \`user\` or \`public\` table: end users and anonymous
-callers reach its rows, as its access allows, only while the end user's subscription to one of these plans is
-\`active\` or \`past_due\`; service and platform keys reach every row. It is a restrictive row-level security policy
-calling \`public.current_user_plan()\` (the caller's entitled plan id, else null). A subscription change reaches the
-app database within seconds. An existing table keeps its plans unless a definition sets them; \`plans: null\` removes
-the gate; schema_get shows them.
 
 ## References between per-user rows
 

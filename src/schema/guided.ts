@@ -6,6 +6,9 @@ import { errors } from '../core/errors.ts';
 /** Such a part as tools/list shows it: any object, described in a few words that point to the guide. */
 export const guided = (what: string) => z.record(z.string(), z.unknown()).optional().describe(what);
 
+/** A guided list: any array in tools/list, each item checked against its full schema by the definition. */
+export const guidedList = (what: string) => z.array(z.unknown()).optional().describe(what);
+
 /** A guided part checked against its full schema; a mismatch is a 400 naming its path under `schema`. */
 export function strictly<T extends z.ZodType>(schema: T, value: unknown, path: string): z.output<T> | undefined {
   if (value === undefined) return undefined;

@@ -21,6 +21,17 @@ by anyone but that person ends that consent: the person gives it again.
 substrate_ws_ticket mints a 60-second, single-use ticket for the live change stream (websocket
 /v1/me/substrate/stream?ticket=...): { type: "hello" }, then { org, op, tbl, id } per committed change.
 
+## From functions
+
+\`ctx.substrate\` exists while the app is linked to a substrate user (substrate_app_link): \`propose(capability, payload,
+{ idempotency_key, require_approval }?)\` (require_approval: true waits for a person even where the policy is auto),
+\`getEntity\`, \`findEntities\`, \`searchMemory\`, \`patchEntity\`, \`mergeEntities\`, \`deleteEntity\`, \`wsTicket()\`, \`actions({
+status, capability, limit, before })\` and \`action(id)\` (this app's own proposals), for that user as an agent;
+\`approve(id)\` / \`reject(id, reason)\`: the calling end user decides on something this app's functions proposed since a
+person linked the app with end_users_decide (else 403 END_USER_DECISIONS_OFF; what its service key or earlier code
+proposed, or a call without an end user: 403 HUMAN_CONFIRMATION_REQUIRED). A refusal rejects with a SubstrateError
+(code, status).
+
 ## Propose
 
 \`substrate_propose\` \`{ capability, payload, idempotency_key?, dangerously_skip_approval? }\` ->

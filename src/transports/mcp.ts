@@ -39,11 +39,18 @@ import { oauthIssuer, resourceMetadataUrl } from './raw/oauth-provider.ts';
 import { sendNodeError, writeJson } from './rest.ts';
 import { CORE, requestedAreas, TOOLSETS_AREA, TOOLSETS_HEADER, TOOLSETS_HEADER_NAME, TOOLSETS_TOOL, toolsetAreas } from './mcp-toolsets.ts';
 
+/**
+ * What every MCP session is told first: enough to build without reading /llms.txt (the guide for every reader, with the
+ * index of the areas), which an agent pays for in its context: the flow, where an area's rules are, the pitfalls.
+ */
 const INSTRUCTIONS =
-  'Backend platform for apps: each app has its own Postgres database, REST data API, auth, storage, functions and hosting. ' +
-  'Start with apps_list or apps_create. Read the guide once (resource svc://guide/llms.txt, or platform_guide): the flow for a ' +
-  "new app, conventions, pitfalls and an index of the areas; an area's reference is platform_guide with area (tools: false: without the " +
-  'tools you have), or svc://guide/<area> (svc://guide/<area>/notes: without them).';
+  'Backend platform for apps: each app has its own Postgres database, REST data API under row-level security, end-user auth, ' +
+  'storage, functions and hosting. Flow: apps_create (keep app_id) -> schema_apply (dry_run: true shows the SQL) -> auth_signup ' +
+  'two test users -> data_insert/data_select with user_token act as each -> functions_deploy, functions_invoke -> ' +
+  "frontend_deploy_files. Before relying on an area's rules (schema: access, conditions, indexes; functions: ctx, transactions), " +
+  "read its notes: resource svc://guide/<area>/notes, or platform_guide { area, tools: false }. svc://guide/llms.txt is the " +
+  'guide for every reader, with all areas. Pitfalls: a table without a user_id uuid column is the service\'s alone unless its ' +
+  'access says otherwise; unknown arguments are refused, named; follow an error\'s remediation before retrying.';
 
 /** A session as this process holds it; its row (mcp-sessions.ts) is what every api process shares. */
 interface Session {
@@ -370,10 +377,14 @@ export class McpTransport {
    * 2025-11-25 session, named on every request on 2026-07-28, which has no session.
    */
   #instructions(state: SessionState): string {
-    const { areas } = state;
+    return this.instructionsFor(state.areas, state.id !== undefined);
+  }
+
+  /** The instructions of a session (or, without one, a 2026-07-28 request) with these toolsets. */
+  instructionsFor(areas: ReadonlySet<string>, session: boolean): string {
     const others = this.#areas.filter((a) => !areas.has(a));
     if (others.length === 0) return INSTRUCTIONS;
-    if (state.id === undefined) {
+    if (!session) {
       return `${INSTRUCTIONS} This request has the toolsets ${[...areas].join(', ')}; for the others (${others.join(', ')}) send every request to /mcp?toolsets=<comma-separated names> (or with the ${TOOLSETS_HEADER_NAME} header).`;
     }
     const how = this.#inToolsets(TOOLSETS_TOOL, areas)

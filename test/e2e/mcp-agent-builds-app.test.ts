@@ -15,7 +15,7 @@ let transport: StreamableHTTPClientTransport;
 beforeAll(async () => {
   server = await spawnServer();
   client = new Client({ name: 'svc-agent', version: '0.0.0' });
-  transport = new StreamableHTTPClientTransport(new URL('/mcp?toolsets=default', server.url), {
+  transport = new StreamableHTTPClientTransport(new URL('/mcp', server.url), {
     requestInit: { headers: { Authorization: `Bearer ${server.platformKey}` } },
   });
   await client.connect(transport);
@@ -54,12 +54,16 @@ describe('an agent builds the reading-list app over MCP only', () => {
   const users: Record<'ann' | 'bob', { id: string; token: string }> = {} as never;
   const lists: Record<'ann' | 'bob', string> = {} as never;
 
-  it('session: the default toolsets', async () => {
-    const { tools } = await client.listTools();
-    const names = tools.map((t) => t.name);
-    for (const n of ['apps_create', 'schema_apply', 'auth_signup', 'data_insert', 'data_select', 'data_delete_row', 'storage_upload_inline', 'storage_read', 'functions_deploy', 'functions_invoke', 'functions_logs', 'frontend_deploy_files', 'frontend_deploy_get']) {
-      expect(names).toContain(n);
+  it('session: the default toolset (core), grown by the areas the build needs beyond it', async () => {
+    const core = (await client.listTools()).tools.map((t) => t.name);
+    for (const n of ['apps_create', 'schema_apply', 'auth_signup', 'data_insert', 'data_select', 'storage_upload_inline', 'functions_deploy', 'functions_invoke', 'functions_logs', 'frontend_deploy_files', 'frontend_deploy_get']) {
+      expect(core).toContain(n);
     }
+    expect(core).not.toContain('data_delete_row');
+    const grown = await ok('platform_toolsets_enable', { toolsets: ['schema', 'data', 'storage'] });
+    expect(grown.added).toEqual(['schema', 'data', 'storage']);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    for (const n of ['schema_get', 'data_get', 'data_delete_row', 'storage_read']) expect(names).toContain(n);
     expect(names).not.toContain('substrate_keys_list');
   });
 

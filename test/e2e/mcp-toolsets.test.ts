@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
-import { DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
+import { CORE_TOOLSET, toolAreas, tools } from '../../tools/index.ts';
 import { callTool } from './e2e-helpers.ts';
 
 const INIT_BODY = {
@@ -38,8 +38,10 @@ async function connect(path: string, headers: Record<string, string> = {}): Prom
 }
 
 const namesOf = (areas: readonly string[]) => areas.flatMap((a) => toolAreas[a]!.filter((t) => t.mcp !== false).map((t) => t.name)).sort();
-/** The areas the default toolset leaves out (keys, and areas not for building an app such as ai). */
-const lacking = Object.keys(toolAreas).filter((a) => !DEFAULT_TOOLSET_AREAS.includes(a));
+/** The tools of the default toolset (`core`), with these areas' tools. */
+const defaultWith = (areas: readonly string[]) => [...new Set([...CORE_TOOLSET, ...namesOf(areas)])].sort();
+/** The default toolset is `core`, no area: a default session lacks every area. */
+const lacking = Object.keys(toolAreas);
 /** What the initialize instructions of a session with the platform toolset say about the toolsets it lacks. */
 const growHint = (others: readonly string[]) =>
   `for the others (${others.join(', ')}) add them to this session with platform_toolsets_enable { toolsets: [...] } (tools/list then includes them), or connect to /mcp?toolsets=<comma-separated names> to start every session with them.`;
@@ -62,11 +64,11 @@ function refusal(result: CallToolResult, area: string): any {
 }
 
 describe('/mcp toolsets', () => {
-  it('without toolsets a session gets the default toolset, and its instructions name the ones it lacks', async () => {
+  it('without toolsets a session gets the default toolset (core), and its instructions name the ones it lacks', async () => {
     const client = await connect('/mcp');
     const { tools: listed } = await client.listTools();
-    expect(listed.map((t) => t.name).sort()).toEqual(namesOf(DEFAULT_TOOLSET_AREAS));
-    expect(client.getInstructions()).toContain(`This session has the toolsets ${DEFAULT_TOOLSET_AREAS.join(', ')}; ${growHint(lacking)}`);
+    expect(listed.map((t) => t.name).sort()).toEqual(defaultWith([]));
+    expect(client.getInstructions()).toContain(`This session has the toolsets core; ${growHint(lacking)}`);
   });
 
   it('?toolsets=all lists every tool, with no outputSchema', async () => {
@@ -77,10 +79,10 @@ describe('/mcp toolsets', () => {
     expect(client.getInstructions()).not.toContain('This session has the toolsets');
   });
 
-  it('?toolsets=default lists the default areas, and a tool of another toolset is refused naming its toolset', async () => {
+  it('?toolsets=default lists the core tools, and a tool of another toolset is refused naming its toolset', async () => {
     const client = await connect('/mcp?toolsets=default');
     const { tools: listed } = await client.listTools();
-    expect(listed.map((t) => t.name).sort()).toEqual(namesOf(DEFAULT_TOOLSET_AREAS));
+    expect(listed.map((t) => t.name).sort()).toEqual(defaultWith([]));
     expect(client.getInstructions()).toContain(growHint(lacking));
     const refused = await callTool(client, 'substrate_keys_list');
     expect(refused.isError).toBe(true);
@@ -88,7 +90,7 @@ describe('/mcp toolsets', () => {
       status: 400,
       error: {
         code: 'TOOL_NOT_IN_TOOLSETS',
-        message: `Tool 'substrate_keys_list' is in the toolset 'keys', which this session did not load (loaded: ${DEFAULT_TOOLSET_AREAS.join(', ')}).`,
+        message: `Tool 'substrate_keys_list' is in the toolset 'keys', which this session did not load (loaded: core).`,
         remediation: 'Call platform_toolsets_enable { toolsets: ["keys"] }, then tools/list for its tools.',
         details: { toolset: 'keys' },
       },
@@ -116,7 +118,7 @@ describe('/mcp toolsets', () => {
       'Open a new MCP session with /mcp?toolsets=default,platform (or the Mcp-Toolsets header); this one has no platform_toolsets_enable (toolset platform).',
     );
     const both = await connect('/mcp?toolsets=default,rag');
-    expect((await both.listTools()).tools.map((t) => t.name).sort()).toEqual(namesOf([...DEFAULT_TOOLSET_AREAS, 'rag']));
+    expect((await both.listTools()).tools.map((t) => t.name).sort()).toEqual(defaultWith(['rag']));
   });
 
   it('platform_toolsets_enable grows a default session by rag: tools/list_changed, then rag tools are listed and callable', async () => {
@@ -133,18 +135,18 @@ describe('/mcp toolsets', () => {
 
     const enabled = await callTool(client, 'platform_toolsets_enable', { toolsets: ['RAG'] });
     expect(once(enabled)).toEqual({
-      toolsets: [...DEFAULT_TOOLSET_AREAS, 'rag'],
+      toolsets: ['core', 'rag'],
       added: ['rag'],
       tools: toolAreas.rag!.map((t) => t.name),
     });
     await changed;
     expect(changes).toBe(1);
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(namesOf([...DEFAULT_TOOLSET_AREAS, 'rag']));
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(defaultWith(['rag']));
     expect(await callTool(client, 'rag_collections_list', { app_id: app.app_id })).toEqual({ content: [{ type: 'text', text: '{"collections":[]}' }] });
 
     // Enabling what the session has adds nothing and announces nothing.
     expect(once(await callTool(client, 'platform_toolsets_enable', { toolsets: ['default', 'rag'] }))).toEqual({
-      toolsets: [...DEFAULT_TOOLSET_AREAS, 'rag'],
+      toolsets: ['core', 'rag'],
       added: [],
       tools: [],
     });
@@ -166,7 +168,7 @@ describe('/mcp toolsets', () => {
         details: { valid },
       },
     });
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(namesOf(DEFAULT_TOOLSET_AREAS));
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(defaultWith([]));
   });
 
   it('an unknown toolset is 400 VALIDATION_FAILED in the standard envelope, naming the valid ones', async () => {

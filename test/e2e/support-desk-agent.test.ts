@@ -1,26 +1,22 @@
 // The support desk of issue 26, built by an agent that holds only /mcp and a platform key, with a budget: at most 30
-// tool calls and at most 40 KB of tool and guide text in its context. The agent starts from the `core` toolset (the
+// tool calls and at most 40 KB of tool and guide text in its context. The agent starts from a session's default, `core` (the
 // typical flow's tools), adds `rag` in the session, and reads one area's notes (functions, without the tool reference
 // it already has). What it builds: private tickets, shared help articles, a RAG collection answering with citations,
 // an HTTP function answering a ticket as its end user through ctx.data and ctx.rag, a cron function, a file on a
 // ticket, two end users proving isolation, and a site that Chromium opens to sign a user up and list their tickets
-// using only what the platform served it.
-//
-// What counts as context: the initialize instructions, every distinct tool definition any tools/list answered (a
-// refreshed list replaces the one before it in a client's context, so a tool is counted once), and every guide text
-// the agent read. Results of ordinary calls are not "tool and guide text" and are not counted.
+// using only what the platform served it. What counts as context: test/e2e/metered-agent.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
 import { databaseUrl } from '../helpers/db.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { CORE_TOOLSET } from '../../tools/index.ts';
-import { APP_ID, UUID, request, resultJson } from './e2e-helpers.ts';
+import { APP_ID, UUID, request } from './e2e-helpers.ts';
+import { MeteredAgent } from './metered-agent.ts';
 
 const MAX_CALLS = 30;
 const MAX_CONTEXT_BYTES = 40 * 1024;
@@ -32,27 +28,8 @@ let transport: StreamableHTTPClientTransport;
 let browser: Browser;
 let appId: string;
 
-/** What the agent has spent: tool calls, and the bytes of instructions, tool definitions and guide text it loaded. */
-const spent = { calls: 0, instructions: 0, tools: new Map<string, number>(), guide: 0 };
-const contextBytes = () => spent.instructions + [...spent.tools.values()].reduce((a, b) => a + b, 0) + spent.guide;
-
-async function listTools(): Promise<string[]> {
-  const { tools } = await client.listTools();
-  for (const t of tools) spent.tools.set(t.name, Buffer.byteLength(JSON.stringify(t)));
-  return tools.map((t) => t.name);
-}
-
-async function call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  spent.calls += 1;
-  return (await client.callTool({ name, arguments: args })) as CallToolResult;
-}
-
-/** A call that must succeed: its JSON. */
-async function ok(name: string, args: Record<string, unknown>): Promise<any> {
-  const result = await call(name, args);
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-  return resultJson(result);
-}
+let agent: MeteredAgent;
+const ok = (name: string, args: Record<string, unknown>) => agent.ok(name, args);
 
 /** Polls (each poll a counted call, with a pause between as an agent would wait) until `done` holds. */
 async function pollUntil(name: string, args: Record<string, unknown>, done: (out: any) => boolean, polls = 4): Promise<any> {
@@ -159,10 +136,11 @@ beforeAll(async () => {
   fake = await startFakeOpenAI();
   server = await spawnServer({ SVC_AI_BASE_URL: fake.url, SVC_AI_API_KEY: 'sk-platform-desk' });
   client = new Client({ name: 'support-desk-agent', version: '0.0.0' });
-  transport = new StreamableHTTPClientTransport(new URL('/mcp?toolsets=core', server.url), {
+  transport = new StreamableHTTPClientTransport(new URL('/mcp', server.url), {
     requestInit: { headers: { Authorization: `Bearer ${server.platformKey}` } },
   });
   await client.connect(transport);
+  agent = new MeteredAgent(client);
   browser = await launchChromium();
 }, 90_000);
 
@@ -178,16 +156,14 @@ describe('an agent builds the support desk over MCP within 30 calls and 40 KB of
   let siteUrl: string;
   const users: Record<'ann' | 'bob', { id: string; token: string; ticket?: string }> = {} as never;
 
-  it('starts small: the core toolset, and the instructions say how to grow', async () => {
-    const instructions = client.getInstructions() ?? '';
-    spent.instructions = Buffer.byteLength(instructions);
-    expect(instructions).toContain('add them to this session with platform_toolsets_enable');
-    expect((await listTools()).sort()).toEqual([...CORE_TOOLSET].sort());
+  it('starts small: the default toolset (core), and the instructions say how to grow', async () => {
+    expect(agent.readInstructions()).toContain('add them to this session with platform_toolsets_enable');
+    expect((await agent.listTools()).sort()).toEqual([...CORE_TOOLSET].sort());
   });
 
   it("reads the functions area's notes, without the tools it already has", async () => {
     const guide = await ok('platform_guide', { area: 'functions', tools: false });
-    spent.guide += Buffer.byteLength(guide.text);
+    agent.countGuide(guide.text);
     expect(guide.text).toContain('ctx.rag.query(collection, { query, synthesize })');
     expect(guide.text).not.toContain('## Tools');
   });
@@ -206,7 +182,7 @@ describe('an agent builds the support desk over MCP within 30 calls and 40 KB of
   it('adds the rag toolset to the session and indexes the articles in a shared collection', async () => {
     const enabled = await ok('platform_toolsets_enable', { toolsets: ['rag'] });
     expect(enabled).toMatchObject({ added: ['rag'], tools: expect.arrayContaining(['rag_ingest', 'rag_query']) });
-    expect(await listTools()).toEqual(expect.arrayContaining(['rag_collections_create', 'rag_ingest', 'rag_documents_list']));
+    expect(await agent.listTools()).toEqual(expect.arrayContaining(['rag_collections_create', 'rag_ingest', 'rag_documents_list']));
     await ok('rag_collections_create', { app_id: appId, name: 'help', accessMode: 'shared' });
     for (const article of ARTICLES) {
       const ingest = await ok('rag_ingest', { app_id: appId, name: 'help', text: `${article.title}. ${article.body}`, metadata: { title: article.title } });
@@ -295,12 +271,9 @@ describe('an agent builds the support desk over MCP within 30 calls and 40 KB of
   }, 30_000);
 
   it(`stayed within ${MAX_CALLS} calls and ${MAX_CONTEXT_BYTES} bytes of tool and guide text`, () => {
-    console.log(
-      `support desk: ${spent.calls} calls; context ${contextBytes()} B = instructions ${spent.instructions} + ` +
-        `${spent.tools.size} tools ${contextBytes() - spent.instructions - spent.guide} + guide ${spent.guide}`,
-    );
-    expect(spent.calls).toBeLessThanOrEqual(MAX_CALLS);
-    expect(contextBytes()).toBeLessThanOrEqual(MAX_CONTEXT_BYTES);
+    console.log(agent.report('support desk'));
+    expect(agent.calls).toBeLessThanOrEqual(MAX_CALLS);
+    expect(agent.contextBytes()).toBeLessThanOrEqual(MAX_CONTEXT_BYTES);
   });
 });
 

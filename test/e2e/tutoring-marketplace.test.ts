@@ -1,16 +1,28 @@
-// The tutoring marketplace of issue 43, built declaratively and checked as two students, two tutors and an anonymous
-// visitor against a server started like `npm start`: tutor profiles readable by signed-in users only; bookings that
-// belong to their student and their tutor; reviews only by the student of a completed booking (a declared condition);
-// one active booking per slot (a partial unique index) under concurrent requests; a booking and its slot's flag
-// written in one transaction by a function.
+// The tutoring marketplace of issue 43, built by an agent over MCP from a default session and checked as two
+// students, two tutors and an anonymous visitor against a server started like `npm start`: tutor profiles readable by
+// signed-in users only; bookings that belong to their student and their tutor; reviews only by the student of a
+// completed booking (a declared condition); one active booking per slot (a partial unique index) under concurrent
+// requests; a booking and its slot's flag written in one transaction by a function.
+//
+// Issue 45's goal is measured here: the agent's context (the instructions, the default session's tools, the schema's
+// and the functions' notes it reads for access rules, conditions, partial indexes and ctx.data.transaction) is printed
+// and held under 40 KB; test/unit/context-budget.test.ts holds the same figure without a server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { request } from './e2e-helpers.ts';
+import { MeteredAgent } from './metered-agent.ts';
 import { REVIEWS_TABLE } from '../helpers/tutoring-people.ts';
+import { CORE_TOOLSET } from '../../tools/index.ts';
+
+const MAX_CONTEXT_BYTES = 40 * 1024;
 
 let server: SpawnedServer;
+let client: Client;
+let transport: StreamableHTTPClientTransport;
+let agent: MeteredAgent;
 let appId: string;
-let serviceKey: string;
 type Person = 'ann' | 'ben' | 'tia' | 'tom';
 const people = {} as Record<Person, { id: string; token: string }>;
 
@@ -68,23 +80,44 @@ const api = (who: Person | null, method: string, path: string, body?: unknown) =
 
 beforeAll(async () => {
   server = await spawnServer({ SVC_AUTH_RATE_LIMIT_PER_MINUTE: '100' });
-  const made = await request(server.url, '/init', { method: 'POST', key: server.platformKey, body: { name: 'Tutoring' } });
-  expect(made.status).toBe(201);
-  appId = made.json.app_id;
-  serviceKey = made.json.service_key.key;
-  const applied = await request(server.url, `/v1/${appId}/schema/apply`, { method: 'POST', key: serviceKey, body: { schema: SCHEMA } });
-  expect(applied.status, applied.text).toBe(200);
-  for (const who of ['ann', 'ben', 'tia', 'tom'] as Person[]) {
-    const signup = await request(server.url, `/v1/${appId}/auth/signup`, { method: 'POST', body: { email: `${who}@example.com`, password: 'correct horse battery' } });
-    expect(signup.status).toBe(201);
-    people[who] = { id: signup.json.user.id, token: signup.json.access_token };
-  }
-  for (const tutor of ['tia', 'tom'] as Person[]) expect((await api(tutor, 'POST', 'tutors', { user_id: people[tutor].id, name: tutor })).status).toBe(201);
-  const deployed = await request(server.url, `/v1/${appId}/functions`, { method: 'POST', key: serviceKey, body: { name: 'book', code: BOOK } });
-  expect(deployed.status, deployed.text).toBe(201);
-}, 120_000);
+  client = new Client({ name: 'tutoring-agent', version: '0.0.0' });
+  transport = new StreamableHTTPClientTransport(new URL('/mcp', server.url), { requestInit: { headers: { Authorization: `Bearer ${server.platformKey}` } } });
+  await client.connect(transport);
+  agent = new MeteredAgent(client);
+}, 60_000);
 afterAll(async () => {
+  await transport?.terminateSession().catch(() => {});
+  await client?.close().catch(() => {});
   await server?.close();
+});
+
+describe('an agent builds the marketplace over MCP from a default session', () => {
+  it('starts with the default toolset (core) and reads the schema and functions notes', async () => {
+    expect(agent.readInstructions()).toContain('svc://guide/<area>/notes');
+    expect((await agent.listTools()).sort()).toEqual([...CORE_TOOLSET].sort());
+    const schemaNotes = await agent.readNotes('schema');
+    for (const rule of ['owners:', 'conditions:', 'where', 'auth.uid()']) expect(schemaNotes).toContain(rule);
+    expect(await agent.readNotes('functions')).toContain('ctx.data.transaction');
+  });
+
+  it('creates the app, applies the schema, signs the four people up, lists the tutors and deploys the booking function', async () => {
+    appId = (await agent.ok('apps_create', { name: 'Tutoring' })).app_id;
+    expect(await agent.ok('schema_apply', { app_id: appId, schema: SCHEMA, name: 'marketplace' })).toMatchObject({ applied: true });
+    for (const who of ['ann', 'ben', 'tia', 'tom'] as Person[]) {
+      const signup = await agent.ok('auth_signup', { app_id: appId, email: `${who}@example.com`, password: 'correct horse battery' });
+      people[who] = { id: signup.user.id, token: signup.access_token };
+    }
+    for (const tutor of ['tia', 'tom'] as Person[]) {
+      const made = await agent.ok('data_insert', { app_id: appId, table: 'tutors', body: { user_id: people[tutor].id, name: tutor }, user_token: people[tutor].token });
+      expect(made.status).toBe(201);
+    }
+    expect(await agent.ok('functions_deploy', { app_id: appId, name: 'book', code: BOOK })).toMatchObject({ name: 'book', created: true });
+  }, 60_000);
+
+  it(`spent at most ${MAX_CONTEXT_BYTES} bytes of tool and guide text`, () => {
+    console.log(agent.report('tutoring marketplace'));
+    expect(agent.contextBytes()).toBeLessThanOrEqual(MAX_CONTEXT_BYTES);
+  });
 });
 
 const book = (who: Person, slotId: number) => request(server.url, `/v1/${appId}/fn/book`, { method: 'POST', key: people[who].token, body: { slot_id: slotId } });

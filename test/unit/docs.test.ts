@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TOOLSET_AREAS, toolAreas, tools } from '../../tools/index.ts';
+import { toolAreas, tools } from '../../tools/index.ts';
 import { areaLink, buildOpenApi, INDEX_BEGIN, INDEX_END, REFERENCE_DIR, renderAreaSection, renderReference, withAreaIndex } from '../../src/platform/docs.ts';
 import { LLMS_TXT_PATH } from '../../src/composition.ts';
 import { inputJsonSchema, outputJsonSchema } from '../../src/core/schema.ts';
@@ -8,7 +8,7 @@ import { inputJsonSchema, outputJsonSchema } from '../../src/core/schema.ts';
 describe('generated documentation', () => {
   it('the committed llms.txt matches the registry (run `npm run gen:llms` after changing the areas or their tools)', () => {
     const committed = readFileSync(LLMS_TXT_PATH, 'utf8');
-    expect(withAreaIndex(committed, toolAreas, DEFAULT_TOOLSET_AREAS)).toBe(committed);
+    expect(withAreaIndex(committed, toolAreas)).toBe(committed);
   });
 
   it('the committed reference (docs/reference/) matches the registry: every area a page, every tool and route in it (`npm run gen:llms`)', () => {
@@ -30,7 +30,6 @@ describe('generated documentation', () => {
       const line = committed.split('\n').find((l) => l.startsWith(`- **${area}**: `));
       expect(line, area).toBeDefined();
       expect(line).toContain(`Tools: ${list.filter((t) => t.mcp !== false).map((t) => t.name).join(', ')}. Section: ${areaLink(area)}`);
-      expect(line!.includes('Not in the default toolset'), area).toBe(!DEFAULT_TOOLSET_AREAS.includes(area));
       const section = renderAreaSection(area, list);
       for (const t of list) expect(section, `${area}: ${t.name}`).toContain(`### ${t.name}: ${t.title}`);
       for (const t of tools.filter((t) => !list.includes(t))) expect(section, `${area}: ${t.name}`).not.toContain(`### ${t.name}:`);
@@ -39,8 +38,8 @@ describe('generated documentation', () => {
 
   it('an area registered without a hand-written guide still gets its index line and section, from its tools', () => {
     const [tool] = toolAreas.platform!;
-    const index = withAreaIndex(`${INDEX_BEGIN}\n${INDEX_END}`, { zeta: [tool!] }, []);
-    expect(index).toContain(`- **zeta**: ${tool!.title}. Not in the default toolset. Tools: ${tool!.name}. Section: /llms.txt?area=zeta`);
+    const index = withAreaIndex(`${INDEX_BEGIN}\n${INDEX_END}`, { zeta: [tool!] });
+    expect(index).toContain(`- **zeta**: ${tool!.title}. Tools: ${tool!.name}. Section: /llms.txt?area=zeta`);
     expect(renderAreaSection('zeta', [tool!])).toContain(`### ${tool!.name}: ${tool!.title}`);
   });
 

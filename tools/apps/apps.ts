@@ -28,9 +28,8 @@ export const appsCreate = defineTool({
   name: 'apps_create',
   title: 'Create an app',
   description:
-    'Create an app: its own Postgres database (pgvector, pgcrypto, roles svc_anon/svc_user/svc_service, ' +
-    'current_user_id() for row-level security). Returns app_id, subdomain, the first service key (svc_sk_..., shown once: ' +
-    'store it; as Bearer: full access to this app) and publishable_key (browsers: anonymous, this app only).',
+    'Create an app with its own Postgres database. Returns app_id, subdomain, the first service key (svc_sk_..., shown ' +
+    'once: store it; as Bearer: full access to this app) and publishable_key (browsers: anonymous, this app only).',
   input: z.object({ name: AppNameSchema.describe('Human-readable app name; the subdomain is derived from it'), region: RegionNameSchema.optional() }),
   output: AppSchema.extend({ service_key: CreatedKeySchema, publishable_key: PublishableKeyValueSchema }),
   auth: ['platform'],

@@ -65,10 +65,10 @@ export const authSignup = defineTool({
   name: 'auth_signup',
   title: 'Sign up an end user',
   description:
-    'Create an end-user account of an app (email, password of 8-200 characters) and sign it in: { access_token, token_type, ' +
-    'expires_in, refresh_token, user }. Send the access token as Authorization: Bearer to the data API; renew it with auth_refresh. ' +
-    'A registered email is 409 CONFLICT (auth_login). When the app asks sign-ups to confirm (auth_settings_get), 403 AUTH_EMAIL_NOT_CONFIRMED: ' +
-    'the account is made and mailed a link. Rate-limited (429 RATE_LIMITED, details.retry_after_seconds). No credential needed.',
+    'Create an end user of an app and sign them in: { access_token, token_type, expires_in, refresh_token, user }. ' +
+    'access_token is the user_token of tools acting as them (REST: Bearer); auth_refresh renews it. A registered email: 409 ' +
+    'CONFLICT (auth_login). Sign-ups to confirm (auth_settings_get): 403 AUTH_EMAIL_NOT_CONFIRMED, a link is mailed. ' +
+    '429 RATE_LIMITED (details.retry_after_seconds). No credential needed.',
   input: CredentialsInput,
   output: SessionSchema,
   auth: ANYONE,

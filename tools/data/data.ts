@@ -62,8 +62,8 @@ export const WIRE = {
 } as const;
 export const AUTH = ['none', 'user', 'service', 'platform'] as const;
 const ACCESS_NOTE =
-  ' Runs as the caller: a platform or service key sees all rows; with user_token, as that end user (row-level security: own rows); ' +
-  'over REST also as an end-user JWT, or with no credential (public tables only).';
+  ' Runs as the caller: keys see every row; with user_token, as that end user (row-level security); over REST also with ' +
+  'their JWT, or none (public tables).';
 /** The other data tools refer to data_select for the access rules and the query syntax, so an agent reads them once. */
 const ACCESS_REF = ' Runs as the caller, as data_select explains.';
 
@@ -134,10 +134,10 @@ export const dataInsert = defineTool({
   name: 'data_insert',
   title: 'Insert rows',
   description:
-    'Insert one row (object) or many (array). Status 201; the rows come back only with prefer "return=representation" (its key as location with "return=headers-only"). ' +
-    'Upsert: prefer "resolution=merge-duplicates" (or ignore-duplicates) with on_conflict=<columns> in `query` (default: the primary key). ' +
-    'Rows with differing keys: a key a row lacks is null unless prefer has "missing=default". ' +
-    `user_id is filled from the end user's token (user_token) automatically. vector columns take JSON number arrays.${ACCESS_REF}`,
+    'Insert one row (object) or many (array). 201; rows come back with prefer "return=representation". Upsert: prefer ' +
+    '"resolution=merge-duplicates" (or ignore-duplicates), on_conflict=<columns> in `query` (default: the primary key). A key a ' +
+    'row lacks is null unless prefer has "missing=default". user_id is filled from user_token. vector columns take number arrays.' +
+    ACCESS_REF,
   input: z.object({ ...insert, body: BodySchema }),
   output: DataOutput,
   auth: AUTH,

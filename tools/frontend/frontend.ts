@@ -35,7 +35,7 @@ const PLATFORM_ENV_NOTE =
   'SVC_AUTH_REFRESH_URL; platform_env lists them.';
 const FrameworkSchema = z
   .enum(FRAMEWORKS)
-  .describe('How the site is served: react-vite (SPA: unknown routes get index.html), nextjs-static (next export), static or other (exact files)');
+  .describe('react-vite (SPA: unknown routes get index.html), nextjs-static (next export), static or other (exact files)');
 
 export const frontendDeployCreate = defineTool({
   name: 'frontend_deploy_create',
@@ -88,17 +88,17 @@ export const frontendDeployFiles = defineTool({
   name: 'frontend_deploy_files',
   title: 'Deploy a site from files',
   description:
-    'Deploy a built static site from a map of files in one call (create, upload and start), for clients that cannot PUT a zip: ' +
-    '{ "index.html": "<!doctype html>...", "logo.png": { "content": "<base64>", "encoding": "base64" } }; index.html at the root or in a single folder. ' +
-    'Returns the deployment, status BUILDING (202): poll frontend_deploy_get until READY (`url` serves it) or ERROR; window.__ENV__ as frontend_deploy_start says. ' +
-    'A path that leaves the site, a duplicate, too many files or bytes is 400 VALIDATION_FAILED and creates nothing. ' +
-    `The request is at most 4 MB (MCP or REST); larger sites: frontend_deploy_create (${GUIDE}).`,
+    'Deploy a built static site from a map of files in one call: { "index.html": "<!doctype html>...", "logo.png": ' +
+    '{ "content": "<base64>", "encoding": "base64" } }; index.html at the root or in one folder. Returns the deployment, ' +
+    'status BUILDING (202): poll frontend_deploy_get until READY (`url` serves it) or ERROR. A path that leaves the site, a ' +
+    'duplicate, too many files or bytes: 400 VALIDATION_FAILED, nothing created. At most 4 MB a request; larger sites, ' +
+    `window.__ENV__: ${GUIDE}.`,
   input: z.object({
     app_id: AppIdSchema,
     framework: FrameworkSchema,
     files: z
       .record(z.string().min(1, 'a file path must not be empty').max(1024), FileSchema)
-      .describe('Map of relative path (e.g. "index.html", "assets/app.js") to its content: a string (UTF-8 text) or { content, encoding }'),
+      .describe('Relative path ("assets/app.js") -> UTF-8 text, or { content, encoding }'),
   }),
   output: DeployResultSchema,
   auth: AUTH,

@@ -44,7 +44,7 @@ const DeployInput = z.object({
     .max(LIMITS.codeMaxBytes, 'code is at most 1 MB')
     .describe('Module source (TypeScript or JavaScript) that default-exports the handler'),
   description: z.string().max(LIMITS.descriptionMax).optional().describe('What the function does'),
-  envVars: EnvMapSchema.optional().describe('Variables as { NAME: "value" }, encrypted at rest, readable as ctx.env.NAME; replaces the whole set on an update'),
+  envVars: EnvMapSchema.optional().describe('{ NAME: "value" }, encrypted, read as ctx.env.NAME; replaces the whole set'),
   timeoutMs: z.number().int().min(LIMITS.timeoutMin).max(LIMITS.timeoutMax).optional().describe(`Wall-clock limit per invocation in ms, default ${LIMITS.timeoutDefault}`),
   memoryLimitMb: z.number().int().min(LIMITS.memoryMin).max(LIMITS.memoryMax).optional().describe(`Memory limit in MB, default ${LIMITS.memoryDefault}`),
   trigger: TriggerSchema.optional(),

@@ -39,9 +39,9 @@ export function platformGuideTool(areas: readonly string[]): AnyTool {
     name: 'platform_guide',
     title: 'Agent guide',
     description:
-      'The platform guide (GET /llms.txt): connecting, credentials, errors, the flow for a new app, conventions, pitfalls and an index of the areas. ' +
-      "With area: that area's reference, every tool with its inputs, limits and errors (GET /llms.txt?area=<area>); tools: false leaves out " +
-      'the tools you already have from tools/list. Read the guide once before building.',
+      'The platform guide (GET /llms.txt): connecting, credentials, errors, the flow, conventions, pitfalls, the index of the areas. ' +
+      "With area: that area's reference, its rules and every tool (GET /llms.txt?area=<area>); tools: false leaves out the tools " +
+      'tools/list already gave you.',
     input: z.object({
       area: z.enum(areas as [string, ...string[]]).optional().describe("An area's reference instead of the guide"),
       tools: QueryFlag.optional().describe("With area: false leaves out the area's tool reference"),

@@ -75,9 +75,9 @@ export const storageUploadInline = defineTool({
   name: 'storage_upload_inline',
   title: 'Upload a small file inline',
   description:
-    `Store a file whose bytes are in the call (at most ${INLINE_MB} MB decoded; base64, or text with encoding "utf8"), for clients that cannot PUT to storage_upload's URL. ` +
-    'Stored and listed at once: returns { objectId, objectKey, id, filename, content_type, size_bytes, created_at }; keep objectId. ' +
-    `The limits of storage_upload apply; above ${INLINE_MB} MB: 413 INLINE_CONTENT_TOO_LARGE (use storage_upload). A refusal stores nothing (${GUIDE}).` +
+    `Store a file sent in the call (at most ${INLINE_MB} MB decoded; base64, or text with encoding "utf8"). ` +
+    'Returns { objectId, objectKey, id, filename, content_type, size_bytes, created_at }; keep objectId. ' +
+    `Above ${INLINE_MB} MB: 413 INLINE_CONTENT_TOO_LARGE (storage_upload). A refusal stores nothing (${GUIDE}).` +
     ACCESS_NOTE,
   input: z.object({
     app_id: AppIdSchema,
