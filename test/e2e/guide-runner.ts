@@ -1,5 +1,5 @@
 // Runs a manual page's shell blocks as written (issue 45: each guide's commands run in a test): its ```sh blocks, in
-// order, in one bash, against a server started as `npm start` runs it. Only the address (the guides' localhost:8080
+// order, in one bash, against a server started as `npm start` runs it. Only the port (the guides' localhost:8080
 // is the server's port) and the folder (a temporary one whose .data/platform-api-key is the server's key) differ; the
 // blocks that install (npm ci), start the platform or configure a desktop client are not run.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,7 +35,7 @@ export async function runGuide(file: string, server: SpawnedServer, env: Record<
     writeFileSync(path.join(folder, '.data', 'platform-api-key'), server.platformKey, { mode: 0o600 });
     const blocks = shellBlocks(readFileSync(docsPage(file), 'utf8'));
     if (blocks.length === 0) throw new Error(`${file} has no sh blocks to run`);
-    const script = ['set -euo pipefail', ...blocks].join('\n').replaceAll('localhost:8080', `127.0.0.1:${server.port}`);
+    const script = ['set -euo pipefail', ...blocks].join('\n').replaceAll('localhost:8080', `localhost:${server.port}`);
     return await new Promise<GuideRun>((resolve, reject) => {
       const child = spawn('bash', ['-c', script], { cwd: folder, env: { ...process.env, ...env }, timeout: timeoutMs });
       let stdout = '';
