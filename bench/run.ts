@@ -83,6 +83,9 @@ const APP_POOL_SIZE = process.env.BENCH_APP_POOL_SIZE || '5';
 const FN_MAX_WARM = process.env.BENCH_FN_MAX_WARM || '2';
 /** A directory for `node --cpu-prof` profiles of the platform process (written when it stops). */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
+/** BENCH_PAIRS=<text>[,<text>]: only the pairs whose label contains one of them (e.g. `GET /apps`), for profiling one path. */
+const PAIR_FILTER = (process.env.BENCH_PAIRS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const picked = (pair: { label: string }): boolean => PAIR_FILTER.length === 0 || PAIR_FILTER.some((text) => pair.label.includes(text));
 
 interface Failure {
   scenario: string;
@@ -167,7 +170,7 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
   for (const scenario of runnable) {
     try {
       const pairs = await SCENARIOS[scenario]!(ctx);
-      for (const pair of pairs) results.push(await measure(scenario, pair));
+      for (const pair of pairs.filter(picked)) results.push(await measure(scenario, pair));
     } catch (error) {
       if (cleaning) throw error; // Ctrl-C: stop here
       console.error(`\nscenario ${scenario} failed:`, error);
