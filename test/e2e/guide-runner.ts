@@ -21,6 +21,26 @@ export function shellBlocks(markdown: string): string[] {
   return blocks.filter((b) => !b.includes('npm ci') && !b.includes('claude mcp add'));
 }
 
+/**
+ * The ```sh blocks of one section of a page, in order, unfiltered: from the heading whose text is `heading` (any level)
+ * to the next heading of the same or a higher level. For a page whose blocks are not one script (e.g. a backup and its
+ * restore, run at different moments).
+ */
+export function shellBlocksUnder(markdown: string, heading: string): string[] {
+  const lines = markdown.split('\n');
+  const start = lines.findIndex((l) => /^#{1,6} /.test(l) && l.replace(/^#+ /, '').trim() === heading);
+  if (start < 0) throw new Error(`no heading "${heading}"`);
+  const level = /^#+/.exec(lines[start]!)![0].length;
+  let end = start + 1;
+  let fenced = false;
+  for (; end < lines.length; end++) {
+    if (lines[end]!.startsWith('```')) fenced = !fenced;
+    const next = /^(#+) /.exec(lines[end]!);
+    if (!fenced && next && next[1]!.length <= level) break;
+  }
+  return [...lines.slice(start + 1, end).join('\n').matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
 /** A docs/ page by its path under docs/. */
 export const docsPage = (file: string): string => path.resolve(import.meta.dirname, '../../docs', file);
 
@@ -36,16 +56,21 @@ export async function runGuide(file: string, server: SpawnedServer, env: Record<
     const blocks = shellBlocks(readFileSync(docsPage(file), 'utf8'));
     if (blocks.length === 0) throw new Error(`${file} has no sh blocks to run`);
     const script = ['set -euo pipefail', ...blocks].join('\n').replaceAll('localhost:8080', `localhost:${server.port}`);
-    return await new Promise<GuideRun>((resolve, reject) => {
-      const child = spawn('bash', ['-c', script], { cwd: folder, env: { ...process.env, ...env }, timeout: timeoutMs });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
+    return await runBash(script, folder, env, timeoutMs);
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+}
+
+/** Runs `script` as `bash -c` in `cwd` with `env` added to this process's environment; asynchronously. */
+export function runBash(script: string, cwd: string, env: Record<string, string> = {}, timeoutMs = 120_000): Promise<GuideRun> {
+  return new Promise<GuideRun>((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], { cwd, env: { ...process.env, ...env }, timeout: timeoutMs });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
