@@ -157,6 +157,25 @@ export interface BenchContext {
   cleanups: Array<() => Promise<void>>;
 }
 
+/**
+ * A substrate key, as only a person signed in may mint one: the platform key invites a new owner, who signs up (the
+ * session cookie, sent with the platform's own Origin) and mints the key. Answers `Bearer <key>`.
+ */
+export async function personSubstrateKey(ctx: BenchContext, name: string): Promise<string> {
+  const origin = `http://localhost:${ctx.port}`;
+  const post = (path: string, body: unknown, headers: Record<string, string>) =>
+    fetch(`${ctx.platformUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const invited = await post('/dashboard/invitations', { role: 'owner' }, { Authorization: ctx.authorization });
+  if (invited.status !== 201) throw new Error(`POST /dashboard/invitations answered ${invited.status}: ${await invited.text()}`);
+  const { token } = (await invited.json()) as { token: string };
+  const signedUp = await post('/dashboard/signup', { email: `${name}@bench.example`, password: 'bench password 1', invitation_token: token }, { Origin: origin });
+  const cookie = signedUp.headers.getSetCookie().find((c) => /^(__Host-)?svc_session=/.test(c))?.split(';')[0];
+  if (signedUp.status !== 201 || !cookie) throw new Error(`POST /dashboard/signup answered ${signedUp.status}: ${await signedUp.text()}`);
+  const minted = await post('/substrate-keys', { name }, { Origin: origin, Cookie: cookie });
+  if (minted.status !== 201) throw new Error(`POST /substrate-keys answered ${minted.status}: ${await minted.text()}`);
+  return `Bearer ${((await minted.json()) as { key: string }).key}`;
+}
+
 export type Target = Omit<LoadSpec, 'connections' | 'duration'>;
 
 /** A ratio for the table; a baseline latency that rounds to 0 ms (autocannon's resolution) has none. */

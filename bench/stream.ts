@@ -26,7 +26,7 @@ import path from 'node:path';
 import pg from 'pg';
 import WebSocket, { WebSocketServer } from 'ws';
 import { newId } from '../src/substrate/ids.ts';
-import { CONNECTIONS, DURATION, ROUNDS, WARMUP, envInt, load, serveBaseline, startBaseline, type BenchContext, type Pair, median } from './harness.ts';
+import { CONNECTIONS, DURATION, ROUNDS, WARMUP, envInt, load, personSubstrateKey, serveBaseline, startBaseline, type BenchContext, type Pair, median } from './harness.ts';
 import { saturated } from './load.ts';
 
 /** The baseline's NOTIFY channel (the platform's is svc_substrate). */
@@ -418,9 +418,7 @@ async function outbox(ctx: BenchContext, authorization: string): Promise<{ round
 
 /** A substrate key and its default user; stream latency against raw NOTIFY -> ws; then outbox deliveries/s. */
 export async function streamScenario(ctx: BenchContext): Promise<Pair[]> {
-  const created = await call(`${ctx.platformUrl}/substrate-keys`, ctx.authorization, 'POST', { name: 'bench-stream' });
-  check(created.status === 201 && typeof created.json?.key === 'string', `POST /substrate-keys answered ${created.status}`, created.json);
-  const authorization = `Bearer ${created.json.key as string}`;
+  const authorization = await personSubstrateKey(ctx, 'bench-stream');
   const settings = await call(`${ctx.platformUrl}/v1/me/substrate/settings`, authorization, 'GET');
   const userId = settings.json?.user_id as string | undefined;
   check(settings.status === 200 && typeof userId === 'string', `GET settings answered ${settings.status}`, settings.json);

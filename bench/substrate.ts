@@ -23,7 +23,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { newId } from '../src/substrate/ids.ts';
-import { DURATION, ROOT, ROUNDS, WARMUP, envInt, serveBaseline, startBaseline, type BenchContext, type Pair, type Target, median, percentile, requiredEnv } from './harness.ts';
+import { DURATION, ROOT, ROUNDS, WARMUP, envInt, personSubstrateKey, serveBaseline, startBaseline, type BenchContext, type Pair, type Target, median, percentile, requiredEnv } from './harness.ts';
 
 // ---------------------------------------------------------------------------------------------- shared with the baseline
 
@@ -438,9 +438,7 @@ async function rowsOf(db: pg.Client, actionId: string): Promise<unknown> {
  * on the control database and the pre-flight of the pair run.ts measures.
  */
 export async function substrateScenario(ctx: BenchContext): Promise<Pair[]> {
-  const created = await call(`${ctx.platformUrl}/substrate-keys`, ctx.authorization, 'POST', JSON.stringify({ name: 'bench' }));
-  check(created.status === 201 && typeof created.json?.key === 'string', `POST /substrate-keys answered ${created.status}`, created.json);
-  const authorization = `Bearer ${created.json.key as string}`;
+  const authorization = await personSubstrateKey(ctx, 'bench');
   const settings = await call(`${ctx.platformUrl}/v1/me/substrate/settings`, authorization, 'GET');
   const userId = settings.json?.user_id as string | undefined;
   check(settings.status === 200 && typeof userId === 'string' && settings.json.yolo_mode === false, `GET settings answered ${settings.status}`, settings.json);
