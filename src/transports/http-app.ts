@@ -17,6 +17,7 @@ import { markPlatformHost, platformHostOnly, requestSubdomain } from './app-host
 import { clientErrorAnswer, MAX_HEADER_BYTES } from './socket-reply.ts';
 import { postgrestAlias } from './postgrest-alias.ts';
 import { settleUnreadBody } from './raw/unread-body.ts';
+import { restHotPath } from './rest-hot-path.ts';
 
 /**
  * The body limit of /mcp (a tools/call carries whole function sources, up to 1 MB of code and more once JSON-escaped,
@@ -34,22 +35,30 @@ export interface HttpAppDeps {
 
 /** The HTTP server: the express app, with requests node cannot parse answered in the standard envelope too. */
 export function createHttpServer(deps: HttpAppDeps): http.Server {
-  const app = createHttpApp(deps);
+  const { config } = deps.services;
+  // strict: false lets scalar JSON through to validation, which names what the route expects instead.
+  const json = express.json({ limit: config.bodyLimit, strict: false, type: JSON_TYPES });
+  const requestErrors = requestErrorHandler(config.bodyLimit);
+  const app = createHttpApp(deps, json, requestErrors);
   // Public function traffic first: none of the express stack applies to it but what functionsHotPath does itself.
   const functions = functionsHotPath(deps.services, deps.log, app);
   const mcpMessages = mcpHotPath(deps.services, deps.log, deps.mcp, LARGE_BODY_BYTES);
+  const rest = restHotPath({ tools: deps.tools, services: deps.services, log: deps.log, app, json, requestErrors });
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    if (!functions(req, res) && !mcpMessages(req, res)) void app(req, res);
+    if (!functions(req, res) && !mcpMessages(req, res) && !rest(req, res)) void app(req, res);
   });
   server.on('clientError', clientErrorAnswer(deps.services.config.baseUrl));
   return server;
 }
 
-function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Express {
+function createHttpApp({ tools, services, mcp, log }: HttpAppDeps, json: RequestHandler, requestErrors: ErrorRequestHandler): express.Express {
   const { config } = services;
   const app = express();
   (app.locals as BaseUrlLocals).baseUrl = config.baseUrl;
   app.disable('x-powered-by');
+  // No ETag on the API's answers: express hashed every GET answer (SHA-1) for it, PostgREST sends none, and no client
+  // revalidates an API answer; hosted sites and files set their own.
+  app.set('etag', false);
   if (!config.baseDomain) {
     log.warn("SVC_BASE_DOMAIN is not set: apps have no hosts of their own, so their sites and functions' pages are served sandboxed on SVC_BASE_URL's paths (no cookies or storage); set it for hosted sites (docs/security.md, 'Origins')");
   }
@@ -66,8 +75,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
   app.use(rawRouter(rawRoutes, 'early', services, log));
   app.use('/mcp', express.json({ limit: LARGE_BODY_LIMIT, type: JSON_TYPES }));
   app.use(routeBodyParsers(tools, LARGE_BODY_LIMIT, config.bodyLimit));
-  // strict: false lets scalar JSON through to validation, which names what the route expects instead.
-  app.use(express.json({ limit: config.bodyLimit, strict: false, type: JSON_TYPES }));
+  app.use(json);
   app.use(appHostResolver(services));
 
   app.all('/mcp', mcp.handle);
@@ -82,7 +90,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps): express.Expr
 
   app.use(rawRouter(rawRoutes, 'fallback', services, log));
   app.use((req, res) => sendError(res, errors.routeNotFound(req.method, req.path)));
-  app.use(requestErrorHandler(config.bodyLimit));
+  app.use(requestErrors);
   return app;
 }
 

@@ -81,14 +81,24 @@ function limitBytes(limit: string): number {
 
 /** Registers every descriptor that has an HTTP binding; the handler only maps the wire to invoke() and back. */
 export function mountRestTools(router: Router, tools: readonly AnyTool[], services: Services): void {
+  router.use(routeTable(restRoutes(tools, services).all));
+}
+
+/**
+ * The routes of the descriptors' HTTP bindings, in dispatch order: `all` as the express app mounts them, and `hot`, the
+ * platform-host routes the REST hot path (rest-hot-path.ts) may serve before the express app: those that never pass a
+ * request on (no table of the app's may shadow them) and read their body with the global JSON parser.
+ */
+export function restRoutes(tools: readonly AnyTool[], services: Services): { all: TableRoute[]; hot: TableRoute[] } {
   // Routes with fewer parameters first: /v1/{app_id}/embeddings must win over the data API's /v1/{app_id}/{table}.
   const byParams = (t: AnyTool) => (t.http ? pathParams(t.http.path).length : 0);
-  const routes: TableRoute[] = [];
+  const all: TableRoute[] = [];
+  const hot: TableRoute[] = [];
   for (const tool of [...tools].sort((a, b) => byParams(a) - byParams(b))) {
     if (!tool.http) continue;
     const http = tool.http;
     const fields = inputFields(tool);
-    routes.push({
+    all.push({
       method: http.method,
       path: http.path,
       handle: (req, res, next) => {
@@ -98,8 +108,15 @@ export function mountRestTools(router: Router, tools: readonly AnyTool[], servic
         void hasTable(services, String(req.params.app_id), http.shadowedByTable).then((table) => (table ? next() : serve(tool, http, fields, req, res, services, undefined)));
       },
     });
+    // Every platform-host route has its place in `hot`, so that a hot route never wins over an earlier one of its
+    // shape; those the hot path may not serve pass (it then hands the request to the express app untouched).
+    hot.push({
+      method: http.method,
+      path: http.path,
+      handle: http.shadowedByTable === undefined && !http.largeBody && !http.binaryBody ? (req, res) => void serve(tool, http, fields, req, res, services, undefined) : PASS,
+    });
     if (http.subdomainPath) {
-      routes.push({
+      all.push({
         method: http.method,
         path: http.subdomainPath,
         handle: (req, res, next) => {
@@ -110,8 +127,11 @@ export function mountRestTools(router: Router, tools: readonly AnyTool[], servic
       });
     }
   }
-  router.use(routeTable(routes));
+  return { all, hot };
 }
+
+/** A hot route the REST hot path leaves to the express app. */
+export const PASS: TableRoute['handle'] = (_req, _res, next) => next();
 
 /** Set by postgrestAlias on a request it rewrote from /v1/{app_id}/rest/v1/<table>. */
 interface AliasLocals {

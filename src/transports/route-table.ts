@@ -10,7 +10,7 @@ export interface TableRoute {
   handle: (req: Request, res: Response, next: NextFunction) => void;
 }
 
-interface Compiled {
+export interface Compiled {
   re: RegExp;
   keys: string[];
   handle: TableRoute['handle'];
@@ -34,42 +34,65 @@ function compile(route: TableRoute): Compiled {
 /** Path segments, a trailing slash ignored: routes of different lengths never match the same path. */
 export const segmentCount = (path: string): number => path.replace(/(?<!\/)\/+$/, '').split('/').length;
 
+/** The routes by method and shape (number of path segments), each shape's in registration order. */
+export class RouteTable {
+  readonly #table = new Map<string, Map<number, Compiled[]>>();
+
+  constructor(routes: readonly TableRoute[]) {
+    for (const route of routes) {
+      let bySize = this.#table.get(route.method);
+      if (!bySize) this.#table.set(route.method, (bySize = new Map()));
+      const size = segmentCount(route.path);
+      let list = bySize.get(size);
+      if (!list) bySize.set(size, (list = []));
+      list.push(compile(route));
+    }
+  }
+
+  /** The routes a request of this method and path may be, in order (HEAD is served by the GET routes). */
+  candidates(method: string | undefined, path: string): readonly Compiled[] | undefined {
+    return this.#table.get(method === 'HEAD' ? 'GET' : (method ?? ''))?.get(segmentCount(path));
+  }
+}
+
+/** The first route of `candidates` whose pattern matches, from `from` on, with its position and raw parameter values. */
+export function firstMatch(candidates: readonly Compiled[], path: string, from = 0): { at: number; route: Compiled; values: string[] } | undefined {
+  for (let at = from; at < candidates.length; at++) {
+    const m = candidates[at]!.re.exec(path);
+    if (m) return { at, route: candidates[at]!, values: m.slice(1) };
+  }
+  return undefined;
+}
+
+/** Path parameters by name, percent-decoded (a malformed escape throws the URIError express's router would raise). */
+export function paramsOf(route: Compiled, values: readonly string[]): Record<string, string> {
+  return Object.fromEntries(route.keys.map((key, i) => [key, decodeURIComponent(values[i]!)]));
+}
+
 /**
  * A middleware serving `routes` (earlier ones win among those of the same shape, as express's order did). HEAD is
  * served by the GET routes. Parameters are percent-decoded; a malformed escape goes to the error handler as the
  * URIError express's router would raise.
  */
 export function routeTable(routes: readonly TableRoute[]): RequestHandler {
-  const table = new Map<string, Map<number, Compiled[]>>();
-  for (const route of routes) {
-    let bySize = table.get(route.method);
-    if (!bySize) table.set(route.method, (bySize = new Map()));
-    const size = segmentCount(route.path);
-    let list = bySize.get(size);
-    if (!list) bySize.set(size, (list = []));
-    list.push(compile(route));
-  }
+  const table = new RouteTable(routes);
   return (req, res, next) => {
-    const candidates = table.get(req.method === 'HEAD' ? 'GET' : req.method)?.get(segmentCount(req.path));
+    const candidates = table.candidates(req.method, req.path);
     if (!candidates) return next();
     let at = 0;
     // A handler may pass (next() without an error: a subdomain route on a request without an app host), and the
     // next candidate of the same shape is tried, as the next express layer was.
     const tryFrom = (err?: unknown): void => {
       if (err) return next(err);
-      for (; at < candidates.length; at++) {
-        const route = candidates[at]!;
-        const m = route.re.exec(req.path);
-        if (!m) continue;
-        at++;
-        try {
-          req.params = Object.fromEntries(route.keys.map((key, i) => [key, decodeURIComponent(m[i + 1]!)]));
-        } catch (decodeErr) {
-          return next(decodeErr);
-        }
-        return route.handle(req, res, tryFrom);
+      const hit = firstMatch(candidates, req.path, at);
+      if (!hit) return next();
+      at = hit.at + 1;
+      try {
+        req.params = paramsOf(hit.route, hit.values);
+      } catch (decodeErr) {
+        return next(decodeErr);
       }
-      next();
+      return hit.route.handle(req, res, tryFrom);
     };
     tryFrom();
   };

@@ -1,0 +1,86 @@
+// The hot path of the descriptors' REST routes on the platform's own host: taken by the HTTP server before the express
+// app (after the functions' and MCP's hot paths), it does for a request what the app's middleware stack would, without
+// walking it (issue 46: the walk was about 15 % of GET /apps's CPU). What the stack does to such a request:
+// express's set-up of the request, the request id and log line, the error shape of the route, the platform-host mark,
+// the CORS headers of an actual request, the global JSON body parser, then the route. Anything else goes to the
+// express app untouched: a preflight, another host (an app's subdomain or custom domain), a path a raw route may claim
+// before the generated routes, the supabase-js aliases, and the routes `restRoutes` leaves out of `hot` (largeBody
+// and binaryBody parsers, routes an app's table may shadow).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, Express, NextFunction, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { AnyTool } from '../core/define.ts';
+import type { Services } from '../services.ts';
+import { asExpress, beginRequest } from './request-log.ts';
+import { corsOfActualRequest } from './cors.ts';
+import { isPlatformHost, markPlatformHost } from './app-host.ts';
+import { errorShapes, PASS, restRoutes } from './rest.ts';
+import { firstMatch, paramsOf, RouteTable } from './route-table.ts';
+
+/** What the express app's own middleware does for these requests, handed over so that both run the very same. */
+export interface RestHotPathDeps {
+  tools: readonly AnyTool[];
+  services: Services;
+  log: Logger;
+  app: Express;
+  /** The app's global JSON body parser. */
+  json: RequestHandler;
+  /** The app's handler of errors raised before a route (a body that is not JSON, too large; a malformed %-escape). */
+  requestErrors: ErrorRequestHandler;
+}
+
+/**
+ * Raw routes mounted early under the paths this hot path takes (src/transports/raw/): storage-v1's paths and the
+ * signed zip upload. A new early raw route under /apps or /v1/ must be added here, or the hot path would answer
+ * for it with a generated route of the same shape.
+ */
+const RAW_EARLY = [/^\/v1\/[^/]+\/storage\/v1\//, /^\/v1\/[^/]+\/frontend\/deployments\/[^/]+\/upload\/?$/];
+
+/** Paths the supabase-js aliases rewrite (postgrest-alias.ts) before anything reads them. */
+const ALIASED = ['/rest/v1/', '/auth/v1/'];
+
+/** Answers true when it took the request; false leaves it, unread, to the express app. */
+export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { services, app, json, requestErrors } = deps;
+  const table = new RouteTable(restRoutes(deps.tools, services).hot);
+  const begin = beginRequest(deps.log);
+  const shapes = errorShapes(deps.tools);
+  const platformHost = markPlatformHost(services);
+  const own = services.config.platformHost;
+  return (incoming, outgoing) => {
+    if (incoming.method === 'OPTIONS') return false;
+    const url = incoming.url ?? '';
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
+    if (!(path.startsWith('/v1/') || path === '/apps' || path.startsWith('/apps/'))) return false;
+    if (ALIASED.some((alias) => path.includes(alias)) || RAW_EARLY.some((re) => re.test(path))) return false;
+    const host = incoming.headers.host;
+    // The platform's own host (its name, localhost or an address), which is never an app's subdomain or custom domain.
+    if (!isPlatformHost(host, own) || services.domains.appForHost(host) !== null) return false;
+    const candidates = table.candidates(incoming.method, path);
+    const hit = candidates && firstMatch(candidates, path);
+    if (!hit || hit.route.handle === PASS) return false;
+    const { req, res } = asExpress(app, incoming, outgoing);
+    const failed = (err: unknown) => requestErrors(err, req, res, noNext);
+    begin(req, res);
+    // As the stack runs them (request-log, postgrest-alias, errorShapes, markPlatformHost, cors, the JSON parser), each
+    // synchronous but the parser, which reads the body.
+    shapes(req, res, noNext);
+    platformHost(req, res, noNext);
+    corsOfActualRequest(req, res);
+    json(req, res, (err?: unknown) => {
+      if (err) return failed(err);
+      try {
+        req.params = paramsOf(hit.route, hit.values);
+      } catch (decodeErr) {
+        return failed(decodeErr);
+      }
+      hit.route.handle(req, res, noNext);
+    });
+    return true;
+  };
+}
+
+/** The middleware run here call their `next` synchronously to go on, which is the line after them. */
+const noNext: NextFunction = () => undefined;
+
