@@ -85,13 +85,18 @@ export class SubstrateOutbox {
 
   /**
    * In the transaction that executed the action: a delivery row and its job, when the user has a target for the
-   * capability (and, for a target scoped to an app, the action came from that app).
+   * capability (and, for a target scoped to an app, the action came from that app). `known`: the target as the
+   * transaction already read it (OUTBOX_TARGET_SQL beside another statement; null when there is none), saving the
+   * round trip of reading it here.
    */
-  async enqueue(tx: Kysely<ControlDatabase>, actor: SubstrateActor, action: { id: string; capability: string; payload: unknown; result: unknown }): Promise<void> {
-    const target = (
-      await sql<Pick<TargetRow, 'webhook_url' | 'source_app_id'>>`
-        select webhook_url, source_app_id from substrate_outbox_targets where user_id = ${actor.userId} and capability = ${action.capability}`.execute(tx)
-    ).rows[0];
+  async enqueue(tx: Kysely<ControlDatabase>, actor: SubstrateActor, action: { id: string; capability: string; payload: unknown; result: unknown }, known?: OutboxTarget | null): Promise<void> {
+    const target =
+      known !== undefined
+        ? known
+        : (
+            await sql<OutboxTarget>`
+              select webhook_url, source_app_id from substrate_outbox_targets where user_id = ${actor.userId} and capability = ${action.capability}`.execute(tx)
+          ).rows[0];
     if (!target || (target.source_app_id !== null && target.source_app_id !== actor.sourceAppId)) return;
     const id = newId('dlv');
     const body = JSON.stringify({
@@ -186,6 +191,9 @@ export class SubstrateOutbox {
 }
 
 type TargetRow = Selectable<ControlDatabase['substrate_outbox_targets']>;
+
+/** What a delivery needs of a capability's target. */
+export type OutboxTarget = Pick<TargetRow, 'webhook_url' | 'source_app_id'>;
 type DeliveryRow = Selectable<ControlDatabase['substrate_outbox_deliveries']>;
 
 function targetView(r: TargetRow): TargetView {

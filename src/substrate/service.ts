@@ -8,7 +8,7 @@ import { capabilities, payloadSchemas } from './capabilities/index.ts';
 import { unknownKeysMessage } from '../core/strict.ts';
 import { newId } from './ids.ts';
 import { afterCursor, cursorTs, page, parseCursor } from './cursor.ts';
-import type { SubstrateOutbox } from './outbox.ts';
+import type { OutboxTarget, SubstrateOutbox } from './outbox.ts';
 import type { SubstrateStream } from './stream.ts';
 import { decide, type PrincipleRow } from './policy.ts';
 import { ENTITY_TYPES, SubstrateEntities, findEntity, type EntityType } from './entities.ts';
@@ -380,10 +380,13 @@ export class SubstrateService {
         const seen = await sql`select 1 from substrate_actions where user_id = ${actor.userId} and idempotency_key = ${input.idempotency_key}`.execute(tx);
         if (seen.rows.length) throw new Replay();
       }
+      // The capability's outbox target comes with the user's state: one round trip fewer for every executed proposal.
       const state = (
-        await sql<{ yolo_mode: boolean; principles: PrincipleRow[] }>`
+        await sql<{ yolo_mode: boolean; principles: PrincipleRow[]; outbox_target: OutboxTarget | null }>`
           select u.yolo_mode, coalesce((select json_agg(json_build_object('id', p.id, 'title', p.title, 'applies_to', p.applies_to, 'constraint_spec', p.constraint_spec))
-                                        from substrate_principles p where p.user_id = u.id and p.status = 'active'), '[]') as principles
+                                        from substrate_principles p where p.user_id = u.id and p.status = 'active'), '[]') as principles,
+                 (select json_build_object('webhook_url', t.webhook_url, 'source_app_id', t.source_app_id)
+                    from substrate_outbox_targets t where t.user_id = u.id and t.capability = ${capability.name}) as outbox_target
           from substrate_users u where u.id = ${actor.userId}`.execute(tx)
       ).rows[0];
       const user = state;
@@ -411,7 +414,7 @@ export class SubstrateService {
         on conflict (user_id, idempotency_key) do nothing
         returning id`.execute(tx);
       if (!inserted.rows[0]) throw new Replay();
-      if (execution) await this.#outbox.enqueue(tx, actor, { id, capability: capability.name, payload, result: execution.result });
+      if (execution) await this.#outbox.enqueue(tx, actor, { id, capability: capability.name, payload, result: execution.result }, state?.outbox_target ?? null);
       return { action_id: id, verdict, requires_approval: status === 'proposed', ...(execution ? { result: execution.result } : {}) } satisfies ProposeResult;
     });
     return outcome;
