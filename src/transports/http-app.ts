@@ -9,7 +9,7 @@ import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
 import type { Services } from '../services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
-import { errorShapes, JSON_TYPES, routeBodyParsers, mountRestTools, sendError, type BaseUrlLocals, type SubdomainLocals } from './rest.ts';
+import { errorShapes, JSON_TYPES, largeJsonParser, routeBodyParsers, mountRestTools, sendError, type BaseUrlLocals, type SubdomainLocals } from './rest.ts';
 import type { McpTransport } from './mcp.ts';
 import { mcpOriginGuard } from './mcp-origins.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
@@ -38,12 +38,13 @@ export function createHttpServer(deps: HttpAppDeps): http.Server {
   const { config } = deps.services;
   // strict: false lets scalar JSON through to validation, which names what the route expects instead.
   const json = express.json({ limit: config.bodyLimit, strict: false, type: JSON_TYPES });
+  const largeJson = largeJsonParser(LARGE_BODY_LIMIT, config.bodyLimit);
   const requestErrors = requestErrorHandler(config.bodyLimit);
-  const app = createHttpApp(deps, json, requestErrors);
+  const app = createHttpApp(deps, { json, largeJson }, requestErrors);
   // Public function traffic first: none of the express stack applies to it but what functionsHotPath does itself.
   const functions = functionsHotPath(deps.services, deps.log, app);
   const mcpMessages = mcpHotPath(deps.services, deps.log, deps.mcp, LARGE_BODY_BYTES);
-  const rest = restHotPath({ tools: deps.tools, services: deps.services, log: deps.log, app, json, requestErrors });
+  const rest = restHotPath({ tools: deps.tools, services: deps.services, log: deps.log, app, json, largeJson, requestErrors });
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (!functions(req, res) && !mcpMessages(req, res) && !rest(req, res)) void app(req, res);
   });
@@ -51,7 +52,7 @@ export function createHttpServer(deps: HttpAppDeps): http.Server {
   return server;
 }
 
-function createHttpApp({ tools, services, mcp, log }: HttpAppDeps, json: RequestHandler, requestErrors: ErrorRequestHandler): express.Express {
+function createHttpApp({ tools, services, mcp, log }: HttpAppDeps, { json, largeJson }: { json: RequestHandler; largeJson: RequestHandler }, requestErrors: ErrorRequestHandler): express.Express {
   const { config } = services;
   const app = express();
   (app.locals as BaseUrlLocals).baseUrl = config.baseUrl;
@@ -74,7 +75,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps, json: Request
   app.use(corsMiddleware);
   app.use(rawRouter(rawRoutes, 'early', services, log));
   app.use('/mcp', express.json({ limit: LARGE_BODY_LIMIT, type: JSON_TYPES }));
-  app.use(routeBodyParsers(tools, LARGE_BODY_LIMIT, config.bodyLimit));
+  app.use(routeBodyParsers(tools, largeJson, config.bodyLimit));
   app.use(json);
   app.use(appHostResolver(services));
 

@@ -2,10 +2,11 @@
 // app (after the functions' and MCP's hot paths), it does for a request what the app's middleware stack would, without
 // walking it (issue 46: the walk was about 15 % of GET /apps's CPU). What the stack does to such a request:
 // express's set-up of the request, the request id and log line, the error shape of the route, the platform-host mark,
-// the CORS headers of an actual request, the global JSON body parser, then the route. Anything else goes to the
-// express app untouched: a preflight, another host (an app's subdomain or custom domain), a path a raw route may claim
-// before the generated routes, the supabase-js aliases, and the routes `restRoutes` leaves out of `hot` (largeBody
-// and binaryBody parsers, routes an app's table may shadow).
+// the CORS headers of an actual request, the JSON body parser (the route's own for largeBody routes, else the global
+// one), then the route. Anything else goes to the express app untouched: a preflight, another host (an app's subdomain
+// or custom domain), a path a raw route may claim before the generated routes, the supabase-js aliases, and the routes
+// `restRoutes` leaves out of `hot` (binaryBody parsers, routes an app's table may shadow), and any request a binaryBody
+// route's pattern matches.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, NextFunction, RequestHandler } from 'express';
 import type { Logger } from 'pino';
@@ -23,8 +24,9 @@ export interface RestHotPathDeps {
   services: Services;
   log: Logger;
   app: Express;
-  /** The app's global JSON body parser. */
+  /** The app's global JSON body parser, and largeBody routes' own. */
   json: RequestHandler;
+  largeJson: RequestHandler;
   /** The app's handler of errors raised before a route (a body that is not JSON, too large; a malformed %-escape). */
   requestErrors: ErrorRequestHandler;
 }
@@ -41,8 +43,14 @@ const ALIASED = ['/rest/v1/', '/auth/v1/'];
 
 /** Answers true when it took the request; false leaves it, unread, to the express app. */
 export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { services, app, json, requestErrors } = deps;
-  const table = new RouteTable(restRoutes(deps.tools, services).hot);
+  const { services, app, json, largeJson, requestErrors } = deps;
+  const { hot } = restRoutes(deps.tools, services);
+  const table = new RouteTable(hot);
+  // The stack gives the large parser to a request any largeBody route's pattern matches (routeBodyParsers), whichever
+  // route then serves it.
+  const large = new RouteTable(hot.filter((route) => route.largeBody));
+  // A request a binaryBody route's pattern matches gets the raw parser there: it is the stack's.
+  const binary = new RouteTable(hot.filter((route) => route.binaryBody));
   const begin = beginRequest(deps.log);
   const shapes = errorShapes(deps.tools);
   const platformHost = markPlatformHost(services);
@@ -59,16 +67,17 @@ export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: 
     if (!isPlatformHost(host, own) || services.domains.appForHost(host) !== null) return false;
     const candidates = table.candidates(incoming.method, path);
     const hit = candidates && firstMatch(candidates, path);
-    if (!hit || hit.route.handle === PASS) return false;
+    if (!hit || hit.route.handle === PASS || firstMatch(binary.candidates(incoming.method, path) ?? [], path)) return false;
     const { req, res } = asExpress(app, incoming, outgoing);
     const failed = (err: unknown) => requestErrors(err, req, res, noNext);
     begin(req, res);
-    // As the stack runs them (request-log, postgrest-alias, errorShapes, markPlatformHost, cors, the JSON parser), each
+    // As the stack runs them (request-log, postgrest-alias, errorShapes, markPlatformHost, cors, a JSON parser), each
     // synchronous but the parser, which reads the body.
     shapes(req, res, noNext);
     platformHost(req, res, noNext);
     corsOfActualRequest(req, res);
-    json(req, res, (err?: unknown) => {
+    const parse = firstMatch(large.candidates(incoming.method, path) ?? [], path) ? largeJson : json;
+    parse(req, res, (err?: unknown) => {
       if (err) return failed(err);
       try {
         req.params = paramsOf(hit.route, hit.values);

@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { NextFunction } from 'express';
@@ -56,9 +56,8 @@ export const JSON_TYPES = ['application/json', 'application/*+json'];
  * SVC_BODY_LIMIT for largeBody routes (code or file bytes), and application/octet-stream up to SVC_BODY_LIMIT for
  * binaryBody routes.
  */
-export function routeBodyParsers(tools: readonly AnyTool[], limit: string, globalLimit: string): Router {
+export function routeBodyParsers(tools: readonly AnyTool[], large: RequestHandler, globalLimit: string): Router {
   const router = express.Router();
-  const large = express.json({ limit: Math.max(limitBytes(limit), limitBytes(globalLimit)), strict: false, type: JSON_TYPES });
   const binary = express.raw({ limit: globalLimit, type: 'application/octet-stream' });
   for (const { http } of tools) {
     if (!http || (!http.largeBody && !http.binaryBody)) continue;
@@ -70,6 +69,11 @@ export function routeBodyParsers(tools: readonly AnyTool[], limit: string, globa
     }
   }
   return router;
+}
+
+/** The JSON parser of largeBody routes: up to the larger of `limit` (the one /mcp has) and SVC_BODY_LIMIT. */
+export function largeJsonParser(limit: string, globalLimit: string): RequestHandler {
+  return express.json({ limit: Math.max(limitBytes(limit), limitBytes(globalLimit)), strict: false, type: JSON_TYPES });
 }
 
 /** '4mb', '512kb', '100b' (the SVC_BODY_LIMIT forms) in bytes. */
@@ -87,7 +91,7 @@ export function mountRestTools(router: Router, tools: readonly AnyTool[], servic
 /**
  * The routes of the descriptors' HTTP bindings, in dispatch order: `all` as the express app mounts them, and `hot`, the
  * platform-host routes the REST hot path (rest-hot-path.ts) may serve before the express app: those that never pass a
- * request on (no table of the app's may shadow them) and read their body with the global JSON parser.
+ * request on (no table of the app's may shadow them) and read JSON bodies (with the global parser, or largeBody's).
  */
 export function restRoutes(tools: readonly AnyTool[], services: Services): { all: TableRoute[]; hot: TableRoute[] } {
   // Routes with fewer parameters first: /v1/{app_id}/embeddings must win over the data API's /v1/{app_id}/{table}.
@@ -113,7 +117,9 @@ export function restRoutes(tools: readonly AnyTool[], services: Services): { all
     hot.push({
       method: http.method,
       path: http.path,
-      handle: http.shadowedByTable === undefined && !http.largeBody && !http.binaryBody ? (req, res) => void serve(tool, http, fields, req, res, services, undefined) : PASS,
+      largeBody: http.largeBody,
+      binaryBody: http.binaryBody,
+      handle: http.shadowedByTable === undefined && !http.binaryBody ? (req, res) => void serve(tool, http, fields, req, res, services, undefined) : PASS,
     });
     if (http.subdomainPath) {
       all.push({

@@ -8,6 +8,9 @@ export interface TableRoute {
   /** OpenAPI-style path, e.g. /v1/{app_id}/{table}. */
   path: string;
   handle: (req: Request, res: Response, next: NextFunction) => void;
+  /** The route reads JSON bodies up to the large limit, or raw bytes (its binding's largeBody, binaryBody). */
+  largeBody?: boolean;
+  binaryBody?: boolean;
 }
 
 export interface Compiled {

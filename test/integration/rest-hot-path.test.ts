@@ -94,6 +94,14 @@ describe('the REST hot path answers as the express stack does', () => {
     expect((await both('POST', '/v1/me/substrate/actions/propose', { ...platform(), ...json }, '42')).status).toBe(400);
   });
 
+  it("a largeBody route reads past the global limit (the AI gateway's chat, in OpenAI's error shape)", async () => {
+    const big = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x'.repeat(4000) }] });
+    const answered = await both('POST', `/v1/${appId}/chat/completions`, { ...service(), ...json }, big);
+    expect(answered.status).not.toBe(413);
+    expect(JSON.parse(answered.body).error.type).toEqual(expect.any(String));
+    expect((await both('POST', `/v1/${appId}/chat/completions`, { ...service(), ...json }, '{"model":')).status).toBe(400);
+  });
+
   it('a malformed %-escape in a path parameter, and an unknown route', async () => {
     expect((await both('GET', `/v1/${appId}/%E0%A4%A`, service())).status).toBe(400);
     expect((await both('GET', '/v1/nothing/here/at/all/x', service())).status).toBe(404);
