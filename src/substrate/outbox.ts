@@ -86,8 +86,8 @@ export class SubstrateOutbox {
   /**
    * In the transaction that executed the action: a delivery row and its job, when the user has a target for the
    * capability (and, for a target scoped to an app, the action came from that app). `known`: the target as the
-   * transaction already read it (OUTBOX_TARGET_SQL beside another statement; null when there is none), saving the
-   * round trip of reading it here.
+   * transaction already read it with another statement (null when there is none), saving the round trip of reading
+   * it here.
    */
   async enqueue(tx: Kysely<ControlDatabase>, actor: SubstrateActor, action: { id: string; capability: string; payload: unknown; result: unknown }, known?: OutboxTarget | null): Promise<void> {
     const target =

@@ -9,7 +9,8 @@ import { errors } from '../core/errors.ts';
 import type { AnyTool } from '../core/define.ts';
 import type { Services } from '../services.ts';
 import { buildOpenApi } from '../platform/docs.ts';
-import { errorShapes, JSON_TYPES, largeJsonParser, routeBodyParsers, mountRestTools, sendError, type BaseUrlLocals, type SubdomainLocals } from './rest.ts';
+import { errorShapes, JSON_TYPES, largeJsonParser, restRoutes, routeBodyParsers, sendError, type BaseUrlLocals, type SubdomainLocals } from './rest.ts';
+import { routeTable } from './route-table.ts';
 import type { McpTransport } from './mcp.ts';
 import { mcpOriginGuard } from './mcp-origins.ts';
 import { rawRoutes, type RawRoutes } from './raw/index.ts';
@@ -17,7 +18,7 @@ import { markPlatformHost, platformHostOnly, requestSubdomain } from './app-host
 import { clientErrorAnswer, MAX_HEADER_BYTES } from './socket-reply.ts';
 import { postgrestAlias } from './postgrest-alias.ts';
 import { settleUnreadBody } from './raw/unread-body.ts';
-import { restHotPath } from './rest-hot-path.ts';
+import { restHotPath, type SharedStack } from './rest-hot-path.ts';
 
 /**
  * The body limit of /mcp (a tools/call carries whole function sources, up to 1 MB of code and more once JSON-escaped,
@@ -37,14 +38,18 @@ export interface HttpAppDeps {
 export function createHttpServer(deps: HttpAppDeps): http.Server {
   const { config } = deps.services;
   // strict: false lets scalar JSON through to validation, which names what the route expects instead.
-  const json = express.json({ limit: config.bodyLimit, strict: false, type: JSON_TYPES });
-  const largeJson = largeJsonParser(LARGE_BODY_LIMIT, config.bodyLimit);
-  const requestErrors = requestErrorHandler(config.bodyLimit);
-  const app = createHttpApp(deps, { json, largeJson }, requestErrors);
+  const stack: SharedStack = {
+    json: express.json({ limit: config.bodyLimit, strict: false, type: JSON_TYPES }),
+    largeJson: largeJsonParser(LARGE_BODY_LIMIT, config.bodyLimit),
+    requestErrors: requestErrorHandler(config.bodyLimit),
+    shapes: errorShapes(deps.tools),
+    routes: restRoutes(deps.tools, deps.services),
+  };
+  const app = createHttpApp(deps, stack);
   // Public function traffic first: none of the express stack applies to it but what functionsHotPath does itself.
   const functions = functionsHotPath(deps.services, deps.log, app);
   const mcpMessages = mcpHotPath(deps.services, deps.log, deps.mcp, LARGE_BODY_BYTES);
-  const rest = restHotPath({ tools: deps.tools, services: deps.services, log: deps.log, app, json, largeJson, requestErrors });
+  const rest = restHotPath({ services: deps.services, log: deps.log, app, stack });
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (!functions(req, res) && !mcpMessages(req, res) && !rest(req, res)) void app(req, res);
   });
@@ -52,7 +57,7 @@ export function createHttpServer(deps: HttpAppDeps): http.Server {
   return server;
 }
 
-function createHttpApp({ tools, services, mcp, log }: HttpAppDeps, { json, largeJson }: { json: RequestHandler; largeJson: RequestHandler }, requestErrors: ErrorRequestHandler): express.Express {
+function createHttpApp({ tools, services, mcp, log }: HttpAppDeps, { json, largeJson, requestErrors, shapes, routes }: SharedStack): express.Express {
   const { config } = services;
   const app = express();
   (app.locals as BaseUrlLocals).baseUrl = config.baseUrl;
@@ -68,7 +73,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps, { json, large
 
   app.use(requestLog(log));
   app.use(postgrestAlias);
-  app.use(errorShapes(tools));
+  app.use(shapes);
   app.use(markPlatformHost(services));
   // Before CORS, so that a foreign page's preflight is refused too (DNS-rebinding protection of the MCP transport).
   app.use('/mcp', mcpOriginGuard(config.mcp));
@@ -85,9 +90,7 @@ function createHttpApp({ tools, services, mcp, log }: HttpAppDeps, { json, large
     res.json(openApi);
   });
 
-  const router = express.Router();
-  mountRestTools(router, tools, services);
-  app.use(router);
+  app.use(routeTable(routes.all));
 
   app.use(rawRouter(rawRoutes, 'fallback', services, log));
   app.use((req, res) => sendError(res, errors.routeNotFound(req.method, req.path)));

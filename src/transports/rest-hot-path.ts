@@ -10,25 +10,33 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, NextFunction, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import type { AnyTool } from '../core/define.ts';
 import type { Services } from '../services.ts';
 import { asExpress, beginRequest } from './request-log.ts';
 import { corsOfActualRequest } from './cors.ts';
 import { isPlatformHost, markPlatformHost } from './app-host.ts';
-import { errorShapes, PASS, restRoutes } from './rest.ts';
-import { firstMatch, paramsOf, RouteTable } from './route-table.ts';
+import { PASS } from './rest.ts';
+import { firstMatch, paramsOf, RouteTable, type TableRoute } from './route-table.ts';
+import { PATH_ROUTE as STORAGE_V1_ROUTE } from './raw/storage-v1.ts';
 
-/** What the express app's own middleware does for these requests, handed over so that both run the very same. */
+/**
+ * What the express stack and this hot path share, built once (http-app.ts): the body parsers, the handler of errors
+ * raised before a route (a body that is not JSON or too large; a malformed %-escape), the error shapes and the
+ * descriptors' routes.
+ */
+export interface SharedStack {
+  /** The global JSON body parser, and largeBody routes' own. */
+  json: RequestHandler;
+  largeJson: RequestHandler;
+  requestErrors: ErrorRequestHandler;
+  shapes: RequestHandler;
+  routes: { all: TableRoute[]; hot: TableRoute[] };
+}
+
 export interface RestHotPathDeps {
-  tools: readonly AnyTool[];
   services: Services;
   log: Logger;
   app: Express;
-  /** The app's global JSON body parser, and largeBody routes' own. */
-  json: RequestHandler;
-  largeJson: RequestHandler;
-  /** The app's handler of errors raised before a route (a body that is not JSON, too large; a malformed %-escape). */
-  requestErrors: ErrorRequestHandler;
+  stack: SharedStack;
 }
 
 /**
@@ -36,15 +44,15 @@ export interface RestHotPathDeps {
  * signed zip upload. A new early raw route under /apps or /v1/ must be added here, or the hot path would answer
  * for it with a generated route of the same shape.
  */
-const RAW_EARLY = [/^\/v1\/[^/]+\/storage\/v1\//, /^\/v1\/[^/]+\/frontend\/deployments\/[^/]+\/upload\/?$/];
+const RAW_EARLY = [STORAGE_V1_ROUTE, /^\/v1\/[^/]+\/frontend\/deployments\/[^/]+\/upload\/?$/];
 
 /** Paths the supabase-js aliases rewrite (postgrest-alias.ts) before anything reads them. */
 const ALIASED = ['/rest/v1/', '/auth/v1/'];
 
 /** Answers true when it took the request; false leaves it, unread, to the express app. */
 export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { services, app, json, largeJson, requestErrors } = deps;
-  const { hot } = restRoutes(deps.tools, services);
+  const { services, app } = deps;
+  const { json, largeJson, requestErrors, shapes, routes: { hot } } = deps.stack;
   const table = new RouteTable(hot);
   // The stack gives the large parser to a request any largeBody route's pattern matches (routeBodyParsers), whichever
   // route then serves it.
@@ -52,7 +60,6 @@ export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: 
   // A request a binaryBody route's pattern matches gets the raw parser there: it is the stack's.
   const binary = new RouteTable(hot.filter((route) => route.binaryBody));
   const begin = beginRequest(deps.log);
-  const shapes = errorShapes(deps.tools);
   const platformHost = markPlatformHost(services);
   const own = services.config.platformHost;
   return (incoming, outgoing) => {

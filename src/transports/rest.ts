@@ -14,7 +14,7 @@ import { resolveRequestCaller } from './credentials.ts';
 import { sameOriginWrite, sessionCookieHeaders, sessionCookieOf } from './session-cookie.ts';
 import { identityErrors } from '../identity/errors.ts';
 import { pathParams } from '../core/schema.ts';
-import { routeTable, segmentCount, type TableRoute } from './route-table.ts';
+import { segmentCount, type TableRoute } from './route-table.ts';
 import { checkProfile } from '../data/prefer.ts';
 
 /** Set by the subdomain middleware when the Host header names an app. */
@@ -83,13 +83,9 @@ function limitBytes(limit: string): number {
   return Number(m[1]) * { b: 1, kb: 1024, mb: 1024 * 1024 }[m[2]!.toLowerCase() as 'b' | 'kb' | 'mb'];
 }
 
-/** Registers every descriptor that has an HTTP binding; the handler only maps the wire to invoke() and back. */
-export function mountRestTools(router: Router, tools: readonly AnyTool[], services: Services): void {
-  router.use(routeTable(restRoutes(tools, services).all));
-}
-
 /**
- * The routes of the descriptors' HTTP bindings, in dispatch order: `all` as the express app mounts them, and `hot`, the
+ * The routes of the descriptors' HTTP bindings (each handler only maps the wire to invoke() and back), in dispatch
+ * order: `all` as the express app mounts them (routeTable), and `hot`, the
  * platform-host routes the REST hot path (rest-hot-path.ts) may serve before the express app: those that never pass a
  * request on (no table of the app's may shadow them) and read JSON bodies (with the global parser, or largeBody's).
  */

@@ -16,7 +16,7 @@ import { errorsInArea, sendError } from '../rest.ts';
 import type { RawRoutes } from './index.ts';
 import { settleUnreadBody } from './unread-body.ts';
 
-const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/storage\/v1\/(.+)$/;
+export const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/storage\/v1\/(.+)$/;
 const SHORT_ROUTE = /^\/storage\/v1\/(.+)$/;
 /** The longest a signed URL lasts: a week. */
 const MAX_SIGNED_SECONDS = 7 * 24 * 3600;
