@@ -1,5 +1,6 @@
 // npm run bench: the platform (started as `npm start` starts it) against the physical limits measured in the
-// same run, on a fresh control database that is dropped at the end. See bench/README.md.
+// same run; each scenario on a platform of its own, on a fresh control database dropped when the scenario ends. See
+// bench/README.md.
 //
 // Scenarios: `apps` (GET /apps and MCP apps_list), `data` (the data API as an end user), `functions` (a
 // hello-world function against `deno serve`), `fairness` (one app's function while another app's functions are
@@ -46,7 +47,7 @@ import {
   type PairResult,
 } from './harness.ts';
 
-/** In the order they run: `apps` expects to find only its own three apps. */
+/** In the order they run; each on a platform of its own (`apps` expects to find only its own three apps). */
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<Pair[]>> = {
   apps: appsScenario,
   data: dataScenario,
@@ -92,37 +93,10 @@ interface Failure {
   error: unknown;
 }
 
-async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, failures: Failure[]): Promise<PairResult[]> {
-  const suffix = randomBytes(5).toString('hex');
-  const controlDb = `svc_bench_${suffix}`;
-  const appPrefix = `svc_b${suffix}_`;
-  const databaseUrl = `${CLUSTER_URL}/${controlDb}`;
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-bench-'));
-  const platformKey = 'svc_pk_' + randomBytes(32).toString('base64url');
-  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
-  cleanups.push(() => dropDatabases(controlDb, appPrefix));
-
-  await admin(`create database ${pg.escapeIdentifier(controlDb)}`);
-  const scenarioEnv: Record<string, string> = {};
-  const runnable: string[] = [];
-  for (const scenario of scenarios) {
-    try {
-      Object.assign(scenarioEnv, await BEFORE_PLATFORM[scenario]?.(cleanups));
-      runnable.push(scenario);
-    } catch (error) {
-      console.error(`\nscenario ${scenario} failed before the platform started:`, error);
-      failures.push({ scenario, error });
-    }
-  }
-  const nodeArgs = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}`] : [];
-  const platformEnv: Record<string, string> = {
+/** The environment every platform of the run starts with (the scenarios' own additions over it). */
+function platformEnvironment(scenarioEnv: Record<string, string>): Record<string, string> {
+  return {
     HOST: '127.0.0.1',
-    DATABASE_URL: databaseUrl,
-    SVC_APP_DB_PREFIX: appPrefix,
-    SVC_PLATFORM_API_KEY: platformKey,
-    // One key for every process of the platform (scenario `apps` adds api processes), as a deployment must have.
-    SVC_MASTER_KEY: randomBytes(32).toString('hex'),
-    SVC_DATA_DIR: dataDir,
     SVC_APP_POOL_SIZE: APP_POOL_SIZE,
     // End-user tokens must outlive the whole run (default 900 s).
     SVC_ACCESS_TOKEN_TTL_SECONDS: '3600',
@@ -136,7 +110,33 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
     // Scenarios `ai` and `rag`: the fake upstream's SVC_AI_BASE_URL and SVC_AI_API_KEY; `stream`: SVC_OUTBOUND_ALLOW_PRIVATE.
     ...scenarioEnv,
   };
-  /** A platform process (`npm start`) with the run's environment and `env` over it, ready. */
+}
+
+/**
+ * A platform of its own for one scenario, on a fresh control database, with its own data directory and keys: each
+ * scenario starts from a quiet platform (nothing an earlier scenario flooded, spawned or filled weighs on it).
+ */
+async function startScenarioPlatform(baseEnv: Record<string, string>, cleanups: Array<() => Promise<void>>): Promise<BenchContext> {
+  const suffix = randomBytes(5).toString('hex');
+  const controlDb = `svc_bench_${suffix}`;
+  const appPrefix = `svc_b${suffix}_`;
+  const databaseUrl = `${CLUSTER_URL}/${controlDb}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-bench-'));
+  const platformKey = 'svc_pk_' + randomBytes(32).toString('base64url');
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  cleanups.push(() => dropDatabases(controlDb, appPrefix));
+  await admin(`create database ${pg.escapeIdentifier(controlDb)}`);
+  const nodeArgs = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF_DIR)}`] : [];
+  const platformEnv: Record<string, string> = {
+    ...baseEnv,
+    DATABASE_URL: databaseUrl,
+    SVC_APP_DB_PREFIX: appPrefix,
+    SVC_PLATFORM_API_KEY: platformKey,
+    // One key for every process of the platform (scenario `apps` adds api processes), as a deployment must have.
+    SVC_MASTER_KEY: randomBytes(32).toString('hex'),
+    SVC_DATA_DIR: dataDir,
+  };
+  /** A platform process (`npm start`) with the scenario's environment and `env` over it, ready. */
   const startPlatform = async (what: string, env: Record<string, string>): Promise<{ url: string; port: number; pid: number }> => {
     const port = await freePort();
     const child = startChild('src/main.ts', { ...platformEnv, PORT: String(port), ...env }, nodeArgs);
@@ -147,12 +147,11 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
   };
   const { url: platformUrl, port, pid: platformPid } = await startPlatform('platform', {});
   // The account the platform key belongs to (the platform created it at start) runs on the enterprise plan: no
-  // allowance to soft-lock it, whatever a run adds up to (scenario `functions` alone makes ~156,000 invocations, the
-  // free plan's monthly allowance is 50,000). Before any scenario, so nothing has cached the plan yet. Scenarios
-  // `ai` and `rag` then set BENCH_AI_PLAN (default pro: no soft lock either) to measure credit reservations.
+  // allowance to soft-lock it (scenario `functions` alone makes ~156,000 invocations, the free plan's monthly
+  // allowance is 50,000). Before the scenario, so nothing has cached the plan yet. Scenarios `ai` and `rag` then set
+  // BENCH_AI_PLAN (default pro: no soft lock either) to measure credit reservations.
   await admin(`update accounts set plan = 'enterprise' where id in (select account_id from platform_keys)`, [], controlDb);
-
-  const ctx: BenchContext = {
+  return {
     platformUrl,
     port,
     platformPid,
@@ -164,11 +163,28 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
     startApi: (name) => startPlatform(name, { SVC_ROLE: 'api', SVC_BASE_URL: `http://localhost:${port}` }),
     cleanups,
   };
-  // Each scenario sets up, then measures, before the next one starts: its setup never overlaps a measurement. A
-  // scenario that fails is reported at the end; the others still run (its own processes stay until the cleanup).
+}
+
+async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, failures: Failure[]): Promise<PairResult[]> {
+  const scenarioEnv: Record<string, string> = {};
+  const runnable: string[] = [];
+  for (const scenario of scenarios) {
+    try {
+      Object.assign(scenarioEnv, await BEFORE_PLATFORM[scenario]?.(cleanups));
+      runnable.push(scenario);
+    } catch (error) {
+      console.error(`\nscenario ${scenario} failed before the platform started:`, error);
+      failures.push({ scenario, error });
+    }
+  }
+  const baseEnv = platformEnvironment(scenarioEnv);
+  // Each scenario sets up, then measures, then stops its platform and everything it started before the next one
+  // starts. A scenario that fails is reported at the end; the others still run.
   const results: PairResult[] = [];
   for (const scenario of runnable) {
+    const mark = cleanups.length;
     try {
+      const ctx = await startScenarioPlatform(baseEnv, cleanups);
       const pairs = await SCENARIOS[scenario]!(ctx);
       for (const pair of pairs.filter(picked)) results.push(await measure(scenario, pair));
     } catch (error) {
@@ -177,8 +193,14 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
       failures.push({ scenario, error });
       stopLoading();
     }
+    if (!cleaning) await undo(cleanups.splice(mark));
   }
   return results;
+}
+
+/** Runs `fns` in reverse order, each once; one that fails is reported and the rest still run. */
+async function undo(fns: Array<() => Promise<void>>): Promise<void> {
+  for (const fn of fns.reverse()) await fn().catch((err: unknown) => console.error('cleanup failed:', err));
 }
 
 /** Undo in reverse order, once, even when Ctrl-C and a failing run both ask for it. */
@@ -186,7 +208,7 @@ let cleaning: Promise<void> | undefined;
 function cleanup(cleanups: Array<() => Promise<void>>): Promise<void> {
   cleaning ??= (async () => {
     stopLoading();
-    for (const fn of cleanups.splice(0).reverse()) await fn().catch((err: unknown) => console.error('cleanup failed:', err));
+    await undo(cleanups.splice(0));
   })();
   return cleaning;
 }

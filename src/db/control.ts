@@ -1,11 +1,12 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import { Migrator, type MigrationProvider } from 'kysely/migration';
 import { runMigrations as runWorkerMigrations } from 'graphile-worker';
 import type { Logger } from 'pino';
 import { migrations } from '../../db/migrations/index.ts';
 import type { ControlDatabase } from './types.ts';
 import { createClient, createPool } from './pg.ts';
+import { DeferredBeginDialect } from './deferred-begin.ts';
 
 export interface ControlDb {
   pool: pg.Pool;
@@ -14,8 +15,8 @@ export interface ControlDb {
 }
 
 export function openControlDb(databaseUrl: string, max: number, acquireTimeoutMs?: number): ControlDb {
-  const pool = createPool({ connectionString: databaseUrl, max, ...(acquireTimeoutMs === undefined ? {} : { acquireTimeoutMs }) });
-  const db = new Kysely<ControlDatabase>({ dialect: new PostgresDialect({ pool }) });
+  const pool = createPool({ connectionString: databaseUrl, max, pipeline: true, ...(acquireTimeoutMs === undefined ? {} : { acquireTimeoutMs }) });
+  const db = new Kysely<ControlDatabase>({ dialect: new DeferredBeginDialect({ pool }) });
   return { pool, db, close: () => db.destroy() };
 }
 

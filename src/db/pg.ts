@@ -31,6 +31,11 @@ export interface PoolOptions {
   idleTimeoutMillis?: number;
   /** Longest wait for a free connection (queueing plus connecting); past it the checkout fails and maps to 503. */
   acquireTimeoutMs?: number;
+  /**
+   * pg's pipeline mode: a query is written at once, not after the previous one's answer (Postgres answers in order).
+   * Only a caller that does not await between queries gains (deferred-begin.ts); one that awaits each sees no change.
+   */
+  pipeline?: boolean;
 }
 
 export function createPool(opts: PoolOptions): pg.Pool {
@@ -39,6 +44,7 @@ export function createPool(opts: PoolOptions): pg.Pool {
     max: opts.max,
     ...(opts.idleTimeoutMillis === undefined ? {} : { idleTimeoutMillis: opts.idleTimeoutMillis }),
     ...(opts.acquireTimeoutMs === undefined ? {} : { connectionTimeoutMillis: opts.acquireTimeoutMs }),
+    ...(opts.pipeline ? { pipeline: true } : {}),
     stream: () => new GuardedSocket(),
   });
   // Idle clients report through the pool; a checked-out client whose server goes away emits 'error' on
