@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { AppRecord } from '../apps/types.ts';
 import { JsonText } from '../core/json-text.ts';
 import { StreamBody } from '../core/stream-body.ts';
-import { UpstreamError, type AiUpstream, type UpstreamFailure } from './upstream.ts';
+import { UpstreamError, type AiUpstream, type UpstreamFailure, type UpstreamResponse } from './upstream.ts';
 import type { CreditLedger, Reservation } from '../credits/ledger.ts';
 import { aiErrors } from './errors.ts';
 import { callCostNanos, priceOf, roughTokens, tableCostNanos } from './pricing.ts';
@@ -109,7 +109,7 @@ export class AiGateway {
     const call = await this.#prepare(who, settings, body, outputCap, 'chat', streaming);
     body.model = call.model;
     const guard = new UpstreamGuard(opts.signal, this.#config.timeoutMs);
-    let response: Response;
+    let response: UpstreamResponse;
     try {
       response = await upstream.chat(body, call.apiKey, guard.signal);
     } catch (err) {
@@ -117,7 +117,7 @@ export class AiGateway {
       throw await this.#failed(who, call, 'chat', guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, opts.signal);
     }
     // A stream may last as long as it keeps sending; it fails when the upstream goes silent for the timeout.
-    if (streaming && response.body) return this.#relay(who, call, response, body, clientWantsUsage, opts.signal, guard);
+    if (streaming) return this.#relay(who, call, response, body, clientWantsUsage, opts.signal, guard);
     return this.#finishJson(who, call, 'chat', response, opts.signal, guard);
   }
 
@@ -168,7 +168,7 @@ export class AiGateway {
     let body: { data?: unknown };
     try {
       const response = await upstream.models(apiKey, guard.signal);
-      body = (await response.json()) as { data?: unknown };
+      body = JSON.parse(await response.text()) as { data?: unknown };
     } catch (err) {
       const failure: UpstreamFailure =
         err instanceof UpstreamError ? err.failure : guard.timedOut ? { kind: 'timeout' } : signal?.aborted ? { kind: 'aborted' } : { kind: 'network', message: String(err) };
@@ -198,7 +198,7 @@ export class AiGateway {
     const settings = await this.#settings.settings(who.app.id);
     const call = await this.#prepare(who, settings, body, 0, 'embedding', false);
     const guard = new UpstreamGuard(opts.signal, this.#config.timeoutMs);
-    let response: Response;
+    let response: UpstreamResponse;
     try {
       response = await upstream.embeddings(body, call.apiKey, guard.signal);
     } catch (err) {
@@ -296,7 +296,7 @@ export class AiGateway {
   }
 
   /** A non-streamed answer: read whole, usage taken from it, recorded, then returned as the upstream's bytes. */
-  async #finishJson(who: AiCaller, call: Prepared, kind: AiCallKind, response: Response, signal: AbortSignal | undefined, guard: UpstreamGuard): Promise<JsonText> {
+  async #finishJson(who: AiCaller, call: Prepared, kind: AiCallKind, response: UpstreamResponse, signal: AbortSignal | undefined, guard: UpstreamGuard): Promise<JsonText> {
     let text: string;
     let usage: Record<string, unknown> | undefined;
     try {
@@ -316,14 +316,14 @@ export class AiGateway {
   }
 
   /** Relays the upstream's events; the call is recorded when the stream ends, fails, or the client leaves. */
-  #relay(who: AiCaller, call: Prepared, response: Response, body: OpenAiBody, forwardUsage: boolean, signal: AbortSignal | undefined, guard: UpstreamGuard): StreamBody {
+  #relay(who: AiCaller, call: Prepared, response: UpstreamResponse, body: OpenAiBody, forwardUsage: boolean, signal: AbortSignal | undefined, guard: UpstreamGuard): StreamBody {
     const state: RelayState = { usage: undefined, contentChars: 0, done: false };
     const promptChars = JSON.stringify(body.messages ?? '').length;
     const events = async function* (this: AiGateway): AsyncGenerator<string> {
       let status: AiCallStatus = 'aborted';
       try {
         guard.idle();
-        for await (const event of relayEvents(response.body!, forwardUsage, state)) {
+        for await (const event of relayEvents(response.chunks(), forwardUsage, state)) {
           guard.idle();
           yield event;
         }
@@ -336,7 +336,7 @@ export class AiGateway {
         yield errorEvent(guard.timedOut ? 'The AI provider stopped sending mid-stream. Retry with backoff.' : 'The AI provider connection failed mid-stream. Retry with backoff.');
       } finally {
         guard.done();
-        await response.body?.cancel().catch(() => undefined);
+        await response.cancel();
         // Without the upstream's report (the client left, or the stream broke) the tokens are estimated from the text.
         const tokens = state.usage ? tokensOf(state.usage) : { prompt: roughTokens(promptChars), completion: roughTokens(state.contentChars) };
         this.#track(this.#record(who, call, 'chat', tokens, state.usage?.cost, status, status === 'ok' ? 200 : null), who);
