@@ -9,11 +9,14 @@
 // the millisecond resolution of autocannon's histogram. The flood keeps FLOOD_CONNECTIONS requests in flight; one
 // refused beyond A's waiting cap (503 FUNCTION_BUSY) waits its Retry-After before it is sent again, as a client
 // following the hint does (a client that resends at once costs the platform CPU instead, which this does not
-// measure). Both run in this process, which does nothing else meanwhile. Prints its own table and writes
+// measure). The flood runs in a worker thread (bench/flood.ts), B's timer on this event loop, which does nothing else
+// meanwhile: the flood's own bursts of answers never delay B's timing. Prints its own table and writes
 // bench/results/fairness.json; it adds no platform/baseline pair.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import type { FloodSpec } from './flood.ts';
 import { DURATION, ROUNDS, WARMUP, type BenchContext, type Pair, median, percentile } from './harness.ts';
 
 const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS || 297);
@@ -65,26 +68,20 @@ async function timeRequests(url: string, seconds: number): Promise<Timings> {
   return out;
 }
 
-/** Keeps `connections` requests to `urls` (in turn) in flight until stopped; counts the answers by status. */
-function startFlood(urls: string[], connections: number): { statuses: Record<string, number>; stop: () => Promise<void> } {
-  const statuses: Record<string, number> = {};
-  let running = true;
-  const client = async (first: number) => {
-    for (let n = first; running; n += connections) {
-      const res = await fetch(urls[n % urls.length]!).catch(() => undefined);
-      await res?.arrayBuffer();
-      const key = res ? String(res.status) : 'socket error';
-      statuses[key] = (statuses[key] ?? 0) + 1;
-      const retryAfter = Number(res?.headers.get('retry-after'));
-      if (retryAfter > 0) await sleep(retryAfter * 1000);
-    }
-  };
-  const done = Promise.all(Array.from({ length: connections }, (_, i) => client(i)));
+/** The flood (bench/flood.ts) in a worker thread until stopped; `stop` answers its counts of answers by status. */
+function startFlood(urls: string[], connections: number): { stop: () => Promise<Record<string, number>> } {
+  const spec: FloodSpec = { urls, connections };
+  const worker = new Worker(new URL('./flood.ts', import.meta.url), { workerData: spec });
+  const ended = new Promise<Record<string, number>>((resolve, reject) => {
+    worker.once('message', (statuses: Record<string, number>) => resolve(statuses));
+    worker.once('error', reject);
+  });
   return {
-    statuses,
     stop: async () => {
-      running = false;
-      await done;
+      worker.postMessage('stop');
+      const statuses = await ended;
+      await worker.terminate();
+      return statuses;
     },
   };
 }
@@ -108,8 +105,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<Pair[]> {
     const flood = startFlood(floodUrls, FLOOD_CONNECTIONS);
     await sleep(WARMUP * 1000);
     flooded.push(await timeRequests(hello, DURATION));
-    await flood.stop();
-    floodStatuses.push(flood.statuses);
+    floodStatuses.push(await flood.stop());
     const p99 = (t: Timings) => percentile(t.ms, 0.99).toFixed(1);
     process.stderr.write(`fairness: round ${round}/${ROUNDS}: B alone p99 ${p99(alone.at(-1)!)} ms, B while A is flooded p99 ${p99(flooded.at(-1)!)} ms\n`);
   }
