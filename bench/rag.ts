@@ -3,7 +3,8 @@
 // 1. Query throughput at BENCH_CONNECTIONS: `POST /v1/{app}/rag/collections/{name}/query` {query, topK: 5} on a
 //    collection of BENCH_RAG_SEED_CHUNKS (10,000) chunks of 1536 dimensions, against this file run as its own process:
 //    raw node:http that, per request, calls the same fake upstream's /embeddings for the query and runs the same
-//    transaction as src/rag/service.ts (`set local` hnsw settings, the same statement, the same parameters) with `pg`
+//    transaction as src/rag/service.ts (BEGIN with the `set local` hnsw settings in one round trip, the same statement,
+//    the same parameters) with `pg`
 //    on the same app database. A harness pair (platform, baseline, interleaved rounds) in the main table.
 // 2. Ingestion throughput, chunks per second end to end: BENCH_RAG_DOCS texts of ~20 chunks each ingested through the
 //    API with the worker of the same process (as `npm start` runs it), timed until every document is ready, against
@@ -116,8 +117,8 @@ if (import.meta.main) {
     const client = await pool.connect();
     let rows: { text: string; score: number; document_id: string; metadata: Record<string, unknown> }[];
     try {
-      await client.query('begin');
-      await client.query(setLocal(input.topK));
+      // BEGIN and the settings in one round trip, as the platform's transaction sends its setup.
+      await client.query(`begin; ${setLocal(input.topK)}`);
       ({ rows } = await client.query(QUERY_SQL, [vectorLiteral(vector!), collectionId, null, JSON.stringify(input.filter ?? {}), input.threshold ?? -1, input.topK]));
       await client.query('commit');
     } catch (err) {

@@ -244,9 +244,10 @@ export class RagService {
     const collection = await this.#collection(who, name);
     const [vector] = await this.#d.ai.embedTexts(who, collection.embedding_model, [input.query], dimensionsFor(collection.embedding_model));
     const db = this.db(who.app.id);
+    // Filters apply after the index scan: let it keep scanning until topK rows pass them (pgvector >= 0.8). Sent with
+    // BEGIN, in its round trip.
+    const setup = `set local hnsw.iterative_scan = relaxed_order; set local hnsw.ef_search = ${Math.max(40, input.topK * 2)}`;
     const rows = await db.transaction(async (client) => {
-      // Filters apply after the index scan: let it keep scanning until topK rows pass them (pgvector >= 0.8).
-      await client.query(`set local hnsw.iterative_scan = relaxed_order; set local hnsw.ef_search = ${Math.max(40, input.topK * 2)}`);
       const result = await client.query<{ text: string; score: number; document_id: string; metadata: Record<string, unknown> }>(
         `select text, score, document_id, metadata from (
            select c.text, 1 - (c.embedding <=> $1::vector) as score, c.document_id, c.metadata, c.embedding <=> $1::vector as distance
@@ -259,7 +260,7 @@ export class RagService {
         [toVectorLiteral(vector!), collection.id, ownerFilter(who, collection), JSON.stringify(input.filter ?? {}), input.threshold ?? -1, input.topK],
       );
       return result.rows;
-    });
+    }, { setup });
     const chunks = rows.map((r) => ({ text: r.text, score: Number(r.score), documentId: r.document_id, metadata: r.metadata }));
     if (!input.synthesize) return { chunks };
     const model = input.model ?? (await this.#d.aiSettings.settings(who.app.id)).defaultModel ?? DEFAULT_SYNTHESIS_MODEL;
