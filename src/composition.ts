@@ -86,7 +86,10 @@ export interface Platform {
 export async function startPlatform(config: Config, log: Logger): Promise<Platform> {
   await ensureDatabase(config.databaseUrl, log);
   const control = openControlDb(config.databaseUrl, config.controlPoolSize, config.dbAcquireTimeoutMs);
-  const keys = new KeysService(control.db);
+  // What every api process must hear at once (keys revoked, MCP sessions changed elsewhere, apps' definitions), on one
+  // LISTEN connection; a worker never starts it, so it caches nothing on its strength.
+  const notices = new PgNotices(config.databaseUrl, log);
+  const keys = new KeysService(control.db, notices);
   await migrateControl(control, log, async () => {
     if (config.platformApiKey) await keys.ensureOwnerKey(config.platformApiKey);
     else await keys.ensureFirstAccount(config.dataDir, log);
@@ -95,8 +98,6 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
 
   const masterKey = loadMasterKey(config.masterKey, config.dataDir, log);
   const box = new SecretBox(masterKey);
-  // What every api process must hear at once (MCP sessions changed elsewhere, apps' definitions), on one LISTEN connection.
-  const notices = new PgNotices(config.databaseUrl, log);
   const databases = new AppDatabases({
     clusters: config.regions.clusters,
     defaultRegion: config.regions.defaultRegion,
@@ -170,7 +171,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     data: new DataService(databases, catalogs, { maxResponseBytes: config.dataMaxResponseBytes }),
     keys,
     identity,
-    members: new MembersService({ db: control.db, sender: mailer, baseUrl: config.baseUrl, log }),
+    members: new MembersService({ db: control.db, sender: mailer, baseUrl: config.baseUrl, keys, log }),
     oidc: new OidcSignIn({ db: control.db, identity, signup: config.identity.signup, provider: oidcProvider, log }),
     oauth: new OAuthGrants(control.db, config.oauth),
     endUserTokens,

@@ -45,6 +45,7 @@ import * as appAuthSettings from './0043_app_auth_settings.ts';
 import * as realtimeMessages from './0044_realtime_messages.ts';
 import * as realtimeStored from './0045_realtime_stored.ts';
 import * as branches from './0046_branches.ts';
+import * as keyNotices from './0047_key_notices.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -94,4 +95,5 @@ export const migrations: Record<string, Migration> = {
   '0044_realtime_messages': realtimeMessages,
   '0045_realtime_stored': realtimeStored,
   '0046_branches': branches,
+  '0047_key_notices': keyNotices,
 };

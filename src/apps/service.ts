@@ -204,8 +204,9 @@ export class AppsService {
   }
 
   /**
-   * Deleting the row revokes every key at once (cascade); the drop job and the file purge job are enqueued in
-   * the same transaction, so the database and the app's files go even if this process dies right after.
+   * Deleting the row revokes every key at once (cascade; answered once this process heard so, KeysService.settled);
+   * the drop job and the file purge job are enqueued in the same transaction, so the database and the app's files go
+   * even if this process dies right after.
    */
   async delete(appId: string): Promise<void> {
     const { db, databases } = this.#d;
@@ -221,6 +222,7 @@ export class AppsService {
     });
     this.#cache.delete(appId);
     this.#d.tokens.forget(appId);
+    await this.#d.keys.settled();
     await databases.drop(appId, region);
     this.#d.log.info({ app_id: appId }, 'app deleted');
   }

@@ -8,6 +8,8 @@ import { errors } from '../core/errors.ts';
 import type { Caller, Role } from '../core/caller.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { prepared } from '../db/prepared.ts';
+import type { PgNotices } from '../db/notices.ts';
+import { ResolvedKeys } from './resolved-keys.ts';
 
 export const KEY_PREFIX = { platform: 'svc_pk_', service: 'svc_sk_', substrate: 'svc_sub_', publishable: 'svc_pub_' } as const;
 type KeyKind = Exclude<keyof typeof KEY_PREFIX, 'publishable'>;
@@ -127,10 +129,13 @@ function keyLookups(db: Kysely<ControlDatabase>) {
 export class KeysService {
   readonly #db: Kysely<ControlDatabase>;
   readonly #lookup: ReturnType<typeof keyLookups>;
+  readonly #resolved: ResolvedKeys;
 
-  constructor(db: Kysely<ControlDatabase>) {
+  /** With `notices` (an api process), resolved keys are cached while they are heard (ResolvedKeys). */
+  constructor(db: Kysely<ControlDatabase>, notices?: PgNotices) {
     this.#db = db;
     this.#lookup = keyLookups(db);
+    this.#resolved = new ResolvedKeys(notices);
   }
 
   /**
@@ -174,9 +179,13 @@ export class KeysService {
     return rows.map(publishableView);
   }
 
+  /** Answers once this process heard the key is gone (ResolvedKeys.changed): its next request here is refused. */
   async revokePublishable(appId: string, keyId: string): Promise<void> {
-    const result = await this.#db.deleteFrom('publishable_keys').where('id', '=', keyId).where('app_id', '=', appId).executeTakeFirst();
-    if (!result.numDeletedRows) throw errors.notFound(`Key '${keyId}'`, 'List the keys to find a valid key id.');
+    const gone = await this.#resolved.changed(
+      () => this.#db.deleteFrom('publishable_keys').where('id', '=', keyId).where('app_id', '=', appId).returning('key').execute(),
+      (rows) => rows.map((r) => hashKey(r.key)),
+    );
+    if (!gone.length) throw errors.notFound(`Key '${keyId}'`, 'List the keys to find a valid key id.');
   }
 
   /** A person's substrate key: it acts for `substrateUserId`, their own substrate user, and goes when they leave. */
@@ -199,13 +208,27 @@ export class KeysService {
 
   /**
    * Revoking deletes the row: the hash is gone, so the key can never resolve again. `madeBy` limits it to the keys
-   * that person made (a member revoking their own substrate key); another's is then not found.
+   * that person made (a member revoking their own substrate key); another's is then not found. Answers once this
+   * process heard the key is gone (ResolvedKeys.changed): its next request here is refused.
    */
   async revoke(kind: KeyKind, ownerId: string, keyId: string, madeBy?: string): Promise<void> {
     const { table, owner } = KEY_TABLES[kind];
-    const result = await sql`delete from ${sql.table(table)}
-      where id = ${keyId} and ${sql.ref(owner)} = ${ownerId}${madeBy === undefined ? sql`` : sql` and created_by = ${madeBy}`}`.execute(this.#db);
-    if (!result.numAffectedRows) throw errors.notFound(`Key '${keyId}'`, 'List the keys to find a valid key id.');
+    const { rows } = await this.#resolved.changed(
+      () =>
+        sql<{ key_hash: string }>`delete from ${sql.table(table)}
+          where id = ${keyId} and ${sql.ref(owner)} = ${ownerId}${madeBy === undefined ? sql`` : sql` and created_by = ${madeBy}`}
+          returning key_hash`.execute(this.#db),
+      (result) => result.rows.map((r) => r.key_hash),
+    );
+    if (!rows.length) throw errors.notFound(`Key '${keyId}'`, 'List the keys to find a valid key id.');
+  }
+
+  /**
+   * Answers once this process heard every key change committed so far (ResolvedKeys.settled): for changes that revoke
+   * or lower keys without naming them (an app deleted, a member's role changed).
+   */
+  async settled(): Promise<void> {
+    await this.#resolved.settled(this.#db);
   }
 
   /** A platform key of the account with a role (its maker checks it is not above their own) and its maker. */
@@ -248,9 +271,16 @@ export class KeysService {
     return valid;
   }
 
-  /** Resolves an opaque svc_ key to its caller, or undefined when it is not one of ours. */
+  /**
+   * Resolves an opaque svc_ key to its caller, or undefined when it is not one of ours; from this process's cache
+   * while it hears key notices (ResolvedKeys).
+   */
   async resolve(bearer: string): Promise<Caller | undefined> {
     const hash = hashKey(bearer);
+    return this.#resolved.resolve(hash, () => this.#lookupKey(bearer, hash));
+  }
+
+  async #lookupKey(bearer: string, hash: string): Promise<Caller | undefined> {
     if (bearer.startsWith(KEY_PREFIX.service)) {
       const [row] = await this.#lookup.service(hash);
       return row && { kind: 'service', accountId: row.account_id, appId: row.app_id, keyId: row.id };

@@ -57,6 +57,8 @@ export interface MembersDeps {
   sender: PersonMailSender | undefined;
   /** Invitation links point at the platform's public URL (SVC_BASE_URL). */
   baseUrl: string;
+  /** The keys area (auth/keys.ts): a change of membership answers once this process heard the keys it revoked or lowered. */
+  keys: { settled(): Promise<void> };
   log: Logger;
 }
 
@@ -189,10 +191,11 @@ export class MembersService {
 
   /**
    * Runs `change` on a member's row with the account's owner rows locked (in person order, the same in every
-   * transaction, so two changes never wait on each other crosswise), given the member's role and the owner count.
+   * transaction, so two changes never wait on each other crosswise), given the member's role and the owner count;
+   * answers once the keys it revoked or lowered are so on this process too.
    */
   async #changeMember<T>(accountId: string, personId: string, change: (tx: Tx, current: Role, owners: number) => Promise<T>): Promise<T> {
-    return this.#d.db.transaction().execute(async (tx) => {
+    const changed = await this.#d.db.transaction().execute(async (tx) => {
       const owners = await tx
         .selectFrom('account_members')
         .select('person_id')
@@ -211,6 +214,8 @@ export class MembersService {
       if (!member) throw memberNotFound(personId);
       return change(tx, member.role, owners.length);
     });
+    await this.#d.keys.settled();
+    return changed;
   }
 
   /** Ends a membership, and with it everything the person made or holds in the account (see dropCredentials). */

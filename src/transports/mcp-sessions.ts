@@ -51,13 +51,6 @@ export const MAX_SESSIONS_PER_ACCOUNT = 200;
 /** The channel on which every change to a session's row is announced, with the session's id. */
 const CHANNEL = 'svc_mcp_sessions';
 
-/**
- * A process that changed a session's row answers once it heard its own notice of the change (or after this long):
- * Postgres signals every listener at the commit, so by then the other processes have as good as heard it too, and a
- * client's next request, wherever it lands, sees the change.
- */
-const ECHO_WAIT_MS = 1_000;
-
 /** A row as this process cached it, and when it last marked the session used. */
 interface Cached {
   session: StoredSession;
@@ -70,22 +63,11 @@ export class McpSessions {
   readonly #db: Kysely<ControlDatabase>;
   readonly #notices: PgNotices;
   readonly #cache = new Map<string, Cached>();
-  /** Writes of this process awaiting their own notice, by session id. */
-  readonly #echoes = new Map<string, Set<() => void>>();
 
   constructor(db: Kysely<ControlDatabase>, notices: PgNotices) {
     this.#db = db;
     this.#notices = notices;
-    notices.subscribe(CHANNEL, {
-      notice: (id) => {
-        this.#cache.delete(id);
-        for (const heard of this.#echoes.get(id) ?? []) heard();
-      },
-      lost: () => {
-        this.#cache.clear();
-        for (const waiting of this.#echoes.values()) for (const heard of waiting) heard();
-      },
-    });
+    notices.subscribe(CHANNEL, { notice: (id) => this.#cache.delete(id), lost: () => this.#cache.clear() });
   }
 
   /**
@@ -186,26 +168,19 @@ export class McpSessions {
 
   /**
    * Runs a change of session `id`'s row that announces itself (a row it returns is a notice sent), and answers once
-   * this process heard that notice, at most ECHO_WAIT_MS later (see ECHO_WAIT_MS); its cached row goes at once.
+   * this process heard that notice (PgNotices.echoed); its cached row goes at once.
    */
   async #announced<Row>(id: string, change: RawBuilder<Row>): Promise<Row[]> {
-    let heard!: () => void;
-    const echo = new Promise<void>((resolve) => (heard = resolve));
-    const waiting = this.#echoes.get(id) ?? new Set();
-    this.#echoes.set(id, waiting.add(heard));
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const { rows } = await change.execute(this.#db);
-      this.#cache.delete(id);
-      if (rows.length > 0 && this.#notices.listening) {
-        await Promise.race([echo, new Promise((resolve) => (timer = setTimeout(resolve, ECHO_WAIT_MS)))]);
-      }
-      return rows;
-    } finally {
-      clearTimeout(timer);
-      waiting.delete(heard);
-      if (waiting.size === 0 && this.#echoes.get(id) === waiting) this.#echoes.delete(id);
-    }
+    const { rows } = await this.#notices.echoed(
+      CHANNEL,
+      async () => {
+        const result = await change.execute(this.#db);
+        this.#cache.delete(id);
+        return result;
+      },
+      (result) => (result.rows.length > 0 ? [id] : []),
+    );
+    return rows;
   }
 }
 
