@@ -24,7 +24,7 @@ class DeferredBeginDriver extends PostgresDriver {
     return super.commitTransaction(connection);
   }
 
-  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+  override async rollbackTransaction(connection: Parameters<PostgresDriver['rollbackTransaction']>[0]): Promise<void> {
     await settle(connection).catch(() => undefined);
     return super.rollbackTransaction(connection);
   }
