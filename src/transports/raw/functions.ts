@@ -18,6 +18,7 @@ import { rawPath, rawQuery } from '../../frontend/serve.ts';
 import { admitApp } from './admit.ts';
 import { asExpress, beginRequest } from '../request-log.ts';
 import { corsOfActualRequest } from '../cors.ts';
+import { FairTurns } from './fair-turns.ts';
 import { asksForDocument, cookieWithoutPlatform, TENANT_SANDBOX_POLICY, tenantHeaderAllowed } from '../tenant-content.ts';
 
 const PATH_ROUTE = /^\/v1\/([a-z0-9]{16})\/fn\/([^/]+)(\/.*)?$/;
@@ -64,11 +65,13 @@ const HOP_BY_HOP = new Set([
  * shapes). It does itself the little of that stack this route needs: express's own set-up of a request (so the
  * request's getters and sendError work as on any route), the request id and log line and the CORS headers of an
  * actual request. The body reaches the function byte for byte. Answers false for any other request, and for a CORS
- * preflight (OPTIONS), which is the cors middleware's.
+ * preflight (OPTIONS), which is the cors middleware's. Apps' requests take turns once the event loop is busy.
  */
 export function functionsHotPath(services: Services, log: Logger, app: Express): (req: IncomingMessage, res: ServerResponse) => boolean {
   const begin = beginRequest(log);
   const origin = new URL(services.config.baseUrl).origin;
+  // One app's burst of requests must not hold the event loop while another app's request waits (fair-turns.ts).
+  const turns = new FairTurns();
   return (incoming, outgoing) => {
     if (incoming.method === 'OPTIONS') return false;
     const url = incoming.url ?? '';
@@ -83,7 +86,7 @@ export function functionsHotPath(services: Services, log: Logger, app: Express):
     corsOfActualRequest(req, res);
     errorsInArea(res, 'functions');
     const prefix = `/v1/${route[1]}/${direct ? 'fn' : 'functions/v1'}/${route[2]}`;
-    void serve(req, res, services, origin, route[1]!, route[2]!, route[3] ?? '', prefix, true);
+    turns.run(route[1]!, () => void serve(req, res, services, origin, route[1]!, route[2]!, route[3] ?? '', prefix, true));
     return true;
   };
 }
