@@ -20,6 +20,7 @@ import { SubstrateSnapshots } from './snapshots.ts';
 import { SubstrateRules } from './rules.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { jsonObject } from '../db/json.ts';
+import { withCommit } from '../db/deferred-begin.ts';
 
 export interface ProposeInput {
   capability: string;
@@ -404,7 +405,8 @@ export class SubstrateService {
       // out to be taken (a concurrent twin committed it), the Replay rolls the execution back with the transaction.
       const execution = status === 'executed' ? await capability.execute(this.#context(tx, actor, id), payload) : undefined;
       const undo = execution && capability.reversible && execution.undo !== undefined ? JSON.stringify(execution.undo) : null;
-      const inserted = await sql<{ id: string }>`
+      const outboxTarget = execution ? (state?.outbox_target ?? null) : null;
+      const insert = sql<{ id: string }>`
         insert into substrate_actions (id, user_id, capability, payload, proposer_kind, source_app_id, source_rule_id, source_via, status, verdict,
                                        requires_approval, skip_approval, idempotency_key, decided_at, executed_at, result, undo)
         values (${id}, ${actor.userId}, ${capability.name}, ${JSON.stringify(payload)}, ${actor.proposer}, ${actor.sourceAppId}, ${actor.sourceRuleId}, ${actor.sourceVia ?? null},
@@ -412,9 +414,13 @@ export class SubstrateService {
                 ${status === 'proposed' ? null : sql`now()`}, ${status === 'executed' ? sql`now()` : null},
                 ${execution ? JSON.stringify(execution.result ?? null) : null}::jsonb, ${undo}::jsonb)
         on conflict (user_id, idempotency_key) do nothing
-        returning id`.execute(tx);
+        returning id`;
+      // The action row is the last statement unless the outbox follows or a taken idempotency key must roll the
+      // execution back: then COMMIT rides with it (one round trip fewer).
+      const last = outboxTarget === null && !input.idempotency_key;
+      const inserted = await (last ? withCommit(tx, insert) : insert.execute(tx));
       if (!inserted.rows[0]) throw new Replay();
-      if (execution) await this.#outbox.enqueue(tx, actor, { id, capability: capability.name, payload, result: execution.result }, state?.outbox_target ?? null);
+      if (execution) await this.#outbox.enqueue(tx, actor, { id, capability: capability.name, payload, result: execution.result }, outboxTarget);
       return { action_id: id, verdict, requires_approval: status === 'proposed', ...(execution ? { result: execution.result } : {}) } satisfies ProposeResult;
     });
     return outcome;
