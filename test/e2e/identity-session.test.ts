@@ -150,12 +150,15 @@ describe('people on the platform', () => {
     // Every member may file a suggestion.
     expect((await request(server.url, '/suggestions', { method: 'POST', body: { category: 'improvement', description: 'hi' }, headers: asBrowser(viewer) })).status).toBe(201);
 
-    // A platform key carries a role too.
+    // A platform key carries a role too. Changed here behind the platform's back (SQL): each process caches resolved
+    // keys and drops one when it hears the key table's notice, so the change applies once the server has heard it.
     await control.query(`update platform_keys set role = 'developer'`);
+    await expect.poll(async () => (await request(server.url, '/dashboard/audit', { key: server.platformKey })).status).toBe(403);
     const keyWrite = await request(server.url, '/dashboard/keys', { method: 'POST', key: server.platformKey, body: { name: 'x' } });
     expect(keyWrite.status).toBe(403);
     expect((keyWrite.json as { error: { details: unknown } }).error.details).toEqual({ required_role: 'admin', role: 'developer' });
     await control.query(`update platform_keys set role = 'owner'`);
+    await expect.poll(async () => (await request(server.url, '/dashboard/audit', { key: server.platformKey })).status).toBe(200);
   });
 
   it('signs out (the cookie stops working), signs in again, and signs out everywhere', async () => {
