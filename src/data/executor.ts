@@ -7,19 +7,37 @@ export const DATA_STATEMENT_TIMEOUT_MS = 5000;
 export interface RoleContext {
   role: 'svc_anon' | 'svc_user' | 'svc_service';
   claims: string;
+  /** `claims` as a quoted SQL literal, when written once for many requests (roleFor's). */
+  claimsLiteral?: string;
 }
+
+const SERVICE_ROLE: RoleContext = Object.freeze(roleContext('svc_service', '{}'));
+const ANON_ROLE: RoleContext = Object.freeze(roleContext('svc_anon', '{}'));
+
+/**
+ * An end user's role context by their verified claims: the verified-token cache hands every request of a token the
+ * same claims object, so their JSON and its literal are written once per token, not per request.
+ */
+const userRoles = new WeakMap<object, RoleContext>();
 
 /** Rule 1 of the spec: no credential is svc_anon, an end user is svc_user with its claims, a key is svc_service. */
 export function roleFor(caller: Caller): RoleContext {
   switch (caller.kind) {
-    case 'user':
-      return { role: 'svc_user', claims: JSON.stringify(caller.claims) };
+    case 'user': {
+      let role = userRoles.get(caller.claims);
+      if (!role) userRoles.set(caller.claims, (role = Object.freeze(roleContext('svc_user', JSON.stringify(caller.claims)))));
+      return role;
+    }
     case 'service':
     case 'platform':
-      return { role: 'svc_service', claims: '{}' };
+      return SERVICE_ROLE;
     default:
-      return { role: 'svc_anon', claims: '{}' };
+      return ANON_ROLE;
   }
+}
+
+function roleContext(role: RoleContext['role'], claims: string): RoleContext {
+  return { role, claims, claimsLiteral: pg.escapeLiteral(claims) };
 }
 
 export interface StatementResult {
@@ -94,7 +112,7 @@ export async function runAs(pool: pg.Pool, ctx: RoleContext, statement: string, 
 export function beginAs(ctx: RoleContext, settings = '', readOnly = false): string {
   return (
     `begin${readOnly ? ' read only' : ''}; set local role ${ctx.role}; ` +
-    `select set_config('request.jwt.claims', ${pg.escapeLiteral(ctx.claims)}, true), set_config('statement_timeout', '${DATA_STATEMENT_TIMEOUT_MS}', true)${settings}`
+    `select set_config('request.jwt.claims', ${ctx.claimsLiteral ?? pg.escapeLiteral(ctx.claims)}, true), set_config('statement_timeout', '${DATA_STATEMENT_TIMEOUT_MS}', true)${settings}`
   );
 }
 

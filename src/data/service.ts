@@ -13,6 +13,7 @@ import { DataTransaction, TransactionSlots } from './transaction.ts';
 import { checkStrict, JSON_MEDIA, maxAffected, negotiate, parsePrefer, parseRange, preferenceApplied, type Media, type Operation, type Prefer } from './prefer.ts';
 import { queryTypeError } from './statement-errors.ts';
 import { parseQuery, type ParsedQuery } from './query.ts';
+import { compiledById, compiledRead, parsedQuery } from './read-cache.ts';
 
 export interface DataRequest {
   appId: string;
@@ -143,15 +144,18 @@ export class DataService {
   }
 
   async select(req: DataRequest): Promise<DataResult> {
-    const query = parseQuery(req.query);
+    const query = parsedQuery(req.query);
     const prefer = parsePrefer(req.prefer);
     checkStrict(prefer);
     const media = negotiate(req.accept);
     const range = parseRange(req.range);
     const offset = query.offset ?? range?.offset ?? 0;
     const limit = query.limit ?? range?.limit;
-    const out = this.#out(media);
-    const result = await this.#run(req, prefer, false, (c) => compileRead(c, req.table, query, { count: prefer.count, offset, out, ...(limit === undefined ? {} : { limit }) }));
+    // Everything the statement depends on besides the catalog.
+    const key = `${req.table}\0${req.query}\0${prefer.count ?? ''}\0${offset}\0${limit ?? ''}\0${media.format}${media.single}${media.stripNulls}\0${this.#limits.maxResponseBytes}`;
+    const result = await this.#run(req, prefer, false, (c) =>
+      compiledRead(c, key, () => compileRead(c, req.table, query, { count: prefer.count, offset, out: this.#out(media), ...(limit === undefined ? {} : { limit }) })),
+    );
     const rows = result.rows;
     const total = prefer.count === undefined ? null : countTotal(prefer.count, result.total, result.planned);
     // PostgREST's status: 416 for an offset past the total, 206 when the rows returned are fewer than the total.
@@ -209,10 +213,13 @@ export class DataService {
   }
 
   async get(req: DataRequest, id: string): Promise<DataResult> {
-    const query = parseQuery(req.query);
+    const query = parsedQuery(req.query);
     const prefer = parsePrefer(req.prefer);
     checkStrict(prefer);
-    const result = await this.#run(req, prefer, false, (c) => compileRead(c, req.table, withId(c, req.table, query, id), { out: this.#out(JSON_MEDIA) }));
+    const key = `by id\0${req.table}\0${req.query}\0${this.#limits.maxResponseBytes}`;
+    const result = await this.#run(req, prefer, false, (c) =>
+      compiledById(c, key, id, (value) => compileRead(c, req.table, withId(c, req.table, query, value), { out: this.#out(JSON_MEDIA) })),
+    );
     if (result.rows === 0) throw rowNotFound(req.table, id);
     return withHeaders({ status: 200, data: onlyRow(result) }, prefer, 'read');
   }

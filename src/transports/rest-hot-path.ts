@@ -83,7 +83,7 @@ export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: 
     shapes(req, res, noNext);
     platformHost(req, res, noNext);
     corsOfActualRequest(req, res);
-    const parse = firstMatch(large.candidates(incoming.method, path) ?? [], path) ? largeJson : json;
+    const parse = !hasBody(incoming) ? noBody : firstMatch(large.candidates(incoming.method, path) ?? [], path) ? largeJson : json;
     parse(req, res, (err?: unknown) => {
       if (err) return failed(err);
       try {
@@ -99,4 +99,16 @@ export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: 
 
 /** The middleware run here call their `next` synchronously to go on, which is the line after them. */
 const noNext: NextFunction = () => undefined;
+
+/** body-parser's test of whether a request has a body (type-is's hasBody), before either JSON parser reads one. */
+const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length']));
+
+/**
+ * What either JSON parser does to a request without a body (a GET, most DELETEs), without its reading machinery and
+ * debug calls (0.4 % of the data reads' CPU): the body is undefined, and the route goes on.
+ */
+const noBody: RequestHandler = (req, _res, next) => {
+  if (!Object.hasOwn(req, 'body')) req.body = undefined;
+  next();
+};
 
