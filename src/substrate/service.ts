@@ -102,6 +102,10 @@ interface Decider {
   endUserId: string | null;
 }
 
+/** The columns a proposal writes in its action row. */
+const ACTION_COLUMNS = sql.raw(`id, user_id, capability, payload, proposer_kind, source_app_id, source_rule_id, source_via, status, verdict,
+  requires_approval, skip_approval, idempotency_key, decided_at, executed_at, result, undo`);
+
 /** A proposal whose idempotency key a concurrent twin committed first: its transaction rolls back, the twin replays. */
 class Replay extends Error {}
 
@@ -401,23 +405,30 @@ export class SubstrateService {
       );
       const id = newId('act');
       const status = verdict.result === 'rejected' ? 'rejected' : verdict.result === 'requires_approval' ? 'proposed' : 'executed';
-      // An approved proposal executes first and its row is written once, complete; should the idempotency key turn
-      // out to be taken (a concurrent twin committed it), the Replay rolls the execution back with the transaction.
-      const execution = status === 'executed' ? await capability.execute(this.#context(tx, actor, id), payload) : undefined;
-      const undo = execution && capability.reversible && execution.undo !== undefined ? JSON.stringify(execution.undo) : null;
-      const outboxTarget = execution ? (state?.outbox_target ?? null) : null;
-      const insert = sql<{ id: string }>`
-        insert into substrate_actions (id, user_id, capability, payload, proposer_kind, source_app_id, source_rule_id, source_via, status, verdict,
-                                       requires_approval, skip_approval, idempotency_key, decided_at, executed_at, result, undo)
-        values (${id}, ${actor.userId}, ${capability.name}, ${JSON.stringify(payload)}, ${actor.proposer}, ${actor.sourceAppId}, ${actor.sourceRuleId}, ${actor.sourceVia ?? null},
-                ${status}, ${JSON.stringify(verdict)}, ${status === 'proposed'}, ${skip}, ${input.idempotency_key ?? null},
-                ${status === 'proposed' ? null : sql`now()`}, ${status === 'executed' ? sql`now()` : null},
-                ${execution ? JSON.stringify(execution.result ?? null) : null}::jsonb, ${undo}::jsonb)
-        on conflict (user_id, idempotency_key) do nothing
-        returning id`;
+      const outboxTarget = status === 'executed' ? (state?.outbox_target ?? null) : null;
       // The action row is the last statement unless the outbox follows or a taken idempotency key must roll the
       // execution back: then COMMIT rides with it (one round trip fewer).
       const last = outboxTarget === null && !input.idempotency_key;
+      // A last row also carries the execution when the capability plans it as one insert (nothing to read first):
+      // one statement for both rows, one round trip fewer again.
+      const planned = status === 'executed' && last ? capability.plan?.(actor, payload) : undefined;
+      // Otherwise an approved proposal executes first and its row is written once, complete; should the idempotency
+      // key turn out to be taken (a concurrent twin committed it), the Replay rolls the execution back with the
+      // transaction.
+      const execution = planned ?? (status === 'executed' ? await capability.execute(this.#context(tx, actor, id), payload) : undefined);
+      const undo = execution && capability.reversible && execution.undo !== undefined ? JSON.stringify(execution.undo) : null;
+      const row = sql`${id}, ${actor.userId}, ${capability.name}, ${JSON.stringify(payload)}, ${actor.proposer}, ${actor.sourceAppId}, ${actor.sourceRuleId},
+        ${actor.sourceVia ?? null}, ${status}, ${JSON.stringify(verdict)}, ${status === 'proposed'}, ${skip}, ${input.idempotency_key ?? null},
+        ${status === 'proposed' ? null : sql`now()`}, ${status === 'executed' ? sql`now()` : null},
+        ${execution ? JSON.stringify(execution.result ?? null) : null}::jsonb, ${undo}::jsonb`;
+      // The action row selects from the planned insert, so that insert runs first (its row, its constraint checks
+      // and its change notice come before the action's, as when it runs on its own).
+      const insert = planned
+        ? sql<{ id: string }>`with execution as (${planned.write} returning 1)
+            insert into substrate_actions (${ACTION_COLUMNS}) select ${row} from execution
+            on conflict (user_id, idempotency_key) do nothing returning id`
+        : sql<{ id: string }>`insert into substrate_actions (${ACTION_COLUMNS}) values (${row})
+            on conflict (user_id, idempotency_key) do nothing returning id`;
       const inserted = await (last ? withCommit(tx, insert) : insert.execute(tx));
       if (!inserted.rows[0]) throw new Replay();
       if (execution) await this.#outbox.enqueue(tx, actor, { id, capability: capability.name, payload, result: execution.result }, outboxTarget);

@@ -1,5 +1,5 @@
 // The substrate's shared types: who proposes, what a capability is, and the shapes the API returns.
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import type { z } from 'zod';
 import type { ControlDatabase } from '../db/types.ts';
 
@@ -50,6 +50,15 @@ export interface Execution {
   undo?: unknown;
 }
 
+/**
+ * An execution that is one insert and reads nothing first, not yet run: the ledger may send it in the statement that
+ * writes the action row (a common table expression ahead of it), one round trip fewer than running it on its own.
+ */
+export interface PlannedExecution extends Execution {
+  /** An insert of exactly one row, without a `returning` clause (the ledger adds its own). */
+  write: RawBuilder<unknown>;
+}
+
 /** One capability: adding one is one file in src/substrate/capabilities/ and a line in its index. */
 export interface Capability<P = any> {
   name: string;
@@ -61,6 +70,11 @@ export interface Capability<P = any> {
   /** Proposed by the platform itself (a merge of a branch), never through actions/propose. */
   platformOnly?: boolean;
   execute(ctx: CapabilityContext, payload: P): Promise<Execution>;
+  /**
+   * What execute would do, planned and not run, when that is one insert with nothing to read first; undefined when
+   * this payload needs a read (a reference to check): then the ledger calls execute.
+   */
+  plan?(actor: SubstrateActor, payload: P): PlannedExecution | undefined;
   revert?(ctx: CapabilityContext, undo: any): Promise<void>;
 }
 

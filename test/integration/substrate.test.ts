@@ -1,7 +1,9 @@
 // The substrate ledger over REST on the real control database: credentials, every verdict path, approvals, the
 // idempotency rules, principles, reverts, and one org never seeing another's rows.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertSubstrateKey, startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { databaseUrl } from '../helpers/db.ts';
 import type { SubstrateActor } from '../../src/substrate/types.ts';
 
 let p: TestPlatform;
@@ -35,7 +37,57 @@ describe('credentials', () => {
   });
 });
 
+/** What each pg connection of this process sent and had answered while `run` ran, in order: `sent <sql>`, `answered <sql>`. */
+async function wireDuring(run: () => Promise<unknown>): Promise<string[][]> {
+  const events = new Map<pg.Client, string[]>();
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const text = (typeof args[0] === 'string' ? args[0] : '').replace(/\s+/g, ' ').trim();
+    const own = events.get(this) ?? [];
+    events.set(this, own);
+    own.push(`sent ${text}`);
+    const answer = (query as (...a: unknown[]) => unknown).apply(this, args);
+    if (answer instanceof Promise) void answer.then(() => own.push(`answered ${text}`), () => own.push(`failed ${text}`));
+    return answer;
+  } as typeof query;
+  try {
+    await run();
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+  return [...events.values()];
+}
+
 describe('propose', () => {
+  it('a record with nothing to read first is written with its action row in one statement, COMMIT behind it: two round trips, notices in order', async () => {
+    const listener = new pg.Client({ connectionString: databaseUrl(p.controlDb) });
+    await listener.connect();
+    try {
+      await listener.query('listen svc_substrate');
+      const notices: { tbl: string; id: string }[] = [];
+      listener.on('notification', (n) => notices.push(JSON.parse(n.payload!)));
+      let out: Awaited<ReturnType<typeof p.services.substrate.propose>> | undefined;
+      const wire = await wireDuring(async () => {
+        out = await p.services.substrate.propose(agent, { capability: 'record_learning', payload: { title: 'One trip', description: 'both rows at once' } });
+      });
+      const learningId = (out!.result as { learning_id: string }).learning_id;
+      const tx = wire.find((events) => events.some((e) => e.includes('insert into substrate_actions')))!;
+      const sent = tx.filter((e) => e.startsWith('sent ')).map((e) => e.slice(5));
+      expect(sent).toEqual(['begin', expect.stringMatching(/^select u\.yolo_mode/), expect.stringMatching(/^with execution as \(insert into substrate_learnings .*\) insert into substrate_actions /), 'commit']);
+      // The state is written before BEGIN's answer, COMMIT before the insert's: two waits for the server.
+      expect(tx.indexOf(`sent ${sent[1]}`)).toBeLessThan(tx.indexOf('answered begin'));
+      expect(tx.indexOf('sent commit')).toBeLessThan(tx.indexOf(`answered ${sent[2]}`));
+      expect(await p.sql(`select title from substrate_learnings where id = $1`, [learningId])).toEqual([{ title: 'One trip' }]);
+      expect(await p.sql(`select status, result, undo from substrate_actions where id = $1`, [out!.action_id])).toEqual([
+        { status: 'executed', result: { learning_id: learningId }, undo: { table: 'substrate_learnings', id: learningId } },
+      ]);
+      // The learning's change notice comes before its action's, as when the learning row is written on its own.
+      await expect.poll(() => notices.filter((n) => n.id === learningId || n.id === out!.action_id).map((n) => n.tbl)).toEqual(['learnings', 'action_ledger']);
+    } finally {
+      await listener.end();
+    }
+  });
+
   it('an auto capability executes at once; bad payloads are 400 naming the field; unknown capabilities are 400', async () => {
     const res = await propose({ capability: 'record_decision', payload: { title: 'Use Postgres', kind: 'strategic', rationale: 'one database' } });
     expect(res.status).toBe(200);

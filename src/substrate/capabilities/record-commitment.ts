@@ -2,13 +2,13 @@
 import { z } from 'zod';
 import { sql } from 'kysely';
 import { newId } from '../ids.ts';
-import type { Capability } from '../types.ts';
+import type { Capability, PlannedExecution } from '../types.ts';
 import { requireArtifactRef } from '../artifacts.ts';
-import { RefId, Text, deleteRow } from './shared.ts';
+import { RefId, Text, deleteRow, runPlanned } from './shared.ts';
 
 const CommitmentStatus = z.enum(['proposed', 'tentative', 'confirmed', 'fulfilled', 'expired', 'broken']);
 
-export const recordCommitment: Capability<{
+interface CommitmentPayload {
   description: string;
   status: z.infer<typeof CommitmentStatus>;
   from_entity?: string | undefined;
@@ -18,7 +18,21 @@ export const recordCommitment: Capability<{
   due_at?: string | undefined;
   source_artifact_id?: string | undefined;
   attrs?: Record<string, unknown> | undefined;
-}> = {
+}
+
+/** The commitment's row, planned: its insert, the result and the undo. */
+function commitmentRow(userId: string, p: CommitmentPayload): PlannedExecution {
+  const id = newId('com');
+  return {
+    write: sql`insert into substrate_commitments (id, user_id, description, status, from_entity, to_entity, amount, unit, due_at, source_artifact_id, attrs)
+      values (${id}, ${userId}, ${p.description}, ${p.status}, ${p.from_entity ?? null}, ${p.to_entity ?? null}, ${p.amount ?? null},
+              ${p.unit ?? null}, ${p.due_at ?? null}, ${p.source_artifact_id ?? null}, ${JSON.stringify(p.attrs ?? {})})`,
+    result: { commitment_id: id },
+    undo: { table: 'substrate_commitments', id },
+  };
+}
+
+export const recordCommitment: Capability<CommitmentPayload> = {
   name: 'record_commitment',
   payload: z.object({
     description: Text(20_000),
@@ -34,13 +48,11 @@ export const recordCommitment: Capability<{
   policy: 'auto',
   reversible: true,
   sideEffecting: false,
+  // A source artifact is checked (and locked) by a read first; without one the row is all there is.
+  plan: (actor, p) => (p.source_artifact_id === undefined ? commitmentRow(actor.userId, p) : undefined),
   async execute(ctx, p) {
     await requireArtifactRef(ctx.tx, ctx.actor.userId, p.source_artifact_id);
-    const id = newId('com');
-    await sql`insert into substrate_commitments (id, user_id, description, status, from_entity, to_entity, amount, unit, due_at, source_artifact_id, attrs)
-      values (${id}, ${ctx.actor.userId}, ${p.description}, ${p.status}, ${p.from_entity ?? null}, ${p.to_entity ?? null}, ${p.amount ?? null},
-              ${p.unit ?? null}, ${p.due_at ?? null}, ${p.source_artifact_id ?? null}, ${JSON.stringify(p.attrs ?? {})})`.execute(ctx.tx);
-    return { result: { commitment_id: id }, undo: { table: 'substrate_commitments', id } };
+    return runPlanned(ctx, commitmentRow(ctx.actor.userId, p));
   },
   revert: deleteRow,
 };

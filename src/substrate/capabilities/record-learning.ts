@@ -2,17 +2,31 @@
 import { z } from 'zod';
 import { sql } from 'kysely';
 import { newId } from '../ids.ts';
-import type { Capability } from '../types.ts';
+import type { Capability, PlannedExecution } from '../types.ts';
 import { requireArtifactRef } from '../artifacts.ts';
-import { RefId, Text, deleteRow } from './shared.ts';
+import { RefId, Text, deleteRow, runPlanned } from './shared.ts';
 
-export const recordLearning: Capability<{
+interface LearningPayload {
   title: string;
   description: string;
   resolution_taken?: string | undefined;
   related_decision_id?: string | undefined;
   source_artifact_id?: string | undefined;
-}> = {
+}
+
+/** The learning's row, planned: its insert, the result and the undo. */
+function learningRow(userId: string, p: LearningPayload): PlannedExecution {
+  const id = newId('lrn');
+  return {
+    write: sql`insert into substrate_learnings (id, user_id, title, description, resolution_taken, related_decision_id, source_artifact_id)
+      values (${id}, ${userId}, ${p.title}, ${p.description}, ${p.resolution_taken ?? null}, ${p.related_decision_id ?? null},
+              ${p.source_artifact_id ?? null})`,
+    result: { learning_id: id },
+    undo: { table: 'substrate_learnings', id },
+  };
+}
+
+export const recordLearning: Capability<LearningPayload> = {
   name: 'record_learning',
   payload: z.object({
     title: Text(500),
@@ -24,13 +38,11 @@ export const recordLearning: Capability<{
   policy: 'auto',
   reversible: true,
   sideEffecting: false,
+  // A source artifact is checked (and locked) by a read first; without one the row is all there is.
+  plan: (actor, p) => (p.source_artifact_id === undefined ? learningRow(actor.userId, p) : undefined),
   async execute(ctx, p) {
     await requireArtifactRef(ctx.tx, ctx.actor.userId, p.source_artifact_id);
-    const id = newId('lrn');
-    await sql`insert into substrate_learnings (id, user_id, title, description, resolution_taken, related_decision_id, source_artifact_id)
-      values (${id}, ${ctx.actor.userId}, ${p.title}, ${p.description}, ${p.resolution_taken ?? null}, ${p.related_decision_id ?? null},
-              ${p.source_artifact_id ?? null})`.execute(ctx.tx);
-    return { result: { learning_id: id }, undo: { table: 'substrate_learnings', id } };
+    return runPlanned(ctx, learningRow(ctx.actor.userId, p));
   },
   revert: deleteRow,
 };
