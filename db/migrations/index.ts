@@ -46,6 +46,7 @@ import * as realtimeMessages from './0044_realtime_messages.ts';
 import * as realtimeStored from './0045_realtime_stored.ts';
 import * as branches from './0046_branches.ts';
 import * as keyNotices from './0047_key_notices.ts';
+import * as aiChargedInAdvance from './0048_ai_charged_in_advance.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -96,4 +97,5 @@ export const migrations: Record<string, Migration> = {
   '0045_realtime_stored': realtimeStored,
   '0046_branches': branches,
   '0047_key_notices': keyNotices,
+  '0048_ai_charged_in_advance': aiChargedInAdvance,
 };

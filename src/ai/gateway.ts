@@ -8,13 +8,13 @@ import type { AppRecord } from '../apps/types.ts';
 import { JsonText } from '../core/json-text.ts';
 import { StreamBody } from '../core/stream-body.ts';
 import { UpstreamError, type AiUpstream, type UpstreamFailure, type UpstreamResponse } from './upstream.ts';
-import type { CreditLedger, Reservation } from '../credits/ledger.ts';
+import type { CreditLedger } from '../credits/ledger.ts';
 import { aiErrors } from './errors.ts';
 import { callCostNanos, priceOf, roughTokens, tableCostNanos } from './pricing.ts';
 import type { AiSettings, AiSettingsStore } from './settings.ts';
 import { relayEvents, type RelayState } from './sse.ts';
 import { fromChatCompletion, responsesEvents, toChatRequest } from './responses.ts';
-import { holdEndUserTokens, releaseEndUserTokens, recordAiCall, usageReport, type AiCallKind, type AiCallStatus, type AiUsageReport, type TokenCounts } from './usage.ts';
+import { holdEndUserTokens, releaseEndUserTokens, settleAiCall, startAiCall, usageReport, type AiCallAdvance, type AiCallKind, type AiCallStart, type AiCallStatus, type AiUsageReport, type TokenCounts } from './usage.ts';
 import { errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
@@ -38,7 +38,9 @@ interface Prepared {
   model: string;
   apiKey: string;
   ownKey: boolean;
-  reservation: Reservation | undefined;
+  /** The usage row written (and charged) at the worst case before the call. */
+  start: AiCallStart;
+  advance: AiCallAdvance;
   /** End-user tokens held against the daily budget; the record replaces the hold with the real count. */
   userHold: number;
   started: number;
@@ -57,12 +59,12 @@ const MODELS_TTL_MS = 10 * 60_000;
 /** Model lists kept (one per upstream key: the platform's and apps' own). */
 const MAX_MODEL_LISTS = 256;
 
-/** Output tokens assumed for a reservation when neither the request nor the app caps them. */
+/** Output tokens assumed for a call's worst case when neither the request nor the app caps them. */
 const RESERVE_DEFAULT_OUTPUT_TOKENS = 1024;
-/** The most output tokens one call's reservations assume (a huge max_tokens holds no more than this). */
+/** The most output tokens one call's worst case assumes (a huge max_tokens holds no more than this). */
 const MAX_RESERVED_OUTPUT_TOKENS = 1_000_000;
-/** How long a streamed call's credit reservation holds: streams may run long after their first byte. */
-const STREAM_RESERVATION_SECONDS = 3600;
+/** How long a streamed call's usage row may hold its worst case: streams may run long after their first byte. */
+const STREAM_SETTLE_SECONDS = 3600;
 /** Waits between tries of a usage write Postgres refused or could not start (about 30 s in all). */
 const RECORD_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000, 8000, 15_000];
 
@@ -114,11 +116,11 @@ export class AiGateway {
       response = await upstream.chat(body, call.apiKey, guard.signal);
     } catch (err) {
       guard.done();
-      throw await this.#failed(who, call, 'chat', guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, opts.signal);
+      throw await this.#failed(who, call, guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, opts.signal);
     }
     // A stream may last as long as it keeps sending; it fails when the upstream goes silent for the timeout.
     if (streaming) return this.#relay(who, call, response, body, clientWantsUsage, opts.signal, guard);
-    return this.#finishJson(who, call, 'chat', response, opts.signal, guard);
+    return this.#finishJson(who, call, response, opts.signal, guard);
   }
 
   /**
@@ -203,9 +205,9 @@ export class AiGateway {
       response = await upstream.embeddings(body, call.apiKey, guard.signal);
     } catch (err) {
       guard.done();
-      throw await this.#failed(who, call, 'embedding', guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, opts.signal);
+      throw await this.#failed(who, call, guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, opts.signal);
     }
-    return this.#finishJson(who, call, 'embedding', response, opts.signal, guard);
+    return this.#finishJson(who, call, response, opts.signal, guard);
   }
 
   /**
@@ -248,7 +250,7 @@ export class AiGateway {
     return usageReport(this.#db, appId, start, end);
   }
 
-  /** Keeps a usage record in flight visible to settled(); its failure is logged (the reservation then expires). */
+  /** Keeps a usage record in flight visible to settled(); its failure is logged (the worst case charged stands). */
   #track(recording: Promise<void>, who: AiCaller): Promise<void> {
     const tracked: Promise<void> = recording
       .catch((err: unknown) => this.#log.error({ err, app_id: who.app.id }, 'recording an AI call failed'))
@@ -262,7 +264,7 @@ export class AiGateway {
     return this.#upstream;
   }
 
-  /** Model rules, the end user's budget, the key, and (platform key) the credit reservation; in that order. */
+  /** Model rules, the end user's budget, the key, and the usage row with (platform key) its charge in advance; in that order. */
   async #prepare(who: AiCaller, settings: AiSettings, body: OpenAiBody, outputCap: number, kind: AiCallKind, streaming: boolean): Promise<Prepared> {
     const model = typeof body.model === 'string' && body.model !== '' ? body.model : kind === 'chat' ? settings.defaultModel : null;
     if (!model) throw aiErrors.noModel();
@@ -279,24 +281,31 @@ export class AiGateway {
       const held = await holdEndUserTokens(this.#db, who.app.id, who.endUserId, userHold, settings.endUserDailyTokenLimit);
       if (!held) throw aiErrors.endUserBudget(settings.endUserDailyTokenLimit, secondsToUtcMidnight());
     }
-    let reservation: Reservation | undefined;
-    if (!ownKey) {
-      const estimate = tableCostNanos(priceOf(this.#config, model), { prompt: promptTokens, completion: outputCap });
-      // Held past the upstream timeout (streams: past any reasonable stream), so a live call's reservation does not
-      // lapse before it is settled.
-      const ttl = streaming ? STREAM_RESERVATION_SECONDS : Math.ceil(this.#config.timeoutMs / 1000) + 60;
-      try {
-        reservation = await this.#ledger.reserve(who.app.account_id, estimate, ttl);
-      } catch (err) {
-        if (userHold) await releaseEndUserTokens(this.#db, who.app.id, who.endUserId!, userHold).catch(() => undefined);
-        throw err;
-      }
+    // Held past the upstream timeout (streams: past any reasonable stream), so a live call settles before the meter
+    // job takes its row as it is.
+    const start: AiCallStart = {
+      appId: who.app.id,
+      accountId: who.app.account_id,
+      endUserId: who.endUserId,
+      kind,
+      model,
+      tokens: { prompt: promptTokens, completion: outputCap },
+      costNanos: ownKey ? 0 : tableCostNanos(priceOf(this.#config, model), { prompt: promptTokens, completion: outputCap }),
+      ownKey,
+      settleWithinSeconds: streaming ? STREAM_SETTLE_SECONDS : Math.ceil(this.#config.timeoutMs / 1000) + 60,
+    };
+    let advance: AiCallAdvance;
+    try {
+      advance = await startAiCall(this.#db, this.#ledger, start);
+    } catch (err) {
+      if (userHold) await releaseEndUserTokens(this.#db, who.app.id, who.endUserId!, userHold).catch(() => undefined);
+      throw err;
     }
-    return { model, apiKey, ownKey, reservation, userHold, started: performance.now() };
+    return { model, apiKey, ownKey, start, advance, userHold, started: performance.now() };
   }
 
   /** A non-streamed answer: read whole, usage taken from it, recorded, then returned as the upstream's bytes. */
-  async #finishJson(who: AiCaller, call: Prepared, kind: AiCallKind, response: UpstreamResponse, signal: AbortSignal | undefined, guard: UpstreamGuard): Promise<JsonText> {
+  async #finishJson(who: AiCaller, call: Prepared, response: UpstreamResponse, signal: AbortSignal | undefined, guard: UpstreamGuard): Promise<JsonText> {
     let text: string;
     let usage: Record<string, unknown> | undefined;
     try {
@@ -304,14 +313,14 @@ export class AiGateway {
       usage = (JSON.parse(text) as { usage?: Record<string, unknown> }).usage;
     } catch (err) {
       // A body cut off, stalled past the timeout or not JSON: the provider failed mid-answer.
-      throw await this.#failed(who, call, kind, guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, signal);
+      throw await this.#failed(who, call, guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, signal);
     } finally {
       guard.done();
     }
-    // Charged before the answer goes out: a process killed after this point has charged an answer the client may
-    // not get (as any vendor charges the work done), but never sends one it has not charged. A record that fails for
-    // good is logged and the answer still goes out; its reservation then expires.
-    await this.#track(this.#record(who, call, kind, tokensOf(usage), usage?.cost, 'ok', response.status), who);
+    // Charged at the worst case before the upstream was asked, so the answer goes out while the real cost replaces it:
+    // a process killed before that leaves the worst case charged, never an answered call unbilled. A correction that
+    // fails for good is logged, and the worst case stands.
+    void this.#track(this.#record(who, call, tokensOf(usage), usage?.cost, 'ok', response.status), who);
     return new JsonText(text);
   }
 
@@ -339,19 +348,19 @@ export class AiGateway {
         await response.cancel();
         // Without the upstream's report (the client left, or the stream broke) the tokens are estimated from the text.
         const tokens = state.usage ? tokensOf(state.usage) : { prompt: roughTokens(promptChars), completion: roughTokens(state.contentChars) };
-        this.#track(this.#record(who, call, 'chat', tokens, state.usage?.cost, status, status === 'ok' ? 200 : null), who);
+        this.#track(this.#record(who, call, tokens, state.usage?.cost, status, status === 'ok' ? 200 : null), who);
       }
     }.call(this);
     return new StreamBody(events, SSE_HEADERS);
   }
 
-  /** Records a failed call (no tokens, reservation released) and returns the error for the client. */
-  async #failed(who: AiCaller, call: Prepared, kind: AiCallKind, err: unknown, signal: AbortSignal | undefined): Promise<Error> {
+  /** Records a failed call (no tokens, its charge in advance given back) and returns the error for the client. */
+  async #failed(who: AiCaller, call: Prepared, err: unknown, signal: AbortSignal | undefined): Promise<Error> {
     const failure: UpstreamFailure =
       err instanceof UpstreamError ? err.failure : signal?.aborted ? { kind: 'aborted' } : { kind: 'network', message: String(err) };
     const error = aiErrors.upstream(failure, call.ownKey);
     const status: AiCallStatus = failure.kind === 'aborted' ? 'aborted' : 'error';
-    await this.#record(who, call, kind, { prompt: 0, completion: 0 }, undefined, status, failure.kind === 'status' ? failure.status : error.status);
+    await this.#record(who, call, { prompt: 0, completion: 0 }, undefined, status, failure.kind === 'status' ? failure.status : error.status);
     return error;
   }
 
@@ -359,25 +368,18 @@ export class AiGateway {
    * The call's usage row and its charge, in one statement. The upstream has answered (and will bill the platform),
    * so a write Postgres refused or could not start is tried again for about half a minute rather than left uncharged.
    */
-  #record(who: AiCaller, call: Prepared, kind: AiCallKind, tokens: TokenCounts, reportedCost: unknown, status: AiCallStatus, httpStatus: number | null): Promise<void> {
+  #record(who: AiCaller, call: Prepared, tokens: TokenCounts, reportedCost: unknown, status: AiCallStatus, httpStatus: number | null): Promise<void> {
     const costNanos = tokens.prompt + tokens.completion === 0 ? 0 : callCostNanos(this.#config, call.model, tokens, reportedCost);
-    return retryUnapplied(() => this.#write(who, call, kind, tokens, costNanos, status, httpStatus), RECORD_RETRY_DELAYS_MS);
+    return retryUnapplied(() => this.#write(who, call, tokens, costNanos, status, httpStatus), RECORD_RETRY_DELAYS_MS);
   }
 
-  async #write(who: AiCaller, call: Prepared, kind: AiCallKind, tokens: TokenCounts, costNanos: number, status: AiCallStatus, httpStatus: number | null): Promise<void> {
-    const { shortfallNanos } = await recordAiCall(this.#db, this.#ledger, {
-      appId: who.app.id,
-      accountId: who.app.account_id,
-      endUserId: who.endUserId,
-      kind,
-      model: call.model,
+  async #write(who: AiCaller, call: Prepared, tokens: TokenCounts, costNanos: number, status: AiCallStatus, httpStatus: number | null): Promise<void> {
+    const { shortfallNanos } = await settleAiCall(this.#db, this.#ledger, call.start, call.advance, {
       tokens,
       costNanos,
-      ownKey: call.ownKey,
       latencyMs: Math.round(performance.now() - call.started),
       status,
       httpStatus,
-      reservation: call.reservation,
       userTokensHeld: call.userHold,
     });
     if (shortfallNanos > 0) {
@@ -425,7 +427,7 @@ class UpstreamGuard {
 
 /**
  * Enforces maxTokensPerRequest on max_tokens and max_completion_tokens (either over it: 400), sends the cap when the
- * request names neither, and returns the output-token bound of the whole call for the reservations: the larger
+ * request names neither, and returns the output-token bound of the whole call for its worst case: the larger
  * limit times the answers asked for (`n`), never more than MAX_RESERVED_OUTPUT_TOKENS.
  */
 function applyTokenCap(body: OpenAiBody, settings: AiSettings): number {

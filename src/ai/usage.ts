@@ -1,6 +1,6 @@
 // AI usage rows (ai_usage): one per gateway call, written with its meters and its credit charge in one transaction.
 import { sql, type Kysely } from 'kysely';
-import type { CreditLedger, Reservation } from '../credits/ledger.ts';
+import { insufficientCredits, type AdvanceTerms, type CreditLedger } from '../credits/ledger.ts';
 import { NANOS_PER_USD } from '../core/money.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
@@ -12,20 +12,41 @@ export interface TokenCounts {
   completion: number;
 }
 
-export interface AiCallRecord {
+/** A call about to be made: its usage row is written (and, with the platform's key, charged) at the worst case. */
+export interface AiCallStart {
   appId: string;
   accountId: string;
   endUserId: string | null;
   kind: AiCallKind;
   model: string;
+  /** The estimate: the prompt's rough size and the most output tokens the call may take. */
   tokens: TokenCounts;
+  /** The worst case's price (0 with the app's own key, which pays no credits). */
   costNanos: number;
   ownKey: boolean;
+  /** How long the row may hold its worst case before the meter job takes it as it is (its process died). */
+  settleWithinSeconds: number;
+}
+
+/** What the call's start wrote, for settleAiCall. */
+export interface AiCallAdvance {
+  usageId: string;
+  /** The row's created_at as Postgres wrote it: with the id, what tells the row from one that reused a lost id. */
+  createdAt: string;
+  /** The charge made in advance, or null (own key, or a worst case of nothing). */
+  chargeId: string | null;
+  /** How the account is billed, as the advance was; null with the app's own key. */
+  terms: AdvanceTerms | null;
+}
+
+/** How the call ended. */
+export interface AiCallEnd {
+  tokens: TokenCounts;
+  costNanos: number;
   latencyMs: number;
   status: AiCallStatus;
   httpStatus: number | null;
-  reservation: Reservation | undefined;
-  /** End-user tokens held against the day's budget before the call; the record replaces them with the real count. */
+  /** End-user tokens held against the day's budget before the call; the real count replaces them. */
   userTokensHeld: number;
 }
 
@@ -59,49 +80,90 @@ export interface AiUsageReport {
 /** End users listed one by one in a usage report: an app with many end users would otherwise answer megabytes. */
 export const USAGE_TOP_USERS = 50;
 
+const USAGE_REF = 'ai_usage:';
+
 /**
- * Writes the usage row, the end user's daily tokens and, for platform-key calls, the credit charge that settles the
- * call's reservation: all or nothing, in one statement (one round trip, shared with the account's other calls that
- * are settling or reserving at the time). Returns the part of the cost the account could not pay (see
- * CreditLedger.settlement). The meters (ai_tokens, and ai_credits in nano-dollars of credit charged) are added to
- * usage_daily from these rows by the ai_usage_meter job.
+ * Writes the call's usage row at its worst case before the upstream is asked and, with the platform's key, charges
+ * that worst case in the same statement (CreditLedger.chargeInAdvance): refused (402) when the account cannot cover
+ * it. So an answered call is billed even when its process dies before settleAiCall, which corrects both in place.
+ * A platform-key call goes in the account's queue, committed without waiting for the WAL flush: a database crash
+ * that loses it is made good by the settlement, which writes the row and its charge afresh (durably).
  */
-export async function recordAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallRecord): Promise<{ shortfallNanos: number }> {
-  const total = call.tokens.prompt + call.tokens.completion;
-  const charged = call.ownKey ? 0 : call.costNanos;
-  // An own-key call has no reservation and pays nothing: its settlement charges 0 and releases nothing.
-  const settlement = ledger.settlement(call.accountId, call.reservation, charged, 'ai', sql`'ai_usage:' || (select id from usage)`);
+export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallStart): Promise<AiCallAdvance> {
+  const row = sql`${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${call.tokens.prompt}::int, ${call.tokens.completion}::int,
+    ${call.tokens.prompt + call.tokens.completion}::int, ${call.costNanos}::bigint, ${call.ownKey}, 0, 'ok', null::int, now() + make_interval(secs => ${call.settleWithinSeconds}::int)`;
+  if (call.ownKey) {
+    const { rows } = await sql<{ usage_id: string; created_at: string }>`
+      insert into ai_usage (${USAGE_COLUMNS}, settle_by) values (${row}) returning id::text as usage_id, created_at::text
+    `.execute(db);
+    return { usageId: rows[0]!.usage_id, createdAt: rows[0]!.created_at, chargeId: null, terms: null };
+  }
+  const terms = await ledger.advanceTerms(call.accountId, call.costNanos);
+  const usage = sql`insert into ai_usage (${USAGE_COLUMNS}, settle_by) select ${row} from paid returning id, created_at`;
+  const statement = sql<{ usage_id: string; created_at: string; charge_id: string | null }>`
+    with ${ledger.chargeInAdvance(call.accountId, terms, call.costNanos, 'ai', USAGE_REF, usage)}
+    select id::text as usage_id, created_at::text, (select id::text from advance_charge) as charge_id from usage`;
+  const [advance] = await ledger.runQueued(call.accountId, statement.compile(db), false);
+  if (!advance) throw insufficientCredits(await ledger.balance(call.accountId));
+  return { usageId: advance.usage_id, createdAt: advance.created_at, chargeId: advance.charge_id, terms };
+}
+
+/** The columns a usage row is written with, in the order of startAiCall's and settleAiCall's values. */
+const USAGE_COLUMNS = sql.raw(
+  'app_id, account_id, end_user_id, kind, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, own_key, latency_ms, status, http_status',
+);
+
+/**
+ * Replaces the call's worst case by what it used: the usage row and its charge corrected in place, and the end user's
+ * day by the real count, in one durable statement (for a platform-key call in the account's queue, grouped with its
+ * other calls). Run after the answer went out; a second run changes nothing. Returns the part of the cost the account
+ * could not pay (see CreditLedger.correction). The meters (ai_tokens, and ai_credits in nano-dollars of credit
+ * charged) are added to usage_daily from settled rows by the ai_usage_meter job.
+ */
+export async function settleAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallStart, advance: AiCallAdvance, end: AiCallEnd): Promise<{ shortfallNanos: number }> {
+  const total = end.tokens.prompt + end.tokens.completion;
+  const charged = call.ownKey ? 0 : end.costNanos;
+  const values = sql`${end.tokens.prompt}::int, ${end.tokens.completion}::int, ${total}::int, ${end.costNanos}::bigint, ${end.latencyMs}::int, ${end.status}, ${end.httpStatus}::int`;
+  const money = advance.terms ? sql`, ${ledger.correction(call.accountId, advance.terms, advance.chargeId, charged, 'ai', USAGE_REF)}` : sql``;
   const statement = sql<{ shortfall: string }>`
-    with usage as (
-      insert into ai_usage (app_id, account_id, end_user_id, kind, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, own_key, latency_ms, status, http_status)
-      values (${call.appId}, ${call.accountId}, ${call.endUserId}, ${call.kind}, ${call.model}, ${call.tokens.prompt}, ${call.tokens.completion}, ${total},
-              ${call.costNanos}, ${call.ownKey}, ${call.latencyMs}, ${call.status}, ${call.httpStatus})
-      returning id::text
+    with existing as (
+      select id, settle_by from ai_usage where id = ${advance.usageId}::bigint and created_at = ${advance.createdAt}::timestamptz for update
     ),
+    corrected as (
+      update ai_usage u set (prompt_tokens, completion_tokens, total_tokens, cost_nanos, latency_ms, status, http_status, settle_by) = (${values}, null)
+      from existing e where u.id = e.id and e.settle_by is not null
+      returning u.id
+    ),
+    lost as (
+      insert into ai_usage (${USAGE_COLUMNS})
+      select ${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${end.tokens.prompt}::int, ${end.tokens.completion}::int,
+        ${total}::int, ${end.costNanos}::bigint, ${call.ownKey}, ${end.latencyMs}::int, ${end.status}, ${end.httpStatus}::int
+      where not exists (select 1 from existing)
+      returning id
+    ),
+    target as (select id, false as fresh from corrected union all select id, true from lost),
     user_day as (
       insert into ai_user_daily (app_id, end_user_id, day, tokens)
-      select ${call.appId}, ${call.endUserId}::uuid, (now() at time zone 'utc')::date, ${total - call.userTokensHeld}::bigint
-      where ${call.endUserId}::uuid is not null and ${total - call.userTokensHeld}::bigint <> 0
+      select ${call.appId}, ${call.endUserId}::uuid, (now() at time zone 'utc')::date, ${total - end.userTokensHeld}::bigint
+      where ${call.endUserId}::uuid is not null and ${total - end.userTokensHeld}::bigint <> 0 and exists (select 1 from target)
       on conflict (app_id, end_user_id, day) do update set tokens = greatest(0, ai_user_daily.tokens + excluded.tokens)
-    ),
-    ${settlement}
-    select coalesce((select shortfall_nanos from charged), 0)::text as shortfall
+    )${money}
+    select ${advance.terms ? sql`coalesce((select shortfall_nanos from corrected_charge), 0)::text` : sql`'0'`} as shortfall
   `;
-  // A call that holds or spends credit writes the account's balance row: it goes in the account's queue, grouped with
-  // its other calls' holds and settlements (CreditLedger.settleQueued); an own-key call touches no balance.
-  const rows =
-    call.reservation !== undefined || charged > 0 ? await ledger.settleQueued(call.accountId, statement.compile(db)) : (await statement.execute(db)).rows;
+  const rows = advance.terms ? await ledger.runQueued(call.accountId, statement.compile(db), true) : (await statement.execute(db)).rows;
   return { shortfallNanos: Number(rows[0]?.shortfall ?? 0) };
 }
 
 /**
  * Adds up to `batch` unmetered usage rows to the ai_tokens and ai_credits meters of their app and UTC day, marking
- * them metered in the same statement; concurrent runs take disjoint rows (SKIP LOCKED). Returns the rows taken.
+ * them metered in the same statement; concurrent runs take disjoint rows (SKIP LOCKED). Returns the rows taken. A row
+ * still holding its worst case waits for its settlement until settle_by, then is taken as it is (its process died),
+ * and its settle_by cleared so that no late correction changes it.
  */
 export const METER_AI_USAGE_SQL = (batch: number) => `
   with taken as (
-    update ai_usage set metered = true
-    where id in (select id from ai_usage where not metered order by id limit ${Math.trunc(batch)} for update skip locked)
+    update ai_usage set metered = true, settle_by = null
+    where id in (select id from ai_usage where not metered and (settle_by is null or settle_by < now()) order by id limit ${Math.trunc(batch)} for update skip locked)
     returning app_id, (created_at at time zone 'utc')::date as day, total_tokens, case when own_key then 0 else cost_nanos end as credits
   ),
   sums as (

@@ -10,6 +10,14 @@ import type { ControlDatabase } from '../db/types.ts';
 
 type Db = Kysely<ControlDatabase>;
 
+/** How a call charged in advance is billed (CreditLedger.advanceTerms). */
+export interface AdvanceTerms {
+  /** Charges are capped at what the account has; false on plans with unlimited credits. */
+  capped: boolean;
+  /** The least balance no other call holds that the call needs, or null: never refused. */
+  floor: number | null;
+}
+
 /** What a call in flight holds; undefined for accounts whose plan has unlimited credits. */
 export interface Reservation {
   id: string;
@@ -148,9 +156,7 @@ export class CreditLedger {
           else least(${nanos}::bigint, greatest(0, coalesce((select unheld from account), 0) + coalesce((select sum(amount_nanos) from released), 0)))
           end as amount
       ),
-      overage as (
-        select exists (select 1 from accounts where id = ${accountId}::uuid and plan = any(${OVERAGE_PLANS}::text[])) as billed
-      ),
+      ${overageOf(accountId)},
       charged as (
         insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref, shortfall_nanos, overage_nanos)
         select ${accountId}::uuid, 'charge', -amount, ${source}::text, ${usageRef},
@@ -168,13 +174,108 @@ export class CreditLedger {
   }
 
   /**
-   * Runs a statement that settles a call of the account (its usage row and `settlement()`, in one statement) in the
-   * account's queue, where it is committed durably with the account's other holds and settlements of its group: one
-   * round trip and one WAL flush for the group, instead of each call waiting on the balance row's lock through the
-   * flush of the one before (see BalanceQueue). Its rows, or its own error as if it had run alone.
+   * How a call charged in advance (chargeInAdvance) of `nanos` at worst is billed, from the account's plan: capped
+   * at what the account has, the rest being the platform's shortfall or the account's overage, except on plans with
+   * unlimited credits; refused below `floor` of balance no other call holds (null: never refused; a plan with an
+   * overage price takes what is left, maybe nothing, as reserve() does).
    */
-  async settleQueued<R>(accountId: string, query: CompiledQuery<R>): Promise<R[]> {
-    const result = await this.#queue.run(accountId, query, true);
+  async advanceTerms(accountId: string, nanos: number): Promise<AdvanceTerms> {
+    const plan = await this.plan(accountId);
+    if (!Number.isSafeInteger(nanos) || nanos < 0) throw new Error('advanceTerms: the amount must be a safe integer');
+    if (PLANS[plan].aiCredits === undefined) return { capped: false, floor: null };
+    return { capped: true, floor: billsAiOverage(plan) ? 0 : Math.max(1, nanos) };
+  }
+
+  /**
+   * A charge made before the work it pays for, at its worst case, as common table expressions around the caller's
+   * usage row: `usage` must be an insert that selects `from paid` (so nothing is written when the call is refused)
+   * and returns `id`; the charge row refers to it as `usageRefPrefix || id`. Selects `paid.amount` and the charge's
+   * `id` as (select id from advance_charge). The work's real cost then replaces it in place (correction()), and a
+   * process that dies first leaves the worst case charged: the caller's usage row already is the record.
+   */
+  chargeInAdvance(accountId: string, terms: AdvanceTerms, nanos: number, source: string, usageRefPrefix: string, usage: RawBuilder<unknown>): RawBuilder<unknown> {
+    return sql`
+      account as (
+        select balance_nanos - reserved_nanos as unheld from credit_balances where account_id = ${accountId}::uuid for update
+      ),
+      paid as (
+        select case when ${terms.capped} then greatest(0, least(${nanos}::bigint, unheld)) else ${nanos}::bigint end as amount
+        from account where ${terms.floor}::bigint is null or unheld >= ${terms.floor}::bigint
+      ),
+      usage as (${usage}),
+      ${overageOf(accountId)},
+      advance_charge as (
+        insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref, shortfall_nanos, overage_nanos)
+        select ${accountId}::uuid, 'charge', -paid.amount, ${source}::text, ${usageRefPrefix}::text || usage.id,
+          case when overage.billed then 0 else ${nanos}::bigint - paid.amount end,
+          case when overage.billed then ${nanos}::bigint - paid.amount else 0 end
+        from paid, usage, overage where ${nanos}::bigint > 0
+        returning id
+      ),
+      advance_balanced as (
+        update credit_balances b set balance_nanos = b.balance_nanos - paid.amount from paid where b.account_id = ${accountId}::uuid and paid.amount <> 0
+      )`;
+  }
+
+  /**
+   * Replaces a charge made in advance (`chargeId`, null when the advance charged nothing) by the work's real cost
+   * `nanos`, as common table expressions after the caller's `target(id, fresh)`: the usage row it corrected (fresh
+   * false) or wrote anew because the advance was lost with a database crash (fresh true; charged whole). No row in
+   * `target` (already corrected): nothing changes, so running it twice charges once. The charge is capped as
+   * settlement() caps it, on the balance plus what the advance took; `(select shortfall_nanos from corrected_charge)`
+   * is the write-off, if any. A cost of 0 deletes the advance's charge (a failed call).
+   */
+  correction(accountId: string, terms: AdvanceTerms, chargeId: string | null, nanos: number, source: string, usageRefPrefix: string): RawBuilder<unknown> {
+    return sql`
+      prior as (
+        select id, -amount_nanos as paid from credit_ledger
+        where id = ${chargeId}::bigint and account_id = ${accountId}::uuid and exists (select 1 from target where not fresh) for update
+      ),
+      account as (
+        select balance_nanos - reserved_nanos as unheld from credit_balances where account_id = ${accountId}::uuid for update
+      ),
+      payable as (
+        select case when ${terms.capped}
+          then least(${nanos}::bigint, greatest(0, coalesce((select unheld from account), 0) + coalesce((select paid from prior), 0)))
+          else ${nanos}::bigint end as amount
+      ),
+      ${overageOf(accountId)},
+      recharged as (
+        update credit_ledger l set amount_nanos = -payable.amount,
+          shortfall_nanos = case when overage.billed then 0 else ${nanos}::bigint - payable.amount end,
+          overage_nanos = case when overage.billed then ${nanos}::bigint - payable.amount else 0 end
+        from payable, overage where l.id = (select id from prior) and ${nanos}::bigint > 0
+        returning l.shortfall_nanos
+      ),
+      uncharged as (
+        delete from credit_ledger where id = (select id from prior) and ${nanos}::bigint = 0
+      ),
+      charged_now as (
+        insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref, shortfall_nanos, overage_nanos)
+        select ${accountId}::uuid, 'charge', -payable.amount, ${source}::text, ${usageRefPrefix}::text || target.id,
+          case when overage.billed then 0 else ${nanos}::bigint - payable.amount end,
+          case when overage.billed then ${nanos}::bigint - payable.amount else 0 end
+        from target, payable, overage where not exists (select 1 from prior) and ${nanos}::bigint > 0
+        returning shortfall_nanos
+      ),
+      corrected_charge as (
+        select shortfall_nanos from recharged union all select shortfall_nanos from charged_now
+      ),
+      corrected_balance as (
+        update credit_balances set balance_nanos = balance_nanos + coalesce((select paid from prior), 0) - (select amount from payable)
+        where account_id = ${accountId}::uuid and exists (select 1 from target)
+      )`;
+  }
+
+  /**
+   * Runs a statement that writes the account's balance row for a call (its usage row with `settlement()`,
+   * `chargeInAdvance()` or `correction()`, in one statement) in the account's queue, grouped with the account's other
+   * such statements: one round trip and one WAL flush for the group, instead of each call waiting on the balance row's
+   * lock through the flush of the one before (see BalanceQueue). `durable`: committed with synchronous_commit on (a
+   * group with any durable statement is). Its rows, or its own error as if it had run alone.
+   */
+  async runQueued<R>(accountId: string, query: CompiledQuery<R>, durable: boolean): Promise<R[]> {
+    const result = await this.#queue.run(accountId, query, durable);
     return result.rows as R[];
   }
 
@@ -187,7 +288,12 @@ export class CreditLedger {
 }
 
 
-function insufficientCredits(b: { balanceNanos: number; reservedNanos: number }): AppError {
+/** `overage(billed)`: whether the account's current plan bills what its balance cannot pay as overage. */
+function overageOf(accountId: string): RawBuilder<unknown> {
+  return sql`overage as (select exists (select 1 from accounts where id = ${accountId}::uuid and plan = any(${OVERAGE_PLANS}::text[])) as billed)`;
+}
+
+export function insufficientCredits(b: { balanceNanos: number; reservedNanos: number }): AppError {
   return new AppError(
     402,
     'INSUFFICIENT_CREDITS',

@@ -67,6 +67,7 @@ export interface AiUsage {
   model: string;
   own_key: boolean;
   prompt_tokens: Generated<number>;
+  settle_by: Timestamp | null;
   status: ColumnType<'ok' | 'error' | 'aborted', 'ok' | 'error' | 'aborted', 'ok' | 'error' | 'aborted'>;
   total_tokens: Generated<number>;
 }

@@ -1,5 +1,5 @@
 // What the gateway makes of a failing upstream: every failure answered in OpenAI's shape with the right status,
-// recorded as one usage row, its credit reservation given back, and the meters of the calls that worked written.
+// recorded as one usage row, its charge in advance given back, and the meters of the calls that worked written.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
@@ -33,10 +33,20 @@ async function usageRows(): Promise<unknown[]> {
   return p.sql(`select model, status, http_status, total_tokens, cost_nanos::int as cost from ai_usage order by id`);
 }
 
-async function reserved(): Promise<string> {
+/** What the calls still hold: credit reserved, usage rows at their worst case, and charges of calls that failed. */
+async function outstanding(): Promise<{ reserved: string; settling: number; failedCharges: number }> {
   await p.services.ai.settled();
-  return (await p.sql(`select reserved_nanos::text as r from credit_balances where account_id = $1`, [accountId]))[0].r;
+  const [row] = await p.sql(
+    `select b.reserved_nanos::text as reserved,
+       (select count(*)::int from ai_usage where account_id = $1 and settle_by is not null) as settling,
+       (select count(*)::int from credit_ledger l join ai_usage u on l.usage_ref = 'ai_usage:' || u.id where u.account_id = $1 and u.status <> 'ok') as "failedCharges"
+     from credit_balances b where b.account_id = $1`,
+    [accountId],
+  );
+  return row;
 }
+
+const NOTHING_OUTSTANDING = { reserved: '0', settling: 0, failedCharges: 0 };
 
 describe('upstream failures', () => {
   it.each([
@@ -44,13 +54,13 @@ describe('upstream failures', () => {
     ['fake/drop', 502, 'api_error', 'upstream_error', 'could not be reached', 502],
     ['fake/error-500', 502, 'api_error', 'upstream_error', 'answered 500', 500],
     ['fake/drop-mid-stream', 502, 'api_error', 'upstream_error', 'Retry with backoff', 502],
-  ])('%s answers %i %s/%s, is recorded as an error and releases its reservation', async (model, status, type, code, words, recorded) => {
+  ])('%s answers %i %s/%s, is recorded as an error and gives back its charge', async (model, status, type, code, words, recorded) => {
     const res = await chat(model);
     expect(res.status).toBe(status);
     expect(res.body.error).toMatchObject({ type, code });
     expect(res.body.error.message).toContain(words);
     expect(await usageRows()).toEqual([{ model, status: 'error', http_status: recorded, total_tokens: 0, cost: 0 }]);
-    expect(await reserved()).toBe('0');
+    expect(await outstanding()).toEqual(NOTHING_OUTSTANDING);
   });
 
   it("an upstream 400 is relayed with the upstream's status, message, type and param", async () => {
@@ -76,7 +86,7 @@ describe('upstream failures', () => {
     ]);
     const charges = await p.sql(`select amount_nanos::int from credit_ledger where account_id = $1 and kind = 'charge'`, [accountId]);
     expect(charges).toEqual([{ amount_nanos: -30_000 }]);
-    expect(await reserved()).toBe('0');
+    expect(await outstanding()).toEqual(NOTHING_OUTSTANDING);
   });
 
   it("a key the provider refuses is not the caller's credential: 502 upstream_error for the platform's key, byok_key_rejected for the app's own", async () => {
@@ -121,8 +131,8 @@ describe('upstream failures', () => {
 
 const WORDS = 'one two three four five six seven eight nine ten';
 
-describe('token caps and reservations', () => {
-  it('a huge max_tokens holds its worst case (bounded by 1,000,000 output tokens): refused on $0.10, served with $10 and released after', async () => {
+describe('token caps and worst cases', () => {
+  it('a huge max_tokens holds its worst case (bounded by 1,000,000 output tokens): refused on $0.10, served with $10 and charged only its cost after', async () => {
     const call = () =>
       p.api('POST', `/v1/${appId}/chat/completions`, { body: { model: 'openai/m', max_tokens: 1e15, n: 128, messages: [{ role: 'user', content: 'x' }] }, key: serviceKey });
     // 1,000,000 output tokens at $10 per million: a $10 hold, which $0.10 of credit cannot cover.
@@ -133,7 +143,7 @@ describe('token caps and reservations', () => {
     try {
       const res = await call();
       expect(res.status).toBe(200);
-      expect(await reserved()).toBe('0');
+      expect(await outstanding()).toEqual(NOTHING_OUTSTANDING);
     } finally {
       await p.sql(`update credit_balances set balance_nanos = balance_nanos - 10100000000 where account_id = $1`, [accountId]);
     }

@@ -1,0 +1,157 @@
+// AI calls charged in advance (src/ai/usage.ts): the usage row and its charge are written at the worst case before
+// the upstream is asked, and corrected in place after the answer went out. Covered here: what stands while a call is in
+// flight, a call whose process died (the worst case stands, and the meter job takes it once settle_by passed), a
+// correction run twice, and an advance lost with a database crash (the settlement writes the row and charge afresh).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
+import { waitFor } from './frontend-helpers.ts';
+import { METER_AI_USAGE_SQL, settleAiCall, startAiCall, type AiCallStart } from '../../src/ai/usage.ts';
+import { CreditLedger } from '../../src/credits/ledger.ts';
+import { openControlDb, type ControlDb } from '../../src/db/control.ts';
+import { databaseUrl } from '../helpers/db.ts';
+
+let fake: FakeOpenAI;
+let p: TestPlatform;
+let other: ControlDb;
+
+/** The free plan's grant, in nano-dollars. */
+const GRANT = 100_000_000;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI({ costPerToken: 0.000001 });
+  // Role api: no worker, so the meter cron does not race the test's own runs.
+  p = await startTestPlatform({ SVC_ROLE: 'api', SVC_AI_BASE_URL: fake.url, SVC_AI_API_KEY: 'sk-platform-0000' });
+  other = openControlDb(databaseUrl(p.controlDb), 4);
+});
+afterAll(async () => {
+  await other?.close();
+  await p?.close();
+  await fake?.close();
+});
+
+/** An app of the platform key's account, made through /init. */
+async function newApp(name: string): Promise<{ appId: string; serviceKey: string; accountId: string }> {
+  const created = await p.api('POST', '/init', { body: { name } });
+  expect(created.status).toBe(201);
+  const [app] = await p.sql(`select account_id::text from apps where id = $1`, [created.body.app_id]);
+  return { appId: created.body.app_id, serviceKey: created.body.service_key.key, accountId: app.account_id };
+}
+
+/** An app whose calls a fresh account of its own pays (calls made with startAiCall, which take the account as given). */
+async function paidByFreshAccount(name: string): Promise<{ appId: string; accountId: string }> {
+  const { appId } = await newApp(name);
+  const [account] = await p.sql(`insert into accounts (name) values ($1) returning id::text`, [name]);
+  return { appId, accountId: account.id };
+}
+
+/** The account's money: balance, the sum of its ledger, and its charges with their usage rows. */
+async function money(accountId: string): Promise<{ balance: string | undefined; ledger: string | undefined; charges: { amount: string; cost: string; settling: boolean; status: string }[] }> {
+  const [b] = await p.sql(
+    `select balance_nanos::text as balance, (select coalesce(sum(amount_nanos), 0)::text from credit_ledger where account_id = $1) as ledger
+     from credit_balances where account_id = $1`,
+    [accountId],
+  );
+  const charges = await p.sql(
+    `select l.amount_nanos::text as amount, u.cost_nanos::text as cost, u.settle_by is not null as settling, u.status
+     from credit_ledger l join ai_usage u on l.usage_ref = 'ai_usage:' || u.id where l.account_id = $1 and l.kind = 'charge' order by l.id`,
+    [accountId],
+  );
+  // No balance row before the account's first call.
+  return { balance: b?.balance, ledger: b?.ledger, charges };
+}
+
+function callOf(app: { appId: string; accountId: string }, costNanos: number): AiCallStart {
+  return { appId: app.appId, accountId: app.accountId, endUserId: null, kind: 'chat', model: 'openai/m', tokens: { prompt: 10, completion: 100 }, costNanos, ownKey: false, settleWithinSeconds: 60 };
+}
+
+const ended = (costNanos: number) => ({ tokens: { prompt: 5, completion: 3 }, costNanos, latencyMs: 7, status: 'ok' as const, httpStatus: 200, userTokensHeld: 0 });
+
+describe('AI calls charged in advance', () => {
+  it('a call in flight has its usage row and its charge at the worst case; its answer corrects both to what it cost', async () => {
+    // The only test whose calls the platform key's account pays.
+    const app = await newApp('in flight');
+    // The upstream holds its answer until a second call arrives: the first is in flight meanwhile.
+    fake.answerTogether(2);
+    let worst = 0;
+    try {
+      const first = p.api('POST', `/v1/${app.appId}/chat/completions`, { key: app.serviceKey, body: { model: 'openai/m', max_tokens: 100, messages: [{ role: 'user', content: 'one' }] } });
+      const during = await waitFor(async () => {
+        const now = await money(app.accountId);
+        return now.charges.length === 1 ? now : undefined;
+      }, 10_000, 'the charge in advance');
+      worst = -Number(during.charges[0]!.amount);
+      expect(worst).toBeGreaterThan(8_000);
+      expect(during).toEqual({ balance: String(GRANT - worst), ledger: String(GRANT - worst), charges: [{ amount: String(-worst), cost: String(worst), settling: true, status: 'ok' }] });
+      const second = p.api('POST', `/v1/${app.appId}/chat/completions`, { key: app.serviceKey, body: { model: 'openai/m', max_tokens: 100, messages: [{ role: 'user', content: 'two' }] } });
+      expect((await first).status).toBe(200);
+      expect((await second).status).toBe(200);
+    } finally {
+      fake.reset();
+    }
+    await p.services.ai.settled();
+    // The fake reports $0.000001 a token: each charge now its call's cost, far under the worst case, settled in place.
+    const after = await money(app.accountId);
+    expect(after.charges.map((c) => ({ ...c, cost: Number(c.cost) }))).toEqual([
+      { amount: String(-Number(after.charges[0]!.cost)), cost: Number(after.charges[0]!.cost), settling: false, status: 'ok' },
+      { amount: String(-Number(after.charges[1]!.cost)), cost: Number(after.charges[1]!.cost), settling: false, status: 'ok' },
+    ]);
+    const spent = after.charges.reduce((n, c) => n + Number(c.cost), 0);
+    expect(spent).toBeLessThan(worst);
+    expect(after.balance).toBe(String(GRANT - spent));
+    expect(after.ledger).toBe(after.balance);
+  });
+
+  it('a call whose process died keeps its worst case charged; the meter job takes the row after settle_by, and a late correction changes nothing', async () => {
+    const app = await paidByFreshAccount('died');
+    const ledger = new CreditLedger(other.db, other.pool);
+    const call = callOf(app, 5_000);
+    const advance = await startAiCall(other.db, ledger, call);
+    expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 5_000), ledger: String(GRANT - 5_000), charges: [{ amount: '-5000', cost: '5000', settling: true, status: 'ok' }] });
+    // Not before settle_by: a live call still settles it.
+    await p.sql(METER_AI_USAGE_SQL(5000));
+    expect((await p.sql(`select metered from ai_usage where id = $1`, [advance.usageId]))[0].metered).toBe(false);
+    await p.sql(`update ai_usage set settle_by = now() - interval '1 second' where id = $1`, [advance.usageId]);
+    await p.sql(METER_AI_USAGE_SQL(5000));
+    const [credits] = await p.sql(`select quantity::text from usage_daily where app_id = $1 and meter = 'ai_credits'`, [app.appId]);
+    expect(credits.quantity).toBe('5000');
+    await settleAiCall(other.db, ledger, call, advance, ended(1_000));
+    expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 5_000), ledger: String(GRANT - 5_000), charges: [{ amount: '-5000', cost: '5000', settling: false, status: 'ok' }] });
+  });
+
+  it('a correction run twice charges once', async () => {
+    const app = await paidByFreshAccount('twice');
+    const ledger = new CreditLedger(other.db, other.pool);
+    const call = callOf(app, 5_000);
+    const advance = await startAiCall(other.db, ledger, call);
+    expect(await settleAiCall(other.db, ledger, call, advance, ended(1_200))).toEqual({ shortfallNanos: 0 });
+    await settleAiCall(other.db, ledger, call, advance, ended(1_200));
+    expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 1_200), ledger: String(GRANT - 1_200), charges: [{ amount: '-1200', cost: '1200', settling: false, status: 'ok' }] });
+  });
+
+  it('a failed call gives its charge back; an advance lost with a database crash is written afresh by its settlement', async () => {
+    const app = await paidByFreshAccount('lost');
+    const ledger = new CreditLedger(other.db, other.pool);
+    const call = callOf(app, 5_000);
+    const failed = await startAiCall(other.db, ledger, call);
+    await settleAiCall(other.db, ledger, call, failed, { ...ended(0), tokens: { prompt: 0, completion: 0 }, status: 'error', httpStatus: 502 });
+    expect(await money(app.accountId)).toEqual({ balance: String(GRANT), ledger: String(GRANT), charges: [] });
+    expect(await p.sql(`select status, cost_nanos::int as cost from ai_usage where id = $1`, [failed.usageId])).toEqual([{ status: 'error', cost: 0 }]);
+
+    const lost = await startAiCall(other.db, ledger, call);
+    // What a crash that lost the uncommitted-to-disk advance leaves: neither the row nor the charge, the balance whole.
+    await p.sql(`delete from credit_ledger where id = $1`, [lost.chargeId]);
+    await p.sql(`delete from ai_usage where id = $1`, [lost.usageId]);
+    await p.sql(`update credit_balances set balance_nanos = balance_nanos + 5000 where account_id = $1`, [app.accountId]);
+    await settleAiCall(other.db, ledger, call, lost, ended(1_300));
+    expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 1_300), ledger: String(GRANT - 1_300), charges: [{ amount: '-1300', cost: '1300', settling: false, status: 'ok' }] });
+  });
+
+  it('refused (402) when the worst case does not fit, and nothing is written', async () => {
+    const app = await paidByFreshAccount('poor');
+    const ledger = new CreditLedger(other.db, other.pool);
+    await expect(startAiCall(other.db, ledger, callOf(app, GRANT + 1))).rejects.toMatchObject({ status: 402, code: 'INSUFFICIENT_CREDITS' });
+    expect(await money(app.accountId)).toEqual({ balance: String(GRANT), ledger: String(GRANT), charges: [] });
+    expect(await p.sql(`select id from ai_usage where app_id = $1`, [app.appId])).toEqual([]);
+  });
+});
