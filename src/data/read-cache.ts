@@ -4,6 +4,7 @@
 // old one is used again). A by-id read is kept with a placeholder for the id's literal, which each request splices
 // in: the same text compileRead writes for that id, as the id reaches the statement only as that literal.
 import type { Catalog } from '../schema/catalog.ts';
+import { flat } from './executor.ts';
 import { lit } from './filters.ts';
 import { parseQuery, type ParsedQuery } from './query.ts';
 
@@ -37,7 +38,7 @@ export function compiledRead(catalog: Catalog, key: string, compile: () => strin
   const statements = statementsOf(catalog);
   const hit = statements.get(key);
   if (hit) return hit[0]!;
-  const text = compile();
+  const text = flat(compile());
   if (key.length <= MAX_CACHED_QUERY * 2) remember(statements, key, [text]);
   return text;
 }
@@ -47,7 +48,7 @@ export function compiledById(catalog: Catalog, key: string, id: string, compile:
   const statements = statementsOf(catalog);
   let parts = statements.get(key);
   if (!parts) {
-    parts = compile(ID_PLACEHOLDER).split(ID_LITERAL);
+    parts = compile(ID_PLACEHOLDER).split(ID_LITERAL).map(flat);
     // Anything but exactly one literal of the id (never seen) is compiled for each id.
     if (parts.length !== 2) return compile(id);
     if (key.length <= MAX_CACHED_QUERY * 2) remember(statements, key, parts);
