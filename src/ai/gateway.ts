@@ -1,6 +1,7 @@
 // The AI gateway: OpenAI-compatible chat and embeddings relayed to the configured upstream, with the app's model
 // rules, per-end-user budgets, own keys (BYOK) and the account's AI credits (reserve before the call, settle after).
 import { retryUnapplied } from '../core/retry-unapplied.ts';
+import { UsageFlush } from './usage-flush.ts';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -41,6 +42,8 @@ interface Prepared {
   /** The usage row written (and charged) at the worst case before the call. */
   start: AiCallStart;
   advance: AiCallAdvance;
+  /** Settles once the advance is on disk (it was committed without waiting for the flush); awaited before answering. */
+  advanceDurable: Promise<void>;
   /** End-user tokens held against the daily budget; the record replaces the hold with the real count. */
   userHold: number;
   started: number;
@@ -83,6 +86,7 @@ export class AiGateway {
   readonly #config: Config['ai'];
   readonly #upstream: AiUpstream | undefined;
   readonly #log: Logger;
+  readonly #flush: UsageFlush;
   /** Usage records being written after their answers went out. */
   readonly #recording = new Set<Promise<void>>();
   /** Upstream model lists by the key they were read with. */
@@ -95,6 +99,7 @@ export class AiGateway {
     this.#config = deps.config;
     this.#upstream = deps.upstream;
     this.#log = deps.log;
+    this.#flush = new UsageFlush(deps.db);
   }
 
   /** POST chat/completions: the upstream's JSON as it is, or (stream: true) its events as they arrive. */
@@ -301,7 +306,10 @@ export class AiGateway {
       if (userHold) await releaseEndUserTokens(this.#db, who.app.id, who.endUserId!, userHold).catch(() => undefined);
       throw err;
     }
-    return { model, apiKey, ownKey, start, advance, userHold, started: performance.now() };
+    // Made durable while the upstream works (awaited before the answer goes out); a failure is handled there.
+    const advanceDurable = advance.terms ? this.#flush.durable(advance.usageId) : Promise.resolve();
+    advanceDurable.catch(() => undefined);
+    return { model, apiKey, ownKey, start, advance, advanceDurable, userHold, started: performance.now() };
   }
 
   /** A non-streamed answer: read whole, usage taken from it, recorded, then returned as the upstream's bytes. */
@@ -321,6 +329,7 @@ export class AiGateway {
     // a process killed before that leaves the worst case charged, never an answered call unbilled. A correction that
     // fails for good is logged, and the worst case stands.
     void this.#track(this.#record(who, call, tokensOf(usage), usage?.cost, 'ok', response.status), who);
+    await this.#advanceKept(who, call);
     return new JsonText(text);
   }
 
@@ -331,6 +340,7 @@ export class AiGateway {
     const events = async function* (this: AiGateway): AsyncGenerator<string> {
       let status: AiCallStatus = 'aborted';
       try {
+        await this.#advanceKept(who, call);
         guard.idle();
         for await (const event of relayEvents(response.chunks(), forwardUsage, state)) {
           guard.idle();
@@ -354,6 +364,17 @@ export class AiGateway {
     return new StreamBody(events, SSE_HEADERS);
   }
 
+  /**
+   * Waits until the call's advance is on disk, so that no answer goes out unbilled should the database crash. When that
+   * cannot be known (the database unreachable or restarted), the answer still goes out: the call's correction, tried
+   * again for about half a minute, writes the row and its charge afresh if the crash lost them.
+   */
+  async #advanceKept(who: AiCaller, call: Prepared): Promise<void> {
+    await call.advanceDurable.catch((err: unknown) =>
+      this.#log.warn({ err: String(err), app_id: who.app.id }, 'an AI call charged in advance could not be made durable; its correction writes it again'),
+    );
+  }
+
   /** Records a failed call (no tokens, its charge in advance given back) and returns the error for the client. */
   async #failed(who: AiCaller, call: Prepared, err: unknown, signal: AbortSignal | undefined): Promise<Error> {
     const failure: UpstreamFailure =
@@ -365,16 +386,17 @@ export class AiGateway {
   }
 
   /**
-   * The call's usage row and its charge, in one statement. The upstream has answered (and will bill the platform),
-   * so a write Postgres refused or could not start is tried again for about half a minute rather than left uncharged.
+   * The call's usage row and its charge corrected, in one statement. The upstream has answered (and will bill the
+   * platform), and a correction applies once however often it runs, so one that failed in any way is tried again for
+   * about half a minute rather than leave the call at its worst case (or unbilled, were its advance lost).
    */
   #record(who: AiCaller, call: Prepared, tokens: TokenCounts, reportedCost: unknown, status: AiCallStatus, httpStatus: number | null): Promise<void> {
     const costNanos = tokens.prompt + tokens.completion === 0 ? 0 : callCostNanos(this.#config, call.model, tokens, reportedCost);
-    return retryUnapplied(() => this.#write(who, call, tokens, costNanos, status, httpStatus), RECORD_RETRY_DELAYS_MS);
+    return retryUnapplied(() => this.#write(who, call, tokens, costNanos, status, httpStatus), RECORD_RETRY_DELAYS_MS, () => true);
   }
 
   async #write(who: AiCaller, call: Prepared, tokens: TokenCounts, costNanos: number, status: AiCallStatus, httpStatus: number | null): Promise<void> {
-    const { shortfallNanos } = await settleAiCall(this.#db, this.#ledger, call.start, call.advance, {
+    const { shortfallNanos } = await settleAiCall(this.#db, this.#ledger, this.#flush, call.start, call.advance, {
       tokens,
       costNanos,
       latencyMs: Math.round(performance.now() - call.started),

@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import { insufficientCredits, type AdvanceTerms, type CreditLedger } from '../credits/ledger.ts';
 import { NANOS_PER_USD } from '../core/money.ts';
 import type { ControlDatabase } from '../db/types.ts';
+import type { UsageFlush } from './usage-flush.ts';
 
 export type AiCallKind = 'chat' | 'embedding';
 export type AiCallStatus = 'ok' | 'error' | 'aborted';
@@ -86,8 +87,9 @@ const USAGE_REF = 'ai_usage:';
  * Writes the call's usage row at its worst case before the upstream is asked and, with the platform's key, charges
  * that worst case in the same statement (CreditLedger.chargeInAdvance): refused (402) when the account cannot cover
  * it. So an answered call is billed even when its process dies before settleAiCall, which corrects both in place.
- * A platform-key call goes in the account's queue, committed without waiting for the WAL flush: a database crash
- * that loses it is made good by the settlement, which writes the row and its charge afresh (durably).
+ * A platform-key call goes in the account's queue, committed without waiting for the WAL flush; the caller makes it
+ * durable (UsageFlush) before the answer goes out, and should that fail, the settlement writes the row and its charge
+ * afresh if a database crash lost them.
  */
 export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallStart): Promise<AiCallAdvance> {
   const row = sql`${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${call.tokens.prompt}::int, ${call.tokens.completion}::int,
@@ -103,7 +105,7 @@ export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLed
   const statement = sql<{ usage_id: string; created_at: string; charge_id: string | null }>`
     with ${ledger.chargeInAdvance(call.accountId, terms, call.costNanos, 'ai', USAGE_REF, usage)}
     select id::text as usage_id, created_at::text, (select id::text from advance_charge) as charge_id from usage`;
-  const [advance] = await ledger.runQueued(call.accountId, statement.compile(db), false);
+  const [advance] = await ledger.runQueued(call.accountId, statement.compile(db));
   if (!advance) throw insufficientCredits(await ledger.balance(call.accountId));
   return { usageId: advance.usage_id, createdAt: advance.created_at, chargeId: advance.charge_id, terms };
 }
@@ -115,12 +117,22 @@ const USAGE_COLUMNS = sql.raw(
 
 /**
  * Replaces the call's worst case by what it used: the usage row and its charge corrected in place, and the end user's
- * day by the real count, in one durable statement (for a platform-key call in the account's queue, grouped with its
- * other calls). Run after the answer went out; a second run changes nothing. Returns the part of the cost the account
- * could not pay (see CreditLedger.correction). The meters (ai_tokens, and ai_credits in nano-dollars of credit
+ * day by the real count, in one statement (for a platform-key call in the account's queue, grouped with its other
+ * calls, then made durable by `flush`). Run after the answer went out. Any run after the first changes nothing, so a
+ * failure of any kind may be retried: a row the advance wrote and a crash lost is written again with the advance's id
+ * and time, unless another row took that id since (then the call stays unbilled: a crash of the database, then a
+ * reused id, before the correction). Returns the part of the cost the account could not pay (see
+ * CreditLedger.correction). The meters (ai_tokens, and ai_credits in nano-dollars of credit
  * charged) are added to usage_daily from settled rows by the ai_usage_meter job.
  */
-export async function settleAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallStart, advance: AiCallAdvance, end: AiCallEnd): Promise<{ shortfallNanos: number }> {
+export async function settleAiCall(
+  db: Kysely<ControlDatabase>,
+  ledger: CreditLedger,
+  flush: UsageFlush,
+  call: AiCallStart,
+  advance: AiCallAdvance,
+  end: AiCallEnd,
+): Promise<{ shortfallNanos: number }> {
   const total = end.tokens.prompt + end.tokens.completion;
   const charged = call.ownKey ? 0 : end.costNanos;
   const values = sql`${end.tokens.prompt}::int, ${end.tokens.completion}::int, ${total}::int, ${end.costNanos}::bigint, ${end.latencyMs}::int, ${end.status}, ${end.httpStatus}::int`;
@@ -135,10 +147,11 @@ export async function settleAiCall(db: Kysely<ControlDatabase>, ledger: CreditLe
       returning u.id
     ),
     lost as (
-      insert into ai_usage (${USAGE_COLUMNS})
-      select ${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${end.tokens.prompt}::int, ${end.tokens.completion}::int,
+      insert into ai_usage (id, created_at, ${USAGE_COLUMNS})
+      select ${advance.usageId}::bigint, ${advance.createdAt}::timestamptz, ${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${end.tokens.prompt}::int, ${end.tokens.completion}::int,
         ${total}::int, ${end.costNanos}::bigint, ${call.ownKey}, ${end.latencyMs}::int, ${end.status}, ${end.httpStatus}::int
       where not exists (select 1 from existing)
+      on conflict (id) do nothing
       returning id
     ),
     target as (select id, false as fresh from corrected union all select id, true from lost),
@@ -150,7 +163,9 @@ export async function settleAiCall(db: Kysely<ControlDatabase>, ledger: CreditLe
     )${money}
     select ${advance.terms ? sql`coalesce((select shortfall_nanos from corrected_charge), 0)::text` : sql`'0'`} as shortfall
   `;
-  const rows = advance.terms ? await ledger.runQueued(call.accountId, statement.compile(db), true) : (await statement.execute(db)).rows;
+  if (!advance.terms) return { shortfallNanos: Number((await statement.execute(db)).rows[0]?.shortfall ?? 0) };
+  const rows = await ledger.runQueued(call.accountId, statement.compile(db));
+  await flush.durable(advance.usageId);
   return { shortfallNanos: Number(rows[0]?.shortfall ?? 0) };
 }
 

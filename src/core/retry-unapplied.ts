@@ -14,15 +14,15 @@ export function certainlyUnapplied(err: unknown): boolean {
 }
 
 /**
- * Runs `write`, again after `delaysMs[i]` while it fails in a way that leaves nothing written; any other failure,
- * or the last one, is thrown.
+ * Runs `write`, again after `delaysMs[i]` while it fails in a way that leaves nothing written (`retryable`: any
+ * failure, for a write whose second run changes nothing); any other failure, or the last one, is thrown.
  */
-export async function retryUnapplied<T>(write: () => Promise<T>, delaysMs: readonly number[]): Promise<T> {
+export async function retryUnapplied<T>(write: () => Promise<T>, delaysMs: readonly number[], retryable: (err: unknown) => boolean = certainlyUnapplied): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await write();
     } catch (err) {
-      if (attempt >= delaysMs.length || !certainlyUnapplied(err)) throw err;
+      if (attempt >= delaysMs.length || !retryable(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, delaysMs[attempt]));
     }
   }

@@ -2,15 +2,17 @@
 // their settlement), run in arrival order per account and grouped: whatever arrives while one transaction is in
 // flight goes in the next one, sent as one simple-protocol query (BEGIN; the statements; COMMIT).
 //
-// Why: every call of an account updates that one row twice (hold, then charge), and a settlement commits durably, so
-// it holds the row's lock through its WAL flush. Sent one by one, each call's statements queued on that lock inside
-// Postgres, each waiting backend held a connection of the control pool (10), and under load the pool's queue, not the
-// work, set the gateway's latency (measured: 50 connections on one account, all 10 connections checked out, ~55
-// checkouts waiting 50-250 ms, 2-3 backends in Lock/transactionid or Lock/tuple on the row and ~0.5 in WALSync).
-// Grouped, an account has at most one transaction in flight from this process, nothing waits on its row lock here,
-// and N calls share one round trip and one WAL flush. Each statement still locks the row and computes its amounts on
-// the row's latest version, exactly as alone, in arrival order: other processes (api instances, jobs) are serialized
-// with it by that lock as before.
+// Why: every call of an account updates that one row twice (its advance, then its correction). Sent one by one, each
+// call's statements queued on that lock inside Postgres, each waiting backend held a connection of the control pool
+// (10), and under load the pool's queue, not the work, set the gateway's latency (measured: 50 connections on one
+// account, all 10 connections checked out, ~55 checkouts waiting 50-250 ms, 2-3 backends in Lock/transactionid or
+// Lock/tuple on the row and ~0.5 in WALSync). Grouped, an account has at most one transaction in flight from this
+// process, nothing waits on its row lock here, and N calls share one round trip. Each statement still locks the row
+// and computes its amounts on the row's latest version, exactly as alone, in arrival order: other processes (api
+// instances, jobs) are serialized with it by that lock as before.
+//
+// Groups commit without waiting for the WAL flush, so that no group holds the row's lock through a flush: what must
+// be durable is made so by the caller afterwards, by a transaction that touches only its own rows (src/ai/usage-flush.ts).
 //
 // Each statement is prepared once per connection (PREPARE, its own round trip the first time) and the group EXECUTEs
 // them with their values written as literals: planning the settlement's statement took ~0.45 ms of its ~0.6 ms, on
@@ -41,8 +43,6 @@ interface Pending {
   sql: string;
   /** EXECUTE of it with its values written as literals (the simple protocol has no parameters). */
   execute: string;
-  /** Committed with synchronous_commit on (a charge); a group of holds only commits without waiting for the flush. */
-  durable: boolean;
   resolve(result: pg.QueryResult): void;
   reject(err: unknown): void;
 }
@@ -69,10 +69,10 @@ export class BalanceQueue {
    * fails; any other failure (no connection, a connection lost mid-transaction, which may have committed) is every
    * statement's error, and none is run again here.
    */
-  run(accountId: string, statement: QueuedStatement, durable: boolean): Promise<pg.QueryResult> {
+  run(accountId: string, statement: QueuedStatement): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
       const name = `balance_${createHash('sha256').update(statement.sql).digest('hex').slice(0, 24)}`;
-      const item: Pending = { name, sql: statement.sql, execute: executeText(name, statement.parameters), durable, resolve, reject };
+      const item: Pending = { name, sql: statement.sql, execute: executeText(name, statement.parameters), resolve, reject };
       const waiting = this.#waiting.get(accountId);
       if (waiting) {
         waiting.push(item);
@@ -93,9 +93,7 @@ export class BalanceQueue {
   }
 
   async #send(batch: Pending[], again = false): Promise<void> {
-    const durable = batch.some((item) => item.durable);
-    // A group of holds alone commits without waiting for the WAL flush (see CreditLedger.reserve).
-    const head = durable ? ['begin'] : ['begin', 'set local synchronous_commit to off'];
+    const head = ['begin', 'set local synchronous_commit to off'];
     const outcome = await this.#transaction(batch, [...head, ...batch.map((item) => item.execute), 'commit'].join(';\n'));
     if (outcome.ok) {
       batch.forEach((item, i) => item.resolve(outcome.results[head.length + i]!));

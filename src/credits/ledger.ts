@@ -101,10 +101,9 @@ export class CreditLedger {
     const minAvailable = opts.minAvailableNanos ?? 1;
     if (![nanos, ttlSeconds, minAvailable].every(Number.isSafeInteger) || nanos < 0) throw new Error('reserve: amounts and ttl must be safe integers');
     const floor = billsAiOverage(plan) ? 0 : Math.max(1, minAvailable, opts.upTo ? 0 : nanos);
-    // In the account's queue (BalanceQueue): grouped with the account's other holds and settlements, one round trip
-    // for the group, and a group of holds alone commits without waiting for the WAL flush: a reservation lost to a
-    // database crash only stops holding credit (the call's charge is written durably when it settles), so it needs
-    // no durability of its own. The subquery locks the balance row, so the amount is computed on its latest version.
+    // In the account's queue (BalanceQueue): grouped with the account's other statements, one round trip for the
+    // group, committed without waiting for the WAL flush: a reservation lost to a database crash only stops holding
+    // credit (the call's charge is written durably when it settles), so it needs no durability of its own. The subquery locks the balance row, so the amount is computed on its latest version.
     const hold = sql`
       with held as (
         update credit_balances b set reserved_nanos = b.reserved_nanos + x.amount
@@ -116,7 +115,7 @@ export class CreditLedger {
       insert into credit_reservations (account_id, amount_nanos, expires_at)
       select account_id, amount, now() + make_interval(secs => ${ttlSeconds}::int) from held
       returning id`;
-    const result = await this.#queue.run(accountId, hold.compile(this.#db), false);
+    const result = await this.#queue.run(accountId, hold.compile(this.#db));
     const id = (result.rows[0] as { id?: string } | undefined)?.id;
     if (id) return { id, accountId };
     throw insufficientCredits(await this.balance(accountId));
@@ -268,14 +267,14 @@ export class CreditLedger {
   }
 
   /**
-   * Runs a statement that writes the account's balance row for a call (its usage row with `settlement()`,
-   * `chargeInAdvance()` or `correction()`, in one statement) in the account's queue, grouped with the account's other
-   * such statements: one round trip and one WAL flush for the group, instead of each call waiting on the balance row's
-   * lock through the flush of the one before (see BalanceQueue). `durable`: committed with synchronous_commit on (a
-   * group with any durable statement is). Its rows, or its own error as if it had run alone.
+   * Runs a statement that writes the account's balance row for a call (its usage row with `chargeInAdvance()` or
+   * `correction()`, in one statement) in the account's queue, grouped with the account's other such statements: one
+   * round trip for the group, instead of each call waiting on the balance row's lock behind the one before (see
+   * BalanceQueue). Committed without waiting for the WAL flush: the caller makes what it wrote durable (UsageFlush).
+   * Its rows, or its own error as if it had run alone.
    */
-  async runQueued<R>(accountId: string, query: CompiledQuery<R>, durable: boolean): Promise<R[]> {
-    const result = await this.#queue.run(accountId, query, durable);
+  async runQueued<R>(accountId: string, query: CompiledQuery<R>): Promise<R[]> {
+    const result = await this.#queue.run(accountId, query);
     return result.rows as R[];
   }
 

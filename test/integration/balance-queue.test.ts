@@ -69,11 +69,11 @@ describe('BalanceQueue', () => {
     }) as typeof control.pool.connect;
     const queue = new BalanceQueue(counted);
     const add = `update ${table} set n = n + $1 where id = 1 returning n`;
-    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => queue.run('account-a', statement(add, 1), i % 2 === 0)));
+    const results = await Promise.all(Array.from({ length: 60 }, () => queue.run('account-a', statement(add, 1))));
     // Each statement saw the row as the ones before it left it: 1, 2, 3, ... in the order they were queued.
     expect(results.map((r) => r.rows[0].n)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     expect(checkouts).toBeLessThan(10);
-    expect((await queue.run('account-a', statement(add, 40), true)).rows).toEqual([{ n: 100 }]);
+    expect((await queue.run('account-a', statement(add, 40))).rows).toEqual([{ n: 100 }]);
     expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 100 }]);
     // Prepared on the connections that ran it (Postgres refuses a second PREPARE of a name on one connection, so the
     // 61 answers above also say it was prepared once on each).
@@ -88,13 +88,13 @@ describe('BalanceQueue', () => {
     const table = await counterTable();
     const add = statement(`update ${table} set n = n + 1 where id = 1 returning n`);
     const [one, two] = [new BalanceQueue(control.pool), new BalanceQueue(control.pool)];
-    expect((await one.run('account-d', add, true)).rows).toEqual([{ n: 1 }]);
-    expect((await two.run('account-d', add, true)).rows).toEqual([{ n: 2 }]);
+    expect((await one.run('account-d', add)).rows).toEqual([{ n: 1 }]);
+    expect((await two.run('account-d', add)).rows).toEqual([{ n: 2 }]);
     // Every connection forgets its statements, as DISCARD ALL by a pooler would.
     const clients = await Promise.all(Array.from({ length: control.pool.totalCount }, () => control.pool.connect()));
     await Promise.all(clients.map((c) => c.query('deallocate all')));
     clients.forEach((c) => c.release());
-    expect((await Promise.all([one.run('account-d', add, true), one.run('account-d', add, false)])).map((r) => r.rows[0].n)).toEqual([3, 4]);
+    expect((await Promise.all([one.run('account-d', add), one.run('account-d', add)])).map((r) => r.rows[0].n)).toEqual([3, 4]);
     expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 4 }]);
   });
 
@@ -103,20 +103,20 @@ describe('BalanceQueue', () => {
     const queue = new BalanceQueue(control.pool);
     const outcomes = await Promise.allSettled(
       Array.from({ length: 9 }, (_, i) =>
-        queue.run('account-b', i === 4 ? statement('select 1 / $1::int', 0) : statement(`update ${table} set n = n + 1 where id = 1 returning n`), true),
+        queue.run('account-b', i === 4 ? statement('select 1 / $1::int', 0) : statement(`update ${table} set n = n + 1 where id = 1 returning n`)),
       ),
     );
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(8);
     expect(outcomes[4]).toMatchObject({ status: 'rejected', reason: { code: '22012' } });
     expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 8 }]);
     // The queue goes on after a failure, and accounts do not wait for each other.
-    const [a, b] = await Promise.all([queue.run('account-b', statement('select 1 as one'), false), queue.run('account-c', statement('select 2 as two'), false)]);
+    const [a, b] = await Promise.all([queue.run('account-b', statement('select 1 as one')), queue.run('account-c', statement('select 2 as two'))]);
     expect([a.rows, b.rows]).toEqual([[{ one: 1 }], [{ two: 2 }]]);
     // A statement Postgres cannot prepare fails alone too, and a value that cannot be written is refused before it is queued.
     const more = await Promise.allSettled([
-      queue.run('account-b', statement(`update ${table} set n = n + 1 where id = 1 returning n`), true),
-      queue.run('account-b', statement('select no_such_column'), true),
-      queue.run('account-b', statement('select $1::text', 'a\0b'), true),
+      queue.run('account-b', statement(`update ${table} set n = n + 1 where id = 1 returning n`)),
+      queue.run('account-b', statement('select no_such_column')),
+      queue.run('account-b', statement('select $1::text', 'a\0b')),
     ]);
     expect(more.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
     expect(more[1]).toMatchObject({ reason: { code: '42703' } });
