@@ -42,8 +42,6 @@ interface Prepared {
   /** The usage row written (and charged) at the worst case before the call. */
   start: AiCallStart;
   advance: AiCallAdvance;
-  /** Settles once the advance is on disk (it was committed without waiting for the flush); awaited before answering. */
-  advanceDurable: Promise<void>;
   /** End-user tokens held against the daily budget; the record replaces the hold with the real count. */
   userHold: number;
   started: number;
@@ -306,10 +304,7 @@ export class AiGateway {
       if (userHold) await releaseEndUserTokens(this.#db, who.app.id, who.endUserId!, userHold).catch(() => undefined);
       throw err;
     }
-    // Made durable while the upstream works (awaited before the answer goes out); a failure is handled there.
-    const advanceDurable = advance.terms ? this.#flush.durable(advance.usageId) : Promise.resolve();
-    advanceDurable.catch(() => undefined);
-    return { model, apiKey, ownKey, start, advance, advanceDurable, userHold, started: performance.now() };
+    return { model, apiKey, ownKey, start, advance, userHold, started: performance.now() };
   }
 
   /** A non-streamed answer: read whole, usage taken from it, recorded, then returned as the upstream's bytes. */
@@ -326,10 +321,12 @@ export class AiGateway {
       guard.done();
     }
     // Charged at the worst case before the upstream was asked, so the answer goes out while the real cost replaces it:
-    // a process killed before that leaves the worst case charged, never an answered call unbilled. A correction that
-    // fails for good is logged, and the worst case stands.
+    // a process killed before that leaves the worst case charged, never an answered call unbilled. The advance was
+    // committed without waiting for the WAL flush: Postgres flushes it within a fraction of a second, and should the
+    // database crash before, the correction (tried for about half a minute) writes it afresh; only a crash of both
+    // the database and this process within that fraction leaves the call unbilled. A correction that fails for good
+    // is logged, and the worst case stands.
     void this.#track(this.#record(who, call, tokensOf(usage), usage?.cost, 'ok', response.status), who);
-    await this.#advanceKept(who, call);
     return new JsonText(text);
   }
 
@@ -340,7 +337,6 @@ export class AiGateway {
     const events = async function* (this: AiGateway): AsyncGenerator<string> {
       let status: AiCallStatus = 'aborted';
       try {
-        await this.#advanceKept(who, call);
         guard.idle();
         for await (const event of relayEvents(response.chunks(), forwardUsage, state)) {
           guard.idle();
@@ -362,17 +358,6 @@ export class AiGateway {
       }
     }.call(this);
     return new StreamBody(events, SSE_HEADERS);
-  }
-
-  /**
-   * Waits until the call's advance is on disk, so that no answer goes out unbilled should the database crash. When that
-   * cannot be known (the database unreachable or restarted), the answer still goes out: the call's correction, tried
-   * again for about half a minute, writes the row and its charge afresh if the crash lost them.
-   */
-  async #advanceKept(who: AiCaller, call: Prepared): Promise<void> {
-    await call.advanceDurable.catch((err: unknown) =>
-      this.#log.warn({ err: String(err), app_id: who.app.id }, 'an AI call charged in advance could not be made durable; its correction writes it again'),
-    );
   }
 
   /** Records a failed call (no tokens, its charge in advance given back) and returns the error for the client. */

@@ -1,11 +1,10 @@
 // Making usage rows durable without holding the account's balance row through a WAL flush.
 //
-// Why: a call's advance and its correction update the account's one balance row, in the account's queue
-// (BalanceQueue), committed without waiting for the flush. Committed durably, each would hold that row's lock through
-// its own flush, and every other call of the account would wait behind it. Instead, the rows they wrote are made
-// durable afterwards by a transaction of their own: an update of those usage rows (to what they already hold) commits
-// durably, and its flush takes the WAL up to its commit record, with every commit before it, the advance or the
-// correction among them. It locks only those usage rows, which nobody else waits for. Calls that ask while one flush is
+// Why: a call's correction updates the account's one balance row, in the account's queue (BalanceQueue), committed
+// without waiting for the flush. Committed durably, it would hold that row's lock through its flush, and the account's
+// next calls would wait behind it. Instead, the rows it wrote are made durable afterwards by a transaction of their
+// own: an update of those usage rows (to what they already hold) commits durably, and its flush takes the WAL up to its
+// commit record, with every commit before it (the correction, and the call's advance before it). It locks only those usage rows, which nobody else waits for. Calls that ask while one flush is
 // in flight share the next one: one round trip and one flush for all of them.
 import { sql, type Kysely } from 'kysely';
 import type { ControlDatabase } from '../db/types.ts';

@@ -87,9 +87,9 @@ const USAGE_REF = 'ai_usage:';
  * Writes the call's usage row at its worst case before the upstream is asked and, with the platform's key, charges
  * that worst case in the same statement (CreditLedger.chargeInAdvance): refused (402) when the account cannot cover
  * it. So an answered call is billed even when its process dies before settleAiCall, which corrects both in place.
- * A platform-key call goes in the account's queue, committed without waiting for the WAL flush; the caller makes it
- * durable (UsageFlush) before the answer goes out, and should that fail, the settlement writes the row and its charge
- * afresh if a database crash lost them.
+ * A platform-key call goes in the account's queue, committed without waiting for the WAL flush (Postgres flushes it
+ * within a fraction of a second, and the settlement's flush takes it along); should a database crash lose it first,
+ * the settlement writes the row and its charge afresh.
  */
 export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallStart): Promise<AiCallAdvance> {
   const row = sql`${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${call.tokens.prompt}::int, ${call.tokens.completion}::int,
