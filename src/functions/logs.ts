@@ -66,7 +66,7 @@ export class InvocationLog {
     const rows = batch.map((r) => {
       const path = r.path.length > MAX_PATH ? r.path.slice(0, MAX_PATH) : r.path;
       const error = r.error === null ? null : r.error.slice(0, MAX_ERROR);
-      const console = JSON.stringify(r.console);
+      const console = r.console.length ? JSON.stringify(r.console) : '[]';
       return {
         function_id: r.functionId,
         app_id: r.appId,
@@ -79,41 +79,47 @@ export class InvocationLog {
         error,
         level: r.error !== null || r.statusCode >= 500 ? 'error' : 'info',
         console,
-        bytes: Buffer.byteLength(console) + Buffer.byteLength(error ?? '') + Buffer.byteLength(path),
-        created_at: r.at.toISOString(),
+        bytes: Buffer.byteLength(console) + (error === null ? 0 : Buffer.byteLength(error)) + Buffer.byteLength(path),
+        at_ms: r.at.getTime(),
       };
     });
-    const counters = new Map<string, { id: string; n: number; e: number; d: number; last: string }>();
+    const counters = new Map<string, { id: string; n: number; e: number; d: number; lastMs: number }>();
     const perApp = new Map<string, number>();
+    const counted: typeof rows = [];
     for (const row of rows) {
       if (row.trigger === 'runtime') continue;
-      const c = counters.get(row.function_id) ?? { id: row.function_id, n: 0, e: 0, d: 0, last: row.created_at };
+      counted.push(row);
+      let c = counters.get(row.function_id);
+      if (!c) counters.set(row.function_id, (c = { id: row.function_id, n: 0, e: 0, d: 0, lastMs: row.at_ms }));
       c.n++;
       if (row.level === 'error') c.e++;
       c.d += row.duration_ms;
-      if (row.created_at > c.last) c.last = row.created_at;
-      counters.set(row.function_id, c);
+      if (row.at_ms > c.lastMs) c.lastMs = row.at_ms;
       perApp.set(row.app_id, (perApp.get(row.app_id) ?? 0) + 1);
     }
-    const hourly = hourlyTotals(rows.filter((r) => r.trigger !== 'runtime'));
+    const functionCounters = [...counters.values()].map(({ lastMs, ...c }) => ({ ...c, last: new Date(lastMs).toISOString() }));
+    const hourly = hourlyTotals(counted);
     try {
       await this.#db.transaction().execute(async (tx) => {
         // Rows of functions deleted meanwhile are dropped rather than failing the batch on the foreign key. One typed
         // array per column: Postgres parses them several times faster than the same rows as a JSON document.
         const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key]);
+        // Integer columns go as array literals built here: pg would quote and escape each number of the batch.
+        const ints = (key: 'status_code' | 'duration_ms' | 'memory_mb' | 'bytes' | 'at_ms') => integerArray(rows.map((r) => r[key]));
         await sql`
           insert into function_logs (function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, bytes, created_at)
-          select r.function_id, r.app_id, r.trigger, r.method, r.path, r.status_code, r.duration_ms, r.memory_mb, r.error, r.level, r.console, r.bytes, r.created_at
+          select r.function_id, r.app_id, r.trigger, r.method, r.path, r.status_code, r.duration_ms, r.memory_mb, r.error, r.level, r.console, r.bytes,
+            timestamptz 'epoch' + r.at_ms * interval '1 millisecond'
           from unnest(${column('function_id')}::uuid[], ${column('app_id')}::text[], ${column('trigger')}::text[], ${column('method')}::text[],
-            ${column('path')}::text[], ${column('status_code')}::int[], ${column('duration_ms')}::int[], ${column('memory_mb')}::int[],
-            ${column('error')}::text[], ${column('level')}::text[], ${column('console')}::jsonb[], ${column('bytes')}::int[], ${column('created_at')}::timestamptz[])
-            with ordinality as r(function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, bytes, created_at, seq)
+            ${column('path')}::text[], ${ints('status_code')}::int[], ${ints('duration_ms')}::int[], ${ints('memory_mb')}::int[],
+            ${column('error')}::text[], ${column('level')}::text[], ${column('console')}::jsonb[], ${ints('bytes')}::int[], ${ints('at_ms')}::bigint[])
+            with ordinality as r(function_id, app_id, trigger, method, path, status_code, duration_ms, memory_mb, error, level, console, bytes, at_ms, seq)
           where exists (select 1 from functions f where f.id = r.function_id)
           order by r.seq`.execute(tx);
         await sql`
           update functions f set invocations = f.invocations + c.n, error_count = f.error_count + c.e,
             total_duration_ms = f.total_duration_ms + c.d, last_invocation_at = greatest(f.last_invocation_at, c.last)
-          from jsonb_to_recordset(${JSON.stringify([...counters.values()])}::jsonb) as c(id uuid, n int, e int, d bigint, last timestamptz)
+          from jsonb_to_recordset(${JSON.stringify(functionCounters)}::jsonb) as c(id uuid, n int, e int, d bigint, last timestamptz)
           where f.id = c.id`.execute(tx);
         await upsertHourly(tx, hourly);
       });
@@ -130,6 +136,17 @@ export class InvocationLog {
   async close(): Promise<void> {
     await this.flush();
   }
+}
+
+/** A Postgres array literal of integers (null as NULL): what pg would send for the array, without quoting each one. */
+function integerArray(values: ReadonlyArray<number | null>): string {
+  let text = '{';
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (i > 0) text += ',';
+    text += v === null || v === undefined ? 'NULL' : String(v);
+  }
+  return text + '}';
 }
 
 /** Keeps the newest `keep` log rows of every function (the retention cron). Returns the number deleted. */

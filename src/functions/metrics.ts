@@ -10,10 +10,10 @@ const BUCKET_MS: Record<Bucket, number> = { hour: 3_600_000, day: 86_400_000 };
 /** At most this many buckets in one answer: 31 days of hours, 366 days. */
 export const MAX_BUCKETS: Record<Bucket, number> = { hour: 744, day: 366 };
 
-/** One log row as the rollup counts it. */
+/** One log row as the rollup counts it (at_ms: its created_at in epoch milliseconds). */
 export interface Counted {
   function_id: string;
-  created_at: string;
+  at_ms: number;
   duration_ms: number;
   level: string;
 }
@@ -30,15 +30,19 @@ interface HourTotals {
 /** The batch's invocations summed per function and UTC hour, in key order (concurrent upserts lock rows alike). */
 export function hourlyTotals(rows: Counted[]): HourTotals[] {
   const totals = new Map<string, HourTotals>();
+  // A batch spans one hour or two: each hour's ISO string is made once, not per row.
+  const hours = new Map<number, string>();
   for (const r of rows) {
-    const hour = new Date(Math.floor(Date.parse(r.created_at) / BUCKET_MS.hour) * BUCKET_MS.hour).toISOString();
+    const start = Math.floor(r.at_ms / BUCKET_MS.hour) * BUCKET_MS.hour;
+    let hour = hours.get(start);
+    if (hour === undefined) hours.set(start, (hour = new Date(start).toISOString()));
     const key = `${r.function_id}|${hour}`;
-    const t = totals.get(key) ?? { id: r.function_id, hour, n: 0, e: 0, d: 0, m: 0 };
+    let t = totals.get(key);
+    if (!t) totals.set(key, (t = { id: r.function_id, hour, n: 0, e: 0, d: 0, m: 0 }));
     t.n++;
     if (r.level === 'error') t.e++;
     t.d += r.duration_ms;
     t.m = Math.max(t.m, r.duration_ms);
-    totals.set(key, t);
   }
   return [...totals.keys()].sort().map((k) => totals.get(k)!);
 }

@@ -93,6 +93,8 @@ export class FunctionsService implements AppPurger {
   readonly #logs: InvocationLog;
   readonly #meta = new Map<string, { meta: FunctionMeta | undefined; expiresMs: number }>();
   readonly #wsTargets = new Map<string, { metas: FunctionMeta[]; expiresMs: number }>();
+  /** Pool targets of the cached metas: one per meta, not one (and its key string and loader) per invocation. */
+  readonly #targets = new WeakMap<FunctionMeta, PoolTarget>();
   readonly #versionSweep: NodeJS.Timeout;
   readonly #cachePrune: NodeJS.Timeout;
   readonly #denoDir: string;
@@ -520,6 +522,12 @@ export class FunctionsService implements AppPurger {
   }
 
   #target(meta: FunctionMeta): PoolTarget {
+    let target = this.#targets.get(meta);
+    if (!target) this.#targets.set(meta, (target = this.#newTarget(meta)));
+    return target;
+  }
+
+  #newTarget(meta: FunctionMeta): PoolTarget {
     return {
       key: `${meta.id}:${meta.version}`,
       functionId: meta.id,

@@ -29,19 +29,30 @@ export function requestLog(log: Logger): RequestHandler {
   };
 }
 
-/** A request as beginRequest sees it: node's, or express's (whose originalUrl keeps the path a router cut). */
-type LoggedRequest = IncomingMessage & { id?: string; log?: Logger; originalUrl?: string };
+/** The logger a request's lazy req.log getter (sharedLogPrototype) derives its child from, and that child. */
+const BASE_LOG = Symbol('request base log');
+const CHILD_LOG = Symbol('request child log');
 
-/** What requestLog does for one request, for a route that answers before the middleware stack (the hot paths). */
-export function beginRequest(log: Logger): (req: LoggedRequest, res: ServerResponse) => void {
+/** A request as beginRequest sees it: node's, or express's (whose originalUrl keeps the path a router cut). */
+type LoggedRequest = IncomingMessage & { id?: string; log?: Logger; originalUrl?: string; [BASE_LOG]?: Logger; [CHILD_LOG]?: Logger };
+
+/**
+ * What requestLog does for one request, for a route that answers before the middleware stack (the hot paths).
+ * `sharedLog`: the requests' prototype has req.log as a getter (sharedLogPrototype), so none is defined per request.
+ */
+export function beginRequest(log: Logger, sharedLog = false): (req: LoggedRequest, res: ServerResponse) => void {
   const logRequests = log.isLevelEnabled('info');
   return (req, res) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', id);
     req.id = id;
-    let child: Logger | undefined;
-    Object.defineProperty(req, 'log', { get: () => (child ??= log.child({ req_id: id })), configurable: true });
+    if (sharedLog) {
+      req[BASE_LOG] = log;
+    } else {
+      let child: Logger | undefined;
+      Object.defineProperty(req, 'log', { get: () => (child ??= log.child({ req_id: id })), configurable: true });
+    }
     if (logRequests) {
       const started = performance.now();
       res.on('finish', () => {
@@ -54,9 +65,28 @@ export function beginRequest(log: Logger): (req: LoggedRequest, res: ServerRespo
   };
 }
 
-/** What express's app.handle and router do to a request before its first middleware (express 5). */
-export function asExpress(app: Express, incoming: IncomingMessage, outgoing: ServerResponse): { req: Request; res: Response } {
-  const req = Object.setPrototypeOf(incoming, app.request) as Request;
+/**
+ * A prototype for a hot path's requests, under express's app.request: req.log is its getter, created on a request's
+ * first use from the logger beginRequest(log, true) left on it, instead of an accessor (and its closure) defined on
+ * every request, which the functions hot path paid on each invocation (issue 46).
+ */
+export function sharedLogPrototype(app: Express): Request {
+  const proto = Object.create(app.request) as Request;
+  Object.defineProperty(proto, 'log', {
+    get(this: LoggedRequest): Logger {
+      return (this[CHILD_LOG] ??= this[BASE_LOG]!.child({ req_id: this.id }));
+    },
+    configurable: true,
+  });
+  return proto;
+}
+
+/**
+ * What express's app.handle and router do to a request before its first middleware (express 5). `requestPrototype`:
+ * app.request, or one under it (sharedLogPrototype).
+ */
+export function asExpress(app: Express, incoming: IncomingMessage, outgoing: ServerResponse, requestPrototype: Request = app.request): { req: Request; res: Response } {
+  const req = Object.setPrototypeOf(incoming, requestPrototype) as Request;
   const res = Object.setPrototypeOf(outgoing, app.response) as Response;
   req.res = res;
   res.req = req;
