@@ -29,22 +29,23 @@ interface HourTotals {
 
 /** The batch's invocations summed per function and UTC hour, in key order (concurrent upserts lock rows alike). */
 export function hourlyTotals(rows: Counted[]): HourTotals[] {
-  const totals = new Map<string, HourTotals>();
-  // A batch spans one hour or two: each hour's ISO string is made once, not per row.
-  const hours = new Map<number, string>();
+  // By hour, then by the row's function id string (the same object on every row of a function, its hash computed
+  // once), rather than by a key string made and hashed per row. A batch spans one hour or two.
+  const byHour = new Map<number, Map<string, HourTotals>>();
   for (const r of rows) {
     const start = Math.floor(r.at_ms / BUCKET_MS.hour) * BUCKET_MS.hour;
-    let hour = hours.get(start);
-    if (hour === undefined) hours.set(start, (hour = new Date(start).toISOString()));
-    const key = `${r.function_id}|${hour}`;
-    let t = totals.get(key);
-    if (!t) totals.set(key, (t = { id: r.function_id, hour, n: 0, e: 0, d: 0, m: 0 }));
+    let functions = byHour.get(start);
+    if (!functions) byHour.set(start, (functions = new Map()));
+    let t = functions.get(r.function_id);
+    if (!t) functions.set(r.function_id, (t = { id: r.function_id, hour: new Date(start).toISOString(), n: 0, e: 0, d: 0, m: 0 }));
     t.n++;
     if (r.level === 'error') t.e++;
     t.d += r.duration_ms;
     t.m = Math.max(t.m, r.duration_ms);
   }
-  return [...totals.keys()].sort().map((k) => totals.get(k)!);
+  const totals = [...byHour.values()].flatMap((functions) => [...functions.values()]);
+  // Function ids are uuids of one length: ordering by id, then hour, is the order of `${id}|${hour}`.
+  return totals.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : 0));
 }
 
 /** Adds the totals to the rollup; rows of functions deleted meanwhile are dropped, as their log rows are. */
