@@ -105,7 +105,7 @@ export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLed
   const statement = sql<{ usage_id: string; created_at: string; charge_id: string | null }>`
     with ${ledger.chargeInAdvance(call.accountId, terms, call.costNanos, 'ai', USAGE_REF, usage)}
     select id::text as usage_id, created_at::text, (select id::text from advance_charge) as charge_id from usage`;
-  const [advance] = await ledger.runQueued(call.accountId, statement.compile(db));
+  const [advance] = await ledger.runQueued(call.accountId, statement.compile(db), 'before');
   if (!advance) throw insufficientCredits(await ledger.balance(call.accountId));
   return { usageId: advance.usage_id, createdAt: advance.created_at, chargeId: advance.charge_id, terms };
 }
@@ -164,7 +164,7 @@ export async function settleAiCall(
     select ${advance.terms ? sql`coalesce((select shortfall_nanos from corrected_charge), 0)::text` : sql`'0'`} as shortfall
   `;
   if (!advance.terms) return { shortfallNanos: Number((await statement.execute(db)).rows[0]?.shortfall ?? 0) };
-  const rows = await ledger.runQueued(call.accountId, statement.compile(db));
+  const rows = await ledger.runQueued(call.accountId, statement.compile(db), 'after');
   await flush.durable(advance.usageId);
   return { shortfallNanos: Number(rows[0]?.shortfall ?? 0) };
 }

@@ -53,9 +53,23 @@ interface Pending {
  */
 const preparedOn = new WeakMap<pg.ClientBase, Set<string>>();
 
+/** Prepared statements' names by their SQL: the queue's callers have a handful of statements, run again and again. */
+const names = new Map<string, string>();
+const MAX_NAMES = 256;
+
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `balance_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    if (names.size >= MAX_NAMES) names.clear();
+    names.set(text, name);
+  }
+  return name;
+}
+
 export class BalanceQueue {
   readonly #pool: pg.Pool;
-  /** Accounts with a transaction in flight, and the statements waiting for the next one. */
+  /** Queues with a transaction in flight, and the statements waiting for the next one. */
   readonly #waiting = new Map<string, Pending[]>();
 
   constructor(pool: pg.Pool) {
@@ -63,33 +77,33 @@ export class BalanceQueue {
   }
 
   /**
-   * Runs one statement in the account's next transaction; its result, or its own error (a value that cannot be
+   * Runs one statement in its queue's next transaction (`queueKey`: an account's, or one lane of it); its result, or its own error (a value that cannot be
    * written as a literal is refused at once, alone). A transaction Postgres refused
    * (one statement failed, so none was applied) is run again statement by statement, so that only the failing one
    * fails; any other failure (no connection, a connection lost mid-transaction, which may have committed) is every
    * statement's error, and none is run again here.
    */
-  run(accountId: string, statement: QueuedStatement): Promise<pg.QueryResult> {
+  run(queueKey: string, statement: QueuedStatement): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
-      const name = `balance_${createHash('sha256').update(statement.sql).digest('hex').slice(0, 24)}`;
+      const name = statementName(statement.sql);
       const item: Pending = { name, sql: statement.sql, execute: executeText(name, statement.parameters), resolve, reject };
-      const waiting = this.#waiting.get(accountId);
+      const waiting = this.#waiting.get(queueKey);
       if (waiting) {
         waiting.push(item);
         return;
       }
-      this.#waiting.set(accountId, []);
-      void this.#drain(accountId, [item]);
+      this.#waiting.set(queueKey, []);
+      void this.#drain(queueKey, [item]);
     });
   }
 
-  async #drain(accountId: string, first: Pending[]): Promise<void> {
+  async #drain(queueKey: string, first: Pending[]): Promise<void> {
     let batch = first;
     while (batch.length > 0) {
       await this.#send(batch).catch((err: unknown) => batch.forEach((item) => item.reject(err)));
-      batch = this.#waiting.get(accountId)!.splice(0, MAX_BATCH);
+      batch = this.#waiting.get(queueKey)!.splice(0, MAX_BATCH);
     }
-    this.#waiting.delete(accountId);
+    this.#waiting.delete(queueKey);
   }
 
   async #send(batch: Pending[], again = false): Promise<void> {

@@ -10,6 +10,12 @@ import type { ControlDatabase } from '../db/types.ts';
 
 type Db = Kysely<ControlDatabase>;
 
+/**
+ * An account's two queues (CreditLedger.runQueued): holds and advances, which the calls wait for before their vendor
+ * call, apart from corrections, which run after the answers went out; each has at most one transaction in flight.
+ */
+export type QueueLane = 'before' | 'after';
+
 /** How a call charged in advance is billed (CreditLedger.advanceTerms). */
 export interface AdvanceTerms {
   /** Charges are capped at what the account has; false on plans with unlimited credits. */
@@ -104,7 +110,7 @@ export class CreditLedger {
     // In the account's queue (BalanceQueue): grouped with the account's other statements, one round trip for the
     // group, committed without waiting for the WAL flush: a reservation lost to a database crash only stops holding
     // credit (the call's charge is written durably when it settles), so it needs no durability of its own. The subquery locks the balance row, so the amount is computed on its latest version.
-    const hold = sql`
+    const hold = sql<{ id: string }>`
       with held as (
         update credit_balances b set reserved_nanos = b.reserved_nanos + x.amount
         from (select greatest(0, least(${nanos}::bigint, balance_nanos - reserved_nanos)) as amount, balance_nanos - reserved_nanos as unheld
@@ -115,9 +121,8 @@ export class CreditLedger {
       insert into credit_reservations (account_id, amount_nanos, expires_at)
       select account_id, amount, now() + make_interval(secs => ${ttlSeconds}::int) from held
       returning id`;
-    const result = await this.#queue.run(accountId, hold.compile(this.#db));
-    const id = (result.rows[0] as { id?: string } | undefined)?.id;
-    if (id) return { id, accountId };
+    const [held] = await this.runQueued(accountId, hold.compile(this.#db), 'before');
+    if (held?.id) return { id: held.id, accountId };
     throw insufficientCredits(await this.balance(accountId));
   }
 
@@ -271,10 +276,12 @@ export class CreditLedger {
    * `correction()`, in one statement) in the account's queue, grouped with the account's other such statements: one
    * round trip for the group, instead of each call waiting on the balance row's lock behind the one before (see
    * BalanceQueue). Committed without waiting for the WAL flush: the caller makes what it wrote durable (UsageFlush).
-   * Its rows, or its own error as if it had run alone.
+   * `lane`: what a call waits for before its vendor call goes in one queue, what runs after its answer in another, so
+   * that the next call's advance does not wait for a round trip of the previous call's correction (both still lock
+   * the balance row, for as long as their statements run). Its rows, or its own error as if it had run alone.
    */
-  async runQueued<R>(accountId: string, query: CompiledQuery<R>): Promise<R[]> {
-    const result = await this.#queue.run(accountId, query);
+  async runQueued<R>(accountId: string, query: CompiledQuery<R>, lane: QueueLane): Promise<R[]> {
+    const result = await this.#queue.run(`${accountId}:${lane}`, query);
     return result.rows as R[];
   }
 
