@@ -11,10 +11,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, NextFunction, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Services } from '../services.ts';
-import { asExpress, beginRequest } from './request-log.ts';
+import { asExpress, beginRequest, sharedLogPrototype } from './request-log.ts';
 import { corsOfActualRequest } from './cors.ts';
 import { isPlatformHost, markPlatformHost } from './app-host.ts';
-import { PASS } from './rest.ts';
+import { PASS, type ErrorShapes } from './rest.ts';
 import { firstMatch, paramsOf, RouteTable, type TableRoute } from './route-table.ts';
 import { PATH_ROUTE as STORAGE_V1_ROUTE } from './raw/storage-v1.ts';
 
@@ -28,7 +28,7 @@ export interface SharedStack {
   json: RequestHandler;
   largeJson: RequestHandler;
   requestErrors: ErrorRequestHandler;
-  shapes: RequestHandler;
+  shapes: ErrorShapes;
   routes: { all: TableRoute[]; hot: TableRoute[] };
 }
 
@@ -59,7 +59,9 @@ export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: 
   const large = new RouteTable(hot.filter((route) => route.largeBody));
   // A request a binaryBody route's pattern matches gets the raw parser there: it is the stack's.
   const binary = new RouteTable(hot.filter((route) => route.binaryBody));
-  const begin = beginRequest(deps.log);
+  // req.log a getter of the requests' prototype, the child logger made on first use, as the functions hot path does.
+  const begin = beginRequest(deps.log, true);
+  const requestPrototype = sharedLogPrototype(app);
   const platformHost = markPlatformHost(services);
   const own = services.config.platformHost;
   return (incoming, outgoing) => {
@@ -75,12 +77,12 @@ export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: 
     const candidates = table.candidates(incoming.method, path);
     const hit = candidates && firstMatch(candidates, path);
     if (!hit || hit.route.handle === PASS || firstMatch(binary.candidates(incoming.method, path) ?? [], path)) return false;
-    const { req, res } = asExpress(app, incoming, outgoing);
+    const { req, res } = asExpress(app, incoming, outgoing, requestPrototype);
     const failed = (err: unknown) => requestErrors(err, req, res, noNext);
     begin(req, res);
     // As the stack runs them (request-log, postgrest-alias, errorShapes, markPlatformHost, cors, a JSON parser), each
-    // synchronous but the parser, which reads the body.
-    shapes(req, res, noNext);
+    // synchronous but the parser, which reads the body; errorShapes' match is made when an error answer reads it.
+    shapes.defer(res);
     platformHost(req, res, noNext);
     corsOfActualRequest(req, res);
     const parse = !hasBody(incoming) ? noBody : firstMatch(large.candidates(incoming.method, path) ?? [], path) ? largeJson : json;
