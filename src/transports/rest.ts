@@ -214,7 +214,10 @@ async function serve(
       caller,
       requestId: req.id,
       clientId: req.ip ?? 'unknown',
-      log: req.log,
+      // The request's child logger, made when the call logs (toolContext reads it then).
+      get log() {
+        return req.log;
+      },
       signal: aborter.signal,
       canStream: true,
       session: {
