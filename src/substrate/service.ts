@@ -20,7 +20,7 @@ import { SubstrateSnapshots } from './snapshots.ts';
 import { SubstrateRules } from './rules.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import { jsonObject } from '../db/json.ts';
-import { withCommit } from '../db/deferred-begin.ts';
+import { prepared, withCommit } from '../db/deferred-begin.ts';
 
 export interface ProposeInput {
   capability: string;
@@ -387,12 +387,12 @@ export class SubstrateService {
       }
       // The capability's outbox target comes with the user's state: one round trip fewer for every executed proposal.
       const state = (
-        await sql<{ yolo_mode: boolean; principles: PrincipleRow[]; outbox_target: OutboxTarget | null }>`
+        await prepared(tx, sql<{ yolo_mode: boolean; principles: PrincipleRow[]; outbox_target: OutboxTarget | null }>`
           select u.yolo_mode, coalesce((select json_agg(json_build_object('id', p.id, 'title', p.title, 'applies_to', p.applies_to, 'constraint_spec', p.constraint_spec))
                                         from substrate_principles p where p.user_id = u.id and p.status = 'active'), '[]') as principles,
                  (select json_build_object('webhook_url', t.webhook_url, 'source_app_id', t.source_app_id)
                     from substrate_outbox_targets t where t.user_id = u.id and t.capability = ${capability.name}) as outbox_target
-          from substrate_users u where u.id = ${actor.userId}`.execute(tx)
+          from substrate_users u where u.id = ${actor.userId}`)
       ).rows[0];
       const user = state;
       const principles = state?.principles ?? [];
@@ -429,7 +429,7 @@ export class SubstrateService {
             on conflict (user_id, idempotency_key) do nothing returning id`
         : sql<{ id: string }>`insert into substrate_actions (${ACTION_COLUMNS}) values (${row})
             on conflict (user_id, idempotency_key) do nothing returning id`;
-      const inserted = await (last ? withCommit(tx, insert) : insert.execute(tx));
+      const inserted = await (last ? withCommit(tx, insert) : prepared(tx, insert));
       if (!inserted.rows[0]) throw new Replay();
       if (execution) await this.#outbox.enqueue(tx, actor, { id, capability: capability.name, payload, result: execution.result }, outboxTarget);
       return { action_id: id, verdict, requires_approval: status === 'proposed', ...(execution ? { result: execution.result } : {}) } satisfies ProposeResult;
