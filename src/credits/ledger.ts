@@ -109,7 +109,8 @@ export class CreditLedger {
     const floor = billsAiOverage(plan) ? 0 : Math.max(1, minAvailable, opts.upTo ? 0 : nanos);
     // In the account's queue (BalanceQueue): grouped with the account's other statements, one round trip for the
     // group, committed without waiting for the WAL flush: a reservation lost to a database crash only stops holding
-    // credit (the call's charge is written durably when it settles), so it needs no durability of its own. The subquery locks the balance row, so the amount is computed on its latest version.
+    // credit (the call's charge is written durably when it settles), so it needs no durability of its own. The
+    // subquery locks the balance row, so the amount is computed on its latest version.
     const hold = sql<{ id: string }>`
       with held as (
         update credit_balances b set reserved_nanos = b.reserved_nanos + x.amount
@@ -152,9 +153,7 @@ export class CreditLedger {
       released as (
         delete from credit_reservations where id = ${hold}::uuid returning amount_nanos
       ),
-      account as (
-        select balance_nanos - reserved_nanos as unheld from credit_balances where account_id = ${accountId}::uuid for update
-      ),
+      ${lockedAccount(accountId)},
       payable as (
         select case when ${hold}::uuid is null then ${nanos}::bigint
           else least(${nanos}::bigint, greatest(0, coalesce((select unheld from account), 0) + coalesce((select sum(amount_nanos) from released), 0)))
@@ -164,8 +163,7 @@ export class CreditLedger {
       charged as (
         insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref, shortfall_nanos, overage_nanos)
         select ${accountId}::uuid, 'charge', -amount, ${source}::text, ${usageRef},
-          case when overage.billed then 0 else ${nanos}::bigint - amount end,
-          case when overage.billed then ${nanos}::bigint - amount else 0 end
+          ${unpaid(nanos, sql.raw('amount'))}
         from payable, overage where ${nanos}::bigint > 0
         returning shortfall_nanos
       ),
@@ -199,9 +197,7 @@ export class CreditLedger {
    */
   chargeInAdvance(accountId: string, terms: AdvanceTerms, nanos: number, source: string, usageRefPrefix: string, usage: RawBuilder<unknown>): RawBuilder<unknown> {
     return sql`
-      account as (
-        select balance_nanos - reserved_nanos as unheld from credit_balances where account_id = ${accountId}::uuid for update
-      ),
+      ${lockedAccount(accountId)},
       paid as (
         select case when ${terms.capped} then greatest(0, least(${nanos}::bigint, unheld)) else ${nanos}::bigint end as amount
         from account where ${terms.floor}::bigint is null or unheld >= ${terms.floor}::bigint
@@ -211,8 +207,7 @@ export class CreditLedger {
       advance_charge as (
         insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref, shortfall_nanos, overage_nanos)
         select ${accountId}::uuid, 'charge', -paid.amount, ${source}::text, ${usageRefPrefix}::text || usage.id,
-          case when overage.billed then 0 else ${nanos}::bigint - paid.amount end,
-          case when overage.billed then ${nanos}::bigint - paid.amount else 0 end
+          ${unpaid(nanos, sql.raw('paid.amount'))}
         from paid, usage, overage where ${nanos}::bigint > 0
         returning id
       ),
@@ -235,9 +230,7 @@ export class CreditLedger {
         select id, -amount_nanos as paid from credit_ledger
         where id = ${chargeId}::bigint and account_id = ${accountId}::uuid and exists (select 1 from target where not fresh) for update
       ),
-      account as (
-        select balance_nanos - reserved_nanos as unheld from credit_balances where account_id = ${accountId}::uuid for update
-      ),
+      ${lockedAccount(accountId)},
       payable as (
         select case when ${terms.capped}
           then least(${nanos}::bigint, greatest(0, coalesce((select unheld from account), 0) + coalesce((select paid from prior), 0)))
@@ -246,8 +239,7 @@ export class CreditLedger {
       ${overageOf(accountId)},
       recharged as (
         update credit_ledger l set amount_nanos = -payable.amount,
-          shortfall_nanos = case when overage.billed then 0 else ${nanos}::bigint - payable.amount end,
-          overage_nanos = case when overage.billed then ${nanos}::bigint - payable.amount else 0 end
+          (shortfall_nanos, overage_nanos) = (${unpaid(nanos, sql.raw('payable.amount'))})
         from payable, overage where l.id = (select id from prior) and ${nanos}::bigint > 0
         returning l.shortfall_nanos
       ),
@@ -257,8 +249,7 @@ export class CreditLedger {
       charged_now as (
         insert into credit_ledger (account_id, kind, amount_nanos, source, usage_ref, shortfall_nanos, overage_nanos)
         select ${accountId}::uuid, 'charge', -payable.amount, ${source}::text, ${usageRefPrefix}::text || target.id,
-          case when overage.billed then 0 else ${nanos}::bigint - payable.amount end,
-          case when overage.billed then ${nanos}::bigint - payable.amount else 0 end
+          ${unpaid(nanos, sql.raw('payable.amount'))}
         from target, payable, overage where not exists (select 1 from prior) and ${nanos}::bigint > 0
         returning shortfall_nanos
       ),
@@ -293,6 +284,19 @@ export class CreditLedger {
   }
 }
 
+
+/** `account(unheld)`: the balance no call holds, its row locked so that amounts are computed on its latest version. */
+function lockedAccount(accountId: string): RawBuilder<unknown> {
+  return sql`account as (select balance_nanos - reserved_nanos as unheld from credit_balances where account_id = ${accountId}::uuid for update)`;
+}
+
+/**
+ * A charge row's shortfall_nanos and overage_nanos: what of `nanos` the `paid` amount leaves, the platform's write-off,
+ * or the account's overage on a plan billing it (needs `overage`).
+ */
+function unpaid(nanos: number, paid: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`case when overage.billed then 0 else ${nanos}::bigint - ${paid} end, case when overage.billed then ${nanos}::bigint - ${paid} else 0 end`;
+}
 
 /** `overage(billed)`: whether the account's current plan bills what its balance cannot pay as overage. */
 function overageOf(accountId: string): RawBuilder<unknown> {
