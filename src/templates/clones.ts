@@ -26,6 +26,8 @@ export interface ClonesDeps extends CloneDeps {
   log: Logger;
 }
 
+const CLONE_COLUMNS = ['id', 'account_id', 'template_app_id', 'template_version', 'app_id', 'name', 'region', 'status', 'failed_step', 'error', 'source', 'progress', 'todo', 'created_at', 'finished_at'] as const;
+
 interface CloneRow {
   id: string;
   account_id: string;
@@ -67,7 +69,7 @@ export class Clones {
   ): Promise<CloneView> {
     const { db, databases } = this.#d;
     const appId = randomId(16);
-    const id = await db.transaction().execute(async (tx) => {
+    const inserted = await db.transaction().execute(async (tx) => {
       // Clone requests of one account serialize here, so the cap holds under concurrency.
       await sql`select pg_advisory_xact_lock(hashtextextended(${'svc_clones:' + accountId}, 0))`.execute(tx);
       const busy = await tx
@@ -94,14 +96,15 @@ export class Clones {
           source: JSON.stringify(source),
           todo: JSON.stringify(todoOf(source, source.plans.length + source.products.length > 0)),
         })
-        .returning('id')
+        .returning(CLONE_COLUMNS)
         .executeTakeFirstOrThrow();
       await within?.(tx, { appId, cloneId: row.id });
       await this.#enqueueStep(tx, row.id, 'database');
-      return row.id;
+      return row as CloneRow;
     });
-    this.#d.log.info({ clone_id: id, app_id: appId, template_app_id: source.template_app_id, region }, 'clone requested');
-    return this.get(accountId, id);
+    this.#d.log.info({ clone_id: inserted.id, app_id: appId, template_app_id: source.template_app_id, region }, 'clone requested');
+    // The row as inserted: a re-read after commit could already show the worker's first step.
+    return this.#view(inserted);
   }
 
   async get(accountId: string, id: string): Promise<CloneView> {
@@ -222,7 +225,7 @@ export class Clones {
   #select() {
     return this.#d.db
       .selectFrom('template_clones')
-      .select(['id', 'account_id', 'template_app_id', 'template_version', 'app_id', 'name', 'region', 'status', 'failed_step', 'error', 'source', 'progress', 'todo', 'created_at', 'finished_at']);
+      .select(CLONE_COLUMNS);
   }
 
   async #row(id: string): Promise<CloneRow | undefined> {
