@@ -1,5 +1,6 @@
 // AI usage rows (ai_usage): one per gateway call, written with its meters and its credit charge in one transaction.
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
+import type { SetStatement } from '../credits/balance-queue.ts';
 import { insufficientCredits, type AdvanceTerms, type CreditLedger } from '../credits/ledger.ts';
 import { NANOS_PER_USD } from '../core/money.ts';
 import type { ControlDatabase } from '../db/types.ts';
@@ -85,27 +86,36 @@ const USAGE_REF = 'ai_usage:';
 
 /**
  * Writes the call's usage row at its worst case before the upstream is asked and, with the platform's key, charges
- * that worst case in the same statement (CreditLedger.chargeInAdvance): refused (402) when the account cannot cover
+ * that worst case in the same statement (CreditLedger.chargesInAdvance): refused (402) when the account cannot cover
  * it. So an answered call is billed even when its process dies before settleAiCall, which corrects both in place.
- * A platform-key call goes in the account's queue, committed without waiting for the WAL flush (Postgres flushes it
- * within a fraction of a second, and the settlement's flush takes it along); should a database crash lose it first,
- * the settlement writes the row and its charge afresh.
+ * A platform-key call goes in the account's queue, in one statement with the account's calls that arrive beside it,
+ * committed without waiting for the WAL flush (Postgres flushes it within a fraction of a second, and the
+ * settlement's flush takes it along); should a database crash lose it first, the settlement writes the row and its
+ * charge afresh.
  */
 export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallStart): Promise<AiCallAdvance> {
-  const row = sql`${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${call.tokens.prompt}::int, ${call.tokens.completion}::int,
-    ${call.tokens.prompt + call.tokens.completion}::int, ${call.costNanos}::bigint, ${call.ownKey}, 0, 'ok', null::int, now() + make_interval(secs => ${call.settleWithinSeconds}::int)`;
   if (call.ownKey) {
+    const row = sql`${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${call.tokens.prompt}::int, ${call.tokens.completion}::int,
+      ${call.tokens.prompt + call.tokens.completion}::int, ${call.costNanos}::bigint, true, 0, 'ok', null::int, now() + make_interval(secs => ${call.settleWithinSeconds}::int)`;
     const { rows } = await sql<{ usage_id: string; created_at: string }>`
       insert into ai_usage (${USAGE_COLUMNS}, settle_by) values (${row}) returning id::text as usage_id, created_at::text
     `.execute(db);
     return { usageId: rows[0]!.usage_id, createdAt: rows[0]!.created_at, chargeId: null, terms: null };
   }
   const terms = await ledger.advanceTerms(call.accountId, call.costNanos);
-  const usage = sql`insert into ai_usage (${USAGE_COLUMNS}, settle_by) select ${row} from paid returning id, created_at`;
-  const statement = sql<{ usage_id: string; created_at: string; charge_id: string | null }>`
-    with ${ledger.chargeInAdvance(call.accountId, terms, call.costNanos, 'ai', USAGE_REF, usage)}
-    select id::text as usage_id, created_at::text, (select id::text from advance_charge) as charge_id from usage`;
-  const [advance] = await ledger.runQueued(call.accountId, statement.compile(db), 'before');
+  const [advance] = await ledger.runInSet<{ usage_id: string; created_at: string; charge_id: string | null }>(call.accountId, statements(db, ledger).advances, 'before', {
+    app_id: call.appId,
+    account_id: call.accountId,
+    end_user_id: call.endUserId,
+    kind: call.kind,
+    model: call.model,
+    prompt: call.tokens.prompt,
+    completion: call.tokens.completion,
+    nanos: call.costNanos,
+    settle_secs: call.settleWithinSeconds,
+    capped: terms.capped,
+    floor: terms.floor,
+  });
   if (!advance) throw insufficientCredits(await ledger.balance(call.accountId));
   return { usageId: advance.usage_id, createdAt: advance.created_at, chargeId: advance.charge_id, terms };
 }
@@ -115,15 +125,90 @@ const USAGE_COLUMNS = sql.raw(
   'app_id, account_id, end_user_id, kind, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, own_key, latency_ms, status, http_status',
 );
 
+/** The placeholder of a set statement's rows, its first parameter (see SetStatement). */
+const ROWS = '$rows';
+
+/**
+ * The advances of a set of platform-key calls of one account, and the corrections of a set of calls (see
+ * startAiCall and settleAiCall): fixed texts, compiled once, each prepared once per connection.
+ */
+interface UsageStatements {
+  advances: SetStatement;
+  corrections: SetStatement;
+}
+let compiled: UsageStatements | undefined;
+
+function statements(db: Kysely<ControlDatabase>, ledger: CreditLedger): UsageStatements {
+  if (compiled) return compiled;
+  const set = (query: RawBuilder<unknown>): SetStatement => {
+    const { sql: text, parameters } = query.compile(db);
+    if (parameters[0] !== ROWS) throw new Error('a set statement must bind its rows first');
+    return { sql: text, parameters: parameters.slice(1) };
+  };
+  const advances = sql`
+    with recursive calls as (
+      select * from jsonb_to_recordset(${ROWS}::jsonb) as c(ord int, app_id text, account_id uuid, end_user_id uuid, kind text, model text,
+        prompt int, completion int, nanos bigint, settle_secs int, capped boolean, floor bigint)
+    ),
+    ${ledger.chargesInAdvance('ai', USAGE_REF, sql`
+      usage_ids as (select ord, nextval('ai_usage_id_seq') as id from paid),
+      usage as (
+        insert into ai_usage (id, ${USAGE_COLUMNS}, settle_by)
+        select u.id, c.app_id, c.account_id, c.end_user_id, c.kind, c.model, c.prompt, c.completion, c.prompt + c.completion, c.nanos,
+          false, 0, 'ok', null, now() + make_interval(secs => c.settle_secs)
+        from usage_ids u join calls c using (ord)
+      )`)}
+    select u.ord, u.id::text as usage_id, now()::text as created_at, ch.id::text as charge_id
+    from usage_ids u left join advance_charge ch on ch.usage_ref = ${USAGE_REF}::text || u.id`;
+  // A call corrected twice in one set (a retry beside its first try) is corrected once, as the second run alone would
+  // change nothing.
+  const corrections = sql`
+    with recursive calls as (
+      select distinct on (usage_id) * from jsonb_to_recordset(${ROWS}::jsonb) as c(ord int, usage_id bigint, created_at timestamptz,
+        app_id text, account_id uuid, end_user_id uuid, kind text, model text, own_key boolean, prompt int, completion int, cost bigint,
+        latency int, status text, http_status int, user_delta bigint, charge_id bigint, nanos bigint, capped boolean, billed boolean)
+      order by usage_id, ord
+    ),
+    existing as (
+      select c.ord, u.id, u.settle_by from calls c join ai_usage u on u.id = c.usage_id and u.created_at = c.created_at for update of u
+    ),
+    corrected as (
+      update ai_usage u set (prompt_tokens, completion_tokens, total_tokens, cost_nanos, latency_ms, status, http_status, settle_by) =
+        (c.prompt, c.completion, c.prompt + c.completion, c.cost, c.latency, c.status, c.http_status, null)
+      from existing e join calls c using (ord) where u.id = e.id and e.settle_by is not null
+      returning e.ord, u.id
+    ),
+    lost as (
+      insert into ai_usage (id, created_at, ${USAGE_COLUMNS})
+      select c.usage_id, c.created_at, c.app_id, c.account_id, c.end_user_id, c.kind, c.model, c.prompt, c.completion, c.prompt + c.completion,
+        c.cost, c.own_key, c.latency, c.status, c.http_status
+      from calls c where not exists (select 1 from existing e where e.ord = c.ord)
+      on conflict (id) do nothing
+      returning id
+    ),
+    target as (select ord, id, false as fresh from corrected union all select c.ord, l.id, true from lost l join calls c on c.usage_id = l.id),
+    user_day as (
+      insert into ai_user_daily (app_id, end_user_id, day, tokens)
+      select c.app_id, c.end_user_id, (now() at time zone 'utc')::date, sum(c.user_delta)::bigint
+      from target t join calls c using (ord) where c.end_user_id is not null and c.user_delta <> 0
+      group by c.app_id, c.end_user_id
+      on conflict (app_id, end_user_id, day) do update set tokens = greatest(0, ai_user_daily.tokens + excluded.tokens)
+    ),
+    ${ledger.correctionsInSet('ai', USAGE_REF)}
+    select c.ord, coalesce(cc.shortfall_nanos, 0)::text as shortfall from calls c left join corrected_charge cc using (ord)`;
+  compiled = { advances: set(advances), corrections: set(corrections) };
+  return compiled;
+}
+
 /**
  * Replaces the call's worst case by what it used: the usage row and its charge corrected in place, and the end user's
- * day by the real count, in one statement (for a platform-key call in the account's queue, grouped with its other
- * calls, then made durable by `flush`). Run after the answer went out. Any run after the first changes nothing, so a
- * failure of any kind may be retried: a row the advance wrote and a crash lost is written again with the advance's id
- * and time, unless another row took that id since (then the call stays unbilled: a crash of the database, then a
- * reused id, before the correction). Returns the part of the cost the account could not pay (see
- * CreditLedger.correction). The meters (ai_tokens, and ai_credits in nano-dollars of credit
- * charged) are added to usage_daily from settled rows by the ai_usage_meter job.
+ * day by the real count, in one statement (for a platform-key call in the account's queue, in one statement with the
+ * account's other corrections, then made durable by `flush`). Run after the answer went out. Any run after the first
+ * changes nothing, so a failure of any kind may be retried: a row the advance wrote and a crash lost is written again
+ * with the advance's id and time, unless another row took that id since (then the call stays unbilled: a crash of the
+ * database, then a reused id, before the correction). Returns the part of the cost the account could not pay (see
+ * CreditLedger.correctionsInSet). The meters (ai_tokens, and ai_credits in nano-dollars of credit charged) are added
+ * to usage_daily from settled rows by the ai_usage_meter job.
  */
 export async function settleAiCall(
   db: Kysely<ControlDatabase>,
@@ -133,40 +218,36 @@ export async function settleAiCall(
   advance: AiCallAdvance,
   end: AiCallEnd,
 ): Promise<{ shortfallNanos: number }> {
-  const total = end.tokens.prompt + end.tokens.completion;
-  const charged = call.ownKey ? 0 : end.costNanos;
-  const values = sql`${end.tokens.prompt}::int, ${end.tokens.completion}::int, ${total}::int, ${end.costNanos}::bigint, ${end.latencyMs}::int, ${end.status}, ${end.httpStatus}::int`;
-  const money = advance.terms ? sql`, ${ledger.correction(call.accountId, advance.terms, advance.chargeId, charged, 'ai', USAGE_REF)}` : sql``;
-  const statement = sql<{ shortfall: string }>`
-    with existing as (
-      select id, settle_by from ai_usage where id = ${advance.usageId}::bigint and created_at = ${advance.createdAt}::timestamptz for update
-    ),
-    corrected as (
-      update ai_usage u set (prompt_tokens, completion_tokens, total_tokens, cost_nanos, latency_ms, status, http_status, settle_by) = (${values}, null)
-      from existing e where u.id = e.id and e.settle_by is not null
-      returning u.id
-    ),
-    lost as (
-      insert into ai_usage (id, created_at, ${USAGE_COLUMNS})
-      select ${advance.usageId}::bigint, ${advance.createdAt}::timestamptz, ${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${end.tokens.prompt}::int, ${end.tokens.completion}::int,
-        ${total}::int, ${end.costNanos}::bigint, ${call.ownKey}, ${end.latencyMs}::int, ${end.status}, ${end.httpStatus}::int
-      where not exists (select 1 from existing)
-      on conflict (id) do nothing
-      returning id
-    ),
-    target as (select id, false as fresh from corrected union all select id, true from lost),
-    user_day as (
-      insert into ai_user_daily (app_id, end_user_id, day, tokens)
-      select ${call.appId}, ${call.endUserId}::uuid, (now() at time zone 'utc')::date, ${total - end.userTokensHeld}::bigint
-      where ${call.endUserId}::uuid is not null and ${total - end.userTokensHeld}::bigint <> 0 and exists (select 1 from target)
-      on conflict (app_id, end_user_id, day) do update set tokens = greatest(0, ai_user_daily.tokens + excluded.tokens)
-    )${money}
-    select ${advance.terms ? sql`coalesce((select shortfall_nanos from corrected_charge), 0)::text` : sql`'0'`} as shortfall
-  `;
-  if (!advance.terms) return { shortfallNanos: Number((await statement.execute(db)).rows[0]?.shortfall ?? 0) };
-  const rows = await ledger.runQueued(call.accountId, statement.compile(db), 'after');
+  const row = {
+    usage_id: advance.usageId,
+    created_at: advance.createdAt,
+    app_id: call.appId,
+    account_id: call.accountId,
+    end_user_id: call.endUserId,
+    kind: call.kind,
+    model: call.model,
+    own_key: call.ownKey,
+    prompt: end.tokens.prompt,
+    completion: end.tokens.completion,
+    cost: end.costNanos,
+    latency: end.latencyMs,
+    status: end.status,
+    http_status: end.httpStatus,
+    user_delta: end.tokens.prompt + end.tokens.completion - end.userTokensHeld,
+    charge_id: advance.chargeId,
+    nanos: call.ownKey ? 0 : end.costNanos,
+    capped: advance.terms?.capped ?? false,
+    billed: advance.terms !== null,
+  };
+  const { corrections } = statements(db, ledger);
+  if (!advance.terms) {
+    // Nothing of the account's is written: not queued.
+    await db.executeQuery(CompiledQuery.raw(corrections.sql, [JSON.stringify([{ ...row, ord: 0 }]), ...corrections.parameters]));
+    return { shortfallNanos: 0 };
+  }
+  const [corrected] = await ledger.runInSet<{ shortfall: string }>(call.accountId, corrections, 'after', row);
   await flush.durable(advance.usageId);
-  return { shortfallNanos: Number(rows[0]?.shortfall ?? 0) };
+  return { shortfallNanos: Number(corrected?.shortfall ?? 0) };
 }
 
 /**

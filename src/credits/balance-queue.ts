@@ -37,14 +37,32 @@ export interface QueuedStatement {
   parameters: readonly unknown[];
 }
 
+/**
+ * A statement that runs for many calls at once (BalanceQueue.runInSet): `$1` is their rows, a JSON array in arrival
+ * order, each row with its index as `ord`; `parameters` are `$2` on. Each of its result rows carries the `ord` of the
+ * call it answers.
+ */
+export type SetStatement = QueuedStatement;
+
 interface Pending {
   /** The prepared statement's name: one per SQL text. */
   name: string;
   sql: string;
-  /** EXECUTE of it with its values written as literals (the simple protocol has no parameters). */
+  /** EXECUTE of it with its values written as literals (the simple protocol has no parameters); for a row of a set, its SetStatement's values. */
   execute: string;
+  /** A call's row of a set statement: run with the rows of the calls beside it in the group. */
+  row?: object;
+  parameters?: readonly unknown[];
   resolve(result: pg.QueryResult): void;
   reject(err: unknown): void;
+}
+
+/** What one statement of a group's transaction runs: a call's statement, or a set statement for consecutive calls. */
+interface Unit {
+  name: string;
+  sql: string;
+  execute: string;
+  items: Pending[];
 }
 
 /**
@@ -71,6 +89,8 @@ export class BalanceQueue {
   readonly #pool: pg.Pool;
   /** Queues with a transaction in flight, and the statements waiting for the next one. */
   readonly #waiting = new Map<string, Pending[]>();
+  /** Idle queues waiting for more rows before they send (see #enqueue). */
+  readonly #lingering = new Map<string, NodeJS.Timeout>();
 
   constructor(pool: pg.Pool) {
     this.#pool = pool;
@@ -86,15 +106,50 @@ export class BalanceQueue {
   run(queueKey: string, statement: QueuedStatement): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
       const name = statementName(statement.sql);
-      const item: Pending = { name, sql: statement.sql, execute: executeText(name, statement.parameters), resolve, reject };
-      const waiting = this.#waiting.get(queueKey);
-      if (waiting) {
-        waiting.push(item);
-        return;
-      }
-      this.#waiting.set(queueKey, []);
-      void this.#drain(queueKey, [item]);
+      this.#enqueue(queueKey, { name, sql: statement.sql, execute: executeText(name, statement.parameters), resolve, reject });
     });
+  }
+
+  /**
+   * Runs a call's `row` of a set statement in its queue's next transaction, in one statement with the rows of the
+   * calls that arrived just before and after it with the same statement: one statement's planning, locks and index
+   * descents for all of them, where each would run its own. The result's rows are this call's (`ord` dropped). Failures
+   * as run()'s: a set Postgres refused is run again one row at a time.
+   */
+  async runInSet<R>(queueKey: string, set: SetStatement, row: object, opts: { lingerMs?: number } = {}): Promise<R[]> {
+    // Written as a literal when the group is sent; a value JSON cannot hold is refused now, alone.
+    if (Object.values(row).some((v) => typeof v === 'string' && v.includes('\0'))) throw new Error('runInSet: a string holds a NUL character');
+    const result = await new Promise<pg.QueryResult>((resolve, reject) => {
+      this.#enqueue(queueKey, { name: statementName(set.sql), sql: set.sql, execute: '', row, parameters: set.parameters, resolve, reject }, opts.lingerMs);
+    });
+    return result.rows as R[];
+  }
+
+  /**
+   * `lingerMs`: an idle queue waits that long for more rows before it sends (or until a group is full), for work
+   * nobody waits on: fewer, larger transactions, each taking the account's row once.
+   */
+  #enqueue(queueKey: string, item: Pending, lingerMs = 0): void {
+    const waiting = this.#waiting.get(queueKey);
+    if (waiting) {
+      waiting.push(item);
+      if (waiting.length >= MAX_BATCH && this.#lingering.has(queueKey)) this.#start(queueKey);
+      return;
+    }
+    if (lingerMs > 0) {
+      this.#waiting.set(queueKey, [item]);
+      this.#lingering.set(queueKey, setTimeout(() => this.#start(queueKey), lingerMs));
+      return;
+    }
+    this.#waiting.set(queueKey, []);
+    void this.#drain(queueKey, [item]);
+  }
+
+  /** Ends a queue's lingering: sends what waits. */
+  #start(queueKey: string): void {
+    clearTimeout(this.#lingering.get(queueKey));
+    this.#lingering.delete(queueKey);
+    void this.#drain(queueKey, this.#waiting.get(queueKey)!.splice(0, MAX_BATCH));
   }
 
   async #drain(queueKey: string, first: Pending[]): Promise<void> {
@@ -108,9 +163,10 @@ export class BalanceQueue {
 
   async #send(batch: Pending[], again = false): Promise<void> {
     const head = ['begin', 'set local synchronous_commit to off'];
-    const outcome = await this.#transaction(batch, [...head, ...batch.map((item) => item.execute), 'commit'].join(';\n'));
+    const units = unitsOf(batch);
+    const outcome = await this.#transaction(units, [...head, ...units.map((unit) => unit.execute), 'commit'].join(';\n'));
     if (outcome.ok) {
-      batch.forEach((item, i) => item.resolve(outcome.results[head.length + i]!));
+      units.forEach((unit, i) => answer(unit, outcome.results[head.length + i]!));
     } else if (outcome.refused && isMissingStatement(outcome.err) && !again) {
       // Nothing was applied, and the connection's statements are prepared again on the next try.
       await this.#send(batch, true);
@@ -128,7 +184,7 @@ export class BalanceQueue {
    * again; the error goes to the callers) nor when the connection was lost before the answer (the transaction may have
    * committed).
    */
-  async #transaction(batch: Pending[], text: string): Promise<{ ok: true; results: pg.QueryResult[] } | { ok: false; err: unknown; refused: boolean }> {
+  async #transaction(batch: Unit[], text: string): Promise<{ ok: true; results: pg.QueryResult[] } | { ok: false; err: unknown; refused: boolean }> {
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -153,7 +209,7 @@ export class BalanceQueue {
   }
 
   /** Prepares on this connection the batch's statements it has not prepared yet: once per connection and statement. */
-  async #prepare(client: pg.PoolClient, batch: Pending[]): Promise<void> {
+  async #prepare(client: pg.PoolClient, batch: Unit[]): Promise<void> {
     let prepared = preparedOn.get(client);
     if (!prepared) preparedOn.set(client, (prepared = new Set()));
     for (const item of batch) {
@@ -165,6 +221,29 @@ export class BalanceQueue {
       prepared.add(item.name);
     }
   }
+}
+
+/** The group's statements: each call's alone, and the rows of consecutive calls of one set statement together. */
+function unitsOf(batch: Pending[]): Unit[] {
+  const units: Unit[] = [];
+  for (const item of batch) {
+    const last = units.at(-1);
+    if (item.row && last?.items[0]!.row && last.name === item.name) last.items.push(item);
+    else units.push({ name: item.name, sql: item.sql, execute: item.execute, items: [item] });
+  }
+  for (const unit of units) {
+    const { row, parameters } = unit.items[0]!;
+    if (row) unit.execute = executeText(unit.name, [JSON.stringify(unit.items.map((item, ord) => ({ ...item.row, ord }))), ...parameters!]);
+  }
+  return units;
+}
+
+/** Gives each call of a unit its answer: a set's rows go to the call of their `ord`. */
+function answer(unit: Unit, result: pg.QueryResult): void {
+  if (!unit.items[0]!.row) return unit.items[0]!.resolve(result);
+  const rows: Record<string, unknown>[][] = unit.items.map(() => []);
+  for (const { ord, ...rest } of result.rows as { ord: number }[]) rows[ord]?.push(rest);
+  unit.items.forEach((item, i) => item.resolve({ ...result, rows: rows[i]! }));
 }
 
 /**

@@ -150,6 +150,30 @@ describe('AI calls charged in advance', () => {
     expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 1_300), ledger: String(GRANT - 1_300), charges: [{ amount: '-1300', cost: '1300', settling: false, status: 'ok' }] });
   });
 
+  it('calls arriving together are charged in one set, each on the balance the calls before it left: the ones that fit, in order, and no more', async () => {
+    const app = await paidByFreshAccount('crowd');
+    const ledger = new CreditLedger(other.db, other.pool);
+    await ledger.plan(app.accountId);
+    // 25 worst cases of $0.006 against $0.10: the first 16 fit, the others are refused; a $0.004 call after them still fits.
+    const starts = await Promise.allSettled([...Array.from({ length: 25 }, () => startAiCall(other.db, ledger, callOf(app, 6_000_000))), startAiCall(other.db, ledger, callOf(app, 4_000_000))]);
+    expect(starts.map((s) => s.status)).toEqual([...Array(16).fill('fulfilled'), ...Array(9).fill('rejected'), 'fulfilled']);
+    expect(starts.filter((s) => s.status === 'rejected').map((s) => (s as PromiseRejectedResult).reason.code)).toEqual(Array(9).fill('INSUFFICIENT_CREDITS'));
+    const advances = starts.filter((s) => s.status === 'fulfilled').map((s) => s.value);
+    expect(new Set(advances.map((a) => a.usageId)).size).toBe(17);
+    expect((await money(app.accountId)).balance).toBe(String(GRANT - 16 * 6_000_000 - 4_000_000));
+    // Their corrections, together too (one of them twice): each charge replaced by its cost, the rest given back.
+    const costs = advances.map((_, i) => 1_000 * (i + 1));
+    const settled = await Promise.all([
+      ...advances.map((a, i) => settleAiCall(other.db, ledger, flush, callOf(app, 6_000_000), a, ended(costs[i]!))),
+      settleAiCall(other.db, ledger, flush, callOf(app, 6_000_000), advances[3]!, ended(costs[3]!)),
+    ]);
+    expect(settled).toEqual(Array(18).fill({ shortfallNanos: 0 }));
+    const spent = costs.reduce((a, b) => a + b, 0);
+    const after = await money(app.accountId);
+    expect(after).toMatchObject({ balance: String(GRANT - spent), ledger: String(GRANT - spent) });
+    expect(after.charges.map((c) => [c.amount, c.cost, c.settling])).toEqual(costs.map((c) => [String(-c), String(c), false]));
+  });
+
   it('refused (402) when the worst case does not fit, and nothing is written', async () => {
     const app = await paidByFreshAccount('poor');
     const ledger = new CreditLedger(other.db, other.pool);

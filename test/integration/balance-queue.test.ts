@@ -98,6 +98,26 @@ describe('BalanceQueue', () => {
     expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 4 }]);
   });
 
+  it('rows of a set statement arriving together run as one statement; each call gets its own rows; a refused set is run again row by row', async () => {
+    const table = await counterTable();
+    const queue = new BalanceQueue(control.pool);
+    const set = {
+      sql: `with bump as (update ${table} set n = n + 1 where id = 1 returning n)
+            select c.ord, 100 / c.v as share, (select n from bump) as run from jsonb_to_recordset($1::jsonb) as c(ord int, v int)`,
+      parameters: [],
+    };
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => queue.runInSet(`account-s`, set, { v: i + 1 })));
+    // The first call found the queue idle and ran alone; the 29 that arrived meanwhile ran as one statement.
+    expect(answers).toEqual(Array.from({ length: 30 }, (_, i) => [{ share: Math.trunc(100 / (i + 1)), run: i === 0 ? 1 : 2 }]));
+    // A row Postgres refuses (a division by zero) fails alone: the set is run again one row at a time.
+    const outcomes = await Promise.allSettled([1, 2, 0, 4].map((v) => queue.runInSet(`account-s`, set, { v })));
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(outcomes[2]).toMatchObject({ reason: { code: '22012' } });
+    // Runs: the two above, the first of these alone, then 2 and 4 alone (the refused set of three applied nothing).
+    expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 5 }]);
+    await expect(queue.runInSet('account-s', set, { v: 'a\0b' })).rejects.toThrow('runInSet: a string holds a NUL character');
+  });
+
   it('a statement Postgres refuses fails alone: the others of its group are run again and committed', async () => {
     const table = await counterTable();
     const queue = new BalanceQueue(control.pool);
