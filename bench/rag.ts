@@ -40,13 +40,13 @@ const VISIBLE_TO = '($3::uuid is null or d.owner_user_id is null or d.owner_user
  * (with `${visibleTo('$3', 'd.')}` in place of VISIBLE_TO), so the two cannot drift apart unnoticed.
  */
 const QUERY_SQL = `select text, score, document_id, metadata from (
-           select c.text, 1 - (c.embedding <=> $1::vector) as score, c.document_id, c.metadata, c.embedding <=> $1::vector as distance
-           from svc_rag.chunks c join svc_rag.documents d on d.id = c.document_id
-           where c.collection_id = $2 and d.status = 'ready' and ${VISIBLE_TO} and c.metadata @> $4::jsonb
-             and 1 - (c.embedding <=> $1::vector) >= $5
-           order by c.embedding <=> $1::vector
-           limit $6
-         ) nearest order by distance`;
+         select c.text, 1 - (c.embedding <=> $1::vector) as score, c.document_id, c.metadata, c.embedding <=> $1::vector as distance
+         from svc_rag.chunks c join svc_rag.documents d on d.id = c.document_id
+         where c.collection_id = $2 and d.status = 'ready' and ${VISIBLE_TO} and c.metadata @> $4::jsonb
+           and 1 - (c.embedding <=> $1::vector) >= $5
+         order by c.embedding <=> $1::vector
+         limit $6
+       ) nearest order by distance`;
 /** The `set local` line of RagService.query, for a given topK. */
 const setLocal = (topK: number) => `set local hnsw.iterative_scan = relaxed_order; set local hnsw.ef_search = ${Math.max(40, topK * 2)}`;
 const SET_LOCAL_SOURCE = 'set local hnsw.iterative_scan = relaxed_order; set local hnsw.ef_search = ${Math.max(40, input.topK * 2)}';
@@ -97,7 +97,7 @@ async function embedDirect(agent: http.Agent, upstreamUrl: string, apiKey: strin
 // ---------------------------------------------------------------------------------------------- the baseline process
 
 if (import.meta.main) {
-  const pool = new pg.Pool({ connectionString: requiredEnv('DATABASE_URL'), max: Number(requiredEnv('POOL_SIZE')) });
+  const pool = new pg.Pool({ connectionString: requiredEnv('DATABASE_URL'), max: Number(requiredEnv('POOL_SIZE')), pipeline: true });
   pool.on('error', () => {});
   const upstreamUrl = requiredEnv('UPSTREAM_URL');
   const upstreamKey = requiredEnv('UPSTREAM_KEY');
@@ -115,18 +115,17 @@ if (import.meta.main) {
   async function query(input: { query: string; topK: number; threshold?: number; filter?: Record<string, unknown> }): Promise<string> {
     const [vector] = await embedDirect(agent, upstreamUrl, upstreamKey, [input.query]);
     const client = await pool.connect();
-    let rows: { text: string; score: number; document_id: string; metadata: Record<string, unknown> }[];
-    try {
-      // BEGIN and the settings in one round trip, as the platform's transaction sends its setup.
-      await client.query(`begin; ${setLocal(input.topK)}`);
-      ({ rows } = await client.query(QUERY_SQL, [vectorLiteral(vector!), collectionId, null, JSON.stringify(input.filter ?? {}), input.threshold ?? -1, input.topK]));
-      await client.query('commit');
-    } catch (err) {
-      await client.query('rollback').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    // BEGIN with the settings, the statement and COMMIT written together on a pipeline-mode connection: one round
+    // trip, as RagService.query sends them.
+    const sent = await Promise.allSettled([
+      client.query(`begin; ${setLocal(input.topK)}`),
+      client.query<{ text: string; score: number; document_id: string; metadata: Record<string, unknown> }>(QUERY_SQL, [vectorLiteral(vector!), collectionId, null, JSON.stringify(input.filter ?? {}), input.threshold ?? -1, input.topK]),
+      client.query('commit'),
+    ]);
+    client.release();
+    const failed = sent.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const { rows } = (sent[1] as PromiseFulfilledResult<pg.QueryResult<{ text: string; score: number; document_id: string; metadata: Record<string, unknown> }>>).value;
     return JSON.stringify({ chunks: rows.map((r) => ({ text: r.text, score: Number(r.score), documentId: r.document_id, metadata: r.metadata })) });
   }
 

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { createClient, createPool, inTransaction, type TransactionOptions } from '../db/pg.ts';
+import { createClient, createPool, inTransaction, statementInOneTrip, type TransactionOptions } from '../db/pg.ts';
 import { AppMigrator } from './app-migrations.ts';
 
 export const APP_ROLES = ['svc_anon', 'svc_user', 'svc_service'] as const;
@@ -14,6 +14,8 @@ export interface AppSql {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
   /** `fn` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, opts?: TransactionOptions<T>): Promise<T>;
+  /** A transaction of one statement, BEGIN (with `setup`) and COMMIT written with it: one round trip (statementInOneTrip). */
+  statementInOneTrip<R extends pg.QueryResultRow>(setup: string, text: string, values: unknown[]): Promise<{ setup: pg.QueryResult[]; result: pg.QueryResult<R> }>;
 }
 
 type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
@@ -153,6 +155,7 @@ export class AppDatabases {
     return {
       query: (text, values) => pool.query(text, values),
       transaction: (fn, opts) => inTransaction(pool, fn, opts),
+      statementInOneTrip: (setup, text, values) => statementInOneTrip(pool, setup, text, values),
     };
   }
 
@@ -171,6 +174,8 @@ export class AppDatabases {
       max: this.#opts.poolSize,
       idleTimeoutMillis: 30_000,
       acquireTimeoutMs: this.#opts.acquireTimeoutMs,
+      // For statementInOneTrip; statements awaited one by one are sent as before.
+      pipeline: true,
     });
     this.#gateUntilOpened(appId, pool);
     this.#pools.set(appId, pool);

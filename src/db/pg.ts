@@ -78,6 +78,28 @@ export function withinTransaction<T>(client: pg.ClientBase, fn: () => Promise<T>
   return transact(client, fn, opts, () => {});
 }
 
+/**
+ * A transaction of one statement: BEGIN with `setup` (SET LOCAL), `text` with `values`, and COMMIT, written together
+ * on a pool in pipeline mode: one round trip holds the connection, where awaiting each takes three. A failed statement
+ * leaves nothing to roll back (Postgres answers the COMMIT behind it with ROLLBACK). The results of `setup`'s
+ * statements and the statement's, or the first error.
+ */
+export async function statementInOneTrip<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  setup: string,
+  text: string,
+  values: unknown[],
+): Promise<{ setup: pg.QueryResult[]; result: pg.QueryResult<R> }> {
+  const client = await pool.connect();
+  const sent = await Promise.allSettled([client.query(`begin; ${setup}`), client.query<R>(text, values), client.query('commit')]);
+  const failure = sent.find((r) => r.status === 'rejected');
+  // An error Postgres answered left the connection as it was; any other (the connection lost) discards it.
+  client.release(failure && !(failure.reason instanceof pg.DatabaseError) ? (failure.reason as Error) : undefined);
+  if (failure) throw failure.reason;
+  const [begun, statement] = sent as unknown as [PromiseFulfilledResult<pg.QueryResult[]>, PromiseFulfilledResult<pg.QueryResult<R>>];
+  return { setup: begun.value.slice(1), result: statement.value };
+}
+
 /** Runs `fn` in a transaction on one connection of the pool; a connection whose rollback failed is discarded, not pooled. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, opts: TransactionOptions<T> = {}): Promise<T> {
   const client = await pool.connect();

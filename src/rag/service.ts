@@ -1,5 +1,6 @@
 // RAG collections, documents and retrieval, in each app's own database (schema svc_rag). Ingestion itself runs
 // in the rag_ingest job (src/rag/ingest.ts); this module creates the documents and enqueues it.
+import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AppDatabases, AppSql } from '../apps/app-databases.ts';
@@ -56,6 +57,9 @@ export interface QueryInput {
   model?: string | undefined;
 }
 
+/** Collections a process keeps for query() (see RagService.query). */
+const KNOWN_COLLECTIONS = 1_000;
+
 interface CollectionRow {
   id: string;
   name: string;
@@ -96,6 +100,8 @@ export interface RagDeps {
 
 export class RagService {
   readonly #d: RagDeps;
+  /** Collections query() read, by app and name: used again once checked in the query's transaction (see query()). */
+  readonly #known = new Map<string, CollectionRow>();
 
   constructor(deps: RagDeps) {
     this.#d = deps;
@@ -239,29 +245,37 @@ export class RagService {
   /**
    * The topK chunks nearest to the query (cosine similarity, at least `threshold`), among the ready documents the
    * caller may see whose chunk metadata contains `filter`; with `synthesize`, an answer written from them only.
+   * The collection is the one this process last read under that name, if any (no connection of the app's pool taken
+   * for it: under load, that checkout waited behind the app's vector queries), checked in the query's own transaction:
+   * a collection changed or gone since is read again and the query run afresh.
    */
   async query(who: RagCaller, name: string, input: QueryInput): Promise<{ chunks: RetrievedChunk[]; answer?: string; model?: string }> {
-    const collection = await this.#collection(who, name);
+    const key = `${who.app.id}/${name}`;
+    const known = this.#known.get(key);
+    const collection = known ? checkedAccess(who, known) : await this.#collection(who, name);
     const [vector] = await this.#d.ai.embedTexts(who, collection.embedding_model, [input.query], dimensionsFor(collection.embedding_model));
-    const db = this.db(who.app.id);
     // Filters apply after the index scan: let it keep scanning until topK rows pass them (pgvector >= 0.8). Sent with
-    // BEGIN, in its round trip.
-    const setup = `set local hnsw.iterative_scan = relaxed_order; set local hnsw.ef_search = ${Math.max(40, input.topK * 2)}`;
-    const rows = await db.transaction(async (client) => {
-      const result = await client.query<{ text: string; score: number; document_id: string; metadata: Record<string, unknown> }>(
-        `select text, score, document_id, metadata from (
-           select c.text, 1 - (c.embedding <=> $1::vector) as score, c.document_id, c.metadata, c.embedding <=> $1::vector as distance
-           from svc_rag.chunks c join svc_rag.documents d on d.id = c.document_id
-           where c.collection_id = $2 and d.status = 'ready' and ${visibleTo('$3', 'd.')} and c.metadata @> $4::jsonb
-             and 1 - (c.embedding <=> $1::vector) >= $5
-           order by c.embedding <=> $1::vector
-           limit $6
-         ) nearest order by distance`,
-        [toVectorLiteral(vector!), collection.id, ownerFilter(who, collection), JSON.stringify(input.filter ?? {}), input.threshold ?? -1, input.topK],
-      );
-      return result.rows;
-    }, { setup });
-    const chunks = rows.map((r) => ({ text: r.text, score: Number(r.score), documentId: r.document_id, metadata: r.metadata }));
+    // BEGIN and COMMIT, in one round trip, with the check of a collection known from before.
+    const settings = `set local hnsw.iterative_scan = relaxed_order; set local hnsw.ef_search = ${Math.max(40, input.topK * 2)}`;
+    const unchanged = known ? `; ${unchangedSql(known)}` : '';
+    const { setup, result } = await this.db(who.app.id).statementInOneTrip<{ text: string; score: number; document_id: string; metadata: Record<string, unknown> }>(
+      settings + unchanged,
+      `select text, score, document_id, metadata from (
+         select c.text, 1 - (c.embedding <=> $1::vector) as score, c.document_id, c.metadata, c.embedding <=> $1::vector as distance
+         from svc_rag.chunks c join svc_rag.documents d on d.id = c.document_id
+         where c.collection_id = $2 and d.status = 'ready' and ${visibleTo('$3', 'd.')} and c.metadata @> $4::jsonb
+           and 1 - (c.embedding <=> $1::vector) >= $5
+         order by c.embedding <=> $1::vector
+         limit $6
+       ) nearest order by distance`,
+      [toVectorLiteral(vector!), collection.id, ownerFilter(who, collection), JSON.stringify(input.filter ?? {}), input.threshold ?? -1, input.topK],
+    );
+    if (known && setup.at(-1)?.rows[0]?.unchanged !== true) {
+      this.#known.delete(key);
+      return this.query(who, name, input);
+    }
+    this.#remember(key, collection);
+    const chunks = result.rows.map((r) => ({ text: r.text, score: Number(r.score), documentId: r.document_id, metadata: r.metadata }));
     if (!input.synthesize) return { chunks };
     const model = input.model ?? (await this.#d.aiSettings.settings(who.app.id)).defaultModel ?? DEFAULT_SYNTHESIS_MODEL;
     if (chunks.length === 0) return { chunks, answer: NO_ANSWER, model };
@@ -276,8 +290,14 @@ export class RagService {
     const { rows } = await db.query<CollectionRow>(`select * from svc_rag.collections where name = $1`, [name]);
     const row = rows[0];
     if (!row) throw ragErrors.collectionNotFound(name);
-    if (who.endUserId !== null && row.access_mode === 'private') throw ragErrors.privateCollection();
-    return row;
+    return checkedAccess(who, row);
+  }
+
+  /** Keeps a collection query() read, for its next queries in this process (at most KNOWN_COLLECTIONS, the oldest dropped). */
+  #remember(key: string, row: CollectionRow): void {
+    this.#known.delete(key);
+    if (this.#known.size >= KNOWN_COLLECTIONS) this.#known.delete(this.#known.keys().next().value!);
+    this.#known.set(key, row);
   }
 
   async #document(who: RagCaller, collection: CollectionRow, documentId: string): Promise<DocumentRow> {
@@ -332,6 +352,18 @@ function ownerFilter(who: RagCaller, collection: CollectionRow): string | null {
 /** text-embedding-3-large is asked for the 1536 dimensions every collection stores; the others have them. */
 export function dimensionsFor(model: string): number | undefined {
   return model.endsWith('/text-embedding-3-large') ? RAG_DIMENSIONS : undefined;
+}
+
+/** An end user may not query a private collection. */
+function checkedAccess(who: RagCaller, row: CollectionRow): CollectionRow {
+  if (who.endUserId !== null && row.access_mode === 'private') throw ragErrors.privateCollection();
+  return row;
+}
+
+/** A select answering `unchanged`: whether the collection still is as `row` (its id, name, access and model). */
+function unchangedSql(row: CollectionRow): string {
+  const [id, name, access, model] = [row.id, row.name, row.access_mode, row.embedding_model].map((v) => pg.escapeLiteral(v));
+  return `select exists (select 1 from svc_rag.collections where id = ${id} and name = ${name} and access_mode = ${access} and embedding_model = ${model}) as unchanged`;
 }
 
 export function toVectorLiteral(v: readonly number[]): string {

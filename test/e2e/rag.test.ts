@@ -142,6 +142,25 @@ describe('ingestion and query', () => {
     expect((await api(`/collections/animals/documents/${cats.id}`)).status).toBe(404);
   });
 
+  it('a collection known from an earlier query is checked in each query: changed under the platform, deleted or made anew, it is read again', async () => {
+    await api('/collections', { method: 'POST', body: { name: 'kept', accessMode: 'shared' } });
+    const first = await ingestText('kept', 'Owls hunt at night and sleep by day.');
+    const alice = await endUser('alice-kept@example.com');
+    const ask = (key = serviceKey) => api('/collections/kept/query', { method: 'POST', key, body: { query: 'owls at night' } });
+    expect((await ask(alice)).json.chunks.map((c: { documentId: string }) => c.documentId)).toEqual([first.id]);
+    // Made private by a hand in the database (a restore, another process's change): the next end-user query is refused.
+    await appQuery(`update svc_rag.collections set access_mode = 'private' where name = 'kept'`);
+    const refused = await ask(alice);
+    expect([refused.status, refused.json.error.code]).toEqual([403, 'FORBIDDEN']);
+    expect((await ask()).status).toBe(200);
+    expect((await api('/collections/kept', { method: 'DELETE' })).status).toBe(204);
+    const gone = await ask();
+    expect([gone.status, gone.json.error.code]).toEqual([404, 'RESOURCE_NOT_FOUND']);
+    await api('/collections', { method: 'POST', body: { name: 'kept' } });
+    const second = await ingestText('kept', 'Herons wade in shallow water at night.');
+    expect((await ask()).json.chunks.map((c: { documentId: string }) => c.documentId)).toEqual([second.id]);
+  });
+
   it('ingests stored files (Markdown, HTML, JSON, PDF, DOCX); a corrupt PDF or an image fails the document with a message', async () => {
     await api('/collections', { method: 'POST', body: { name: 'files' } });
     const upload = async (filename: string, contentType: string, content: string, encoding = 'utf8') => {
