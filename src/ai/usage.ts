@@ -161,7 +161,8 @@ function statements(db: Kysely<ControlDatabase>, ledger: CreditLedger): UsageSta
     select u.ord, u.id::text as usage_id, now()::text as created_at, ch.id::text as charge_id
     from usage_ids u left join advance_charge ch on ch.usage_ref = ${USAGE_REF}::text || u.id`;
   // A call corrected twice in one set (a retry beside its first try) is corrected once, as the second run alone would
-  // change nothing.
+  // change nothing. Rows are looked up one by one (lateral, limit 1): a generic plan made while the tables were small
+  // would otherwise scan them whole.
   const corrections = sql`
     with recursive calls as (
       select distinct on (usage_id) * from jsonb_to_recordset(${ROWS}::jsonb) as c(ord int, usage_id bigint, created_at timestamptz,
@@ -170,7 +171,8 @@ function statements(db: Kysely<ControlDatabase>, ledger: CreditLedger): UsageSta
       order by usage_id, ord
     ),
     existing as (
-      select c.ord, u.id, u.settle_by from calls c join ai_usage u on u.id = c.usage_id and u.created_at = c.created_at for update of u
+      select c.ord, u.id, u.settle_by from calls c
+      cross join lateral (select id, settle_by from ai_usage where id = c.usage_id and created_at = c.created_at limit 1 for update) u
     ),
     corrected as (
       update ai_usage u set (prompt_tokens, completion_tokens, total_tokens, cost_nanos, latency_ms, status, http_status, settle_by) =

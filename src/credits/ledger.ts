@@ -248,8 +248,8 @@ export class CreditLedger {
     return sql`
       prior as (
         select t.ord, l.id, -l.amount_nanos as paid from target t join calls c using (ord)
-        join credit_ledger l on l.id = c.charge_id and l.account_id = c.account_id
-        where not t.fresh and c.billed for update of l
+        cross join lateral (select id, amount_nanos from credit_ledger where id = c.charge_id and account_id = c.account_id limit 1 for update) l
+        where not t.fresh and c.billed
       ),
       steps as (
         select row_number() over (order by t.ord) as step, t.ord, t.id, c.nanos, c.capped, coalesce(p.paid, 0) as prior_paid
