@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './core/logger.ts';
+import { isDatabaseOutage } from './core/pg-errors.ts';
 import { startPlatform } from './composition.ts';
 
 const [major] = process.versions.node.split('.').map(Number);
@@ -22,6 +23,19 @@ try {
   throw err;
 }
 const log = createLogger(config);
+
+// A database outage must not end the process. graphile-worker (0.18) leaves one promise of its own unawaited, a job's
+// completion: retried, it rejects when the connections keep being cut, and Node ends a process on an unhandled
+// rejection. That job stays locked and runs again once its lock expires (jobs are safe to run twice). Any other
+// unhandled rejection still ends the process.
+process.on('unhandledRejection', (reason) => {
+  if (isDatabaseOutage(reason)) {
+    log.warn({ err: reason }, 'a database call nobody awaited failed during an outage');
+    return;
+  }
+  log.fatal({ err: reason }, 'unhandled rejection');
+  process.exit(1);
+});
 
 try {
   const platform = await startPlatform(config, log);

@@ -40,8 +40,8 @@ function mapPgErrorCode(err: unknown): AppError | undefined {
   const message = typeof e.message === 'string' ? e.message : 'Invalid value.';
   // Class 22 is data exceptions: a value the client sent does not fit its column.
   if (e.code.startsWith('22')) return errors.validation(message);
-  // Class 08 (connection exception) and 57P01-57P03 (shutdown, crash, not yet accepting): a passing outage.
-  if (e.code.startsWith('08') || /^57P0[123]$/.test(e.code)) return errors.unavailable('The database is restarting or the connection was lost.');
+  // A passing outage.
+  if (isOutageCode(e.code)) return errors.unavailable('The database is restarting or the connection was lost.');
   switch (e.code) {
     case '23505':
       return errors.conflict(detail ?? 'A row with this unique value already exists.', 'Use a different value or update the existing row.');
@@ -69,6 +69,21 @@ function mapPgErrorCode(err: unknown): AppError | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * Whether `err` is the database going away (its connection lost or cut, the server shutting down or not yet accepting):
+ * a passing outage, not a fault of the statement.
+ */
+export function isDatabaseOutage(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as PgLikeError;
+  return isConnectionFailure(e) || (typeof e.code === 'string' && isOutageCode(e.code));
+}
+
+/** Class 08 (connection exception) and 57P01-57P03 (shutdown, crash, not yet accepting). */
+function isOutageCode(code: string): boolean {
+  return code.startsWith('08') || /^57P0[123]$/.test(code);
 }
 
 function isConnectionFailure(e: PgLikeError): boolean {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AppError, envelope, fromZod } from '../../src/core/errors.ts';
 import { errorWire } from '../../src/core/error-shapes.ts';
-import { mapPgError } from '../../src/core/pg-errors.ts';
+import { isDatabaseOutage, mapPgError } from '../../src/core/pg-errors.ts';
 
 describe('errors', () => {
   it('names the first failing field', () => {
@@ -37,5 +37,12 @@ describe('errors', () => {
     expect(mapPgError({ code: '57014' })).toMatchObject({ status: 504, code: 'STATEMENT_TIMEOUT' });
     expect(mapPgError({ code: 'XX000' })).toBeUndefined();
     expect(mapPgError(new Error('plain'))).toBeUndefined();
+  });
+
+  it('tells a database outage (which an unawaited call may meet without ending the process) from any other error', () => {
+    for (const outage of [{ code: '57P01' }, { code: '08006' }, { code: 'ECONNRESET' }, new Error('Connection terminated unexpectedly')]) {
+      expect(isDatabaseOutage(outage)).toBe(true);
+    }
+    for (const other of [{ code: '23505' }, { code: '57014' }, new Error('plain'), undefined, 'text']) expect(isDatabaseOutage(other)).toBe(false);
   });
 });
