@@ -1,7 +1,7 @@
 // AI usage rows (ai_usage): one per gateway call, written with its meters and its credit charge in one transaction.
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import type { SetStatement } from '../credits/balance-queue.ts';
-import { insufficientCredits, type AdvanceTerms, type CreditLedger } from '../credits/ledger.ts';
+import { CreditLedger, insufficientCredits, type AdvanceTerms } from '../credits/ledger.ts';
 import { NANOS_PER_USD } from '../core/money.ts';
 import type { ControlDatabase } from '../db/types.ts';
 import type { UsageFlush } from './usage-flush.ts';
@@ -103,7 +103,7 @@ export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLed
     return { usageId: rows[0]!.usage_id, createdAt: rows[0]!.created_at, chargeId: null, terms: null };
   }
   const terms = await ledger.advanceTerms(call.accountId, call.costNanos);
-  const [advance] = await ledger.runInSet<{ usage_id: string; created_at: string; charge_id: string | null }>(call.accountId, statements(db, ledger).advances, 'before', {
+  const [advance] = await ledger.runInSet<{ usage_id: string; created_at: string; charge_id: string | null }>(call.accountId, statements(db).advances, 'before', {
     app_id: call.appId,
     account_id: call.accountId,
     end_user_id: call.endUserId,
@@ -138,7 +138,7 @@ interface UsageStatements {
 }
 let compiled: UsageStatements | undefined;
 
-function statements(db: Kysely<ControlDatabase>, ledger: CreditLedger): UsageStatements {
+function statements(db: Kysely<ControlDatabase>): UsageStatements {
   if (compiled) return compiled;
   const set = (query: RawBuilder<unknown>): SetStatement => {
     const { sql: text, parameters } = query.compile(db);
@@ -150,7 +150,7 @@ function statements(db: Kysely<ControlDatabase>, ledger: CreditLedger): UsageSta
       select * from jsonb_to_recordset(${ROWS}::jsonb) as c(ord int, app_id text, account_id uuid, end_user_id uuid, kind text, model text,
         prompt int, completion int, nanos bigint, settle_secs int, capped boolean, floor bigint)
     ),
-    ${ledger.chargesInAdvance('ai', USAGE_REF, sql`
+    ${CreditLedger.chargesInAdvance('ai', USAGE_REF, sql`
       usage_ids as (select ord, nextval('ai_usage_id_seq') as id from paid),
       usage as (
         insert into ai_usage (id, ${USAGE_COLUMNS}, settle_by)
@@ -196,7 +196,7 @@ function statements(db: Kysely<ControlDatabase>, ledger: CreditLedger): UsageSta
       group by c.app_id, c.end_user_id
       on conflict (app_id, end_user_id, day) do update set tokens = greatest(0, ai_user_daily.tokens + excluded.tokens)
     ),
-    ${ledger.correctionsInSet('ai', USAGE_REF)}
+    ${CreditLedger.correctionsInSet('ai', USAGE_REF)}
     select c.ord, coalesce(cc.shortfall_nanos, 0)::text as shortfall from calls c left join corrected_charge cc using (ord)`;
   compiled = { advances: set(advances), corrections: set(corrections) };
   return compiled;
@@ -241,7 +241,7 @@ export async function settleAiCall(
     capped: advance.terms?.capped ?? false,
     billed: advance.terms !== null,
   };
-  const { corrections } = statements(db, ledger);
+  const { corrections } = statements(db);
   if (!advance.terms) {
     // Nothing of the account's is written: not queued.
     await db.executeQuery(CompiledQuery.raw(corrections.sql, [JSON.stringify([{ ...row, ord: 0 }]), ...corrections.parameters]));

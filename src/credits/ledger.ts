@@ -205,7 +205,7 @@ export class CreditLedger {
    * real cost then replaces each in place (correctionsInSet()), and a process that dies first leaves the worst case
    * charged: the caller's usage row already is the record.
    */
-  chargesInAdvance(source: string, usageRefPrefix: string, usage: RawBuilder<unknown>): RawBuilder<unknown> {
+  static chargesInAdvance(source: string, usageRefPrefix: string, usage: RawBuilder<unknown>): RawBuilder<unknown> {
     return sql`
       ${lockedAccount(CALLS_ACCOUNT)},
       clamp (ord, left_nanos, amount) as (
@@ -244,7 +244,7 @@ export class CreditLedger {
    * calls before it in `ord` order left it) plus what its advance took; `corrected_charge(ord, shortfall_nanos)` is
    * the write-off, if any. A cost of 0 deletes the advance's charge (a failed call).
    */
-  correctionsInSet(source: string, usageRefPrefix: string): RawBuilder<unknown> {
+  static correctionsInSet(source: string, usageRefPrefix: string): RawBuilder<unknown> {
     return sql`
       prior as (
         select t.ord, l.id, -l.amount_nanos as paid from target t join calls c using (ord)
