@@ -215,6 +215,14 @@ async function waitForUsageRows(ctx: BenchContext, appId: string, expected: numb
   return n;
 }
 
+/** Waits until no usage row of the app holds its worst case: every call so far corrected. */
+async function waitForCorrections(ctx: BenchContext, appId: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  const pending = async () =>
+    Number((await control<{ n: string }>(ctx, 'select count(*)::text as n from ai_usage where app_id = $1 and settle_by is not null', [appId]))[0]!.n);
+  while ((await pending()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+}
+
 export async function aiScenario(ctx: BenchContext): Promise<Pair[]> {
   if (!upstreamUrl) throw new Error('ai: the fake upstream was not started before the platform (run.ts calls aiUpstream)');
   if (PLAN !== 'pro' && PLAN !== 'enterprise') throw new Error(`BENCH_AI_PLAN must be 'pro' or 'enterprise', got '${PLAN}'`);
@@ -269,6 +277,8 @@ export async function aiScenario(ctx: BenchContext): Promise<Pair[]> {
   process.stderr.write(`ai latency: warm-up ${WARMUP}s\n`);
   await alternate(gateway, relay, direct, CHAT_BODY, false, WARMUP, (t) => t.total);
   await alternate(gateway, relay, direct, STREAM_BODY, true, WARMUP, (t) => t.ttfb);
+  // The warm-up's last calls are corrected a moment after their answers: counted before the rounds, not in them.
+  await waitForCorrections(ctx, appId);
   const rowsBefore = await usageRows(ctx, appId);
   const chat: Samples[] = [];
   const ttfb: Samples[] = [];

@@ -15,7 +15,7 @@ import { callCostNanos, priceOf, roughTokens, tableCostNanos } from './pricing.t
 import type { AiSettings, AiSettingsStore } from './settings.ts';
 import { relayEvents, type RelayState } from './sse.ts';
 import { fromChatCompletion, responsesEvents, toChatRequest } from './responses.ts';
-import { holdEndUserTokens, releaseEndUserTokens, settleAiCall, startAiCall, usageReport, type AiCallAdvance, type AiCallKind, type AiCallStart, type AiCallStatus, type AiUsageReport, type TokenCounts } from './usage.ts';
+import { advanceMayBeRefused, holdEndUserTokens, releaseEndUserTokens, settleAiCall, startAiCall, usageReport, type AiCallAdvance, type AiCallKind, type AiCallStart, type AiCallStatus, type AiUsageReport, type TokenCounts } from './usage.ts';
 import { errors } from '../core/errors.ts';
 import type { ControlDatabase } from '../db/types.ts';
 
@@ -39,9 +39,13 @@ interface Prepared {
   model: string;
   apiKey: string;
   ownKey: boolean;
-  /** The usage row written (and charged) at the worst case before the call. */
   start: AiCallStart;
-  advance: AiCallAdvance;
+  /**
+   * The usage row written (and charged) at the worst case: before the upstream is asked when it may be refused, else
+   * beside the upstream call; the answer waits for it either way, so no answered call is unbilled. Rejected: the call
+   * is answered with its error, and nothing is left to correct.
+   */
+  advance: Promise<AiCallAdvance>;
   /** End-user tokens held against the daily budget; the record replaces the hold with the real count. */
   userHold: number;
   started: number;
@@ -121,8 +125,16 @@ export class AiGateway {
       guard.done();
       throw await this.#failed(who, call, guard.timedOut ? new UpstreamError({ kind: 'timeout' }) : err, opts.signal);
     }
-    // A stream may last as long as it keeps sending; it fails when the upstream goes silent for the timeout.
-    if (streaming) return this.#relay(who, call, response, body, clientWantsUsage, opts.signal, guard);
+    // A stream may last as long as it keeps sending; it fails when the upstream goes silent for the timeout. Its first
+    // byte waits for the call's advance, as a whole answer does.
+    if (streaming) {
+      await call.advance.catch(async (err: unknown) => {
+        guard.done();
+        await response.cancel();
+        throw err;
+      });
+      return this.#relay(who, call, response, body, clientWantsUsage, opts.signal, guard);
+    }
     return this.#finishJson(who, call, response, opts.signal, guard);
   }
 
@@ -267,7 +279,10 @@ export class AiGateway {
     return this.#upstream;
   }
 
-  /** Model rules, the end user's budget, the key, and the usage row with (platform key) its charge in advance; in that order. */
+  /**
+   * Model rules, the end user's budget, the key, and the usage row with (platform key) its charge in advance, in that
+   * order: the advance awaited here when it may be refused (402 before the upstream is asked), else only sent.
+   */
   async #prepare(who: AiCaller, settings: AiSettings, body: OpenAiBody, outputCap: number, kind: AiCallKind, streaming: boolean): Promise<Prepared> {
     const model = typeof body.model === 'string' && body.model !== '' ? body.model : kind === 'chat' ? settings.defaultModel : null;
     if (!model) throw aiErrors.noModel();
@@ -297,13 +312,18 @@ export class AiGateway {
       ownKey,
       settleWithinSeconds: streaming ? STREAM_SETTLE_SECONDS : Math.ceil(this.#config.timeoutMs / 1000) + 60,
     };
-    let advance: AiCallAdvance;
+    const releaseHold = () => (userHold ? releaseEndUserTokens(this.#db, who.app.id, who.endUserId!, userHold).catch(() => undefined) : undefined);
+    let advance: Promise<AiCallAdvance>;
     try {
-      advance = await startAiCall(this.#db, this.#ledger, start);
+      const refusable = await advanceMayBeRefused(this.#ledger, start);
+      advance = startAiCall(this.#db, this.#ledger, start);
+      if (refusable) await advance;
     } catch (err) {
-      if (userHold) await releaseEndUserTokens(this.#db, who.app.id, who.endUserId!, userHold).catch(() => undefined);
+      await releaseHold();
       throw err;
     }
+    // Handled here (so that a failure before anyone awaits it is not an unhandled rejection); awaited by the answer.
+    advance.catch(releaseHold);
     return { model, apiKey, ownKey, start, advance, userHold, started: performance.now() };
   }
 
@@ -320,9 +340,10 @@ export class AiGateway {
     } finally {
       guard.done();
     }
-    // Charged at the worst case before the upstream was asked, so the answer goes out while the real cost replaces it:
-    // a process killed before that leaves the worst case charged, never an answered call unbilled. The advance was
-    // committed without waiting for the WAL flush: Postgres flushes it within a fraction of a second, and should the
+    await call.advance;
+    // Charged at the worst case before the answer goes out, which goes out while the real cost replaces it: a process
+    // killed before that leaves the worst case charged, never an answered call unbilled. The advance was committed
+    // without waiting for the WAL flush: Postgres flushes it within a fraction of a second, and should the
     // database crash before, the correction (tried for about half a minute) writes it afresh; only a crash of both
     // the database and this process within that fraction leaves the call unbilled. A correction that fails for good
     // is logged, and the worst case stands.
@@ -377,11 +398,15 @@ export class AiGateway {
    */
   #record(who: AiCaller, call: Prepared, tokens: TokenCounts, reportedCost: unknown, status: AiCallStatus, httpStatus: number | null): Promise<void> {
     const costNanos = tokens.prompt + tokens.completion === 0 ? 0 : callCostNanos(this.#config, call.model, tokens, reportedCost);
-    return retryUnapplied(() => this.#write(who, call, tokens, costNanos, status, httpStatus), RECORD_RETRY_DELAYS_MS, () => true);
+    // A call whose advance failed wrote nothing: there is nothing to correct.
+    return call.advance.then(
+      (advance) => retryUnapplied(() => this.#write(who, call, advance, tokens, costNanos, status, httpStatus), RECORD_RETRY_DELAYS_MS, () => true),
+      () => undefined,
+    );
   }
 
-  async #write(who: AiCaller, call: Prepared, tokens: TokenCounts, costNanos: number, status: AiCallStatus, httpStatus: number | null): Promise<void> {
-    const { shortfallNanos } = await settleAiCall(this.#db, this.#ledger, this.#flush, call.start, call.advance, {
+  async #write(who: AiCaller, call: Prepared, advance: AiCallAdvance, tokens: TokenCounts, costNanos: number, status: AiCallStatus, httpStatus: number | null): Promise<void> {
+    const { shortfallNanos } = await settleAiCall(this.#db, this.#ledger, this.#flush, call.start, advance, {
       tokens,
       costNanos,
       latencyMs: Math.round(performance.now() - call.started),

@@ -120,6 +120,18 @@ export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLed
   return { usageId: advance.usage_id, createdAt: advance.created_at, chargeId: advance.charge_id, terms };
 }
 
+/**
+ * Whether the call's advance may be refused for want of credit (402): a platform-key call on a plan whose credits run
+ * out (free). Such a call waits for its advance before the upstream is asked; any other (own key, a plan that bills
+ * overage or has unlimited credits, whose advances take what is left and are never refused) asks the upstream beside
+ * it, and its answer waits for it.
+ */
+export async function advanceMayBeRefused(ledger: CreditLedger, call: AiCallStart): Promise<boolean> {
+  if (call.ownKey) return false;
+  const { floor } = await ledger.advanceTerms(call.accountId, call.costNanos);
+  return floor !== null && floor > 0;
+}
+
 /** The columns a usage row is written with, in the order of startAiCall's and settleAiCall's values. */
 const USAGE_COLUMNS = sql.raw(
   'app_id, account_id, end_user_id, kind, model, prompt_tokens, completion_tokens, total_tokens, cost_nanos, own_key, latency_ms, status, http_status',
