@@ -40,8 +40,9 @@ their value; null clears one.
 ## Credits and usage
 
 Calls with the platform's key spend the account's AI credits (free plan $0.10 once, pro $10 per period then billed
-as overage, enterprise unlimited): each call reserves an estimate before the upstream is called (free: 402
-insufficient_credits when nothing is left, and nothing is sent) and is charged its real cost after, in the transaction that writes its usage row; cost is
+as overage, enterprise unlimited): each call is charged an estimate (its worst case) before its answer goes out (free:
+before the upstream is called, 402 insufficient_credits when nothing is left, and nothing is sent) and corrected to its
+real cost after; cost is
 the upstream's reported \`usage.cost\`, else the operator's price table. Own-key calls are recorded but cost no
 credits. \`ai_usage\` (GET /v1/{app_id}/ai/usage?startDate=&endDate=, inclusive UTC dates, default the last 30
 days): \`{ startDate, endDate, totalTokens, totalCost, creditsUsed, byModel, byUser, otherUsers, byDay }\`: byUser holds the
