@@ -1,7 +1,6 @@
 // The AI gateway: OpenAI-compatible chat and embeddings relayed to the configured upstream, with the app's model
 // rules, per-end-user budgets, own keys (BYOK) and the account's AI credits (reserve before the call, settle after).
 import { retryUnapplied } from '../core/retry-unapplied.ts';
-import { UsageFlush } from './usage-flush.ts';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -88,7 +87,6 @@ export class AiGateway {
   readonly #config: Config['ai'];
   readonly #upstream: AiUpstream | undefined;
   readonly #log: Logger;
-  readonly #flush: UsageFlush;
   /** Usage records being written after their answers went out. */
   readonly #recording = new Set<Promise<void>>();
   /** Upstream model lists by the key they were read with. */
@@ -101,7 +99,6 @@ export class AiGateway {
     this.#config = deps.config;
     this.#upstream = deps.upstream;
     this.#log = deps.log;
-    this.#flush = new UsageFlush(deps.db);
   }
 
   /** POST chat/completions: the upstream's JSON as it is, or (stream: true) its events as they arrive. */
@@ -406,7 +403,7 @@ export class AiGateway {
   }
 
   async #write(who: AiCaller, call: Prepared, advance: AiCallAdvance, tokens: TokenCounts, costNanos: number, status: AiCallStatus, httpStatus: number | null): Promise<void> {
-    const { shortfallNanos } = await settleAiCall(this.#db, this.#ledger, this.#flush, call.start, advance, {
+    const { shortfallNanos } = await settleAiCall(this.#db, this.#ledger, call.start, advance, {
       tokens,
       costNanos,
       latencyMs: Math.round(performance.now() - call.started),

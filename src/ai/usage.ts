@@ -4,7 +4,6 @@ import type { SetStatement } from '../credits/balance-queue.ts';
 import { CreditLedger, insufficientCredits, type AdvanceTerms } from '../credits/ledger.ts';
 import { NANOS_PER_USD } from '../core/money.ts';
 import type { ControlDatabase } from '../db/types.ts';
-import type { UsageFlush } from './usage-flush.ts';
 
 export type AiCallKind = 'chat' | 'embedding';
 export type AiCallStatus = 'ok' | 'error' | 'aborted';
@@ -90,7 +89,7 @@ const USAGE_REF = 'ai_usage:';
  * it. So an answered call is billed even when its process dies before settleAiCall, which corrects both in place.
  * A platform-key call goes in the account's queue, in one statement with the account's calls that arrive beside it,
  * committed without waiting for the WAL flush (Postgres flushes it within a fraction of a second, and the
- * settlement's flush takes it along); should a database crash lose it first, the settlement writes the row and its
+ * correction's durable write takes it along); should a database crash lose it first, the settlement writes the row and its
  * charge afresh.
  */
 export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallStart): Promise<AiCallAdvance> {
@@ -210,14 +209,19 @@ function statements(db: Kysely<ControlDatabase>): UsageStatements {
     ),
     ${CreditLedger.correctionsInSet('ai', USAGE_REF)}
     select c.ord, coalesce(cc.shortfall_nanos, 0)::text as shortfall from calls c left join corrected_charge cc using (ord)`;
-  compiled = { advances: set(advances), corrections: set(corrections) };
+  // The corrections' usage rows rewritten as they are, in a durable transaction of their own after the group's commit:
+  // its flush takes the WAL up to it (see SetStatement.durably), with the corrections' commit and the advances before.
+  // A row gone (its app deleted) has nothing left to keep.
+  const durable = sql`update ai_usage set latency_ms = latency_ms where id = any(array(select (r->>'usage_id')::bigint from jsonb_array_elements(${ROWS}::jsonb) r))`;
+  compiled = { advances: set(advances), corrections: { ...set(corrections), durably: set(durable) } };
   return compiled;
 }
 
 /**
  * Replaces the call's worst case by what it used: the usage row and its charge corrected in place, and the end user's
  * day by the real count, in one statement (for a platform-key call in the account's queue, in one statement with the
- * account's other corrections, then made durable by `flush`). Run after the answer went out. Any run after the first
+ * account's other corrections, made durable in the same round trip once the account's row is free). Run after the
+ * answer went out. Any run after the first
  * changes nothing, so a failure of any kind may be retried: a row the advance wrote and a crash lost is written again
  * with the advance's id and time, unless another row took that id since (then the call stays unbilled: a crash of the
  * database, then a reused id, before the correction). Returns the part of the cost the account could not pay (see
@@ -227,7 +231,6 @@ function statements(db: Kysely<ControlDatabase>): UsageStatements {
 export async function settleAiCall(
   db: Kysely<ControlDatabase>,
   ledger: CreditLedger,
-  flush: UsageFlush,
   call: AiCallStart,
   advance: AiCallAdvance,
   end: AiCallEnd,
@@ -260,7 +263,6 @@ export async function settleAiCall(
     return { shortfallNanos: 0 };
   }
   const [corrected] = await ledger.runInSet<{ shortfall: string }>(call.accountId, corrections, 'after', row);
-  await flush.durable(advance.usageId);
   return { shortfallNanos: Number(corrected?.shortfall ?? 0) };
 }
 

@@ -12,7 +12,9 @@
 // instances, jobs) are serialized with it by that lock as before.
 //
 // Groups commit without waiting for the WAL flush, so that no group holds the row's lock through a flush: what must
-// be durable is made so by the caller afterwards, by a transaction that touches only its own rows (src/ai/usage-flush.ts).
+// be durable is made so in the same round trip, after the commit, by a transaction of the set's own (its `durably`
+// statement) that touches only the set's own rows and is committed durably: its flush takes the WAL up to it, the
+// group's commit with it, while nothing waits on the account's row.
 //
 // Each statement is prepared once per connection (PREPARE, its own round trip the first time) and the group EXECUTEs
 // them with their values written as literals: planning the settlement's statement took ~0.45 ms of its ~0.6 ms, on
@@ -46,7 +48,15 @@ export interface QueuedStatement {
  * order, each row with its index as `ord`; `parameters` are `$2` on. Each of its result rows carries the `ord` of the
  * call it answers.
  */
-export type SetStatement = QueuedStatement;
+export interface SetStatement extends QueuedStatement {
+  /**
+   * Run after the group's commit, in the same round trip, as a transaction of its own committed durably, with the same
+   * `$1` (and its own `parameters` from `$2`): a write of the set's own rows (as they are) whose flush makes the group's
+   * commit durable. Its calls are answered once it is. It must change nothing (a group Postgres refused in any part is
+   * run again row by row, this with it).
+   */
+  durably?: QueuedStatement;
+}
 
 interface Pending {
   /** The prepared statement's name: one per SQL text. */
@@ -57,6 +67,8 @@ interface Pending {
   /** A call's row of a set statement: run with the rows of the calls beside it in the group. */
   row?: object;
   parameters?: readonly unknown[];
+  /** Its set's `durably` statement, and that statement's prepared name. */
+  durably?: QueuedStatement & { name: string };
   resolve(result: pg.QueryResult): void;
   reject(err: unknown): void;
 }
@@ -67,6 +79,8 @@ interface Unit {
   sql: string;
   execute: string;
   items: Pending[];
+  /** Its set's `durably` statement (prepared as the set is) and its EXECUTE, run after the group's commit. */
+  durably?: { name: string; sql: string; execute: string };
 }
 
 /**
@@ -124,7 +138,8 @@ export class BalanceQueue {
     // Written as a literal when the group is sent; a value JSON cannot hold is refused now, alone.
     if (Object.values(row).some((v) => typeof v === 'string' && v.includes('\0'))) throw new Error('runInSet: a string holds a NUL character');
     const result = await new Promise<pg.QueryResult>((resolve, reject) => {
-      this.#enqueue(queueKey, { name: statementName(set.sql), sql: set.sql, execute: '', row, parameters: set.parameters, resolve, reject }, opts.lingerMs);
+      const durably = set.durably && { ...set.durably, name: statementName(set.durably.sql) };
+      this.#enqueue(queueKey, { name: statementName(set.sql), sql: set.sql, execute: '', row, parameters: set.parameters, durably, resolve, reject }, opts.lingerMs);
     });
     return result.rows as R[];
   }
@@ -168,7 +183,8 @@ export class BalanceQueue {
   async #send(batch: Pending[], again = false): Promise<void> {
     const head = ['begin', 'set local synchronous_commit to off', 'set local plan_cache_mode to force_generic_plan'];
     const units = unitsOf(batch);
-    const outcome = await this.#transaction(units, [...head, ...units.map((unit) => unit.execute), 'commit'].join(';\n'));
+    const durably = units.flatMap((unit) => (unit.durably ? [unit.durably.execute] : []));
+    const outcome = await this.#transaction(units, [...head, ...units.map((unit) => unit.execute), 'commit', ...durably].join(';\n'));
     if (outcome.ok) {
       units.forEach((unit, i) => answer(unit, outcome.results[head.length + i]!));
     } else if (outcome.refused && isMissingStatement(outcome.err) && !again) {
@@ -216,7 +232,7 @@ export class BalanceQueue {
   async #prepare(client: pg.PoolClient, batch: Unit[]): Promise<void> {
     let prepared = preparedOn.get(client);
     if (!prepared) preparedOn.set(client, (prepared = new Set()));
-    for (const item of batch) {
+    for (const item of batch.flatMap((unit) => (unit.durably ? [unit, unit.durably] : [unit]))) {
       if (prepared.has(item.name)) continue;
       // Already there (a name is the hash of its SQL, so it is the same statement): nothing to do.
       await client.query(`prepare ${item.name} as ${item.sql}`).catch((err: unknown) => {
@@ -236,8 +252,11 @@ function unitsOf(batch: Pending[]): Unit[] {
     else units.push({ name: item.name, sql: item.sql, execute: item.execute, items: [item] });
   }
   for (const unit of units) {
-    const { row, parameters } = unit.items[0]!;
-    if (row) unit.execute = executeText(unit.name, [JSON.stringify(unit.items.map((item, ord) => ({ ...item.row, ord }))), ...parameters!]);
+    const { row, parameters, durably } = unit.items[0]!;
+    if (!row) continue;
+    const rows = JSON.stringify(unit.items.map((item, ord) => ({ ...item.row, ord })));
+    unit.execute = executeText(unit.name, [rows, ...parameters!]);
+    if (durably) unit.durably = { name: durably.name, sql: durably.sql, execute: executeText(durably.name, [rows, ...durably.parameters]) };
   }
   return units;
 }

@@ -313,8 +313,8 @@ export class CreditLedger {
   /**
    * Runs a call's `row` of a set statement (around chargesInAdvance() or correctionsInSet()) in the account's queue
    * `lane` (see #runQueued), in one statement with the rows of the account's calls beside it (BalanceQueue.runInSet),
-   * committed without waiting for the WAL flush: the caller makes what it wrote durable (UsageFlush). This call's rows
-   * of the result. The 'after' lane gathers rows for AFTER_LINGER_MS first: nobody waits on it.
+   * committed without waiting for the WAL flush (the set's `durably` statement makes it durable after the commit, in the
+   * same round trip; see SetStatement). This call's rows of the result. The 'after' lane gathers rows for AFTER_LINGER_MS first: nobody waits on it.
    */
   runInSet<R>(accountId: string, set: SetStatement, lane: QueueLane, row: object): Promise<R[]> {
     return this.#queue.runInSet<R>(`${accountId}:${lane}`, set, row, { lingerMs: lane === 'after' ? AFTER_LINGER_MS : 0 });

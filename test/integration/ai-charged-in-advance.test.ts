@@ -8,14 +8,12 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from './frontend-helpers.ts';
 import { METER_AI_USAGE_SQL, settleAiCall, startAiCall, type AiCallStart } from '../../src/ai/usage.ts';
 import { CreditLedger } from '../../src/credits/ledger.ts';
-import { UsageFlush } from '../../src/ai/usage-flush.ts';
 import { openControlDb, type ControlDb } from '../../src/db/control.ts';
 import { databaseUrl } from '../helpers/db.ts';
 
 let fake: FakeOpenAI;
 let p: TestPlatform;
 let other: ControlDb;
-let flush: UsageFlush;
 
 /** The free plan's grant, in nano-dollars. */
 const GRANT = 100_000_000;
@@ -25,7 +23,6 @@ beforeAll(async () => {
   // Role api: no worker, so the meter cron does not race the test's own runs.
   p = await startTestPlatform({ SVC_ROLE: 'api', SVC_AI_BASE_URL: fake.url, SVC_AI_API_KEY: 'sk-platform-0000' });
   other = openControlDb(databaseUrl(p.controlDb), 4);
-  flush = new UsageFlush(other.db);
 });
 afterAll(async () => {
   await other?.close();
@@ -118,7 +115,7 @@ describe('AI calls charged in advance', () => {
     await p.sql(METER_AI_USAGE_SQL(5000));
     const [credits] = await p.sql(`select quantity::text from usage_daily where app_id = $1 and meter = 'ai_credits'`, [app.appId]);
     expect(credits.quantity).toBe('5000');
-    await settleAiCall(other.db, ledger, flush, call, advance, ended(1_000));
+    await settleAiCall(other.db, ledger, call, advance, ended(1_000));
     expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 5_000), ledger: String(GRANT - 5_000), charges: [{ amount: '-5000', cost: '5000', settling: false, status: 'ok' }] });
   });
 
@@ -127,8 +124,8 @@ describe('AI calls charged in advance', () => {
     const ledger = new CreditLedger(other.db, other.pool);
     const call = callOf(app, 5_000);
     const advance = await startAiCall(other.db, ledger, call);
-    expect(await settleAiCall(other.db, ledger, flush, call, advance, ended(1_200))).toEqual({ shortfallNanos: 0 });
-    await settleAiCall(other.db, ledger, flush, call, advance, ended(1_200));
+    expect(await settleAiCall(other.db, ledger, call, advance, ended(1_200))).toEqual({ shortfallNanos: 0 });
+    await settleAiCall(other.db, ledger, call, advance, ended(1_200));
     expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 1_200), ledger: String(GRANT - 1_200), charges: [{ amount: '-1200', cost: '1200', settling: false, status: 'ok' }] });
   });
 
@@ -137,7 +134,7 @@ describe('AI calls charged in advance', () => {
     const ledger = new CreditLedger(other.db, other.pool);
     const call = callOf(app, 5_000);
     const failed = await startAiCall(other.db, ledger, call);
-    await settleAiCall(other.db, ledger, flush, call, failed, { ...ended(0), tokens: { prompt: 0, completion: 0 }, status: 'error', httpStatus: 502 });
+    await settleAiCall(other.db, ledger, call, failed, { ...ended(0), tokens: { prompt: 0, completion: 0 }, status: 'error', httpStatus: 502 });
     expect(await money(app.accountId)).toEqual({ balance: String(GRANT), ledger: String(GRANT), charges: [] });
     expect(await p.sql(`select status, cost_nanos::int as cost from ai_usage where id = $1`, [failed.usageId])).toEqual([{ status: 'error', cost: 0 }]);
 
@@ -146,7 +143,7 @@ describe('AI calls charged in advance', () => {
     await p.sql(`delete from credit_ledger where id = $1`, [lost.chargeId]);
     await p.sql(`delete from ai_usage where id = $1`, [lost.usageId]);
     await p.sql(`update credit_balances set balance_nanos = balance_nanos + 5000 where account_id = $1`, [app.accountId]);
-    await settleAiCall(other.db, ledger, flush, call, lost, ended(1_300));
+    await settleAiCall(other.db, ledger, call, lost, ended(1_300));
     expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 1_300), ledger: String(GRANT - 1_300), charges: [{ amount: '-1300', cost: '1300', settling: false, status: 'ok' }] });
   });
 
@@ -164,8 +161,8 @@ describe('AI calls charged in advance', () => {
     // Their corrections, together too (one of them twice): each charge replaced by its cost, the rest given back.
     const costs = advances.map((_, i) => 1_000 * (i + 1));
     const settled = await Promise.all([
-      ...advances.map((a, i) => settleAiCall(other.db, ledger, flush, callOf(app, 6_000_000), a, ended(costs[i]!))),
-      settleAiCall(other.db, ledger, flush, callOf(app, 6_000_000), advances[3]!, ended(costs[3]!)),
+      ...advances.map((a, i) => settleAiCall(other.db, ledger, callOf(app, 6_000_000), a, ended(costs[i]!))),
+      settleAiCall(other.db, ledger, callOf(app, 6_000_000), advances[3]!, ended(costs[3]!)),
     ]);
     expect(settled).toEqual(Array(18).fill({ shortfallNanos: 0 }));
     const spent = costs.reduce((a, b) => a + b, 0);

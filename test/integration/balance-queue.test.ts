@@ -118,6 +118,36 @@ describe('BalanceQueue', () => {
     await expect(queue.runInSet('account-s', set, { v: 'a\0b' })).rejects.toThrow('runInSet: a string holds a NUL character');
   });
 
+  it("a set's durably statement runs after its group's commit, in a durable transaction of its own, with the set's rows, before the calls are answered", async () => {
+    const table = await counterTable();
+    const done = `${table}_durably`;
+    await control.pool.query(`create table ${done} (tx bigint not null, sync text not null, vs int[] not null)`);
+    const queue = new BalanceQueue(control.pool);
+    const set = {
+      sql: `with bump as (update ${table} set n = n + 1 where id = 1 returning n)
+            select c.ord, txid_current()::text as tx, current_setting('synchronous_commit') as sync, (select n from bump) as run
+            from jsonb_to_recordset($1::jsonb) as c(ord int, v int)`,
+      parameters: [],
+      durably: statement(`insert into ${done} select txid_current(), current_setting('synchronous_commit'),
+                            array(select (r->>'v')::int from jsonb_array_elements($1::jsonb) r order by (r->>'ord')::int)`),
+    };
+    const seenByFirst = queue.runInSet<{ tx: string }>('account-d', set, { v: 1 }).then(async (rows) => ({ rows, done: (await control.pool.query(`select vs from ${done}`)).rows }));
+    const rest = await Promise.all([2, 3, 4, 5].map((v) => queue.runInSet<{ tx: string; sync: string; run: number }>('account-d', set, { v })));
+    const first = await seenByFirst;
+    // Answered once its group's durable statement had run: the first call ran alone.
+    expect(first.done).toEqual([{ vs: [1] }]);
+    expect(rest.map(([r]) => r!.run)).toEqual([2, 2, 2, 2]);
+    expect(new Set(rest.map(([r]) => r!.sync))).toEqual(new Set(['off']));
+    const runs = (await control.pool.query<{ tx: string; sync: string; vs: number[] }>(`select tx::text, sync, vs from ${done} order by tx`)).rows;
+    expect(runs.map(({ sync, vs }) => ({ sync, vs }))).toEqual([
+      { sync: 'on', vs: [1] },
+      { sync: 'on', vs: [2, 3, 4, 5] },
+    ]);
+    // Each in a transaction of its own, after its group's.
+    expect(BigInt(runs[0]!.tx)).toBeGreaterThan(BigInt(first.rows[0]!.tx));
+    expect(BigInt(runs[1]!.tx)).toBeGreaterThan(BigInt(rest[0]![0]!.tx));
+  });
+
   it('a statement Postgres refuses fails alone: the others of its group are run again and committed', async () => {
     const table = await counterTable();
     const queue = new BalanceQueue(control.pool);
