@@ -312,9 +312,9 @@ export class AiGateway {
     const releaseHold = () => (userHold ? releaseEndUserTokens(this.#db, who.app.id, who.endUserId!, userHold).catch(() => undefined) : undefined);
     let advance: Promise<AiCallAdvance>;
     try {
-      const refusable = await advanceMayBeRefused(this.#ledger, start);
-      advance = startAiCall(this.#db, this.#ledger, start);
-      if (refusable) await advance;
+      const terms = ownKey ? null : await this.#ledger.advanceTerms(start.accountId, start.costNanos);
+      advance = startAiCall(this.#db, this.#ledger, start, terms ?? undefined);
+      if (advanceMayBeRefused(terms)) await advance;
     } catch (err) {
       await releaseHold();
       throw err;

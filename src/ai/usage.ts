@@ -92,7 +92,7 @@ const USAGE_REF = 'ai_usage:';
  * correction's durable write takes it along); should a database crash lose it first, the settlement writes the row and its
  * charge afresh.
  */
-export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallStart): Promise<AiCallAdvance> {
+export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLedger, call: AiCallStart, known?: AdvanceTerms): Promise<AiCallAdvance> {
   if (call.ownKey) {
     const row = sql`${call.appId}, ${call.accountId}::uuid, ${call.endUserId}::uuid, ${call.kind}, ${call.model}, ${call.tokens.prompt}::int, ${call.tokens.completion}::int,
       ${call.tokens.prompt + call.tokens.completion}::int, ${call.costNanos}::bigint, true, 0, 'ok', null::int, now() + make_interval(secs => ${call.settleWithinSeconds}::int)`;
@@ -101,7 +101,7 @@ export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLed
     `.execute(db);
     return { usageId: rows[0]!.usage_id, createdAt: rows[0]!.created_at, chargeId: null, terms: null };
   }
-  const terms = await ledger.advanceTerms(call.accountId, call.costNanos);
+  const terms = known ?? (await ledger.advanceTerms(call.accountId, call.costNanos));
   const [advance] = await ledger.runInSet<{ usage_id: string; created_at: string; charge_id: string | null }>(call.accountId, statements(db).advances, 'before', {
     app_id: call.appId,
     account_id: call.accountId,
@@ -120,15 +120,13 @@ export async function startAiCall(db: Kysely<ControlDatabase>, ledger: CreditLed
 }
 
 /**
- * Whether the call's advance may be refused for want of credit (402): a platform-key call on a plan whose credits run
- * out (free). Such a call waits for its advance before the upstream is asked; any other (own key, a plan that bills
+ * Whether an advance on these terms may be refused for want of credit (402): on a plan whose credits run out (free).
+ * Such a call waits for its advance before the upstream is asked; any other (own key, no terms; a plan that bills
  * overage or has unlimited credits, whose advances take what is left and are never refused) asks the upstream beside
  * it, and its answer waits for it.
  */
-export async function advanceMayBeRefused(ledger: CreditLedger, call: AiCallStart): Promise<boolean> {
-  if (call.ownKey) return false;
-  const { floor } = await ledger.advanceTerms(call.accountId, call.costNanos);
-  return floor !== null && floor > 0;
+export function advanceMayBeRefused(terms: AdvanceTerms | null): boolean {
+  return terms !== null && terms.floor !== null && terms.floor > 0;
 }
 
 /** The columns a usage row is written with, in the order of startAiCall's and settleAiCall's values. */

@@ -62,13 +62,11 @@ interface Pending {
   /** The prepared statement's name: one per SQL text. */
   name: string;
   sql: string;
-  /** EXECUTE of it with its values written as literals (the simple protocol has no parameters); for a row of a set, its SetStatement's values. */
+  /** EXECUTE of it with its values written as literals (the simple protocol has no parameters); for a row of a set, written with its group. */
   execute: string;
-  /** A call's row of a set statement: run with the rows of the calls beside it in the group. */
+  /** A call's row of a set statement, and that statement: run with the rows of the calls beside it in the group. */
   row?: object;
-  parameters?: readonly unknown[];
-  /** Its set's `durably` statement, and that statement's prepared name. */
-  durably?: QueuedStatement & { name: string };
+  set?: SetStatement;
   resolve(result: pg.QueryResult): void;
   reject(err: unknown): void;
 }
@@ -138,8 +136,7 @@ export class BalanceQueue {
     // Written as a literal when the group is sent; a value JSON cannot hold is refused now, alone.
     if (Object.values(row).some((v) => typeof v === 'string' && v.includes('\0'))) throw new Error('runInSet: a string holds a NUL character');
     const result = await new Promise<pg.QueryResult>((resolve, reject) => {
-      const durably = set.durably && { ...set.durably, name: statementName(set.durably.sql) };
-      this.#enqueue(queueKey, { name: statementName(set.sql), sql: set.sql, execute: '', row, parameters: set.parameters, durably, resolve, reject }, opts.lingerMs);
+      this.#enqueue(queueKey, { name: statementName(set.sql), sql: set.sql, execute: '', row, set, resolve, reject }, opts.lingerMs);
     });
     return result.rows as R[];
   }
@@ -252,11 +249,14 @@ function unitsOf(batch: Pending[]): Unit[] {
     else units.push({ name: item.name, sql: item.sql, execute: item.execute, items: [item] });
   }
   for (const unit of units) {
-    const { row, parameters, durably } = unit.items[0]!;
+    const { row, set } = unit.items[0]!;
     if (!row) continue;
     const rows = JSON.stringify(unit.items.map((item, ord) => ({ ...item.row, ord })));
-    unit.execute = executeText(unit.name, [rows, ...parameters!]);
-    if (durably) unit.durably = { name: durably.name, sql: durably.sql, execute: executeText(durably.name, [rows, ...durably.parameters]) };
+    unit.execute = executeText(unit.name, [rows, ...set!.parameters]);
+    const durably = set!.durably;
+    if (!durably) continue;
+    const name = statementName(durably.sql);
+    unit.durably = { name, sql: durably.sql, execute: executeText(name, [rows, ...durably.parameters]) };
   }
   return units;
 }
