@@ -47,6 +47,7 @@ import * as realtimeStored from './0045_realtime_stored.ts';
 import * as branches from './0046_branches.ts';
 import * as keyNotices from './0047_key_notices.ts';
 import * as aiChargedInAdvance from './0048_ai_charged_in_advance.ts';
+import * as aiCallWriteCosts from './0049_ai_call_write_costs.ts';
 
 /** Control-plane migrations in order; kysely applies the ones not yet recorded. */
 export const migrations: Record<string, Migration> = {
@@ -98,4 +99,5 @@ export const migrations: Record<string, Migration> = {
   '0046_branches': branches,
   '0047_key_notices': keyNotices,
   '0048_ai_charged_in_advance': aiChargedInAdvance,
+  '0049_ai_call_write_costs': aiCallWriteCosts,
 };

@@ -1,6 +1,6 @@
 // AI usage rows (ai_usage): one per gateway call, written with its meters and its credit charge in one transaction.
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
-import type { SetStatement } from '../credits/balance-queue.ts';
+import { DURABLE_MARK, type SetStatement } from '../credits/balance-queue.ts';
 import { CreditLedger, insufficientCredits, type AdvanceTerms } from '../credits/ledger.ts';
 import { NANOS_PER_USD } from '../core/money.ts';
 import type { ControlDatabase } from '../db/types.ts';
@@ -207,11 +207,10 @@ function statements(db: Kysely<ControlDatabase>): UsageStatements {
     ),
     ${CreditLedger.correctionsInSet('ai', USAGE_REF)}
     select c.ord, coalesce(cc.shortfall_nanos, 0)::text as shortfall from calls c left join corrected_charge cc using (ord)`;
-  // The corrections' usage rows rewritten as they are, in a durable transaction of their own after the group's commit:
-  // its flush takes the WAL up to it (see SetStatement.durably), with the corrections' commit and the advances before.
-  // A row gone (its app deleted) has nothing left to keep.
-  const durable = sql`update ai_usage set latency_ms = latency_ms where id = any(array(select (r->>'usage_id')::bigint from jsonb_array_elements(${ROWS}::jsonb) r))`;
-  compiled = { advances: set(advances), corrections: { ...set(corrections), durably: set(durable) } };
+  // Made durable after the group's commit by a transaction of its own that writes one WAL record: its flush takes the
+  // WAL up to it (see SetStatement.durably), with the corrections' commit and the advances before. It rewrote the
+  // corrected usage rows before, a second new version of each (issue 46).
+  compiled = { advances: set(advances), corrections: { ...set(corrections), durably: DURABLE_MARK } };
   return compiled;
 }
 

@@ -13,7 +13,7 @@
 //
 // Groups commit without waiting for the WAL flush, so that no group holds the row's lock through a flush: what must
 // be durable is made so in the same round trip, after the commit, by a transaction of the set's own (its `durably`
-// statement) that touches only the set's own rows and is committed durably: its flush takes the WAL up to it, the
+// statement) that touches no row of the account's and is committed durably: its flush takes the WAL up to it, the
 // group's commit with it, while nothing waits on the account's row.
 //
 // Each statement is prepared once per connection (PREPARE, its own round trip the first time) and the group EXECUTEs
@@ -34,6 +34,14 @@ function isMissingStatement(err: unknown): boolean {
   return err instanceof pg.DatabaseError && err.code === INVALID_STATEMENT_NAME;
 }
 
+/**
+ * A set's `durably` statement that writes nothing but one WAL record: a transactional logical decoding message (no
+ * table, no row, any role may send one), which gives its transaction an id and WAL to flush, so that its commit waits
+ * for the flush as a commit that wrote a row does. A transaction that only took an id would not wait (Postgres flushes
+ * at commit only a transaction that wrote WAL before its commit record).
+ */
+export const DURABLE_MARK: QueuedStatement = { sql: "select pg_logical_emit_message(true, 'svc.durable', '')", parameters: [] };
+
 /** Most statements in one transaction: bounds how long one transaction holds the row (and its statement's size). */
 const MAX_BATCH = 32;
 
@@ -50,10 +58,10 @@ export interface QueuedStatement {
  */
 export interface SetStatement extends QueuedStatement {
   /**
-   * Run after the group's commit, in the same round trip, as a transaction of its own committed durably, with the same
-   * `$1` (and its own `parameters` from `$2`): a write of the set's own rows (as they are) whose flush makes the group's
-   * commit durable. Its calls are answered once it is. It must change nothing (a group Postgres refused in any part is
-   * run again row by row, this with it).
+   * Run after the group's commit, in the same round trip, as a transaction of its own committed durably (with its own
+   * `parameters`, not the set's rows): a write whose flush makes the group's commit durable (DURABLE_MARK). Its calls
+   * are answered once it is. It must change nothing of the account's (a group Postgres refused in any part is run
+   * again row by row, this with it).
    */
   durably?: QueuedStatement;
 }
@@ -256,7 +264,7 @@ function unitsOf(batch: Pending[]): Unit[] {
     const durably = set!.durably;
     if (!durably) continue;
     const name = statementName(durably.sql);
-    unit.durably = { name, sql: durably.sql, execute: executeText(name, [rows, ...durably.parameters]) };
+    unit.durably = { name, sql: durably.sql, execute: executeText(name, durably.parameters) };
   }
   return units;
 }

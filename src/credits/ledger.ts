@@ -81,7 +81,7 @@ export class CreditLedger {
           with granted as (
             insert into credit_ledger (account_id, kind, amount_nanos, source, grant_key)
             values (${accountId}, 'grant', ${allowance.nanos}, ${`plan:${plan}`}, ${key})
-            on conflict (account_id, grant_key) do nothing
+            on conflict (account_id, grant_key) where grant_key is not null do nothing
             returning amount_nanos
           )
           update credit_balances set balance_nanos = balance_nanos + granted.amount_nanos

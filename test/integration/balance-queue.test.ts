@@ -3,7 +3,7 @@
 // together share transactions in arrival order, each prepared once per connection, and one that fails fails alone.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BalanceQueue, executeText } from '../../src/credits/balance-queue.ts';
+import { BalanceQueue, DURABLE_MARK, executeText } from '../../src/credits/balance-queue.ts';
 import { openControlDb, type ControlDb } from '../../src/db/control.ts';
 import { cloneControlDatabase, databaseUrl, dropDatabase } from '../helpers/db.ts';
 
@@ -118,34 +118,45 @@ describe('BalanceQueue', () => {
     await expect(queue.runInSet('account-s', set, { v: 'a\0b' })).rejects.toThrow('runInSet: a string holds a NUL character');
   });
 
-  it("a set's durably statement runs after its group's commit, in a durable transaction of its own, with the set's rows, before the calls are answered", async () => {
+  it("a set's durably statement runs after its group's commit, in a durable transaction of its own, before the calls are answered", async () => {
     const table = await counterTable();
     const done = `${table}_durably`;
-    await control.pool.query(`create table ${done} (tx bigint not null, sync text not null, vs int[] not null)`);
+    await control.pool.query(`create table ${done} (tx bigint not null, sync text not null)`);
     const queue = new BalanceQueue(control.pool);
     const set = {
       sql: `with bump as (update ${table} set n = n + 1 where id = 1 returning n)
             select c.ord, txid_current()::text as tx, current_setting('synchronous_commit') as sync, (select n from bump) as run
             from jsonb_to_recordset($1::jsonb) as c(ord int, v int)`,
       parameters: [],
-      durably: statement(`insert into ${done} select txid_current(), current_setting('synchronous_commit'),
-                            array(select (r->>'v')::int from jsonb_array_elements($1::jsonb) r order by (r->>'ord')::int)`),
+      durably: statement(`insert into ${done} select txid_current(), current_setting('synchronous_commit')`),
     };
-    const seenByFirst = queue.runInSet<{ tx: string }>('account-d', set, { v: 1 }).then(async (rows) => ({ rows, done: (await control.pool.query(`select vs from ${done}`)).rows }));
+    const seenByFirst = queue.runInSet<{ tx: string }>('account-d', set, { v: 1 }).then(async (rows) => ({ rows, done: (await control.pool.query(`select sync from ${done}`)).rows }));
     const rest = await Promise.all([2, 3, 4, 5].map((v) => queue.runInSet<{ tx: string; sync: string; run: number }>('account-d', set, { v })));
     const first = await seenByFirst;
     // Answered once its group's durable statement had run: the first call ran alone.
-    expect(first.done).toEqual([{ vs: [1] }]);
+    expect(first.done).toEqual([{ sync: 'on' }]);
     expect(rest.map(([r]) => r!.run)).toEqual([2, 2, 2, 2]);
     expect(new Set(rest.map(([r]) => r!.sync))).toEqual(new Set(['off']));
-    const runs = (await control.pool.query<{ tx: string; sync: string; vs: number[] }>(`select tx::text, sync, vs from ${done} order by tx`)).rows;
-    expect(runs.map(({ sync, vs }) => ({ sync, vs }))).toEqual([
-      { sync: 'on', vs: [1] },
-      { sync: 'on', vs: [2, 3, 4, 5] },
-    ]);
+    const runs = (await control.pool.query<{ tx: string; sync: string }>(`select tx::text, sync from ${done} order by tx`)).rows;
+    expect(runs.map(({ sync }) => sync)).toEqual(['on', 'on']);
     // Each in a transaction of its own, after its group's.
     expect(BigInt(runs[0]!.tx)).toBeGreaterThan(BigInt(first.rows[0]!.tx));
     expect(BigInt(runs[1]!.tx)).toBeGreaterThan(BigInt(rest[0]![0]!.tx));
+  });
+
+  it('DURABLE_MARK makes its transaction wait for the WAL flush: it writes WAL and takes a transaction id', async () => {
+    const client = await control.pool.connect();
+    try {
+      await client.query('begin');
+      // Both are what makes a commit flush (RecordTransactionCommit): WAL written before the commit record, and an id.
+      const explained = await client.query<{ 'QUERY PLAN': Array<{ Plan: { 'WAL Records': number } }> }>(`explain (analyze, wal, format json) ${DURABLE_MARK.sql}`);
+      expect(explained.rows[0]!['QUERY PLAN'][0]!.Plan['WAL Records']).toBe(1);
+      const xid = await client.query<{ xid: string | null }>('select pg_current_xact_id_if_assigned()::text as xid');
+      expect(xid.rows[0]!.xid).toMatch(/^\d+$/);
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
   });
 
   it('a statement Postgres refuses fails alone: the others of its group are run again and committed', async () => {
