@@ -84,9 +84,9 @@ const APP_POOL_SIZE = process.env.BENCH_APP_POOL_SIZE || '5';
 const FN_MAX_WARM = process.env.BENCH_FN_MAX_WARM || '2';
 /** A directory for `node --cpu-prof` profiles of the platform process (written when it stops). */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
-/** BENCH_PAIRS=<text>[,<text>]: only the pairs whose label contains one of them (e.g. `GET /apps`), for profiling one path. */
+/** BENCH_PAIRS=<text>[,<text>]: only the pairs whose label or baseline's name contains one of them (e.g. `GET /apps`), for profiling one path. */
 const PAIR_FILTER = (process.env.BENCH_PAIRS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-const picked = (pair: { label: string }): boolean => PAIR_FILTER.length === 0 || PAIR_FILTER.some((text) => pair.label.includes(text));
+const picked = (pair: { label: string; baselineName: string }): boolean => PAIR_FILTER.length === 0 || PAIR_FILTER.some((text) => `${pair.label} ${pair.baselineName}`.includes(text));
 
 interface Failure {
   scenario: string;

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import express, { type ErrorRequestHandler, type NextFunction, type RequestHandler } from 'express';
-import { requestLog } from './request-log.ts';
+import { expressServerClasses, requestLog, sharedLogPrototype } from './request-log.ts';
 import { corsMiddleware } from './cors.ts';
 import { functionsHotPath } from './raw/functions.ts';
 import { mcpHotPath } from './mcp-hot-path.ts';
@@ -47,10 +47,12 @@ export function createHttpServer(deps: HttpAppDeps): http.Server {
   };
   const app = createHttpApp(deps, stack);
   // Public function traffic first: none of the express stack applies to it but what functionsHotPath does itself.
-  const functions = functionsHotPath(deps.services, deps.log, app);
+  // The hot paths' requests: req.log a getter of their prototype, the child logger made on first use.
+  const requestPrototype = sharedLogPrototype(app);
+  const functions = functionsHotPath(deps.services, deps.log, app, requestPrototype);
   const mcpMessages = mcpHotPath(deps.services, deps.log, deps.mcp, LARGE_BODY_BYTES);
-  const rest = restHotPath({ services: deps.services, log: deps.log, app, stack });
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+  const rest = restHotPath({ services: deps.services, log: deps.log, app, stack, requestPrototype });
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, ...expressServerClasses(app, requestPrototype) }, (req, res) => {
     if (!functions(req, res) && !mcpMessages(req, res) && !rest(req, res)) void app(req, res);
   });
   server.on('clientError', clientErrorAnswer(deps.services.config.baseUrl));

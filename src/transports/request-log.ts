@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 
@@ -82,12 +82,27 @@ export function sharedLogPrototype(app: Express): Request {
 }
 
 /**
+ * node:http's request and response classes with express's prototypes (`requestPrototype` and app.response) under
+ * them, for the HTTP server: its requests are born express's request and response, so a hot path's asExpress does not
+ * change an object's prototype on every request (which costs V8 the object's shape, issue 46). Express's own
+ * app.handle still sets app.request on the requests it serves, as before.
+ */
+export function expressServerClasses(app: Express, requestPrototype: Request): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
+  class ExpressIncomingMessage extends IncomingMessage {}
+  Object.setPrototypeOf(ExpressIncomingMessage.prototype, requestPrototype);
+  class ExpressServerResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
+  Object.setPrototypeOf(ExpressServerResponse.prototype, app.response);
+  return { IncomingMessage: ExpressIncomingMessage, ServerResponse: ExpressServerResponse };
+}
+
+/**
  * What express's app.handle and router do to a request before its first middleware (express 5). `requestPrototype`:
- * app.request, or one under it (sharedLogPrototype).
+ * app.request, or one under it (sharedLogPrototype). The prototypes are set only when the server's classes did not
+ * (expressServerClasses).
  */
 export function asExpress(app: Express, incoming: IncomingMessage, outgoing: ServerResponse, requestPrototype: Request = app.request): { req: Request; res: Response } {
-  const req = Object.setPrototypeOf(incoming, requestPrototype) as Request;
-  const res = Object.setPrototypeOf(outgoing, app.response) as Response;
+  const req = (requestPrototype.isPrototypeOf(incoming) ? incoming : Object.setPrototypeOf(incoming, requestPrototype)) as Request;
+  const res = (app.response.isPrototypeOf(outgoing) ? outgoing : Object.setPrototypeOf(outgoing, app.response)) as Response;
   req.res = res;
   res.req = req;
   res.locals = Object.create(null) as Response['locals'];

@@ -8,10 +8,10 @@
 // `restRoutes` leaves out of `hot` (binaryBody parsers, routes an app's table may shadow), and any request a binaryBody
 // route's pattern matches.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ErrorRequestHandler, Express, NextFunction, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Services } from '../services.ts';
-import { asExpress, beginRequest, sharedLogPrototype } from './request-log.ts';
+import { asExpress, beginRequest } from './request-log.ts';
 import { corsOfActualRequest } from './cors.ts';
 import { isPlatformHost, markPlatformHost } from './app-host.ts';
 import { PASS, type ErrorShapes } from './rest.ts';
@@ -37,6 +37,8 @@ export interface RestHotPathDeps {
   log: Logger;
   app: Express;
   stack: SharedStack;
+  /** The requests' prototype, req.log its getter (sharedLogPrototype): the server's requests are born with it. */
+  requestPrototype: Request;
 }
 
 /**
@@ -59,9 +61,8 @@ export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: 
   const large = new RouteTable(hot.filter((route) => route.largeBody));
   // A request a binaryBody route's pattern matches gets the raw parser there: it is the stack's.
   const binary = new RouteTable(hot.filter((route) => route.binaryBody));
-  // req.log a getter of the requests' prototype, the child logger made on first use, as the functions hot path does.
   const begin = beginRequest(deps.log, true);
-  const requestPrototype = sharedLogPrototype(app);
+  const requestPrototype = deps.requestPrototype;
   const platformHost = markPlatformHost(services);
   const own = services.config.platformHost;
   return (incoming, outgoing) => {

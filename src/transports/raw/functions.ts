@@ -16,7 +16,7 @@ import { appIdFromHost, onAnotherAppsHost } from '../app-host.ts';
 import { appHostUrl } from '../../apps/hosts.ts';
 import { rawPath, rawQuery } from '../../frontend/serve.ts';
 import { admitApp } from './admit.ts';
-import { asExpress, beginRequest, sharedLogPrototype } from '../request-log.ts';
+import { asExpress, beginRequest } from '../request-log.ts';
 import { corsOfActualRequest } from '../cors.ts';
 import { FairTurns } from './fair-turns.ts';
 import { asksForDocument, cookieWithoutPlatform, TENANT_SANDBOX_POLICY, tenantHeaderAllowed } from '../tenant-content.ts';
@@ -67,9 +67,8 @@ const HOP_BY_HOP = new Set([
  * actual request. The body reaches the function byte for byte. Answers false for any other request, and for a CORS
  * preflight (OPTIONS), which is the cors middleware's. Apps' requests take turns once the event loop is busy.
  */
-export function functionsHotPath(services: Services, log: Logger, app: Express): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function functionsHotPath(services: Services, log: Logger, app: Express, requestPrototype: Request): (req: IncomingMessage, res: ServerResponse) => boolean {
   const begin = beginRequest(log, true);
-  const requestPrototype = sharedLogPrototype(app);
   const origin = new URL(services.config.baseUrl).origin;
   // One app's burst of requests must not hold the event loop while another app's request waits (fair-turns.ts).
   const turns = new FairTurns();
