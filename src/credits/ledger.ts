@@ -242,13 +242,15 @@ export class CreditLedger {
    * with a database crash (fresh true; charged whole). A call without a row in `target` (already corrected) changes
    * nothing, so running it twice charges once. Each charge is capped as settlement() caps it, on the balance (as the
    * calls before it in `ord` order left it) plus what its advance took; `corrected_charge(ord, shortfall_nanos)` is
-   * the write-off, if any. A cost of 0 deletes the advance's charge (a failed call).
+   * the write-off, if any. A cost of 0 deletes the advance's charge (a failed call). The charges are read without a
+   * row lock (which wrote a WAL record per call): a charge is changed only by the correction of its own call, and the
+   * caller's `target` holds a call at most once over every run (decided under its usage row's lock).
    */
   static correctionsInSet(source: string, usageRefPrefix: string): RawBuilder<unknown> {
     return sql`
       prior as (
         select t.ord, l.id, -l.amount_nanos as paid from target t join calls c using (ord)
-        cross join lateral (select id, amount_nanos from credit_ledger where id = c.charge_id and account_id = c.account_id limit 1 for update) l
+        cross join lateral (select id, amount_nanos from credit_ledger where id = c.charge_id and account_id = c.account_id limit 1) l
         where not t.fresh and c.billed
       ),
       steps as (

@@ -129,6 +129,21 @@ describe('AI calls charged in advance', () => {
     expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 1_200), ledger: String(GRANT - 1_200), charges: [{ amount: '-1200', cost: '1200', settling: false, status: 'ok' }] });
   });
 
+  it('a correction run twice at once, by two processes, charges once', async () => {
+    const app = await paidByFreshAccount('twice at once');
+    const third = openControlDb(databaseUrl(p.controlDb), 2);
+    try {
+      // Two ledgers on two pools: two queues, so the two corrections are two transactions in flight together.
+      const [mine, theirs] = [new CreditLedger(other.db, other.pool), new CreditLedger(third.db, third.pool)];
+      const call = callOf(app, 5_000);
+      const advance = await startAiCall(other.db, mine, call);
+      await Promise.all([settleAiCall(other.db, mine, call, advance, ended(1_200)), settleAiCall(third.db, theirs, call, advance, ended(1_200))]);
+      expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 1_200), ledger: String(GRANT - 1_200), charges: [{ amount: '-1200', cost: '1200', settling: false, status: 'ok' }] });
+    } finally {
+      await third.close();
+    }
+  });
+
   it('a failed call gives its charge back; an advance lost with a database crash is written afresh by its settlement', async () => {
     const app = await paidByFreshAccount('lost');
     const ledger = new CreditLedger(other.db, other.pool);
