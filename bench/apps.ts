@@ -98,7 +98,9 @@ export async function appsScenario(ctx: BenchContext): Promise<Pair[]> {
   };
   const raw = await start('bench/baseline-raw.ts');
   // MCP runs on two api processes of the platform sharing its control database, and on two processes of each SDK baseline.
-  const apis = [(await ctx.startApi('api process A')).url, (await ctx.startApi('api process B')).url];
+  const apiProcesses = [await ctx.startApi('api process A'), await ctx.startApi('api process B')];
+  const apis = apiProcesses.map((p) => p.url);
+  const apiPids = apiProcesses.map((p) => p.pid);
   const sdk = {
     [SESSIONS]: [await start('bench/baseline-mcp.ts', { MCP_REVISION: SESSIONS }), await start('bench/baseline-mcp.ts', { MCP_REVISION: SESSIONS })],
     [STATELESS]: [await start('bench/baseline-mcp.ts', { MCP_REVISION: STATELESS }), await start('bench/baseline-mcp.ts', { MCP_REVISION: STATELESS })],
@@ -153,6 +155,7 @@ export async function appsScenario(ctx: BenchContext): Promise<Pair[]> {
       label: `MCP tools/call apps_list ${SESSIONS}, 2 processes`,
       baselineName: '2 SDK servers, sessions pinned',
       warmup: MCP_WARMUP,
+      platformPids: apiPids,
       // Each request of every connection takes the next of the two sessions: whichever process a connection reaches,
       // half its requests are of the session the other process opened.
       platform: mcp(apis, session, { headerSets: platformSessions.map((id) => ({ 'Mcp-Session-Id': id })) }),
@@ -163,6 +166,7 @@ export async function appsScenario(ctx: BenchContext): Promise<Pair[]> {
       label: `MCP tools/call apps_list ${STATELESS}, 2 processes`,
       baselineName: '2 SDK createMcpHandler servers',
       warmup: MCP_WARMUP,
+      platformPids: apiPids,
       platform: mcp(apis, stateless),
       baseline: mcp(sdk[STATELESS], stateless),
     },

@@ -6,6 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { saturated, SATURATED_CPU, type LoadResult, type LoadSpec } from './load.ts';
+import { cpuSince } from './proc-cpu.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const CLUSTER_URL = process.env.BENCH_DATABASE_CLUSTER ?? 'postgres://postgres@127.0.0.1:5432';
@@ -153,7 +154,7 @@ export interface BenchContext {
    * One more process of the same platform with SVC_ROLE=api (same control database, keys, app prefix, data directory
    * and public URL, the first process's), ready; stopped with the run.
    */
-  startApi(name: string): Promise<{ url: string; port: number }>;
+  startApi(name: string): Promise<{ url: string; port: number; pid: number }>;
   cleanups: Array<() => Promise<void>>;
 }
 
@@ -188,6 +189,8 @@ export interface Pair {
   baseline: Target;
   /** Seconds of warm-up per side when this pair needs more than WARMUP to reach its steady state (WARMUP wins when larger). */
   warmup?: number;
+  /** The platform's processes serving this pair, when not the scenario's one (ctx.platformPid): their CPU is counted. */
+  platformPids?: number[];
 }
 
 export interface Summary {
@@ -202,7 +205,12 @@ export interface Summary {
   workers: number;
   /** Rounds in which the generator was saturated (its threads at SATURATED_CPU % of a core or more). */
   saturatedRuns: number;
-  runs: LoadResult[];
+  /**
+   * CPU per request, median over the rounds, in microseconds: of the side's server processes (the platform's; none
+   * counted for a baseline) and of every PostgreSQL process of the machine (the side's work, and whatever else ran).
+   */
+  cpuUs: { server: number | null; postgres: number };
+  runs: Array<LoadResult & { cpuUs: { server: number | null; postgres: number } }>;
 }
 
 export interface PairResult {
@@ -215,7 +223,8 @@ export interface PairResult {
 }
 
 
-function summarize(runs: LoadResult[]): Summary {
+function summarize(runs: Summary['runs']): Summary {
+  const servers = runs.flatMap((r) => (r.cpuUs.server === null ? [] : [r.cpuUs.server]));
   return {
     rps: median(runs.map((r) => r.rps)),
     p50: median(runs.map((r) => r.p50)),
@@ -225,9 +234,22 @@ function summarize(runs: LoadResult[]): Summary {
     cpu: median(runs.map((r) => r.cpu)),
     workers: Math.max(...runs.map((r) => r.workers)),
     saturatedRuns: runs.filter(saturated).length,
+    cpuUs: { server: servers.length ? median(servers) : null, postgres: median(runs.map((r) => r.cpuUs.postgres)) },
     runs,
   };
 }
+
+/** A round's load with the CPU its server processes (`pids`) and PostgreSQL used per request, in microseconds. */
+async function loadCounted(spec: LoadSpec, pids: number[]): Promise<Summary['runs'][number]> {
+  const used = cpuSince(pids);
+  const result = await load(spec);
+  const { servers, postgres } = used();
+  const per = (seconds: number) => (result.requests > 0 ? (seconds * 1e6) / result.requests : 0);
+  return { ...result, cpuUs: { server: pids.length ? per(servers) : null, postgres: per(postgres) } };
+}
+
+const cpuUsNote = ({ cpuUs }: Summary['runs'][number]) =>
+  `${cpuUs.server === null ? '' : `server ${cpuUs.server.toFixed(0)} us, `}Postgres ${cpuUs.postgres.toFixed(0)} us of CPU a request`;
 
 const cpuNote = (r: LoadResult) => `generator ${r.cpu.toFixed(0)}% cpu${r.workers > 1 ? ` on ${r.workers} threads` : ''}${saturated(r) ? ' SATURATED' : ''}`;
 
@@ -237,7 +259,7 @@ const cpuNote = (r: LoadResult) => `generator ${r.cpu.toFixed(0)}% cpu${r.worker
  * threads for its rounds (unless its Target or BENCH_LOAD_WORKERS says how many), so the generator is not what limits
  * it where the machine allows.
  */
-export async function measure(scenario: string, pair: Pair): Promise<PairResult> {
+export async function measure(scenario: string, pair: Pair, platformPids: number[]): Promise<PairResult> {
   const spec = (t: Target, duration: number, workers: number | undefined): LoadSpec => ({ ...t, connections: CONNECTIONS, duration, workers: t.workers ?? workers });
   const warmup = Math.max(WARMUP, pair.warmup ?? 0);
   process.stderr.write(`${pair.label}: warm-up ${warmup}s each\n`);
@@ -250,21 +272,24 @@ export async function measure(scenario: string, pair: Pair): Promise<PairResult>
   const workers = { platform: await workersAfter(pair.platform, 'platform'), baseline: await workersAfter(pair.baseline, pair.baselineName) };
   // A warm-up starts cold and may stay under the threshold where a round then saturates its one thread: that round is
   // run again on AUTO_WORKERS threads, and so are the rounds after it.
-  const round = async (side: 'platform' | 'baseline', name: string): Promise<LoadResult> => {
+  const round = async (side: 'platform' | 'baseline', name: string): Promise<Summary['runs'][number]> => {
     const t = pair[side];
-    const result = await load(spec(t, DURATION, workers[side]));
+    const pids = side === 'platform' ? platformPids : [];
+    const result = await loadCounted(spec(t, DURATION, workers[side]), pids);
     if (!saturated(result) || t.workers !== undefined || LOAD_WORKERS !== undefined || result.workers >= AUTO_WORKERS) return result;
     process.stderr.write(`${pair.label}: ${name}: the load generator saturated its thread (${result.cpu.toFixed(0)}% cpu): the round again on ${AUTO_WORKERS} threads\n`);
     workers[side] = AUTO_WORKERS;
-    return load(spec(t, DURATION, AUTO_WORKERS));
+    return loadCounted(spec(t, DURATION, AUTO_WORKERS), pids);
   };
-  const platform: LoadResult[] = [];
-  const baseline: LoadResult[] = [];
+  const platform: Summary['runs'] = [];
+  const baseline: Summary['runs'] = [];
   for (let n = 1; n <= ROUNDS; n++) {
     platform.push(await round('platform', 'platform'));
     baseline.push(await round('baseline', pair.baselineName));
     const [p, b] = [platform.at(-1)!, baseline.at(-1)!];
-    process.stderr.write(`${pair.label}: round ${n}/${ROUNDS}: platform ${p.rps.toFixed(0)} req/s (${cpuNote(p)}), ${pair.baselineName} ${b.rps.toFixed(0)} req/s (${cpuNote(b)})\n`);
+    process.stderr.write(
+      `${pair.label}: round ${n}/${ROUNDS}: platform ${p.rps.toFixed(0)} req/s (${cpuNote(p)}; ${cpuUsNote(p)}), ${pair.baselineName} ${b.rps.toFixed(0)} req/s (${cpuNote(b)}; ${cpuUsNote(b)})\n`,
+    );
   }
   const p = summarize(platform);
   const b = summarize(baseline);

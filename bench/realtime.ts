@@ -32,13 +32,14 @@
 // alternate platform and baseline; the table shows the medians over the rounds. Printed as its own table
 // (bench/results/realtime.json). See bench/README.md.
 import http from 'node:http';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import WebSocket, { WebSocketServer } from 'ws';
 import { DURATION, ROUNDS, WARMUP, CLUSTER_URL, envInt, median, percentile, serveBaseline, startBaseline, startChild, waitFor, type BenchContext, type Child, type Pair } from './harness.ts';
 import { loadConfig } from '../src/config.ts';
 import { SATURATED_CPU } from './load.ts';
+import { cpuPercent, cpuSeconds, postgresPids } from './proc-cpu.ts';
 
 /** The baseline's NOTIFY channel. */
 const CHANNEL = 'bench_realtime';
@@ -265,8 +266,6 @@ const STRAGGLER_MS = 30_000;
 const GOAL_DELIVERIES = 3000;
 const GOAL_SUBSCRIBERS = 500;
 const GOAL_P95_MS = 228;
-/** Linux's clock ticks per second in /proc/<pid>/stat (USER_HZ). */
-const TICKS = 100;
 
 interface User {
   id: string;
@@ -384,42 +383,6 @@ async function call(url: string, authorization: string | undefined, method: stri
 
 function check(ok: boolean, what: string, detail?: unknown): void {
   if (!ok) throw new Error(`realtime pre-flight: ${what}${detail === undefined ? '' : `\n${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
-}
-
-/** CPU seconds (user + system) of each process, from /proc; a process gone meanwhile is skipped. */
-function cpuSeconds(pids: number[]): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(pid, (Number(fields[11]) + Number(fields[12])) / TICKS);
-    } catch {
-      // exited
-    }
-  }
-  return out;
-}
-
-/** Every PostgreSQL process of the machine (the postmaster, its backends and workers). */
-function postgresPids(): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'postgres') pids.push(Number(name));
-    } catch {
-      // exited
-    }
-  }
-  return pids;
-}
-
-/** CPU of processes between two samples (a process that started meanwhile counts from zero), % of one core over `ms`. */
-function cpuPercent(before: Map<number, number>, after: Map<number, number>, ms: number): number {
-  let seconds = 0;
-  for (const [pid, s] of after) seconds += s - (before.get(pid) ?? 0);
-  return (seconds * 1000 * 100) / ms;
 }
 
 /** The subscriber process, asked over IPC. */

@@ -186,7 +186,7 @@ async function main(scenarios: string[], cleanups: Array<() => Promise<void>>, f
     try {
       const ctx = await startScenarioPlatform(baseEnv, cleanups);
       const pairs = await SCENARIOS[scenario]!(ctx);
-      for (const pair of pairs.filter(picked)) results.push(await measure(scenario, pair));
+      for (const pair of pairs.filter(picked)) results.push(await measure(scenario, pair, pair.platformPids ?? [ctx.platformPid]));
     } catch (error) {
       if (cleaning) throw error; // Ctrl-C: stop here
       console.error(`\nscenario ${scenario} failed:`, error);
@@ -229,7 +229,13 @@ try {
     printTable(results);
     console.log('');
   }
-  for (const r of results) console.log(`${r.label}: ${r.ratio.rps.toFixed(2)}x of ${r.baselineName} (median of ${ROUNDS})`);
+  const us = (n: number | null) => (n === null ? 'not counted' : `${n.toFixed(0)} us`);
+  for (const r of results) {
+    console.log(
+      `${r.label}: ${r.ratio.rps.toFixed(2)}x of ${r.baselineName} (median of ${ROUNDS}); CPU a request: the platform's processes ${us(r.platform.cpuUs.server)} ` +
+        `and Postgres ${us(r.platform.cpuUs.postgres)}, against Postgres ${us(r.baseline.cpuUs.postgres)} beside the ${r.baselineName}`,
+    );
+  }
   for (const f of failures) {
     const message = f.error instanceof Error ? f.error.message : String(f.error);
     console.log(`FAILED scenario ${f.scenario}: ${message.split('\n').slice(0, 6).join('\n  ')}`);
