@@ -7,6 +7,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-upstream.ts';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 import { waitFor } from './frontend-helpers.ts';
 import { METER_AI_USAGE_SQL, settleAiCall, startAiCall, type AiCallStart } from '../../src/ai/usage.ts';
+import { GROUP_SETTINGS } from '../../src/credits/balance-queue.ts';
 import { CreditLedger } from '../../src/credits/ledger.ts';
 import { openControlDb, type ControlDb } from '../../src/db/control.ts';
 import { databaseUrl } from '../helpers/db.ts';
@@ -66,6 +67,18 @@ function callOf(app: { appId: string; accountId: string }, costNanos: number): A
 }
 
 const ended = (costNanos: number) => ({ tokens: { prompt: 5, completion: 3 }, costNanos, latencyMs: 7, status: 'ok' as const, httpStatus: 200, userTokensHeld: 0 });
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+/** The tables a plan reads whole. */
+function tablesScannedWhole(node: PlanNode): string[] {
+  const own = node['Node Type'] === 'Seq Scan' ? [node['Relation Name']!] : [];
+  return [...own, ...(node.Plans ?? []).flatMap(tablesScannedWhole)];
+}
 
 describe('AI calls charged in advance', () => {
   it('a call in flight has its usage row and its charge at the worst case; its answer corrects both to what it cost', async () => {
@@ -184,6 +197,37 @@ describe('AI calls charged in advance', () => {
     const after = await money(app.accountId);
     expect(after).toMatchObject({ balance: String(GRANT - spent), ledger: String(GRANT - spent) });
     expect(after.charges.map((c) => [c.amount, c.cost, c.settling])).toEqual(costs.map((c) => [String(-c), String(c), false]));
+  });
+
+  it('the advances and corrections keep looking rows up by key in plans made while the tables were small', async () => {
+    const app = await paidByFreshAccount('plans');
+    // One connection: the statements are prepared and first planned on it here, on this test's few rows.
+    const one = openControlDb(databaseUrl(p.controlDb), 1);
+    try {
+      const ledger = new CreditLedger(one.db, one.pool);
+      const call = callOf(app, 5_000);
+      await settleAiCall(one.db, ledger, call, await startAiCall(one.db, ledger, call), ended(1_200));
+      const client = await one.pool.connect();
+      try {
+        await client.query('begin');
+        await client.query(GROUP_SETTINGS);
+        const prepared = await client.query<{ name: string; params: number }>(
+          `select name, cardinality(parameter_types) as params from pg_prepared_statements where statement like '%jsonb_to_recordset%'`,
+        );
+        expect(prepared.rows).toHaveLength(2);
+        for (const { name, params } of prepared.rows) {
+          // The plan the connection keeps for the statement (generic, as the queue runs it); no values are needed to show it.
+          const nulls = Array.from({ length: params }, () => 'null').join(', ');
+          const [explained] = (await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (format json) execute ${name}(${nulls})`)).rows;
+          expect(tablesScannedWhole(explained!['QUERY PLAN'][0].Plan)).toEqual([]);
+        }
+        await client.query('rollback');
+      } finally {
+        client.release();
+      }
+    } finally {
+      await one.close();
+    }
   });
 
   it('refused (402) when the worst case does not fit, and nothing is written', async () => {
