@@ -207,9 +207,8 @@ function statements(db: Kysely<ControlDatabase>): UsageStatements {
     ),
     ${CreditLedger.correctionsInSet('ai', USAGE_REF)}
     select c.ord, coalesce(cc.shortfall_nanos, 0)::text as shortfall from calls c left join corrected_charge cc using (ord)`;
-  // Made durable after the group's commit by a transaction of its own that writes one WAL record: its flush takes the
-  // WAL up to it (see SetStatement.durably), with the corrections' commit and the advances before. It rewrote the
-  // corrected usage rows before, a second new version of each (issue 46).
+  // Made durable after the group's commit by a transaction of its own that writes one WAL record, not the rows again:
+  // its flush takes the WAL up to it (see SetStatement.durably), with the corrections' commit and the advances before.
   compiled = { advances: set(advances), corrections: { ...set(corrections), durably: DURABLE_MARK } };
   return compiled;
 }

@@ -77,8 +77,8 @@ export interface SetStatement extends QueuedStatement {
   /**
    * Run after the group's commit, in the same round trip, as a transaction of its own committed durably (with its own
    * `parameters`, not the set's rows): a write whose flush makes the group's commit durable (DURABLE_MARK). Its calls
-   * are answered once it is. It must change nothing of the account's (a group Postgres refused in any part is run
-   * again row by row, this with it).
+   * are answered once it is; once per group, however many runs of the set's rows the group holds. It must change
+   * nothing of the account's (a group Postgres refused in any part is run again row by row, this with it).
    */
   durably?: QueuedStatement;
 }
@@ -205,7 +205,8 @@ export class BalanceQueue {
   async #send(batch: Pending[], again = false): Promise<void> {
     const head = ['begin', GROUP_SETTINGS];
     const units = unitsOf(batch);
-    const durably = units.flatMap((unit) => (unit.durably ? [unit.durably.execute] : []));
+    // Once each: a set's rows split by another statement are two units of it, and one flush makes the group durable.
+    const durably = [...new Set(units.flatMap((unit) => (unit.durably ? [unit.durably.execute] : [])))];
     const outcome = await this.#transaction(units, [...head, ...units.map((unit) => unit.execute), 'commit', ...durably].join(';\n'));
     if (outcome.ok) {
       units.forEach((unit, i) => answer(unit, outcome.results[head.length + i]!));

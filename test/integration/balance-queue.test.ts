@@ -144,6 +144,27 @@ describe('BalanceQueue', () => {
     expect(BigInt(runs[1]!.tx)).toBeGreaterThan(BigInt(rest[0]![0]!.tx));
   });
 
+  it("a group holding a set's rows on both sides of another statement runs the set's durably statement once", async () => {
+    const table = await counterTable();
+    const done = `${table}_durably`;
+    await control.pool.query(`create table ${done} (tx bigint not null)`);
+    const queue = new BalanceQueue(control.pool);
+    const set = {
+      sql: `select c.ord from jsonb_to_recordset($1::jsonb) as c(ord int, v int)`,
+      parameters: [],
+      durably: statement(`insert into ${done} select txid_current()`),
+    };
+    // The first runs alone; the three after it arrive while it is in flight and go in one group: the set's rows, a
+    // statement of another kind, the set's rows again.
+    await Promise.all([
+      queue.runInSet('account-twice', set, { v: 1 }),
+      queue.runInSet('account-twice', set, { v: 2 }),
+      queue.run('account-twice', statement(`update ${table} set n = n + 1 where id = 1`)),
+      queue.runInSet('account-twice', set, { v: 3 }),
+    ]);
+    expect((await control.pool.query(`select count(*)::int as n from ${done}`)).rows).toEqual([{ n: 2 }]);
+  });
+
   it('DURABLE_MARK makes its transaction wait for the WAL flush: it writes WAL and takes a transaction id', async () => {
     const client = await control.pool.connect();
     try {
