@@ -228,15 +228,15 @@ export class BalanceQueue {
    * committed).
    */
   async #transaction(batch: Unit[], text: string): Promise<{ ok: true; results: pg.QueryResult[] } | { ok: false; err: unknown; refused: boolean }> {
-    let client: pg.PoolClient;
+    let sent: { client: pg.PoolClient; results: Promise<pg.QueryResult[]> };
     try {
-      client = await this.#pool.connect();
+      sent = await this.#checkoutAndSend(batch, text);
     } catch (err) {
       return { ok: false, err, refused: false };
     }
+    const { client } = sent;
     try {
-      await this.#prepare(client, batch);
-      const results = (await client.query(text)) as unknown as pg.QueryResult[];
+      const results = await sent.results;
       client.release();
       return { ok: true, results };
     } catch (err) {
@@ -251,11 +251,32 @@ export class BalanceQueue {
     }
   }
 
-  /** Prepares on this connection the batch's statements it has not prepared yet: once per connection and statement. */
-  async #prepare(client: pg.PoolClient, batch: Unit[]): Promise<void> {
+  /**
+   * Checks a connection out and sends the transaction from the pool's own callback, not from a promise's continuation:
+   * those run after Node's nextTick queue, which holds the write of the upstream request an AI call makes beside its
+   * advance, so the advance went out second (measured at one call in flight: 0.2-0.3 ms from the checkout to the send).
+   */
+  #checkoutAndSend(batch: Unit[], text: string): Promise<{ client: pg.PoolClient; results: Promise<pg.QueryResult[]> }> {
+    return new Promise((resolve, reject) => {
+      this.#pool.connect((err, client) => {
+        if (err || !client) reject(err ?? new Error('no connection'));
+        else resolve({ client, results: this.#prepareAndSend(client, batch, text) });
+      });
+    });
+  }
+
+  /** Sends the transaction, at once when the connection has the batch's statements prepared, else once it has. */
+  #prepareAndSend(client: pg.PoolClient, batch: Unit[], text: string): Promise<pg.QueryResult[]> {
     let prepared = preparedOn.get(client);
     if (!prepared) preparedOn.set(client, (prepared = new Set()));
-    for (const item of batch.flatMap((unit) => (unit.durably ? [unit, unit.durably] : [unit]))) {
+    const missing = batch.flatMap((unit) => (unit.durably ? [unit, unit.durably] : [unit])).filter((item) => !prepared.has(item.name));
+    const send = () => client.query(text) as unknown as Promise<pg.QueryResult[]>;
+    return missing.length === 0 ? send() : this.#prepare(client, prepared, missing).then(send);
+  }
+
+  /** Prepares statements on this connection: once per connection and statement. */
+  async #prepare(client: pg.PoolClient, prepared: Set<string>, missing: { name: string; sql: string }[]): Promise<void> {
+    for (const item of missing) {
       if (prepared.has(item.name)) continue;
       // Already there (a name is the hash of its SQL, so it is the same statement): nothing to do.
       await client.query(`prepare ${item.name} as ${item.sql}`).catch((err: unknown) => {

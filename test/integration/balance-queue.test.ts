@@ -63,9 +63,9 @@ describe('BalanceQueue', () => {
     const table = await counterTable();
     let checkouts = 0;
     const counted = Object.create(control.pool) as typeof control.pool;
-    counted.connect = (() => {
+    counted.connect = ((...args: Parameters<typeof control.pool.connect>) => {
       checkouts++;
-      return control.pool.connect();
+      return control.pool.connect(...args);
     }) as typeof control.pool.connect;
     const queue = new BalanceQueue(counted);
     const add = `update ${table} set n = n + $1 where id = 1 returning n`;
