@@ -244,7 +244,10 @@ export class CreditLedger {
    * calls before it in `ord` order left it) plus what its advance took; `corrected_charge(ord, shortfall_nanos)` is
    * the write-off, if any. A cost of 0 deletes the advance's charge (a failed call). The charges are read without a
    * row lock (which wrote a WAL record per call): a charge is changed only by the correction of its own call, and the
-   * caller's `target` holds a call at most once over every run (decided under its usage row's lock).
+   * caller's `target` holds a call at most once over every run (decided under its usage row's lock). The balance row is
+   * locked at the start only when a call costs more than its advance took (capped on the balance); corrections that give
+   * credit back (the usual case: the worst case was charged) take it only with the statement's last step, its update,
+   * so the account's next advances wait for the commit alone, not the whole statement.
    */
   static correctionsInSet(source: string, usageRefPrefix: string): RawBuilder<unknown> {
     return sql`
@@ -259,7 +262,7 @@ export class CreditLedger {
       ),
       account as (
         select balance_nanos - reserved_nanos as unheld from credit_balances
-        where account_id = ${CALLS_ACCOUNT} and exists (select 1 from steps) for update
+        where account_id = ${CALLS_ACCOUNT} and exists (select 1 from steps where capped and nanos > prior_paid) for update
       ),
       clamp (step, left_nanos, amount) as (
         select 0::bigint, coalesce((select unheld from account), 0), null::bigint

@@ -142,6 +142,34 @@ describe('AI calls charged in advance', () => {
     expect(await money(app.accountId)).toEqual({ balance: String(GRANT - 1_200), ledger: String(GRANT - 1_200), charges: [{ amount: '-1200', cost: '1200', settling: false, status: 'ok' }] });
   });
 
+  it("a correction that gives credit back takes the account's row only to add it; one that costs more than its advance locks the row to cap the cost", async () => {
+    const app = await paidByFreshAccount('row lock');
+    const ledger = new CreditLedger(other.db, other.pool);
+    const call = callOf(app, 5_000);
+    const [cheaper, dearer] = [await startAiCall(other.db, ledger, call), await startAiCall(other.db, ledger, call)];
+    // A key-share lock (what a foreign key's check takes) conflicts with a row locked for update, not with an update.
+    const holder = await other.pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select 1 from credit_balances where account_id = $1 for key share', [app.accountId]);
+      expect(await settleAiCall(other.db, ledger, call, cheaper, ended(1_200))).toEqual({ shortfallNanos: 0 });
+      const capped = settleAiCall(other.db, ledger, call, dearer, ended(7_000));
+      await waitFor(async () => {
+        const waiting = await p.sql(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%execute%'`);
+        return waiting.length > 0 || undefined;
+      }, 10_000, 'the dearer correction waits for the row');
+      await holder.query('rollback');
+      expect(await capped).toEqual({ shortfallNanos: 0 });
+    } finally {
+      holder.release();
+    }
+    expect(await money(app.accountId)).toEqual({
+      balance: String(GRANT - 8_200),
+      ledger: String(GRANT - 8_200),
+      charges: [{ amount: '-1200', cost: '1200', settling: false, status: 'ok' }, { amount: '-7000', cost: '7000', settling: false, status: 'ok' }],
+    });
+  });
+
   it('a correction run twice at once, by two processes, charges once', async () => {
     const app = await paidByFreshAccount('twice at once');
     const third = openControlDb(databaseUrl(p.controlDb), 2);
