@@ -364,6 +364,7 @@ export class FunctionsService implements AppPurger {
       });
     let outcome: RunOutcome;
     const channel = this.#platform?.open(meta, input.user);
+    const linked = this.#platform?.substrateLinked(meta.appId) ?? false;
     try {
       outcome = await this.pool.run(
         this.#target(meta),
@@ -374,7 +375,7 @@ export class FunctionsService implements AppPurger {
           body: input.body,
           user: input.user,
           token: input.token,
-          substrate: this.#platform ? await this.#platform.substrateLinked(meta.appId) : false,
+          substrate: typeof linked === 'boolean' ? linked : await linked,
           timeoutMs: meta.timeoutMs,
           ...(channel ? { calls: (call: PlatformCall) => channel.call(call) } : {}),
         },
@@ -395,7 +396,8 @@ export class FunctionsService implements AppPurger {
       throw appErr;
     } finally {
       // Returned, threw, timed out or lost its process: a transaction it left open ends here.
-      await channel?.end();
+      const ending = channel?.end();
+      if (ending) await ending;
     }
     record(outcome.status, outcome.failure?.message ?? null, { durationMs: outcome.durationMs, memoryMb: outcome.memoryMb, console: outcome.console });
     return outcome;

@@ -143,8 +143,8 @@ export type LogEntryView = z.infer<typeof LogEntrySchema>;
  * the platform's own URL): a transport (src/transports/platform-channel.ts) that the composition root attaches.
  */
 export interface PlatformChannel {
-  /** Whether the app is linked to a substrate user (ctx.substrate is then present). */
-  substrateLinked(appId: string): Promise<boolean>;
+  /** Whether the app is linked to a substrate user (ctx.substrate is then present); at once when it is known. */
+  substrateLinked(appId: string): boolean | Promise<boolean>;
   /** The platform as one invocation reaches it, until end(). */
   open(meta: FunctionMeta, user: EndUser | null): InvocationChannel;
 }
@@ -152,8 +152,11 @@ export interface PlatformChannel {
 export interface InvocationChannel {
   /** One call of the running invocation; a platform error is its result (the function sees a response). */
   call(call: PlatformCall): Promise<PlatformCallAnswer>;
-  /** The invocation ended (however): what it left open (a ctx.data.transaction) is rolled back. Never rejects. */
-  end(): Promise<void>;
+  /**
+   * The invocation ended (however): what it left open (a ctx.data.transaction) is rolled back. Never rejects;
+   * undefined when the invocation made no call, so there is nothing to wait for.
+   */
+  end(): Promise<void> | undefined;
 }
 
 /**

@@ -198,9 +198,15 @@ export class SubstrateService {
   }
 
   /** Whether the app is linked (ctx.substrate exists in its functions); cached briefly, refreshed by link/unlink here. */
-  async isLinked(appId: string): Promise<boolean> {
+  /** isLinked's answer while it is cached, without a turn of the event loop; undefined when a lookup is due. */
+  linkedIfKnown(appId: string): boolean | undefined {
     const cached = this.#links.get(appId);
-    if (cached && cached.until > Date.now()) return cached.linked;
+    return cached && cached.until > Date.now() ? cached.linked : undefined;
+  }
+
+  async isLinked(appId: string): Promise<boolean> {
+    const known = this.linkedIfKnown(appId);
+    if (known !== undefined) return known;
     const { rows } = await sql<{ linked: boolean }>`select substrate_user_id is not null as linked from apps where id = ${appId}`.execute(this.#db);
     const linked = rows[0]?.linked ?? false;
     if (this.#links.size > 10_000) this.#links.clear();

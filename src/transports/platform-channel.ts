@@ -365,19 +365,30 @@ export class FunctionsPlatformChannel implements PlatformChannel {
     this.#access = { ...this.#access, listenUrl };
   }
 
-  substrateLinked(appId: string): Promise<boolean> {
-    return this.#access.services.substrate.isLinked(appId);
+  substrateLinked(appId: string): boolean | Promise<boolean> {
+    const substrate = this.#access.services.substrate;
+    return substrate.linkedIfKnown(appId) ?? substrate.isLinked(appId);
   }
 
   open(meta: FunctionMeta, user: EndUser | null): InvocationChannel {
-    const txs = new InvocationTransactions(this.#access.services.data);
-    const ctx: ChannelContext = { access: this.#access, config: this.#config, log: this.#log, txs };
+    // Made on the invocation's first call: most invocations make none, and their end then has nothing to wait for.
+    let ctx: ChannelContext | undefined;
+    let ended = false;
+    const context = (): ChannelContext => {
+      if (ctx) return ctx;
+      const txs = new InvocationTransactions(this.#access.services.data);
+      // A call after the invocation ended (its code went on in the background) begins nothing that would stay open.
+      if (ended) void txs.end();
+      return (ctx = { access: this.#access, config: this.#config, log: this.#log, txs });
+    };
     return {
-      call: (call) => platformCall(ctx, meta, user, call),
-      end: () =>
-        txs.end().catch((err: unknown) => {
+      call: (call) => platformCall(context(), meta, user, call),
+      end: () => {
+        ended = true;
+        return ctx?.txs.end().catch((err: unknown) => {
           this.#log.error({ err, function_id: meta.id }, 'rolling back the transactions of an invocation failed');
-        }),
+        });
+      },
     };
   }
 }

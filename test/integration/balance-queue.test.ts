@@ -118,6 +118,40 @@ describe('BalanceQueue', () => {
     await expect(queue.runInSet('account-s', set, { v: 'a\0b' })).rejects.toThrow('runInSet: a string holds a NUL character');
   });
 
+  it('a lingering queue waits for more rows before each group, also after a group that ran while rows arrived', async () => {
+    const table = await counterTable();
+    const queue = new BalanceQueue(control.pool);
+    const LOCK = 46_046;
+    // Each group waits for the test's advisory lock, so the test decides when the first one ends.
+    const set = {
+      sql: `with held as (select pg_advisory_xact_lock(${LOCK})), bump as (update ${table} set n = n + 1 where id = 1 and exists (select 1 from held) returning n)
+            select c.ord, (select n from bump) as run from jsonb_to_recordset($1::jsonb) as c(ord int, v int)`,
+      parameters: [],
+    };
+    const holder = await control.pool.connect();
+    try {
+      await holder.query('select pg_advisory_lock($1)', [LOCK]);
+      const linger = { lingerMs: 400 };
+      const first = [1, 2].map((v) => queue.runInSet<{ run: number }>('account-l', set, { v }, linger));
+      // The first group (both rows: the second came while the first lingered) is sent, and waits for the lock.
+      for (;;) {
+        const waiting = await control.pool.query(`select 1 from pg_locks where locktype = 'advisory' and objid = $1 and not granted`, [LOCK]);
+        if (waiting.rowCount) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const second = queue.runInSet<{ run: number }>('account-l', set, { v: 3 }, linger);
+      await holder.query('select pg_advisory_unlock($1)', [LOCK]);
+      expect((await Promise.all(first)).map(([row]) => row!.run)).toEqual([1, 1]);
+      // Well after the first group ended: a queue that sent the waiting row at once would have sent it alone by now.
+      await new Promise((resolve) => setImmediate(resolve));
+      const third = queue.runInSet<{ run: number }>('account-l', set, { v: 4 }, linger);
+      expect([(await second)[0]!.run, (await third)[0]!.run]).toEqual([2, 2]);
+      expect((await control.pool.query(`select n from ${table}`)).rows).toEqual([{ n: 2 }]);
+    } finally {
+      holder.release();
+    }
+  });
+
   it("a set's durably statement runs after its group's commit, in a durable transaction of its own, before the calls are answered", async () => {
     const table = await counterTable();
     const done = `${table}_durably`;
