@@ -348,12 +348,22 @@ function literal(value: unknown): string {
   if (typeof value === 'string') {
     // The simple protocol ends the statement at a NUL (Postgres text cannot hold one anyway): refused here, alone.
     if (value.includes('\0')) throw new Error('executeText: a string holds a NUL character');
-    return pg.escapeLiteral(value);
+    return quoted(value);
   }
   if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
     // Postgres's array text, as pg would send the array as a parameter: every element quoted.
     if (value.some((v: string) => v.includes('\0'))) throw new Error('executeText: a string holds a NUL character');
-    return pg.escapeLiteral(`{${value.map((v: string) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`);
+    return quoted(`{${value.map((v: string) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`);
   }
   throw new Error(`executeText: cannot write ${typeof value} as a literal`);
+}
+
+/**
+ * A string as an SQL literal, as pg's escapeLiteral writes it (quotes doubled; with a backslash, an E'' literal with
+ * backslashes doubled), by two linear replaces instead of its loop of one concatenation per character: a set's rows
+ * are one literal of some kilobytes (measured: escapeLiteral was 0.8 % of the AI gateway's CPU under load).
+ */
+function quoted(value: string): string {
+  const body = value.replaceAll("'", "''");
+  return value.includes('\\') ? ` E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
 }
