@@ -130,7 +130,7 @@ export class BalanceQueue {
   readonly #pool: pg.Pool;
   /** Queues with a transaction in flight, and the statements waiting for the next one. */
   readonly #waiting = new Map<string, Pending[]>();
-  /** Idle queues waiting for more rows before they send (see #enqueue). */
+  /** Queues waiting for more rows before they send their next group (see #enqueue), and for how long each waits. */
   readonly #lingering = new Map<string, { timer: NodeJS.Timeout; lingerMs: number }>();
 
   constructor(pool: pg.Pool) {

@@ -197,16 +197,16 @@ export class SubstrateService {
     return { actor, endUsersDecideSince: row.decide_since };
   }
 
-  /** Whether the app is linked (ctx.substrate exists in its functions); cached briefly, refreshed by link/unlink here. */
-  /** isLinked's answer while it is cached, without a turn of the event loop; undefined when a lookup is due. */
-  linkedIfKnown(appId: string): boolean | undefined {
+  /**
+   * Whether the app is linked (ctx.substrate exists in its functions); cached briefly, refreshed by link/unlink here.
+   * Answered at once while cached (no turn of the event loop on a function invocation's path).
+   */
+  isLinked(appId: string): boolean | Promise<boolean> {
     const cached = this.#links.get(appId);
-    return cached && cached.until > Date.now() ? cached.linked : undefined;
+    return cached && cached.until > Date.now() ? cached.linked : this.#readLink(appId);
   }
 
-  async isLinked(appId: string): Promise<boolean> {
-    const known = this.linkedIfKnown(appId);
-    if (known !== undefined) return known;
+  async #readLink(appId: string): Promise<boolean> {
     const { rows } = await sql<{ linked: boolean }>`select substrate_user_id is not null as linked from apps where id = ${appId}`.execute(this.#db);
     const linked = rows[0]?.linked ?? false;
     if (this.#links.size > 10_000) this.#links.clear();

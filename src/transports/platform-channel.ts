@@ -366,8 +366,7 @@ export class FunctionsPlatformChannel implements PlatformChannel {
   }
 
   substrateLinked(appId: string): boolean | Promise<boolean> {
-    const substrate = this.#access.services.substrate;
-    return substrate.linkedIfKnown(appId) ?? substrate.isLinked(appId);
+    return this.#access.services.substrate.isLinked(appId);
   }
 
   open(meta: FunctionMeta, user: EndUser | null): InvocationChannel {
