@@ -1,13 +1,16 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A random opaque credential: prefix plus 32 bytes of base64url (256 bits). */
 export function generateKey(prefix: string): string {
   return prefix + randomBytes(32).toString('base64url');
 }
 
-/** Keys are high-entropy, so a plain SHA-256 is a sufficient at-rest hash (no stretching needed). */
+/**
+ * Keys are high-entropy, so a plain SHA-256 is a sufficient at-rest hash (no stretching needed). Node's one-shot hash,
+ * not a Hash object: every keyed request hashes its key to find it in the cache (0.5 against 1.5-2 us here).
+ */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** The first characters a UI may show to tell keys apart; never enough to use. */

@@ -35,9 +35,30 @@ export function domainProblem(domain: string, hosts: PlatformHosts): string | un
   return undefined;
 }
 
+/** hostOf's answers by Host header: a request reads its host two or three times, and a client sends the same one. */
+const hostsByHeader = new Map<string, string>();
+/**
+ * Headers remembered at most (any client may send any Host: the map starts afresh when full), and the longest one
+ * remembered (a DNS name and a port; longer ones are parsed each time), so that it holds at most some 300 KB.
+ */
+const MAX_HOST_HEADERS = 1024;
+const MAX_REMEMBERED_LENGTH = MAX_DOMAIN_LENGTH + 7;
+
 /** The host of a Host header, lowercase, without its port and the final dot of a fully qualified name; '' for none. */
 export function hostOf(hostHeader: string | undefined): string {
-  const host = (hostHeader ?? '').trim().toLowerCase();
+  if (hostHeader === undefined) return '';
+  let host = hostsByHeader.get(hostHeader);
+  if (host === undefined) {
+    host = parseHost(hostHeader);
+    if (hostHeader.length > MAX_REMEMBERED_LENGTH) return host;
+    if (hostsByHeader.size >= MAX_HOST_HEADERS) hostsByHeader.clear();
+    hostsByHeader.set(hostHeader, host);
+  }
+  return host;
+}
+
+function parseHost(hostHeader: string): string {
+  const host = hostHeader.trim().toLowerCase();
   // [::1]:8080 keeps its brackets (an address, which domainProblem refuses); a.example.com.:8080 is a.example.com.
   return host.startsWith('[') ? host.replace(/\]:\d+$/, ']') : host.replace(/:\d+$/, '').replace(/\.$/, '');
 }

@@ -44,6 +44,15 @@ describe('custom domain names', () => {
     expect(hostOf('[::1]:8080')).toBe('[::1]');
     expect(hostOf(undefined)).toBe('');
   });
+
+  it('the Host header read again, after more distinct ones than are remembered, and when too long to remember: the same answer', () => {
+    expect(hostOf('Again.Example.COM:1')).toBe('again.example.com');
+    for (let i = 0; i < 1500; i++) expect(hostOf(`H${i}.example.com.:80`)).toBe(`h${i}.example.com`);
+    expect(hostOf('Again.Example.COM:1')).toBe('again.example.com');
+    const long = `${'A'.repeat(300)}.example.com:443`;
+    expect(hostOf(long)).toBe(`${'a'.repeat(300)}.example.com`);
+    expect(hostOf(long)).toBe(`${'a'.repeat(300)}.example.com`);
+  });
 });
 
 describe('SVC_DNS_SERVERS', () => {
