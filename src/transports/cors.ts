@@ -19,8 +19,14 @@ const EXPOSED = EXPOSED_HEADERS.join(',');
  * compares both).
  */
 export function corsOfActualRequest(req: IncomingMessage, res: ServerResponse): void {
+  const headers = corsHeaders(req);
+  for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
+}
+
+/** The same headers as name, value, name, value...: for a route that writes all of its headers at once (writeHead). */
+export function corsHeaders(req: IncomingMessage): string[] {
   const origin = req.headers.origin;
-  if (origin) res.setHeader('Access-Control-Allow-Origin', origin);
-  res.setHeader('Vary', 'Origin');
-  res.setHeader('Access-Control-Expose-Headers', EXPOSED);
+  const headers = origin ? ['Access-Control-Allow-Origin', origin] : [];
+  headers.push('Vary', 'Origin', 'Access-Control-Expose-Headers', EXPOSED);
+  return headers;
 }

@@ -39,13 +39,14 @@ type LoggedRequest = IncomingMessage & { id?: string; log?: Logger; originalUrl?
 /**
  * What requestLog does for one request, for a route that answers before the middleware stack (the hot paths).
  * `sharedLog`: the requests' prototype has req.log as a getter (sharedLogPrototype), so none is defined per request.
+ * `idHeader: false`: X-Request-Id (req.id) is not set on the response; the route writes it with its other headers.
  */
-export function beginRequest(log: Logger, sharedLog = false): (req: LoggedRequest, res: ServerResponse) => void {
+export function beginRequest(log: Logger, sharedLog = false, { idHeader = true } = {}): (req: LoggedRequest, res: ServerResponse) => void {
   const logRequests = log.isLevelEnabled('info');
   return (req, res) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.setHeader('X-Request-Id', id);
+    if (idHeader) res.setHeader('X-Request-Id', id);
     req.id = id;
     if (sharedLog) {
       req[BASE_LOG] = log;

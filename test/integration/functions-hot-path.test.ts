@@ -6,6 +6,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.ts';
 
 let p: TestPlatform;
 let fnPath: string;
+let appPath: string;
 
 const CORS_HEADERS = ['access-control-allow-origin', 'access-control-expose-headers', 'vary'];
 const corsOf = (headers: Headers) => Object.fromEntries(CORS_HEADERS.map((h) => [h, headers.get(h)]));
@@ -16,6 +17,12 @@ beforeAll(async () => {
   const deployed = await p.api('POST', `/v1/${app.app_id}/functions`, { key: app.service_key.key, body: { name: 'hello', code: 'export default () => new Response("hi");' } });
   expect(deployed.status).toBe(201);
   fnPath = `/v1/${app.app_id}/fn/hello`;
+  const own = `export default () => new Response("own", { headers: { "Access-Control-Allow-Origin": "https://only.example", "Vary": "Accept", "X-Request-Id": "fn-own", "X-Extra": "yes" } });`;
+  const big = `export default () => new Response("x".repeat(100000), { headers: { "X-Extra": "big" } });`;
+  for (const [name, code] of [['own-headers', own], ['big', big]]) {
+    expect((await p.api('POST', `/v1/${app.app_id}/functions`, { key: app.service_key.key, body: { name, code } })).status).toBe(201);
+  }
+  appPath = `/v1/${app.app_id}`;
 });
 
 afterAll(async () => {
@@ -42,6 +49,29 @@ describe('the functions hot path', () => {
     expect(fn.status).toBe(204);
     expect(fn.headers.get('access-control-allow-methods')).toBe(other.headers.get('access-control-allow-methods'));
     expect(fn.headers.get('access-control-max-age')).toBe('600');
+  });
+
+  it("a function's own CORS, Vary and request id replace the platform's, each sent once; its other headers pass", async () => {
+    const res = await fetch(`${p.url}${appPath}/fn/own-headers`, { headers: { Origin: 'https://app.example', 'X-Request-Id': 'trace-7' } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('own');
+    expect(res.headers.get('access-control-allow-origin')).toBe('https://only.example');
+    expect(res.headers.get('vary')).toBe('Accept');
+    expect(res.headers.get('x-request-id')).toBe('fn-own');
+    expect(res.headers.get('x-extra')).toBe('yes');
+    expect(res.headers.get('access-control-expose-headers')).toBe(corsOf((await fetch(`${p.url}/health`)).headers)['access-control-expose-headers']);
+  });
+
+  it('a streamed answer (over 64 KB) and an error answer carry the request id and CORS headers too', async () => {
+    const headers = { Origin: 'https://app.example', 'X-Request-Id': 'trace-8' };
+    const big = await fetch(`${p.url}${appPath}/fn/big`, { headers });
+    expect(big.status).toBe(200);
+    expect((await big.text()).length).toBe(100000);
+    expect([big.headers.get('x-request-id'), big.headers.get('x-extra'), big.headers.get('access-control-allow-origin')]).toEqual(['trace-8', 'big', 'https://app.example']);
+    const missing = await fetch(`${p.url}${appPath}/fn/nothing-here`, { headers });
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error.code).toBe('RESOURCE_NOT_FOUND');
+    expect([missing.headers.get('x-request-id'), missing.headers.get('access-control-allow-origin'), missing.headers.get('vary')]).toEqual(['trace-8', 'https://app.example', 'Origin']);
   });
 
   it('assigns a request id, and echoes a well-formed one', async () => {

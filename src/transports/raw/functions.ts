@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Express, Request, Response, Router } from 'express';
 import type { Logger } from 'pino';
 import type { Caller } from '../../core/caller.ts';
@@ -17,7 +17,7 @@ import { appHostUrl } from '../../apps/hosts.ts';
 import { rawPath, rawQuery } from '../../frontend/serve.ts';
 import { admitApp } from './admit.ts';
 import { asExpress, beginRequest } from '../request-log.ts';
-import { corsOfActualRequest } from '../cors.ts';
+import { corsHeaders } from '../cors.ts';
 import { FairTurns } from './fair-turns.ts';
 import { asksForDocument, cookieWithoutPlatform, TENANT_SANDBOX_POLICY, tenantHeaderAllowed } from '../tenant-content.ts';
 
@@ -68,7 +68,8 @@ const HOP_BY_HOP = new Set([
  * preflight (OPTIONS), which is the cors middleware's. Apps' requests take turns once the event loop is busy.
  */
 export function functionsHotPath(services: Services, log: Logger, app: Express, requestPrototype: Request): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const begin = beginRequest(log, true);
+  // Its own headers (the request id, CORS) go out with the response's in one writeHead (HttpSink), not set one by one.
+  const begin = beginRequest(log, true, { idHeader: false });
   const origin = new URL(services.config.baseUrl).origin;
   // One app's burst of requests must not hold the event loop while another app's request waits (fair-turns.ts).
   const turns = new FairTurns();
@@ -83,10 +84,10 @@ export function functionsHotPath(services: Services, log: Logger, app: Express, 
     if (!route) return false;
     const { req, res } = asExpress(app, incoming, outgoing, requestPrototype);
     begin(req, res);
-    corsOfActualRequest(req, res);
+    const own = ['X-Request-Id', req.id, ...corsHeaders(req)];
     errorsInArea(res, 'functions');
     const prefix = `/v1/${route[1]}/${direct ? 'fn' : 'functions/v1'}/${route[2]}`;
-    turns.run(route[1]!, () => void serve(req, res, services, origin, route[1]!, route[2]!, route[3] ?? '', prefix, true));
+    turns.run(route[1]!, () => void serve(req, res, services, origin, route[1]!, route[2]!, route[3] ?? '', prefix, own));
     return true;
   };
 }
@@ -108,7 +109,7 @@ export const functionRoutes: RawRoutes = {
         (appId) => {
           if (!appId) return next();
           errorsInArea(res, 'functions');
-          void serve(req, res, services, origin, appId, short[1]!, short[2] ?? '', `${fn ? '/fn' : '/functions/v1'}/${short[1]}`, false);
+          void serve(req, res, services, origin, appId, short[1]!, short[2] ?? '', `${fn ? '/fn' : '/functions/v1'}/${short[1]}`, undefined);
         },
         (err: unknown) => sendError(res, toAppError(err, req.log, 'functions_public')),
       );
@@ -117,11 +118,23 @@ export const functionRoutes: RawRoutes = {
 };
 
 /**
- * One public invocation. `onPath`: the route is a path of the platform's host (/v1/{app_id}/fn/...), not the app's
- * own host: it does not answer on another app's host, a browser opening a page there is sent to the app's host, and
- * what it serves is a sandboxed document with only the headers of its content (tenant-content.ts).
+ * One public invocation. `pathHeaders`: the route is a path of the platform's host (/v1/{app_id}/fn/...), not the
+ * app's own host: it does not answer on another app's host, a browser opening a page there is sent to the app's host,
+ * and what it serves is a sandboxed document with only the headers of its content (tenant-content.ts); its own
+ * headers (name, value, ...: the request id, CORS) are not set on the response yet, and go out with the answer.
  */
-async function serve(req: Request, res: Response, services: Services, origin: string, appId: string, name: string, rest: string, prefix: string, onPath: boolean): Promise<void> {
+async function serve(
+  req: Request,
+  res: Response,
+  services: Services,
+  origin: string,
+  appId: string,
+  name: string,
+  rest: string,
+  prefix: string,
+  pathHeaders: string[] | undefined,
+): Promise<void> {
+  const onPath = pathHeaders !== undefined;
   try {
     if (!NAME.test(name)) throw errors.notFound(`Function '${name}'`);
     const app = await services.apps.get(appId);
@@ -134,7 +147,7 @@ async function serve(req: Request, res: Response, services: Services, origin: st
         throw errors.notFound(`Function '${name}' of app '${appId}' on this host`, "Call it on the platform's host, or at /fn/{name} on the app's own host.");
       }
       const home = asksForDocument(req.headers['sec-fetch-dest']) ? appHostUrl(services.config, app.subdomain) : undefined;
-      if (home) return res.redirect(308, `${home}/fn/${name}${rest}${search}`);
+      if (home) return setAll(res, pathHeaders).redirect(308, `${home}/fn/${name}${rest}${search}`);
     }
     await admitApp(services, app, req, res);
     const meta = await services.functions.publicFunction(appId, name);
@@ -151,7 +164,7 @@ async function serve(req: Request, res: Response, services: Services, origin: st
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    const sink = new HttpSink(res, onPath);
+    const sink = new HttpSink(res, pathHeaders);
     const outcome = await services.functions.invoke(
       meta,
       { trigger: 'http', method: req.method, path: rest || '/', search, origin, headers, body, user: auth.user, token: auth.token, signal: abort.signal },
@@ -160,17 +173,24 @@ async function serve(req: Request, res: Response, services: Services, origin: st
     if (!outcome.failure) {
       sink.end();
     } else if (!outcome.headSent) {
-      sendError(res, failureError(outcome, meta));
+      sendError(setAll(res, pathHeaders), failureError(outcome, meta));
     } else {
       // The status went out already: cut the response so the client sees it is incomplete.
       res.destroy();
     }
   } catch (err) {
     if (err instanceof ClientGone || res.destroyed) return;
+    setAll(res, pathHeaders);
     if (err instanceof AppError && err.status === 413) res.setHeader('Connection', 'close');
     if (err instanceof AppError && err.code === 'FUNCTION_BUSY') res.setHeader('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
     sendError(res, toAppError(err, req.log, 'functions_public'));
   }
+}
+
+/** Sets headers given as name, value, ... on a response not yet answered (one that writes no head of its own). */
+function setAll(res: Response, headers: readonly string[] | undefined): Response {
+  if (headers && !res.headersSent) for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
+  return res;
 }
 
 /**
@@ -267,35 +287,66 @@ async function readBody(req: Request, max: number): Promise<Buffer | null> {
 /**
  * Streams the function's response to the client, with backpressure: a slow client pauses the function's output.
  * The first bytes wait one turn of the event loop: when the whole response arrived at once (the common case), it
- * goes out as a single write with a Content-Length instead of a chunked stream.
+ * goes out as a single write with a Content-Length instead of a chunked stream. On the platform's host (`own`: its
+ * headers, the function's are added to them) the head is written in one writeHead, with no header set one by one.
  */
 class HttpSink implements ResponseSink {
   readonly #res: Response;
-  readonly #sandboxed: boolean;
+  /** The platform host's own headers, then the function's: undefined on the app's host, whose are set on the response. */
+  readonly #headers: string[] | undefined;
+  #ownLength: number;
+  #status = 200;
   #held: Buffer[] | undefined = [];
   #heldBytes = 0;
   #timer: NodeJS.Immediate | undefined;
 
-  constructor(res: Response, sandboxed: boolean) {
+  constructor(res: Response, own: readonly string[] | undefined) {
     this.#res = res;
-    this.#sandboxed = sandboxed;
+    this.#headers = own && [...own];
+    this.#ownLength = own?.length ?? 0;
   }
 
   head(status: number, headers: Array<[string, string]>): void {
-    const res = this.#res;
-    res.status(status);
+    this.#status = status;
+    const sandboxed = this.#headers !== undefined;
     for (const [key, value] of headers) {
       const lower = key.toLowerCase();
-      if (HOP_BY_HOP.has(lower) || !tenantHeaderAllowed(lower, value, this.#sandboxed)) continue;
-      try {
-        if (lower === 'set-cookie' || lower === 'content-security-policy') res.appendHeader(key, value);
-        else res.setHeader(key, value);
-      } catch {
-        // a header Node refuses (invalid characters) is dropped
+      if (HOP_BY_HOP.has(lower) || !tenantHeaderAllowed(lower, value, sandboxed)) continue;
+      this.#add(key, lower, value);
+    }
+    // After the function's own policies: every one is enforced, so the function cannot lift the sandbox.
+    if (sandboxed) this.#headers.push('Content-Security-Policy', TENANT_SANDBOX_POLICY);
+  }
+
+  /**
+   * A header of the function's; one Node refuses (invalid characters) is dropped. One of the platform's own names (its
+   * own CORS, say) replaces the platform's, as setting it on the response would.
+   */
+  #add(key: string, lower: string, value: string): void {
+    try {
+      if (this.#headers) {
+        validateHeaderName(key);
+        validateHeaderValue(key, value);
+        this.#dropOwn(lower);
+        this.#headers.push(key, value);
+      } else if (lower === 'set-cookie' || lower === 'content-security-policy') this.#res.appendHeader(key, value);
+      else this.#res.setHeader(key, value);
+    } catch {
+      // dropped
+    }
+  }
+
+  /** The platform's own header of this name, if any (they come first, #ownLength entries). */
+  #dropOwn(lower: string): void {
+    const headers = this.#headers!;
+    for (let i = 0; i < this.#ownLength; i += 2) {
+      const name = headers[i]!;
+      if (name.length === lower.length && name.toLowerCase() === lower) {
+        headers.splice(i, 2);
+        this.#ownLength -= 2;
+        return;
       }
     }
-    // Appended after the function's own policies: every one is enforced, so the function cannot lift the sandbox.
-    if (this.#sandboxed) res.appendHeader('Content-Security-Policy', TENANT_SANDBOX_POLICY);
   }
 
   chunk(data: Buffer, resume: () => void): boolean {
@@ -322,11 +373,23 @@ class HttpSink implements ResponseSink {
     this.#held = undefined;
     if (held && !res.headersSent) {
       const body = Buffer.concat(held, this.#heldBytes);
-      if (res.statusCode !== 204 && res.statusCode !== 304) res.setHeader('Content-Length', body.length);
+      this.#writeHead(this.#status === 204 || this.#status === 304 ? undefined : body.length);
       res.end(body);
       return;
     }
+    if (!res.headersSent) this.#writeHead(undefined);
     res.end();
+  }
+
+  /** The status and headers, with a Content-Length when the whole body is known. */
+  #writeHead(length: number | undefined): void {
+    const res = this.#res;
+    if (!this.#headers) {
+      if (length !== undefined) res.setHeader('Content-Length', length);
+      res.writeHead(this.#status);
+    } else {
+      res.writeHead(this.#status, length === undefined ? this.#headers : [...this.#headers, 'Content-Length', String(length)]);
+    }
   }
 
   #release(): void {
@@ -334,7 +397,9 @@ class HttpSink implements ResponseSink {
     this.#timer = undefined;
     const held = this.#held;
     this.#held = undefined;
-    if (held && !this.#res.destroyed) for (const b of held) this.#res.write(b);
+    if (!held || this.#res.destroyed) return;
+    if (!this.#res.headersSent) this.#writeHead(undefined);
+    for (const b of held) this.#res.write(b);
   }
 
   #wait(resume: () => void): boolean {
