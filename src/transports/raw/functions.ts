@@ -292,7 +292,7 @@ async function readBody(req: Request, max: number): Promise<Buffer | null> {
  */
 class HttpSink implements ResponseSink {
   readonly #res: Response;
-  /** The platform host's own headers, then the function's: undefined on the app's host, whose are set on the response. */
+  /** The platform host's own headers, then the function's; undefined on the app's host, where they are set as they come. */
   readonly #headers: string[] | undefined;
   #ownLength: number;
   #status = 200;
@@ -388,7 +388,8 @@ class HttpSink implements ResponseSink {
       if (length !== undefined) res.setHeader('Content-Length', length);
       res.writeHead(this.#status);
     } else {
-      res.writeHead(this.#status, length === undefined ? this.#headers : [...this.#headers, 'Content-Length', String(length)]);
+      if (length !== undefined) this.#headers.push('Content-Length', String(length));
+      res.writeHead(this.#status, this.#headers);
     }
   }
 
