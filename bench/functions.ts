@@ -142,6 +142,13 @@ export async function functionsScenario(ctx: BenchContext): Promise<Pair[]> {
   const target = (url: string): Target => ({ url, method: 'GET', headers: {}, expect: [BODY], forbid: [] });
   return [
     { label: 'fn GET /v1/{app}/fn/hello', baselineName: 'deno serve', platform: target(fnUrl('hello')), baseline: target(baselineUrl) },
-    { label: 'fn GET /v1/{app}/fn/hello vs relay', baselineName: 'bare relay', platform: target(fnUrl('hello')), baseline: target(relay.url + '/') },
+    {
+      label: 'fn GET /v1/{app}/fn/hello vs relay',
+      baselineName: 'bare relay',
+      platform: target(fnUrl('hello')),
+      baseline: target(relay.url + '/'),
+      // The relay's CPU and its runners' are counted as the platform's are.
+      baselinePids: [relay.child.proc.pid!],
+    },
   ];
 }

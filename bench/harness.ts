@@ -191,6 +191,15 @@ export interface Pair {
   warmup?: number;
   /** The platform's processes serving this pair, when not the scenario's one (ctx.platformPid): their CPU is counted. */
   platformPids?: number[];
+  /** The baseline's server processes, when its CPU (and its child processes') is to be counted too. */
+  baselinePids?: number[];
+}
+
+/** CPU per request (us): the server's processes, the processes they started (null: none, or not counted), PostgreSQL. */
+export interface CpuUs {
+  server: number | null;
+  children: number | null;
+  postgres: number;
 }
 
 export interface Summary {
@@ -209,8 +218,8 @@ export interface Summary {
    * CPU per request, median over the rounds, in microseconds: of the side's server processes (the platform's; none
    * counted for a baseline) and of every PostgreSQL process of the machine (the side's work, and whatever else ran).
    */
-  cpuUs: { server: number | null; postgres: number };
-  runs: Array<LoadResult & { cpuUs: { server: number | null; postgres: number } }>;
+  cpuUs: CpuUs;
+  runs: Array<LoadResult & { cpuUs: CpuUs }>;
 }
 
 export interface PairResult {
@@ -225,6 +234,7 @@ export interface PairResult {
 
 function summarize(runs: Summary['runs']): Summary {
   const servers = runs.flatMap((r) => (r.cpuUs.server === null ? [] : [r.cpuUs.server]));
+  const children = runs.flatMap((r) => (r.cpuUs.children === null ? [] : [r.cpuUs.children]));
   return {
     rps: median(runs.map((r) => r.rps)),
     p50: median(runs.map((r) => r.p50)),
@@ -234,22 +244,30 @@ function summarize(runs: Summary['runs']): Summary {
     cpu: median(runs.map((r) => r.cpu)),
     workers: Math.max(...runs.map((r) => r.workers)),
     saturatedRuns: runs.filter(saturated).length,
-    cpuUs: { server: servers.length ? median(servers) : null, postgres: median(runs.map((r) => r.cpuUs.postgres)) },
+    cpuUs: {
+      server: servers.length ? median(servers) : null,
+      children: children.length ? median(children) : null,
+      postgres: median(runs.map((r) => r.cpuUs.postgres)),
+    },
     runs,
   };
 }
 
-/** A round's load with the CPU its server processes (`pids`) and PostgreSQL used per request, in microseconds. */
+/**
+ * A round's load with the CPU its server processes (`pids`), the processes they started (function runners; null
+ * when they started none) and PostgreSQL used per request, in microseconds.
+ */
 async function loadCounted(spec: LoadSpec, pids: number[]): Promise<Summary['runs'][number]> {
   const used = cpuSince(pids);
   const result = await load(spec);
-  const { servers, postgres } = used();
+  const { servers, children, postgres } = used();
   const per = (seconds: number) => (result.requests > 0 ? (seconds * 1e6) / result.requests : 0);
-  return { ...result, cpuUs: { server: pids.length ? per(servers) : null, postgres: per(postgres) } };
+  return { ...result, cpuUs: { server: pids.length ? per(servers) : null, children: pids.length && children > 0 ? per(children) : null, postgres: per(postgres) } };
 }
 
 const cpuUsNote = ({ cpuUs }: Summary['runs'][number]) =>
-  `${cpuUs.server === null ? '' : `server ${cpuUs.server.toFixed(0)} us, `}Postgres ${cpuUs.postgres.toFixed(0)} us of CPU a request`;
+  `${cpuUs.server === null ? '' : `server ${cpuUs.server.toFixed(0)} us, `}${cpuUs.children === null ? '' : `its child processes ${cpuUs.children.toFixed(0)} us, `}` +
+  `Postgres ${cpuUs.postgres.toFixed(0)} us of CPU a request`;
 
 const cpuNote = (r: LoadResult) => `generator ${r.cpu.toFixed(0)}% cpu${r.workers > 1 ? ` on ${r.workers} threads` : ''}${saturated(r) ? ' SATURATED' : ''}`;
 
@@ -274,7 +292,7 @@ export async function measure(scenario: string, pair: Pair, platformPids: number
   // run again on AUTO_WORKERS threads, and so are the rounds after it.
   const round = async (side: 'platform' | 'baseline', name: string): Promise<Summary['runs'][number]> => {
     const t = pair[side];
-    const pids = side === 'platform' ? platformPids : [];
+    const pids = side === 'platform' ? platformPids : (pair.baselinePids ?? []);
     const result = await loadCounted(spec(t, DURATION, workers[side]), pids);
     if (!saturated(result) || t.workers !== undefined || LOAD_WORKERS !== undefined || result.workers >= AUTO_WORKERS) return result;
     process.stderr.write(`${pair.label}: ${name}: the load generator saturated its thread (${result.cpu.toFixed(0)}% cpu): the round again on ${AUTO_WORKERS} threads\n`);

@@ -230,10 +230,12 @@ try {
     console.log('');
   }
   const us = (n: number | null) => (n === null ? 'not counted' : `${n.toFixed(0)} us`);
+  const side = ({ cpuUs }: PairResult['platform']) => `${cpuUs.children === null ? '' : `, their child processes ${us(cpuUs.children)}`} and Postgres ${us(cpuUs.postgres)}`;
   for (const r of results) {
+    const baselineOwn = r.baseline.cpuUs.server === null ? '' : `the ${r.baselineName}'s processes ${us(r.baseline.cpuUs.server)}`;
     console.log(
-      `${r.label}: ${r.ratio.rps.toFixed(2)}x of ${r.baselineName} (median of ${ROUNDS}); CPU a request: the platform's processes ${us(r.platform.cpuUs.server)} ` +
-        `and Postgres ${us(r.platform.cpuUs.postgres)}, against Postgres ${us(r.baseline.cpuUs.postgres)} beside the ${r.baselineName}`,
+      `${r.label}: ${r.ratio.rps.toFixed(2)}x of ${r.baselineName} (median of ${ROUNDS}); CPU a request: the platform's processes ${us(r.platform.cpuUs.server)}${side(r.platform)}, ` +
+        `against ${baselineOwn ? `${baselineOwn}${side(r.baseline)}` : `Postgres ${us(r.baseline.cpuUs.postgres)} beside the ${r.baselineName}`}`,
     );
   }
   for (const f of failures) {
