@@ -215,8 +215,9 @@ export interface Summary {
   /** Rounds in which the generator was saturated (its threads at SATURATED_CPU % of a core or more). */
   saturatedRuns: number;
   /**
-   * CPU per request, median over the rounds, in microseconds: of the side's server processes (the platform's; none
-   * counted for a baseline) and of every PostgreSQL process of the machine (the side's work, and whatever else ran).
+   * CPU per request, median over the rounds, in microseconds: of the side's server processes (the platform's; a
+   * baseline's when its pair names them) and those they started, and of every PostgreSQL process of the machine (the
+   * side's work, and whatever else ran).
    */
   cpuUs: CpuUs;
   runs: Array<LoadResult & { cpuUs: CpuUs }>;

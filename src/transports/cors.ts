@@ -19,7 +19,11 @@ const EXPOSED = EXPOSED_HEADERS.join(',');
  * compares both).
  */
 export function corsOfActualRequest(req: IncomingMessage, res: ServerResponse): void {
-  const headers = corsHeaders(req);
+  setHeaderList(res, corsHeaders(req));
+}
+
+/** Sets headers given as name, value, name, value... on a response. */
+export function setHeaderList(res: ServerResponse, headers: readonly string[]): void {
   for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
 }
 

@@ -17,7 +17,7 @@ import { appHostUrl } from '../../apps/hosts.ts';
 import { rawPath, rawQuery } from '../../frontend/serve.ts';
 import { admitApp } from './admit.ts';
 import { asExpress, beginRequest } from '../request-log.ts';
-import { corsHeaders } from '../cors.ts';
+import { corsHeaders, setHeaderList } from '../cors.ts';
 import { FairTurns } from './fair-turns.ts';
 import { asksForDocument, cookieWithoutPlatform, TENANT_SANDBOX_POLICY, tenantHeaderAllowed } from '../tenant-content.ts';
 
@@ -187,9 +187,9 @@ async function serve(
   }
 }
 
-/** Sets headers given as name, value, ... on a response not yet answered (one that writes no head of its own). */
+/** The platform host's own headers set on a response not yet answered, for an answer that writes no head of its own. */
 function setAll(res: Response, headers: readonly string[] | undefined): Response {
-  if (headers && !res.headersSent) for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
+  if (headers && !res.headersSent) setHeaderList(res, headers);
   return res;
 }
 
