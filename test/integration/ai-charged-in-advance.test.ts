@@ -48,18 +48,17 @@ async function paidByFreshAccount(name: string): Promise<{ appId: string; accoun
 
 /** The account's money: balance, the sum of its ledger, and its charges with their usage rows. */
 async function money(accountId: string): Promise<{ balance: string | undefined; ledger: string | undefined; charges: { amount: string; cost: string; settling: boolean; status: string }[] }> {
-  const [b] = await p.sql(
-    `select balance_nanos::text as balance, (select coalesce(sum(amount_nanos), 0)::text from credit_ledger where account_id = $1) as ledger
-     from credit_balances where account_id = $1`,
-    [accountId],
-  );
-  const charges = await p.sql(
-    `select l.amount_nanos::text as amount, u.cost_nanos::text as cost, u.settle_by is not null as settling, u.status
-     from credit_ledger l join ai_usage u on l.usage_ref = 'ai_usage:' || u.id where l.account_id = $1 and l.kind = 'charge' order by l.id`,
+  // One statement, so one snapshot: read apart, a charge committed between the reads showed beside the balance before it.
+  const [m] = await p.sql(
+    `select b.balance_nanos::text as balance,
+       case when b.account_id is not null then (select coalesce(sum(amount_nanos), 0)::text from credit_ledger where account_id = $1) end as ledger,
+       coalesce((select json_agg(json_build_object('amount', l.amount_nanos::text, 'cost', u.cost_nanos::text, 'settling', u.settle_by is not null, 'status', u.status) order by l.id)
+         from credit_ledger l join ai_usage u on l.usage_ref = 'ai_usage:' || u.id where l.account_id = $1 and l.kind = 'charge'), '[]') as charges
+     from (select $1::uuid as id) a left join credit_balances b on b.account_id = a.id`,
     [accountId],
   );
   // No balance row before the account's first call.
-  return { balance: b?.balance, ledger: b?.ledger, charges };
+  return { balance: m.balance ?? undefined, ledger: m.ledger ?? undefined, charges: m.charges };
 }
 
 function callOf(app: { appId: string; accountId: string }, costNanos: number): AiCallStart {
