@@ -41,7 +41,7 @@ type LoggedRequest = IncomingMessage & { id?: string; log?: Logger; originalUrl?
  * `sharedLog`: the requests' prototype has req.log as a getter (sharedLogPrototype), so none is defined per request.
  * `idHeader: false`: X-Request-Id (req.id) is not set on the response; the route writes it with its other headers.
  */
-export function beginRequest(log: Logger, sharedLog = false, { idHeader = true } = {}): (req: LoggedRequest, res: ServerResponse) => void {
+export function beginRequest(log: Logger, { sharedLog = false, idHeader = true } = {}): (req: LoggedRequest, res: ServerResponse) => void {
   const logRequests = log.isLevelEnabled('info');
   return (req, res) => {
     const incoming = req.headers['x-request-id'];
@@ -68,7 +68,7 @@ export function beginRequest(log: Logger, sharedLog = false, { idHeader = true }
 
 /**
  * A prototype for a hot path's requests, under express's app.request: req.log is its getter, created on a request's
- * first use from the logger beginRequest(log, true) left on it, instead of an accessor (and its closure) defined on
+ * first use from the logger beginRequest(log, { sharedLog: true }) left on it, instead of an accessor (and its closure) defined on
  * every request, which the functions hot path paid on each invocation (issue 46).
  */
 export function sharedLogPrototype(app: Express): Request {

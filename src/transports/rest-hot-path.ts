@@ -61,7 +61,7 @@ export function restHotPath(deps: RestHotPathDeps): (req: IncomingMessage, res: 
   const large = new RouteTable(hot.filter((route) => route.largeBody));
   // A request a binaryBody route's pattern matches gets the raw parser there: it is the stack's.
   const binary = new RouteTable(hot.filter((route) => route.binaryBody));
-  const begin = beginRequest(deps.log, true);
+  const begin = beginRequest(deps.log, { sharedLog: true });
   const requestPrototype = deps.requestPrototype;
   const platformHost = markPlatformHost(services);
   const own = services.config.platformHost;

@@ -69,7 +69,7 @@ const HOP_BY_HOP = new Set([
  */
 export function functionsHotPath(services: Services, log: Logger, app: Express, requestPrototype: Request): (req: IncomingMessage, res: ServerResponse) => boolean {
   // Its own headers (the request id, CORS) go out with the response's in one writeHead (HttpSink), not set one by one.
-  const begin = beginRequest(log, true, { idHeader: false });
+  const begin = beginRequest(log, { sharedLog: true, idHeader: false });
   const origin = new URL(services.config.baseUrl).origin;
   // One app's burst of requests must not hold the event loop while another app's request waits (fair-turns.ts).
   const turns = new FairTurns();
